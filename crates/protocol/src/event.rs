@@ -1,0 +1,160 @@
+//! What the engine tells front ends. The same types are the `stream-json` event lines.
+
+use serde::{Deserialize, Serialize};
+
+use crate::Usage;
+
+/// Something that happened in a session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Event {
+    /// The session is ready to take prompts.
+    SessionStarted {
+        /// Session id.
+        session_id: String,
+        /// Provider name (preset or custom).
+        provider: String,
+        /// Model id sent to the provider.
+        model: String,
+        /// Wire protocol: `chat`, `responses` or `anthropic`.
+        wire: String,
+        /// Workspace root.
+        workspace: String,
+    },
+    /// A turn began.
+    TurnStarted {
+        /// 1-based turn number in this session.
+        turn: u32,
+    },
+    /// Answer text streamed from the model.
+    TextDelta {
+        /// The new text.
+        text: String,
+    },
+    /// Reasoning text streamed from the model.
+    ThinkingDelta {
+        /// The new text.
+        text: String,
+    },
+    /// A tool call is about to run.
+    ToolCallStarted {
+        /// Call id from the model.
+        call_id: String,
+        /// Tool name.
+        name: String,
+        /// Parsed arguments, or the raw text when they are not valid JSON.
+        arguments: serde_json::Value,
+    },
+    /// A tool call ended (or was never run).
+    ToolCallFinished {
+        /// Call id from the model.
+        call_id: String,
+        /// Tool name.
+        name: String,
+        /// How it ended.
+        status: ToolCallStatus,
+        /// Wall time spent running it.
+        duration_ms: u64,
+        /// First part of the output, for display.
+        summary: String,
+    },
+    /// Tokens and cost of one model call.
+    Usage {
+        /// Model id.
+        model: String,
+        /// Token counts of this call.
+        usage: Usage,
+        /// Cost in US dollars; `None` when the model's price is unknown.
+        cost_usd: Option<f64>,
+    },
+    /// A model call failed and will be retried.
+    Retry(RetryNotice),
+    /// Something the user should know that does not stop the turn.
+    Warning {
+        /// What happened.
+        message: String,
+    },
+    /// Something failed; `TurnCompleted` follows if a turn was running.
+    Error {
+        /// What happened, what was not done, what to do.
+        message: String,
+    },
+    /// A turn ended.
+    TurnCompleted {
+        /// 1-based turn number.
+        turn: u32,
+        /// How it ended and what it cost.
+        #[serde(flatten)]
+        result: FinalResult,
+    },
+    /// The session ended; no more events follow.
+    SessionEnded,
+}
+
+/// A model call that will be tried again.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RetryNotice {
+    /// 1-based number of the attempt that failed.
+    pub attempt: u32,
+    /// Attempts allowed in all.
+    pub max_attempts: u32,
+    /// Wait before the next attempt.
+    pub delay_ms: u64,
+    /// Why the attempt failed.
+    pub reason: String,
+}
+
+/// How a tool call ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolCallStatus {
+    /// It ran and succeeded.
+    Ok,
+    /// It ran and failed.
+    Error,
+    /// Its arguments were invalid or cut off; it was not run.
+    InvalidArguments,
+    /// The user or a limit cancelled it.
+    Cancelled,
+    /// Policy refused it; it was not run.
+    Denied,
+}
+
+/// How a turn (or a whole headless run) ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnStatus {
+    /// The model finished.
+    Completed,
+    /// A model or infrastructure error stopped it.
+    Failed,
+    /// The user cancelled it.
+    Cancelled,
+    /// A round, token or time limit stopped it.
+    LimitReached,
+}
+
+/// The outcome of a turn, and of a headless run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FinalResult {
+    /// How it ended.
+    pub status: TurnStatus,
+    /// Model calls made.
+    pub rounds: u32,
+    /// Tokens used in all.
+    pub usage: Usage,
+    /// Cost in US dollars; `None` when any call's price is unknown.
+    pub cost_usd: Option<f64>,
+    /// Workspace-relative paths changed by file tools.
+    pub files_changed: Vec<String>,
+    /// The model's last answer text.
+    pub text: String,
+    /// Why it failed, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Whether the failure is worth retrying later (network, provider down).
+    #[serde(default)]
+    pub retryable: bool,
+    /// Wall time.
+    pub duration_ms: u64,
+}

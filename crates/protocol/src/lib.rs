@@ -1,0 +1,21 @@
+//! atto's shared vocabulary: the types every crate and front end speak.
+//!
+//! Owns: conversation messages, tool calls and results, usage, the `Op`s a front end
+//! sends and the `Event`s it receives. Deliberately holds no logic and does no I/O;
+//! behaviour lives in the crate that owns the concept.
+
+mod event;
+mod message;
+mod op;
+mod tool;
+
+pub use event::{Event, FinalResult, RetryNotice, ToolCallStatus, TurnStatus};
+pub use message::{AssistantPart, Message, StopReason, ToolCall, ToolResult, Usage};
+pub use op::Op;
+pub use tool::{DangerLevel, ToolSpec};
+
+/// Version of the JSON event schema written by `atto exec --output-format stream-json`.
+pub const EVENT_SCHEMA_VERSION: u32 = 1;
+
+/// Name of the JSON event schema written by `atto exec --output-format stream-json`.
+pub const EVENT_SCHEMA: &str = "atto.exec";

@@ -1,0 +1,18 @@
+//! What a front end asks the engine to do.
+
+use serde::{Deserialize, Serialize};
+
+/// A request from a front end to the session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Op {
+    /// Start a turn with this prompt (queued if a turn is running).
+    UserInput {
+        /// The prompt.
+        text: String,
+    },
+    /// Cancel the running turn; the session stays usable.
+    Interrupt,
+    /// End the session after cancelling any running turn.
+    Shutdown,
+}

@@ -1,0 +1,28 @@
+//! How a tool is described to the model and how dangerous it is.
+
+use serde::{Deserialize, Serialize};
+
+/// A tool as advertised to the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    /// Name the model calls it by.
+    pub name: String,
+    /// What it does, for the model.
+    pub description: String,
+    /// JSON Schema of its arguments.
+    pub parameters: serde_json::Value,
+}
+
+/// Danger level of a tool, as in the seeds' tool danger table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DangerLevel {
+    /// Read-only.
+    Safe,
+    /// Changes files or delegates.
+    Low,
+    /// Runs shell commands.
+    Medium,
+    /// Destructive.
+    High,
+}
