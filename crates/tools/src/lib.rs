@@ -1,1 +1,90 @@
-//! placeholder crate root, replaced as the crate is written.
+//! The `Tool` trait and atto's built-in tools: file reading and editing, search, bash.
+//!
+//! Owns: what a tool is (`Tool`), what it gets (`ToolContext`), what it returns
+//! (`ToolOutput`, `ToolError`), the registry of built-in tools, and the workspace path
+//! boundary (`paths::resolve`, the single choke point every path argument goes through).
+//!
+//! Deliberately does not: prompt the user, check agent or permission modes, or decide
+//! whether a call may run. Core's orchestrator asks `atto-policy` before calling `run`.
+//! Tools also never truncate their result for the context window beyond their own
+//! documented caps; the engine applies its own limit.
+
+mod bash;
+mod error;
+mod fs_tools;
+pub mod paths;
+mod registry;
+mod search;
+mod support;
+
+use std::path::PathBuf;
+
+use atto_protocol::DangerLevel;
+pub use tokio_util::sync::CancellationToken;
+
+pub use bash::BashTool;
+pub use error::ToolError;
+pub use fs_tools::{DeleteFileTool, EditFileTool, ReadFileTool, WriteFileTool};
+pub use registry::ToolRegistry;
+pub use search::{GlobTool, GrepTool, ListFilesTool};
+
+/// A boxed, sendable future, as returned by [`Tool::run`].
+pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
+
+/// What a tool call runs against.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    /// Canonical absolute workspace root; every path argument must resolve inside it.
+    pub workspace: PathBuf,
+    /// Cancelled on Ctrl-C or turn abort; tools stop promptly when it fires.
+    pub cancel: CancellationToken,
+}
+
+impl ToolContext {
+    /// A context for `workspace` with a fresh cancellation token.
+    pub fn new(workspace: PathBuf) -> Self {
+        Self {
+            workspace,
+            cancel: CancellationToken::new(),
+        }
+    }
+}
+
+/// What a successful tool call produced.
+#[derive(Debug, Clone, Default)]
+pub struct ToolOutput {
+    /// Text for the model.
+    pub content: String,
+    /// Workspace-relative paths this call wrote, created or deleted (file tools only).
+    pub changed_paths: Vec<String>,
+}
+
+impl ToolOutput {
+    /// Output with text only and no changed paths.
+    pub fn text(content: impl Into<String>) -> Self {
+        Self {
+            content: content.into(),
+            changed_paths: Vec::new(),
+        }
+    }
+}
+
+/// A tool the model can call.
+pub trait Tool: Send + Sync {
+    /// Name the model calls it by.
+    fn name(&self) -> &'static str;
+    /// One or two sentences for the model.
+    fn description(&self) -> &'static str;
+    /// JSON Schema of the arguments (an object schema).
+    fn parameters(&self) -> serde_json::Value;
+    /// How dangerous the tool is in general.
+    fn danger(&self) -> DangerLevel;
+    /// Whether this particular call may change files or other state.
+    fn mutates(&self, args: &serde_json::Value) -> bool;
+    /// Runs the call. Stops promptly when `ctx.cancel` fires.
+    fn run<'a>(
+        &'a self,
+        args: serde_json::Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>>;
+}

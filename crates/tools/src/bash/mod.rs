@@ -1,0 +1,251 @@
+//! `bash`: run a shell command in the workspace and report its exit code and output.
+//!
+//! Owns process handling: its own process group (so a timeout or cancel kills every
+//! process the command started), secret-free environment, bounded output capture.
+//! Deliberately does not judge whether a command is safe; `atto-policy` classifies
+//! commands before this runs, and sandboxing is applied outside this tool.
+
+mod capture;
+mod env;
+
+use std::os::fd::OwnedFd;
+use std::os::unix::process::ExitStatusExt;
+use std::process::{ExitStatus, Stdio};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use atto_protocol::DangerLevel;
+use serde::Deserialize;
+use serde_json::json;
+use tokio::io::AsyncReadExt;
+use tokio::time::Instant;
+
+use crate::support::{lenient_u64, parse_args};
+use crate::{BoxFuture, Tool, ToolContext, ToolError, ToolOutput};
+use capture::Capture;
+
+const DEFAULT_TIMEOUT_SECS: u64 = 120;
+const MAX_TIMEOUT_SECS: u64 = 600;
+/// After the shell exits, how long processes it left behind may keep the output open
+/// before they are killed. Background jobs that redirect their output are unaffected.
+const LINGER: Duration = Duration::from_millis(500);
+/// Bound on waiting for a killed command to be reaped.
+const REAP_WAIT: Duration = Duration::from_secs(5);
+
+/// Runs shell commands.
+#[derive(Debug, Default)]
+pub struct BashTool;
+
+#[derive(Deserialize)]
+struct Args {
+    command: String,
+    #[serde(default, deserialize_with = "lenient_u64")]
+    timeout: Option<u64>,
+}
+
+impl Tool for BashTool {
+    fn name(&self) -> &'static str {
+        "bash"
+    }
+
+    fn description(&self) -> &'static str {
+        "Run a shell command in the workspace; returns exit code and combined stdout/stderr. No stdin."
+    }
+
+    fn parameters(&self) -> serde_json::Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "description": "Shell command"},
+                "timeout": {"type": "integer", "description": "Seconds (default 120, max 600)"}
+            },
+            "required": ["command"]
+        })
+    }
+
+    fn danger(&self) -> DangerLevel {
+        DangerLevel::Medium
+    }
+
+    fn mutates(&self, _args: &serde_json::Value) -> bool {
+        true
+    }
+
+    fn run<'a>(
+        &'a self,
+        args: serde_json::Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let args: Args = parse_args(args)?;
+            if args.command.trim().is_empty() {
+                return Err(ToolError::InvalidArguments("command is empty".into()));
+            }
+            let secs = args
+                .timeout
+                .unwrap_or(DEFAULT_TIMEOUT_SECS)
+                .clamp(1, MAX_TIMEOUT_SECS);
+            run_command(&args.command, secs, ctx).await
+        })
+    }
+}
+
+/// `bash` from PATH, or `sh` when there is none.
+fn shell() -> &'static str {
+    static SHELL: OnceLock<&'static str> = OnceLock::new();
+    SHELL.get_or_init(|| {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        if std::env::split_paths(&path).any(|dir| dir.join("bash").is_file()) {
+            "bash"
+        } else {
+            "sh"
+        }
+    })
+}
+
+async fn run_command(command: &str, secs: u64, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+    if ctx.cancel.is_cancelled() {
+        return Err(ToolError::Cancelled);
+    }
+    let program = shell();
+    let spawn_err = |source| ToolError::Spawn {
+        program: program.to_string(),
+        source,
+    };
+    // One pipe for stdout and stderr keeps the two interleaved as the command wrote them.
+    let (reader, writer) = std::io::pipe().map_err(spawn_err)?;
+    let mut output = tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(reader))
+        .map_err(spawn_err)?;
+    let mut cmd = tokio::process::Command::new(program);
+    cmd.arg("-c")
+        .arg(command)
+        .current_dir(&ctx.workspace)
+        .stdin(Stdio::null())
+        .stdout(writer.try_clone().map_err(spawn_err)?)
+        .stderr(writer)
+        .process_group(0)
+        .kill_on_drop(true);
+    for (name, _) in std::env::vars_os() {
+        if env::is_secret(&name.to_string_lossy()) {
+            cmd.env_remove(&name);
+        }
+    }
+    cmd.env("PAGER", "cat")
+        .env("GIT_PAGER", "cat")
+        .env("GIT_TERMINAL_PROMPT", "0");
+    if std::env::var_os("TERM").is_none() {
+        cmd.env("TERM", "dumb");
+    }
+    let spawned = cmd.spawn();
+    // The command keeps its copies of the pipe's write end; dropping ours means the
+    // read side sees EOF once every process of the command has closed it.
+    drop(cmd);
+    let mut child = spawned.map_err(spawn_err)?;
+    let pgid = child.id();
+    let mut group = GroupGuard(pgid);
+
+    let deadline = tokio::time::sleep(Duration::from_secs(secs));
+    let linger = tokio::time::sleep(Duration::from_secs(secs + 3600));
+    tokio::pin!(deadline, linger);
+    let mut captured = Capture::default();
+    let mut buf = vec![0u8; 16 * 1024];
+    let mut status: Option<std::io::Result<ExitStatus>> = None;
+    let mut eof = false;
+    let mut killed_leftovers = false;
+    while !(eof && status.is_some()) {
+        tokio::select! {
+            read = output.read(&mut buf), if !eof => match read {
+                Ok(0) | Err(_) => eof = true,
+                Ok(n) => captured.push(&buf[..n]),
+            },
+            exited = child.wait(), if status.is_none() => {
+                // The leader is reaped: its pid may be reused, so the guard must not
+                // signal it any more.
+                group.0 = None;
+                status = Some(exited);
+                linger.as_mut().reset(Instant::now() + LINGER);
+            },
+            () = &mut linger, if status.is_some() && !eof => {
+                // Background processes still hold the output open; they die with the call.
+                // The group id is still safe to use: the kernel does not hand out a pid
+                // while a process group of that id has members.
+                if let Some(pgid) = pgid {
+                    kill_group(pgid);
+                }
+                killed_leftovers = true;
+                break;
+            },
+            () = &mut deadline => {
+                group.kill();
+                let _ = tokio::time::timeout(REAP_WAIT, child.wait()).await;
+                return Err(ToolError::Timeout { seconds: secs, output: captured.render() });
+            },
+            () = ctx.cancel.cancelled() => {
+                group.kill();
+                let _ = tokio::time::timeout(REAP_WAIT, child.wait()).await;
+                return Err(ToolError::Cancelled);
+            },
+        }
+    }
+    let mut content = exit_line(status);
+    content.push('\n');
+    if captured.is_empty() {
+        content.push_str("(no output)");
+    } else {
+        content.push_str(&captured.render());
+    }
+    if killed_leftovers {
+        content.push_str(
+            "\n[the command exited but left background processes holding its output; they were killed. Redirect a background job's output to a file to keep it running]",
+        );
+    }
+    Ok(ToolOutput::text(content))
+}
+
+fn exit_line(status: Option<std::io::Result<ExitStatus>>) -> String {
+    match status {
+        Some(Ok(s)) => match (s.code(), s.signal()) {
+            (Some(code), _) => format!("exit code: {code}"),
+            (None, Some(sig)) => format!("exit code: {} (killed by signal {sig})", 128 + sig),
+            (None, None) => "exit code: unknown".to_string(),
+        },
+        Some(Err(e)) => format!("exit code: unknown (could not wait for the command: {e})"),
+        None => "exit code: unknown".to_string(),
+    }
+}
+
+/// Kills the command's process group when the call ends early, including when the
+/// future is dropped. Holds the group id only while the group leader is unreaped, so
+/// the id cannot have been reused by an unrelated process.
+struct GroupGuard(Option<u32>);
+
+impl GroupGuard {
+    fn kill(&mut self) {
+        if let Some(pgid) = self.0.take() {
+            kill_group(pgid);
+        }
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Sends SIGKILL to process group `pgid`.
+#[expect(unsafe_code, reason = "killpg has no safe wrapper in std or tokio")]
+fn kill_group(pgid: u32) {
+    let Ok(pgid) = libc::pid_t::try_from(pgid) else {
+        return;
+    };
+    // 0 would signal our own group and 1 is init: neither can be a command's group.
+    if pgid <= 1 {
+        return;
+    }
+    // SAFETY: killpg takes two integers and only sends a signal; no memory is shared.
+    // The group id is that of a child we spawned in its own group.
+    unsafe {
+        libc::killpg(pgid, libc::SIGKILL);
+    }
+}

@@ -1,0 +1,227 @@
+//! `edit_file`: replace text in an existing file, one edit or an ordered list applied
+//! all-or-nothing, answering with a short summary and a small unified diff.
+//!
+//! Matching rules live in `matching`; this module owns argument shapes, line-ending
+//! handling, the atomic write and the report.
+
+use std::path::Path;
+
+use atto_protocol::DangerLevel;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::matching;
+use super::{atomic_write, existing_file};
+use crate::support::{blocking, lenient_bool, parse_args};
+use crate::{BoxFuture, Tool, ToolContext, ToolError, ToolOutput, paths};
+
+/// Diff lines shown in the output.
+const MAX_DIFF_LINES: usize = 60;
+
+/// Replaces text in a file.
+#[derive(Debug, Default)]
+pub struct EditFileTool;
+
+#[derive(Deserialize)]
+struct Args {
+    path: String,
+    old_string: Option<String>,
+    new_string: Option<String>,
+    #[serde(default, deserialize_with = "lenient_bool")]
+    replace_all: Option<bool>,
+    edits: Option<Vec<Edit>>,
+}
+
+#[derive(Deserialize)]
+struct Edit {
+    old_string: String,
+    new_string: String,
+    #[serde(default, deserialize_with = "lenient_bool")]
+    replace_all: Option<bool>,
+}
+
+impl Args {
+    fn into_edits(self) -> Result<(String, Vec<Edit>), ToolError> {
+        let single = self.old_string.is_some() || self.new_string.is_some();
+        let edits = match (self.edits, self.old_string, self.new_string) {
+            (Some(list), _, _) if single && !list.is_empty() => {
+                return Err(ToolError::InvalidArguments(
+                    "give either old_string/new_string or edits, not both".into(),
+                ));
+            }
+            (Some(list), _, _) if !list.is_empty() => list,
+            (_, Some(old_string), Some(new_string)) => vec![Edit {
+                old_string,
+                new_string,
+                replace_all: self.replace_all,
+            }],
+            (_, None, _) => {
+                return Err(ToolError::InvalidArguments(
+                    "missing field `old_string` (or give a non-empty `edits` list)".into(),
+                ));
+            }
+            (_, Some(_), None) => {
+                return Err(ToolError::InvalidArguments(
+                    "missing field `new_string` (use \"\" to delete the text)".into(),
+                ));
+            }
+        };
+        Ok((self.path, edits))
+    }
+}
+
+impl Tool for EditFileTool {
+    fn name(&self) -> &'static str {
+        "edit_file"
+    }
+
+    fn description(&self) -> &'static str {
+        "Replace exact text in a file. old_string must match one place unless replace_all; \
+         `edits` applies several replacements in order, all or nothing."
+    }
+
+    fn parameters(&self) -> serde_json::Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "File path, relative to the workspace"},
+                "old_string": {"type": "string", "description": "Exact text to replace"},
+                "new_string": {"type": "string", "description": "Replacement text"},
+                "replace_all": {"type": "boolean", "description": "Replace every match (default false)"},
+                "edits": {
+                    "type": "array",
+                    "description": "Several edits instead of old_string/new_string",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "old_string": {"type": "string"},
+                            "new_string": {"type": "string"},
+                            "replace_all": {"type": "boolean"}
+                        },
+                        "required": ["old_string", "new_string"]
+                    }
+                }
+            },
+            "required": ["path"]
+        })
+    }
+
+    fn danger(&self) -> DangerLevel {
+        DangerLevel::Low
+    }
+
+    fn mutates(&self, _args: &serde_json::Value) -> bool {
+        true
+    }
+
+    fn run<'a>(
+        &'a self,
+        args: serde_json::Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let (path, edits) = parse_args::<Args>(args)?.into_edits()?;
+            let abs = paths::resolve(&ctx.workspace, &path)?;
+            let ws = ctx.workspace.clone();
+            blocking(ctx, move || edit(&ws, &abs, &edits)).await
+        })
+    }
+}
+
+fn edit(ws: &Path, abs: &Path, edits: &[Edit]) -> Result<ToolOutput, ToolError> {
+    let rel = paths::relative(ws, abs);
+    let size = existing_file(ws, abs)?.len();
+    let bytes = std::fs::read(abs).map_err(|source| ToolError::Io {
+        action: "read",
+        path: rel.clone(),
+        source,
+    })?;
+    if bytes[..bytes.len().min(8 * 1024)].contains(&0) {
+        return Err(ToolError::Binary { path: rel, size });
+    }
+    let original =
+        String::from_utf8(bytes).map_err(|_| ToolError::NotText { path: rel.clone() })?;
+    let crlf = original.contains("\r\n");
+
+    let mut text = original.clone();
+    let mut replacements = 0;
+    let mut notes = Vec::new();
+    for (n, e) in edits.iter().enumerate() {
+        // A model writes "\n"; a CRLF file needs "\r\n" to match and to stay consistent.
+        let (old, new) = if crlf && !e.old_string.contains('\r') {
+            (to_crlf(&e.old_string), to_crlf(&e.new_string))
+        } else {
+            (e.old_string.clone(), e.new_string.clone())
+        };
+        let applied = matching::apply(&text, &old, &new, e.replace_all.unwrap_or(false)).map_err(
+            |reason| ToolError::EditFailed {
+                path: rel.clone(),
+                reason: if edits.len() > 1 {
+                    format!(
+                        "edit {} of {} failed, so none were applied: {reason}",
+                        n + 1,
+                        edits.len()
+                    )
+                } else {
+                    reason
+                },
+            },
+        )?;
+        if let Some((from, to)) = applied.fuzzy_lines {
+            let which = if edits.len() > 1 {
+                format!("edit {}", n + 1)
+            } else {
+                "old_string".into()
+            };
+            notes.push(format!(
+                "note: {which} did not match exactly; it matched lines {from}-{to} ignoring whitespace"
+            ));
+        }
+        replacements += applied.replacements;
+        text = applied.text;
+    }
+    if text == original {
+        return Ok(ToolOutput::text(format!(
+            "{rel} is unchanged: the edits cancel out"
+        )));
+    }
+    atomic_write(ws, abs, text.as_bytes())?;
+
+    let mut out = format!(
+        "edited {rel}: {replacements} replacement{}",
+        if replacements == 1 { "" } else { "s" }
+    );
+    for note in &notes {
+        out.push('\n');
+        out.push_str(note);
+    }
+    out.push('\n');
+    out.push_str(&diff(&rel, &original, &text));
+    Ok(ToolOutput {
+        content: out,
+        changed_paths: vec![rel],
+    })
+}
+
+fn to_crlf(s: &str) -> String {
+    s.replace('\n', "\r\n")
+}
+
+/// A unified diff with two lines of context, capped at `MAX_DIFF_LINES`.
+fn diff(rel: &str, old: &str, new: &str) -> String {
+    let text = similar::TextDiff::from_lines(old, new)
+        .unified_diff()
+        .context_radius(2)
+        .header(&format!("a/{rel}"), &format!("b/{rel}"))
+        .to_string();
+    let lines: Vec<&str> = text.lines().collect();
+    if lines.len() <= MAX_DIFF_LINES {
+        return text.replace('\r', "");
+    }
+    let mut out = lines[..MAX_DIFF_LINES].join("\n").replace('\r', "");
+    out.push_str(&format!(
+        "\n[... diff truncated, {} more lines]\n",
+        lines.len() - MAX_DIFF_LINES
+    ));
+    out
+}

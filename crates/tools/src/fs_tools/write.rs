@@ -1,0 +1,83 @@
+//! `write_file`: create or overwrite a whole file, atomically, creating parent
+//! directories. Partial edits belong to `edit_file`.
+
+use std::path::Path;
+
+use atto_protocol::DangerLevel;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{atomic_write, human_bytes};
+use crate::support::{blocking, parse_args};
+use crate::{BoxFuture, Tool, ToolContext, ToolError, ToolOutput, paths};
+
+/// Creates or overwrites a file.
+#[derive(Debug, Default)]
+pub struct WriteFileTool;
+
+#[derive(Deserialize)]
+struct Args {
+    path: String,
+    content: String,
+}
+
+impl Tool for WriteFileTool {
+    fn name(&self) -> &'static str {
+        "write_file"
+    }
+
+    fn description(&self) -> &'static str {
+        "Create or overwrite a file with the given content; parent directories are created."
+    }
+
+    fn parameters(&self) -> serde_json::Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "File path, relative to the workspace"},
+                "content": {"type": "string", "description": "Full new content"}
+            },
+            "required": ["path", "content"]
+        })
+    }
+
+    fn danger(&self) -> DangerLevel {
+        DangerLevel::Low
+    }
+
+    fn mutates(&self, _args: &serde_json::Value) -> bool {
+        true
+    }
+
+    fn run<'a>(
+        &'a self,
+        args: serde_json::Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let args: Args = parse_args(args)?;
+            let abs = paths::resolve(&ctx.workspace, &args.path)?;
+            let ws = ctx.workspace.clone();
+            blocking(ctx, move || write(&ws, &abs, &args.content)).await
+        })
+    }
+}
+
+fn write(ws: &Path, abs: &Path, content: &str) -> Result<ToolOutput, ToolError> {
+    let rel = paths::relative(ws, abs);
+    let old_size = std::fs::metadata(abs).ok().map(|m| m.len());
+    let created = atomic_write(ws, abs, content.as_bytes())?;
+    let size = human_bytes(content.len() as u64);
+    let lines = content.lines().count();
+    let summary = match (created, old_size) {
+        (true, _) | (false, None) => format!("created {rel} ({size}, {lines} lines)"),
+        (false, Some(old)) => format!(
+            "overwrote {rel} ({size}, {lines} lines; was {})",
+            human_bytes(old)
+        ),
+    };
+    Ok(ToolOutput {
+        content: summary,
+        changed_paths: vec![rel],
+    })
+}

@@ -1,0 +1,80 @@
+//! `ToolRegistry`: the set of tools a session offers, in a stable order (so the tool
+//! list in the prompt is byte-stable and cacheable). Which of them a mode may use is
+//! policy's business, not the registry's.
+
+use std::sync::Arc;
+
+use atto_protocol::ToolSpec;
+
+use crate::{
+    BashTool, DeleteFileTool, EditFileTool, GlobTool, GrepTool, ListFilesTool, ReadFileTool, Tool,
+    WriteFileTool,
+};
+
+/// Tools by name, in registration order.
+#[derive(Clone, Default)]
+pub struct ToolRegistry {
+    tools: Vec<Arc<dyn Tool>>,
+}
+
+impl std::fmt::Debug for ToolRegistry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.names()).finish()
+    }
+}
+
+impl ToolRegistry {
+    /// Every built-in tool: reads and searches first, then writes, then bash.
+    pub fn builtin() -> Self {
+        let mut registry = Self::empty();
+        let tools: [Arc<dyn Tool>; 8] = [
+            Arc::new(ReadFileTool),
+            Arc::new(ListFilesTool),
+            Arc::new(GlobTool),
+            Arc::new(GrepTool),
+            Arc::new(WriteFileTool),
+            Arc::new(EditFileTool),
+            Arc::new(DeleteFileTool),
+            Arc::new(BashTool),
+        ];
+        for tool in tools {
+            registry.register(tool);
+        }
+        registry
+    }
+
+    /// A registry with no tools.
+    pub fn empty() -> Self {
+        Self::default()
+    }
+
+    /// Adds `tool`, replacing (in place) any tool with the same name.
+    pub fn register(&mut self, tool: Arc<dyn Tool>) {
+        match self.tools.iter_mut().find(|t| t.name() == tool.name()) {
+            Some(slot) => *slot = tool,
+            None => self.tools.push(tool),
+        }
+    }
+
+    /// The tool called `name`.
+    pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.tools.iter().find(|t| t.name() == name).cloned()
+    }
+
+    /// What to advertise to the model, in registration order.
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.tools
+            .iter()
+            .map(|t| ToolSpec {
+                name: t.name().to_string(),
+                description: t.description().to_string(),
+                parameters: t.parameters(),
+            })
+            .collect()
+    }
+
+    /// Tool names, in registration order.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.tools.iter().map(|t| t.name()).collect()
+    }
+}

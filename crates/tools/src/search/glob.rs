@@ -1,0 +1,93 @@
+//! `glob`: files whose paths match a glob pattern, sorted by path.
+
+use atto_protocol::DangerLevel;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{PathGlob, for_each_file, resolve_existing};
+use crate::support::{blocking, parse_args};
+use crate::{BoxFuture, Tool, ToolContext, ToolError, ToolOutput, paths};
+
+/// Paths shown before stopping.
+const MAX_RESULTS: usize = 500;
+
+/// Finds files by glob pattern.
+#[derive(Debug, Default)]
+pub struct GlobTool;
+
+#[derive(Deserialize)]
+struct Args {
+    pattern: String,
+    path: Option<String>,
+}
+
+impl Tool for GlobTool {
+    fn name(&self) -> &'static str {
+        "glob"
+    }
+
+    fn description(&self) -> &'static str {
+        "Find files by glob (e.g. src/**/*.rs); a pattern without / matches file names at any depth."
+    }
+
+    fn parameters(&self) -> serde_json::Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "pattern": {"type": "string", "description": "Glob pattern"},
+                "path": {"type": "string", "description": "Directory to search (default: workspace root)"}
+            },
+            "required": ["pattern"]
+        })
+    }
+
+    fn danger(&self) -> DangerLevel {
+        DangerLevel::Safe
+    }
+
+    fn mutates(&self, _args: &serde_json::Value) -> bool {
+        false
+    }
+
+    fn run<'a>(
+        &'a self,
+        args: serde_json::Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let args: Args = parse_args(args)?;
+            let glob = PathGlob::new(&args.pattern)?;
+            let root = resolve_existing(ctx, args.path.as_deref())?;
+            let ctx_owned = ctx.clone();
+            blocking(ctx, move || {
+                let ctx = ctx_owned;
+                let ws = &ctx.workspace;
+                let mut found = Vec::new();
+                for_each_file(&ctx, &root, |abs, rel| {
+                    if glob.is_match(rel) {
+                        found.push(paths::relative(ws, abs));
+                    }
+                    true
+                })?;
+                if found.is_empty() {
+                    return Ok(ToolOutput::text(format!(
+                        "no files match {} under {}",
+                        args.pattern,
+                        paths::relative(ws, &root)
+                    )));
+                }
+                found.sort();
+                let total = found.len();
+                found.truncate(MAX_RESULTS);
+                let mut out = found.join("\n");
+                if total > MAX_RESULTS {
+                    out.push_str(&format!(
+                        "\n({total} files match; showing the first {MAX_RESULTS}. Narrow the pattern or path)"
+                    ));
+                }
+                Ok(ToolOutput::text(out))
+            })
+            .await
+        })
+    }
+}

@@ -1,0 +1,163 @@
+//! Small helpers every tool shares: argument parsing, running blocking I/O off the async
+//! runtime, and truncating long text. Nothing tool-specific lives here.
+
+use serde::Deserialize;
+use serde::de::{DeserializeOwned, Deserializer, Error as _};
+
+use crate::{ToolContext, ToolError};
+
+/// Deserializes a tool's arguments, naming the offending field on error.
+pub(crate) fn parse_args<T: DeserializeOwned>(args: serde_json::Value) -> Result<T, ToolError> {
+    if !args.is_object() {
+        return Err(ToolError::InvalidArguments(format!(
+            "arguments must be a JSON object, got {}",
+            json_kind(&args)
+        )));
+    }
+    serde_path_to_error::deserialize(args).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if path == "." {
+            ToolError::InvalidArguments(inner.to_string())
+        } else {
+            ToolError::InvalidArguments(format!("field `{path}`: {inner}"))
+        }
+    })
+}
+
+fn json_kind(v: &serde_json::Value) -> &'static str {
+    match v {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
+    }
+}
+
+/// Accepts an optional non-negative integer given as a number or a numeric string
+/// (models often quote numbers).
+pub(crate) fn lenient_u64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        Int(u64),
+        Float(f64),
+        Text(String),
+    }
+    match Option::<Raw>::deserialize(d)? {
+        None => Ok(None),
+        Some(Raw::Int(n)) => Ok(Some(n)),
+        Some(Raw::Float(f)) if f >= 0.0 && f.fract() == 0.0 && f <= u64::MAX as f64 => {
+            // Checked above: non-negative, integral and in range.
+            Ok(Some(f as u64))
+        }
+        Some(Raw::Text(s)) if s.trim().is_empty() => Ok(None),
+        Some(Raw::Text(s)) => {
+            s.trim().parse().map(Some).map_err(|_| {
+                D::Error::custom(format!("expected a non-negative integer, got {s:?}"))
+            })
+        }
+        Some(Raw::Float(f)) => Err(D::Error::custom(format!(
+            "expected a non-negative integer, got {f}"
+        ))),
+    }
+}
+
+/// Accepts an optional boolean given as a bool or as "true"/"false".
+pub(crate) fn lenient_bool<'de, D: Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        Bool(bool),
+        Text(String),
+    }
+    match Option::<Raw>::deserialize(d)? {
+        None => Ok(None),
+        Some(Raw::Bool(b)) => Ok(Some(b)),
+        Some(Raw::Text(s)) => match s.trim().to_ascii_lowercase().as_str() {
+            "true" => Ok(Some(true)),
+            "false" | "" => Ok(Some(false)),
+            _ => Err(D::Error::custom(format!(
+                "expected true or false, got {s:?}"
+            ))),
+        },
+    }
+}
+
+/// Runs blocking file-system work on tokio's blocking pool, refusing to start when the
+/// call is already cancelled and turning a panic into `ToolError::Internal`.
+pub(crate) async fn blocking<T, F>(ctx: &ToolContext, f: F) -> Result<T, ToolError>
+where
+    T: Send + 'static,
+    F: FnOnce() -> Result<T, ToolError> + Send + 'static,
+{
+    if ctx.cancel.is_cancelled() {
+        return Err(ToolError::Cancelled);
+    }
+    match tokio::task::spawn_blocking(f).await {
+        Ok(result) => result,
+        Err(e) if e.is_panic() => Err(ToolError::Internal("the tool panicked".into())),
+        Err(_) => Err(ToolError::Cancelled),
+    }
+}
+
+/// Cuts `line` to at most `max` chars, with a marker saying how long it was.
+pub(crate) fn truncate_line(line: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    match line.char_indices().nth(max) {
+        None => std::borrow::Cow::Borrowed(line),
+        Some((cut, _)) => std::borrow::Cow::Owned(format!(
+            "{} [... line truncated, {} chars in all]",
+            &line[..cut],
+            line.chars().count()
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[derive(Debug, Deserialize)]
+    struct Args {
+        #[allow(dead_code, reason = "only deserialization is tested")]
+        path: String,
+        #[serde(default, deserialize_with = "lenient_u64")]
+        limit: Option<u64>,
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let e = parse_args::<Args>(json!({"path": 5}))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`path`"), "{e}");
+        let e = parse_args::<Args>(json!({})).unwrap_err().to_string();
+        assert!(e.contains("missing field `path`"), "{e}");
+        let e = parse_args::<Args>(json!(null)).unwrap_err().to_string();
+        assert!(e.contains("JSON object"), "{e}");
+        let e = parse_args::<Args>(json!({"path": "a", "limit": "x"}))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`limit`"), "{e}");
+    }
+
+    #[test]
+    fn numbers_may_be_quoted_and_stray_fields_pass() {
+        let a: Args = parse_args(json!({"path": "a", "limit": "12", "extra": 1})).unwrap();
+        assert_eq!(a.limit, Some(12));
+        let a: Args = parse_args(json!({"path": "a", "limit": 3.0})).unwrap();
+        assert_eq!(a.limit, Some(3));
+        let a: Args = parse_args(json!({"path": "a", "limit": null})).unwrap();
+        assert_eq!(a.limit, None);
+    }
+
+    #[test]
+    fn truncates_on_char_boundaries() {
+        assert_eq!(truncate_line("abc", 3), "abc");
+        let t = truncate_line("ééééé", 2);
+        assert!(t.starts_with("éé [... line truncated, 5 chars"), "{t}");
+    }
+}

@@ -1,0 +1,213 @@
+//! edit_file against real files: exact, replace_all, literal `$`, whitespace-tolerant
+//! fallback, helpful failures, and all-or-nothing edit lists.
+
+// Tests may unwrap: a panic is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use atto_tools::ToolError;
+use common::Ws;
+use serde_json::json;
+
+const SRC: &str = "fn main() {\n    let total = 1;\n    println!(\"{total}\");\n}\n";
+
+#[tokio::test]
+async fn exact_edit_reports_a_diff() {
+    let ws = Ws::new();
+    ws.write("m.rs", SRC);
+    let out = ws
+        .call(
+            "edit_file",
+            json!({"path": "m.rs", "old_string": "let total = 1;", "new_string": "let total = 2;"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(ws.read("m.rs"), SRC.replace("= 1", "= 2"));
+    assert_eq!(out.changed_paths, vec!["m.rs"]);
+    assert!(
+        out.content.starts_with("edited m.rs: 1 replacement\n"),
+        "{}",
+        out.content
+    );
+    assert!(
+        out.content.contains("--- a/m.rs\n+++ b/m.rs\n@@"),
+        "{}",
+        out.content
+    );
+    assert!(
+        out.content
+            .contains("-    let total = 1;\n+    let total = 2;\n"),
+        "{}",
+        out.content
+    );
+}
+
+#[tokio::test]
+async fn replace_all_and_dollar_sequences_are_literal() {
+    let ws = Ws::new();
+    ws.write("t.txt", "a x a x a\n");
+    let out = ws
+        .ok("edit_file", json!({"path": "t.txt", "old_string": "a", "new_string": "$1$&$$", "replace_all": true}))
+        .await;
+    assert!(out.starts_with("edited t.txt: 3 replacements"), "{out}");
+    assert_eq!(ws.read("t.txt"), "$1$&$$ x $1$&$$ x $1$&$$\n");
+}
+
+#[tokio::test]
+async fn multiple_matches_list_their_lines() {
+    let ws = Ws::new();
+    ws.write("t.txt", "foo\nbar\nfoo\nbaz\nfoo\n");
+    let e = ws
+        .err(
+            "edit_file",
+            json!({"path": "t.txt", "old_string": "foo", "new_string": "qux"}),
+        )
+        .await;
+    assert!(matches!(e, ToolError::EditFailed { .. }), "{e}");
+    let msg = e.to_string();
+    assert!(msg.contains("matches 3 places (lines 1, 3, 5)"), "{msg}");
+    assert!(msg.contains("replace_all"), "{msg}");
+    assert!(msg.contains("was not changed"), "{msg}");
+    assert_eq!(ws.read("t.txt"), "foo\nbar\nfoo\nbaz\nfoo\n");
+}
+
+#[tokio::test]
+async fn whitespace_tolerant_fallback_applies_only_when_unique() {
+    let ws = Ws::new();
+    ws.write("m.rs", SRC);
+    // Wrong indentation and spacing, but only one place matches.
+    let out = ws
+        .ok(
+            "edit_file",
+            json!({"path": "m.rs", "old_string": "let  total = 1;\nprintln!(\"{total}\");", "new_string": "let total = 3;\nprintln!(\"{total}!\");"}),
+        )
+        .await;
+    assert!(
+        out.contains("matched lines 2-3 ignoring whitespace"),
+        "{out}"
+    );
+    assert_eq!(
+        ws.read("m.rs"),
+        "fn main() {\n    let total = 3;\n    println!(\"{total}!\");\n}\n"
+    );
+
+    ws.write("two.rs", "  a = 1\nb\n    a  = 1\n");
+    let e = ws
+        .err(
+            "edit_file",
+            json!({"path": "two.rs", "old_string": "a = 1 ", "new_string": "a = 2"}),
+        )
+        .await;
+    let msg = e.to_string();
+    assert!(
+        msg.contains("ignoring whitespace it matches 2 places (lines 1, 3)"),
+        "{msg}"
+    );
+    assert_eq!(ws.read("two.rs"), "  a = 1\nb\n    a  = 1\n");
+}
+
+#[tokio::test]
+async fn not_found_shows_the_nearest_candidate() {
+    let ws = Ws::new();
+    ws.write("m.rs", SRC);
+    let e = ws
+        .err("edit_file", json!({"path": "m.rs", "old_string": "let totl = 1;\nprintln!(\"{totl}\");", "new_string": "x"}))
+        .await;
+    let msg = e.to_string();
+    assert!(msg.contains("not found"), "{msg}");
+    assert!(msg.contains("closest match is lines 2-3"), "{msg}");
+    assert!(msg.contains("     2\t    let total = 1;"), "{msg}");
+    assert_eq!(ws.read("m.rs"), SRC);
+}
+
+#[tokio::test]
+async fn edits_list_is_all_or_nothing() {
+    let ws = Ws::new();
+    ws.write("m.rs", SRC);
+    let e = ws
+        .err(
+            "edit_file",
+            json!({"path": "m.rs", "edits": [
+                {"old_string": "fn main()", "new_string": "fn start()"},
+                {"old_string": "no such text", "new_string": "y"}
+            ]}),
+        )
+        .await;
+    let msg = e.to_string();
+    assert!(
+        msg.contains("edit 2 of 2 failed, so none were applied"),
+        "{msg}"
+    );
+    assert_eq!(ws.read("m.rs"), SRC);
+
+    // Edits apply in order: the second sees the first's result.
+    let out = ws
+        .ok(
+            "edit_file",
+            json!({"path": "m.rs", "edits": [
+                {"old_string": "fn main()", "new_string": "fn start()"},
+                {"old_string": "fn start() {", "new_string": "pub fn start() {"},
+                {"old_string": "total", "new_string": "sum", "replace_all": true}
+            ]}),
+        )
+        .await;
+    assert!(out.starts_with("edited m.rs: 4 replacements"), "{out}");
+    assert_eq!(
+        ws.read("m.rs"),
+        "pub fn start() {\n    let sum = 1;\n    println!(\"{sum}\");\n}\n"
+    );
+}
+
+#[tokio::test]
+async fn bad_requests_are_refused_without_touching_the_file() {
+    let ws = Ws::new();
+    ws.write("m.rs", SRC);
+    let cases = [
+        (
+            json!({"path": "m.rs", "old_string": "", "new_string": "x"}),
+            "write_file",
+        ),
+        (
+            json!({"path": "m.rs", "old_string": "main", "new_string": "main"}),
+            "identical",
+        ),
+        (
+            json!({"path": "m.rs", "old_string": "main"}),
+            "missing field `new_string`",
+        ),
+        (json!({"path": "m.rs"}), "missing field `old_string`"),
+        (
+            json!({"path": "m.rs", "old_string": "a", "new_string": "b", "edits": [{"old_string": "c", "new_string": "d"}]}),
+            "not both",
+        ),
+        (
+            json!({"path": "m.rs", "edits": [{"old_string": "c"}]}),
+            "field `edits[0]`: missing field `new_string`",
+        ),
+    ];
+    for (args, needle) in cases {
+        let e = ws.err("edit_file", args.clone()).await;
+        assert!(e.to_string().contains(needle), "{args}: {e}");
+    }
+    assert_eq!(ws.read("m.rs"), SRC);
+    let e = ws
+        .err(
+            "edit_file",
+            json!({"path": "nope.rs", "old_string": "a", "new_string": "b"}),
+        )
+        .await;
+    assert!(matches!(e, ToolError::NotFound { .. }), "{e}");
+}
+
+#[tokio::test]
+async fn crlf_files_stay_crlf() {
+    let ws = Ws::new();
+    ws.write("w.txt", "one\r\ntwo\r\nthree\r\n");
+    ws.ok(
+        "edit_file",
+        json!({"path": "w.txt", "old_string": "one\ntwo\n", "new_string": "1\n2\n"}),
+    )
+    .await;
+    assert_eq!(ws.read("w.txt"), "1\r\n2\r\nthree\r\n");
+}

@@ -1,0 +1,178 @@
+//! list_files, glob and grep: gitignore (with and without a git repo), hidden files,
+//! `.git/` exclusion, caps, and bad patterns.
+
+// Tests may unwrap: a panic is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use atto_tools::ToolError;
+use common::Ws;
+use serde_json::json;
+
+/// A tree with ignored, hidden and `.git` content. `git` makes it a real repository.
+fn tree(git: bool) -> Ws {
+    let ws = Ws::new();
+    if git {
+        let status = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(ws.root())
+            .status()
+            .unwrap();
+        assert!(status.success());
+    } else {
+        assert!(!ws.path(".git").exists());
+    }
+    ws.write(".gitignore", "ignored/\n*.log\n");
+    ws.write("src/main.rs", "fn main() {\n    println!(\"Hello\");\n}\n");
+    ws.write("src/lib.rs", "pub fn hello() {}\n");
+    ws.write("src/deep/er/x.rs", "fn hello_deep() {}\n");
+    ws.write("ignored/secret.rs", "fn main() {}\n");
+    ws.write("debug.log", "fn main() log\n");
+    ws.write(".hidden/h.rs", "fn hidden() {}\n");
+    ws.write("blob.bin", b"fn main\0binary");
+    ws
+}
+
+#[tokio::test]
+async fn list_respects_gitignore_without_git_and_stops_at_two_levels() {
+    for git in [false, true] {
+        let ws = tree(git);
+        if !git {
+            // Without a repository there is no .git to hide; make one by hand to
+            // check it is never listed either way.
+            ws.write(".git/config", "[core]\n");
+        }
+        let out = ws.ok("list_files", json!({})).await;
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(
+            lines,
+            vec![
+                ".gitignore",
+                ".hidden/",
+                ".hidden/h.rs",
+                "blob.bin",
+                "src/",
+                "src/deep/",
+                "src/lib.rs",
+                "src/main.rs",
+            ],
+            "git={git}"
+        );
+        let sub = ws.ok("list_files", json!({"path": "src/deep"})).await;
+        assert_eq!(sub, "src/deep/er/\nsrc/deep/er/x.rs");
+    }
+}
+
+#[tokio::test]
+async fn list_errors_and_cap() {
+    let ws = Ws::new();
+    ws.write("f.txt", "x");
+    let e = ws.err("list_files", json!({"path": "f.txt"})).await;
+    assert!(matches!(e, ToolError::NotADirectory { .. }), "{e}");
+    let e = ws.err("list_files", json!({"path": "nope"})).await;
+    assert!(matches!(e, ToolError::NotFound { .. }), "{e}");
+    for i in 0..600 {
+        ws.write(&format!("many/f{i:03}"), "");
+    }
+    let out = ws.ok("list_files", json!({"path": "many"})).await;
+    assert_eq!(out.lines().filter(|l| l.starts_with("many/")).count(), 500);
+    assert!(
+        out.ends_with("(stopped after 500 entries; list a subdirectory or use glob to see more)"),
+        "{out}"
+    );
+}
+
+#[tokio::test]
+async fn glob_matches_names_anywhere_or_paths_sorted() {
+    let ws = tree(false);
+    let out = ws.ok("glob", json!({"pattern": "*.rs"})).await;
+    assert_eq!(
+        out,
+        ".hidden/h.rs\nsrc/deep/er/x.rs\nsrc/lib.rs\nsrc/main.rs"
+    );
+    let out = ws.ok("glob", json!({"pattern": "src/*.rs"})).await;
+    assert_eq!(out, "src/lib.rs\nsrc/main.rs");
+    let out = ws.ok("glob", json!({"pattern": "**/er/*.rs"})).await;
+    assert_eq!(out, "src/deep/er/x.rs");
+    let out = ws
+        .ok("glob", json!({"pattern": "*.rs", "path": "src/deep"}))
+        .await;
+    assert_eq!(out, "src/deep/er/x.rs");
+    let out = ws.ok("glob", json!({"pattern": "*.log"})).await;
+    assert!(out.starts_with("no files match"), "{out}");
+    let e = ws.err("glob", json!({"pattern": "a[b"})).await;
+    assert!(matches!(e, ToolError::InvalidArguments(_)), "{e}");
+}
+
+#[tokio::test]
+async fn glob_caps_results() {
+    let ws = Ws::new();
+    for i in 0..520 {
+        ws.write(&format!("d/f{i:03}.txt"), "");
+    }
+    let out = ws.ok("glob", json!({"pattern": "*.txt"})).await;
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 501);
+    assert_eq!(lines[0], "d/f000.txt");
+    assert_eq!(lines[499], "d/f499.txt");
+    assert!(
+        lines[500].contains("520 files match; showing the first 500"),
+        "{out}"
+    );
+}
+
+#[tokio::test]
+async fn grep_respects_ignores_and_skips_binary() {
+    for git in [false, true] {
+        let ws = tree(git);
+        let out = ws.ok("grep", json!({"pattern": "fn main"})).await;
+        assert_eq!(out, "src/main.rs:1:fn main() {", "git={git}");
+    }
+    let ws = tree(false);
+    let out = ws
+        .ok(
+            "grep",
+            json!({"pattern": "HELLO", "case_insensitive": true}),
+        )
+        .await;
+    assert_eq!(
+        out,
+        "src/deep/er/x.rs:1:fn hello_deep() {}\nsrc/lib.rs:1:pub fn hello() {}\nsrc/main.rs:2:    println!(\"Hello\");"
+    );
+    assert!(
+        ws.ok("grep", json!({"pattern": "HELLO"}))
+            .await
+            .starts_with("no matches")
+    );
+    let out = ws
+        .ok("grep", json!({"pattern": "hello", "glob": "lib.rs"}))
+        .await;
+    assert_eq!(out, "src/lib.rs:1:pub fn hello() {}");
+    let out = ws
+        .ok("grep", json!({"pattern": "fn", "path": "src/lib.rs"}))
+        .await;
+    assert_eq!(out, "src/lib.rs:1:pub fn hello() {}");
+}
+
+#[tokio::test]
+async fn grep_invalid_regex_and_caps() {
+    let ws = Ws::new();
+    let e = ws.err("grep", json!({"pattern": "fn ("})).await;
+    assert!(matches!(e, ToolError::InvalidArguments(_)), "{e}");
+    assert!(e.to_string().contains("invalid regex"), "{e}");
+
+    ws.write("many.txt", "match me\n".repeat(300));
+    ws.write("long.txt", format!("needle {}\n", "y".repeat(1000)));
+    let out = ws.ok("grep", json!({"pattern": "match"})).await;
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 201);
+    assert_eq!(lines[199], "many.txt:200:match me");
+    assert!(lines[200].contains("stopped after 200 matches"), "{out}");
+    let out = ws.ok("grep", json!({"pattern": "needle"})).await;
+    assert!(
+        out.contains("[... line truncated, 1007 chars in all]"),
+        "{out}"
+    );
+    assert!(out.len() < 400);
+}
