@@ -1,1 +1,224 @@
-//! placeholder crate root, replaced as the crate is written.
+//! Streaming model clients for atto: OpenAI Chat Completions, OpenAI Responses and
+//! Anthropic Messages over HTTP + server-sent events.
+//!
+//! Owns: the wire formats (request bodies, stream decoding), the SSE decoder, error
+//! classification, retries with backoff, a per-model circuit breaker, provider presets
+//! and resolution, and prices. Does not own: the conversation (atto-core keeps it),
+//! prompts, tools, or what to do with a reply.
+//!
+//! [`connect`] gives a [`ModelClient`] with retries and the breaker applied; each
+//! [`ModelClient::stream`] call returns only complete replies.
+
+mod breaker;
+mod error;
+mod http;
+mod price;
+mod provider;
+mod retry;
+mod secret;
+pub mod sse;
+mod tls;
+mod wire;
+
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use atto_protocol::{AssistantPart, Message, RetryNotice, StopReason, ToolSpec, Usage};
+use serde::{Deserialize, Serialize};
+
+pub use error::{ModelError, ProviderErrorKind};
+pub use price::{Price, cost_usd, price};
+pub use provider::{
+    PRESETS, Preset, ProviderChoice, ProviderError, ProviderSettings, ResolvedProvider, preset,
+    resolve,
+};
+pub use retry::RetryPolicy;
+use retry::RetryingClient;
+pub use secret::Secret;
+
+/// A boxed, sendable future.
+pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
+
+/// A wire protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Wire {
+    /// OpenAI Chat Completions (`/chat/completions`), spoken by most servers.
+    Chat,
+    /// OpenAI Responses (`/responses`).
+    Responses,
+    /// Anthropic Messages (`/v1/messages`).
+    Anthropic,
+}
+
+impl Wire {
+    /// The name used in config and flags.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Wire::Chat => "chat",
+            Wire::Responses => "responses",
+            Wire::Anthropic => "anthropic",
+        }
+    }
+}
+
+impl fmt::Display for Wire {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A wire name that is not one of `chat`, `responses`, `anthropic`.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("unknown wire format '{0}'; use chat, responses or anthropic")]
+pub struct UnknownWire(pub String);
+
+impl FromStr for Wire {
+    type Err = UnknownWire;
+
+    fn from_str(s: &str) -> Result<Wire, UnknownWire> {
+        match s {
+            "chat" => Ok(Wire::Chat),
+            "responses" => Ok(Wire::Responses),
+            "anthropic" => Ok(Wire::Anthropic),
+            other => Err(UnknownWire(other.to_owned())),
+        }
+    }
+}
+
+/// One model call's input.
+#[derive(Debug, Clone)]
+pub struct ModelRequest {
+    /// System prompt (stable prefix first, so providers can cache it).
+    pub system: String,
+    /// The conversation so far.
+    pub messages: Vec<Message>,
+    /// Tools the model may call.
+    pub tools: Vec<ToolSpec>,
+    /// Output token limit.
+    pub max_output_tokens: u32,
+}
+
+/// Something that arrived while a reply streams.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamUpdate {
+    /// Answer text.
+    Text(String),
+    /// Reasoning text.
+    Thinking(String),
+    /// A tool call started.
+    ToolCallBegin {
+        /// Call id.
+        id: String,
+        /// Tool name.
+        name: String,
+    },
+    /// More argument text for a started tool call.
+    ToolCallArgs {
+        /// Call id.
+        id: String,
+        /// Raw JSON text fragment.
+        fragment: String,
+    },
+    /// The attempt failed and the whole request will be sent again after the delay.
+    /// Everything streamed so far belongs to the failed attempt: discard it.
+    Retry(RetryNotice),
+}
+
+/// A complete model reply.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelResponse {
+    /// Text, reasoning and tool calls in the order the model produced them.
+    pub parts: Vec<AssistantPart>,
+    /// Why the model stopped.
+    pub stop: StopReason,
+    /// Tokens of this call (`input_tokens` excludes cache reads and writes).
+    pub usage: Usage,
+    /// Model id the provider reported (or the one requested).
+    pub model: String,
+}
+
+/// What a client talks to.
+#[derive(Debug, Clone)]
+pub struct ModelInfo {
+    /// Provider name.
+    pub provider: String,
+    /// Model id.
+    pub model: String,
+    /// Wire format.
+    pub wire: Wire,
+    /// Endpoint root.
+    pub base_url: String,
+}
+
+/// A model that can stream replies.
+pub trait ModelClient: Send + Sync {
+    /// What this client talks to.
+    fn info(&self) -> &ModelInfo;
+
+    /// Streams one model call. Only returns Ok for a COMPLETE response (the stream's
+    /// terminal event seen); a stream that ends early is `Err(StreamCut)` — partial
+    /// tool calls are never returned. Dropping the future cancels the call and closes
+    /// its connection.
+    fn stream<'a>(
+        &'a self,
+        req: &'a ModelRequest,
+        on_update: &'a mut (dyn FnMut(StreamUpdate) + Send),
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>>;
+}
+
+/// How clients connect and retry.
+#[derive(Debug, Clone)]
+pub struct ClientOptions {
+    /// Retries of failed calls.
+    pub retry: RetryPolicy,
+    /// Limit on establishing a connection.
+    pub connect_timeout: Duration,
+    /// Longest silence while waiting for response bytes.
+    pub idle_timeout: Duration,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            retry: RetryPolicy::default(),
+            connect_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(300),
+        }
+    }
+}
+
+/// A client for `provider` with retries and the circuit breaker applied.
+///
+/// Cheap: no connection is opened and, for `http://` endpoints, no TLS state is built;
+/// for `https://` endpoints the system root certificates load on a background thread
+/// while the first request is prepared.
+pub fn connect(
+    provider: &ResolvedProvider,
+    options: ClientOptions,
+) -> Result<Arc<dyn ModelClient>, ModelError> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let inner = http::HttpModelClient::new(provider, &options)?;
+    let breaker = breaker::shared(&provider.name, &provider.base_url, &provider.model);
+    Ok(Arc::new(RetryingClient::new(inner, options.retry, breaker)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wire_names_round_trip() {
+        for w in [Wire::Chat, Wire::Responses, Wire::Anthropic] {
+            assert_eq!(w.to_string().parse::<Wire>().unwrap(), w);
+            assert_eq!(
+                serde_json::to_value(w).unwrap(),
+                serde_json::Value::String(w.to_string())
+            );
+        }
+        let err = "grpc".parse::<Wire>().unwrap_err();
+        assert!(err.to_string().contains("chat, responses or anthropic"));
+    }
+}

@@ -1,0 +1,391 @@
+//! Retrying a model call: backoff with jitter, `Retry-After`, and the circuit breaker.
+//!
+//! Owns [`RetryPolicy`] and [`RetryingClient`], the wrapper `connect()` puts around
+//! every wire client. A retry re-sends the whole request; the caller learns of it through
+//! [`StreamUpdate::Retry`] and discards any partial reply it showed. It does not decide
+//! which errors are retryable (`error` does).
+
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use atto_protocol::RetryNotice;
+
+use crate::breaker::Breaker;
+use crate::{
+    BoxFuture, ModelClient, ModelError, ModelInfo, ModelRequest, ModelResponse, StreamUpdate,
+};
+
+/// How often and how patiently a failed model call is retried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Attempts in all, the first included (1 = no retries).
+    pub max_attempts: u32,
+    /// Delay after the first failed attempt; doubles each time.
+    pub base_delay: Duration,
+    /// Longest delay, also the cap on a server's `Retry-After`.
+    pub max_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy {
+            max_attempts: 5,
+            base_delay: Duration::from_secs(1),
+            max_delay: Duration::from_secs(60),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// Delay before retrying after failed attempt `attempt` (1-based). A server's
+    /// `Retry-After` wins (capped at `max_delay`); otherwise exponential backoff plus
+    /// up to half a base delay of jitter, so parallel callers do not retry in lockstep.
+    pub fn delay(&self, attempt: u32, retry_after: Option<Duration>) -> Duration {
+        if let Some(wait) = retry_after {
+            return wait.min(self.max_delay);
+        }
+        let factor = 1u32
+            .checked_shl(attempt.saturating_sub(1))
+            .unwrap_or(u32::MAX);
+        let backoff = self
+            .base_delay
+            .checked_mul(factor)
+            .unwrap_or(self.max_delay)
+            .min(self.max_delay);
+        let half_base = u64::try_from(self.base_delay.as_nanos() / 2).unwrap_or(u64::MAX);
+        let jitter = Duration::from_nanos(fastrand::u64(0..=half_base));
+        (backoff + jitter).min(self.max_delay)
+    }
+}
+
+/// Parses a `Retry-After` value: delay seconds or an HTTP date (IMF-fixdate).
+pub(crate) fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(secs) = value.parse::<u64>() {
+        return Some(Duration::from_secs(secs));
+    }
+    let at = parse_http_date(value)?;
+    let now = now.duration_since(UNIX_EPOCH).ok()?.as_secs();
+    Some(Duration::from_secs(at.saturating_sub(now)))
+}
+
+/// Seconds since the epoch of an IMF-fixdate such as `Sun, 06 Nov 1994 08:49:37 GMT`.
+fn parse_http_date(s: &str) -> Option<u64> {
+    let mut it = s.split_ascii_whitespace();
+    let _weekday = it.next()?;
+    let day: u64 = it.next()?.parse().ok()?;
+    let month = match it.next()? {
+        "Jan" => 1,
+        "Feb" => 2,
+        "Mar" => 3,
+        "Apr" => 4,
+        "May" => 5,
+        "Jun" => 6,
+        "Jul" => 7,
+        "Aug" => 8,
+        "Sep" => 9,
+        "Oct" => 10,
+        "Nov" => 11,
+        "Dec" => 12,
+        _ => return None,
+    };
+    let year: i64 = it.next()?.parse().ok()?;
+    let mut hms = it.next()?.split(':').map(|p| p.parse::<u64>().ok());
+    let (h, m, sec) = (hms.next()??, hms.next()??, hms.next()??);
+    if it.next()? != "GMT" || !(1..=31).contains(&day) || h > 23 || m > 59 || sec > 60 {
+        return None;
+    }
+    // Days from civil (Howard Hinnant's algorithm).
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + i64::try_from(day).ok()? - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = u64::try_from(era * 146_097 + doe - 719_468).ok()?;
+    Some(days * 86_400 + h * 3600 + m * 60 + sec)
+}
+
+/// A client that retries retryable failures and consults the circuit breaker.
+pub(crate) struct RetryingClient<C> {
+    inner: C,
+    policy: RetryPolicy,
+    breaker: Arc<Breaker>,
+}
+
+impl<C: ModelClient> RetryingClient<C> {
+    pub(crate) fn new(inner: C, policy: RetryPolicy, breaker: Arc<Breaker>) -> Self {
+        RetryingClient {
+            inner,
+            policy,
+            breaker,
+        }
+    }
+
+    async fn run(
+        &self,
+        req: &ModelRequest,
+        on_update: &mut (dyn FnMut(StreamUpdate) + Send),
+    ) -> Result<ModelResponse, ModelError> {
+        let max_attempts = self.policy.max_attempts.max(1);
+        let mut last: Option<ModelError> = None;
+        for attempt in 1..=max_attempts {
+            if let Err(retry_in) = self.breaker.admit() {
+                return Err(match last {
+                    // The breaker opened during this call's own retries: report the
+                    // provider's failure, which is what the caller can act on.
+                    Some(last) => ModelError::Exhausted {
+                        attempts: attempt - 1,
+                        last: Box::new(last),
+                    },
+                    None => ModelError::CircuitOpen {
+                        model: self.inner.info().model.clone(),
+                        retry_in,
+                    },
+                });
+            }
+            let err = match self.inner.stream(req, on_update).await {
+                Ok(response) => {
+                    self.breaker.record_success();
+                    return Ok(response);
+                }
+                Err(err) => err,
+            };
+            if !err.is_retryable() {
+                return Err(err);
+            }
+            let opened = self.breaker.record_failure();
+            // Once the breaker is open no further attempt would be admitted: stop now
+            // rather than announce a retry that cannot happen.
+            if attempt == max_attempts || opened {
+                return Err(ModelError::Exhausted {
+                    attempts: attempt,
+                    last: Box::new(err),
+                });
+            }
+            let delay = self.policy.delay(attempt, err.retry_after());
+            on_update(StreamUpdate::Retry(RetryNotice {
+                attempt,
+                max_attempts,
+                delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+                reason: err.to_string(),
+            }));
+            tokio::time::sleep(delay).await;
+            last = Some(err);
+        }
+        // Unreachable: the loop returns on its last attempt. Kept total without panicking.
+        Err(last.unwrap_or(ModelError::Cancelled))
+    }
+}
+
+impl<C: ModelClient> ModelClient for RetryingClient<C> {
+    fn info(&self) -> &ModelInfo {
+        self.inner.info()
+    }
+
+    fn stream<'a>(
+        &'a self,
+        req: &'a ModelRequest,
+        on_update: &'a mut (dyn FnMut(StreamUpdate) + Send),
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        Box::pin(self.run(req, on_update))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use atto_protocol::{StopReason, Usage};
+
+    use super::*;
+    use crate::Wire;
+    use crate::breaker::BreakerPolicy;
+    use crate::breaker::tests::ManualClock;
+
+    #[test]
+    fn backoff_doubles_and_is_capped() {
+        let p = RetryPolicy {
+            max_attempts: 10,
+            base_delay: Duration::from_millis(100),
+            max_delay: Duration::from_millis(1000),
+        };
+        for _ in 0..50 {
+            let d1 = p.delay(1, None);
+            assert!(d1 >= Duration::from_millis(100) && d1 <= Duration::from_millis(150));
+            let d3 = p.delay(3, None);
+            assert!(d3 >= Duration::from_millis(400) && d3 <= Duration::from_millis(450));
+            assert_eq!(p.delay(40, None), Duration::from_millis(1000));
+        }
+        assert_eq!(
+            p.delay(1, Some(Duration::from_secs(30))),
+            Duration::from_millis(1000)
+        );
+        assert_eq!(p.delay(1, Some(Duration::ZERO)), Duration::ZERO);
+    }
+
+    #[test]
+    fn retry_after_seconds_and_http_dates() {
+        let now = UNIX_EPOCH + Duration::from_secs(784_111_767); // Sun, 06 Nov 1994 08:49:27 GMT
+        assert_eq!(parse_retry_after(" 7 ", now), Some(Duration::from_secs(7)));
+        assert_eq!(
+            parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", now),
+            Some(Duration::from_secs(10))
+        );
+        assert_eq!(
+            parse_retry_after("Sun, 06 Nov 1994 08:00:00 GMT", now),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(parse_http_date("Thu, 01 Jan 1970 00:00:00 GMT"), Some(0));
+        assert_eq!(
+            parse_http_date("Tue, 29 Feb 2000 12:00:00 GMT"),
+            Some(951_825_600)
+        );
+        assert_eq!(parse_retry_after("soon", now), None);
+        assert_eq!(parse_retry_after("-1", now), None);
+    }
+
+    /// A client that replays scripted outcomes.
+    struct Scripted {
+        info: ModelInfo,
+        outcomes: Mutex<Vec<Result<(), ModelError>>>,
+        calls: Mutex<u32>,
+    }
+
+    impl ModelClient for Scripted {
+        fn info(&self) -> &ModelInfo {
+            &self.info
+        }
+        fn stream<'a>(
+            &'a self,
+            _req: &'a ModelRequest,
+            _on_update: &'a mut (dyn FnMut(StreamUpdate) + Send),
+        ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+            *self.calls.lock().unwrap() += 1;
+            let next = self.outcomes.lock().unwrap().remove(0);
+            Box::pin(async move {
+                next.map(|()| ModelResponse {
+                    parts: Vec::new(),
+                    stop: StopReason::EndTurn,
+                    usage: Usage::default(),
+                    model: "m".into(),
+                })
+            })
+        }
+    }
+
+    fn client(outcomes: Vec<Result<(), ModelError>>) -> (RetryingClient<Scripted>, ManualClock) {
+        let clock = ManualClock::new();
+        let breaker = Arc::new(Breaker::with_clock(
+            BreakerPolicy::default(),
+            Box::new(clock.clone()),
+        ));
+        let inner = Scripted {
+            info: ModelInfo {
+                provider: "p".into(),
+                model: "m".into(),
+                wire: Wire::Chat,
+                base_url: "http://x".into(),
+            },
+            outcomes: Mutex::new(outcomes),
+            calls: Mutex::new(0),
+        };
+        let policy = RetryPolicy {
+            max_attempts: 5,
+            base_delay: Duration::from_millis(1),
+            max_delay: Duration::from_millis(2),
+        };
+        (RetryingClient::new(inner, policy, breaker), clock)
+    }
+
+    fn request() -> ModelRequest {
+        ModelRequest {
+            system: String::new(),
+            messages: Vec::new(),
+            tools: Vec::new(),
+            max_output_tokens: 10,
+        }
+    }
+
+    fn server_error() -> ModelError {
+        ModelError::Status {
+            status: 500,
+            message: "boom".into(),
+            retry_after: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn retries_then_succeeds_with_one_notice_per_retry() {
+        let (c, _) = client(vec![
+            Err(server_error()),
+            Err(ModelError::StreamCut("x".into())),
+            Ok(()),
+        ]);
+        let mut notices = Vec::new();
+        let r = c.stream(&request(), &mut |u| notices.push(u)).await;
+        assert!(r.is_ok());
+        assert_eq!(notices.len(), 2);
+        let StreamUpdate::Retry(n) = &notices[0] else {
+            panic!("{notices:?}")
+        };
+        assert_eq!((n.attempt, n.max_attempts), (1, 5));
+        assert!(n.reason.contains("HTTP 500"), "{}", n.reason);
+    }
+
+    #[tokio::test]
+    async fn non_retryable_fails_at_once() {
+        let (c, _) = client(vec![
+            Err(ModelError::BadRequest {
+                message: "no".into(),
+            }),
+            Ok(()),
+        ]);
+        let mut notices = Vec::new();
+        let r = c.stream(&request(), &mut |u| notices.push(u)).await;
+        assert!(matches!(r, Err(ModelError::BadRequest { .. })));
+        assert!(notices.is_empty());
+        assert_eq!(*c.inner.calls.lock().unwrap(), 1);
+    }
+
+    #[tokio::test]
+    async fn breaker_stops_hammering_and_the_result_stays_retryable() {
+        let (c, clock) = client((0..5).map(|_| Err(server_error())).collect());
+        let r = c.stream(&request(), &mut |_| {}).await;
+        let err = r.unwrap_err();
+        assert!(
+            matches!(&err, ModelError::Exhausted { attempts: 3, last } if matches!(**last, ModelError::Status { status: 500, .. })),
+            "{err:?}"
+        );
+        assert!(err.is_retryable());
+        assert_eq!(*c.inner.calls.lock().unwrap(), 3);
+        // The next call fails fast without a request.
+        let err = c.stream(&request(), &mut |_| {}).await.unwrap_err();
+        assert!(matches!(err, ModelError::CircuitOpen { .. }), "{err:?}");
+        assert_eq!(*c.inner.calls.lock().unwrap(), 3);
+        // After the cooldown a trial goes through and, failing, reopens the breaker.
+        clock.advance(Duration::from_secs(60));
+        let err = c.stream(&request(), &mut |_| {}).await.unwrap_err();
+        assert!(
+            matches!(err, ModelError::Exhausted { attempts: 1, .. }),
+            "{err:?}"
+        );
+        assert_eq!(*c.inner.calls.lock().unwrap(), 4);
+    }
+
+    #[tokio::test]
+    async fn all_attempts_used_gives_exhausted() {
+        let mut outcomes: Vec<Result<(), ModelError>> = (0..5)
+            .map(|_| Err(ModelError::Transport("refused".into())))
+            .collect();
+        outcomes.push(Ok(()));
+        let (mut c, _) = client(outcomes);
+        c.policy.max_attempts = 2;
+        let err = c.stream(&request(), &mut |_| {}).await.unwrap_err();
+        assert!(
+            matches!(err, ModelError::Exhausted { attempts: 2, .. }),
+            "{err:?}"
+        );
+        assert!(err.is_retryable());
+    }
+}

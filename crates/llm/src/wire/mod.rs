@@ -1,0 +1,315 @@
+//! The three wire formats behind one small interface: where to send, what to send,
+//! and a decoder that turns SSE events into updates and a final reply.
+//!
+//! Owns the dispatch between formats and the reply assembly they share ([`Slots`]).
+//! Each submodule owns one provider format; none does I/O (`http` does).
+
+pub(crate) mod anthropic;
+pub(crate) mod chat;
+pub(crate) mod responses;
+
+use atto_protocol::{AssistantPart, ToolCall};
+use serde::de::DeserializeOwned;
+
+use crate::sse::SseEvent;
+use crate::{ModelError, ModelRequest, ModelResponse, StreamUpdate, Wire};
+
+/// The URL a request for `wire` goes to.
+pub(crate) fn endpoint(wire: Wire, base_url: &str) -> String {
+    match wire {
+        Wire::Chat => format!("{base_url}/chat/completions"),
+        Wire::Responses => format!("{base_url}/responses"),
+        // The preset root has no version; a root already ending in /v1 is accepted too.
+        Wire::Anthropic if base_url.ends_with("/v1") => format!("{base_url}/messages"),
+        Wire::Anthropic => format!("{base_url}/v1/messages"),
+    }
+}
+
+/// The JSON request body for `wire`.
+pub(crate) fn body(wire: Wire, model: &str, req: &ModelRequest) -> serde_json::Value {
+    match wire {
+        Wire::Chat => chat::body(model, req),
+        Wire::Responses => responses::body(model, req),
+        Wire::Anthropic => anthropic::body(model, req),
+    }
+}
+
+/// A stream decoder for one wire format.
+pub(crate) enum Decoder {
+    Chat(chat::Decoder),
+    Responses(responses::Decoder),
+    Anthropic(anthropic::Decoder),
+}
+
+impl Decoder {
+    pub(crate) fn new(wire: Wire, model: &str) -> Decoder {
+        match wire {
+            Wire::Chat => Decoder::Chat(chat::Decoder::new(model)),
+            Wire::Responses => Decoder::Responses(responses::Decoder::new(model)),
+            Wire::Anthropic => Decoder::Anthropic(anthropic::Decoder::new(model)),
+        }
+    }
+
+    /// Handles one event; `Ok(true)` once the stream's terminal event was seen.
+    pub(crate) fn event(
+        &mut self,
+        ev: &SseEvent,
+        on_update: &mut dyn FnMut(StreamUpdate),
+    ) -> Result<bool, ModelError> {
+        match self {
+            Decoder::Chat(d) => d.event(ev, on_update),
+            Decoder::Responses(d) => d.event(ev, on_update),
+            Decoder::Anthropic(d) => d.event(ev, on_update),
+        }
+    }
+
+    /// The reply, once the byte stream has ended; `StreamCut` if it ended too early.
+    pub(crate) fn finish(self) -> Result<ModelResponse, ModelError> {
+        match self {
+            Decoder::Chat(d) => d.finish(),
+            Decoder::Responses(d) => d.finish(),
+            Decoder::Anthropic(d) => d.finish(),
+        }
+    }
+}
+
+/// One part of a reply being assembled.
+#[derive(Debug)]
+pub(crate) enum Slot {
+    Text(String),
+    Thinking {
+        text: String,
+        signature: Option<String>,
+    },
+    Redacted(String),
+    Tool(ToolCall),
+}
+
+/// Reply parts in the order they started.
+#[derive(Debug, Default)]
+pub(crate) struct Slots(pub Vec<Slot>);
+
+impl Slots {
+    /// Appends text to the last part if it is text, else starts a text part.
+    pub(crate) fn push_text(&mut self, delta: &str) {
+        if let Some(Slot::Text(text)) = self.0.last_mut() {
+            text.push_str(delta);
+        } else {
+            self.0.push(Slot::Text(delta.to_owned()));
+        }
+    }
+
+    /// Appends reasoning to the last part if it is reasoning, else starts one.
+    pub(crate) fn push_thinking(&mut self, delta: &str) {
+        if let Some(Slot::Thinking { text, .. }) = self.0.last_mut() {
+            text.push_str(delta);
+        } else {
+            self.0.push(Slot::Thinking {
+                text: delta.to_owned(),
+                signature: None,
+            });
+        }
+    }
+
+    /// Starts a part and returns its position.
+    pub(crate) fn start(&mut self, slot: Slot) -> usize {
+        self.0.push(slot);
+        self.0.len() - 1
+    }
+
+    pub(crate) fn get_mut(&mut self, at: usize) -> Option<&mut Slot> {
+        self.0.get_mut(at)
+    }
+
+    pub(crate) fn has_tool_calls(&self) -> bool {
+        self.0.iter().any(|s| matches!(s, Slot::Tool(_)))
+    }
+
+    /// The finished parts; empty text and empty unsigned reasoning are dropped.
+    pub(crate) fn into_parts(self) -> Vec<AssistantPart> {
+        self.0
+            .into_iter()
+            .filter_map(|slot| match slot {
+                Slot::Text(text) if text.is_empty() => None,
+                Slot::Text(text) => Some(AssistantPart::Text { text }),
+                Slot::Thinking { text, signature } if text.is_empty() && signature.is_none() => {
+                    None
+                }
+                Slot::Thinking { text, signature } => {
+                    Some(AssistantPart::Thinking { text, signature })
+                }
+                Slot::Redacted(data) => Some(AssistantPart::RedactedThinking { data }),
+                Slot::Tool(call) => Some(AssistantPart::ToolCall(call)),
+            })
+            .collect()
+    }
+}
+
+/// Parses an event's JSON, mapping failure to `Decode` with a short excerpt.
+pub(crate) fn parse<T: DeserializeOwned>(data: &str) -> Result<T, ModelError> {
+    serde_json::from_str(data).map_err(|e| {
+        let mut excerpt: String = data.chars().take(120).collect();
+        if excerpt.len() < data.len() {
+            excerpt.push('…');
+        }
+        ModelError::Decode(format!("{e} in event data {excerpt:?}"))
+    })
+}
+
+/// Tool-call arguments as a JSON object for formats that need structured input:
+/// invalid or non-object text becomes `{}` (the call was already answered with an
+/// error result, so its exact arguments no longer matter to the model).
+pub(crate) fn arguments_object(arguments: &str) -> serde_json::Value {
+    match serde_json::from_str::<serde_json::Value>(arguments) {
+        Ok(v @ serde_json::Value::Object(_)) => v,
+        _ => serde_json::Value::Object(serde_json::Map::new()),
+    }
+}
+
+/// Helpers for the per-wire decode tests.
+#[cfg(test)]
+pub(crate) mod testutil {
+    use super::*;
+    use crate::sse::SseDecoder;
+
+    /// Feeds `stream` in `chunk`-byte pieces through SSE and the wire decoder.
+    pub(crate) fn decode_chunked(
+        wire: Wire,
+        stream: &str,
+        chunk: usize,
+    ) -> (Vec<StreamUpdate>, Result<ModelResponse, ModelError>) {
+        let mut updates = Vec::new();
+        let mut sse = SseDecoder::new();
+        let mut decoder = Decoder::new(wire, "requested-model");
+        let mut events = Vec::new();
+        let mut on_update = |u| updates.push(u);
+        for piece in stream.as_bytes().chunks(chunk.max(1)) {
+            sse.feed(piece, &mut events);
+            for ev in events.drain(..) {
+                match decoder.event(&ev, &mut on_update) {
+                    Ok(true) => return (updates, decoder.finish()),
+                    Ok(false) => {}
+                    Err(e) => return (updates, Err(e)),
+                }
+            }
+        }
+        sse.finish(&mut events);
+        for ev in events.drain(..) {
+            match decoder.event(&ev, &mut on_update) {
+                Ok(true) => break,
+                Ok(false) => {}
+                Err(e) => return (updates, Err(e)),
+            }
+        }
+        (updates, decoder.finish())
+    }
+
+    /// Decodes `stream` whole, and checks byte-at-a-time decoding agrees.
+    pub(crate) fn decode(
+        wire: Wire,
+        stream: &str,
+    ) -> (Vec<StreamUpdate>, Result<ModelResponse, ModelError>) {
+        let whole = decode_chunked(wire, stream, usize::MAX);
+        let bytewise = decode_chunked(wire, stream, 1);
+        assert_eq!(format!("{whole:?}"), format!("{bytewise:?}"));
+        whole
+    }
+
+    /// Concatenated text updates.
+    pub(crate) fn text_of(updates: &[StreamUpdate]) -> String {
+        updates
+            .iter()
+            .filter_map(|u| match u {
+                StreamUpdate::Text(t) => Some(t.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// A request with one of everything.
+    pub(crate) fn sample_request() -> ModelRequest {
+        use atto_protocol::{Message, ToolResult, ToolSpec};
+        ModelRequest {
+            system: "You are atto.".into(),
+            messages: vec![
+                Message::User {
+                    text: "fix it".into(),
+                },
+                Message::Assistant {
+                    parts: vec![
+                        AssistantPart::Thinking {
+                            text: "look first".into(),
+                            signature: Some("sig-1".into()),
+                        },
+                        AssistantPart::Text {
+                            text: "Reading.".into(),
+                        },
+                        AssistantPart::ToolCall(ToolCall {
+                            id: "call_a".into(),
+                            name: "read".into(),
+                            arguments: r#"{"path":"a.rs"}"#.into(),
+                        }),
+                        AssistantPart::ToolCall(ToolCall {
+                            id: "call_b".into(),
+                            name: "read".into(),
+                            arguments: r#"{"path":"#.into(),
+                        }),
+                    ],
+                },
+                Message::ToolResult(ToolResult {
+                    call_id: "call_a".into(),
+                    name: "read".into(),
+                    content: "fn a() {}".into(),
+                    is_error: false,
+                }),
+                Message::ToolResult(ToolResult {
+                    call_id: "call_b".into(),
+                    name: "read".into(),
+                    content: "invalid arguments".into(),
+                    is_error: true,
+                }),
+                Message::User {
+                    text: "and b".into(),
+                },
+            ],
+            tools: vec![ToolSpec {
+                name: "read".into(),
+                description: "Read a file".into(),
+                parameters: serde_json::json!({"type":"object","properties":{"path":{"type":"string"}}}),
+            }],
+            max_output_tokens: 4096,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints() {
+        assert_eq!(
+            endpoint(Wire::Chat, "https://api.openai.com/v1"),
+            "https://api.openai.com/v1/chat/completions"
+        );
+        assert_eq!(
+            endpoint(Wire::Anthropic, "https://api.anthropic.com"),
+            "https://api.anthropic.com/v1/messages"
+        );
+        assert_eq!(
+            endpoint(Wire::Anthropic, "https://gw.example/v1"),
+            "https://gw.example/v1/messages"
+        );
+        assert_eq!(
+            endpoint(Wire::Responses, "http://127.0.0.1:1"),
+            "http://127.0.0.1:1/responses"
+        );
+    }
+
+    #[test]
+    fn arguments_object_falls_back_to_empty() {
+        assert_eq!(arguments_object(r#"{"a":1}"#)["a"], 1);
+        assert_eq!(arguments_object(r#"{"a":"#), serde_json::json!({}));
+        assert_eq!(arguments_object("[1]"), serde_json::json!({}));
+    }
+}

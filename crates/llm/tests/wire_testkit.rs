@@ -1,0 +1,528 @@
+//! The clients against atto-testkit's scripted model server: real HTTP, real SSE framing,
+//! injected faults. Asserts on replies, updates, errors and on what was sent.
+
+// Test code: a failed unwrap is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::time::Duration;
+
+use atto_llm::{
+    ClientOptions, ModelClient, ModelError, ModelRequest, ModelResponse, ResolvedProvider,
+    RetryPolicy, Secret, StreamUpdate, Wire, connect,
+};
+use atto_protocol::{AssistantPart, Message, StopReason, ToolCall, ToolResult, ToolSpec, Usage};
+use atto_testkit::{
+    Fault, LineEnding, Reply, Script, ScriptToolCall, ScriptUsage, ScriptedServer, StreamOptions,
+};
+use serde_json::json;
+
+const WIRES: [Wire; 3] = [Wire::Chat, Wire::Responses, Wire::Anthropic];
+
+fn provider(base_url: &str, wire: Wire, key: Option<&str>) -> ResolvedProvider {
+    ResolvedProvider {
+        name: "testkit".into(),
+        base_url: base_url.into(),
+        wire,
+        model: "test-model".into(),
+        api_key: key.map(Secret::new),
+        api_key_env: key.map(|_| "TESTKIT_API_KEY".to_owned()),
+    }
+}
+
+fn fast_options(max_attempts: u32) -> ClientOptions {
+    ClientOptions {
+        retry: RetryPolicy {
+            max_attempts,
+            base_delay: Duration::from_millis(1),
+            max_delay: Duration::from_millis(5),
+        },
+        connect_timeout: Duration::from_secs(5),
+        idle_timeout: Duration::from_secs(10),
+    }
+}
+
+fn request(messages: Vec<Message>) -> ModelRequest {
+    ModelRequest {
+        system: "You are a test.".into(),
+        messages,
+        tools: vec![ToolSpec {
+            name: "read".into(),
+            description: "Read a file".into(),
+            parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+        }],
+        max_output_tokens: 1000,
+    }
+}
+
+fn user(text: &str) -> Message {
+    Message::User { text: text.into() }
+}
+
+async fn run(
+    client: &dyn ModelClient,
+    req: &ModelRequest,
+) -> (Vec<StreamUpdate>, Result<ModelResponse, ModelError>) {
+    let mut updates = Vec::new();
+    let result = client.stream(req, &mut |u| updates.push(u)).await;
+    (updates, result)
+}
+
+fn tool_reply() -> Reply {
+    Reply {
+        thinking: Some("I should read it.".into()),
+        text: Some("Reading the file — ✓ now.".into()),
+        tool_calls: vec![
+            ScriptToolCall {
+                id: Some("call_1".into()),
+                name: "read".into(),
+                arguments: json!({"path": "src/main.rs", "note": "ünïcødé"}),
+                raw_arguments: None,
+            },
+            ScriptToolCall {
+                id: Some("call_2".into()),
+                name: "read".into(),
+                arguments: json!({"path": "Cargo.toml"}),
+                raw_arguments: None,
+            },
+        ],
+        usage: Some(ScriptUsage {
+            input_tokens: 120,
+            output_tokens: 33,
+            cache_read_tokens: 4000,
+            cache_write_tokens: 0,
+        }),
+        ..Reply::default()
+    }
+}
+
+fn tool_calls(r: &ModelResponse) -> Vec<&ToolCall> {
+    r.parts
+        .iter()
+        .filter_map(|p| match p {
+            AssistantPart::ToolCall(c) => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+fn text(r: &ModelResponse) -> String {
+    r.parts
+        .iter()
+        .filter_map(|p| match p {
+            AssistantPart::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+async fn round_trip(wire: Wire, options: StreamOptions) {
+    let script = Script {
+        replies: vec![tool_reply(), Reply::text("All done.")],
+        options,
+    };
+    let server = ScriptedServer::start(script).await.unwrap();
+    let client = connect(
+        &provider(&server.base_url(), wire, Some("sk-test-123456")),
+        fast_options(1),
+    )
+    .unwrap();
+    assert_eq!(client.info().wire, wire);
+
+    let mut req = request(vec![user("read main")]);
+    let (updates, result) = run(client.as_ref(), &req).await;
+    let first = result.unwrap_or_else(|e| panic!("{wire}: {e}"));
+    assert_eq!(first.stop, StopReason::ToolUse, "{wire}");
+    assert_eq!(text(&first), "Reading the file — ✓ now.", "{wire}");
+    let calls = tool_calls(&first);
+    assert_eq!(calls.len(), 2, "{wire}");
+    assert_eq!(calls[0].id, "call_1");
+    let args: serde_json::Value = serde_json::from_str(&calls[0].arguments).unwrap();
+    assert_eq!(
+        args,
+        json!({"path": "src/main.rs", "note": "ünïcødé"}),
+        "{wire}"
+    );
+    assert_eq!(
+        first.usage,
+        Usage {
+            input_tokens: 120,
+            output_tokens: 33,
+            cache_read_tokens: 4000,
+            cache_write_tokens: 0
+        },
+        "{wire}"
+    );
+    let streamed: String = updates
+        .iter()
+        .filter_map(|u| match u {
+            StreamUpdate::Text(t) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(streamed, "Reading the file — ✓ now.", "{wire}");
+    assert!(
+        updates
+            .iter()
+            .any(|u| matches!(u, StreamUpdate::Thinking(_))),
+        "{wire}: {updates:?}"
+    );
+    assert!(
+        updates.contains(&StreamUpdate::ToolCallBegin {
+            id: "call_2".into(),
+            name: "read".into()
+        }),
+        "{wire}"
+    );
+
+    // Second turn: the reply and its tool results go back.
+    req.messages.push(Message::Assistant {
+        parts: first.parts.clone(),
+    });
+    for call in calls {
+        req.messages.push(Message::ToolResult(ToolResult {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            content: format!("contents of {}", call.id),
+            is_error: false,
+        }));
+    }
+    let (_, result) = run(client.as_ref(), &req).await;
+    let second = result.unwrap();
+    assert_eq!(text(&second), "All done.");
+    assert_eq!(second.stop, StopReason::EndTurn);
+
+    let sent = server.requests();
+    assert_eq!(sent.len(), 2);
+    let (path, auth_header, auth_value) = match wire {
+        Wire::Chat => (
+            "/chat/completions",
+            "authorization",
+            "Bearer sk-test-123456",
+        ),
+        Wire::Responses => ("/responses", "authorization", "Bearer sk-test-123456"),
+        Wire::Anthropic => ("/v1/messages", "x-api-key", "sk-test-123456"),
+    };
+    assert!(sent[0].path.ends_with(path), "{wire}: {}", sent[0].path);
+    assert_eq!(sent[0].method, "POST");
+    let header = |name: &str| {
+        sent[0]
+            .headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.clone())
+    };
+    assert_eq!(header(auth_header).as_deref(), Some(auth_value), "{wire}");
+    if wire == Wire::Anthropic {
+        assert_eq!(header("anthropic-version").as_deref(), Some("2023-06-01"));
+    }
+    assert_eq!(sent[0].body["model"], "test-model");
+    assert_eq!(sent[0].body["stream"], true);
+    let body = sent[1].body.to_string();
+    assert!(
+        body.contains("contents of call_1") && body.contains("contents of call_2"),
+        "{wire}"
+    );
+}
+
+#[tokio::test]
+async fn each_wire_round_trips_text_and_tool_calls() {
+    for wire in WIRES {
+        round_trip(wire, StreamOptions::default()).await;
+    }
+}
+
+#[tokio::test]
+async fn each_wire_survives_hostile_framing() {
+    for wire in WIRES {
+        for line_ending in [LineEnding::Crlf, LineEnding::Cr] {
+            let options = StreamOptions {
+                line_ending,
+                keepalive_comments: true,
+                chunk_bytes: Some(3),
+                no_trailing_newline: true,
+            };
+            round_trip(wire, options).await;
+        }
+    }
+}
+
+#[tokio::test]
+async fn rate_limit_with_retry_after_zero_then_success() {
+    for wire in WIRES {
+        let server = ScriptedServer::start(Script::new(vec![
+            Reply {
+                fault: Some(Fault::Status {
+                    status: 429,
+                    body: None,
+                    retry_after: Some("0".into()),
+                }),
+                ..Reply::default()
+            },
+            Reply::text("after the wait"),
+        ]))
+        .await
+        .unwrap();
+        // A long base delay: only the server's Retry-After: 0 keeps this test fast.
+        let mut options = fast_options(3);
+        options.retry.base_delay = Duration::from_secs(30);
+        options.retry.max_delay = Duration::from_secs(60);
+        let client = connect(&provider(&server.base_url(), wire, None), options).unwrap();
+        let started = std::time::Instant::now();
+        let (updates, result) = run(client.as_ref(), &request(vec![user("hi")])).await;
+        assert!(started.elapsed() < Duration::from_secs(10));
+        assert_eq!(text(&result.unwrap()), "after the wait", "{wire}");
+        let retries: Vec<_> = updates
+            .iter()
+            .filter_map(|u| match u {
+                StreamUpdate::Retry(n) => Some(n),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(retries.len(), 1, "{wire}: {updates:?}");
+        assert_eq!((retries[0].attempt, retries[0].max_attempts), (1, 3));
+        assert_eq!(retries[0].delay_ms, 0);
+        assert!(retries[0].reason.contains("429"), "{}", retries[0].reason);
+        assert_eq!(server.requests().len(), 2);
+    }
+}
+
+#[tokio::test]
+async fn server_errors_exhaust_and_stay_retryable() {
+    let fail = || Reply {
+        fault: Some(Fault::Status {
+            status: 500,
+            body: None,
+            retry_after: None,
+        }),
+        ..Reply::default()
+    };
+    let server = ScriptedServer::start(Script::new((0..6).map(|_| fail()).collect()))
+        .await
+        .unwrap();
+    let client = connect(
+        &provider(&server.base_url(), Wire::Chat, None),
+        fast_options(5),
+    )
+    .unwrap();
+    let (updates, result) = run(client.as_ref(), &request(vec![user("hi")])).await;
+    let err = result.unwrap_err();
+    assert!(err.is_retryable(), "{err:?}");
+    // The circuit breaker opens after three failures, before the five attempts are used.
+    assert!(
+        matches!(&err, ModelError::Exhausted { attempts: 3, last } if matches!(**last, ModelError::Status { status: 500, .. })),
+        "{err:?}"
+    );
+    assert_eq!(server.requests().len(), 3);
+    assert_eq!(updates.len(), 2);
+    // Further calls fail fast without reaching the server.
+    let (_, result) = run(client.as_ref(), &request(vec![user("hi")])).await;
+    assert!(
+        matches!(result, Err(ModelError::CircuitOpen { .. })),
+        "{result:?}"
+    );
+    assert_eq!(server.requests().len(), 3);
+}
+
+#[tokio::test]
+async fn unauthorized_fails_at_once_with_a_hint_and_no_key() {
+    for wire in WIRES {
+        let key = "sk-secret-abcdef987654";
+        let server = ScriptedServer::start(Script::new(vec![
+            Reply {
+                fault: Some(Fault::Status {
+                    status: 401,
+                    body: Some(format!(
+                        r#"{{"error":{{"type":"authentication_error","message":"Incorrect API key provided: {key}"}}}}"#
+                    )),
+                    retry_after: None,
+                }),
+                ..Reply::default()
+            },
+            Reply::text("never"),
+        ]))
+        .await
+        .unwrap();
+        let client = connect(
+            &provider(&server.base_url(), wire, Some(key)),
+            fast_options(5),
+        )
+        .unwrap();
+        let (updates, result) = run(client.as_ref(), &request(vec![user("hi")])).await;
+        let err = result.unwrap_err();
+        assert!(
+            matches!(err, ModelError::Auth { status: 401, .. }),
+            "{wire}: {err:?}"
+        );
+        assert!(!err.is_retryable());
+        let shown = format!("{err} {err:?}");
+        assert!(shown.contains("TESTKIT_API_KEY"), "{shown}");
+        assert!(!shown.contains(key), "{shown}");
+        assert!(updates.is_empty());
+        assert_eq!(server.requests().len(), 1, "{wire}");
+    }
+}
+
+#[tokio::test]
+async fn cut_streams_malformed_chunks_and_error_events_are_retried() {
+    let faults = [
+        Fault::Cut { after_events: 3 },
+        Fault::MalformedChunk { after_events: 2 },
+        Fault::ErrorEvent {
+            after_events: 2,
+            error_type: "overloaded_error".into(),
+            message: "busy".into(),
+        },
+    ];
+    for wire in WIRES {
+        for fault in &faults {
+            let server = ScriptedServer::start(Script::new(vec![
+                Reply {
+                    fault: Some(fault.clone()),
+                    ..tool_reply()
+                },
+                tool_reply(),
+            ]))
+            .await
+            .unwrap();
+            let client =
+                connect(&provider(&server.base_url(), wire, None), fast_options(3)).unwrap();
+            let (updates, result) = run(client.as_ref(), &request(vec![user("hi")])).await;
+            let r = result.unwrap_or_else(|e| panic!("{wire} {fault:?}: {e}"));
+            assert_eq!(tool_calls(&r).len(), 2, "{wire} {fault:?}");
+            let retries = updates
+                .iter()
+                .filter(|u| matches!(u, StreamUpdate::Retry(_)))
+                .count();
+            assert_eq!(retries, 1, "{wire} {fault:?}: {updates:?}");
+            assert_eq!(server.requests().len(), 2);
+        }
+    }
+}
+
+#[tokio::test]
+async fn cut_tool_arguments_are_never_returned() {
+    for wire in WIRES {
+        let reply = Reply {
+            fault: Some(Fault::Cut { after_events: 6 }),
+            ..tool_reply()
+        };
+        let server = ScriptedServer::start(Script::new(vec![reply]))
+            .await
+            .unwrap();
+        let client = connect(&provider(&server.base_url(), wire, None), fast_options(1)).unwrap();
+        let (_, result) = run(client.as_ref(), &request(vec![user("hi")])).await;
+        let err = result.unwrap_err();
+        assert!(
+            matches!(&err, ModelError::Exhausted { last, .. } if matches!(**last, ModelError::StreamCut(_))),
+            "{wire}: {err:?}"
+        );
+        assert!(err.is_retryable());
+    }
+}
+
+#[tokio::test]
+async fn max_tokens_stop_returns_raw_cut_off_arguments() {
+    for wire in WIRES {
+        let reply = Reply {
+            tool_calls: vec![ScriptToolCall {
+                id: Some("call_w".into()),
+                name: "write".into(),
+                arguments: json!(null),
+                raw_arguments: Some(r#"{"path":"a.txt","content":"hel"#.into()),
+            }],
+            stop: Some(atto_testkit::ScriptStop::MaxTokens),
+            ..Reply::default()
+        };
+        let server = ScriptedServer::start(Script::new(vec![reply]))
+            .await
+            .unwrap();
+        let client = connect(&provider(&server.base_url(), wire, None), fast_options(1)).unwrap();
+        let (_, result) = run(client.as_ref(), &request(vec![user("hi")])).await;
+        let r = result.unwrap_or_else(|e| panic!("{wire}: {e}"));
+        assert_eq!(r.stop, StopReason::MaxTokens, "{wire}");
+        assert_eq!(
+            tool_calls(&r)[0].arguments,
+            r#"{"path":"a.txt","content":"hel"#
+        );
+    }
+}
+
+#[tokio::test]
+async fn connection_refused_is_a_retryable_transport_error() {
+    // A port that was just free: nothing listens there now.
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let base = format!("http://127.0.0.1:{port}");
+    let client = connect(&provider(&base, Wire::Chat, None), fast_options(2)).unwrap();
+    let (updates, result) = run(client.as_ref(), &request(vec![user("hi")])).await;
+    let err = result.unwrap_err();
+    assert!(
+        matches!(&err, ModelError::Exhausted { attempts: 2, last } if matches!(**last, ModelError::Transport(_))),
+        "{err:?}"
+    );
+    assert!(err.is_retryable());
+    assert!(err.to_string().contains(&base), "{err}");
+    assert_eq!(updates.len(), 1);
+}
+
+#[tokio::test]
+async fn dropping_the_call_cancels_it() {
+    let slow = Reply {
+        delay_ms: 5_000,
+        ..Reply::text("too late")
+    };
+    let server = ScriptedServer::start(Script::new(vec![slow, Reply::text("fresh")]))
+        .await
+        .unwrap();
+    let client = connect(
+        &provider(&server.base_url(), Wire::Chat, None),
+        fast_options(1),
+    )
+    .unwrap();
+    let req = request(vec![user("hi")]);
+    let timed_out = tokio::time::timeout(Duration::from_millis(200), async {
+        let mut sink = |_u: StreamUpdate| {};
+        client.stream(&req, &mut sink).await
+    })
+    .await;
+    assert!(timed_out.is_err(), "the slow call was still running");
+    // The client stays usable, and the breaker did not count the cancellation.
+    let (_, result) = run(client.as_ref(), &req).await;
+    assert_eq!(text(&result.unwrap()), "fresh");
+}
+
+#[tokio::test]
+async fn json_instead_of_a_stream_is_classified_not_retried_blindly() {
+    let ok_json = |body: &str| Reply {
+        fault: Some(Fault::Status {
+            status: 200,
+            body: Some(body.to_owned()),
+            retry_after: None,
+        }),
+        ..Reply::default()
+    };
+    let server = ScriptedServer::start(Script::new(vec![
+        ok_json(r#"{"error":{"type":"invalid_request_error","message":"model not found"}}"#),
+        ok_json(r#"{"id":"x","choices":[{"message":{"content":"unstreamed"}}]}"#),
+    ]))
+    .await
+    .unwrap();
+    let client = connect(
+        &provider(&server.base_url(), Wire::Chat, None),
+        fast_options(3),
+    )
+    .unwrap();
+    let (_, result) = run(client.as_ref(), &request(vec![user("hi")])).await;
+    let err = result.unwrap_err();
+    assert!(
+        matches!(&err, ModelError::Provider { message, .. } if message == "model not found"),
+        "{err:?}"
+    );
+    let (_, result) = run(client.as_ref(), &request(vec![user("hi")])).await;
+    let err = result.unwrap_err();
+    assert!(matches!(err, ModelError::BadRequest { .. }), "{err:?}");
+    assert!(err.to_string().contains("event stream"), "{err}");
+    assert_eq!(server.requests().len(), 2, "neither was retried");
+}
