@@ -17,6 +17,12 @@ pub enum ModelError {
         "could not reach the model server: {0}. No reply was received; check the network and the base URL, then try again"
     )]
     Transport(String),
+    /// Nothing listens at the base URL: the connection was refused. Deterministic for a
+    /// wrong URL or a local server that is not running, so it is not retried.
+    #[error(
+        "nothing is listening at {0} (connection refused). No request was sent; check the base URL and that the server is running"
+    )]
+    Refused(String),
     /// The server answered with an HTTP error status.
     #[error("the model server answered HTTP {status}: {message}. {}", status_advice(*.status))]
     Status {
@@ -213,6 +219,7 @@ impl ModelError {
             | ModelError::ContextTooLong { .. }
             | ModelError::CircuitOpen { .. }
             | ModelError::Setup(_)
+            | ModelError::Refused(_)
             | ModelError::Cancelled => false,
         }
     }

@@ -114,6 +114,9 @@ impl HttpModelClient {
     }
 
     fn transport(&self, e: &reqwest::Error) -> ModelError {
+        if is_refused(e) {
+            return ModelError::Refused(self.url.clone());
+        }
         let what = if e.is_connect() {
             if e.is_timeout() {
                 "connection timed out"
@@ -288,4 +291,18 @@ impl ModelClient for HttpModelClient {
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         Box::pin(self.call(req, on_update))
     }
+}
+
+/// Whether the connection was refused (no listener), found anywhere in the error chain.
+fn is_refused(e: &reqwest::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
+    while let Some(err) = source {
+        if let Some(io) = err.downcast_ref::<std::io::Error>()
+            && io.kind() == std::io::ErrorKind::ConnectionRefused
+        {
+            return true;
+        }
+        source = err.source();
+    }
+    false
 }

@@ -448,8 +448,9 @@ async fn max_tokens_stop_returns_raw_cut_off_arguments() {
 }
 
 #[tokio::test]
-async fn connection_refused_is_a_retryable_transport_error() {
-    // A port that was just free: nothing listens there now.
+async fn connection_refused_fails_at_once_naming_the_url() {
+    // A port that was just free: nothing listens there now. A refusal is deterministic
+    // (wrong URL, local server not started), so it is not retried.
     let port = {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         listener.local_addr().unwrap().port()
@@ -458,13 +459,10 @@ async fn connection_refused_is_a_retryable_transport_error() {
     let client = connect(&provider(&base, Wire::Chat, None), fast_options(2)).unwrap();
     let (updates, result) = run(client.as_ref(), &request(vec![user("hi")])).await;
     let err = result.unwrap_err();
-    assert!(
-        matches!(&err, ModelError::Exhausted { attempts: 2, last } if matches!(**last, ModelError::Transport(_))),
-        "{err:?}"
-    );
-    assert!(err.is_retryable());
+    assert!(matches!(&err, ModelError::Refused(_)), "{err:?}");
+    assert!(!err.is_retryable());
     assert!(err.to_string().contains(&base), "{err}");
-    assert_eq!(updates.len(), 1);
+    assert!(updates.is_empty(), "no retry announced: {updates:?}");
 }
 
 #[tokio::test]

@@ -152,9 +152,21 @@ pub struct FinalResult {
     /// Why it failed, when it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
-    /// Whether the failure is worth retrying later (network, provider down).
-    #[serde(default)]
-    pub retryable: bool,
+    /// What kind of failure it was, when it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<FailureKind>,
     /// Wall time.
     pub duration_ms: u64,
+}
+
+/// What kind of failure ended a turn; decides the exit code of a headless run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    /// Setup is wrong: credentials, endpoint, model name. Fix the config and rerun.
+    Config,
+    /// Infrastructure failed (network, provider down after retries); worth retrying later.
+    Transient,
+    /// The provider refused the request for another reason (bad request, context too long).
+    Request,
 }

@@ -9,7 +9,7 @@ mod message;
 mod op;
 mod tool;
 
-pub use event::{Event, FinalResult, RetryNotice, ToolCallStatus, TurnStatus};
+pub use event::{Event, FailureKind, FinalResult, RetryNotice, ToolCallStatus, TurnStatus};
 pub use message::{AssistantPart, Message, StopReason, ToolCall, ToolResult, Usage};
 pub use op::Op;
 pub use tool::{DangerLevel, ToolSpec};

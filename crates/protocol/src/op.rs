@@ -13,6 +13,7 @@ pub enum Op {
     },
     /// Cancel the running turn; the session stays usable.
     Interrupt,
-    /// End the session after cancelling any running turn.
+    /// End the session once the ops sent before it are done (send `Interrupt` first to
+    /// cancel a running turn).
     Shutdown,
 }
