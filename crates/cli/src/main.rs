@@ -1,1 +1,169 @@
-fn main() {}
+//! The `atto` binary: parses the command line and wires front ends to the engine.
+//! Nothing here decides behaviour; it only connects the crates that do.
+
+mod config;
+mod demo;
+mod exec;
+mod render;
+mod repl;
+mod setup;
+
+use std::path::PathBuf;
+
+use atto_llm::Wire;
+use clap::{Args, Parser, Subcommand};
+
+use crate::config::Config;
+use crate::setup::{Launch, LimitFlags, SetupError};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "atto",
+    version,
+    about = "A terminal AI coding agent that does exactly what it says.",
+    args_conflicts_with_subcommands = true
+)]
+struct Cli {
+    #[command(flatten)]
+    global: GlobalArgs,
+    #[command(subcommand)]
+    command: Option<Command>,
+    /// A first prompt for the interactive session.
+    prompt: Option<String>,
+}
+
+/// Options every command accepts.
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// Provider: openai, anthropic, deepseek, openrouter, ollama, lmstudio, vllm, or a
+    /// [providers.NAME] table from the config.
+    #[arg(long, global = true, value_name = "NAME")]
+    pub provider: Option<String>,
+    /// Model id to send to the provider.
+    #[arg(long, global = true, value_name = "MODEL")]
+    pub model: Option<String>,
+    /// Base URL of an OpenAI- or Anthropic-compatible endpoint.
+    #[arg(long, global = true, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Wire protocol: chat, responses or anthropic.
+    #[arg(long, global = true, value_name = "WIRE", value_parser = parse_wire)]
+    pub wire: Option<Wire>,
+    /// Config file to use instead of ~/.config/atto/config.toml.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Workspace root (default: the enclosing git repository, else the current directory).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+}
+
+fn parse_wire(s: &str) -> Result<Wire, String> {
+    s.parse::<Wire>()
+        .map_err(|_| format!("unknown wire '{s}' (expected chat, responses or anthropic)"))
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run one task without a terminal and exit (0 done, 1 failed, 2 bad usage or
+    /// config, 75 retryable infrastructure failure, 130 cancelled).
+    Exec(exec::ExecArgs),
+    /// Watch the whole agent loop run offline against a scripted model.
+    Demo(demo::DemoArgs),
+}
+
+/// Process exit codes (DESIGN.md §5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExitCode {
+    Ok = 0,
+    Failed = 1,
+    Usage = 2,
+    Retryable = 75,
+    Cancelled = 130,
+}
+
+/// A failure before or outside a session, reported as one line.
+#[derive(Debug)]
+pub struct Failure {
+    code: ExitCode,
+    message: String,
+}
+
+impl Failure {
+    pub fn usage(message: impl Into<String>) -> Self {
+        Self {
+            code: ExitCode::Usage,
+            message: message.into(),
+        }
+    }
+}
+
+impl From<SetupError> for Failure {
+    fn from(err: SetupError) -> Self {
+        Failure::usage(err.0)
+    }
+}
+
+impl From<config::ConfigError> for Failure {
+    fn from(err: config::ConfigError) -> Self {
+        Failure::usage(err.to_string())
+    }
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let code = match run(cli) {
+        Ok(code) => code,
+        Err(failure) => {
+            eprintln!("atto: {}", failure.message);
+            failure.code
+        }
+    };
+    std::process::exit(code as i32);
+}
+
+fn run(cli: Cli) -> Result<ExitCode, Failure> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure {
+            code: ExitCode::Failed,
+            message: format!("cannot start the async runtime: {e}"),
+        })?;
+    match cli.command {
+        Some(Command::Demo(args)) => runtime.block_on(demo::run(args, cli.global.wire)),
+        Some(Command::Exec(args)) => {
+            let config = Config::load(cli.global.config.as_deref())?;
+            let task = exec::task_text(&args)?;
+            let provider = setup::provider(&cli.global, &config)?;
+            let (workspace, cwd) = setup::workspace(cli.global.workspace.as_deref())?;
+            let limits = LimitFlags {
+                max_rounds: args.max_rounds,
+                max_duration_secs: args.timeout,
+            };
+            runtime.block_on(async {
+                let (handle, session_id) = setup::start(Launch {
+                    provider: &provider,
+                    config: &config,
+                    workspace,
+                    cwd,
+                    limits,
+                })?;
+                Ok(exec::run(handle, &session_id, task, args.output_format).await)
+            })
+        }
+        None => {
+            let config = Config::load(cli.global.config.as_deref())?;
+            let provider = setup::provider(&cli.global, &config)?;
+            let (workspace, cwd) = setup::workspace(cli.global.workspace.as_deref())?;
+            runtime.block_on(async {
+                let (handle, _) = setup::start(Launch {
+                    provider: &provider,
+                    config: &config,
+                    workspace,
+                    cwd,
+                    limits: LimitFlags::default(),
+                })?;
+                Ok(repl::run(handle, cli.prompt).await)
+            })
+        }
+    }
+}

@@ -1,1 +1,20 @@
-//! placeholder crate root, replaced as the crate is written.
+//! atto's engine: a session actor that runs the turn loop of DESIGN.md §2 behind an
+//! [`AgentHandle`], and the tool orchestrator every tool call passes through.
+//!
+//! Owns: conversation history of a live session, building model requests (system
+//! prompt, project instructions), limits, cancellation, running tool calls.
+//! Does not own: wire formats (atto-llm), what tools do (atto-tools), how events are
+//! shown (front ends), persistence (a later store crate).
+
+mod failure;
+mod handle;
+mod limits;
+mod orchestrator;
+mod prompt;
+mod session;
+mod truncate;
+
+pub use handle::{AgentHandle, OpSender, SessionClosed};
+pub use limits::Limits;
+pub use prompt::{ProjectInstructions, find_project_instructions};
+pub use session::{SessionOptions, spawn_session};

@@ -1,0 +1,173 @@
+//! The user's configuration file (`~/.config/atto/config.toml`, or `--config PATH`).
+//!
+//! Owns: reading and validating the TOML, and where it lives. Provider resolution
+//! itself is atto-llm's; this module only hands it the tables.
+//! The project's `.atto/config.toml` is not read yet: a cloned repository must never be
+//! able to redirect where API keys are sent, so project config will only ever tighten
+//! permissions once they exist.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use atto_llm::{ProviderSettings, RetryPolicy, Wire};
+use serde::Deserialize;
+
+/// The whole config file. Unknown keys are errors, so typos do not pass silently.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Provider name (preset or a `[providers.NAME]` table).
+    pub provider: Option<String>,
+    /// Model id.
+    pub model: Option<String>,
+    /// Base URL override.
+    pub base_url: Option<String>,
+    /// Wire protocol override.
+    pub wire: Option<Wire>,
+    /// Custom providers and preset overrides.
+    #[serde(default)]
+    pub providers: BTreeMap<String, ProviderSettings>,
+    /// Per-turn limits.
+    #[serde(default)]
+    pub limits: LimitsConfig,
+    /// Retry behaviour for model calls.
+    #[serde(default)]
+    pub retry: RetryConfig,
+}
+
+/// `[limits]`
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LimitsConfig {
+    pub max_rounds: Option<u32>,
+    pub max_tokens: Option<u64>,
+    pub max_duration_secs: Option<u64>,
+    pub max_output_tokens: Option<u32>,
+}
+
+/// `[retry]`
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RetryConfig {
+    pub max_attempts: Option<u32>,
+    pub base_delay_ms: Option<u64>,
+    pub max_delay_ms: Option<u64>,
+}
+
+/// A config problem; the message names the file and what is wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("invalid config {path}: {message}")]
+    Parse { path: PathBuf, message: String },
+}
+
+impl Config {
+    /// Loads `explicit` (which must exist) or the default user config (which may not).
+    pub fn load(explicit: Option<&Path>) -> Result<Config, ConfigError> {
+        let (path, required) = match explicit {
+            Some(p) => (p.to_path_buf(), true),
+            None => match default_path() {
+                Some(p) => (p, false),
+                None => return Ok(Config::default()),
+            },
+        };
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(err) if !required && err.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Config::default());
+            }
+            Err(source) => return Err(ConfigError::Read { path, source }),
+        };
+        Self::parse(&text, &path)
+    }
+
+    fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+        toml::from_str(text).map_err(|err| ConfigError::Parse {
+            path: path.to_path_buf(),
+            message: one_line(&err.to_string()),
+        })
+    }
+
+    /// The retry policy, defaults filled in.
+    pub fn retry_policy(&self) -> RetryPolicy {
+        let mut policy = RetryPolicy::default();
+        if let Some(n) = self.retry.max_attempts {
+            policy.max_attempts = n.max(1);
+        }
+        if let Some(ms) = self.retry.base_delay_ms {
+            policy.base_delay = Duration::from_millis(ms);
+        }
+        if let Some(ms) = self.retry.max_delay_ms {
+            policy.max_delay = Duration::from_millis(ms);
+        }
+        policy
+    }
+}
+
+/// `$XDG_CONFIG_HOME/atto/config.toml`, else `~/.config/atto/config.toml`.
+pub fn default_path() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+    Some(base.join("atto").join("config.toml"))
+}
+
+/// TOML errors span several lines with a caret diagram; keep the gist on one line.
+fn one_line(message: &str) -> String {
+    let lines: Vec<&str> = message
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('|') && !l.chars().all(|c| c == '^'))
+        .collect();
+    lines.join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_a_full_config() {
+        let text = r#"
+            provider = "local"
+            model = "qwen"
+            [providers.local]
+            base_url = "http://127.0.0.1:9999/v1"
+            wire = "chat"
+            [limits]
+            max_rounds = 7
+            [retry]
+            base_delay_ms = 5
+        "#;
+        let config = Config::parse(text, Path::new("c.toml")).unwrap();
+        assert_eq!(config.provider.as_deref(), Some("local"));
+        assert_eq!(config.limits.max_rounds, Some(7));
+        assert_eq!(config.retry_policy().base_delay, Duration::from_millis(5));
+        assert_eq!(config.providers["local"].wire, Some(Wire::Chat));
+    }
+
+    #[test]
+    fn malformed_and_unknown_keys_are_one_line_errors() {
+        let err = Config::parse("provider = ", Path::new("c.toml")).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.starts_with("invalid config c.toml:"), "{msg}");
+        assert!(!msg.contains('\n'), "{msg}");
+        let err = Config::parse("modle = \"x\"", Path::new("c.toml")).unwrap_err();
+        assert!(err.to_string().contains("modle"), "{err}");
+        let err = Config::parse("wire = \"grpc\"", Path::new("c.toml")).unwrap_err();
+        assert!(err.to_string().contains("grpc"), "{err}");
+    }
+
+    #[test]
+    fn missing_explicit_config_is_an_error_but_missing_default_is_not() {
+        let err = Config::load(Some(Path::new("/nonexistent/atto.toml"))).unwrap_err();
+        assert!(err.to_string().contains("/nonexistent/atto.toml"));
+    }
+}

@@ -1,0 +1,252 @@
+//! Turning events into what a person reads (text) or a program reads (JSON lines).
+
+use std::io::Write;
+
+use atto_protocol::{EVENT_SCHEMA, EVENT_SCHEMA_VERSION, Event, FinalResult, ToolCallStatus};
+use serde_json::Value;
+
+/// Writes events as readable text: answer text to `text`, progress to `progress`.
+pub struct TextRenderer<T: Write, P: Write> {
+    pub text: T,
+    pub progress: P,
+    /// Whether the last thing written to `text` ended a line.
+    at_line_start: bool,
+    in_thinking: bool,
+}
+
+impl<T: Write, P: Write> TextRenderer<T, P> {
+    pub fn new(text: T, progress: P) -> Self {
+        Self {
+            text,
+            progress,
+            at_line_start: true,
+            in_thinking: false,
+        }
+    }
+
+    /// Renders one event. Write errors (a closed pipe) are ignored: output is best-effort
+    /// and must never stop the session.
+    pub fn event(&mut self, event: &Event) {
+        let _ = self.write_event(event);
+    }
+
+    fn end_text_line(&mut self) -> std::io::Result<()> {
+        if !self.at_line_start {
+            writeln!(self.text)?;
+            self.text.flush()?;
+            self.at_line_start = true;
+        }
+        self.in_thinking = false;
+        Ok(())
+    }
+
+    fn write_event(&mut self, event: &Event) -> std::io::Result<()> {
+        match event {
+            Event::TextDelta { text } => {
+                if self.in_thinking {
+                    self.end_text_line()?;
+                }
+                write!(self.text, "{text}")?;
+                self.text.flush()?;
+                self.at_line_start = text.ends_with('\n');
+            }
+            Event::ThinkingDelta { text } => {
+                if !self.in_thinking {
+                    self.end_text_line()?;
+                    write!(self.progress, "(thinking) ")?;
+                    self.in_thinking = true;
+                }
+                write!(self.progress, "{text}")?;
+                self.progress.flush()?;
+            }
+            Event::ToolCallStarted {
+                name, arguments, ..
+            } => {
+                self.end_text_line()?;
+                writeln!(self.progress, "→ {name} {}", call_target(arguments))?;
+                self.progress.flush()?;
+            }
+            Event::ToolCallFinished {
+                status,
+                duration_ms,
+                summary,
+                ..
+            } => {
+                let first = summary.lines().next().unwrap_or("");
+                let label = match status {
+                    ToolCallStatus::Ok => "ok",
+                    ToolCallStatus::Error => "error",
+                    ToolCallStatus::InvalidArguments => "not run",
+                    ToolCallStatus::Cancelled => "cancelled",
+                    ToolCallStatus::Denied => "denied",
+                };
+                writeln!(self.progress, "  {label} ({duration_ms} ms) {first}")?;
+                self.progress.flush()?;
+            }
+            Event::Retry(notice) => {
+                self.end_text_line()?;
+                writeln!(
+                    self.progress,
+                    "  retrying model call ({}/{}) in {:.1} s: {}",
+                    notice.attempt + 1,
+                    notice.max_attempts,
+                    notice.delay_ms as f64 / 1000.0,
+                    notice.reason
+                )?;
+            }
+            Event::Warning { message } => {
+                self.end_text_line()?;
+                writeln!(self.progress, "warning: {message}")?;
+            }
+            Event::Error { message } => {
+                self.end_text_line()?;
+                writeln!(self.progress, "error: {message}")?;
+            }
+            Event::TurnCompleted { result, .. } => {
+                self.end_text_line()?;
+                // A failure was already reported by its error event; one line is enough.
+                if result.status != atto_protocol::TurnStatus::Failed {
+                    writeln!(self.progress, "{}", result_line(result))?;
+                }
+                self.progress.flush()?;
+            }
+            Event::SessionStarted { .. }
+            | Event::TurnStarted { .. }
+            | Event::Usage { .. }
+            | Event::SessionEnded => {}
+        }
+        Ok(())
+    }
+}
+
+/// The most telling argument of a call, for one-line display.
+fn call_target(arguments: &Value) -> String {
+    let pick = ["command", "path", "pattern"]
+        .iter()
+        .find_map(|key| arguments.get(key).and_then(Value::as_str));
+    let text = match pick {
+        Some(s) => s.to_owned(),
+        None => match arguments {
+            Value::String(raw) => raw.clone(),
+            _ => String::new(),
+        },
+    };
+    let line = text.lines().next().unwrap_or("");
+    if line.chars().count() > 100 {
+        let cut: String = line.chars().take(100).collect();
+        format!("{cut}…")
+    } else {
+        line.to_owned()
+    }
+}
+
+/// "done · 4 model calls · 1234 tokens · $0.0012 · changed: a.py"
+pub fn result_line(result: &FinalResult) -> String {
+    let status = match result.status {
+        atto_protocol::TurnStatus::Completed => "done",
+        atto_protocol::TurnStatus::Failed => "failed",
+        atto_protocol::TurnStatus::Cancelled => "cancelled",
+        atto_protocol::TurnStatus::LimitReached => "stopped at a limit",
+    };
+    let u = &result.usage;
+    let tokens = u.input_tokens + u.output_tokens + u.cache_read_tokens + u.cache_write_tokens;
+    let cost = match result.cost_usd {
+        Some(c) => format!("${c:.4}"),
+        None => "cost unknown".to_owned(),
+    };
+    let mut line = format!(
+        "[{status} · {} model calls · {tokens} tokens · {cost}",
+        result.rounds
+    );
+    if !result.files_changed.is_empty() {
+        line.push_str(" · changed: ");
+        line.push_str(&result.files_changed.join(", "));
+    }
+    line.push(']');
+    line
+}
+
+/// One stream-json line for an event: the event's own fields plus the schema tags.
+pub fn event_json(event: &Event) -> String {
+    let value = serde_json::to_value(event).unwrap_or(Value::Null);
+    tagged(value)
+}
+
+/// The final `result` object of a headless run.
+pub fn result_json(session_id: &str, turns: u32, result: &FinalResult) -> String {
+    let mut value = serde_json::to_value(result).unwrap_or(Value::Null);
+    if let Value::Object(map) = &mut value {
+        map.insert("type".into(), Value::from("result"));
+        map.insert("session_id".into(), Value::from(session_id));
+        map.insert("turns".into(), Value::from(turns));
+    }
+    tagged(value)
+}
+
+/// `{"type":…,"schema":…,"schema_version":…, <the other fields>}`: the tags first, so a
+/// reader can dispatch on the start of the line.
+fn tagged(value: Value) -> String {
+    let Value::Object(mut map) = value else {
+        return Value::Null.to_string();
+    };
+    let kind = map.remove("type").unwrap_or(Value::Null);
+    let mut line = format!(
+        "{{\"type\":{kind},\"schema\":{},\"schema_version\":{EVENT_SCHEMA_VERSION}",
+        Value::from(EVENT_SCHEMA)
+    );
+    for (key, value) in map {
+        line.push(',');
+        line.push_str(&Value::from(key).to_string());
+        line.push(':');
+        line.push_str(&value.to_string());
+    }
+    line.push('}');
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use atto_protocol::{TurnStatus, Usage};
+
+    #[test]
+    fn json_lines_carry_type_and_schema_first() {
+        let line = event_json(&Event::TextDelta { text: "hi".into() });
+        assert_eq!(
+            line,
+            r#"{"type":"text_delta","schema":"atto.exec","schema_version":1,"text":"hi"}"#
+        );
+    }
+
+    #[test]
+    fn unknown_cost_is_null_and_said_so() {
+        let result = FinalResult {
+            status: TurnStatus::Completed,
+            rounds: 2,
+            usage: Usage::default(),
+            cost_usd: None,
+            files_changed: vec!["a.py".into()],
+            text: String::new(),
+            error: None,
+            failure: None,
+            duration_ms: 1,
+        };
+        assert!(result_json("s", 1, &result).contains(r#""cost_usd":null"#));
+        assert!(result_line(&result).contains("cost unknown"));
+        assert!(result_line(&result).contains("changed: a.py"));
+    }
+
+    #[test]
+    fn text_goes_to_text_and_tools_to_progress() {
+        let mut r = TextRenderer::new(Vec::new(), Vec::new());
+        r.event(&Event::TextDelta { text: "Hel".into() });
+        r.event(&Event::TextDelta { text: "lo".into() });
+        r.event(&Event::ToolCallStarted {
+            call_id: "1".into(),
+            name: "bash".into(),
+            arguments: serde_json::json!({"command": "ls -la\nrm x"}),
+        });
+        assert_eq!(String::from_utf8(r.text).unwrap(), "Hello\n");
+        assert_eq!(String::from_utf8(r.progress).unwrap(), "→ bash ls -la\n");
+    }
+}

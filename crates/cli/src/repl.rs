@@ -1,0 +1,75 @@
+//! The plain line-oriented session: each line on stdin is a prompt; events print as text.
+//! Used when there is no full-screen interface (scripts, pipes, dumb terminals).
+
+use atto_core::AgentHandle;
+use atto_protocol::{Event, Op};
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+use crate::ExitCode;
+use crate::render::TextRenderer;
+
+/// Runs one prompt to the end, printing it, then shuts the session down.
+pub async fn run_one(mut handle: AgentHandle, prompt: String) -> ExitCode {
+    let ops = handle.op_sender();
+    let mut renderer = TextRenderer::new(std::io::stdout(), std::io::stdout());
+    if ops.submit(Op::UserInput { text: prompt }).is_err() || ops.submit(Op::Shutdown).is_err() {
+        return ExitCode::Failed;
+    }
+    let mut code = ExitCode::Failed;
+    while let Some(event) = handle.next_event().await {
+        renderer.event(&event);
+        if let Event::TurnCompleted { result, .. } = &event {
+            code = crate::exec::exit_code(result);
+        }
+    }
+    code
+}
+
+/// Runs until stdin ends (or `/exit`), then shuts the session down.
+pub async fn run(mut handle: AgentHandle, first: Option<String>) -> ExitCode {
+    let ops = handle.op_sender();
+    let mut renderer = TextRenderer::new(std::io::stdout(), std::io::stderr());
+    let mut lines = BufReader::new(tokio::io::stdin()).lines();
+    let mut pending = first;
+    loop {
+        let prompt = match pending.take() {
+            Some(p) => p,
+            None => match lines.next_line().await {
+                Ok(Some(line)) => line,
+                Ok(None) | Err(_) => break,
+            },
+        };
+        let prompt = prompt.trim().to_owned();
+        if prompt.is_empty() {
+            continue;
+        }
+        if prompt == "/exit" || prompt == "/quit" {
+            break;
+        }
+        if ops.submit(Op::UserInput { text: prompt }).is_err() {
+            break;
+        }
+        // Wait for this turn to finish, passing Ctrl-C on as an interrupt.
+        loop {
+            let event = tokio::select! {
+                event = handle.next_event() => event,
+                signal = tokio::signal::ctrl_c() => {
+                    if signal.is_ok() {
+                        let _ = ops.submit(Op::Interrupt);
+                    }
+                    continue;
+                }
+            };
+            let Some(event) = event else {
+                return ExitCode::Failed;
+            };
+            renderer.event(&event);
+            if matches!(event, Event::TurnCompleted { .. }) {
+                break;
+            }
+        }
+    }
+    let _ = ops.submit(Op::Shutdown);
+    while handle.next_event().await.is_some() {}
+    ExitCode::Ok
+}

@@ -1,0 +1,105 @@
+//! Wiring a session together from flags and config: workspace, provider, client, tools.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use atto_core::{AgentHandle, Limits, SessionOptions, find_project_instructions, spawn_session};
+use atto_llm::{ClientOptions, ProviderChoice, ResolvedProvider};
+use atto_tools::ToolRegistry;
+
+use crate::GlobalArgs;
+use crate::config::Config;
+
+/// A setup problem: bad flags, config or environment. Always exit code 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct SetupError(pub String);
+
+/// Limits given on the command line, over the config's.
+#[derive(Debug, Default, Clone)]
+pub struct LimitFlags {
+    pub max_rounds: Option<u32>,
+    pub max_duration_secs: Option<u64>,
+}
+
+/// The workspace root: `--workspace`, else the nearest ancestor of the current directory
+/// holding `.git`, else the current directory. Returned canonical.
+pub fn workspace(flag: Option<&Path>) -> Result<(PathBuf, PathBuf), SetupError> {
+    let cwd = std::env::current_dir()
+        .map_err(|e| SetupError(format!("cannot read the current directory: {e}")))?;
+    let cwd = cwd.canonicalize().unwrap_or(cwd);
+    let root = match flag {
+        Some(dir) => dir
+            .canonicalize()
+            .map_err(|e| SetupError(format!("workspace {} is not usable: {e}", dir.display())))?,
+        None => cwd
+            .ancestors()
+            .find(|dir| dir.join(".git").exists())
+            .unwrap_or(&cwd)
+            .to_path_buf(),
+    };
+    if !root.is_dir() {
+        return Err(SetupError(format!(
+            "workspace {} is not a directory",
+            root.display()
+        )));
+    }
+    Ok((root, cwd))
+}
+
+/// Picks the provider from flags, then config, then whichever API key is set.
+pub fn provider(global: &GlobalArgs, config: &Config) -> Result<ResolvedProvider, SetupError> {
+    let choice = ProviderChoice {
+        provider: global.provider.clone().or_else(|| config.provider.clone()),
+        model: global.model.clone().or_else(|| config.model.clone()),
+        base_url: global.base_url.clone().or_else(|| config.base_url.clone()),
+        wire: global.wire.or(config.wire),
+    };
+    atto_llm::resolve(&choice, &config.providers, &|name| std::env::var(name).ok())
+        .map_err(|e| SetupError(e.to_string()))
+}
+
+/// Everything needed to start a session.
+pub struct Launch<'a> {
+    pub provider: &'a ResolvedProvider,
+    pub config: &'a Config,
+    pub workspace: PathBuf,
+    pub cwd: PathBuf,
+    pub limits: LimitFlags,
+}
+
+/// Connects the model client and starts the session.
+pub fn start(launch: Launch<'_>) -> Result<(AgentHandle, String), SetupError> {
+    let options = ClientOptions {
+        retry: launch.config.retry_policy(),
+        ..ClientOptions::default()
+    };
+    let client =
+        atto_llm::connect(launch.provider, options).map_err(|e| SetupError(e.to_string()))?;
+    let session_id = uuid::Uuid::now_v7().to_string();
+    let handle = spawn_session(SessionOptions {
+        session_id: session_id.clone(),
+        instructions: find_project_instructions(&launch.workspace, &launch.cwd),
+        workspace: launch.workspace,
+        client,
+        tools: ToolRegistry::builtin(),
+        limits: limits(launch.config, &launch.limits),
+    });
+    Ok((handle, session_id))
+}
+
+fn limits(config: &Config, flags: &LimitFlags) -> Limits {
+    let mut limits = Limits::default();
+    let c = &config.limits;
+    if let Some(n) = flags.max_rounds.or(c.max_rounds) {
+        limits.max_rounds = n.max(1);
+    }
+    limits.max_tokens = c.max_tokens;
+    if let Some(secs) = flags.max_duration_secs.or(c.max_duration_secs) {
+        limits.max_duration = Some(Duration::from_secs(secs));
+    }
+    if let Some(n) = c.max_output_tokens {
+        limits.max_output_tokens = n.max(1);
+    }
+    limits
+}

@@ -1,0 +1,126 @@
+//! Shared helpers for the binary's end-to-end tests: a temporary git workspace, a
+//! scripted model server, and running the real `atto` binary with a clean environment.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use atto_testkit::{RecordedRequest, Script, ScriptedServer};
+use serde_json::Value;
+
+pub struct Env {
+    pub dir: tempfile::TempDir,
+    pub runtime: tokio::runtime::Runtime,
+    pub server: Option<ScriptedServer>,
+}
+
+impl Env {
+    /// A temp dir holding `home/` (config) and `repo/` (a git repository).
+    pub fn new() -> Env {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("home/.config/atto")).unwrap();
+        std::fs::create_dir_all(dir.path().join("repo")).unwrap();
+        let ok = Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(dir.path().join("repo"))
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        // Fast retries so fault tests take milliseconds.
+        std::fs::write(
+            dir.path().join("home/.config/atto/config.toml"),
+            "[retry]\nmax_attempts = 4\nbase_delay_ms = 1\nmax_delay_ms = 5\n",
+        )
+        .unwrap();
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        Env {
+            dir,
+            runtime,
+            server: None,
+        }
+    }
+
+    pub fn repo(&self) -> PathBuf {
+        self.dir.path().join("repo")
+    }
+
+    pub fn write(&self, rel: &str, text: &str) {
+        let path = self.repo().join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.repo().join(rel)).unwrap()
+    }
+
+    pub fn serve(&mut self, script: Script) -> String {
+        let server = self
+            .runtime
+            .block_on(ScriptedServer::start(script))
+            .unwrap();
+        let url = server.base_url();
+        self.server = Some(server);
+        url
+    }
+
+    pub fn requests(&self) -> Vec<RecordedRequest> {
+        self.server.as_ref().unwrap().requests()
+    }
+
+    /// `atto` with HOME and XDG_CONFIG_HOME in the temp dir and no API keys set.
+    pub fn atto(&self) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_atto"));
+        cmd.current_dir(self.repo());
+        for (key, _) in std::env::vars() {
+            if key.ends_with("_API_KEY") || key.starts_with("ATTO_") {
+                cmd.env_remove(key);
+            }
+        }
+        cmd.env("HOME", self.dir.path().join("home"));
+        cmd.env("XDG_CONFIG_HOME", self.dir.path().join("home/.config"));
+        cmd.stdin(std::process::Stdio::null());
+        cmd
+    }
+
+    /// `atto exec --output-format stream-json` against the scripted server with `wire`.
+    pub fn exec(&self, wire: &str, task: &str) -> Output {
+        let base = self.server.as_ref().unwrap().base_url();
+        let base = if wire == "anthropic" {
+            base
+        } else {
+            format!("{base}/v1")
+        };
+        self.atto()
+            .args([
+                "exec",
+                "--output-format",
+                "stream-json",
+                "--base-url",
+                &base,
+            ])
+            .args(["--wire", wire, "--model", "scripted-model", task])
+            .output()
+            .unwrap()
+    }
+}
+
+/// The stream-json lines of a run, parsed.
+pub fn events(output: &Output) -> Vec<Value> {
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad json line {l:?}: {e}")))
+        .collect()
+}
+
+pub fn of_type<'a>(events: &'a [Value], t: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e["type"] == t).collect()
+}
+
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}

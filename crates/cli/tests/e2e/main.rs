@@ -1,0 +1,11 @@
+//! End-to-end tests of the `atto` binary against the scripted model server: real
+//! processes, a real temporary git repository, real tools. One test binary so the
+//! suite links once.
+
+// Tests assert by unwrapping; a panic is the failure report.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod bad_input;
+mod common;
+mod exec_wire;
+mod faults;

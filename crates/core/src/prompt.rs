@@ -1,0 +1,172 @@
+//! The system prompt: built once per session from the tools actually offered and the
+//! project's own instructions, so it is byte-stable across turns and providers can
+//! cache it. Volatile facts go in a short section at the very end.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// Files whose contents are project instructions, looked up in each directory from the
+/// workspace root down to the working directory.
+const INSTRUCTION_FILES: &[&str] = &["AGENTS.md", "CLAUDE.md", ".atto/rules.md"];
+
+/// Instructions longer than this are cut, so a huge file cannot crowd out the task.
+const MAX_INSTRUCTION_BYTES: usize = 32 * 1024;
+
+/// One project instruction file found on disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectInstructions {
+    /// Path relative to the workspace root.
+    pub path: String,
+    /// Its contents (cut at 32 KB).
+    pub text: String,
+}
+
+/// Finds AGENTS.md, CLAUDE.md and .atto/rules.md from `workspace` down to `cwd`
+/// (outermost first). `cwd` outside the workspace means only the root is searched.
+pub fn find_project_instructions(workspace: &Path, cwd: &Path) -> Vec<ProjectInstructions> {
+    let mut dirs: Vec<PathBuf> = vec![workspace.to_path_buf()];
+    if let Ok(rest) = cwd.strip_prefix(workspace) {
+        let mut dir = workspace.to_path_buf();
+        for part in rest.components() {
+            dir.push(part);
+            dirs.push(dir.clone());
+        }
+    }
+    let mut found = Vec::new();
+    for dir in dirs {
+        for name in INSTRUCTION_FILES {
+            let path = dir.join(name);
+            let Ok(bytes) = std::fs::read(&path) else {
+                continue;
+            };
+            let mut text = String::from_utf8_lossy(&bytes).into_owned();
+            if text.len() > MAX_INSTRUCTION_BYTES {
+                let mut cut = MAX_INSTRUCTION_BYTES;
+                while !text.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                text.truncate(cut);
+                text.push_str("\n[... cut: the file is longer than 32 KB ...]");
+            }
+            let rel = path.strip_prefix(workspace).unwrap_or(&path);
+            found.push(ProjectInstructions {
+                path: rel.display().to_string(),
+                text,
+            });
+        }
+    }
+    found
+}
+
+/// What the system prompt is built from.
+pub(crate) struct PromptInputs<'a> {
+    pub workspace: &'a Path,
+    pub tool_names: &'a [&'a str],
+    pub instructions: &'a [ProjectInstructions],
+    pub date: &'a str,
+}
+
+/// Builds the system prompt. Tool guidance names only tools that are offered.
+pub(crate) fn system_prompt(inputs: &PromptInputs<'_>) -> String {
+    let has = |name: &str| inputs.tool_names.contains(&name);
+    let mut p = String::with_capacity(2048);
+    p.push_str(
+        "You are atto, a coding agent working in the user's repository through tools. \
+         Do what the user asks, no more: keep changes minimal and in the style of the \
+         surrounding code. Be concise; say what you changed and what you verified.\n",
+    );
+    let mut rules: Vec<&str> = Vec::new();
+    if has("read_file") && (has("edit_file") || has("write_file")) {
+        rules.push("Read a file before changing it; never guess its contents.");
+    }
+    if has("edit_file") {
+        rules.push(
+            "Prefer edit_file for changes to existing files: old_string must match the file \
+             exactly (including indentation) and be unique unless replace_all is set.",
+        );
+    }
+    if has("write_file") {
+        rules.push("Use write_file for new files or complete rewrites.");
+    }
+    if has("grep") || has("glob") || has("list_files") {
+        rules.push("Search before assuming where code lives.");
+    }
+    if has("bash") {
+        rules.push(
+            "Use bash to build, test and run code. Commands run in the workspace root with \
+             a timeout; avoid interactive programs.",
+        );
+    }
+    rules.push(
+        "Independent read-only tool calls may be made together in one reply; they run in \
+         parallel.",
+    );
+    rules.push(
+        "If a tool call fails, read the error and change the approach rather than repeating \
+         the same call.",
+    );
+    p.push_str("\n# Working rules\n");
+    for rule in rules {
+        let _ = writeln!(p, "- {rule}");
+    }
+    let _ = write!(
+        p,
+        "\n# Environment\n- Workspace root: {}\n- Paths are relative to the workspace root; \
+         access outside it is refused.\n- OS: {}\n",
+        inputs.workspace.display(),
+        std::env::consts::OS
+    );
+    for inst in inputs.instructions {
+        let _ = write!(
+            p,
+            "\n# Project instructions ({})\n{}\n",
+            inst.path,
+            inst.text.trim_end()
+        );
+    }
+    let _ = write!(p, "\n# Session\n- Date: {}\n", inputs.date);
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prompt_names_only_offered_tools() {
+        let inputs = PromptInputs {
+            workspace: Path::new("/w"),
+            tool_names: &["read_file", "edit_file", "grep"],
+            instructions: &[],
+            date: "2026-01-01",
+        };
+        let p = system_prompt(&inputs);
+        assert!(p.contains("edit_file"));
+        assert!(!p.contains("write_file"));
+        assert!(!p.contains("bash"));
+    }
+
+    #[test]
+    fn instructions_found_from_root_down_to_cwd() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("a/b/.atto")).unwrap();
+        std::fs::write(root.join("AGENTS.md"), "root rules").unwrap();
+        std::fs::write(root.join("a/CLAUDE.md"), "a rules").unwrap();
+        std::fs::write(root.join("a/b/.atto/rules.md"), "b rules").unwrap();
+        std::fs::write(root.join("a/b/AGENTS.md"), "not on path? yes it is").unwrap();
+        let found = find_project_instructions(root, &root.join("a/b"));
+        let paths: Vec<_> = found.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "AGENTS.md",
+                "a/CLAUDE.md",
+                "a/b/AGENTS.md",
+                "a/b/.atto/rules.md"
+            ]
+        );
+        let only_root = find_project_instructions(root, Path::new("/elsewhere"));
+        assert_eq!(only_root.len(), 1);
+    }
+}

@@ -1,0 +1,361 @@
+//! The session actor: owns a live conversation, takes `Op`s, runs turns, emits `Event`s.
+
+use std::collections::{BTreeSet, VecDeque};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use atto_llm::{ModelClient, ModelError, ModelRequest, StreamUpdate};
+use atto_protocol::{
+    AssistantPart, Event, FailureKind, FinalResult, Message, Op, TurnStatus, Usage,
+};
+use atto_tools::{CancellationToken, ToolRegistry};
+use tokio::sync::mpsc;
+
+use crate::handle::AgentHandle;
+use crate::limits::Limits;
+use crate::orchestrator::Orchestrator;
+use crate::prompt::{self, ProjectInstructions, PromptInputs};
+
+/// What a session is made of.
+pub struct SessionOptions {
+    /// Session id, shown in events.
+    pub session_id: String,
+    /// Canonical workspace root.
+    pub workspace: PathBuf,
+    /// The model client (with retries applied).
+    pub client: Arc<dyn ModelClient>,
+    /// The tools offered to the model.
+    pub tools: ToolRegistry,
+    /// Per-turn bounds.
+    pub limits: Limits,
+    /// Project instructions to put in the system prompt.
+    pub instructions: Vec<ProjectInstructions>,
+}
+
+/// Starts a session on the current tokio runtime and returns the handle to drive it.
+pub fn spawn_session(options: SessionOptions) -> AgentHandle {
+    let (op_tx, op_rx) = mpsc::unbounded_channel();
+    let (ev_tx, ev_rx) = mpsc::unbounded_channel();
+    let names = options.tools.names();
+    let system = prompt::system_prompt(&PromptInputs {
+        workspace: &options.workspace,
+        tool_names: &names,
+        instructions: &options.instructions,
+        date: &utc_date(SystemTime::now()),
+    });
+    let session = Session {
+        tool_specs: options.tools.specs(),
+        system,
+        options,
+        history: Vec::new(),
+        turns: 0,
+        events: ev_tx,
+    };
+    tokio::spawn(session.run(op_rx));
+    AgentHandle {
+        ops: op_tx,
+        events: ev_rx,
+    }
+}
+
+struct Session {
+    options: SessionOptions,
+    system: String,
+    tool_specs: Vec<atto_protocol::ToolSpec>,
+    history: Vec<Message>,
+    turns: u32,
+    events: mpsc::UnboundedSender<Event>,
+}
+
+impl Session {
+    fn emit(&self, event: Event) {
+        // A front end that went away no longer needs events; the session still finishes
+        // its turn so history stays consistent.
+        let _ = self.events.send(event);
+    }
+
+    async fn run(mut self, mut ops: mpsc::UnboundedReceiver<Op>) {
+        let info = self.options.client.info().clone();
+        self.emit(Event::SessionStarted {
+            session_id: self.options.session_id.clone(),
+            provider: info.provider,
+            model: info.model,
+            wire: info.wire.to_string(),
+            workspace: self.options.workspace.display().to_string(),
+        });
+        let mut queued: VecDeque<Op> = VecDeque::new();
+        loop {
+            let op = match queued.pop_front() {
+                Some(op) => op,
+                None => match ops.recv().await {
+                    Some(op) => op,
+                    None => break,
+                },
+            };
+            match op {
+                Op::UserInput { text } => {
+                    let cancel = CancellationToken::new();
+                    let mut front_end_gone = false;
+                    let result = {
+                        let turn = self.run_turn(text, cancel.clone());
+                        tokio::pin!(turn);
+                        loop {
+                            tokio::select! {
+                                result = &mut turn => break result,
+                                // A closed channel answers `None` at once, forever:
+                                // stop polling it.
+                                op = ops.recv(), if !front_end_gone => match op {
+                                    Some(Op::Interrupt) => cancel.cancel(),
+                                    // The front end is gone: nobody will see the rest.
+                                    None => {
+                                        cancel.cancel();
+                                        front_end_gone = true;
+                                    }
+                                    Some(other) => queued.push_back(other),
+                                },
+                            }
+                        }
+                    };
+                    let turn = self.turns;
+                    self.emit(Event::TurnCompleted { turn, result });
+                    if front_end_gone {
+                        break;
+                    }
+                }
+                Op::Interrupt => {}
+                Op::Shutdown => break,
+            }
+        }
+        self.emit(Event::SessionEnded);
+    }
+
+    async fn run_turn(&mut self, text: String, cancel: CancellationToken) -> FinalResult {
+        self.turns += 1;
+        self.emit(Event::TurnStarted { turn: self.turns });
+        self.history.push(Message::User { text });
+        let mut turn = TurnState::new();
+        loop {
+            if let Some(status) = self.limit_hit(&turn) {
+                return turn.finish(status, Some(status_message(&self.options.limits, &turn)));
+            }
+            turn.rounds += 1;
+            let request = ModelRequest {
+                system: self.system.clone(),
+                messages: self.history.clone(),
+                tools: self.tool_specs.clone(),
+                max_output_tokens: self.options.limits.max_output_tokens,
+            };
+            let events = self.events.clone();
+            let mut on_update = move |update: StreamUpdate| {
+                let event = match update {
+                    StreamUpdate::Text(text) => Event::TextDelta { text },
+                    StreamUpdate::Thinking(text) => Event::ThinkingDelta { text },
+                    StreamUpdate::Retry(notice) => Event::Retry(notice),
+                    StreamUpdate::ToolCallBegin { .. } | StreamUpdate::ToolCallArgs { .. } => {
+                        return;
+                    }
+                };
+                let _ = events.send(event);
+            };
+            let client = Arc::clone(&self.options.client);
+            let reply = tokio::select! {
+                reply = client.stream(&request, &mut on_update) => reply,
+                () = cancel.cancelled() => Err(ModelError::Cancelled),
+            };
+            let response = match reply {
+                Ok(response) => response,
+                Err(ModelError::Cancelled) => {
+                    return turn.finish(TurnStatus::Cancelled, None);
+                }
+                Err(err) => {
+                    let message = err.to_string();
+                    self.emit(Event::Error {
+                        message: message.clone(),
+                    });
+                    turn.failure = Some(crate::failure::kind(&err));
+                    return turn.finish(TurnStatus::Failed, Some(message));
+                }
+            };
+            let cost = atto_llm::cost_usd(&response.model, &response.usage);
+            self.emit(Event::Usage {
+                model: response.model.clone(),
+                usage: response.usage,
+                cost_usd: cost,
+            });
+            turn.add_usage(&response.usage, cost);
+            let calls: Vec<_> = response
+                .parts
+                .iter()
+                .filter_map(|part| match part {
+                    AssistantPart::ToolCall(call) => Some(call.clone()),
+                    _ => None,
+                })
+                .collect();
+            let text: String = response
+                .parts
+                .iter()
+                .filter_map(|part| match part {
+                    AssistantPart::Text { text } => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect();
+            if !text.is_empty() {
+                turn.text = text;
+            }
+            self.history.push(Message::Assistant {
+                parts: response.parts,
+            });
+            if calls.is_empty() {
+                if response.stop == atto_protocol::StopReason::MaxTokens {
+                    self.emit(Event::Warning {
+                        message: "the model's reply was cut off by its output token limit"
+                            .to_owned(),
+                    });
+                }
+                return turn.finish(TurnStatus::Completed, None);
+            }
+            let emit_events = self.events.clone();
+            let emit = move |event: Event| {
+                let _ = emit_events.send(event);
+            };
+            let orchestrator = Orchestrator {
+                tools: &self.options.tools,
+                workspace: &self.options.workspace,
+                max_output_bytes: self.options.limits.max_tool_output_bytes,
+                emit: &emit,
+            };
+            let outcomes = orchestrator
+                .run_calls(&calls, &response.stop, &cancel)
+                .await;
+            for outcome in outcomes {
+                turn.files_changed.extend(outcome.changed_paths);
+                self.history.push(Message::ToolResult(outcome.result));
+            }
+            if cancel.is_cancelled() {
+                return turn.finish(TurnStatus::Cancelled, None);
+            }
+        }
+    }
+
+    fn limit_hit(&self, turn: &TurnState) -> Option<TurnStatus> {
+        let limits = &self.options.limits;
+        let tokens = turn.usage.input_tokens
+            + turn.usage.output_tokens
+            + turn.usage.cache_read_tokens
+            + turn.usage.cache_write_tokens;
+        let over_rounds = turn.rounds >= limits.max_rounds;
+        let over_tokens = limits.max_tokens.is_some_and(|max| tokens >= max);
+        let over_time = limits
+            .max_duration
+            .is_some_and(|max| turn.started.elapsed() >= max);
+        (over_rounds || over_tokens || over_time).then_some(TurnStatus::LimitReached)
+    }
+}
+
+fn status_message(limits: &Limits, turn: &TurnState) -> String {
+    if turn.rounds >= limits.max_rounds {
+        format!(
+            "stopped after {} model calls (the round limit); the task may be unfinished. \
+             Continue with a new prompt or raise limits.max_rounds.",
+            turn.rounds
+        )
+    } else if limits
+        .max_duration
+        .is_some_and(|max| turn.started.elapsed() >= max)
+    {
+        "stopped at the time limit; the task may be unfinished. Raise limits.max_duration_secs \
+         to allow longer turns."
+            .to_owned()
+    } else {
+        "stopped at the token limit; the task may be unfinished. Raise limits.max_tokens to \
+         allow more."
+            .to_owned()
+    }
+}
+
+/// Running totals of one turn.
+struct TurnState {
+    started: Instant,
+    rounds: u32,
+    usage: Usage,
+    cost: Option<f64>,
+    files_changed: BTreeSet<String>,
+    text: String,
+    failure: Option<FailureKind>,
+}
+
+impl TurnState {
+    fn new() -> Self {
+        Self {
+            started: Instant::now(),
+            rounds: 0,
+            usage: Usage::default(),
+            cost: Some(0.0),
+            files_changed: BTreeSet::new(),
+            text: String::new(),
+            failure: None,
+        }
+    }
+
+    fn add_usage(&mut self, usage: &Usage, cost: Option<f64>) {
+        self.usage.input_tokens += usage.input_tokens;
+        self.usage.output_tokens += usage.output_tokens;
+        self.usage.cache_read_tokens += usage.cache_read_tokens;
+        self.usage.cache_write_tokens += usage.cache_write_tokens;
+        self.cost = match (self.cost, cost) {
+            (Some(a), Some(b)) => Some(a + b),
+            _ => None,
+        };
+    }
+
+    fn finish(&mut self, status: TurnStatus, error: Option<String>) -> FinalResult {
+        FinalResult {
+            status,
+            rounds: self.rounds,
+            usage: self.usage,
+            cost_usd: if self.rounds == 0 { None } else { self.cost },
+            files_changed: std::mem::take(&mut self.files_changed)
+                .into_iter()
+                .collect(),
+            text: std::mem::take(&mut self.text),
+            error,
+            failure: self.failure,
+            duration_ms: duration_ms(self.started.elapsed()),
+        }
+    }
+}
+
+fn duration_ms(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Today's date in UTC as `YYYY-MM-DD` (civil-from-days; no time zone database needed).
+fn utc_date(now: SystemTime) -> String {
+    let secs = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let days = i64::try_from(secs / 86_400).unwrap_or(0);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utc_date_is_civil() {
+        let t = UNIX_EPOCH + Duration::from_secs(1_795_219_200); // 2026-11-21T00:00:00Z
+        assert_eq!(utc_date(t), "2026-11-21");
+        assert_eq!(utc_date(UNIX_EPOCH), "1970-01-01");
+        let leap = UNIX_EPOCH + Duration::from_secs(951_782_400); // 2000-02-29
+        assert_eq!(utc_date(leap), "2000-02-29");
+    }
+}

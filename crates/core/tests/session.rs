@@ -1,0 +1,271 @@
+//! The session actor through its handle, against the scripted model server: ordering of
+//! events, cancellation, limits, and a tool that panics.
+
+// Tests assert by unwrapping; a panic is the failure report.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use atto_core::{AgentHandle, Limits, SessionOptions, spawn_session};
+use atto_llm::{ClientOptions, ResolvedProvider, RetryPolicy, Wire};
+use atto_protocol::{DangerLevel, Event, FinalResult, Op, ToolCallStatus, TurnStatus};
+use atto_testkit::{Reply, Script, ScriptToolCall, ScriptedServer};
+use atto_tools::{BoxFuture, Tool, ToolContext, ToolError, ToolOutput, ToolRegistry};
+use serde_json::{Value, json};
+
+fn call(name: &str, arguments: Value) -> ScriptToolCall {
+    ScriptToolCall {
+        id: None,
+        name: name.into(),
+        arguments,
+        raw_arguments: None,
+    }
+}
+
+fn calls(c: Vec<ScriptToolCall>) -> Reply {
+    Reply {
+        tool_calls: c,
+        ..Reply::default()
+    }
+}
+
+fn text(t: &str) -> Reply {
+    Reply {
+        text: Some(t.into()),
+        ..Reply::default()
+    }
+}
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    workspace: std::path::PathBuf,
+    server: ScriptedServer,
+}
+
+async fn fixture(replies: Vec<Reply>) -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let workspace = dir.path().canonicalize().unwrap();
+    let server = ScriptedServer::start(Script {
+        replies,
+        ..Script::default()
+    })
+    .await
+    .unwrap();
+    Fixture {
+        _dir: dir,
+        workspace,
+        server,
+    }
+}
+
+fn start(f: &Fixture, tools: ToolRegistry, limits: Limits) -> AgentHandle {
+    let provider = ResolvedProvider {
+        name: "testkit".into(),
+        base_url: format!("{}/v1", f.server.base_url()),
+        wire: Wire::Chat,
+        model: "m".into(),
+        api_key: None,
+        api_key_env: None,
+    };
+    let options = ClientOptions {
+        retry: RetryPolicy {
+            max_attempts: 2,
+            base_delay: Duration::from_millis(1),
+            max_delay: Duration::from_millis(2),
+        },
+        ..ClientOptions::default()
+    };
+    spawn_session(SessionOptions {
+        session_id: "test".into(),
+        workspace: f.workspace.clone(),
+        client: atto_llm::connect(&provider, options).unwrap(),
+        tools,
+        limits,
+        instructions: Vec::new(),
+    })
+}
+
+/// Events up to and including the next TurnCompleted.
+async fn turn_events(handle: &mut AgentHandle) -> (Vec<Event>, FinalResult) {
+    let mut seen = Vec::new();
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(30), handle.next_event())
+            .await
+            .expect("no event within 30 s")
+            .expect("session ended early");
+        if let Event::TurnCompleted { result, .. } = &event {
+            let result = result.clone();
+            seen.push(event);
+            return (seen, result);
+        }
+        seen.push(event);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn interrupt_kills_a_running_command_and_the_session_stays_usable() {
+    let f = fixture(vec![
+        calls(vec![call(
+            "bash",
+            json!({"command": "echo $$ > pid.txt; sleep 30; echo done > after.txt"}),
+        )]),
+        text("second turn works"),
+    ])
+    .await;
+    let mut handle = start(&f, ToolRegistry::builtin(), Limits::default());
+    handle.submit(Op::UserInput { text: "run".into() }).unwrap();
+    // Wait for the command to start, then interrupt.
+    loop {
+        if let Some(Event::ToolCallStarted { .. }) = handle.next_event().await {
+            break;
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let started = std::time::Instant::now();
+    handle.submit(Op::Interrupt).unwrap();
+    let (events, result) = turn_events(&mut handle).await;
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "cancel was not prompt"
+    );
+    assert_eq!(result.status, TurnStatus::Cancelled);
+    assert!(events.iter().any(|e| matches!(
+        e,
+        Event::ToolCallFinished {
+            status: ToolCallStatus::Cancelled,
+            ..
+        }
+    )));
+    let pid: i32 = std::fs::read_to_string(f.workspace.join("pid.txt"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let alive = std::process::Command::new("kill")
+        .args(["-0", &pid.to_string()])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap()
+        .success();
+    assert!(!alive, "the shell {pid} survived the cancel");
+    assert!(!f.workspace.join("after.txt").exists());
+
+    handle
+        .submit(Op::UserInput {
+            text: "again".into(),
+        })
+        .unwrap();
+    let (_, result) = turn_events(&mut handle).await;
+    assert_eq!(result.status, TurnStatus::Completed);
+    assert_eq!(result.text, "second turn works");
+    // The cancelled call still got a result, so the second request is well-formed.
+    let reqs = f.server.requests();
+    let tool_msgs = reqs[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .count();
+    assert_eq!(tool_msgs, 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn round_limit_stops_the_turn() {
+    let looping = || calls(vec![call("list_files", json!({}))]);
+    let f = fixture(vec![looping(), looping(), looping(), text("never")]).await;
+    let limits = Limits {
+        max_rounds: 2,
+        ..Limits::default()
+    };
+    let mut handle = start(&f, ToolRegistry::builtin(), limits);
+    handle.submit(Op::UserInput { text: "go".into() }).unwrap();
+    let (_, result) = turn_events(&mut handle).await;
+    assert_eq!(result.status, TurnStatus::LimitReached);
+    assert_eq!(result.rounds, 2);
+    assert!(result.error.unwrap().contains("round limit"));
+    assert_eq!(f.server.requests().len(), 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn results_keep_call_order_and_unknown_tools_are_refused() {
+    let f = fixture(vec![
+        calls(vec![
+            call("read_file", json!({"path": "a.txt"})),
+            call("no_such_tool", json!({})),
+            call("read_file", json!({"path": "b.txt"})),
+        ]),
+        text("ok"),
+    ])
+    .await;
+    std::fs::write(f.workspace.join("a.txt"), "alpha\n").unwrap();
+    std::fs::write(f.workspace.join("b.txt"), "beta\n").unwrap();
+    let mut handle = start(&f, ToolRegistry::builtin(), Limits::default());
+    handle.submit(Op::UserInput { text: "go".into() }).unwrap();
+    let (_, result) = turn_events(&mut handle).await;
+    assert_eq!(result.status, TurnStatus::Completed);
+    let reqs = f.server.requests();
+    let tools: Vec<&Value> = reqs[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .collect();
+    assert_eq!(tools.len(), 3);
+    assert!(tools[0]["content"].as_str().unwrap().contains("alpha"));
+    assert!(
+        tools[1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("unknown tool 'no_such_tool'")
+    );
+    assert!(tools[2]["content"].as_str().unwrap().contains("beta"));
+}
+
+/// A tool that panics, to prove a crashing tool cannot take the session down.
+struct Panics;
+
+impl Tool for Panics {
+    fn name(&self) -> &'static str {
+        "explode"
+    }
+    fn description(&self) -> &'static str {
+        "panics"
+    }
+    fn parameters(&self) -> Value {
+        json!({"type": "object", "properties": {}})
+    }
+    fn danger(&self) -> DangerLevel {
+        DangerLevel::Safe
+    }
+    fn mutates(&self, _args: &Value) -> bool {
+        false
+    }
+    fn run<'a>(
+        &'a self,
+        _args: Value,
+        _ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async { panic!("boom") })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panicking_tool_becomes_an_error_result() {
+    let f = fixture(vec![
+        calls(vec![call("explode", json!({}))]),
+        text("recovered"),
+    ])
+    .await;
+    let mut tools = ToolRegistry::builtin();
+    tools.register(Arc::new(Panics));
+    let mut handle = start(&f, tools, Limits::default());
+    handle.submit(Op::UserInput { text: "go".into() }).unwrap();
+    let (events, result) = turn_events(&mut handle).await;
+    assert_eq!(result.status, TurnStatus::Completed);
+    assert_eq!(result.text, "recovered");
+    assert!(events.iter().any(|e| matches!(
+        e,
+        Event::ToolCallFinished { status: ToolCallStatus::Error, summary, .. } if summary.contains("crashed")
+    )));
+}
