@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Runs every test of atto on a fresh machine: installs what is missing, then checks
+# formatting, lints and the whole test suite. Used by CI (.ci/run) and by developers.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need() { command -v "$1" >/dev/null 2>&1; }
+apt_install() {
+  if need apt-get; then
+    if [ "$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq "$@";
+    elif need sudo; then sudo apt-get update -qq && sudo apt-get install -y -qq "$@"; fi
+  fi
+}
+
+# Real peers the tests use: git (repositories, checkpoints), python3 (tool runs), bash.
+missing=()
+for tool in git python3 bash; do need "$tool" || missing+=("$tool"); done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  pkgs=()
+  for t in "${missing[@]}"; do case "$t" in python3) pkgs+=(python3);; *) pkgs+=("$t");; esac; done
+  apt_install "${pkgs[@]}"
+fi
+if ! need cargo; then
+  echo "cargo is required (install Rust with rustup)" >&2
+  exit 2
+fi
+# Tests make commits in throwaway repositories; give git an identity if it has none.
+git config --global user.email >/dev/null 2>&1 || git config --global user.email "atto-tests@localhost"
+git config --global user.name >/dev/null 2>&1 || git config --global user.name "atto tests"
+
+echo "== cargo fmt --check"
+cargo fmt --all -- --check
+echo "== cargo clippy"
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+echo "== cargo test"
+cargo test --workspace --quiet 2>&1 | tee target/test-output.txt
+# Exactly one summary line for CI readers: the totals over every test binary.
+awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i) ~ /passed;/) p += $(i-1); if ($(i) ~ /failed;/) f += $(i-1) } }
+     END { printf "%d passed, %d failed\n", p, f; exit (f > 0) }' target/test-output.txt
