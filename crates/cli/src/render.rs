@@ -5,6 +5,9 @@ use std::io::Write;
 use atto_protocol::{EVENT_SCHEMA, EVENT_SCHEMA_VERSION, Event, FinalResult, ToolCallStatus};
 use serde_json::Value;
 
+/// Lines of a tool's output shown under its call.
+const SUMMARY_LINES: usize = 3;
+
 /// Writes events as readable text: answer text to `text`, progress to `progress`.
 pub struct TextRenderer<T: Write, P: Write> {
     pub text: T,
@@ -72,7 +75,6 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
                 summary,
                 ..
             } => {
-                let first = summary.lines().next().unwrap_or("");
                 let label = match status {
                     ToolCallStatus::Ok => "ok",
                     ToolCallStatus::Error => "error",
@@ -80,7 +82,14 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
                     ToolCallStatus::Cancelled => "cancelled",
                     ToolCallStatus::Denied => "denied",
                 };
-                writeln!(self.progress, "  {label} ({duration_ms} ms) {first}")?;
+                writeln!(self.progress, "  {label} ({duration_ms} ms)")?;
+                let lines: Vec<&str> = summary.lines().filter(|l| !l.trim().is_empty()).collect();
+                for line in lines.iter().take(SUMMARY_LINES) {
+                    writeln!(self.progress, "    {line}")?;
+                }
+                if lines.len() > SUMMARY_LINES {
+                    writeln!(self.progress, "    …")?;
+                }
                 self.progress.flush()?;
             }
             Event::Retry(notice) => {

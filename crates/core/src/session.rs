@@ -97,12 +97,22 @@ impl Session {
                 Op::UserInput { text } => {
                     let cancel = CancellationToken::new();
                     let mut front_end_gone = false;
-                    let result = {
+                    let mut timed_out = false;
+                    // The wall-time limit holds mid-stream and mid-tool too: at the
+                    // deadline the turn is cancelled like an interrupt.
+                    let deadline = self.options.limits.max_duration;
+                    let timer = tokio::time::sleep(deadline.unwrap_or(Duration::MAX));
+                    tokio::pin!(timer);
+                    let mut result = {
                         let turn = self.run_turn(text, cancel.clone());
                         tokio::pin!(turn);
                         loop {
                             tokio::select! {
                                 result = &mut turn => break result,
+                                () = &mut timer, if deadline.is_some() && !timed_out => {
+                                    timed_out = true;
+                                    cancel.cancel();
+                                }
                                 // A closed channel answers `None` at once, forever:
                                 // stop polling it.
                                 op = ops.recv(), if !front_end_gone => match op {
@@ -117,6 +127,15 @@ impl Session {
                             }
                         }
                     };
+                    if timed_out && result.status == TurnStatus::Cancelled {
+                        result.status = TurnStatus::LimitReached;
+                        result.error = Some(
+                            "stopped at the time limit; the running step was cancelled and \
+                             the task may be unfinished. Raise limits.max_duration_secs (or \
+                             --timeout) to allow longer turns."
+                                .to_owned(),
+                        );
+                    }
                     let turn = self.turns;
                     self.emit(Event::TurnCompleted { turn, result });
                     if front_end_gone {

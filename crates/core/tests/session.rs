@@ -269,3 +269,23 @@ async fn a_panicking_tool_becomes_an_error_result() {
         Event::ToolCallFinished { status: ToolCallStatus::Error, summary, .. } if summary.contains("crashed")
     )));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn time_limit_cancels_a_running_command() {
+    let f = fixture(vec![
+        calls(vec![call("bash", json!({"command": "sleep 30"}))]),
+        text("never"),
+    ])
+    .await;
+    let limits = Limits {
+        max_duration: Some(Duration::from_millis(500)),
+        ..Limits::default()
+    };
+    let mut handle = start(&f, ToolRegistry::builtin(), limits);
+    let started = std::time::Instant::now();
+    handle.submit(Op::UserInput { text: "go".into() }).unwrap();
+    let (_, result) = turn_events(&mut handle).await;
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert_eq!(result.status, TurnStatus::LimitReached);
+    assert!(result.error.unwrap().contains("time limit"));
+}

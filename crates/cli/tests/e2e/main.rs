@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod bad_input;
+mod cancel;
 mod common;
 mod exec_wire;
 mod faults;
