@@ -26,7 +26,7 @@ fn ctrl_c_cancels_the_turn_and_kills_the_command() {
         ],
         ..Script::default()
     });
-    let mut child = env
+    let child = env
         .atto()
         .args(["exec", "--output-format", "json", "--base-url"])
         .arg(format!("{url}/v1"))
