@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::Usage;
+use crate::{ApprovalRequest, Usage};
 
 /// Something that happened in a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -67,6 +67,8 @@ pub enum Event {
         /// Cost in US dollars; `None` when the model's price is unknown.
         cost_usd: Option<f64>,
     },
+    /// A call waits for the user's answer (`Op::Approval`).
+    ApprovalRequired(ApprovalRequest),
     /// A model call failed and will be retried.
     Retry(RetryNotice),
     /// Something the user should know that does not stop the turn.

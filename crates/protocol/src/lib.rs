@@ -7,11 +7,13 @@
 mod event;
 mod message;
 mod op;
+mod permission;
 mod tool;
 
 pub use event::{Event, FailureKind, FinalResult, RetryNotice, ToolCallStatus, TurnStatus};
 pub use message::{AssistantPart, Message, StopReason, ToolCall, ToolResult, Usage};
 pub use op::Op;
+pub use permission::{ApprovalDecision, ApprovalRequest, GrantScope, PermissionMode};
 pub use tool::{DangerLevel, ToolSpec};
 
 /// Version of the JSON event schema written by `atto exec --output-format stream-json`.

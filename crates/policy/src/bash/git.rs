@@ -1,0 +1,324 @@
+//! `git`: which subcommands only read the repository.
+//!
+//! SAFE: status, log, diff, show, branch/tag/stash/remote/config listing and
+//! the plumbing readers. Everything else (push, reset, checkout, clean,
+//! commit, fetch, pull …) and any `-c` override is WARN. It does not protect
+//! against a repository whose own config runs programs; that is the sandbox's
+//! job.
+
+use super::BashRisk;
+use super::command::Judge;
+use super::words::Word;
+
+/// Subcommands that only read, whatever their flags.
+const READERS: &[&str] = &[
+    "status",
+    "rev-parse",
+    "ls-files",
+    "ls-tree",
+    "cat-file",
+    "blame",
+    "annotate",
+    "describe",
+    "rev-list",
+    "merge-base",
+    "name-rev",
+    "show-ref",
+    "for-each-ref",
+    "count-objects",
+    "var",
+    "check-ignore",
+    "check-attr",
+    "check-ref-format",
+    "show-branch",
+    "cherry",
+    "version",
+    "verify-pack",
+];
+
+/// Subcommands that print diffs and logs: SAFE unless told to write a file or
+/// run an external diff program.
+const DIFFERS: &[&str] = &[
+    "log",
+    "show",
+    "diff",
+    "shortlog",
+    "whatchanged",
+    "diff-tree",
+    "diff-files",
+    "diff-index",
+    "range-diff",
+];
+
+fn safe(reason: &str) -> Judge {
+    Judge::safe(Some("git"), reason)
+}
+
+fn warn(reason: &str) -> Judge {
+    Judge::warn(Some("git"), reason)
+}
+
+/// Judges `git ARGS`.
+pub(crate) fn judge(args: &[Word]) -> Judge {
+    let mut override_config = None;
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        let t = a.text.as_str();
+        match t {
+            "-C" | "--git-dir" | "--work-tree" | "--namespace" => i += 2,
+            "-c" => {
+                override_config = Some("git -c overrides configuration, which can run programs");
+                i += 2;
+            }
+            "--no-pager"
+            | "-P"
+            | "--paginate"
+            | "-p"
+            | "--bare"
+            | "--no-replace-objects"
+            | "--literal-pathspecs"
+            | "--glob-pathspecs"
+            | "--noglob-pathspecs"
+            | "--icase-pathspecs"
+            | "--no-optional-locks"
+            | "--no-advice"
+            | "--exec-path"
+            | "--html-path"
+            | "--man-path"
+            | "--info-path" => i += 1,
+            "--version" | "--help" | "-h" => return safe("git only prints information"),
+            _ if t.starts_with("--git-dir=")
+                || t.starts_with("--work-tree=")
+                || t.starts_with("--namespace=") =>
+            {
+                i += 1
+            }
+            _ if t.starts_with("--config-env") || t.starts_with("--exec-path=") => {
+                override_config = Some("git option changes which programs git runs");
+                i += 1;
+            }
+            _ if t.starts_with('-') => {
+                return warn(&format!("git option {t} is not known to be read-only"));
+            }
+            _ => break,
+        }
+    }
+    let Some(sub) = args.get(i) else {
+        return safe("git without a subcommand only prints help");
+    };
+    let rest = &args[i + 1..];
+    let mut j = if sub.dynamic {
+        warn("the git subcommand comes from an expansion")
+    } else {
+        subcommand(sub.text.as_str(), rest)
+    };
+    if let Some(reason) = override_config {
+        j.raise(BashRisk::Warn, reason);
+    }
+    j
+}
+
+fn texts(rest: &[Word]) -> Vec<&str> {
+    rest.iter().map(|w| w.text.as_str()).collect()
+}
+
+fn subcommand(sub: &str, rest: &[Word]) -> Judge {
+    let r = texts(rest);
+    match sub {
+        _ if READERS.contains(&sub) => safe(&format!("git {sub} only reads the repository")),
+        _ if DIFFERS.contains(&sub) => differ(sub, &r),
+        "help" => {
+            if r.iter()
+                .any(|t| matches!(*t, "-w" | "--web" | "-i" | "--info"))
+            {
+                warn("git help -w/-i starts a browser or info viewer")
+            } else {
+                safe("git help only prints help")
+            }
+        }
+        "grep" => {
+            if r.iter()
+                .any(|t| *t == "-O" || t.starts_with("--open-files-in-pager"))
+            {
+                warn("git grep -O runs a pager program")
+            } else {
+                safe("git grep only reads the repository")
+            }
+        }
+        "branch" => listing(sub, &r, BRANCH_LIST, BRANCH_LIST_ARG, "changes branches"),
+        "tag" => listing(sub, &r, TAG_LIST, TAG_LIST_ARG, "creates or deletes tags"),
+        "remote" => match r.as_slice() {
+            [] | ["-v"] | ["--verbose"] | ["get-url", ..] => safe("git remote only lists remotes"),
+            _ => warn("git remote changes remotes or contacts the network"),
+        },
+        "stash" => match r.first() {
+            Some(&("list" | "show")) => safe("git stash list/show only reads"),
+            _ => warn("git stash changes the working tree"),
+        },
+        "config" => {
+            let reading = r.iter().any(|t| {
+                matches!(
+                    *t,
+                    "--get"
+                        | "--get-all"
+                        | "--get-regexp"
+                        | "--get-urlmatch"
+                        | "--get-color"
+                        | "--list"
+                        | "-l"
+                )
+            }) || matches!(r.first(), Some(&("get" | "list")));
+            let editing = r.iter().any(|t| {
+                matches!(
+                    *t,
+                    "-e" | "--edit"
+                        | "--add"
+                        | "--unset"
+                        | "--unset-all"
+                        | "--replace-all"
+                        | "--rename-section"
+                        | "--remove-section"
+                        | "set"
+                        | "unset"
+                        | "edit"
+                )
+            });
+            if reading && !editing {
+                safe("git config only reads configuration")
+            } else {
+                warn("git config changes configuration")
+            }
+        }
+        "reflog" => match r.first() {
+            None | Some(&"show") => safe("git reflog only reads"),
+            Some(t) if t.starts_with('-') => safe("git reflog only reads"),
+            _ => warn("git reflog expire/delete removes history"),
+        },
+        "push" => {
+            let force = r.iter().any(|t| {
+                matches!(*t, "-f" | "--force" | "--mirror")
+                    || t.starts_with("--force-")
+                    || t.starts_with('+')
+            });
+            let mut j = warn("git push publishes commits to a remote");
+            if force {
+                j.raise(
+                    BashRisk::Warn,
+                    "force-pushing rewrites the remote's history",
+                );
+            }
+            j
+        }
+        "reset" => warn("git reset moves the branch and may discard changes"),
+        "checkout" | "switch" | "restore" => warn(&format!(
+            "git {sub} changes the working tree and may discard changes"
+        )),
+        "clean" => warn("git clean deletes untracked files"),
+        "fetch" | "pull" | "clone" | "ls-remote" | "submodule" => warn(&format!(
+            "git {sub} contacts the network and changes the repository"
+        )),
+        _ => warn(&format!(
+            "git {sub} changes the repository or is not known to be read-only"
+        )),
+    }
+}
+
+fn differ(sub: &str, r: &[&str]) -> Judge {
+    if r.iter()
+        .any(|t| *t == "--output" || t.starts_with("--output="))
+    {
+        return warn(&format!("git {sub} --output writes to a file"));
+    }
+    if r.contains(&"--ext-diff") {
+        return warn(&format!(
+            "git {sub} --ext-diff runs an external diff program"
+        ));
+    }
+    safe(&format!("git {sub} only reads the repository"))
+}
+
+const BRANCH_LIST: &[&str] = &[
+    "-a",
+    "--all",
+    "-r",
+    "--remotes",
+    "-l",
+    "--list",
+    "-v",
+    "-vv",
+    "--verbose",
+    "--show-current",
+    "--color",
+    "--no-color",
+    "--column",
+    "--no-column",
+    "-i",
+    "--ignore-case",
+    "--omit-empty",
+    "--contains",
+    "--no-contains",
+    "--merged",
+    "--no-merged",
+    "--points-at",
+    "--sort",
+    "--format",
+    "--abbrev",
+    "--no-abbrev",
+];
+const BRANCH_LIST_ARG: &[&str] = &[
+    "--contains",
+    "--no-contains",
+    "--merged",
+    "--no-merged",
+    "--points-at",
+    "--sort",
+    "--format",
+];
+const TAG_LIST: &[&str] = &[
+    "-l",
+    "--list",
+    "--contains",
+    "--no-contains",
+    "--merged",
+    "--no-merged",
+    "--points-at",
+    "--sort",
+    "--format",
+    "--column",
+    "--no-column",
+    "--color",
+    "-i",
+    "--ignore-case",
+];
+const TAG_LIST_ARG: &[&str] = &[
+    "--contains",
+    "--no-contains",
+    "--merged",
+    "--no-merged",
+    "--points-at",
+    "--sort",
+    "--format",
+];
+
+/// `git branch` / `git tag`: SAFE only when every flag lists and names are
+/// patterns given with `--list`.
+fn listing(sub: &str, r: &[&str], list: &[&str], with_arg: &[&str], change: &str) -> Judge {
+    let explicit_list = r.iter().any(|t| matches!(*t, "-l" | "--list"));
+    let mut i = 0;
+    while let Some(t) = r.get(i) {
+        let flag = t.split('=').next().unwrap_or(t);
+        let known = list.contains(&flag) || (sub == "tag" && t.starts_with("-n"));
+        if t.starts_with('-') {
+            if !known {
+                return warn(&format!("git {sub} {t} {change}"));
+            }
+            i += if with_arg.contains(t) { 2 } else { 1 };
+            continue;
+        }
+        if !explicit_list {
+            return warn(&format!("git {sub} {t} {change}"));
+        }
+        i += 1;
+    }
+    safe(&format!("git {sub} only lists"))
+}

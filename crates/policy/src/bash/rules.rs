@@ -1,0 +1,512 @@
+//! Per-program judgement tables for plain programs (no wrappers, no shells).
+//!
+//! Owns the read-only list (the seeds' 26 safe commands and safe prefixes
+//! are a subset), the flags that turn a read-only tool into one that writes
+//! or runs code (`sort -o`, `rg --pre`, `tar x`, `tree -o` …), and network
+//! and decoder markers used to link `curl … | sh`. Unknown programs are WARN.
+//! Deliberate tightenings of the seeds: `python -c` (a seed safe prefix) is
+//! WARN because arbitrary python can write files; `less`, `man`, `file`,
+//! `iconv` and `sdiff` are SAFE only without the options that write or start
+//! other programs.
+
+use super::changers::CHANGERS;
+use super::command::Judge;
+use super::words::Word;
+use super::{BashRisk, builtins, git, scripts};
+
+/// Read-only whatever their arguments: no flag of theirs writes a file, runs
+/// a program or touches the network.
+const READ_ONLY: &[&str] = &[
+    "ls",
+    "dir",
+    "vdir",
+    "pwd",
+    "cat",
+    "tac",
+    "head",
+    "tail",
+    "wc",
+    "echo",
+    "which",
+    "whereis",
+    "type",
+    "whoami",
+    "uname",
+    "id",
+    "groups",
+    "df",
+    "du",
+    "stat",
+    "printenv",
+    "grep",
+    "egrep",
+    "fgrep",
+    "zgrep",
+    "more",
+    "cut",
+    "tr",
+    "nl",
+    "od",
+    "hexdump",
+    "basename",
+    "dirname",
+    "realpath",
+    "readlink",
+    "md5sum",
+    "sha1sum",
+    "sha224sum",
+    "sha256sum",
+    "sha384sum",
+    "sha512sum",
+    "b2sum",
+    "cksum",
+    "sum",
+    "true",
+    "false",
+    "test",
+    "[",
+    ":",
+    "sleep",
+    "seq",
+    "column",
+    "comm",
+    "diff",
+    "cmp",
+    "jq",
+    "expr",
+    "fold",
+    "fmt",
+    "paste",
+    "join",
+    "rev",
+    "strings",
+    "nproc",
+    "free",
+    "uptime",
+    "ps",
+    "pgrep",
+    "tty",
+    "logname",
+    "users",
+    "who",
+    "w",
+    "arch",
+    "getconf",
+    "locale",
+    "cal",
+    "lscpu",
+    "lsblk",
+    "nm",
+    "readelf",
+    "objdump",
+    "size",
+    "zcat",
+    "bzcat",
+    "xzcat",
+    "look",
+    "numfmt",
+    "tsort",
+    "lsof",
+    "popd",
+    "dirs",
+    "exit",
+    "return",
+    "wait",
+    "jobs",
+    "help",
+    "shift",
+    "getopts",
+    "set",
+    "shopt",
+    "umask",
+    "ulimit",
+    "unalias",
+    "apropos",
+    "whatis",
+    "env",
+    "tput",
+    "clear",
+    "yes",
+    "factor",
+    "sha1",
+    "md5",
+    "shasum",
+    "zdiff",
+    "diff3",
+];
+
+/// Builtins and trivial programs that only touch the shell's own state.
+const SHELL_STATE: &[&str] = &[
+    "true", "false", ":", "sleep", "set", "shopt", "umask", "ulimit", "unalias", "shift",
+    "getopts", "popd", "dirs", "wait", "exit", "return", "jobs", "clear", "tput", "yes",
+];
+
+/// Programs that access the network.
+const FETCHERS: &[&str] = &[
+    "curl",
+    "wget",
+    "fetch",
+    "aria2c",
+    "http",
+    "https",
+    "httpie",
+    "xh",
+    "nc",
+    "ncat",
+    "netcat",
+    "socat",
+    "lwp-request",
+    "lwp-download",
+    "telnet",
+    "ftp",
+    "tftp",
+];
+
+/// Tools for which a lone `--version` is harmless.
+const VERSIONED: &[&str] = &[
+    "cargo",
+    "rustc",
+    "rustup",
+    "npm",
+    "npx",
+    "pnpm",
+    "yarn",
+    "go",
+    "gcc",
+    "g++",
+    "cc",
+    "clang",
+    "make",
+    "cmake",
+    "java",
+    "javac",
+    "docker",
+    "pip",
+    "pip3",
+    "tsc",
+    "deno",
+    "bun",
+    "curl",
+    "wget",
+    "gh",
+    "uv",
+    "pytest",
+    "mypy",
+    "ruff",
+    "eslint",
+    "node",
+    "kubectl",
+    "terraform",
+];
+
+pub(super) fn safe(prog: &str, reason: &str) -> Judge {
+    Judge::safe(Some(prog), reason)
+}
+
+pub(super) fn warn(prog: &str, reason: &str) -> Judge {
+    Judge::warn(Some(prog), reason)
+}
+
+/// Judges a plain program.
+pub(crate) fn judge_program(prog: &str, args: &[Word]) -> Judge {
+    if let Some(j) = builtins::builtin(prog, args) {
+        return j;
+    }
+    if SHELL_STATE.contains(&prog) {
+        return safe(prog, &format!("{prog} changes no files (shell builtin)"));
+    }
+    if READ_ONLY.contains(&prog) {
+        return safe(prog, &format!("{prog} only reads"));
+    }
+    let mut j = judge_known(prog, args);
+    // These programs have flags that write or execute; a flag hidden in an
+    // expansion cannot be checked.
+    if j.risk == BashRisk::Safe && args.iter().any(|a| a.dynamic) {
+        j.raise(
+            BashRisk::Warn,
+            &format!(
+                "an argument of {prog} comes from an expansion, so its flags cannot be checked"
+            ),
+        );
+    }
+    j
+}
+
+pub(super) fn texts(args: &[Word]) -> Vec<&str> {
+    args.iter().map(|w| w.text.as_str()).collect()
+}
+
+/// Does a short-option cluster or long option in `args` carry `short`/`long`?
+/// `with_arg` lists the short options whose value ends a cluster.
+fn has_opt(args: &[&str], short: char, long: &str, with_arg: &str) -> bool {
+    args.iter().take_while(|t| **t != "--").any(|t| {
+        if let Some(l) = t.strip_prefix("--") {
+            return !long.is_empty()
+                && (l == &long[2..] || l.starts_with(&format!("{}=", &long[2..])));
+        }
+        if !t.starts_with('-') || t.len() < 2 {
+            return false;
+        }
+        for c in t[1..].chars() {
+            if c == short {
+                return true;
+            }
+            if with_arg.contains(c) {
+                return false;
+            }
+        }
+        false
+    })
+}
+
+/// Non-option arguments.
+fn positionals(args: &[&str]) -> usize {
+    args.iter()
+        .filter(|t| !t.starts_with('-') || **t == "-")
+        .count()
+}
+
+fn judge_known(prog: &str, args: &[Word]) -> Judge {
+    let t = texts(args);
+    if VERSIONED.contains(&prog) && matches!(t.as_slice(), ["--version"]) {
+        return safe(prog, &format!("{prog} --version only prints its version"));
+    }
+    match prog {
+        "git" => git::judge(args),
+        "sed" | "gsed" => scripts::sed(args),
+        "awk" | "gawk" | "mawk" | "nawk" => scripts::awk(prog, args),
+        "sort" => {
+            if has_opt(&t, 'o', "--output", "ktoST") {
+                warn(prog, "sort -o writes its output to a file")
+            } else if t.iter().any(|a| a.starts_with("--compress-program")) {
+                warn(prog, "sort --compress-program runs a program")
+            } else {
+                safe(prog, "sort only prints")
+            }
+        }
+        "rg" => {
+            if t.iter().any(|a| {
+                *a == "--pre"
+                    || a.starts_with("--pre=")
+                    || a.starts_with("--pre-glob")
+                    || a.starts_with("--hostname-bin")
+            }) {
+                warn(prog, "rg --pre runs a preprocessor program on each file")
+            } else {
+                safe(prog, "rg only reads")
+            }
+        }
+        "tar" | "bsdtar" | "gtar" => tar(prog, &t),
+        "tree" => flag_writes(prog, &t, &["-o"], "tree -o writes its output to a file"),
+        "uniq" => {
+            if positionals(&t) >= 2 {
+                warn(prog, "uniq writes its output to the second file")
+            } else {
+                safe(prog, "uniq only prints")
+            }
+        }
+        "date" => {
+            let sets = has_opt(&t, 's', "--set", "dfr")
+                || t.iter().any(|a| !a.starts_with('-') && !a.starts_with('+'));
+            if sets {
+                warn(prog, "date sets the system clock")
+            } else {
+                safe(prog, "date only prints the date")
+            }
+        }
+        "hostname" => {
+            if positionals(&t) > 0 || has_opt(&t, 'F', "--file", "") {
+                warn(prog, "hostname sets the host name")
+            } else {
+                safe(prog, "hostname only prints the host name")
+            }
+        }
+        "xxd" => {
+            let mut j = if positionals(&t) >= 2 {
+                warn(prog, "xxd writes its output to the second file")
+            } else {
+                safe(prog, "xxd only prints")
+            };
+            j.decode = has_opt(&t, 'r', "--revert", "cglos");
+            j
+        }
+        "base64" | "base32" | "basenc" => {
+            let mut j = safe(prog, &format!("{prog} only prints"));
+            j.decode = has_opt(&t, 'd', "--decode", "w") || t.contains(&"-D");
+            j
+        }
+        "uudecode" => {
+            let mut j = warn(prog, "uudecode writes decoded files");
+            j.decode = true;
+            j
+        }
+        "openssl" => {
+            let mut j = warn(prog, "openssl can write keys and files");
+            j.decode = t.contains(&"-d") || t.contains(&"-base64") || t.contains(&"base64");
+            j
+        }
+
+        "file" => flag_writes(
+            prog,
+            &t,
+            &["-C", "--compile"],
+            "file -C writes a compiled magic file",
+        ),
+        "iconv" | "sdiff" => flag_writes(
+            prog,
+            &t,
+            &["-o", "--output"],
+            &format!("{prog} -o writes its output to a file"),
+        ),
+        "shuf" => flag_writes(
+            prog,
+            &t,
+            &["-o", "--output"],
+            "shuf -o writes its output to a file",
+        ),
+        "yq" => flag_writes(prog, &t, &["-i", "--inplace"], "yq -i edits files in place"),
+        "fd" | "fdfind" => flag_writes(
+            prog,
+            &t,
+            &["-x", "-X", "--exec", "--exec-batch"],
+            "fd --exec runs a command for each file",
+        ),
+        "unzip" => {
+            if t.iter()
+                .any(|a| matches!(*a, "-l" | "-v" | "-t" | "-Z" | "-p" | "-z"))
+            {
+                safe(prog, "unzip only lists or prints")
+            } else {
+                warn(prog, "unzip extracts files")
+            }
+        }
+        "gzip" | "gunzip" | "bzip2" | "bunzip2" | "xz" | "unxz" | "zstd" | "unzstd" | "lz4" => {
+            let to_stdout = t.iter().any(|a| {
+                matches!(
+                    *a,
+                    "-c" | "--stdout" | "-l" | "--list" | "-t" | "--test" | "-dc" | "-cd"
+                )
+            });
+            if to_stdout || positionals(&t) == 0 {
+                safe(prog, &format!("{prog} only prints"))
+            } else {
+                warn(
+                    prog,
+                    &format!("{prog} replaces files with (de)compressed ones"),
+                )
+            }
+        }
+        "tee" => {
+            let files: Vec<&&str> = t
+                .iter()
+                .filter(|a| {
+                    !a.starts_with('-')
+                        && !matches!(**a, "/dev/null" | "/dev/stdout" | "/dev/stderr")
+                })
+                .collect();
+            match files.first() {
+                None => safe(prog, "tee only copies its input to its output"),
+                Some(f) => warn(prog, &format!("tee writes to {f}")),
+            }
+        }
+        "dd" => match t.iter().find_map(|a| a.strip_prefix("of=")) {
+            Some("/dev/null") | None => safe(prog, "dd only copies its input to its output"),
+            Some(of) => warn(prog, &format!("dd writes to {of}")),
+        },
+        "npm" | "pnpm" | "yarn" | "bun" => package_manager(prog, &t),
+        p if FETCHERS.contains(&p) => {
+            let mut j = warn(prog, &format!("{prog} accesses the network"));
+            j.fetch = true;
+            j
+        }
+        _ => match CHANGERS.iter().find(|(p, _)| *p == prog) {
+            Some((_, reason)) => warn(prog, reason),
+            None => warn(prog, &format!("{prog} is not a known read-only program")),
+        },
+    }
+}
+
+fn flag_writes(prog: &str, t: &[&str], flags: &[&str], reason: &str) -> Judge {
+    let hit = t.iter().any(|a| {
+        flags
+            .iter()
+            .any(|f| a == f || (f.starts_with("--") && a.starts_with(&format!("{f}="))))
+    });
+    if hit {
+        warn(prog, reason)
+    } else {
+        safe(prog, &format!("{prog} only reads"))
+    }
+}
+
+/// `tar t` lists (SAFE); creating, extracting or updating writes; some
+/// options run programs.
+fn tar(prog: &str, t: &[&str]) -> Judge {
+    const RUNS: &[&str] = &[
+        "--to-command",
+        "--use-compress-program",
+        "-I",
+        "--checkpoint-action",
+        "--rsh-command",
+        "--rmt-command",
+        "--info-script",
+        "--new-volume-script",
+        "-F",
+    ];
+    if let Some(o) = t.iter().find(|a| RUNS.iter().any(|r| a.starts_with(r))) {
+        return warn(prog, &format!("tar {o} runs a program"));
+    }
+    let mut letters = String::new();
+    for (k, a) in t.iter().enumerate() {
+        if let Some(long) = a.strip_prefix("--") {
+            match long {
+                "list" => letters.push('t'),
+                "extract" | "get" => letters.push('x'),
+                "create" => letters.push('c'),
+                "append" | "update" | "delete" | "concatenate" | "catenate" => letters.push('u'),
+                _ => {}
+            }
+        } else if let Some(short) = a.strip_prefix('-') {
+            letters.push_str(short);
+        } else if k == 0 {
+            // Old style: `tar xzf file`.
+            letters.push_str(a);
+        }
+    }
+    if letters.contains(['I', 'F']) {
+        return warn(prog, "tar -I/-F runs a program");
+    }
+    if letters.contains(['x', 'c', 'r', 'u', 'A']) {
+        return warn(prog, "tar creates, extracts or updates files");
+    }
+    if letters.contains('t') {
+        return safe(prog, "tar t only lists an archive");
+    }
+    warn(prog, "tar's operation could not be determined")
+}
+
+fn package_manager(prog: &str, t: &[&str]) -> Judge {
+    match t.first().copied() {
+        Some("publish") => warn(
+            prog,
+            &format!("{prog} publish releases a package to the registry"),
+        ),
+        Some("ls" | "list" | "--version" | "-v") if t.len() <= 2 => {
+            safe(prog, &format!("{prog} {} only lists", t[0]))
+        }
+        Some("test" | "t" | "run" | "start" | "exec" | "x" | "run-script") => warn(
+            prog,
+            &format!("{prog} runs the project's scripts (project code)"),
+        ),
+        Some(
+            "install" | "i" | "ci" | "add" | "update" | "upgrade" | "remove" | "uninstall" | "rm",
+        ) => warn(
+            prog,
+            &format!("{prog} installs or removes packages (their scripts run)"),
+        ),
+        _ => warn(
+            prog,
+            &format!("{prog} may change packages or run project scripts"),
+        ),
+    }
+}

@@ -1,0 +1,391 @@
+//! Walks a tree-sitter-bash tree and turns it into judged segments.
+//!
+//! Owns the *structure*: lists, pipelines, subshells, substitutions, simple
+//! commands and recursive parsing of code strings (`bash -c`, `eval`), with
+//! bounds on nesting. Redirections and here-docs are in `redirect`,
+//! assignments and functions in `defs`. What one command means is decided in
+//! `command` (wrappers, shells) and `rules` (per-program tables); this module
+//! only links what it learns across segments, e.g. `curl … | sh`.
+
+use std::ops::Range;
+
+use tree_sitter::{Node, Parser};
+
+use super::block;
+use super::command::{self, Judge};
+use super::patterns;
+use super::words::{self, Word};
+use super::{BashRisk, Segment};
+
+/// How many code strings deep (`bash -c "bash -c '…'"`) we follow.
+const MAX_PARSE_DEPTH: usize = 6;
+/// How deep the syntax tree may nest before we stop and call it WARN; keeps
+/// the recursive walk far from the stack limit on hostile input.
+pub(super) const MAX_NODE_NEST: usize = 120;
+/// Segment text is for people; a huge here-doc need not be repeated whole.
+const MAX_SEGMENT_TEXT: usize = 400;
+
+/// A segment plus the facts other segments need (pipeline linking).
+#[derive(Debug, Clone)]
+pub(crate) struct Seg {
+    pub seg: Segment,
+    /// Downloads from the network (curl, wget …).
+    pub fetch: bool,
+    /// Decodes data (base64 -d, xxd -r …): obfuscation when piped to a shell.
+    pub decode: bool,
+    /// A shell or interpreter that reads its program from standard input.
+    pub stdin_code: bool,
+    /// The program is a shell (bash, sh …), so a here-doc it reads is code.
+    pub shell: bool,
+    /// Text this segment passes down a pipeline when it is known: the output
+    /// of `echo`/`printf` with static words, or a here-doc it reads (a
+    /// superset of what a filter such as `cat` or `grep` prints).
+    pub feeds: Option<String>,
+    /// How many command substitutions deep this segment runs.
+    pub level: usize,
+}
+
+/// Walks trees and collects segments; one walker per `classify` call.
+pub(crate) struct Walker<'p> {
+    pub(super) parser: &'p mut Parser,
+    pub(super) depth: usize,
+    pub(super) nest: usize,
+    pub(super) level: usize,
+    pub segs: Vec<Seg>,
+    /// Set after `cd` to a protected directory (`cd /`, `cd ~`): relative
+    /// deletes such as `rm -rf *` then hit that directory.
+    pub cwd_protected: Option<String>,
+    /// Names of functions defined in this command: calling them runs a body
+    /// that was already judged.
+    pub functions: Vec<String>,
+}
+
+/// Parses and walks `command`, returning its segments in order.
+pub(crate) fn segments_of(parser: &mut Parser, command: &str) -> Vec<Segment> {
+    let mut w = Walker {
+        parser,
+        depth: 0,
+        nest: 0,
+        level: 0,
+        segs: Vec::new(),
+        cwd_protected: None,
+        functions: Vec::new(),
+    };
+    w.walk_source(command);
+    w.segs.into_iter().map(|s| s.seg).collect()
+}
+
+pub(super) fn text<'a>(node: Node<'_>, src: &'a [u8]) -> &'a str {
+    node.utf8_text(src).unwrap_or("")
+}
+
+fn clip(s: &str) -> String {
+    let s = s.trim();
+    if s.len() <= MAX_SEGMENT_TEXT {
+        return s.to_string();
+    }
+    let mut end = MAX_SEGMENT_TEXT;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+impl Walker<'_> {
+    /// Parses a code string (the command itself, or a `bash -c` string) and
+    /// judges everything in it.
+    pub(crate) fn walk_source(&mut self, code: &str) {
+        if self.depth >= MAX_PARSE_DEPTH {
+            self.note(
+                code,
+                BashRisk::Warn,
+                "code strings are nested too deeply to analyse",
+            );
+            if let Some(reason) = block::crude_block(code) {
+                self.note(code, BashRisk::Block, &reason);
+            }
+            return;
+        }
+        let Some(parsed) = super::parse(self.parser, code) else {
+            self.note(code, BashRisk::Warn, "the command could not be parsed");
+            return;
+        };
+        let root = parsed.tree.root_node();
+        let src = parsed.text.as_bytes();
+        // `nest` is not reset here: nested code strings share one budget.
+        self.depth += 1;
+        self.walk(root, src);
+        self.depth -= 1;
+        if root.has_error() {
+            self.note(
+                code,
+                BashRisk::Warn,
+                "the command does not parse cleanly, so it cannot be proven read-only",
+            );
+            // The parser's recovery may hide a destructive command; look at
+            // the raw words too.
+            if let Some(reason) = block::crude_block(code) {
+                self.note(code, BashRisk::Block, &reason);
+            }
+        }
+    }
+
+    /// Adds a segment that is not a program run (a note about the whole text).
+    pub(crate) fn note(&mut self, text: &str, risk: BashRisk, reason: &str) {
+        self.segs.push(Seg {
+            seg: Segment {
+                text: clip(text),
+                program: None,
+                risk,
+                reasons: vec![reason.to_string()],
+            },
+            fetch: false,
+            decode: false,
+            stdin_code: false,
+            shell: false,
+            feeds: None,
+            level: self.level,
+        });
+    }
+
+    /// Adds a judged program run.
+    pub(crate) fn push_judged(&mut self, text: &str, j: Judge) -> usize {
+        self.segs.push(Seg {
+            seg: Segment {
+                text: clip(text),
+                program: j.program,
+                risk: j.risk,
+                reasons: j.reasons,
+            },
+            fetch: j.fetch,
+            decode: j.decode,
+            stdin_code: j.stdin_code,
+            shell: j.shell,
+            feeds: j.output,
+            level: self.level,
+        });
+        self.segs.len() - 1
+    }
+
+    pub(super) fn walk(&mut self, node: Node<'_>, src: &[u8]) {
+        if self.nest >= MAX_NODE_NEST {
+            self.note(
+                text(node, src),
+                BashRisk::Warn,
+                "the command is nested too deeply to analyse",
+            );
+            return;
+        }
+        self.nest += 1;
+        match node.kind() {
+            "command" => self.command(node, src),
+            "redirected_statement" => self.redirected(node, src),
+            "pipeline" => {
+                let mut cursor = node.walk();
+                let stages: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+                let ranges = stages.iter().map(|s| self.walk_range(*s, src)).collect();
+                self.link_pipeline(ranges);
+            }
+            "function_definition" => self.function(node, src),
+            "variable_assignment" => self.assignment(node, src, None),
+            "declaration_command" | "unset_command" => self.declaration(node, src),
+            "test_command" => {
+                self.note(
+                    text(node, src),
+                    BashRisk::Safe,
+                    "[[ … ]] only tests a condition",
+                );
+                self.children(node, src);
+            }
+            "command_substitution" | "process_substitution" => {
+                self.note(
+                    text(node, src),
+                    BashRisk::Warn,
+                    "uses the output of a command substitution",
+                );
+                self.substitution(node, src);
+            }
+            "comment" | "heredoc_start" | "heredoc_end" => {}
+            _ => self.children(node, src),
+        }
+        self.nest -= 1;
+    }
+
+    pub(super) fn children(&mut self, node: Node<'_>, src: &[u8]) {
+        let mut cursor = node.walk();
+        let kids: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+        for child in kids {
+            self.walk(child, src);
+        }
+    }
+
+    pub(super) fn walk_range(&mut self, node: Node<'_>, src: &[u8]) -> Range<usize> {
+        let start = self.segs.len();
+        self.walk(node, src);
+        start..self.segs.len()
+    }
+
+    /// Walks the statements inside `$(…)`, backticks or `<(…)`.
+    pub(super) fn substitution(&mut self, node: Node<'_>, src: &[u8]) {
+        self.level += 1;
+        self.children(node, src);
+        self.level -= 1;
+    }
+
+    /// Walks every substitution nested anywhere inside a word (also inside
+    /// arithmetic and subscripts); true if there was one.
+    pub(super) fn substitutions_in(&mut self, node: Node<'_>, src: &[u8]) -> bool {
+        if self.nest >= MAX_NODE_NEST {
+            self.note(
+                text(node, src),
+                BashRisk::Warn,
+                "the command is nested too deeply to analyse",
+            );
+            return false;
+        }
+        if matches!(node.kind(), "command_substitution" | "process_substitution") {
+            self.substitution(node, src);
+            return true;
+        }
+        if node.named_child_count() == 0 {
+            return false;
+        }
+        self.nest += 1;
+        let mut found = false;
+        let mut cursor = node.walk();
+        let kids: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+        for child in kids {
+            found |= self.substitutions_in(child, src);
+        }
+        self.nest -= 1;
+        found
+    }
+
+    /// `curl … | sh`, `base64 -d | bash`, `cat <<EOF | bash`,
+    /// `echo 'rm -rf /' | sh`.
+    pub(super) fn link_pipeline(&mut self, ranges: Vec<Range<usize>>) {
+        for (i, range) in ranges.iter().enumerate().skip(1) {
+            for idx in range.clone() {
+                if !self.segs[idx].stdin_code {
+                    continue;
+                }
+                let upstream: Vec<usize> = ranges[..i].iter().flat_map(|r| r.clone()).collect();
+                let fetch = upstream.iter().any(|&u| self.segs[u].fetch);
+                let decode = upstream.iter().any(|&u| self.segs[u].decode);
+                let seg = &mut self.segs[idx].seg;
+                if fetch {
+                    raise(seg, BashRisk::Block, "runs code fetched from the network");
+                }
+                if decode {
+                    raise(seg, BashRisk::Block, "runs decoded (obfuscated) code");
+                }
+                if self.segs[idx].shell {
+                    let bodies: Vec<String> = upstream
+                        .iter()
+                        .filter_map(|&u| self.segs[u].feeds.clone())
+                        .collect();
+                    for body in bodies {
+                        self.walk_source(&body);
+                    }
+                }
+            }
+        }
+    }
+
+    fn command(&mut self, node: Node<'_>, src: &[u8]) {
+        let start = self.segs.len();
+        let mut floor: Vec<(BashRisk, String)> = Vec::new();
+        let mut words: Vec<Word> = Vec::new();
+        let mut cursor = node.walk();
+        let kids: Vec<(Option<&str>, Node<'_>)> = node
+            .children(&mut cursor)
+            .enumerate()
+            .map(|(i, c)| (node.field_name_for_child(i as u32), c))
+            .collect();
+        let mut last_end: Option<usize> = None;
+        for (field, child) in kids {
+            match (field, child.kind()) {
+                (_, "variable_assignment") => {
+                    self.assignment(child, src, Some(&mut floor));
+                }
+                (Some("redirect"), _) | (_, "file_redirect" | "herestring_redirect") => {
+                    if let Some(f) = self.redirect(child, src) {
+                        floor.push(f);
+                    }
+                }
+                (Some("name" | "argument"), _) => {
+                    let mut w = words::eval(child, src);
+                    w.has_subst |= self.substitutions_in(child, src);
+                    if text(child, src).contains("@P}") {
+                        floor.push((
+                            BashRisk::Warn,
+                            "prompt expansion (${x@P}) runs command substitutions stored in a variable"
+                                .into(),
+                        ));
+                    }
+                    // The grammar sometimes splits one shell word in two
+                    // (`rm$IFS-rf$IFS/`); with no space between, bash sees one.
+                    match words.last_mut() {
+                        Some(prev) if last_end == Some(child.start_byte()) => words::join(prev, w),
+                        _ => words.push(w),
+                    }
+                    last_end = Some(child.end_byte());
+                }
+                (_, "subshell") => self.walk(child, src),
+                _ => {}
+            }
+        }
+        let subst = start..self.segs.len();
+        let cmd_text = text(node, src);
+        if words.is_empty() {
+            let mut j = Judge::safe(None, "only sets shell variables for this line");
+            for (risk, reason) in floor {
+                j.raise(risk, &reason);
+            }
+            self.push_judged(cmd_text, j);
+            return;
+        }
+        let words = expand_name_braces(words::split_ifs(words));
+        let mut j = command::judge(self, &words);
+        if words.iter().any(|w| w.has_subst) {
+            j.raise(
+                BashRisk::Warn,
+                "uses the output of a command substitution as an argument",
+            );
+        }
+        if j.code_runner {
+            if self.segs[subst.clone()].iter().any(|s| s.fetch) {
+                j.raise(BashRisk::Block, "runs code fetched from the network");
+            }
+            if self.segs[subst].iter().any(|s| s.decode) {
+                j.raise(BashRisk::Block, "runs decoded (obfuscated) code");
+            }
+        }
+        for (risk, reason) in floor {
+            j.raise(risk, &reason);
+        }
+        self.push_judged(cmd_text, j);
+    }
+}
+
+/// `{rm,-rf,/}` as a program name is brace-expanded by bash into words.
+fn expand_name_braces(mut words: Vec<Word>) -> Vec<Word> {
+    let Some(first) = words.first() else {
+        return words;
+    };
+    if first.dynamic || !first.text.contains('{') || !first.text.contains(',') {
+        return words;
+    }
+    let expanded: Vec<Word> = patterns::expand_braces(&first.text, 64)
+        .iter()
+        .map(|s| Word::literal(s))
+        .collect();
+    words.splice(0..1, expanded);
+    words
+}
+
+/// Raises a segment's risk and records why.
+/// A reason that raises the risk goes first, so the worst reason leads.
+pub(crate) fn raise(seg: &mut Segment, risk: BashRisk, reason: &str) {
+    command::raise_into(&mut seg.risk, &mut seg.reasons, risk, reason);
+}

@@ -1,0 +1,451 @@
+//! Wrappers: programs whose job is to run another command.
+//!
+//! Owns the option grammar of `sudo`, `doas`, `env`, `nice`, `ionice`,
+//! `timeout`, `nohup`, `time`, `command`, `builtin`, `exec`, `stdbuf`,
+//! `setsid`, `xargs`, `watch`, `su`, `busybox` and `find -exec`, so the
+//! command they run is judged as if typed directly. It does not judge plain
+//! programs (that is `rules`).
+
+use super::command::{self, Judge, judge_at};
+use super::defs::is_dangerous_var;
+use super::walk::Walker;
+use super::words::Word;
+use super::{BashRisk, block, find};
+
+/// Short options that take an argument, long ones that take one when not
+/// written `--opt=value`, and whether `-10` style numbers are options.
+struct Opts {
+    with_arg: &'static str,
+    long_with_arg: &'static [&'static str],
+    numeric: bool,
+}
+
+const NO_OPTS: Opts = Opts {
+    with_arg: "",
+    long_with_arg: &[],
+    numeric: false,
+};
+
+/// Programs that stay read-only whatever extra arguments `xargs` appends
+/// (no flag of theirs writes or executes).
+const XARGS_SAFE: &[&str] = &[
+    "echo",
+    "printf",
+    "cat",
+    "head",
+    "tail",
+    "wc",
+    "ls",
+    "grep",
+    "egrep",
+    "fgrep",
+    "stat",
+    "du",
+    "basename",
+    "dirname",
+    "realpath",
+    "readlink",
+    "md5sum",
+    "sha1sum",
+    "sha256sum",
+    "sha512sum",
+    "cksum",
+    "test",
+    "true",
+    "false",
+];
+
+/// Judges `prog` if it is a wrapper; `None` otherwise.
+pub(crate) fn unwrap(w: &mut Walker<'_>, prog: &str, args: &[Word], depth: usize) -> Option<Judge> {
+    let d = depth + 1;
+    let j = match prog {
+        "sudo" | "doas" => sudo(w, prog, args, d),
+        "env" => env(w, args, d),
+        "nice" => {
+            let o = Opts {
+                with_arg: "n",
+                long_with_arg: &["--adjustment"],
+                numeric: true,
+            };
+            inner(w, prog, args, &o, d, "nice prints the scheduling priority")
+        }
+        "ionice" => {
+            let o = Opts {
+                with_arg: "cnpPu",
+                long_with_arg: &["--class", "--classdata", "--pid", "--pgid", "--uid"],
+                numeric: false,
+            };
+            let mut j = inner(w, prog, args, &o, d, "ionice prints the I/O priority");
+            let other = args.iter().any(|a| {
+                matches!(
+                    a.text.as_str(),
+                    "-p" | "-P" | "-u" | "--pid" | "--pgid" | "--uid"
+                )
+            });
+            if other {
+                j.raise(
+                    BashRisk::Warn,
+                    "ionice changes another process's I/O priority",
+                );
+            }
+            j
+        }
+        "timeout" => {
+            let o = Opts {
+                with_arg: "sk",
+                long_with_arg: &["--signal", "--kill-after"],
+                numeric: false,
+            };
+            // The first operand is the duration.
+            let i = skip_options(args, &o) + 1;
+            wrapped(
+                w,
+                prog,
+                args.get(i..).unwrap_or(&[]),
+                d,
+                "timeout without a command",
+            )
+        }
+        "nohup" => {
+            let mut j = inner(w, prog, args, &NO_OPTS, d, "nohup without a command");
+            j.raise(
+                BashRisk::Warn,
+                "nohup keeps the command running after the shell exits (and may write nohup.out)",
+            );
+            j
+        }
+        "time" | "builtin" | "setsid" | "coproc" => inner(
+            w,
+            prog,
+            args,
+            &NO_OPTS,
+            d,
+            &format!("{prog} with nothing to run"),
+        ),
+        "exec" => {
+            let o = Opts {
+                with_arg: "a",
+                ..NO_OPTS
+            };
+            inner(w, prog, args, &o, d, "exec only applies its redirections")
+        }
+        "stdbuf" => {
+            let o = Opts {
+                with_arg: "ioe",
+                long_with_arg: &["--input", "--output", "--error"],
+                numeric: false,
+            };
+            inner(w, prog, args, &o, d, "stdbuf without a command")
+        }
+        "command" => {
+            let i = skip_options(args, &NO_OPTS);
+            let lookup = args[..i]
+                .iter()
+                .any(|a| a.text.contains('v') || a.text.contains('V'));
+            if lookup {
+                Judge::safe(Some(prog), "command -v only looks a name up")
+            } else {
+                wrapped(w, prog, &args[i..], d, "command with nothing to run")
+            }
+        }
+        "xargs" => xargs(w, args, d),
+        "watch" => watch(w, args, d),
+        "su" | "runuser" => su(w, prog, args),
+        "busybox" => match args.first() {
+            Some(a) if !a.text.starts_with('-') => judge_at(w, args, d),
+            _ => Judge::safe(Some(prog), "busybox lists its applets"),
+        },
+        "find" => find::find(w, args, d),
+        _ => return None,
+    };
+    Some(j)
+}
+
+/// Returns the index of the first operand after the options.
+fn skip_options(args: &[Word], o: &Opts) -> usize {
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        let t = a.text.as_str();
+        if t == "--" {
+            return i + 1;
+        }
+        if !t.starts_with('-') || t == "-" || a.dynamic {
+            return i;
+        }
+        if t.starts_with("--") {
+            i += if !t.contains('=') && o.long_with_arg.contains(&t) {
+                2
+            } else {
+                1
+            };
+            continue;
+        }
+        let flags = &t[1..];
+        if o.numeric && flags.chars().all(|c| c.is_ascii_digit()) {
+            i += 1;
+            continue;
+        }
+        // In a cluster such as `-un`, an option that takes an argument eats
+        // the rest of the word, or the next word when it is last.
+        let last_takes = flags
+            .char_indices()
+            .find(|(_, c)| o.with_arg.contains(*c))
+            .map(|(k, c)| k + c.len_utf8() == flags.len())
+            .unwrap_or(false);
+        i += if last_takes { 2 } else { 1 };
+    }
+    i
+}
+
+fn inner(
+    w: &mut Walker<'_>,
+    prog: &str,
+    args: &[Word],
+    o: &Opts,
+    depth: usize,
+    empty: &str,
+) -> Judge {
+    let i = skip_options(args, o).min(args.len());
+    wrapped(w, prog, &args[i..], depth, empty)
+}
+
+/// Judges the wrapped command; a wrapper alone is SAFE with `empty` as reason.
+fn wrapped(w: &mut Walker<'_>, prog: &str, rest: &[Word], depth: usize, empty: &str) -> Judge {
+    if rest.is_empty() {
+        return Judge::safe(Some(prog), empty);
+    }
+    judge_at(w, rest, depth)
+}
+
+/// Skips `NAME=value` words (as `env` and `sudo` accept), noting dangerous
+/// ones.
+fn skip_assignments(args: &[Word], from: usize, floor: &mut Vec<String>) -> usize {
+    let mut i = from;
+    while let Some(a) = args.get(i) {
+        let Some((name, _)) = a.text.split_once('=') else {
+            break;
+        };
+        let valid = !name.is_empty()
+            && !name.starts_with(|c: char| c.is_ascii_digit())
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid {
+            break;
+        }
+        if is_dangerous_var(name) {
+            floor.push(format!(
+                "sets {name}, which changes what programs run or load"
+            ));
+        }
+        i += 1;
+    }
+    i
+}
+
+fn sudo(w: &mut Walker<'_>, prog: &str, args: &[Word], depth: usize) -> Judge {
+    let o = Opts {
+        with_arg: "ugCDprtTU",
+        long_with_arg: &[
+            "--user",
+            "--group",
+            "--chdir",
+            "--prompt",
+            "--role",
+            "--type",
+            "--command-timeout",
+            "--other-user",
+            "--host",
+            "--close-from",
+        ],
+        numeric: false,
+    };
+    let i = skip_options(args, &o).min(args.len());
+    let mut floor = Vec::new();
+    let k = skip_assignments(args, i, &mut floor);
+    let rest = &args[k..];
+    let root = format!("{prog} runs the command as root");
+    if rest.is_empty() {
+        let flags: String = args[..i].iter().map(|a| a.text.as_str()).collect();
+        let why = if flags.contains('e') {
+            format!("{prog} -e edits files as root")
+        } else if flags.contains('s') || flags.contains('i') {
+            format!("{prog} opens a root shell")
+        } else {
+            format!("{prog} changes or shows its own credentials")
+        };
+        return Judge::warn(Some(prog), &why);
+    }
+    let mut j = judge_at(w, rest, depth);
+    j.raise(BashRisk::Warn, &root);
+    for f in floor {
+        j.raise(BashRisk::Warn, &f);
+    }
+    // The seeds' blocked patterns `sudo rm` and `sudo chmod`.
+    if let Some(p @ ("rm" | "chmod")) = j.program.as_deref() {
+        let reason = format!("{prog} {p} changes files as root (a blocked pattern)");
+        j.raise(BashRisk::Block, &reason);
+    }
+    j
+}
+
+fn env(w: &mut Walker<'_>, args: &[Word], depth: usize) -> Judge {
+    let mut floor = Vec::new();
+    let mut split: Option<String> = None;
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        let t = a.text.as_str();
+        match t {
+            "--" => {
+                i += 1;
+                break;
+            }
+            "-" | "-i" | "--ignore-environment" | "-0" | "--null" | "-v" | "--debug" => i += 1,
+            "-C" | "--chdir" => {
+                // `env -C / rm -rf *` deletes in that directory.
+                if let Some(dir) = args.get(i + 1) {
+                    w.cwd_protected =
+                        block::protected(&dir.text, w.cwd_protected.as_deref()).map(|p| p.path);
+                }
+                i += 2;
+            }
+            "-u" | "--unset" | "-P" => i += 2,
+            "-S" | "--split-string" => {
+                split = args.get(i + 1).map(|s| s.text.clone());
+                i += 2;
+                break;
+            }
+            _ if t.starts_with("--split-string=") => {
+                split = t.split_once('=').map(|(_, v)| v.to_string());
+                i += 1;
+                break;
+            }
+            _ if t.starts_with("-S") => {
+                split = Some(t[2..].to_string());
+                i += 1;
+                break;
+            }
+            _ if t.starts_with("--") => i += 1,
+            _ if t.starts_with('-') && t.len() > 1 => {
+                floor.push(format!("env option {t} is not understood"));
+                i += 1;
+            }
+            _ => break,
+        }
+    }
+    let i = skip_assignments(args, i.min(args.len()), &mut floor);
+    let rest = args.get(i..).unwrap_or(&[]);
+    let mut j = if let Some(s) = split {
+        let mut code = s;
+        for r in rest {
+            code.push(' ');
+            code.push_str(&r.text);
+        }
+        command::code_string(w, "env", "env -S", &Word::literal(&code))
+    } else if rest.is_empty() {
+        Judge::safe(Some("env"), "env prints the environment")
+    } else {
+        judge_at(w, rest, depth)
+    };
+    for f in floor {
+        j.raise(BashRisk::Warn, &f);
+    }
+    j
+}
+
+fn xargs(w: &mut Walker<'_>, args: &[Word], depth: usize) -> Judge {
+    let o = Opts {
+        with_arg: "adEILnPs",
+        long_with_arg: &[
+            "--arg-file",
+            "--delimiter",
+            "--max-args",
+            "--max-procs",
+            "--max-chars",
+            "--max-lines",
+            "--process-slot-var",
+        ],
+        numeric: false,
+    };
+    let i = skip_options(args, &o).min(args.len());
+    let echo = [Word::literal("echo")];
+    let rest = if i < args.len() {
+        &args[i..]
+    } else {
+        &echo[..]
+    };
+    let mut j = judge_at(w, rest, depth);
+    let prog = j.program.clone().unwrap_or_default();
+    j.raise(
+        j.risk,
+        &format!("xargs runs {prog} with arguments read from its input"),
+    );
+    if j.risk == BashRisk::Safe && !XARGS_SAFE.contains(&prog.as_str()) {
+        j.raise(
+            BashRisk::Warn,
+            &format!(
+                "arguments read by xargs could turn on flags of {prog} that write or run code"
+            ),
+        );
+    }
+    j
+}
+
+fn watch(w: &mut Walker<'_>, args: &[Word], depth: usize) -> Judge {
+    let o = Opts {
+        with_arg: "n",
+        long_with_arg: &["--interval"],
+        numeric: false,
+    };
+    let i = skip_options(args, &o).min(args.len());
+    let exec = args[..i]
+        .iter()
+        .any(|a| a.text == "--exec" || (!a.text.starts_with("--") && a.text.contains('x')));
+    let rest = &args[i..];
+    if rest.is_empty() {
+        return Judge::warn(Some("watch"), "watch without a command");
+    }
+    if exec {
+        return judge_at(w, rest, depth);
+    }
+    // Without -x, watch hands the joined words to `sh -c`.
+    let code = Word {
+        text: rest
+            .iter()
+            .map(|a| a.text.as_str())
+            .collect::<Vec<_>>()
+            .join(" "),
+        dynamic: rest.iter().any(|a| a.dynamic),
+        guessable: rest.iter().all(|a| a.guessable),
+        ..Word::default()
+    };
+    command::code_string(w, "watch", "watch", &code)
+}
+
+fn su(w: &mut Walker<'_>, prog: &str, args: &[Word]) -> Judge {
+    let mut code: Option<&Word> = None;
+    let mut owned: Option<Word> = None;
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        let t = a.text.as_str();
+        if matches!(t, "-c" | "--command" | "--session-command") {
+            code = args.get(i + 1);
+            break;
+        }
+        if let Some(v) = t.strip_prefix("--command=") {
+            owned = Some(Word {
+                text: v.to_string(),
+                ..a.clone()
+            });
+            break;
+        }
+        i += 1;
+    }
+    let as_user = format!("{prog} runs commands as another user");
+    match owned.as_ref().or(code) {
+        Some(c) => {
+            let mut j = command::code_string(w, prog, &format!("{prog} -c"), c);
+            j.raise(BashRisk::Warn, &as_user);
+            j
+        }
+        None => Judge::warn(Some(prog), &format!("{prog} opens a shell as another user")),
+    }
+}

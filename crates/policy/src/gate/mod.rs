@@ -1,0 +1,183 @@
+//! The gate: one decision — allow, ask or deny — for every call that could have a
+//! side effect, from the permission mode, the risk of the exact call and what the user
+//! already granted. Pure: it reads facts and returns a decision; it runs nothing,
+//! prompts nobody and stores nothing (core does those, in that order).
+
+mod matrix;
+mod mode;
+mod rule;
+
+use atto_protocol::{DangerLevel, PermissionMode};
+
+use crate::bash::{BashRisk, Verdict};
+
+pub use matrix::{Action, bash_action, level_action};
+pub use mode::{PermissionSetting, parse_permission, stricter};
+pub use rule::{Rule, RuleError};
+
+/// A grant as the gate sees it: a parsed rule and what it decides.
+#[derive(Debug, Clone)]
+pub struct Grant {
+    /// Store id, or `None` for session grants and config rules.
+    pub id: Option<i64>,
+    /// The rule.
+    pub rule: Rule,
+    /// What a match decides.
+    pub action: Action,
+    /// Where it came from, for the audit log ("session grant", "user config", …).
+    pub origin: String,
+}
+
+/// What the gate knows about the session.
+pub struct GateContext<'a> {
+    /// The permission mode and whether asks become denials (`approval_mode = never`).
+    pub permission: PermissionSetting,
+    /// Grants and config rules, in any order.
+    pub grants: &'a [Grant],
+}
+
+/// What the gate knows about one call.
+pub struct CallFacts<'a> {
+    /// Tool name.
+    pub tool: &'a str,
+    /// The tool's danger level.
+    pub level: DangerLevel,
+    /// Whether this call may change anything.
+    pub mutates: bool,
+    /// The classifier's verdict, for `bash`.
+    pub bash: Option<&'a Verdict>,
+    /// Workspace-relative paths the call reads or writes (file tools).
+    pub paths: &'a [String],
+}
+
+/// The gate's answer, with what decided it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    /// Allow, ask or deny.
+    pub action: Action,
+    /// One line on what decided it: the rule text, the matrix cell or the protection.
+    pub decided_by: String,
+    /// Store id of the grant that decided it, to record its use.
+    pub grant_id: Option<i64>,
+    /// Risk label for prompts and events: `SAFE` / `WARN` / `BLOCK`, or the level.
+    pub risk: String,
+    /// Human reasons (the classifier's, per segment, for commands).
+    pub reasons: Vec<String>,
+}
+
+/// Paths whose writes always ask: repository internals and atto's own configuration.
+const PROTECTED_PREFIXES: &[&str] = &[".git/", ".atto/"];
+
+/// Decides one call.
+pub fn decide(ctx: &GateContext<'_>, call: &CallFacts<'_>) -> Decision {
+    let mode = ctx.permission.mode;
+    let (risk, reasons) = match call.bash {
+        Some(v) => (risk_label(v.risk).to_owned(), v.reasons.clone()),
+        None => (level_label(call.level).to_owned(), Vec::new()),
+    };
+    let decision = |action, decided_by: String, grant_id| Decision {
+        action,
+        decided_by,
+        grant_id,
+        risk: risk.clone(),
+        reasons: reasons.clone(),
+    };
+    // BLOCK is refused in every mode but yolo, and no grant widens it.
+    if let Some(v) = call.bash
+        && v.risk == BashRisk::Block
+        && mode != PermissionMode::Yolo
+    {
+        return decision(
+            Action::Deny,
+            "BLOCK verdict: refused in every permission mode but yolo".to_owned(),
+            None,
+        );
+    }
+    let grant = matching_grant(ctx.grants, call);
+    if let Some(g) = grant
+        && g.action == Action::Deny
+    {
+        return decision(Action::Deny, format!("{} ({})", g.rule, g.origin), g.id);
+    }
+    if call.mutates && call.paths.iter().any(|p| is_protected(p)) {
+        let path = call
+            .paths
+            .iter()
+            .find(|p| is_protected(p))
+            .cloned()
+            .unwrap_or_default();
+        let d = decision(
+            Action::Ask,
+            format!("writes to {path}: repository internals and atto's config always ask"),
+            None,
+        );
+        return never_asks(ctx, d);
+    }
+    let d = match grant {
+        Some(g) => decision(g.action, format!("{} ({})", g.rule, g.origin), g.id),
+        None => {
+            let (action, cell) = match call.bash {
+                Some(v) => (
+                    bash_action(mode, v.risk),
+                    format!("{mode:?} × {}", risk_label(v.risk)),
+                ),
+                None => (
+                    level_action(mode, call.level),
+                    format!("{mode:?} × {}", level_label(call.level)),
+                ),
+            };
+            decision(action, format!("permission matrix: {cell}"), None)
+        }
+    };
+    never_asks(ctx, d)
+}
+
+/// Under `approval_mode = never`, whatever would ask is denied.
+fn never_asks(ctx: &GateContext<'_>, mut d: Decision) -> Decision {
+    if d.action == Action::Ask && ctx.permission.deny_asks {
+        d.action = Action::Deny;
+        d.decided_by = format!("approval mode never (would ask: {})", d.decided_by);
+    }
+    d
+}
+
+/// The strongest grant that matches: deny beats ask beats allow.
+fn matching_grant<'g>(grants: &'g [Grant], call: &CallFacts<'_>) -> Option<&'g Grant> {
+    grants
+        .iter()
+        .filter(|g| g.rule.applies(g.action, call.tool, call.bash, call.paths))
+        .max_by_key(|g| match g.action {
+            Action::Deny => 2,
+            Action::Ask => 1,
+            Action::Allow => 0,
+        })
+}
+
+fn is_protected(path: &str) -> bool {
+    let path = path.trim_start_matches("./");
+    PROTECTED_PREFIXES
+        .iter()
+        .any(|p| path.starts_with(p) || path == p.trim_end_matches('/'))
+}
+
+/// `SAFE` / `WARN` / `BLOCK`.
+pub fn risk_label(risk: BashRisk) -> &'static str {
+    match risk {
+        BashRisk::Safe => "SAFE",
+        BashRisk::Warn => "WARN",
+        BashRisk::Block => "BLOCK",
+    }
+}
+
+/// `SAFE` / `LOW` / `MEDIUM` / `HIGH`.
+pub fn level_label(level: DangerLevel) -> &'static str {
+    match level {
+        DangerLevel::Safe => "SAFE",
+        DangerLevel::Low => "LOW",
+        DangerLevel::Medium => "MEDIUM",
+        DangerLevel::High => "HIGH",
+    }
+}
+
+#[cfg(test)]
+mod tests;
