@@ -89,6 +89,7 @@ def clean_env(home):
     env = {k: v for k, v in os.environ.items()
            if not re.search(r"(KEY|TOKEN|SECRET)", k) and not k.startswith("ATTO_")}
     env["HOME"] = home
+    env["ATTO_HOME"] = os.path.join(home, "atto-data")
     # The system's python3 (/usr/bin) when there is one, not a version manager's shim on
     # PATH: pyenv's shim is a bash script, and its interpreter loads a large site setup;
     # either costs more CPU than atto's whole share of the task. Reported in the output.
@@ -111,7 +112,7 @@ def one_run(tmp, i, env):
     try:
         line = server.stdout.readline()
         url = line.split()[-1]
-        cmd = [ATTO, "exec", "--base-url", url + "/v1", "--wire", "chat",
+        cmd = [ATTO, "exec", "--permission", "auto-safe", "--base-url", url + "/v1", "--wire", "chat",
                "--model", "bench-model", "--output-format", "json", "fix main.py"]
         t0 = time.time_ns()
         code, out, cpu, rss = measured(cmd, env, cwd=repo)

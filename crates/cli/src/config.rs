@@ -34,6 +34,65 @@ pub struct Config {
     /// Retry behaviour for model calls.
     #[serde(default)]
     pub retry: RetryConfig,
+    /// `strict`, `interactive`, `auto-safe` or `yolo`.
+    pub permission_mode: Option<String>,
+    /// codewhale's `suggest`, `auto` or `never` (mapped onto permission modes).
+    pub approval_mode: Option<String>,
+    /// Rules: `tool` or `tool(pattern)`.
+    #[serde(default)]
+    pub permissions: RulesConfig,
+    /// Whether sandboxed commands may use the network (default: no).
+    pub allow_network: Option<bool>,
+}
+
+/// `[permissions]`: rules that allow, ask or deny without a question.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RulesConfig {
+    #[serde(default)]
+    pub allow: Vec<String>,
+    #[serde(default)]
+    pub ask: Vec<String>,
+    #[serde(default)]
+    pub deny: Vec<String>,
+}
+
+/// The project's `.atto/config.toml`: it may only tighten permissions, so a cloned
+/// repository can never widen what atto does or redirect where keys are sent.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProjectConfig {
+    pub permission_mode: Option<String>,
+    pub approval_mode: Option<String>,
+    #[serde(default)]
+    pub permissions: RulesConfig,
+}
+
+impl ProjectConfig {
+    /// Loads `<workspace>/.atto/config.toml` if present.
+    pub fn load(workspace: &Path) -> Result<ProjectConfig, ConfigError> {
+        let path = workspace.join(".atto").join("config.toml");
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(ProjectConfig::default());
+            }
+            Err(source) => return Err(ConfigError::Read { path, source }),
+        };
+        let config: ProjectConfig = toml::from_str(&text).map_err(|err| ConfigError::Parse {
+            path: path.clone(),
+            message: one_line(&err.to_string()),
+        })?;
+        if !config.permissions.allow.is_empty() {
+            return Err(ConfigError::Parse {
+                path,
+                message: "a project config may only tighten permissions: move the allow rules \
+                          to your user config (~/.config/atto/config.toml)"
+                    .to_owned(),
+            });
+        }
+        Ok(config)
+    }
 }
 
 /// `[limits]`

@@ -10,6 +10,7 @@ use clap::Args;
 use serde_json::json;
 
 use crate::config::Config;
+use crate::permissions::PermissionFlags;
 use crate::setup::{self, Launch, LimitFlags};
 use crate::{ExitCode, Failure, repl};
 
@@ -100,6 +101,11 @@ pub async fn run(args: DemoArgs, wire: Option<Wire>) -> Result<ExitCode, Failure
         workspace: workspace.clone(),
         cwd: workspace.clone(),
         limits: LimitFlags::default(),
+        // The demo edits and runs code unattended, as an `auto-safe` session would.
+        permissions: PermissionFlags {
+            permission: Some("auto-safe".to_owned()),
+            yolo: false,
+        },
     })?;
     let prompt = "greet.py crashes when I run it. Fix it and check that it works.";
     println!("> {prompt}");

@@ -4,11 +4,32 @@ use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
 
 use atto_core::AgentHandle;
-use atto_protocol::{Event, FailureKind, FinalResult, Op, TurnStatus};
+use atto_protocol::{ApprovalDecision, Event, FailureKind, FinalResult, Op, TurnStatus};
 use clap::{Args, ValueEnum};
 
 use crate::render::{self, TextRenderer};
 use crate::{ExitCode, Failure};
+
+/// What a headless run does when a call needs approval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OnAsk {
+    /// Refuse the call; the model is told and may try another way.
+    Deny,
+    /// Stop the task: exit 1 naming the call that needed approval.
+    Fail,
+    /// Approve the call (BLOCK verdicts stay refused).
+    Allow,
+}
+
+/// Where a headless run reads its input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InputFormat {
+    /// The task as text (argument, --prompt-file, stdin).
+    Text,
+    /// JSON ops, one per line on stdin: `{"type":"approval","id":…,"decision":"yes"}`,
+    /// `{"type":"user_input","text":…}`, `{"type":"interrupt"}`.
+    StreamJson,
+}
 
 /// How `atto exec` reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -38,6 +59,12 @@ pub struct ExecArgs {
     /// Wall-clock limit for the task, in seconds.
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<u64>,
+    /// When a call needs approval: deny it, fail the task, or allow it.
+    #[arg(long, value_enum, default_value = "deny")]
+    pub on_ask: OnAsk,
+    /// Input format; with stream-json, approvals are answered by JSON lines on stdin.
+    #[arg(long, value_enum, default_value = "text")]
+    pub input_format: InputFormat,
 }
 
 /// Collects the task text from the argument, the prompt file and stdin.
@@ -53,7 +80,8 @@ pub fn task_text(args: &ExecArgs) -> Result<String, Failure> {
         parts.push(text);
     }
     let stdin = std::io::stdin();
-    if !stdin.is_terminal() {
+    // With stream-json input, stdin carries ops (approvals), not the task.
+    if args.input_format == InputFormat::Text && !stdin.is_terminal() {
         let mut text = String::new();
         stdin
             .lock()
@@ -64,7 +92,7 @@ pub fn task_text(args: &ExecArgs) -> Result<String, Failure> {
         }
     }
     let task = parts.join("\n\n");
-    if task.trim().is_empty() {
+    if task.trim().is_empty() && args.input_format == InputFormat::Text {
         return Err(Failure::usage(
             "no task given: pass it as an argument (atto exec \"fix the tests\"), with \
              --prompt-file FILE, or on stdin",
@@ -73,21 +101,32 @@ pub fn task_text(args: &ExecArgs) -> Result<String, Failure> {
     Ok(task)
 }
 
+/// How a headless run talks to its session.
+pub struct RunOptions {
+    pub format: OutputFormat,
+    pub input: InputFormat,
+    pub on_ask: OnAsk,
+}
+
 /// Runs the task to the end and returns the exit code.
 pub async fn run(
     mut handle: AgentHandle,
     session_id: &str,
     task: String,
-    format: OutputFormat,
+    options: RunOptions,
 ) -> ExitCode {
     let ops = handle.op_sender();
-    if ops.submit(Op::UserInput { text: task }).is_err() || ops.submit(Op::Shutdown).is_err() {
+    if !task.trim().is_empty() && ops.submit(Op::UserInput { text: task }).is_err() {
         eprintln!("atto: the session ended before the task could start");
         return ExitCode::Failed;
+    }
+    if options.input == InputFormat::StreamJson {
+        tokio::spawn(read_ops(ops.clone()));
     }
     let mut text = TextRenderer::new(std::io::stdout(), std::io::stderr());
     let mut result: Option<FinalResult> = None;
     let mut interrupts = 0u32;
+    let mut refused_ask: Option<String> = None;
     loop {
         let event = tokio::select! {
             event = handle.next_event() => event,
@@ -105,7 +144,7 @@ pub async fn run(
             }
         };
         let Some(event) = event else { break };
-        match format {
+        match options.format {
             OutputFormat::Text => text.event(&event),
             OutputFormat::StreamJson => {
                 let mut out = std::io::stdout().lock();
@@ -114,20 +153,79 @@ pub async fn run(
             }
             OutputFormat::Json => {}
         }
-        if let Event::TurnCompleted { result: r, .. } = event {
-            result = Some(r);
+        match event {
+            Event::ApprovalRequired(request) if options.input == InputFormat::Text => {
+                let decision = match options.on_ask {
+                    OnAsk::Allow => ApprovalDecision::Yes,
+                    OnAsk::Deny => ApprovalDecision::No {
+                        reason: Some(
+                            "this is a headless run and approvals are denied (--on-ask deny)"
+                                .to_owned(),
+                        ),
+                    },
+                    OnAsk::Fail => {
+                        refused_ask = Some(format!(
+                            "{} needed approval ({}): {}",
+                            request.tool,
+                            request.risk,
+                            request.subject.lines().next().unwrap_or("")
+                        ));
+                        let _ = ops.submit(Op::Interrupt);
+                        ApprovalDecision::No { reason: None }
+                    }
+                };
+                let _ = ops.submit(Op::Approval {
+                    id: request.id,
+                    decision,
+                });
+            }
+            Event::TurnCompleted { result: r, .. } => {
+                result = Some(r);
+                // One task per run: end the session once it is done.
+                let _ = ops.submit(Op::Shutdown);
+            }
+            _ => {}
         }
     }
-    let Some(result) = result else {
+    let Some(mut result) = result else {
         eprintln!("atto: the session ended without finishing the task");
         return ExitCode::Failed;
     };
-    if format != OutputFormat::Text {
+    if let Some(message) = refused_ask {
+        result.status = TurnStatus::Failed;
+        result.failure = Some(FailureKind::Request);
+        result.error = Some(format!(
+            "{message}; stopped because of --on-ask fail. Rerun with --on-ask allow, a \
+             --permission mode that allows it, or a [permissions] allow rule"
+        ));
+        eprintln!("atto: {}", result.error.as_deref().unwrap_or(""));
+    }
+    if options.format != OutputFormat::Text {
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "{}", render::result_json(session_id, 1, &result));
         let _ = out.flush();
     }
     exit_code(&result)
+}
+
+/// Reads JSON ops from stdin and passes them to the session; a bad line is reported and
+/// skipped.
+async fn read_ops(ops: atto_core::OpSender) {
+    use tokio::io::AsyncBufReadExt as _;
+    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Op>(&line) {
+            Ok(op) => {
+                if ops.submit(op).is_err() {
+                    break;
+                }
+            }
+            Err(err) => eprintln!("atto: ignoring input line that is not an op ({err}): {line}"),
+        }
+    }
 }
 
 /// DESIGN.md §5: 0 done, 1 failed, 2 bad config (credentials, endpoint), 75 retryable

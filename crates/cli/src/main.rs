@@ -1,9 +1,11 @@
 //! The `atto` binary: parses the command line and wires front ends to the engine.
 //! Nothing here decides behaviour; it only connects the crates that do.
 
+mod admin;
 mod config;
 mod demo;
 mod exec;
+mod permissions;
 mod render;
 mod repl;
 mod setup;
@@ -14,6 +16,7 @@ use atto_llm::Wire;
 use clap::{Args, Parser, Subcommand};
 
 use crate::config::Config;
+use crate::permissions::PermissionFlags;
 use crate::setup::{Launch, LimitFlags, SetupError};
 
 #[derive(Debug, Parser)]
@@ -54,6 +57,22 @@ pub struct GlobalArgs {
     /// Workspace root (default: the enclosing git repository, else the current directory).
     #[arg(long, global = true, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
+    /// Permission mode: strict, interactive (default), auto-safe or yolo; codewhale's
+    /// approval modes suggest, auto and never are accepted too.
+    #[arg(long, global = true, value_name = "MODE")]
+    pub permission: Option<String>,
+    /// Shorthand for --permission yolo: run everything without asking.
+    #[arg(long, global = true)]
+    pub yolo: bool,
+}
+
+impl GlobalArgs {
+    fn permission_flags(&self) -> PermissionFlags {
+        PermissionFlags {
+            permission: self.permission.clone(),
+            yolo: self.yolo,
+        }
+    }
 }
 
 fn parse_wire(s: &str) -> Result<Wire, String> {
@@ -68,6 +87,11 @@ enum Command {
     Exec(exec::ExecArgs),
     /// Watch the whole agent loop run offline against a scripted model.
     Demo(demo::DemoArgs),
+    /// Inspect the policy: `atto policy explain -- CMD` shows how a command is judged.
+    #[command(subcommand)]
+    Policy(admin::PolicyCommand),
+    /// List or revoke saved "always allow" grants.
+    Grants(admin::GrantsArgs),
 }
 
 /// Process exit codes (DESIGN.md §5).
@@ -120,16 +144,38 @@ fn main() {
     std::process::exit(code as i32);
 }
 
-fn run(cli: Cli) -> Result<ExitCode, Failure> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
+/// A single-threaded runtime: atto's work is I/O-bound and one thread keeps start-up
+/// and memory small.
+fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
+    tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| Failure {
             code: ExitCode::Failed,
             message: format!("cannot start the async runtime: {e}"),
-        })?;
+        })
+}
+
+/// Runs `future` to the end on a fresh runtime, then drops the runtime without waiting
+/// for blocking reads (stdin) that may never finish.
+fn block_on<T>(
+    future: impl std::future::Future<Output = Result<T, Failure>>,
+) -> Result<T, Failure> {
+    let runtime = runtime()?;
+    let result = runtime.block_on(future);
+    runtime.shutdown_background();
+    result
+}
+
+fn run(cli: Cli) -> Result<ExitCode, Failure> {
     match cli.command {
-        Some(Command::Demo(args)) => runtime.block_on(demo::run(args, cli.global.wire)),
+        // Commands that need no async runtime and no model.
+        Some(Command::Policy(command)) => admin::policy(command),
+        Some(Command::Grants(args)) => {
+            let (workspace, _) = setup::workspace(cli.global.workspace.as_deref())?;
+            admin::grants(args, &workspace)
+        }
+        Some(Command::Demo(args)) => block_on(demo::run(args, cli.global.wire)),
         Some(Command::Exec(args)) => {
             let config = Config::load(cli.global.config.as_deref())?;
             let task = exec::task_text(&args)?;
@@ -139,28 +185,35 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                 max_rounds: args.max_rounds,
                 max_duration_secs: args.timeout,
             };
-            runtime.block_on(async {
+            block_on(async {
                 let (handle, session_id) = setup::start(Launch {
                     provider: &provider,
                     config: &config,
                     workspace,
                     cwd,
                     limits,
+                    permissions: cli.global.permission_flags(),
                 })?;
-                Ok(exec::run(handle, &session_id, task, args.output_format).await)
+                let options = exec::RunOptions {
+                    format: args.output_format,
+                    input: args.input_format,
+                    on_ask: args.on_ask,
+                };
+                Ok(exec::run(handle, &session_id, task, options).await)
             })
         }
         None => {
             let config = Config::load(cli.global.config.as_deref())?;
             let provider = setup::provider(&cli.global, &config)?;
             let (workspace, cwd) = setup::workspace(cli.global.workspace.as_deref())?;
-            runtime.block_on(async {
+            block_on(async {
                 let (handle, _) = setup::start(Launch {
                     provider: &provider,
                     config: &config,
                     workspace,
                     cwd,
                     limits: LimitFlags::default(),
+                    permissions: cli.global.permission_flags(),
                 })?;
                 Ok(repl::run(handle, cli.prompt).await)
             })

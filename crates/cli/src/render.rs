@@ -103,6 +103,20 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
                     notice.reason
                 )?;
             }
+            Event::ApprovalRequired(request) => {
+                self.end_text_line()?;
+                writeln!(
+                    self.progress,
+                    "approval needed: {} [{}]\n{}",
+                    request.tool,
+                    request.risk,
+                    indent(&request.subject)
+                )?;
+                for reason in &request.reasons {
+                    writeln!(self.progress, "  - {reason}")?;
+                }
+                self.progress.flush()?;
+            }
             Event::Warning { message } => {
                 self.end_text_line()?;
                 writeln!(self.progress, "warning: {message}")?;
@@ -126,6 +140,13 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
         }
         Ok(())
     }
+}
+
+fn indent(text: &str) -> String {
+    text.lines()
+        .map(|l| format!("    {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The most telling argument of a call, for one-line display.

@@ -2,7 +2,7 @@
 //! Used when there is no full-screen interface (scripts, pipes, dumb terminals).
 
 use atto_core::AgentHandle;
-use atto_protocol::{Event, Op};
+use atto_protocol::{ApprovalDecision, Event, GrantScope, Op};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 use crate::ExitCode;
@@ -64,12 +64,85 @@ pub async fn run(mut handle: AgentHandle, first: Option<String>) -> ExitCode {
                 return ExitCode::Failed;
             };
             renderer.event(&event);
-            if matches!(event, Event::TurnCompleted { .. }) {
-                break;
+            match event {
+                Event::TurnCompleted { .. } => break,
+                Event::ApprovalRequired(request) => {
+                    eprintln!(
+                        "  [y] yes  [n reason] no  [a] always, this session  [A] always, this \
+                         project ({})  [e command] edit and run",
+                        request.suggested_rule
+                    );
+                    let line = lines.next_line().await.ok().flatten().unwrap_or_default();
+                    let _ = ops.submit(Op::Approval {
+                        id: request.id,
+                        decision: approval_answer(&line),
+                    });
+                }
+                _ => {}
             }
         }
     }
     let _ = ops.submit(Op::Shutdown);
     while handle.next_event().await.is_some() {}
     ExitCode::Ok
+}
+
+/// Reads an answer typed at an approval prompt. Anything unclear is a "no".
+fn approval_answer(line: &str) -> ApprovalDecision {
+    let line = line.trim();
+    let (word, rest) = line.split_once(' ').unwrap_or((line, ""));
+    let rest = rest.trim();
+    match word {
+        "y" | "yes" => ApprovalDecision::Yes,
+        "a" => ApprovalDecision::Always {
+            scope: GrantScope::Session,
+            rule: None,
+        },
+        "A" => ApprovalDecision::Always {
+            scope: GrantScope::Project,
+            rule: None,
+        },
+        "e" if !rest.is_empty() => ApprovalDecision::Edit {
+            command: rest.to_owned(),
+        },
+        _ => ApprovalDecision::No {
+            reason: (word == "n" || word == "no")
+                .then(|| rest.to_owned())
+                .filter(|r| !r.is_empty()),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn approval_answers() {
+        assert_eq!(approval_answer("y"), ApprovalDecision::Yes);
+        assert_eq!(
+            approval_answer("n use rg instead"),
+            ApprovalDecision::No {
+                reason: Some("use rg instead".into())
+            }
+        );
+        assert_eq!(
+            approval_answer("A"),
+            ApprovalDecision::Always {
+                scope: GrantScope::Project,
+                rule: None
+            }
+        );
+        assert_eq!(
+            approval_answer("e ls -la"),
+            ApprovalDecision::Edit {
+                command: "ls -la".into()
+            }
+        );
+        assert_eq!(approval_answer(""), ApprovalDecision::No { reason: None });
+        assert_eq!(
+            approval_answer("maybe"),
+            ApprovalDecision::No { reason: None }
+        );
+    }
 }

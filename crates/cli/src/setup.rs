@@ -5,10 +5,13 @@ use std::time::Duration;
 
 use atto_core::{AgentHandle, Limits, SessionOptions, find_project_instructions, spawn_session};
 use atto_llm::{ClientOptions, ProviderChoice, ResolvedProvider};
+use atto_protocol::PermissionMode;
+use atto_sandbox::{Sandbox, SandboxConfig};
 use atto_tools::ToolRegistry;
 
 use crate::GlobalArgs;
-use crate::config::Config;
+use crate::config::{Config, ProjectConfig};
+use crate::permissions::{self, PermissionFlags};
 
 /// A setup problem: bad flags, config or environment. Always exit code 2.
 #[derive(Debug, thiserror::Error)]
@@ -66,6 +69,7 @@ pub struct Launch<'a> {
     pub workspace: PathBuf,
     pub cwd: PathBuf,
     pub limits: LimitFlags,
+    pub permissions: PermissionFlags,
 }
 
 /// Connects the model client and starts the session.
@@ -76,8 +80,33 @@ pub fn start(launch: Launch<'_>) -> Result<(AgentHandle, String), SetupError> {
     };
     let client =
         atto_llm::connect(launch.provider, options).map_err(|e| SetupError(e.to_string()))?;
+    let project = ProjectConfig::load(&launch.workspace).map_err(|e| SetupError(e.to_string()))?;
+    let permission = permissions::setting(&launch.permissions, launch.config, &project)?;
+    let store = match permissions::open_store() {
+        Ok(store) => Some(store),
+        Err(err) => {
+            eprintln!("atto: warning: {err} — saved grants and the audit log are off for this run");
+            None
+        }
+    };
+    let (grants, warnings) =
+        permissions::grants(launch.config, &project, store.as_ref(), &launch.workspace)?;
+    for warning in warnings {
+        eprintln!("atto: warning: {warning}");
+    }
+    let sandbox = match permission.mode {
+        PermissionMode::Yolo => None,
+        _ => sandbox(
+            &launch.workspace,
+            launch.config.allow_network.unwrap_or(false),
+        ),
+    };
     let session_id = uuid::Uuid::now_v7().to_string();
     let handle = spawn_session(SessionOptions {
+        permission,
+        grants,
+        store,
+        sandbox,
         session_id: session_id.clone(),
         instructions: find_project_instructions(&launch.workspace, &launch.cwd),
         workspace: launch.workspace,
@@ -102,4 +131,23 @@ fn limits(config: &Config, flags: &LimitFlags) -> Limits {
         limits.max_output_tokens = n.max(1);
     }
     limits
+}
+
+/// Prepares the OS sandbox for commands: writes only in the workspace and the temp dir.
+/// Where the kernel offers none, says so once; WARN commands then always ask.
+fn sandbox(workspace: &Path, allow_network: bool) -> Option<std::sync::Arc<Sandbox>> {
+    let config = SandboxConfig {
+        writable: vec![workspace.to_path_buf(), std::env::temp_dir()],
+        allow_network,
+    };
+    match Sandbox::prepare(&config) {
+        Ok(sandbox) => Some(std::sync::Arc::new(sandbox)),
+        Err(err) => {
+            eprintln!(
+                "atto: warning: commands will run without an OS sandbox ({err}); every \
+                 command that is not provably read-only will ask for approval"
+            );
+            None
+        }
+    }
 }

@@ -6,12 +6,15 @@
 //! Does not own: wire formats (atto-llm), what tools do (atto-tools), how events are
 //! shown (front ends), persistence (a later store crate).
 
+mod audit;
 mod failure;
+mod gatekeeper;
 mod handle;
 mod limits;
 mod orchestrator;
 mod prompt;
 mod session;
+pub mod time;
 mod truncate;
 
 pub use handle::{AgentHandle, OpSender, SessionClosed};

@@ -1,7 +1,7 @@
 //! The tool orchestrator: the one function every tool call passes through.
 //!
 //! Parses arguments (invalid or cut-off JSON is returned to the model as an error and
-//! never executed), asks the gate for a decision, runs the call with the turn's
+//! never executed), passes the call through the gate (allow, ask the user, or deny), runs the call with the turn's
 //! cancellation token, catches panics, and bounds the result. Read-only calls of one
 //! reply run in parallel; a mutating call runs alone, in the order the model gave.
 
@@ -11,23 +11,23 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use atto_protocol::{Event, StopReason, ToolCall, ToolCallStatus, ToolResult};
-use atto_tools::{CancellationToken, Tool, ToolContext, ToolError, ToolRegistry};
+use atto_tools::{
+    CancellationToken, Sandbox, SandboxStatus, Tool, ToolContext, ToolError, ToolRegistry,
+};
 use futures_util::FutureExt as _;
 
+use crate::gatekeeper::Gatekeeper;
 use crate::truncate;
-
-/// What the gate decided for one call. The policy crate will add asking and queueing;
-/// until then every well-formed call is allowed.
-enum Decision {
-    Allow,
-}
 
 /// Everything the orchestrator needs for one reply's tool calls.
 pub(crate) struct Orchestrator<'a> {
+    pub gate: &'a mut Gatekeeper,
     pub tools: &'a ToolRegistry,
     pub workspace: &'a PathBuf,
     pub max_output_bytes: usize,
     pub emit: &'a (dyn Fn(Event) + Send + Sync),
+    /// The OS sandbox for commands; `None` runs them unsandboxed (yolo).
+    pub sandbox: Option<Arc<Sandbox>>,
 }
 
 /// A call that passed argument checks and is ready to run.
@@ -42,12 +42,14 @@ struct Prepared {
 pub(crate) struct CallOutcome {
     pub result: ToolResult,
     pub changed_paths: Vec<String>,
+    /// The sandbox denied a write; the user may approve an unsandboxed re-run.
+    sandbox_denied: bool,
 }
 
 impl Orchestrator<'_> {
     /// Runs the calls of one reply and returns one outcome per call, in call order.
     pub(crate) async fn run_calls(
-        &self,
+        &mut self,
         calls: &[ToolCall],
         stop: &StopReason,
         cancel: &CancellationToken,
@@ -55,14 +57,15 @@ impl Orchestrator<'_> {
         let mut outcomes = Vec::with_capacity(calls.len());
         let mut batch: Vec<Prepared> = Vec::new();
         for call in calls {
-            match self.prepare(call, stop) {
+            match self.prepare(call, stop, cancel).await {
                 Err(outcome) => {
                     self.flush(&mut batch, cancel, &mut outcomes).await;
                     outcomes.push(outcome);
                 }
                 Ok(prepared) if prepared.mutates => {
                     self.flush(&mut batch, cancel, &mut outcomes).await;
-                    outcomes.push(self.run_one(prepared, cancel).await);
+                    let outcome = self.run_mutating(prepared, cancel).await;
+                    outcomes.push(outcome);
                 }
                 Ok(prepared) => batch.push(prepared),
             }
@@ -82,18 +85,26 @@ impl Orchestrator<'_> {
             0 => {}
             1 => {
                 if let Some(p) = batch.pop() {
-                    outcomes.push(self.run_one(p, cancel).await);
+                    outcomes.push(self.run_one(p, self.sandbox.clone(), cancel).await);
                 }
             }
             _ => {
-                let runs = batch.drain(..).map(|p| self.run_one(p, cancel));
+                let runs = batch
+                    .drain(..)
+                    .map(|p| self.run_one(p, self.sandbox.clone(), cancel));
                 outcomes.extend(futures_util::future::join_all(runs).await);
             }
         }
     }
 
-    /// Checks that the call names a known tool and carries complete, valid JSON.
-    fn prepare(&self, call: &ToolCall, stop: &StopReason) -> Result<Prepared, CallOutcome> {
+    /// Checks that the call names a known tool and carries complete, valid JSON, then
+    /// passes it through the gate (which may ask the user).
+    async fn prepare(
+        &mut self,
+        call: &ToolCall,
+        stop: &StopReason,
+        cancel: &CancellationToken,
+    ) -> Result<Prepared, CallOutcome> {
         let Some(tool) = self.tools.get(&call.name) else {
             let known = self.tools.names().join(", ");
             let message = format!(
@@ -107,7 +118,7 @@ impl Orchestrator<'_> {
         } else {
             call.arguments.as_str()
         };
-        let args: serde_json::Value = match serde_json::from_str(raw) {
+        let mut args: serde_json::Value = match serde_json::from_str(raw) {
             Ok(args) => args,
             Err(err) => {
                 let why = if *stop == StopReason::MaxTokens {
@@ -137,15 +148,20 @@ impl Orchestrator<'_> {
             );
             return Err(self.refused(call, ToolCallStatus::InvalidArguments, message));
         }
-        let mutates = tool.mutates(&args);
-        match decide(call) {
-            Decision::Allow => Ok(Prepared {
-                call: call.clone(),
-                tool,
-                args,
-                mutates,
-            }),
+        if let Err(refusal) = self
+            .gate
+            .check(call, tool.as_ref(), &mut args, self.emit, cancel)
+            .await
+        {
+            return Err(self.refused(call, refusal.status, refusal.message));
         }
+        let mutates = tool.mutates(&args);
+        Ok(Prepared {
+            call: call.clone(),
+            tool,
+            args,
+            mutates,
+        })
     }
 
     /// An outcome for a call that was never run, with its events.
@@ -161,6 +177,7 @@ impl Orchestrator<'_> {
             status,
             duration_ms: 0,
             summary: truncate::summary(&message, 200),
+            sandboxed: None,
         });
         CallOutcome {
             result: ToolResult {
@@ -170,10 +187,45 @@ impl Orchestrator<'_> {
                 is_error: true,
             },
             changed_paths: Vec::new(),
+            sandbox_denied: false,
         }
     }
 
-    async fn run_one(&self, p: Prepared, cancel: &CancellationToken) -> CallOutcome {
+    /// Runs a mutating call; when the sandbox denied one of its writes, offers the user
+    /// an unsandboxed re-run of exactly that call.
+    async fn run_mutating(&mut self, p: Prepared, cancel: &CancellationToken) -> CallOutcome {
+        let again = Prepared {
+            call: p.call.clone(),
+            tool: Arc::clone(&p.tool),
+            args: p.args.clone(),
+            mutates: p.mutates,
+        };
+        let first = self.run_one(p, self.sandbox.clone(), cancel).await;
+        if !first.sandbox_denied || cancel.is_cancelled() {
+            return first;
+        }
+        if !self
+            .gate
+            .confirm_unsandboxed(&again.call, &again.args, self.emit, cancel)
+            .await
+        {
+            return first;
+        }
+        let mut second = self.run_one(again, None, cancel).await;
+        second.result.content = format!(
+            "(the first run was stopped by the sandbox; the user approved this unsandboxed \
+             re-run)\n{}",
+            second.result.content
+        );
+        second
+    }
+
+    async fn run_one(
+        &self,
+        p: Prepared,
+        sandbox: Option<Arc<Sandbox>>,
+        cancel: &CancellationToken,
+    ) -> CallOutcome {
         let Prepared {
             call, tool, args, ..
         } = p;
@@ -183,6 +235,8 @@ impl Orchestrator<'_> {
             arguments: args.clone(),
         });
         let started = Instant::now();
+        let mut sandboxed = None;
+        let mut sandbox_denied = false;
         let (status, content, changed_paths) = if cancel.is_cancelled() {
             let msg = "cancelled by the user before it ran; nothing was done.".to_owned();
             (ToolCallStatus::Cancelled, msg, Vec::new())
@@ -190,10 +244,18 @@ impl Orchestrator<'_> {
             let ctx = ToolContext {
                 workspace: self.workspace.clone(),
                 cancel: cancel.clone(),
+                sandbox,
             };
             let run = AssertUnwindSafe(tool.run(args, &ctx)).catch_unwind().await;
             match run {
-                Ok(Ok(out)) => (ToolCallStatus::Ok, out.content, out.changed_paths),
+                Ok(Ok(out)) => {
+                    sandboxed = out
+                        .sandbox
+                        .as_ref()
+                        .map(|s| matches!(s, SandboxStatus::Applied { .. }));
+                    sandbox_denied = out.sandbox_denied;
+                    (ToolCallStatus::Ok, out.content, out.changed_paths)
+                }
                 Ok(Err(ToolError::Cancelled)) => (
                     ToolCallStatus::Cancelled,
                     ToolError::Cancelled.to_string(),
@@ -218,6 +280,7 @@ impl Orchestrator<'_> {
             status,
             duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
             summary: truncate::summary(&content, 200),
+            sandboxed,
         });
         CallOutcome {
             result: ToolResult {
@@ -227,13 +290,9 @@ impl Orchestrator<'_> {
                 is_error: status != ToolCallStatus::Ok,
             },
             changed_paths,
+            sandbox_denied,
         }
     }
-}
-
-/// The gate. Every call that reaches a tool passes here first.
-fn decide(_call: &ToolCall) -> Decision {
-    Decision::Allow
 }
 
 /// Arguments as JSON when they parse, else the raw text as a JSON string.

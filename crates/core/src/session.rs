@@ -3,15 +3,20 @@
 use std::collections::{BTreeSet, VecDeque};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime};
 
 use atto_llm::{ModelClient, ModelError, ModelRequest, StreamUpdate};
+use atto_policy::gate::{Grant, PermissionSetting};
 use atto_protocol::{
-    AssistantPart, Event, FailureKind, FinalResult, Message, Op, TurnStatus, Usage,
+    ApprovalDecision, AssistantPart, Event, FailureKind, FinalResult, Message, Op, PermissionMode,
+    TurnStatus, Usage,
 };
-use atto_tools::{CancellationToken, ToolRegistry};
+use atto_store::Store;
+use atto_tools::{CancellationToken, Sandbox, ToolRegistry};
 use tokio::sync::mpsc;
 
+use crate::audit::Audit;
+use crate::gatekeeper::Gatekeeper;
 use crate::handle::AgentHandle;
 use crate::limits::Limits;
 use crate::orchestrator::Orchestrator;
@@ -31,10 +36,19 @@ pub struct SessionOptions {
     pub limits: Limits,
     /// Project instructions to put in the system prompt.
     pub instructions: Vec<ProjectInstructions>,
+    /// The permission mode (and codewhale's `never`).
+    pub permission: PermissionSetting,
+    /// Config rules and stored grants.
+    pub grants: Vec<Grant>,
+    /// The database for grants and the audit log; `None` runs without them (warned).
+    pub store: Option<Store>,
+    /// The OS sandbox for commands; `None` where the kernel offers none (then WARN
+    /// commands always ask). Never applied in yolo mode.
+    pub sandbox: Option<Arc<Sandbox>>,
 }
 
 /// Starts a session on the current tokio runtime and returns the handle to drive it.
-pub fn spawn_session(options: SessionOptions) -> AgentHandle {
+pub fn spawn_session(mut options: SessionOptions) -> AgentHandle {
     let (op_tx, op_rx) = mpsc::unbounded_channel();
     let (ev_tx, ev_rx) = mpsc::unbounded_channel();
     let names = options.tools.names();
@@ -42,9 +56,26 @@ pub fn spawn_session(options: SessionOptions) -> AgentHandle {
         workspace: &options.workspace,
         tool_names: &names,
         instructions: &options.instructions,
-        date: &utc_date(SystemTime::now()),
+        date: &crate::time::utc_date(SystemTime::now()),
     });
+    let (approval_tx, approval_rx) = mpsc::unbounded_channel();
+    let audit = Audit::new(
+        options.store.clone(),
+        options.session_id.clone(),
+        options.workspace.display().to_string(),
+        options.permission.mode,
+        ev_tx.clone(),
+    );
+    let gate = Gatekeeper::new(
+        options.permission,
+        std::mem::take(&mut options.grants),
+        options.sandbox.is_some(),
+        audit,
+        approval_rx,
+    );
     let session = Session {
+        gate,
+        approvals: approval_tx,
         tool_specs: options.tools.specs(),
         system,
         options,
@@ -61,6 +92,9 @@ pub fn spawn_session(options: SessionOptions) -> AgentHandle {
 
 struct Session {
     options: SessionOptions,
+    gate: Gatekeeper,
+    /// Answers to approval requests, forwarded from the op loop to the running turn.
+    approvals: mpsc::UnboundedSender<(String, ApprovalDecision)>,
     system: String,
     tool_specs: Vec<atto_protocol::ToolSpec>,
     history: Vec<Message>,
@@ -103,6 +137,7 @@ impl Session {
                     let deadline = self.options.limits.max_duration;
                     let timer = tokio::time::sleep(deadline.unwrap_or(Duration::MAX));
                     tokio::pin!(timer);
+                    let approvals = self.approvals.clone();
                     let mut result = {
                         let turn = self.run_turn(text, cancel.clone());
                         tokio::pin!(turn);
@@ -117,6 +152,9 @@ impl Session {
                                 // stop polling it.
                                 op = ops.recv(), if !front_end_gone => match op {
                                     Some(Op::Interrupt) => cancel.cancel(),
+                                    Some(Op::Approval { id, decision }) => {
+                                        let _ = approvals.send((id, decision));
+                                    }
                                     // The front end is gone: nobody will see the rest.
                                     None => {
                                         cancel.cancel();
@@ -142,7 +180,8 @@ impl Session {
                         break;
                     }
                 }
-                Op::Interrupt => {}
+                // Nothing is running: nothing to interrupt, no question open.
+                Op::Interrupt | Op::Approval { .. } => {}
                 Op::Shutdown => break,
             }
         }
@@ -238,11 +277,16 @@ impl Session {
             let emit = move |event: Event| {
                 let _ = emit_events.send(event);
             };
-            let orchestrator = Orchestrator {
+            let mut orchestrator = Orchestrator {
+                gate: &mut self.gate,
                 tools: &self.options.tools,
                 workspace: &self.options.workspace,
                 max_output_bytes: self.options.limits.max_tool_output_bytes,
                 emit: &emit,
+                sandbox: match self.options.permission.mode {
+                    PermissionMode::Yolo => None,
+                    _ => self.options.sandbox.clone(),
+                },
             };
             let outcomes = orchestrator
                 .run_calls(&calls, &response.stop, &cancel)
@@ -347,34 +391,4 @@ impl TurnState {
 
 fn duration_ms(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-}
-
-/// Today's date in UTC as `YYYY-MM-DD` (civil-from-days; no time zone database needed).
-fn utc_date(now: SystemTime) -> String {
-    let secs = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let days = i64::try_from(secs / 86_400).unwrap_or(0);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn utc_date_is_civil() {
-        let t = UNIX_EPOCH + Duration::from_secs(1_795_219_200); // 2026-11-21T00:00:00Z
-        assert_eq!(utc_date(t), "2026-11-21");
-        assert_eq!(utc_date(UNIX_EPOCH), "1970-01-01");
-        let leap = UNIX_EPOCH + Duration::from_secs(951_782_400); // 2000-02-29
-        assert_eq!(utc_date(leap), "2000-02-29");
-    }
 }

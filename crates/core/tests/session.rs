@@ -83,6 +83,14 @@ fn start(f: &Fixture, tools: ToolRegistry, limits: Limits) -> AgentHandle {
         tools,
         limits,
         instructions: Vec::new(),
+        // These tests are about the loop, not the gate: everything is allowed.
+        permission: atto_policy::gate::PermissionSetting {
+            mode: atto_protocol::PermissionMode::Yolo,
+            deny_asks: false,
+        },
+        grants: Vec::new(),
+        store: None,
+        sandbox: None,
     })
 }
 

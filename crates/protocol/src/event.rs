@@ -57,6 +57,9 @@ pub enum Event {
         duration_ms: u64,
         /// First part of the output, for display.
         summary: String,
+        /// For commands: whether the OS sandbox was applied; absent for other tools.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sandboxed: Option<bool>,
     },
     /// Tokens and cost of one model call.
     Usage {

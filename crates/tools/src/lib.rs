@@ -18,10 +18,12 @@ mod search;
 mod support;
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use atto_protocol::DangerLevel;
 pub use tokio_util::sync::CancellationToken;
 
+pub use atto_sandbox::{Sandbox, SandboxStatus};
 pub use bash::BashTool;
 pub use error::ToolError;
 pub use fs_tools::{DeleteFileTool, EditFileTool, ReadFileTool, WriteFileTool};
@@ -38,14 +40,18 @@ pub struct ToolContext {
     pub workspace: PathBuf,
     /// Cancelled on Ctrl-C or turn abort; tools stop promptly when it fires.
     pub cancel: CancellationToken,
+    /// The OS sandbox commands run under; `None` runs them unsandboxed (yolo mode, or a
+    /// re-run the user approved).
+    pub sandbox: Option<Arc<Sandbox>>,
 }
 
 impl ToolContext {
-    /// A context for `workspace` with a fresh cancellation token.
+    /// A context for `workspace` with a fresh cancellation token and no sandbox.
     pub fn new(workspace: PathBuf) -> Self {
         Self {
             workspace,
             cancel: CancellationToken::new(),
+            sandbox: None,
         }
     }
 }
@@ -57,14 +63,19 @@ pub struct ToolOutput {
     pub content: String,
     /// Workspace-relative paths this call wrote, created or deleted (file tools only).
     pub changed_paths: Vec<String>,
+    /// Whether the command ran under the OS sandbox; `None` for tools that run none.
+    pub sandbox: Option<SandboxStatus>,
+    /// The sandbox denied a write outside the writable paths: core may offer the user an
+    /// unsandboxed re-run.
+    pub sandbox_denied: bool,
 }
 
 impl ToolOutput {
-    /// Output with text only and no changed paths.
+    /// Output with text only: no changed paths, no command run.
     pub fn text(content: impl Into<String>) -> Self {
         Self {
             content: content.into(),
-            changed_paths: Vec::new(),
+            ..Self::default()
         }
     }
 }

@@ -28,7 +28,14 @@ fn ctrl_c_cancels_the_turn_and_kills_the_command() {
     });
     let child = env
         .atto()
-        .args(["exec", "--output-format", "json", "--base-url"])
+        .args([
+            "exec",
+            "--permission",
+            "auto-safe",
+            "--output-format",
+            "json",
+            "--base-url",
+        ])
         .arg(format!("{url}/v1"))
         .args(["--model", "m", "run it"])
         .stdout(std::process::Stdio::piped())

@@ -19,6 +19,7 @@ impl Env {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("home/.config/atto")).unwrap();
         std::fs::create_dir_all(dir.path().join("repo")).unwrap();
+        std::fs::create_dir_all(dir.path().join("tmp")).unwrap();
         let ok = Command::new("git")
             .args(["init", "-q"])
             .current_dir(dir.path().join("repo"))
@@ -81,28 +82,38 @@ impl Env {
             }
         }
         cmd.env("HOME", self.dir.path().join("home"));
+        cmd.env("ATTO_HOME", self.dir.path().join("home/atto-data"));
+        // The sandbox lets commands write to the temp dir: keep it apart from the rest of
+        // this test's directory, so "outside" really is outside.
+        cmd.env("TMPDIR", self.dir.path().join("tmp"));
         cmd.env("XDG_CONFIG_HOME", self.dir.path().join("home/.config"));
         cmd.stdin(std::process::Stdio::null());
         cmd
     }
 
-    /// `atto exec --output-format stream-json` against the scripted server with `wire`.
-    pub fn exec(&self, wire: &str, task: &str) -> Output {
+    /// The scripted server's base URL for `wire`.
+    pub fn base(&self, wire: &str) -> String {
         let base = self.server.as_ref().unwrap().base_url();
-        let base = if wire == "anthropic" {
+        if wire == "anthropic" {
             base
         } else {
             format!("{base}/v1")
-        };
+        }
+    }
+
+    /// `atto exec --permission auto-safe --output-format stream-json` against the
+    /// scripted server with `wire`.
+    pub fn exec(&self, wire: &str, task: &str) -> Output {
         self.atto()
             .args([
                 "exec",
+                "--permission",
+                "auto-safe",
                 "--output-format",
                 "stream-json",
-                "--base-url",
-                &base,
             ])
-            .args(["--wire", wire, "--model", "scripted-model", task])
+            .args(["--base-url", &self.base(wire), "--wire", wire])
+            .args(["--model", "scripted-model", task])
             .output()
             .unwrap()
     }

@@ -127,7 +127,12 @@ fn run_task(wire: &str) {
     assert_eq!(out.status.code(), Some(0), "stderr: {}", stderr(&out));
 
     // The file really changed, and the user's repository is otherwise untouched.
-    assert_eq!(env.read("calc.py"), CALC_PY.replace("a - b", "a + b"));
+    assert_eq!(
+        env.read("calc.py"),
+        CALC_PY.replace("a - b", "a + b"),
+        "events: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 
     let evs = events(&out);
     assert!(

@@ -10,3 +10,4 @@ mod cancel;
 mod common;
 mod exec_wire;
 mod faults;
+mod policy;

@@ -2,8 +2,10 @@
 //!
 //! Owns process handling: its own process group (so a timeout or cancel kills every
 //! process the command started), secret-free environment, bounded output capture.
-//! Deliberately does not judge whether a command is safe; `atto-policy` classifies
-//! commands before this runs, and sandboxing is applied outside this tool.
+//! Applies the OS sandbox the context carries (`ToolContext::sandbox`) to the command's
+//! process, records whether it ran sandboxed, and says when the sandbox denied a write.
+//! Deliberately does not judge whether a command is safe (`atto-policy` classifies
+//! commands before this runs) nor decide whether to sandbox (core does).
 
 mod capture;
 mod env;
@@ -15,6 +17,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use atto_protocol::DangerLevel;
+use atto_sandbox::SandboxStatus;
 use serde::Deserialize;
 use serde_json::json;
 use tokio::io::AsyncReadExt;
@@ -112,6 +115,12 @@ async fn run_command(command: &str, secs: u64, ctx: &ToolContext) -> Result<Tool
         program: program.to_string(),
         source,
     };
+    // pre_exec failures (the kernel refusing the restriction) surface as spawn errors:
+    // the command then never ran, sandboxed or not.
+    let sandboxed_spawn_err = |source| ToolError::Spawn {
+        program: format!("{program} under the OS sandbox"),
+        source,
+    };
     // One pipe for stdout and stderr keeps the two interleaved as the command wrote them.
     let (reader, writer) = std::io::pipe().map_err(spawn_err)?;
     let mut output = tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(reader))
@@ -136,11 +145,20 @@ async fn run_command(command: &str, secs: u64, ctx: &ToolContext) -> Result<Tool
     if std::env::var_os("TERM").is_none() {
         cmd.env("TERM", "dumb");
     }
+    let sandbox = match &ctx.sandbox {
+        Some(sandbox) => sandbox.apply(&mut cmd),
+        None => SandboxStatus::NotApplied {
+            reason: "sandbox off".to_string(),
+        },
+    };
     let spawned = cmd.spawn();
     // The command keeps its copies of the pipe's write end; dropping ours means the
     // read side sees EOF once every process of the command has closed it.
     drop(cmd);
-    let mut child = spawned.map_err(spawn_err)?;
+    let mut child = match &sandbox {
+        SandboxStatus::Applied { .. } => spawned.map_err(sandboxed_spawn_err)?,
+        SandboxStatus::NotApplied { .. } => spawned.map_err(spawn_err)?,
+    };
     let pgid = child.id();
     let mut group = GroupGuard(pgid);
 
@@ -189,17 +207,30 @@ async fn run_command(command: &str, secs: u64, ctx: &ToolContext) -> Result<Tool
     }
     let mut content = exit_line(status);
     content.push('\n');
+    let rendered = captured.render();
     if captured.is_empty() {
         content.push_str("(no output)");
     } else {
-        content.push_str(&captured.render());
+        content.push_str(&rendered);
     }
     if killed_leftovers {
         content.push_str(
             "\n[the command exited but left background processes holding its output; they were killed. Redirect a background job's output to a file to keep it running]",
         );
     }
-    Ok(ToolOutput::text(content))
+    let mut sandbox_denied = false;
+    if let (Some(sb), SandboxStatus::Applied { .. }) = (&ctx.sandbox, &sandbox) {
+        content.push_str(&format!("\n[sandbox: {}]", sb.summary()));
+        if let Some(denied) = sb.denied_write(&rendered, &ctx.workspace) {
+            sandbox_denied = true;
+            content.push_str(&format!("\n[{}]", denied.message()));
+        }
+    }
+    Ok(ToolOutput {
+        sandbox: Some(sandbox),
+        sandbox_denied,
+        ..ToolOutput::text(content)
+    })
 }
 
 fn exit_line(status: Option<std::io::Result<ExitStatus>>) -> String {

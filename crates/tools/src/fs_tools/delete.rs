@@ -75,5 +75,6 @@ fn delete(ws: &Path, abs: &Path) -> Result<ToolOutput, ToolError> {
     Ok(ToolOutput {
         content: format!("deleted {rel} ({})", human_bytes(size)),
         changed_paths: vec![rel],
+        ..ToolOutput::default()
     })
 }

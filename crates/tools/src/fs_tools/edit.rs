@@ -200,6 +200,7 @@ fn edit(ws: &Path, abs: &Path, edits: &[Edit]) -> Result<ToolOutput, ToolError> 
     Ok(ToolOutput {
         content: out,
         changed_paths: vec![rel],
+        ..ToolOutput::default()
     })
 }
 

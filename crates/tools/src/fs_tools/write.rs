@@ -79,5 +79,6 @@ fn write(ws: &Path, abs: &Path, content: &str) -> Result<ToolOutput, ToolError> 
     Ok(ToolOutput {
         content: summary,
         changed_paths: vec![rel],
+        ..ToolOutput::default()
     })
 }

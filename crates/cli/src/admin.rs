@@ -1,0 +1,125 @@
+//! Subcommands that inspect or change atto's policy outside a session:
+//! `atto policy explain` and `atto grants`.
+
+use std::io::Write;
+
+use atto_store::Store;
+use clap::{Args, Subcommand};
+
+use crate::{ExitCode, Failure};
+
+#[derive(Debug, Subcommand)]
+pub enum PolicyCommand {
+    /// Print the classifier's verdict on a command as JSON (risk, reasons, segments).
+    Explain(ExplainArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// Read `{"id","cmd"}` lines on stdin and write `{"id","verdict","reasons"}` lines.
+    #[arg(long)]
+    pub jsonl: bool,
+    /// The command to judge (after `--`).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub command: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct GrantsArgs {
+    #[command(subcommand)]
+    pub action: Option<GrantsAction>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum GrantsAction {
+    /// List saved grants for this workspace and the user (the default).
+    List,
+    /// Remove a saved grant by its number.
+    Revoke {
+        /// The grant's number, as listed.
+        id: i64,
+    },
+}
+
+pub fn policy(command: PolicyCommand) -> Result<ExitCode, Failure> {
+    match command {
+        PolicyCommand::Explain(args) => explain(args),
+    }
+}
+
+fn explain(args: ExplainArgs) -> Result<ExitCode, Failure> {
+    if args.jsonl {
+        let stdin = std::io::stdin();
+        let stdout = std::io::stdout();
+        atto_policy::explain_jsonl(stdin.lock(), stdout.lock())
+            .map_err(|e| Failure::usage(format!("cannot read or write the JSON lines: {e}")))?;
+        return Ok(ExitCode::Ok);
+    }
+    if args.command.is_empty() {
+        return Err(Failure::usage(
+            "give a command to explain: atto policy explain -- 'rm -rf build'",
+        ));
+    }
+    let command = args.command.join(" ");
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{}", atto_policy::explain_json(&command));
+    Ok(ExitCode::Ok)
+}
+
+pub fn grants(args: GrantsArgs, workspace: &std::path::Path) -> Result<ExitCode, Failure> {
+    let path = atto_store::default_path().map_err(|e| Failure::usage(e.to_string()))?;
+    let store = Store::open(&path).map_err(|e| Failure::usage(e.to_string()))?;
+    match args.action.unwrap_or(GrantsAction::List) {
+        GrantsAction::List => {
+            let rows = store
+                .grants_for_blocking(&workspace.display().to_string())
+                .map_err(|e| Failure::usage(e.to_string()))?;
+            print!("{}", render_grants(&rows));
+            Ok(ExitCode::Ok)
+        }
+        GrantsAction::Revoke { id } => {
+            if store
+                .revoke_grant_blocking(id)
+                .map_err(|e| Failure::usage(e.to_string()))?
+            {
+                println!("revoked grant #{id}");
+                Ok(ExitCode::Ok)
+            } else {
+                Err(Failure::usage(format!(
+                    "no grant #{id}; `atto grants` lists them"
+                )))
+            }
+        }
+    }
+}
+
+/// The table `atto grants` prints: number, scope, decision, rule, created, last used, uses.
+pub fn render_grants(rows: &[atto_store::GrantRow]) -> String {
+    if rows.is_empty() {
+        return "no saved grants (answer \"always\" at an approval, or add [permissions] rules \
+                to the config)\n"
+            .to_owned();
+    }
+    let mut out = format!(
+        "{:>4}  {:<7}  {:<5}  {:<40}  {:<16}  {:<16}  {:>4}\n",
+        "#", "scope", "rule", "pattern", "created", "last used", "uses"
+    );
+    for r in rows {
+        out.push_str(&format!(
+            "{:>4}  {:<7}  {:<5}  {:<40}  {:<16}  {:<16}  {:>4}\n",
+            r.id,
+            r.scope,
+            r.decision,
+            r.rule,
+            timestamp(Some(r.created_at)),
+            timestamp(r.last_used_at),
+            r.uses
+        ));
+    }
+    out
+}
+
+/// `YYYY-MM-DD HH:MM` in UTC, or `-`.
+fn timestamp(ms: Option<i64>) -> String {
+    ms.map_or_else(|| "-".to_owned(), atto_core::time::utc_minute)
+}

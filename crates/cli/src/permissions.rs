@@ -1,0 +1,117 @@
+//! Putting the permission setting and the grants of a session together from flags, the
+//! user config, the project config (which may only tighten) and the database.
+
+use std::path::Path;
+
+use atto_policy::gate::{Action, Grant, PermissionSetting, Rule, parse_permission, stricter};
+use atto_store::Store;
+
+use crate::config::{Config, ProjectConfig, RulesConfig};
+use crate::setup::SetupError;
+
+/// What the command line says about permissions.
+#[derive(Debug, Default, Clone)]
+pub struct PermissionFlags {
+    pub permission: Option<String>,
+    pub yolo: bool,
+}
+
+/// The permission setting: `--yolo`, else `--permission`, else the config's
+/// `permission_mode`, else its `approval_mode`, else interactive; then tightened by the
+/// project config.
+pub fn setting(
+    flags: &PermissionFlags,
+    config: &Config,
+    project: &ProjectConfig,
+) -> Result<PermissionSetting, SetupError> {
+    let chosen = if flags.yolo {
+        Some("yolo".to_owned())
+    } else {
+        flags
+            .permission
+            .clone()
+            .or_else(|| config.permission_mode.clone())
+            .or_else(|| config.approval_mode.clone())
+    };
+    let mut setting = match chosen {
+        Some(text) => parse_permission(&text).map_err(SetupError)?,
+        None => PermissionSetting::default(),
+    };
+    for text in [&project.permission_mode, &project.approval_mode]
+        .into_iter()
+        .flatten()
+    {
+        let tighter =
+            parse_permission(text).map_err(|e| SetupError(format!("in .atto/config.toml: {e}")))?;
+        setting.mode = stricter(setting.mode, tighter.mode);
+        setting.deny_asks |= tighter.deny_asks;
+    }
+    Ok(setting)
+}
+
+/// Config rules (user: allow/ask/deny; project: ask/deny) and the stored grants for
+/// this workspace. A malformed config rule is an error; a malformed stored grant is
+/// skipped with a warning (it was valid when saved, so the format must have changed).
+pub fn grants(
+    config: &Config,
+    project: &ProjectConfig,
+    store: Option<&Store>,
+    workspace: &Path,
+) -> Result<(Vec<Grant>, Vec<String>), SetupError> {
+    let mut grants = Vec::new();
+    let mut warnings = Vec::new();
+    add_rules(&mut grants, &config.permissions, "user config")?;
+    add_rules(&mut grants, &project.permissions, "project config")?;
+    if let Some(store) = store {
+        match store.grants_for_blocking(&workspace.display().to_string()) {
+            Ok(rows) => {
+                for row in rows {
+                    let action = match row.decision.as_str() {
+                        "allow" => Action::Allow,
+                        "ask" => Action::Ask,
+                        _ => Action::Deny,
+                    };
+                    match Rule::parse(&row.rule) {
+                        Ok(rule) => grants.push(Grant {
+                            id: Some(row.id),
+                            rule,
+                            action,
+                            origin: format!("{} grant #{}", row.scope, row.id),
+                        }),
+                        Err(err) => {
+                            warnings.push(format!("skipping stored grant #{}: {err}", row.id))
+                        }
+                    }
+                }
+            }
+            Err(err) => warnings.push(format!("could not read saved grants: {err}")),
+        }
+    }
+    Ok((grants, warnings))
+}
+
+fn add_rules(grants: &mut Vec<Grant>, rules: &RulesConfig, origin: &str) -> Result<(), SetupError> {
+    for (list, action) in [
+        (&rules.allow, Action::Allow),
+        (&rules.ask, Action::Ask),
+        (&rules.deny, Action::Deny),
+    ] {
+        for text in list {
+            let rule = Rule::parse(text).map_err(|e| SetupError(format!("{origin}: {e}")))?;
+            grants.push(Grant {
+                id: None,
+                rule,
+                action,
+                origin: origin.to_owned(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Opens the database, or says why not: grants and the audit log are then off for
+/// this run, loudly; nothing is deleted.
+pub fn open_store() -> Result<Store, String> {
+    let path = atto_store::default_path().map_err(|e| e.to_string())?;
+    Store::open(&path).map_err(|e| e.to_string())
+}

@@ -1,0 +1,134 @@
+//! The audit trail of policy decisions and the durable side of grants, written through
+//! the store. Every decision is recorded before the call it allows runs. A store that
+//! fails is reported (once per problem) and never stops the session.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use atto_policy::gate::{Action, Decision};
+use atto_protocol::{Event, GrantScope, PermissionMode};
+use atto_store::{AuditEntry, NewGrant, Store};
+use tokio::sync::mpsc;
+
+pub(crate) struct Audit {
+    pub store: Option<Store>,
+    pub session_id: String,
+    pub workspace: String,
+    pub mode: PermissionMode,
+    pub events: mpsc::UnboundedSender<Event>,
+    warned: bool,
+}
+
+impl Audit {
+    pub(crate) fn new(
+        store: Option<Store>,
+        session_id: String,
+        workspace: String,
+        mode: PermissionMode,
+        events: mpsc::UnboundedSender<Event>,
+    ) -> Self {
+        Self {
+            store,
+            session_id,
+            workspace,
+            mode,
+            events,
+            warned: false,
+        }
+    }
+
+    pub(crate) fn warn(&self, message: String) {
+        let _ = self.events.send(Event::Warning { message });
+    }
+
+    fn store_failed(&mut self, what: &str, err: &atto_store::StoreError) {
+        if !self.warned {
+            self.warned = true;
+            self.warn(format!("could not {what}: {err}"));
+        }
+    }
+
+    /// Records one decision and how it ended.
+    pub(crate) async fn record(&mut self, tool: &str, target: &str, d: &Decision, outcome: &str) {
+        let Some(store) = self.store.clone() else {
+            return;
+        };
+        let entry = AuditEntry {
+            at: now_ms(),
+            session_id: Some(self.session_id.clone()),
+            workspace: Some(self.workspace.clone()),
+            tool: tool.to_owned(),
+            target: (!target.is_empty()).then(|| target.to_owned()),
+            decision: action_name(d.action).to_owned(),
+            outcome: Some(outcome.to_owned()),
+            decided_by: d.decided_by.clone(),
+            mode: Some(mode_name(self.mode).to_owned()),
+        };
+        if let Err(err) = store.audit(entry).await {
+            self.store_failed("write the audit log", &err);
+        }
+    }
+
+    /// Counts a use of a stored grant.
+    pub(crate) async fn grant_used(&mut self, id: i64) {
+        let Some(store) = self.store.clone() else {
+            return;
+        };
+        if let Err(err) = store.record_grant_use(id, now_ms()).await {
+            self.store_failed("record a grant's use", &err);
+        }
+    }
+
+    /// Saves an allow grant for the project or the user; `None` if it could not be
+    /// saved (it still holds for this session, and the user is told).
+    pub(crate) async fn store_grant(&mut self, rule: &str, scope: GrantScope) -> Option<i64> {
+        let Some(store) = self.store.clone() else {
+            self.warn(format!(
+                "the grant {rule} holds for this session only: the database is not available"
+            ));
+            return None;
+        };
+        let (scope, project) = match scope {
+            GrantScope::Project => ("project", Some(self.workspace.clone())),
+            GrantScope::User | GrantScope::Session => ("user", None),
+        };
+        let grant = NewGrant {
+            rule: rule.to_owned(),
+            decision: "allow".to_owned(),
+            scope: scope.to_owned(),
+            project,
+        };
+        match store.add_grant(grant).await {
+            Ok(row) => Some(row.id),
+            Err(err) => {
+                self.warn(format!(
+                    "could not save the grant {rule} ({err}); it holds for this session only"
+                ));
+                None
+            }
+        }
+    }
+}
+
+fn action_name(action: Action) -> &'static str {
+    match action {
+        Action::Allow => "allow",
+        Action::Ask => "ask",
+        Action::Deny => "deny",
+    }
+}
+
+/// The config spelling of a permission mode.
+pub(crate) fn mode_name(mode: PermissionMode) -> &'static str {
+    match mode {
+        PermissionMode::Strict => "strict",
+        PermissionMode::Interactive => "interactive",
+        PermissionMode::AutoSafe => "auto-safe",
+        PermissionMode::Yolo => "yolo",
+    }
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}

@@ -1,0 +1,450 @@
+//! Core's side of the policy gate: gathers the facts of a call, asks `atto-policy` for a
+//! decision, asks the user when the decision is "ask" (an `approval_required` event
+//! answered by `Op::Approval`), saves "always allow" answers as grants, and writes every
+//! decision to the audit log before the call runs.
+
+use atto_policy::bash::{self, Verdict};
+use atto_policy::gate::{
+    self, Action, CallFacts, Decision, GateContext, Grant, PermissionSetting, Rule,
+};
+use atto_protocol::{
+    ApprovalDecision, ApprovalRequest, Event, GrantScope, PermissionMode, ToolCall, ToolCallStatus,
+};
+use atto_tools::{CancellationToken, Tool};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use crate::audit::Audit;
+
+/// Why a call will not run.
+pub(crate) struct Refusal {
+    pub status: ToolCallStatus,
+    pub message: String,
+}
+
+/// The gate's state for one session.
+pub(crate) struct Gatekeeper {
+    pub permission: PermissionSetting,
+    /// Config rules, stored grants and this session's grants.
+    pub grants: Vec<Grant>,
+    /// Whether `bash` runs under the OS sandbox; without it, WARN commands always ask.
+    pub commands_sandboxed: bool,
+    pub audit: Audit,
+    approvals: mpsc::UnboundedReceiver<(String, ApprovalDecision)>,
+    next_request: u64,
+}
+
+impl Gatekeeper {
+    pub(crate) fn new(
+        permission: PermissionSetting,
+        grants: Vec<Grant>,
+        commands_sandboxed: bool,
+        audit: Audit,
+        approvals: mpsc::UnboundedReceiver<(String, ApprovalDecision)>,
+    ) -> Self {
+        Self {
+            permission,
+            grants,
+            commands_sandboxed,
+            audit,
+            approvals,
+            next_request: 0,
+        }
+    }
+
+    /// Decides one call, asking the user when needed. `args` may be replaced when the
+    /// user edits a command. `Ok` means run it.
+    pub(crate) async fn check(
+        &mut self,
+        call: &ToolCall,
+        tool: &dyn Tool,
+        args: &mut Value,
+        emit: &(dyn Fn(Event) + Send + Sync),
+        cancel: &CancellationToken,
+    ) -> Result<(), Refusal> {
+        let facts = Facts::of(call, tool, args);
+        let decision = self.decide(&facts, tool);
+        let target = facts.subject_line();
+        match decision.action {
+            Action::Allow => {
+                self.audit
+                    .record(&call.name, &target, &decision, "auto")
+                    .await;
+                if let Some(id) = decision.grant_id {
+                    self.audit.grant_used(id).await;
+                }
+                Ok(())
+            }
+            Action::Deny => {
+                self.audit
+                    .record(&call.name, &target, &decision, "refused")
+                    .await;
+                Err(Refusal {
+                    status: ToolCallStatus::Denied,
+                    message: denial_message(&call.name, &decision),
+                })
+            }
+            Action::Ask => {
+                let answer = self.ask(call, &facts, &decision, emit, cancel).await?;
+                self.answered(call, tool, args, &facts, decision, answer)
+                    .await
+            }
+        }
+    }
+
+    fn decide(&self, facts: &Facts, tool: &dyn Tool) -> Decision {
+        let mut decision = gate::decide(
+            &GateContext {
+                permission: self.permission,
+                grants: &self.grants,
+            },
+            &CallFacts {
+                tool: &facts.tool,
+                level: tool.danger(),
+                mutates: facts.mutates,
+                bash: facts.verdict.as_ref(),
+                paths: &facts.paths,
+            },
+        );
+        // Without the OS sandbox nothing contains a WARN command, so the matrix's
+        // auto-allow does not hold: it asks (unless the user granted it explicitly).
+        if decision.action == Action::Allow
+            && decision.grant_id.is_none()
+            && !self.commands_sandboxed
+            && self.permission.mode != PermissionMode::Yolo
+            && facts
+                .verdict
+                .as_ref()
+                .is_some_and(|v| v.risk == bash::BashRisk::Warn)
+        {
+            decision.action = if self.permission.deny_asks {
+                Action::Deny
+            } else {
+                Action::Ask
+            };
+            decision.decided_by =
+                "no OS sandbox on this system: WARN commands need approval".to_owned();
+        }
+        decision
+    }
+
+    async fn ask(
+        &mut self,
+        call: &ToolCall,
+        facts: &Facts,
+        decision: &Decision,
+        emit: &(dyn Fn(Event) + Send + Sync),
+        cancel: &CancellationToken,
+    ) -> Result<ApprovalDecision, Refusal> {
+        self.next_request += 1;
+        let id = format!("approval-{}", self.next_request);
+        let mut reasons = decision.reasons.clone();
+        reasons.push(format!("decided by: {}", decision.decided_by));
+        emit(Event::ApprovalRequired(ApprovalRequest {
+            id: id.clone(),
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            subject: facts.subject.clone(),
+            risk: decision.risk.clone(),
+            reasons,
+            suggested_rule: facts.suggested_rule(),
+        }));
+        loop {
+            tokio::select! {
+                answer = self.approvals.recv() => match answer {
+                    Some((answer_id, answer)) if answer_id == id => return Ok(answer),
+                    // An answer to an older question: that call is long gone.
+                    Some(_) => {}
+                    None => return Err(Refusal {
+                        status: ToolCallStatus::Cancelled,
+                        message: "no one is left to approve this call; it was not run.".into(),
+                    }),
+                },
+                () = cancel.cancelled() => return Err(Refusal {
+                    status: ToolCallStatus::Cancelled,
+                    message: "cancelled while waiting for approval; it was not run.".into(),
+                }),
+            }
+        }
+    }
+
+    async fn answered(
+        &mut self,
+        call: &ToolCall,
+        tool: &dyn Tool,
+        args: &mut Value,
+        facts: &Facts,
+        decision: Decision,
+        answer: ApprovalDecision,
+    ) -> Result<(), Refusal> {
+        let target = facts.subject_line();
+        match answer {
+            ApprovalDecision::Yes => {
+                self.audit
+                    .record(&call.name, &target, &decision, "approved")
+                    .await;
+                Ok(())
+            }
+            ApprovalDecision::No { reason } => {
+                self.audit
+                    .record(&call.name, &target, &decision, "declined")
+                    .await;
+                let mut message =
+                    format!("the user declined this {} call; it was not run.", call.name);
+                if let Some(reason) = reason.filter(|r| !r.trim().is_empty()) {
+                    message.push_str(&format!(" The user said: {reason}"));
+                }
+                Err(Refusal {
+                    status: ToolCallStatus::Denied,
+                    message,
+                })
+            }
+            ApprovalDecision::Always { scope, rule } => {
+                let text = rule.unwrap_or_else(|| facts.suggested_rule());
+                match Rule::parse(&text) {
+                    Ok(rule) => self.save_grant(rule, scope).await,
+                    Err(err) => {
+                        self.audit
+                            .warn(format!("{err}; this call was approved once, no rule saved"));
+                    }
+                }
+                self.audit
+                    .record(&call.name, &target, &decision, "approved always")
+                    .await;
+                Ok(())
+            }
+            ApprovalDecision::Edit { command } => {
+                if call.name != "bash" {
+                    return Err(Refusal {
+                        status: ToolCallStatus::Denied,
+                        message: "only commands can be edited before running; the call was \
+                                  not run."
+                            .into(),
+                    });
+                }
+                if let Value::Object(map) = args {
+                    map.insert("command".into(), Value::String(command));
+                }
+                // The user wrote this command, so it needs no second question — but a
+                // BLOCK verdict is still refused.
+                let edited = Facts::of(call, tool, args);
+                let again = self.decide(&edited, tool);
+                if edited
+                    .verdict
+                    .as_ref()
+                    .is_some_and(|v| v.risk == bash::BashRisk::Block)
+                    && again.action == Action::Deny
+                {
+                    self.audit
+                        .record(&call.name, &edited.subject_line(), &again, "refused")
+                        .await;
+                    return Err(Refusal {
+                        status: ToolCallStatus::Denied,
+                        message: denial_message(&call.name, &again),
+                    });
+                }
+                self.audit
+                    .record(
+                        &call.name,
+                        &edited.subject_line(),
+                        &decision,
+                        "approved edited",
+                    )
+                    .await;
+                Ok(())
+            }
+        }
+    }
+
+    /// Asks whether a command the sandbox stopped may run again without it. Only an
+    /// explicit yes (or always) re-runs; no rule is saved either way.
+    pub(crate) async fn confirm_unsandboxed(
+        &mut self,
+        call: &ToolCall,
+        args: &Value,
+        emit: &(dyn Fn(Event) + Send + Sync),
+        cancel: &CancellationToken,
+    ) -> bool {
+        let command = args.get("command").and_then(Value::as_str).unwrap_or("");
+        let decision = Decision {
+            action: Action::Ask,
+            decided_by: "the OS sandbox denied a write outside the workspace".to_owned(),
+            grant_id: None,
+            risk: "WARN".to_owned(),
+            reasons: vec![
+                "the sandbox denied a write outside the workspace and the temp dir".to_owned(),
+                "approving re-runs this exact command without the sandbox".to_owned(),
+            ],
+        };
+        let facts = Facts {
+            tool: call.name.clone(),
+            mutates: true,
+            verdict: None,
+            paths: Vec::new(),
+            subject: format!("re-run without the sandbox: {command}"),
+            command: Some(command.to_owned()),
+        };
+        let answer = match self.ask(call, &facts, &decision, emit, cancel).await {
+            Ok(answer) => answer,
+            Err(_) => return false,
+        };
+        let approved = matches!(
+            answer,
+            ApprovalDecision::Yes | ApprovalDecision::Always { .. }
+        );
+        let outcome = if approved {
+            "approved unsandboxed"
+        } else {
+            "declined unsandboxed"
+        };
+        self.audit
+            .record(&call.name, command, &decision, outcome)
+            .await;
+        approved
+    }
+
+    async fn save_grant(&mut self, rule: Rule, scope: GrantScope) {
+        let id = match scope {
+            GrantScope::Session => None,
+            GrantScope::Project | GrantScope::User => {
+                self.audit.store_grant(rule.text(), scope).await
+            }
+        };
+        let origin = match scope {
+            GrantScope::Session => "session grant",
+            GrantScope::Project => "project grant",
+            GrantScope::User => "user grant",
+        };
+        self.grants.push(Grant {
+            id,
+            rule,
+            action: Action::Allow,
+            origin: origin.to_owned(),
+        });
+    }
+}
+
+/// What the gate and the approval prompt need to know about one call.
+struct Facts {
+    tool: String,
+    mutates: bool,
+    verdict: Option<Verdict>,
+    /// Workspace-relative target paths.
+    paths: Vec<String>,
+    /// Exactly what would happen, for the prompt.
+    subject: String,
+    command: Option<String>,
+}
+
+impl Facts {
+    fn of(call: &ToolCall, tool: &dyn Tool, args: &Value) -> Facts {
+        let command = args
+            .get("command")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let verdict =
+            (call.name == "bash").then(|| bash::classify(command.as_deref().unwrap_or("")));
+        let paths: Vec<String> = args
+            .get("path")
+            .and_then(Value::as_str)
+            .map(|p| vec![p.trim_start_matches("./").to_owned()])
+            .unwrap_or_default();
+        Facts {
+            tool: call.name.clone(),
+            mutates: tool.mutates(args),
+            subject: subject(&call.name, args, command.as_deref()),
+            verdict,
+            paths,
+            command,
+        }
+    }
+
+    /// One line for the audit log.
+    fn subject_line(&self) -> String {
+        match (&self.command, self.paths.first()) {
+            (Some(c), _) => c.clone(),
+            (None, Some(p)) => p.clone(),
+            (None, None) => String::new(),
+        }
+    }
+
+    /// The rule an "always allow" answer saves: this exact command or path.
+    fn suggested_rule(&self) -> String {
+        match (&self.command, self.paths.first()) {
+            (Some(c), _) if self.tool == "bash" => format!("{}({})", self.tool, escape_glob(c)),
+            (_, Some(p)) => format!("{}({})", self.tool, escape_glob(p)),
+            _ => self.tool.clone(),
+        }
+    }
+}
+
+/// Exactly what a call would do, for the approval prompt: never hidden or shortened
+/// below what the user needs to judge it.
+fn subject(tool: &str, args: &Value, command: Option<&str>) -> String {
+    let s = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or("");
+    match tool {
+        "bash" => command.unwrap_or("").to_owned(),
+        "write_file" => format!(
+            "write {} ({} bytes):\n{}",
+            s("path"),
+            s("content").len(),
+            s("content")
+        ),
+        "edit_file" => {
+            let mut out = format!("edit {}:", s("path"));
+            let mut pair = |old: &str, new: &str| {
+                for line in old.lines() {
+                    out.push_str(&format!("\n-{line}"));
+                }
+                for line in new.lines() {
+                    out.push_str(&format!("\n+{line}"));
+                }
+            };
+            match args.get("edits").and_then(Value::as_array) {
+                Some(edits) => {
+                    for e in edits {
+                        let get = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or("");
+                        pair(get("old_string"), get("new_string"));
+                    }
+                }
+                None => pair(s("old_string"), s("new_string")),
+            }
+            out
+        }
+        "delete_file" => format!("delete {}", s("path")),
+        _ => format!("{tool} {args}"),
+    }
+}
+
+/// Escapes glob metacharacters so a saved rule matches only this text.
+fn escape_glob(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn denial_message(tool: &str, d: &Decision) -> String {
+    let mut message = format!(
+        "policy refused this {tool} call ({}); it was not run.",
+        d.decided_by
+    );
+    if !d.reasons.is_empty() {
+        message.push_str(" Why: ");
+        message.push_str(&d.reasons.join("; "));
+        message.push('.');
+    }
+    if d.risk == "BLOCK" {
+        message.push_str(
+            " Commands judged BLOCK are refused in every mode but yolo; find a safer way to do \
+             this, or ask the user to run it themselves.",
+        );
+    } else {
+        message.push_str(" Do not retry it as is; try another way or ask the user.");
+    }
+    message
+}

@@ -1,0 +1,234 @@
+//! `StoreError`: every way the store can fail, each message saying what happened, what was
+//! not done and what to do next; and the one place that turns a SQLite error into one of
+//! them. It does not decide whether a caller retries or offers to move a file aside — the
+//! front ends do, from the variant.
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::ffi::ErrorCode;
+
+/// An error from the store. The `Display` text is meant for the user as it stands.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// Neither `ATTO_HOME`, `XDG_DATA_HOME` nor `HOME` says where the data directory is.
+    #[error(
+        "cannot tell where atto keeps its data: none of ATTO_HOME, XDG_DATA_HOME or HOME is \
+         set; no database was opened. Set ATTO_HOME to a directory atto may write to."
+    )]
+    NoDataDir,
+
+    /// The data directory could not be created or is not a usable directory.
+    #[error(
+        "cannot create or use the data directory {}: {source}; no database was opened. Check \
+         that it is a directory you can read and write, or set ATTO_HOME to one that is.",
+        path.display()
+    )]
+    Dir {
+        /// The directory atto tried to create or use.
+        path: PathBuf,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
+
+    /// SQLite could not open or write the file (permissions, read-only file system, ...).
+    #[error(
+        "cannot open the database {} for reading and writing ({detail}); nothing was read or \
+         written. Check the permissions of the file and its directory, or set ATTO_HOME to a \
+         directory you can write.",
+        path.display()
+    )]
+    CannotOpen {
+        /// The database file.
+        path: PathBuf,
+        /// SQLite's own words.
+        detail: String,
+    },
+
+    /// The file is not a database or is damaged.
+    #[error(
+        "the database {} is damaged or is not an atto database ({detail}); atto did not read \
+         or change it. atto can move it aside (renamed to {}.corrupt-<time>, nothing deleted) \
+         and start a fresh database; until then it cannot be used.",
+        path.display(),
+        path.display()
+    )]
+    Corrupt {
+        /// The database file.
+        path: PathBuf,
+        /// What SQLite or the integrity check reported.
+        detail: String,
+    },
+
+    /// The database was written by an atto that knows a newer schema.
+    #[error(
+        "the database {} was written by a newer atto (schema version {found}; this atto knows \
+         up to {supported}); atto left it untouched. Upgrade atto to use it.",
+        path.display()
+    )]
+    NewerSchema {
+        /// The database file.
+        path: PathBuf,
+        /// The schema version found in the file.
+        found: u32,
+        /// The newest schema version this build knows.
+        supported: u32,
+    },
+
+    /// Another connection kept the database locked for longer than the busy timeout.
+    #[error(
+        "another atto process holds the database {} and did not release it in time; this \
+         change or read was not done. Finish or close the other atto session and try again.",
+        path.display()
+    )]
+    Locked {
+        /// The database file.
+        path: PathBuf,
+    },
+
+    /// The disk (or the database's size limit) is full.
+    #[error(
+        "the disk holding the database {} is full; the last change was not saved (what was \
+         saved before is intact). Free some space and try again.",
+        path.display()
+    )]
+    DiskFull {
+        /// The database file.
+        path: PathBuf,
+    },
+
+    /// A read or write of the file failed at the operating-system level.
+    #[error(
+        "reading or writing the database {} failed ({detail}); the operation was not \
+         completed. Check the disk and the file system it lives on, then try again.",
+        path.display()
+    )]
+    Io {
+        /// The database file.
+        path: PathBuf,
+        /// SQLite's own words.
+        detail: String,
+    },
+
+    /// Moving a damaged database aside failed.
+    #[error(
+        "cannot move {} aside to {}: {source}; nothing was deleted. Move or rename the file by \
+         hand, then start atto again.",
+        from.display(),
+        to.display()
+    )]
+    MoveAside {
+        /// The file that was to be moved.
+        from: PathBuf,
+        /// Where it was to go.
+        to: PathBuf,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
+
+    /// A value handed to the store breaks one of its rules.
+    #[error("{what}; nothing was stored. {hint}")]
+    Invalid {
+        /// What is wrong.
+        what: String,
+        /// What would be accepted.
+        hint: &'static str,
+    },
+
+    /// The writer thread failed on this request (a bug) or is gone.
+    #[error(
+        "the database writer for {} failed on this request or has stopped; the request was \
+         not carried out. Restart atto; if it happens again, please report it as a bug.",
+        path.display()
+    )]
+    Closed {
+        /// The database file.
+        path: PathBuf,
+    },
+
+    /// Any other SQLite error: a bug in a query or an unexpected state.
+    #[error(
+        "database error on {}: {detail}; the operation was not completed. This is likely a bug \
+         in atto; please report it.",
+        path.display()
+    )]
+    Sqlite {
+        /// The database file.
+        path: PathBuf,
+        /// SQLite's own words.
+        detail: String,
+    },
+}
+
+impl StoreError {
+    /// Classifies a SQLite error met while working on the database at `path`.
+    pub(crate) fn from_sqlite(path: &Path, err: rusqlite::Error) -> StoreError {
+        let path = path.to_path_buf();
+        let rusqlite::Error::SqliteFailure(code, message) = &err else {
+            return StoreError::Sqlite {
+                path,
+                detail: err.to_string(),
+            };
+        };
+        let detail = message.clone().unwrap_or_else(|| code.to_string());
+        match code.code {
+            ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => StoreError::Locked { path },
+            ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase => {
+                StoreError::Corrupt { path, detail }
+            }
+            ErrorCode::DiskFull => StoreError::DiskFull { path },
+            ErrorCode::CannotOpen | ErrorCode::PermissionDenied | ErrorCode::ReadOnly => {
+                StoreError::CannotOpen { path, detail }
+            }
+            ErrorCode::SystemIoFailure
+            | ErrorCode::FileLockingProtocolFailed
+            | ErrorCode::NoLargeFileSupport => StoreError::Io { path, detail },
+            ErrorCode::InternalMalfunction
+            | ErrorCode::OperationAborted
+            | ErrorCode::OutOfMemory
+            | ErrorCode::OperationInterrupted
+            | ErrorCode::NotFound
+            | ErrorCode::SchemaChanged
+            | ErrorCode::TooBig
+            | ErrorCode::ConstraintViolation
+            | ErrorCode::TypeMismatch
+            | ErrorCode::ApiMisuse
+            | ErrorCode::AuthorizationForStatementDenied
+            | ErrorCode::ParameterOutOfRange
+            | ErrorCode::Unknown => StoreError::Sqlite { path, detail },
+            // `ErrorCode` is non-exhaustive: a code added by a later SQLite is reported as is.
+            _ => StoreError::Sqlite { path, detail },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failure(code: i32) -> rusqlite::Error {
+        rusqlite::Error::SqliteFailure(rusqlite::ffi::Error::new(code), None)
+    }
+
+    #[test]
+    fn sqlite_codes_map_to_the_variants_users_act_on() {
+        let p = Path::new("/data/atto.db");
+        let cases: &[(i32, &str)] = &[
+            (rusqlite::ffi::SQLITE_BUSY, "Locked"),
+            (rusqlite::ffi::SQLITE_CORRUPT, "Corrupt"),
+            (rusqlite::ffi::SQLITE_NOTADB, "Corrupt"),
+            (rusqlite::ffi::SQLITE_FULL, "DiskFull"),
+            (rusqlite::ffi::SQLITE_CANTOPEN, "CannotOpen"),
+            (rusqlite::ffi::SQLITE_READONLY, "CannotOpen"),
+            (rusqlite::ffi::SQLITE_IOERR_WRITE, "Io"),
+            (rusqlite::ffi::SQLITE_CONSTRAINT, "Sqlite"),
+        ];
+        for (code, want) in cases {
+            let got = format!("{:?}", StoreError::from_sqlite(p, failure(*code)));
+            assert!(got.starts_with(want), "code {code}: got {got}, want {want}");
+            assert!(
+                got.contains("/data/atto.db"),
+                "code {code}: path missing in {got}"
+            );
+        }
+    }
+}

@@ -1,0 +1,33 @@
+//! atto's one SQLite database: where it lives, opening it safely (WAL, numbered migrations,
+//! refusing damaged or newer files without touching them), a single handle whose requests run
+//! on a dedicated thread off the async runtime, and the tables the safety layer needs —
+//! remembered grants and the audit log. Later tables arrive as further migrations and
+//! modules here. The crate decides nothing about policy: it stores what it is given.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), atto_store::StoreError> {
+//! let store = atto_store::Store::open(&atto_store::default_path()?)?;
+//! let grants = store.grants_for("/home/me/project").await?;
+//! # Ok(()) }
+//! ```
+
+mod actor;
+mod audit;
+mod error;
+mod grants;
+mod migrate;
+mod open;
+
+pub use actor::Store;
+pub use audit::AuditEntry;
+pub use error::StoreError;
+pub use grants::{GrantRow, NewGrant};
+pub use migrate::LATEST as SCHEMA_VERSION;
+pub use open::{IntegrityCheck, OpenOptions, default_path, move_aside};
+
+/// Now, in unix milliseconds (0 if the clock is before 1970).
+pub(crate) fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}

@@ -1,0 +1,131 @@
+//! The schema, as numbered migrations applied in order, each in its own transaction, the
+//! version reached kept in `PRAGMA user_version`. A later table arrives as the next number
+//! appended to [`MIGRATIONS`]; a migration that has shipped is never edited. This module does
+//! not decide what to do with a database newer than [`LATEST`] (see `open`).
+
+use rusqlite::{Connection, TransactionBehavior};
+
+/// Every migration, in order: (version it brings the database to, SQL batch).
+/// Versions start at 1 and increase by one.
+const MIGRATIONS: &[(u32, &str)] = &[(1, V1_GRANTS_AND_AUDIT)];
+
+/// The newest schema version this build knows.
+pub const LATEST: u32 = latest(MIGRATIONS);
+
+const fn latest(migrations: &[(u32, &str)]) -> u32 {
+    match migrations.last() {
+        Some((version, _)) => *version,
+        None => 0,
+    }
+}
+
+/// Grants remembered from "always allow" answers and config, and the log of every policy
+/// decision. Session-scope grants live in the caller's memory and are never stored.
+const V1_GRANTS_AND_AUDIT: &str = "
+CREATE TABLE remembered_permissions (
+    id           INTEGER PRIMARY KEY,
+    rule         TEXT    NOT NULL,   -- e.g. 'bash(npm run test:*)', 'edit_file(src/**)'
+    decision     TEXT    NOT NULL CHECK (decision IN ('allow', 'ask', 'deny')),
+    scope        TEXT    NOT NULL CHECK (scope IN ('project', 'user')),
+    project      TEXT,               -- canonical workspace path; NULL for user scope
+    created_at   INTEGER NOT NULL,   -- unix ms
+    last_used_at INTEGER,            -- unix ms
+    uses         INTEGER NOT NULL DEFAULT 0,
+    CHECK ((scope = 'project') = (project IS NOT NULL))
+) STRICT;
+CREATE INDEX remembered_permissions_scope_project
+    ON remembered_permissions (scope, project);
+
+CREATE TABLE audit_log (
+    id         INTEGER PRIMARY KEY,
+    at         INTEGER NOT NULL,     -- unix ms
+    session_id TEXT,
+    workspace  TEXT,
+    tool       TEXT    NOT NULL,
+    target     TEXT,                 -- the command or the path
+    decision   TEXT    NOT NULL,     -- allow | ask | deny | queue
+    outcome    TEXT,                 -- approved | refused | auto | ...
+    decided_by TEXT    NOT NULL,     -- the rule text or the reason
+    mode       TEXT
+) STRICT;
+CREATE INDEX audit_log_at ON audit_log (at);
+";
+
+/// The schema version recorded in the file (0 for a new or foreign database). Reading it is
+/// the first read of the file, so a file that is not a database fails here.
+pub(crate) fn schema_version(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.pragma_query_value(None, "user_version", |row| row.get(0))
+}
+
+/// Applies every migration above the database's version. Each runs in an IMMEDIATE
+/// transaction that re-reads the version first, so two processes opening the same old
+/// database at once apply each step exactly once.
+pub(crate) fn migrate(conn: &mut Connection) -> rusqlite::Result<()> {
+    let current = schema_version(conn)?;
+    for &(version, sql) in MIGRATIONS {
+        if i64::from(version) <= current {
+            continue;
+        }
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        if schema_version(&tx)? >= i64::from(version) {
+            continue;
+        }
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", version)?;
+        tx.commit()?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_start_at_one_and_increase_by_one() {
+        for (i, (version, _)) in MIGRATIONS.iter().enumerate() {
+            assert_eq!(
+                *version as usize,
+                i + 1,
+                "migration #{i} has version {version}"
+            );
+        }
+        assert_eq!(LATEST as usize, MIGRATIONS.len());
+    }
+
+    #[test]
+    fn each_step_applies_once_and_records_its_version() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate(&mut conn).unwrap();
+        assert_eq!(schema_version(&conn).unwrap(), i64::from(LATEST));
+        // A second run must not re-run CREATE TABLE (which would fail).
+        migrate(&mut conn).unwrap();
+        let tables: i64 = conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_schema WHERE type = 'table' \
+                 AND name IN ('remembered_permissions', 'audit_log')",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(tables, 2);
+    }
+
+    #[test]
+    fn grant_scope_and_project_must_agree() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate(&mut conn).unwrap();
+        let insert = |scope: &str, project: Option<&str>| {
+            conn.execute(
+                "INSERT INTO remembered_permissions (rule, decision, scope, project, created_at) \
+                 VALUES ('x', 'allow', ?1, ?2, 0)",
+                rusqlite::params![scope, project],
+            )
+        };
+        assert!(insert("user", None).is_ok());
+        assert!(insert("project", Some("/w")).is_ok());
+        assert!(insert("user", Some("/w")).is_err());
+        assert!(insert("project", None).is_err());
+        assert!(insert("session", None).is_err());
+    }
+}
