@@ -3,6 +3,7 @@
 
 use std::io::Write;
 
+use atto_protocol::GrantInfo;
 use atto_store::Store;
 use clap::{Args, Subcommand};
 
@@ -74,7 +75,20 @@ pub fn grants(args: GrantsArgs, workspace: &std::path::Path) -> Result<ExitCode,
             let rows = store
                 .grants_for_blocking(&workspace.display().to_string())
                 .map_err(|e| Failure::usage(e.to_string()))?;
-            print!("{}", render_grants(&rows));
+            let grants: Vec<GrantInfo> = rows
+                .iter()
+                .map(|r| GrantInfo {
+                    number: u32::try_from(r.id).unwrap_or(u32::MAX),
+                    scope: r.scope.clone(),
+                    decision: r.decision.clone(),
+                    rule: r.rule.clone(),
+                    created_at: Some(r.created_at),
+                    last_used_at: r.last_used_at,
+                    uses: u64::try_from(r.uses).unwrap_or(0),
+                    revocable: true,
+                })
+                .collect();
+            print!("{}", crate::render::grant_table(&grants));
             Ok(ExitCode::Ok)
         }
         GrantsAction::Revoke { id } => {
@@ -91,35 +105,4 @@ pub fn grants(args: GrantsArgs, workspace: &std::path::Path) -> Result<ExitCode,
             }
         }
     }
-}
-
-/// The table `atto grants` prints: number, scope, decision, rule, created, last used, uses.
-pub fn render_grants(rows: &[atto_store::GrantRow]) -> String {
-    if rows.is_empty() {
-        return "no saved grants (answer \"always\" at an approval, or add [permissions] rules \
-                to the config)\n"
-            .to_owned();
-    }
-    let mut out = format!(
-        "{:>4}  {:<7}  {:<5}  {:<40}  {:<16}  {:<16}  {:>4}\n",
-        "#", "scope", "rule", "pattern", "created", "last used", "uses"
-    );
-    for r in rows {
-        out.push_str(&format!(
-            "{:>4}  {:<7}  {:<5}  {:<40}  {:<16}  {:<16}  {:>4}\n",
-            r.id,
-            r.scope,
-            r.decision,
-            r.rule,
-            timestamp(Some(r.created_at)),
-            timestamp(r.last_used_at),
-            r.uses
-        ));
-    }
-    out
-}
-
-/// `YYYY-MM-DD HH:MM` in UTC, or `-`.
-fn timestamp(ms: Option<i64>) -> String {
-    ms.map_or_else(|| "-".to_owned(), atto_core::time::utc_minute)
 }

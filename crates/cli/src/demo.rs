@@ -105,6 +105,7 @@ pub async fn run(args: DemoArgs, wire: Option<Wire>) -> Result<ExitCode, Failure
         permissions: PermissionFlags {
             permission: Some("auto-safe".to_owned()),
             yolo: false,
+            trust: false,
         },
     })?;
     let prompt = "greet.py crashes when I run it. Fix it and check that it works.";

@@ -61,9 +61,12 @@ pub struct GlobalArgs {
     /// approval modes suggest, auto and never are accepted too.
     #[arg(long, global = true, value_name = "MODE")]
     pub permission: Option<String>,
-    /// Shorthand for --permission yolo: run everything without asking.
+    /// Shorthand for --permission yolo: run everything without asking (implies --trust).
     #[arg(long, global = true)]
     pub yolo: bool,
+    /// Trust mode: file tools may reach outside the workspace.
+    #[arg(long, global = true)]
+    pub trust: bool,
 }
 
 impl GlobalArgs {
@@ -71,6 +74,7 @@ impl GlobalArgs {
         PermissionFlags {
             permission: self.permission.clone(),
             yolo: self.yolo,
+            trust: self.trust,
         }
     }
 }
@@ -206,6 +210,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             let config = Config::load(cli.global.config.as_deref())?;
             let provider = setup::provider(&cli.global, &config)?;
             let (workspace, cwd) = setup::workspace(cli.global.workspace.as_deref())?;
+            let trust = cli.global.trust || cli.global.yolo;
             block_on(async {
                 let (handle, _) = setup::start(Launch {
                     provider: &provider,
@@ -215,7 +220,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                     limits: LimitFlags::default(),
                     permissions: cli.global.permission_flags(),
                 })?;
-                Ok(repl::run(handle, cli.prompt).await)
+                Ok(repl::run(handle, cli.prompt, trust).await)
             })
         }
     }

@@ -14,6 +14,7 @@ use crate::setup::SetupError;
 pub struct PermissionFlags {
     pub permission: Option<String>,
     pub yolo: bool,
+    pub trust: bool,
 }
 
 /// The permission setting: `--yolo`, else `--permission`, else the config's
@@ -114,4 +115,20 @@ fn add_rules(grants: &mut Vec<Grant>, rules: &RulesConfig, origin: &str) -> Resu
 pub fn open_store() -> Result<Store, String> {
     let path = atto_store::default_path().map_err(|e| e.to_string())?;
     Store::open(&path).map_err(|e| e.to_string())
+}
+
+/// Directories whose writes always ask, even with trust on: atto's config and data.
+pub fn protected_dirs() -> Vec<String> {
+    let mut dirs = Vec::new();
+    if let Some(config) = crate::config::default_path()
+        && let Some(dir) = config.parent()
+    {
+        dirs.push(dir.display().to_string());
+    }
+    if let Ok(db) = atto_store::default_path()
+        && let Some(dir) = db.parent()
+    {
+        dirs.push(dir.display().to_string());
+    }
+    dirs
 }

@@ -117,6 +117,23 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
                 }
                 self.progress.flush()?;
             }
+            Event::GrantList { grants } => {
+                self.end_text_line()?;
+                write!(self.progress, "{}", grant_table(grants))?;
+            }
+            Event::Notice { message } => {
+                self.end_text_line()?;
+                writeln!(self.progress, "{message}")?;
+            }
+            Event::TrustChanged { on } => {
+                self.end_text_line()?;
+                let state = if *on {
+                    "on: file tools may reach outside the workspace"
+                } else {
+                    "off: file tools stay inside the workspace"
+                };
+                writeln!(self.progress, "trust {state}")?;
+            }
             Event::Warning { message } => {
                 self.end_text_line()?;
                 writeln!(self.progress, "warning: {message}")?;
@@ -140,6 +157,33 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
         }
         Ok(())
     }
+}
+
+/// The `/grants` table: number, scope, decision, rule, created, last used, uses.
+pub fn grant_table(grants: &[atto_protocol::GrantInfo]) -> String {
+    if grants.is_empty() {
+        return "no grants (answer \"always\" at an approval, or add [permissions] rules to \
+                the config)\n"
+            .to_owned();
+    }
+    let when = |ms: Option<i64>| ms.map_or_else(|| "-".to_owned(), atto_core::time::utc_minute);
+    let mut out = format!(
+        "{:>3}  {:<14}  {:<5}  {:<36}  {:<16}  {:<16}  {:>4}\n",
+        "#", "scope", "rule", "pattern", "created", "last used", "uses"
+    );
+    for g in grants {
+        out.push_str(&format!(
+            "{:>3}  {:<14}  {:<5}  {:<36}  {:<16}  {:<16}  {:>4}\n",
+            g.number,
+            g.scope,
+            g.decision,
+            g.rule,
+            when(g.created_at),
+            when(g.last_used_at),
+            g.uses
+        ));
+    }
+    out
 }
 
 fn indent(text: &str) -> String {

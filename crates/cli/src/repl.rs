@@ -2,6 +2,7 @@
 //! Used when there is no full-screen interface (scripts, pipes, dumb terminals).
 
 use atto_core::AgentHandle;
+use atto_core::commands::{self, Command};
 use atto_protocol::{ApprovalDecision, Event, GrantScope, Op};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
@@ -25,8 +26,9 @@ pub async fn run_one(mut handle: AgentHandle, prompt: String) -> ExitCode {
     code
 }
 
-/// Runs until stdin ends (or `/exit`), then shuts the session down.
-pub async fn run(mut handle: AgentHandle, first: Option<String>) -> ExitCode {
+/// Runs until stdin ends (or `/exit`), then shuts the session down. Lines starting with
+/// `/` are slash commands.
+pub async fn run(mut handle: AgentHandle, first: Option<String>, mut trust: bool) -> ExitCode {
     let ops = handle.op_sender();
     let mut renderer = TextRenderer::new(std::io::stdout(), std::io::stderr());
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
@@ -43,8 +45,34 @@ pub async fn run(mut handle: AgentHandle, first: Option<String>) -> ExitCode {
         if prompt.is_empty() {
             continue;
         }
-        if prompt == "/exit" || prompt == "/quit" {
-            break;
+        if prompt.starts_with('/') {
+            match commands::parse(&prompt, trust) {
+                Ok(Command::Exit) => break,
+                Ok(Command::Help) => eprint!("{}", commands::help()),
+                Ok(Command::Op(op)) => {
+                    if ops.submit(op).is_err() {
+                        break;
+                    }
+                    // Show the answer before reading the next line.
+                    while let Some(event) = handle.next_event().await {
+                        renderer.event(&event);
+                        if let Event::TrustChanged { on } = event {
+                            trust = on;
+                        }
+                        if matches!(
+                            event,
+                            Event::GrantList { .. }
+                                | Event::Notice { .. }
+                                | Event::Error { .. }
+                                | Event::TrustChanged { .. }
+                        ) {
+                            break;
+                        }
+                    }
+                }
+                Err(message) => eprintln!("{message}"),
+            }
+            continue;
         }
         if ops.submit(Op::UserInput { text: prompt }).is_err() {
             break;

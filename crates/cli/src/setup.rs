@@ -107,6 +107,8 @@ pub fn start(launch: Launch<'_>) -> Result<(AgentHandle, String), SetupError> {
         grants,
         store,
         sandbox,
+        trust: launch.permissions.trust || permission.mode == PermissionMode::Yolo,
+        protected_dirs: permissions::protected_dirs(),
         session_id: session_id.clone(),
         instructions: find_project_instructions(&launch.workspace, &launch.cwd),
         workspace: launch.workspace,

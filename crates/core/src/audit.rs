@@ -6,7 +6,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use atto_policy::gate::{Action, Decision};
 use atto_protocol::{Event, GrantScope, PermissionMode};
-use atto_store::{AuditEntry, NewGrant, Store};
+use atto_store::{AuditEntry, GrantRow, NewGrant, Store};
 use tokio::sync::mpsc;
 
 pub(crate) struct Audit {
@@ -106,6 +106,34 @@ impl Audit {
                 None
             }
         }
+    }
+}
+
+impl Audit {
+    /// The stored grants for this workspace and user (empty without a database).
+    pub(crate) async fn stored_grants(&mut self) -> Vec<GrantRow> {
+        let Some(store) = self.store.clone() else {
+            return Vec::new();
+        };
+        match store.grants_for(&self.workspace).await {
+            Ok(rows) => rows,
+            Err(err) => {
+                self.store_failed("read the saved grants", &err);
+                Vec::new()
+            }
+        }
+    }
+
+    /// Deletes a stored grant.
+    pub(crate) async fn revoke_stored(&mut self, id: i64) -> Result<(), String> {
+        let Some(store) = self.store.clone() else {
+            return Err("the database is not available; nothing was revoked".to_owned());
+        };
+        store
+            .revoke_grant(id)
+            .await
+            .map(|_| ())
+            .map_err(|e| format!("could not revoke the grant: {e}"))
     }
 }
 

@@ -3,12 +3,15 @@
 //! answered by `Op::Approval`), saves "always allow" answers as grants, and writes every
 //! decision to the audit log before the call runs.
 
+use std::path::{Component, Path, PathBuf};
+
 use atto_policy::bash::{self, Verdict};
 use atto_policy::gate::{
     self, Action, CallFacts, Decision, GateContext, Grant, PermissionSetting, Rule,
 };
 use atto_protocol::{
-    ApprovalDecision, ApprovalRequest, Event, GrantScope, PermissionMode, ToolCall, ToolCallStatus,
+    ApprovalDecision, ApprovalRequest, Event, GrantInfo, GrantScope, PermissionMode, ToolCall,
+    ToolCallStatus,
 };
 use atto_tools::{CancellationToken, Tool};
 use serde_json::Value;
@@ -16,17 +19,40 @@ use tokio::sync::mpsc;
 
 use crate::audit::Audit;
 
+/// What the gate starts a session with.
+pub(crate) struct GateSetup {
+    pub permission: PermissionSetting,
+    pub grants: Vec<Grant>,
+    /// Whether `bash` runs under the OS sandbox; without it, WARN commands always ask.
+    pub commands_sandboxed: bool,
+    pub workspace: PathBuf,
+    pub protected_dirs: Vec<String>,
+}
+
 /// Why a call will not run.
 pub(crate) struct Refusal {
     pub status: ToolCallStatus,
     pub message: String,
 }
 
+/// What `/grants` shows about a grant beyond its rule (kept beside `grants`, same order).
+#[derive(Debug, Clone, Default)]
+struct GrantMeta {
+    created_at: Option<i64>,
+    last_used_at: Option<i64>,
+    uses: u64,
+}
+
 /// The gate's state for one session.
 pub(crate) struct Gatekeeper {
     pub permission: PermissionSetting,
     /// Config rules, stored grants and this session's grants.
-    pub grants: Vec<Grant>,
+    grants: Vec<Grant>,
+    meta: Vec<GrantMeta>,
+    /// Canonical workspace root, to put paths in the form rules are written in.
+    workspace: PathBuf,
+    /// Absolute directories whose writes always ask (atto's config and data).
+    protected_dirs: Vec<String>,
     /// Whether `bash` runs under the OS sandbox; without it, WARN commands always ask.
     pub commands_sandboxed: bool,
     pub audit: Audit,
@@ -36,15 +62,23 @@ pub(crate) struct Gatekeeper {
 
 impl Gatekeeper {
     pub(crate) fn new(
-        permission: PermissionSetting,
-        grants: Vec<Grant>,
-        commands_sandboxed: bool,
+        setup: GateSetup,
         audit: Audit,
         approvals: mpsc::UnboundedReceiver<(String, ApprovalDecision)>,
     ) -> Self {
-        Self {
+        let GateSetup {
             permission,
             grants,
+            commands_sandboxed,
+            workspace,
+            protected_dirs,
+        } = setup;
+        Self {
+            permission,
+            meta: vec![GrantMeta::default(); grants.len()],
+            grants,
+            workspace,
+            protected_dirs,
             commands_sandboxed,
             audit,
             approvals,
@@ -62,17 +96,21 @@ impl Gatekeeper {
         emit: &(dyn Fn(Event) + Send + Sync),
         cancel: &CancellationToken,
     ) -> Result<(), Refusal> {
-        let facts = Facts::of(call, tool, args);
+        let facts = Facts::of(call, tool, args, &self.workspace);
         let decision = self.decide(&facts, tool);
         let target = facts.subject_line();
+        if let Some(meta) = decision.grant_index.and_then(|i| self.meta.get_mut(i)) {
+            meta.uses += 1;
+            meta.last_used_at = Some(now_ms());
+        }
+        if let Some(id) = decision.grant_id {
+            self.audit.grant_used(id).await;
+        }
         match decision.action {
             Action::Allow => {
                 self.audit
                     .record(&call.name, &target, &decision, "auto")
                     .await;
-                if let Some(id) = decision.grant_id {
-                    self.audit.grant_used(id).await;
-                }
                 Ok(())
             }
             Action::Deny => {
@@ -97,6 +135,7 @@ impl Gatekeeper {
             &GateContext {
                 permission: self.permission,
                 grants: &self.grants,
+                protected_dirs: &self.protected_dirs,
             },
             &CallFacts {
                 tool: &facts.tool,
@@ -227,7 +266,7 @@ impl Gatekeeper {
                 }
                 // The user wrote this command, so it needs no second question — but a
                 // BLOCK verdict is still refused.
-                let edited = Facts::of(call, tool, args);
+                let edited = Facts::of(call, tool, args, &self.workspace);
                 let again = self.decide(&edited, tool);
                 if edited
                     .verdict
@@ -270,6 +309,7 @@ impl Gatekeeper {
             action: Action::Ask,
             decided_by: "the OS sandbox denied a write outside the workspace".to_owned(),
             grant_id: None,
+            grant_index: None,
             risk: "WARN".to_owned(),
             reasons: vec![
                 "the sandbox denied a write outside the workspace and the temp dir".to_owned(),
@@ -321,6 +361,63 @@ impl Gatekeeper {
             action: Action::Allow,
             origin: origin.to_owned(),
         });
+        self.meta.push(GrantMeta {
+            created_at: Some(now_ms()),
+            ..GrantMeta::default()
+        });
+    }
+
+    /// The grants in force, numbered, as `/grants` shows them. Stored grants show what
+    /// the database knows (uses from every session).
+    pub(crate) async fn list(&mut self) -> Vec<GrantInfo> {
+        let rows = self.audit.stored_grants().await;
+        self.grants
+            .iter()
+            .zip(&self.meta)
+            .enumerate()
+            .map(|(i, (g, meta))| {
+                let row = g.id.and_then(|id| rows.iter().find(|r| r.id == id));
+                let scope = match (row, g.id) {
+                    (Some(r), _) => r.scope.clone(),
+                    (None, Some(_)) => "stored".to_owned(),
+                    (None, None) if g.origin == "session grant" => "session".to_owned(),
+                    (None, None) => g.origin.clone(),
+                };
+                GrantInfo {
+                    number: u32::try_from(i + 1).unwrap_or(u32::MAX),
+                    scope,
+                    decision: action_word(g.action).to_owned(),
+                    rule: g.rule.text().to_owned(),
+                    created_at: row.map(|r| r.created_at).or(meta.created_at),
+                    last_used_at: row.and_then(|r| r.last_used_at).or(meta.last_used_at),
+                    uses: row.map_or(meta.uses, |r| u64::try_from(r.uses).unwrap_or(0)),
+                    revocable: g.id.is_some() || g.origin == "session grant",
+                }
+            })
+            .collect()
+    }
+
+    /// Removes grant `number` (as listed). Config rules stay: they live in a file.
+    pub(crate) async fn revoke(&mut self, number: u32) -> Result<String, String> {
+        let index = usize::try_from(number).unwrap_or(0).wrapping_sub(1);
+        let Some(grant) = self.grants.get(index) else {
+            return Err(format!(
+                "there is no grant {number}; /grants lists {} grant(s)",
+                self.grants.len()
+            ));
+        };
+        if grant.id.is_none() && grant.origin != "session grant" {
+            return Err(format!(
+                "grant {number} ({}) comes from the {}; edit that file to remove it",
+                grant.rule, grant.origin
+            ));
+        }
+        if let Some(id) = grant.id {
+            self.audit.revoke_stored(id).await?;
+        }
+        let removed = self.grants.remove(index);
+        self.meta.remove(index);
+        Ok(format!("revoked grant {number}: {}", removed.rule))
     }
 }
 
@@ -337,7 +434,7 @@ struct Facts {
 }
 
 impl Facts {
-    fn of(call: &ToolCall, tool: &dyn Tool, args: &Value) -> Facts {
+    fn of(call: &ToolCall, tool: &dyn Tool, args: &Value, workspace: &Path) -> Facts {
         let command = args
             .get("command")
             .and_then(Value::as_str)
@@ -347,7 +444,7 @@ impl Facts {
         let paths: Vec<String> = args
             .get("path")
             .and_then(Value::as_str)
-            .map(|p| vec![p.trim_start_matches("./").to_owned()])
+            .map(|p| vec![rule_path(workspace, p)])
             .unwrap_or_default();
         Facts {
             tool: call.name.clone(),
@@ -376,6 +473,49 @@ impl Facts {
             _ => self.tool.clone(),
         }
     }
+}
+
+/// A path argument in the form rules use: workspace-relative when it leads inside the
+/// workspace, absolute when it leads outside (trust mode). Symlinks in existing parents
+/// are followed, so a link cannot disguise where a write lands.
+fn rule_path(workspace: &Path, path: &str) -> String {
+    let joined = workspace.join(path.trim());
+    let mut clean = PathBuf::new();
+    for part in joined.components() {
+        match part {
+            Component::ParentDir => {
+                clean.pop();
+            }
+            Component::CurDir => {}
+            other => clean.push(other),
+        }
+    }
+    let real = match (clean.parent(), clean.file_name()) {
+        (Some(parent), Some(name)) => parent
+            .canonicalize()
+            .map(|p| p.join(name))
+            .unwrap_or(clean.clone()),
+        _ => clean.clone(),
+    };
+    match real.strip_prefix(workspace) {
+        Ok(rel) if rel.as_os_str().is_empty() => ".".to_owned(),
+        Ok(rel) => rel.display().to_string(),
+        Err(_) => real.display().to_string(),
+    }
+}
+
+fn action_word(action: Action) -> &'static str {
+    match action {
+        Action::Allow => "allow",
+        Action::Ask => "ask",
+        Action::Deny => "deny",
+    }
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// Exactly what a call would do, for the approval prompt: never hidden or shortened

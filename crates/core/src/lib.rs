@@ -7,6 +7,7 @@
 //! shown (front ends), persistence (a later store crate).
 
 mod audit;
+pub mod commands;
 mod failure;
 mod gatekeeper;
 mod handle;

@@ -28,6 +28,8 @@ pub(crate) struct Orchestrator<'a> {
     pub emit: &'a (dyn Fn(Event) + Send + Sync),
     /// The OS sandbox for commands; `None` runs them unsandboxed (yolo).
     pub sandbox: Option<Arc<Sandbox>>,
+    /// Trust mode: file tools may reach outside the workspace.
+    pub trust: bool,
 }
 
 /// A call that passed argument checks and is ready to run.
@@ -245,6 +247,7 @@ impl Orchestrator<'_> {
                 workspace: self.workspace.clone(),
                 cancel: cancel.clone(),
                 sandbox,
+                trust: self.trust,
             };
             let run = AssertUnwindSafe(tool.run(args, &ctx)).catch_unwind().await;
             match run {

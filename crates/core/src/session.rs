@@ -16,7 +16,7 @@ use atto_tools::{CancellationToken, Sandbox, ToolRegistry};
 use tokio::sync::mpsc;
 
 use crate::audit::Audit;
-use crate::gatekeeper::Gatekeeper;
+use crate::gatekeeper::{GateSetup, Gatekeeper};
 use crate::handle::AgentHandle;
 use crate::limits::Limits;
 use crate::orchestrator::Orchestrator;
@@ -45,6 +45,10 @@ pub struct SessionOptions {
     /// The OS sandbox for commands; `None` where the kernel offers none (then WARN
     /// commands always ask). Never applied in yolo mode.
     pub sandbox: Option<Arc<Sandbox>>,
+    /// Trust mode at start: file tools may reach outside the workspace.
+    pub trust: bool,
+    /// Absolute directories whose writes always ask (atto's own config and data).
+    pub protected_dirs: Vec<String>,
 }
 
 /// Starts a session on the current tokio runtime and returns the handle to drive it.
@@ -67,13 +71,18 @@ pub fn spawn_session(mut options: SessionOptions) -> AgentHandle {
         ev_tx.clone(),
     );
     let gate = Gatekeeper::new(
-        options.permission,
-        std::mem::take(&mut options.grants),
-        options.sandbox.is_some(),
+        GateSetup {
+            permission: options.permission,
+            grants: std::mem::take(&mut options.grants),
+            commands_sandboxed: options.sandbox.is_some(),
+            workspace: options.workspace.clone(),
+            protected_dirs: std::mem::take(&mut options.protected_dirs),
+        },
         audit,
         approval_rx,
     );
     let session = Session {
+        trust: options.trust,
         gate,
         approvals: approval_tx,
         tool_specs: options.tools.specs(),
@@ -92,6 +101,8 @@ pub fn spawn_session(mut options: SessionOptions) -> AgentHandle {
 
 struct Session {
     options: SessionOptions,
+    /// Whether file tools may reach outside the workspace (`/trust`).
+    trust: bool,
     gate: Gatekeeper,
     /// Answers to approval requests, forwarded from the op loop to the running turn.
     approvals: mpsc::UnboundedSender<(String, ApprovalDecision)>,
@@ -180,6 +191,18 @@ impl Session {
                         break;
                     }
                 }
+                Op::SetTrust { on } => {
+                    self.trust = on;
+                    self.emit(Event::TrustChanged { on });
+                }
+                Op::ListGrants => {
+                    let grants = self.gate.list().await;
+                    self.emit(Event::GrantList { grants });
+                }
+                Op::RevokeGrant { number } => match self.gate.revoke(number).await {
+                    Ok(message) => self.emit(Event::Notice { message }),
+                    Err(message) => self.emit(Event::Error { message }),
+                },
                 // Nothing is running: nothing to interrupt, no question open.
                 Op::Interrupt | Op::Approval { .. } => {}
                 Op::Shutdown => break,
@@ -283,6 +306,7 @@ impl Session {
                 workspace: &self.options.workspace,
                 max_output_bytes: self.options.limits.max_tool_output_bytes,
                 emit: &emit,
+                trust: self.trust,
                 sandbox: match self.options.permission.mode {
                     PermissionMode::Yolo => None,
                     _ => self.options.sandbox.clone(),

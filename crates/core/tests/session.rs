@@ -91,6 +91,8 @@ fn start(f: &Fixture, tools: ToolRegistry, limits: Limits) -> AgentHandle {
         grants: Vec::new(),
         store: None,
         sandbox: None,
+        trust: false,
+        protected_dirs: Vec::new(),
     })
 }
 

@@ -72,6 +72,21 @@ pub enum Event {
     },
     /// A call waits for the user's answer (`Op::Approval`).
     ApprovalRequired(ApprovalRequest),
+    /// Trust mode changed.
+    TrustChanged {
+        /// Whether file tools may now reach outside the workspace.
+        on: bool,
+    },
+    /// The grants in force, answering `Op::ListGrants`.
+    GrantList {
+        /// Numbered from 1, in the order the gate sees them.
+        grants: Vec<GrantInfo>,
+    },
+    /// A short answer to a command that needs no other event ("revoked grant 2").
+    Notice {
+        /// What happened.
+        message: String,
+    },
     /// A model call failed and will be retried.
     Retry(RetryNotice),
     /// Something the user should know that does not stop the turn.
@@ -94,6 +109,27 @@ pub enum Event {
     },
     /// The session ended; no more events follow.
     SessionEnded,
+}
+
+/// One grant as `/grants` shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GrantInfo {
+    /// Number for `/grants revoke N`.
+    pub number: u32,
+    /// `session`, `project`, `user`, or where a config rule came from.
+    pub scope: String,
+    /// `allow`, `ask` or `deny`.
+    pub decision: String,
+    /// The rule, e.g. `bash(npm run test:*)`.
+    pub rule: String,
+    /// When it was created (Unix ms), if known.
+    pub created_at: Option<i64>,
+    /// When it last decided a call (Unix ms).
+    pub last_used_at: Option<i64>,
+    /// How many calls it decided.
+    pub uses: u64,
+    /// Whether `/grants revoke` can remove it (config rules are edited in the config).
+    pub revocable: bool,
 }
 
 /// A model call that will be tried again.

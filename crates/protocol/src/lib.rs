@@ -10,7 +10,9 @@ mod op;
 mod permission;
 mod tool;
 
-pub use event::{Event, FailureKind, FinalResult, RetryNotice, ToolCallStatus, TurnStatus};
+pub use event::{
+    Event, FailureKind, FinalResult, GrantInfo, RetryNotice, ToolCallStatus, TurnStatus,
+};
 pub use message::{AssistantPart, Message, StopReason, ToolCall, ToolResult, Usage};
 pub use op::Op;
 pub use permission::{ApprovalDecision, ApprovalRequest, GrantScope, PermissionMode};

@@ -23,6 +23,18 @@ pub enum Op {
         #[serde(flatten)]
         decision: ApprovalDecision,
     },
+    /// Turn trust mode on or off: whether file tools may reach outside the workspace.
+    SetTrust {
+        /// The new state.
+        on: bool,
+    },
+    /// List the grants in force (answered by `grant_list`).
+    ListGrants,
+    /// Remove the grant with this number from `grant_list`.
+    RevokeGrant {
+        /// The number shown in `grant_list`.
+        number: u32,
+    },
     /// End the session once the ops sent before it are done (send `Interrupt` first to
     /// cancel a running turn).
     Shutdown,

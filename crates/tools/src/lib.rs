@@ -43,6 +43,8 @@ pub struct ToolContext {
     /// The OS sandbox commands run under; `None` runs them unsandboxed (yolo mode, or a
     /// re-run the user approved).
     pub sandbox: Option<Arc<Sandbox>>,
+    /// Trust mode: path arguments may lead outside the workspace.
+    pub trust: bool,
 }
 
 impl ToolContext {
@@ -52,6 +54,7 @@ impl ToolContext {
             workspace,
             cancel: CancellationToken::new(),
             sandbox: None,
+            trust: false,
         }
     }
 }

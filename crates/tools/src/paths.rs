@@ -47,6 +47,23 @@ pub fn resolve(workspace: &Path, path: &str) -> Result<PathBuf, ToolError> {
     }
 }
 
+/// Resolves a tool's path argument under the call's context: inside the workspace, or
+/// anywhere when the user turned trust on (`/trust`, `--trust`, yolo). Symlinks and `..`
+/// are followed either way, so what is checked is where the path really leads.
+pub fn resolve_for(ctx: &crate::ToolContext, path: &str) -> Result<PathBuf, ToolError> {
+    if !ctx.trust {
+        return resolve(&ctx.workspace, path);
+    }
+    let trimmed = path.trim();
+    if trimmed.is_empty() || trimmed.contains('\0') {
+        return resolve(&ctx.workspace, path);
+    }
+    let joined = ctx.workspace.join(trimmed);
+    lenient_canonicalize(&joined, 0).map_err(|_| ToolError::OutsideWorkspace {
+        path: trimmed.to_string(),
+    })
+}
+
 /// `abs` relative to `workspace`, with `/` separators; "." for the root itself. A path
 /// outside the workspace is returned whole.
 pub fn relative(workspace: &Path, abs: &Path) -> String {

@@ -208,3 +208,126 @@ fn sandboxed_commands_write_inside_only() {
     let results = tool_results(&env, 2);
     assert!(results[0].contains("sandbox"), "{results:?}");
 }
+
+#[test]
+fn grants_are_listed_and_revoked_from_the_plain_session() {
+    let mut env = Env::new();
+    let cmd = "python3 -c 'print(7)'";
+    env.serve(script(vec![
+        call("bash", json!({"command": cmd})),
+        Reply::text("ran it"),
+    ]));
+    let mut child = env
+        .atto()
+        .args(["--base-url", &env.base("chat"), "--model", "m"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        // A prompt, the approval answer "a" (always, this session), then the commands.
+        let mut stdin = child.stdin.take().unwrap();
+        writeln!(
+            stdin,
+            "run it\na\n/grants\n/grants revoke 1\n/grants\n/grnts\n/exit"
+        )
+        .unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("approval needed: bash [WARN]"), "{err}");
+    let listed = err
+        .find("bash(python3 -c 'print(7)')")
+        .expect("grant listed");
+    assert!(err[listed..].contains("revoked grant 1"), "{err}");
+    assert!(err.contains("no grants"), "{err}");
+    assert!(err.contains("did you mean /grants"), "{err}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("ran it"));
+}
+
+#[test]
+fn trust_lets_file_tools_leave_the_workspace() {
+    let mut env = Env::new();
+    let outside = env.dir.path().join("notes.txt");
+    std::fs::write(&outside, "outside notes\n").unwrap();
+    env.serve(script(vec![
+        call("read_file", json!({"path": "../notes.txt"})),
+        Reply::text("read it"),
+    ]));
+    let out = env
+        .atto()
+        .args(["exec", "--trust", "--output-format", "stream-json"])
+        .args([
+            "--base-url",
+            &env.base("chat"),
+            "--model",
+            "m",
+            "read notes",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(tool_results(&env, 1)[0].contains("outside notes"));
+}
+
+#[test]
+fn bad_permission_config_is_a_clear_error() {
+    let env = Env::new();
+    let config = env.dir.path().join("home/.config/atto/config.toml");
+    for (text, needle) in [
+        (
+            "permission_mode = \"careful\"\n",
+            "unknown permission mode 'careful'",
+        ),
+        (
+            "[permissions]\nallow = [\"bash(npm\"]\n",
+            "invalid permission rule 'bash(npm'",
+        ),
+    ] {
+        std::fs::write(&config, text).unwrap();
+        let out = env
+            .atto()
+            .args([
+                "exec",
+                "--base-url",
+                "http://127.0.0.1:9/v1",
+                "--model",
+                "m",
+                "hi",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        let err = stderr(&out);
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.contains(needle), "{err}");
+    }
+    let project = env.repo().join(".atto");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(&config, "").unwrap();
+    std::fs::write(
+        project.join("config.toml"),
+        "[permissions]\nallow = [\"bash\"]\n",
+    )
+    .unwrap();
+    let out = env
+        .atto()
+        .args([
+            "exec",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--model",
+            "m",
+            "hi",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("may only tighten"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -7,6 +7,8 @@ mod matrix;
 mod mode;
 mod rule;
 
+use std::path::Path;
+
 use atto_protocol::{DangerLevel, PermissionMode};
 
 use crate::bash::{BashRisk, Verdict};
@@ -34,6 +36,8 @@ pub struct GateContext<'a> {
     pub permission: PermissionSetting,
     /// Grants and config rules, in any order.
     pub grants: &'a [Grant],
+    /// Absolute directories whose writes always ask (atto's own config and data).
+    pub protected_dirs: &'a [String],
 }
 
 /// What the gate knows about one call.
@@ -46,7 +50,8 @@ pub struct CallFacts<'a> {
     pub mutates: bool,
     /// The classifier's verdict, for `bash`.
     pub bash: Option<&'a Verdict>,
-    /// Workspace-relative paths the call reads or writes (file tools).
+    /// Paths the call reads or writes (file tools): workspace-relative, or absolute when
+    /// they lead outside the workspace (trust mode).
     pub paths: &'a [String],
 }
 
@@ -59,6 +64,8 @@ pub struct Decision {
     pub decided_by: String,
     /// Store id of the grant that decided it, to record its use.
     pub grant_id: Option<i64>,
+    /// Position in `GateContext::grants` of the grant that decided it.
+    pub grant_index: Option<usize>,
     /// Risk label for prompts and events: `SAFE` / `WARN` / `BLOCK`, or the level.
     pub risk: String,
     /// Human reasons (the classifier's, per segment, for commands).
@@ -75,12 +82,18 @@ pub fn decide(ctx: &GateContext<'_>, call: &CallFacts<'_>) -> Decision {
         Some(v) => (risk_label(v.risk).to_owned(), v.reasons.clone()),
         None => (level_label(call.level).to_owned(), Vec::new()),
     };
-    let decision = |action, decided_by: String, grant_id| Decision {
-        action,
-        decided_by,
-        grant_id,
-        risk: risk.clone(),
-        reasons: reasons.clone(),
+    let grant = matching_grant(ctx.grants, call);
+    // A decision made by the matching grant carries its identity; others carry none.
+    let decision = |action, decided_by: String, by_grant: bool| {
+        let by = grant.filter(|_| by_grant);
+        Decision {
+            action,
+            decided_by,
+            grant_id: by.and_then(|(_, g)| g.id),
+            grant_index: by.map(|(i, _)| i),
+            risk: risk.clone(),
+            reasons: reasons.clone(),
+        }
     };
     // BLOCK is refused in every mode but yolo, and no grant widens it.
     if let Some(v) = call.bash
@@ -90,31 +103,37 @@ pub fn decide(ctx: &GateContext<'_>, call: &CallFacts<'_>) -> Decision {
         return decision(
             Action::Deny,
             "BLOCK verdict: refused in every permission mode but yolo".to_owned(),
-            None,
+            false,
         );
     }
-    let grant = matching_grant(ctx.grants, call);
-    if let Some(g) = grant
+    if let Some((_, g)) = grant
         && g.action == Action::Deny
     {
-        return decision(Action::Deny, format!("{} ({})", g.rule, g.origin), g.id);
+        return decision(Action::Deny, format!("{} ({})", g.rule, g.origin), true);
     }
-    if call.mutates && call.paths.iter().any(|p| is_protected(p)) {
+    let protected = |p: &String| {
+        is_protected(p)
+            || ctx
+                .protected_dirs
+                .iter()
+                .any(|d| Path::new(p).starts_with(d))
+    };
+    if call.mutates && call.paths.iter().any(protected) {
         let path = call
             .paths
             .iter()
-            .find(|p| is_protected(p))
+            .find(|p| protected(p))
             .cloned()
             .unwrap_or_default();
         let d = decision(
             Action::Ask,
-            format!("writes to {path}: repository internals and atto's config always ask"),
-            None,
+            format!("writes to {path}: repository internals and atto's own files always ask"),
+            false,
         );
         return never_asks(ctx, d);
     }
     let d = match grant {
-        Some(g) => decision(g.action, format!("{} ({})", g.rule, g.origin), g.id),
+        Some((_, g)) => decision(g.action, format!("{} ({})", g.rule, g.origin), true),
         None => {
             let (action, cell) = match call.bash {
                 Some(v) => (
@@ -126,7 +145,7 @@ pub fn decide(ctx: &GateContext<'_>, call: &CallFacts<'_>) -> Decision {
                     format!("{mode:?} × {}", level_label(call.level)),
                 ),
             };
-            decision(action, format!("permission matrix: {cell}"), None)
+            decision(action, format!("permission matrix: {cell}"), false)
         }
     };
     never_asks(ctx, d)
@@ -141,12 +160,13 @@ fn never_asks(ctx: &GateContext<'_>, mut d: Decision) -> Decision {
     d
 }
 
-/// The strongest grant that matches: deny beats ask beats allow.
-fn matching_grant<'g>(grants: &'g [Grant], call: &CallFacts<'_>) -> Option<&'g Grant> {
+/// The strongest grant that matches, with its position: deny beats ask beats allow.
+fn matching_grant<'g>(grants: &'g [Grant], call: &CallFacts<'_>) -> Option<(usize, &'g Grant)> {
     grants
         .iter()
-        .filter(|g| g.rule.applies(g.action, call.tool, call.bash, call.paths))
-        .max_by_key(|g| match g.action {
+        .enumerate()
+        .filter(|(_, g)| g.rule.applies(g.action, call.tool, call.bash, call.paths))
+        .max_by_key(|(_, g)| match g.action {
             Action::Deny => 2,
             Action::Ask => 1,
             Action::Allow => 0,

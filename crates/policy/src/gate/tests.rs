@@ -31,6 +31,7 @@ fn decide_level(mode: PermissionMode, level: DangerLevel) -> Action {
         &GateContext {
             permission: ctx(mode),
             grants: &grants,
+            protected_dirs: &[],
         },
         &tool_call(level),
     )
@@ -43,6 +44,7 @@ fn decide_bash(mode: PermissionMode, command: &str, grants: &[Grant]) -> Decisio
         &GateContext {
             permission: ctx(mode),
             grants,
+            protected_dirs: &[],
         },
         &CallFacts {
             tool: "bash",
@@ -178,6 +180,7 @@ fn path_grants_and_protected_paths() {
     let ctx = GateContext {
         permission: ctx(Interactive),
         grants: &grants,
+        protected_dirs: &[],
     };
     static IN_SRC: std::sync::LazyLock<Vec<String>> =
         std::sync::LazyLock::new(|| vec!["src/a/b.rs".to_owned()]);
@@ -193,10 +196,27 @@ fn path_grants_and_protected_paths() {
             deny_asks: false,
         },
         grants: &[],
+        protected_dirs: &[],
     };
     let d = decide(&yolo, &facts(&GIT));
     assert_eq!(d.action, Ask, "writes to .git/ always ask");
     assert!(d.decided_by.contains(".git/config"));
+    static CONFIG: std::sync::LazyLock<Vec<String>> =
+        std::sync::LazyLock::new(|| vec!["/home/u/.config/atto/config.toml".to_owned()]);
+    let dirs = ["/home/u/.config/atto".to_owned()];
+    let yolo = GateContext {
+        permission: PermissionSetting {
+            mode: Yolo,
+            deny_asks: false,
+        },
+        grants: &[],
+        protected_dirs: &dirs,
+    };
+    assert_eq!(
+        decide(&yolo, &facts(&CONFIG)).action,
+        Ask,
+        "atto's config always asks"
+    );
 }
 
 #[test]
@@ -207,6 +227,7 @@ fn approval_mode_never_denies_what_would_ask() {
         &GateContext {
             permission: setting,
             grants: &[],
+            protected_dirs: &[],
         },
         &CallFacts {
             tool: "bash",

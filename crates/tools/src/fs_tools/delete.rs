@@ -54,7 +54,7 @@ impl Tool for DeleteFileTool {
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let args: Args = parse_args(args)?;
-            let abs = paths::resolve(&ctx.workspace, &args.path)?;
+            let abs = paths::resolve_for(ctx, &args.path)?;
             let ws = ctx.workspace.clone();
             blocking(ctx, move || delete(&ws, &abs)).await
         })

@@ -121,7 +121,7 @@ impl Tool for EditFileTool {
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let (path, edits) = parse_args::<Args>(args)?.into_edits()?;
-            let abs = paths::resolve(&ctx.workspace, &path)?;
+            let abs = paths::resolve_for(ctx, &path)?;
             let ws = ctx.workspace.clone();
             blocking(ctx, move || edit(&ws, &abs, &edits)).await
         })

@@ -80,7 +80,7 @@ impl Tool for ReadFileTool {
                     "limit must be at least 1".into(),
                 ));
             }
-            let abs = paths::resolve(&ctx.workspace, &args.path)?;
+            let abs = paths::resolve_for(ctx, &args.path)?;
             let ws = ctx.workspace.clone();
             blocking(ctx, move || read(&ws, &abs, &args)).await
         })

@@ -41,7 +41,7 @@ pub(crate) fn resolve_existing(
     ctx: &ToolContext,
     path: Option<&str>,
 ) -> Result<PathBuf, ToolError> {
-    let abs = paths::resolve(&ctx.workspace, path.unwrap_or("."))?;
+    let abs = paths::resolve_for(ctx, path.unwrap_or("."))?;
     if abs.exists() {
         Ok(abs)
     } else {
