@@ -90,6 +90,7 @@ pub async fn run(args: DemoArgs, wire: Option<Wire>) -> Result<ExitCode, Failure
         "its replies are fixed, but every tool call really runs in {}",
         dir.display()
     );
+    println!("(permission mode auto-safe: edits and sandboxed commands run without asking)");
     println!();
     let workspace = dir
         .canonicalize()
@@ -116,7 +117,7 @@ pub async fn run(args: DemoArgs, wire: Option<Wire>) -> Result<ExitCode, Failure
     println!("The demo project is at {}", workspace.display());
     println!(
         "To use a real model: export ANTHROPIC_API_KEY or OPENAI_API_KEY (or see README.md) \
-         and run `atto exec \"your task\"` in your repository."
+         and run `atto exec --permission auto-safe \"your task\"` in your repository."
     );
     Ok(code)
 }
