@@ -331,3 +331,40 @@ fn bad_permission_config_is_a_clear_error() {
         stderr(&out)
     );
 }
+
+#[test]
+fn a_sandbox_denied_write_can_be_rerun_unsandboxed_after_approval() {
+    let mut env = Env::new();
+    let outside = env.dir.path().join("approved-marker");
+    let touch_outside = format!("touch {}", outside.display());
+    env.serve(script(vec![
+        call("bash", json!({"command": touch_outside})),
+        Reply::text("ok"),
+    ]));
+    let out = env
+        .atto()
+        .args(["exec", "--permission", "auto-safe", "--on-ask", "allow"])
+        .args(["--output-format", "stream-json"])
+        .args(["--base-url", &env.base("chat"), "--model", "m", "touch it"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let evs = events(&out);
+    let asked = of_type(&evs, "approval_required");
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert!(
+        asked[0]["subject"]
+            .as_str()
+            .unwrap()
+            .contains("without the sandbox")
+    );
+    assert!(
+        outside.exists(),
+        "the approved unsandboxed re-run did not happen"
+    );
+    let finished = of_type(&evs, "tool_call_finished");
+    assert_eq!(finished.len(), 2);
+    assert_eq!(finished[0]["sandboxed"], true);
+    assert_eq!(finished[1]["sandboxed"], false);
+    assert!(tool_results(&env, 1)[0].contains("unsandboxed re-run"));
+}
