@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use atto_protocol::GrantInfo;
+use atto_protocol::{AssistantPart, GrantInfo, Message};
 use atto_store::Store;
 use clap::{Args, Subcommand};
 
@@ -103,6 +103,100 @@ pub fn grants(args: GrantsArgs, workspace: &std::path::Path) -> Result<ExitCode,
                     "no grant #{id}; `atto grants` lists them"
                 )))
             }
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct SessionsArgs {
+    #[command(subcommand)]
+    pub action: Option<SessionsAction>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionsAction {
+    /// List this workspace's sessions, newest first (the default).
+    List,
+    /// Show one session's conversation.
+    Show {
+        /// Its id, a unique prefix, or `latest`.
+        id: String,
+    },
+}
+
+pub fn sessions(args: SessionsArgs, workspace: &std::path::Path) -> Result<ExitCode, Failure> {
+    let path = atto_store::default_path().map_err(|e| Failure::usage(e.to_string()))?;
+    let store = Store::open(&path).map_err(|e| Failure::usage(e.to_string()))?;
+    let here = workspace.display().to_string();
+    match args.action.unwrap_or(SessionsAction::List) {
+        SessionsAction::List => {
+            let rows = store
+                .sessions_blocking(&here, 50)
+                .map_err(|e| Failure::usage(e.to_string()))?;
+            if rows.is_empty() {
+                println!("no saved sessions in {here}");
+            }
+            for r in rows {
+                println!(
+                    "{}  {}  {:>4} messages  {}",
+                    r.id,
+                    atto_core::time::utc_minute(r.updated_at),
+                    r.messages,
+                    r.title.as_deref().unwrap_or("(no prompt yet)")
+                );
+            }
+            Ok(ExitCode::Ok)
+        }
+        SessionsAction::Show { id } => {
+            let which = match id.as_str() {
+                "latest" => atto_store::SessionRef::Latest,
+                other => atto_store::SessionRef::Id(other.to_owned()),
+            };
+            let row = store
+                .find_session_blocking(&here, &which)
+                .map_err(|e| Failure::usage(e.to_string()))?;
+            let bodies = store
+                .messages_blocking(&row.id)
+                .map_err(|e| Failure::usage(e.to_string()))?;
+            println!(
+                "session {} · {} · {} · {} messages",
+                row.id,
+                row.workspace,
+                row.model.as_deref().unwrap_or("?"),
+                bodies.len()
+            );
+            for body in bodies {
+                match serde_json::from_str::<Message>(&body) {
+                    Ok(message) => print!("{}", transcript(&message)),
+                    Err(e) => println!("[unreadable message: {e}]"),
+                }
+            }
+            Ok(ExitCode::Ok)
+        }
+    }
+}
+
+/// One message as readable text.
+fn transcript(message: &Message) -> String {
+    match message {
+        Message::User { text } => format!("\n> {text}\n"),
+        Message::Assistant { parts } => {
+            let mut out = String::new();
+            for part in parts {
+                match part {
+                    AssistantPart::Text { text } => out.push_str(&format!("{text}\n")),
+                    AssistantPart::Thinking { .. } | AssistantPart::RedactedThinking { .. } => {}
+                    AssistantPart::ToolCall(call) => {
+                        out.push_str(&format!("→ {} {}\n", call.name, call.arguments));
+                    }
+                }
+            }
+            out
+        }
+        Message::ToolResult(result) => {
+            let first = result.content.lines().next().unwrap_or("");
+            let mark = if result.is_error { "error" } else { "ok" };
+            format!("  {mark}: {first}\n")
         }
     }
 }

@@ -108,6 +108,7 @@ pub async fn run(args: DemoArgs, wire: Option<Wire>) -> Result<ExitCode, Failure
             yolo: false,
             trust: false,
         },
+        resume: None,
     })?;
     let prompt = "greet.py crashes when I run it. Fix it and check that it works.";
     println!("> {prompt}");

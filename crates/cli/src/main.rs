@@ -67,6 +67,30 @@ pub struct GlobalArgs {
     /// Trust mode: file tools may reach outside the workspace.
     #[arg(long, global = true)]
     pub trust: bool,
+    /// Resume a saved session: its id, a unique prefix of it, or `latest`.
+    #[arg(short = 'r', long = "resume", global = true, value_name = "ID")]
+    pub resume: Option<String>,
+    /// Resume the most recent session of this workspace.
+    #[arg(
+        short = 'c',
+        long = "continue",
+        global = true,
+        conflicts_with = "resume"
+    )]
+    pub continue_latest: bool,
+}
+
+impl GlobalArgs {
+    /// Which saved session to resume, if any.
+    fn resume_ref(&self) -> Option<atto_store::SessionRef> {
+        if self.continue_latest {
+            return Some(atto_store::SessionRef::Latest);
+        }
+        self.resume.as_ref().map(|r| match r.as_str() {
+            "latest" => atto_store::SessionRef::Latest,
+            id => atto_store::SessionRef::Id(id.to_owned()),
+        })
+    }
 }
 
 impl GlobalArgs {
@@ -96,6 +120,8 @@ enum Command {
     Policy(admin::PolicyCommand),
     /// List or revoke saved "always allow" grants.
     Grants(admin::GrantsArgs),
+    /// List saved sessions of this workspace, or show one.
+    Sessions(admin::SessionsArgs),
 }
 
 /// Process exit codes (DESIGN.md §5).
@@ -179,6 +205,10 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             let (workspace, _) = setup::workspace(cli.global.workspace.as_deref())?;
             admin::grants(args, &workspace)
         }
+        Some(Command::Sessions(args)) => {
+            let (workspace, _) = setup::workspace(cli.global.workspace.as_deref())?;
+            admin::sessions(args, &workspace)
+        }
         Some(Command::Demo(args)) => block_on(demo::run(args, cli.global.wire)),
         Some(Command::Exec(args)) => {
             let config = Config::load(cli.global.config.as_deref())?;
@@ -197,6 +227,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                     cwd,
                     limits,
                     permissions: cli.global.permission_flags(),
+                    resume: cli.global.resume_ref(),
                 })?;
                 let options = exec::RunOptions {
                     format: args.output_format,
@@ -219,6 +250,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                     cwd,
                     limits: LimitFlags::default(),
                     permissions: cli.global.permission_flags(),
+                    resume: cli.global.resume_ref(),
                 })?;
                 Ok(repl::run(handle, cli.prompt, trust).await)
             })

@@ -7,6 +7,7 @@ use atto_core::{AgentHandle, Limits, SessionOptions, find_project_instructions, 
 use atto_llm::{ClientOptions, ProviderChoice, ResolvedProvider};
 use atto_protocol::PermissionMode;
 use atto_sandbox::{Sandbox, SandboxConfig};
+use atto_store::SessionRef;
 use atto_tools::ToolRegistry;
 
 use crate::GlobalArgs;
@@ -70,6 +71,8 @@ pub struct Launch<'a> {
     pub cwd: PathBuf,
     pub limits: LimitFlags,
     pub permissions: PermissionFlags,
+    /// A saved session to continue.
+    pub resume: Option<SessionRef>,
 }
 
 /// Connects the model client and starts the session.
@@ -101,7 +104,20 @@ pub fn start(launch: Launch<'_>) -> Result<(AgentHandle, String), SetupError> {
             launch.config.allow_network.unwrap_or(false),
         ),
     };
-    let session_id = uuid::Uuid::now_v7().to_string();
+    let (session_id, resume) = match &launch.resume {
+        None => (uuid::Uuid::now_v7().to_string(), None),
+        Some(which) => {
+            let Some(store) = store.as_ref() else {
+                return Err(SetupError(
+                    "cannot resume: the session database is not available (see the warning \
+                     above)"
+                        .to_owned(),
+                ));
+            };
+            let (id, history) = saved_history(store, &launch.workspace, which)?;
+            (id, Some(history))
+        }
+    };
     let handle = spawn_session(SessionOptions {
         permission,
         grants,
@@ -109,6 +125,7 @@ pub fn start(launch: Launch<'_>) -> Result<(AgentHandle, String), SetupError> {
         sandbox,
         trust: launch.permissions.trust || permission.mode == PermissionMode::Yolo,
         protected_dirs: permissions::protected_dirs(),
+        resume,
         session_id: session_id.clone(),
         instructions: find_project_instructions(&launch.workspace, &launch.cwd),
         workspace: launch.workspace,
@@ -152,4 +169,37 @@ fn sandbox(workspace: &Path, allow_network: bool) -> Option<std::sync::Arc<Sandb
             None
         }
     }
+}
+
+/// The id and messages of a saved session of this workspace.
+fn saved_history(
+    store: &atto_store::Store,
+    workspace: &Path,
+    which: &SessionRef,
+) -> Result<(String, Vec<atto_protocol::Message>), SetupError> {
+    let here = workspace.display().to_string();
+    let row = store
+        .find_session_blocking(&here, which)
+        .map_err(|e| SetupError(e.to_string()))?;
+    if row.workspace != here {
+        return Err(SetupError(format!(
+            "session {} belongs to {}; run atto there to resume it",
+            row.id, row.workspace
+        )));
+    }
+    let bodies = store
+        .messages_blocking(&row.id)
+        .map_err(|e| SetupError(e.to_string()))?;
+    let mut history = Vec::with_capacity(bodies.len());
+    for (n, body) in bodies.iter().enumerate() {
+        let message = serde_json::from_str(body).map_err(|e| {
+            SetupError(format!(
+                "message {} of session {} cannot be read ({e}); the session was not resumed",
+                n + 1,
+                row.id
+            ))
+        })?;
+        history.push(message);
+    }
+    Ok((row.id, history))
 }

@@ -11,7 +11,7 @@ use atto_protocol::{
     ApprovalDecision, AssistantPart, Event, FailureKind, FinalResult, Message, Op, PermissionMode,
     TurnStatus, Usage,
 };
-use atto_store::Store;
+use atto_store::{NewSession, Store};
 use atto_tools::{CancellationToken, Sandbox, ToolRegistry};
 use tokio::sync::mpsc;
 
@@ -49,6 +49,9 @@ pub struct SessionOptions {
     pub trust: bool,
     /// Absolute directories whose writes always ask (atto's own config and data).
     pub protected_dirs: Vec<String>,
+    /// The history of a resumed session; `None` starts a new session (recorded in the
+    /// store when there is one).
+    pub resume: Option<Vec<Message>>,
 }
 
 /// Starts a session on the current tokio runtime and returns the handle to drive it.
@@ -63,6 +66,8 @@ pub fn spawn_session(mut options: SessionOptions) -> AgentHandle {
         date: &crate::time::utc_date(SystemTime::now()),
     });
     let (approval_tx, approval_rx) = mpsc::unbounded_channel();
+    let resuming = options.resume.is_some();
+    let resumed = options.resume.take().unwrap_or_default();
     let audit = Audit::new(
         options.store.clone(),
         options.session_id.clone(),
@@ -88,8 +93,16 @@ pub fn spawn_session(mut options: SessionOptions) -> AgentHandle {
         tool_specs: options.tools.specs(),
         system,
         options,
-        history: Vec::new(),
-        turns: 0,
+        turns: u32::try_from(
+            resumed
+                .iter()
+                .filter(|m| matches!(m, Message::User { .. }))
+                .count(),
+        )
+        .unwrap_or(u32::MAX),
+        is_new: !resuming,
+        history: resumed,
+        persist_warned: false,
         events: ev_tx,
     };
     tokio::spawn(session.run(op_rx));
@@ -110,6 +123,10 @@ struct Session {
     tool_specs: Vec<atto_protocol::ToolSpec>,
     history: Vec<Message>,
     turns: u32,
+    /// Whether this session still has to be recorded in the store.
+    is_new: bool,
+    /// Whether the user was told that history is not being saved.
+    persist_warned: bool,
     events: mpsc::UnboundedSender<Event>,
 }
 
@@ -129,6 +146,7 @@ impl Session {
             wire: info.wire.to_string(),
             workspace: self.options.workspace.display().to_string(),
         });
+        self.register().await;
         let mut queued: VecDeque<Op> = VecDeque::new();
         loop {
             let op = match queued.pop_front() {
@@ -214,7 +232,7 @@ impl Session {
     async fn run_turn(&mut self, text: String, cancel: CancellationToken) -> FinalResult {
         self.turns += 1;
         self.emit(Event::TurnStarted { turn: self.turns });
-        self.history.push(Message::User { text });
+        self.record(Message::User { text }).await;
         let mut turn = TurnState::new();
         loop {
             if let Some(status) = self.limit_hit(&turn) {
@@ -284,9 +302,10 @@ impl Session {
             if !text.is_empty() {
                 turn.text = text;
             }
-            self.history.push(Message::Assistant {
+            self.record(Message::Assistant {
                 parts: response.parts,
-            });
+            })
+            .await;
             if calls.is_empty() {
                 if response.stop == atto_protocol::StopReason::MaxTokens {
                     self.emit(Event::Warning {
@@ -317,11 +336,70 @@ impl Session {
                 .await;
             for outcome in outcomes {
                 turn.files_changed.extend(outcome.changed_paths);
-                self.history.push(Message::ToolResult(outcome.result));
+                self.record(Message::ToolResult(outcome.result)).await;
             }
             if cancel.is_cancelled() {
                 return turn.finish(TurnStatus::Cancelled, None);
             }
+        }
+    }
+
+    /// Appends a message to the history and commits it to the store before going on, so a
+    /// killed process loses at most the reply being streamed. A store that fails is
+    /// reported once; the session goes on in memory.
+    async fn record(&mut self, message: Message) {
+        if let Some(store) = self.options.store.clone() {
+            let seq = i64::try_from(self.history.len() + 1).unwrap_or(i64::MAX);
+            let title = match &message {
+                Message::User { text } => Some(title_of(text)),
+                _ => None,
+            };
+            let saved = match serde_json::to_string(&message) {
+                Ok(body) => store
+                    .append_message(&self.options.session_id, seq, body, title)
+                    .await
+                    .map_err(|e| e.to_string()),
+                Err(e) => Err(e.to_string()),
+            };
+            if let Err(err) = saved
+                && !self.persist_warned
+            {
+                self.persist_warned = true;
+                self.emit(Event::Warning {
+                    message: format!(
+                        "this session's history is not being saved ({err}); it cannot be \
+                         resumed later"
+                    ),
+                });
+            }
+        }
+        self.history.push(message);
+    }
+
+    /// Records a new session in the store, once, before its first message.
+    async fn register(&mut self) {
+        let Some(store) = self.options.store.clone() else {
+            return;
+        };
+        if !self.is_new {
+            return;
+        }
+        self.is_new = false;
+        let info = self.options.client.info();
+        let new = NewSession {
+            id: self.options.session_id.clone(),
+            workspace: self.options.workspace.display().to_string(),
+            provider: Some(info.provider.clone()),
+            model: Some(info.model.clone()),
+        };
+        if let Err(err) = store.create_session(new).await {
+            self.persist_warned = true;
+            self.emit(Event::Warning {
+                message: format!(
+                    "this session is not being saved ({err}); it cannot be resumed later"
+                ),
+            });
+            self.options.store = None;
         }
     }
 
@@ -410,6 +488,21 @@ impl TurnState {
             failure: self.failure,
             duration_ms: duration_ms(self.started.elapsed()),
         }
+    }
+}
+
+/// The first line of a prompt, shortened, as the session's title.
+fn title_of(text: &str) -> String {
+    let line = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    if line.chars().count() > 80 {
+        let cut: String = line.chars().take(79).collect();
+        format!("{cut}…")
+    } else {
+        line.to_owned()
     }
 }
 

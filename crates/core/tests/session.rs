@@ -93,6 +93,7 @@ fn start(f: &Fixture, tools: ToolRegistry, limits: Limits) -> AgentHandle {
         sandbox: None,
         trust: false,
         protected_dirs: Vec::new(),
+        resume: None,
     })
 }
 

@@ -125,6 +125,10 @@ pub enum StoreError {
         source: std::io::Error,
     },
 
+    /// Nothing matches what was asked for (a session id, say); the message says what to do.
+    #[error("{0}")]
+    NotFound(String),
+
     /// A value handed to the store breaks one of its rules.
     #[error("{what}; nothing was stored. {hint}")]
     Invalid {

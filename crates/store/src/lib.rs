@@ -17,6 +17,7 @@ mod error;
 mod grants;
 mod migrate;
 mod open;
+mod sessions;
 
 pub use actor::Store;
 pub use audit::AuditEntry;
@@ -24,6 +25,7 @@ pub use error::StoreError;
 pub use grants::{GrantRow, NewGrant};
 pub use migrate::LATEST as SCHEMA_VERSION;
 pub use open::{IntegrityCheck, OpenOptions, default_path, move_aside};
+pub use sessions::{NewSession, SessionRef, SessionRow};
 
 /// Now, in unix milliseconds (0 if the clock is before 1970).
 pub(crate) fn now_ms() -> i64 {

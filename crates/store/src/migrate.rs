@@ -7,7 +7,7 @@ use rusqlite::{Connection, TransactionBehavior};
 
 /// Every migration, in order: (version it brings the database to, SQL batch).
 /// Versions start at 1 and increase by one.
-const MIGRATIONS: &[(u32, &str)] = &[(1, V1_GRANTS_AND_AUDIT)];
+const MIGRATIONS: &[(u32, &str)] = &[(1, V1_GRANTS_AND_AUDIT), (2, V2_SESSIONS)];
 
 /// The newest schema version this build knows.
 pub const LATEST: u32 = latest(MIGRATIONS);
@@ -49,6 +49,43 @@ CREATE TABLE audit_log (
     mode       TEXT
 ) STRICT;
 CREATE INDEX audit_log_at ON audit_log (at);
+";
+
+/// Sessions and their conversations. A session's first thread has the session's id; the
+/// threads table already carries the fork columns the thread tree needs (parent, fork
+/// point), so branching adds rows, not a new schema. Messages are append-only and
+/// ordered per thread by `seq`.
+const V2_SESSIONS: &str = "
+CREATE TABLE sessions (
+    id             TEXT    PRIMARY KEY,
+    workspace      TEXT    NOT NULL,   -- canonical workspace path
+    created_at     INTEGER NOT NULL,   -- unix ms
+    updated_at     INTEGER NOT NULL,   -- unix ms, last message
+    title          TEXT,               -- the first prompt, shortened
+    provider       TEXT,
+    model          TEXT,
+    parent_session TEXT,               -- set by a fork
+    fork_point     INTEGER,            -- messages copied from the parent
+    label          TEXT
+) STRICT;
+CREATE INDEX sessions_workspace ON sessions (workspace, updated_at);
+
+CREATE TABLE threads (
+    id            TEXT    PRIMARY KEY,
+    session_id    TEXT    NOT NULL REFERENCES sessions (id),
+    parent_thread TEXT    REFERENCES threads (id),
+    fork_seq      INTEGER,             -- last parent message shared with this thread
+    label         TEXT,
+    created_at    INTEGER NOT NULL
+) STRICT;
+
+CREATE TABLE messages (
+    thread_id  TEXT    NOT NULL REFERENCES threads (id),
+    seq        INTEGER NOT NULL,       -- 1, 2, 3 ... per thread
+    body       TEXT    NOT NULL,       -- the message as JSON
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (thread_id, seq)
+) STRICT;
 ";
 
 /// The schema version recorded in the file (0 for a new or foreign database). Reading it is

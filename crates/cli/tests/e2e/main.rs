@@ -12,3 +12,4 @@ mod demo;
 mod exec_wire;
 mod faults;
 mod policy;
+mod sessions;

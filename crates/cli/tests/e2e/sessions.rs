@@ -1,0 +1,86 @@
+//! Saved sessions: every message is stored as it happens, and a later run continues the
+//! conversation with its whole history.
+
+use atto_testkit::{Reply, Script};
+
+use crate::common::{Env, stderr};
+
+fn user_texts(body: &serde_json::Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[test]
+fn exec_continue_resumes_the_latest_session_with_its_history() {
+    let mut env = Env::new();
+    env.serve(Script {
+        replies: vec![Reply::text("Noted: 42."), Reply::text("It was 42.")],
+        ..Script::default()
+    });
+    let first = env.exec("chat", "Remember the number 42.");
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+
+    let list = env.atto().arg("sessions").output().unwrap();
+    let list = String::from_utf8_lossy(&list.stdout).into_owned();
+    assert!(list.contains("Remember the number 42."), "{list}");
+    assert!(list.contains("2 messages"), "{list}");
+    let id = list.split_whitespace().next().unwrap().to_owned();
+
+    let base = env.base("chat");
+    let second = env
+        .atto()
+        .args(["exec", "--continue", "--base-url", &base, "--model", "m"])
+        .arg("Which number was it?")
+        .output()
+        .unwrap();
+    assert_eq!(second.status.code(), Some(0), "{}", stderr(&second));
+    let reqs = env.requests();
+    let history = user_texts(&reqs[1].body);
+    assert_eq!(history, ["Remember the number 42.", "Which number was it?"]);
+    let assistant = reqs[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|m| m["role"] == "assistant" && m["content"] == "Noted: 42.");
+    assert!(
+        assistant,
+        "the earlier reply is part of the resumed history"
+    );
+
+    // Both turns are in the same session, visible by id prefix.
+    let show = env
+        .atto()
+        .args(["sessions", "show", &id[..8]])
+        .output()
+        .unwrap();
+    let show = String::from_utf8_lossy(&show.stdout);
+    assert!(show.contains("> Which number was it?"), "{show}");
+    assert!(show.contains("It was 42."), "{show}");
+    assert!(show.contains("4 messages"), "{show}");
+}
+
+#[test]
+fn resuming_what_does_not_exist_is_a_one_line_error() {
+    let env = Env::new();
+    let out = env
+        .atto()
+        .args([
+            "exec",
+            "--resume",
+            "nope",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+        ])
+        .args(["--model", "m", "hi"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("no session matches 'nope'"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}
