@@ -122,11 +122,67 @@ pub enum SessionsAction {
         /// Its id, a unique prefix, or `latest`.
         id: String,
     },
+    /// Write one session as Markdown (default) or JSON to stdout.
+    Export {
+        /// Its id, a unique prefix, or `latest`.
+        id: String,
+        /// `md` or `json`.
+        #[arg(long, default_value = "md", value_parser = ["md", "json"])]
+        format: String,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct ForkArgs {
+    /// The session to copy: its id or a unique prefix.
+    #[arg(required_unless_present = "last")]
+    pub id: Option<String>,
+    /// Fork the latest session of this workspace.
+    #[arg(long, conflicts_with = "id")]
+    pub last: bool,
+    /// A label for the new session.
+    #[arg(long)]
+    pub label: Option<String>,
+}
+
+/// `atto fork`: copies a saved session into a new one that records its parent.
+pub fn fork(args: ForkArgs, workspace: &std::path::Path) -> Result<ExitCode, Failure> {
+    let store = open_store()?;
+    let here = workspace.display().to_string();
+    let which = match (&args.id, args.last) {
+        (Some(id), _) => atto_store::SessionRef::Id(id.clone()),
+        (None, _) => atto_store::SessionRef::Latest,
+    };
+    let source = store
+        .find_session_blocking(&here, &which)
+        .map_err(|e| Failure::usage(e.to_string()))?;
+    let id = uuid::Uuid::now_v7().to_string();
+    let copied = store
+        .fork_session_blocking(&source.id, &id, args.label)
+        .map_err(|e| Failure::usage(e.to_string()))?;
+    println!("{id}");
+    eprintln!(
+        "forked {} ({copied} messages) into {id}; continue it with `atto -r {}`",
+        source.id,
+        &id[..8]
+    );
+    Ok(ExitCode::Ok)
+}
+
+fn open_store() -> Result<Store, Failure> {
+    let path = atto_store::default_path().map_err(|e| Failure::usage(e.to_string()))?;
+    Store::open(&path).map_err(|e| Failure::usage(e.to_string()))
+}
+
+fn session_ref(id: &str) -> atto_store::SessionRef {
+    match id {
+        "latest" => atto_store::SessionRef::Latest,
+        other => atto_store::SessionRef::Id(other.to_owned()),
+    }
 }
 
 pub fn sessions(args: SessionsArgs, workspace: &std::path::Path) -> Result<ExitCode, Failure> {
-    let path = atto_store::default_path().map_err(|e| Failure::usage(e.to_string()))?;
-    let store = Store::open(&path).map_err(|e| Failure::usage(e.to_string()))?;
+    let store = open_store()?;
     let here = workspace.display().to_string();
     match args.action.unwrap_or(SessionsAction::List) {
         SessionsAction::List => {
@@ -147,13 +203,39 @@ pub fn sessions(args: SessionsArgs, workspace: &std::path::Path) -> Result<ExitC
             }
             Ok(ExitCode::Ok)
         }
-        SessionsAction::Show { id } => {
-            let which = match id.as_str() {
-                "latest" => atto_store::SessionRef::Latest,
-                other => atto_store::SessionRef::Id(other.to_owned()),
-            };
+        SessionsAction::Export { id, format } => {
             let row = store
-                .find_session_blocking(&here, &which)
+                .find_session_blocking(&here, &session_ref(&id))
+                .map_err(|e| Failure::usage(e.to_string()))?;
+            let bodies = store
+                .messages_blocking(&row.id)
+                .map_err(|e| Failure::usage(e.to_string()))?;
+            let messages: Vec<serde_json::Value> = bodies
+                .iter()
+                .map(|b| serde_json::from_str(b).unwrap_or(serde_json::Value::String(b.clone())))
+                .collect();
+            if format == "json" {
+                let doc = serde_json::json!({"session": row, "messages": messages});
+                println!("{doc}");
+            } else {
+                println!("# {}\n", row.title.as_deref().unwrap_or("atto session"));
+                println!(
+                    "Session `{}` · workspace `{}` · model `{}`\n",
+                    row.id,
+                    row.workspace,
+                    row.model.as_deref().unwrap_or("?")
+                );
+                for body in &bodies {
+                    if let Ok(message) = serde_json::from_str::<Message>(body) {
+                        print!("{}", markdown(&message));
+                    }
+                }
+            }
+            Ok(ExitCode::Ok)
+        }
+        SessionsAction::Show { id } => {
+            let row = store
+                .find_session_blocking(&here, &session_ref(&id))
                 .map_err(|e| Failure::usage(e.to_string()))?;
             let bodies = store
                 .messages_blocking(&row.id)
@@ -198,5 +280,32 @@ fn transcript(message: &Message) -> String {
             let mark = if result.is_error { "error" } else { "ok" };
             format!("  {mark}: {first}\n")
         }
+    }
+}
+
+/// One message as Markdown, for `atto sessions export`.
+fn markdown(message: &Message) -> String {
+    match message {
+        Message::User { text } => format!("## User\n\n{text}\n\n"),
+        Message::Assistant { parts } => {
+            let mut out = String::from("## Assistant\n\n");
+            for part in parts {
+                match part {
+                    AssistantPart::Text { text } => out.push_str(&format!("{text}\n\n")),
+                    AssistantPart::Thinking { .. } | AssistantPart::RedactedThinking { .. } => {}
+                    AssistantPart::ToolCall(call) => out.push_str(&format!(
+                        "Tool call `{}`:\n\n```json\n{}\n```\n\n",
+                        call.name, call.arguments
+                    )),
+                }
+            }
+            out
+        }
+        Message::ToolResult(result) => format!(
+            "Result of `{}`{}:\n\n```\n{}\n```\n\n",
+            result.name,
+            if result.is_error { " (error)" } else { "" },
+            result.content
+        ),
     }
 }

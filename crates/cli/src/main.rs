@@ -120,8 +120,10 @@ enum Command {
     Policy(admin::PolicyCommand),
     /// List or revoke saved "always allow" grants.
     Grants(admin::GrantsArgs),
-    /// List saved sessions of this workspace, or show one.
+    /// List saved sessions of this workspace, show or export one.
     Sessions(admin::SessionsArgs),
+    /// Copy a saved session into a new one that records its parent and fork point.
+    Fork(admin::ForkArgs),
 }
 
 /// Process exit codes (DESIGN.md §5).
@@ -208,6 +210,10 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         Some(Command::Sessions(args)) => {
             let (workspace, _) = setup::workspace(cli.global.workspace.as_deref())?;
             admin::sessions(args, &workspace)
+        }
+        Some(Command::Fork(args)) => {
+            let (workspace, _) = setup::workspace(cli.global.workspace.as_deref())?;
+            admin::fork(args, &workspace)
         }
         Some(Command::Demo(args)) => block_on(demo::run(args, cli.global.wire)),
         Some(Command::Exec(args)) => {

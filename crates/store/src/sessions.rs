@@ -125,6 +125,47 @@ impl Store {
     }
 }
 
+impl Store {
+    /// Copies session `source` into a new session `id` that records its parent and fork
+    /// point (the number of messages copied). The source is unchanged.
+    pub fn fork_session_blocking(
+        &self,
+        source: &str,
+        id: &str,
+        label: Option<String>,
+    ) -> Result<i64, StoreError> {
+        let source = source.to_owned();
+        let id = id.to_owned();
+        let now = crate::now_ms();
+        self.call_blocking(move |conn| {
+            let tx = conn.unchecked_transaction()?;
+            let copied: i64 = tx.query_row(
+                "SELECT COUNT(*) FROM messages WHERE thread_id = ?1",
+                params![source],
+                |r| r.get(0),
+            )?;
+            tx.execute(
+                "INSERT INTO sessions (id, workspace, created_at, updated_at, title, provider, \
+                 model, parent_session, fork_point, label) \
+                 SELECT ?2, workspace, ?3, ?3, title, provider, model, id, ?4, ?5 \
+                 FROM sessions WHERE id = ?1",
+                params![source, id, now, copied, label],
+            )?;
+            tx.execute(
+                "INSERT INTO threads (id, session_id, label, created_at) VALUES (?1, ?1, ?2, ?3)",
+                params![id, label, now],
+            )?;
+            tx.execute(
+                "INSERT INTO messages (thread_id, seq, body, created_at) \
+                 SELECT ?2, seq, body, created_at FROM messages WHERE thread_id = ?1",
+                params![source, id],
+            )?;
+            tx.commit()?;
+            Ok(copied)
+        })
+    }
+}
+
 const SELECT: &str = "SELECT s.id, s.workspace, s.created_at, s.updated_at, s.title, \
      s.provider, s.model, (SELECT COUNT(*) FROM messages m WHERE m.thread_id = s.id) \
      FROM sessions s";

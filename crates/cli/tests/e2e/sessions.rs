@@ -84,3 +84,66 @@ fn resuming_what_does_not_exist_is_a_one_line_error() {
     assert!(err.contains("no session matches 'nope'"), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 }
+
+#[test]
+fn fork_copies_a_session_and_export_writes_it() {
+    let mut env = Env::new();
+    env.serve(Script {
+        replies: vec![Reply::text("First answer."), Reply::text("Forked answer.")],
+        ..Script::default()
+    });
+    let first = env.exec("chat", "Original question");
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    let fork = env
+        .atto()
+        .args(["fork", "--last", "--label", "try B"])
+        .output()
+        .unwrap();
+    assert_eq!(fork.status.code(), Some(0), "{}", stderr(&fork));
+    let fork_id = String::from_utf8_lossy(&fork.stdout).trim().to_owned();
+    assert!(stderr(&fork).contains("2 messages"), "{}", stderr(&fork));
+
+    let base = env.base("chat");
+    let out = env
+        .atto()
+        .args([
+            "exec",
+            "--resume",
+            &fork_id,
+            "--base-url",
+            &base,
+            "--model",
+            "m",
+        ])
+        .arg("Follow-up in the fork")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        user_texts(&env.requests()[1].body),
+        ["Original question", "Follow-up in the fork"]
+    );
+
+    // The original is unchanged: still two messages.
+    let list = env.atto().arg("sessions").output().unwrap();
+    let list = String::from_utf8_lossy(&list.stdout).into_owned();
+    assert!(list.contains("   2 messages"), "{list}");
+    assert!(list.contains("   4 messages"), "{list}");
+
+    let md = env
+        .atto()
+        .args(["sessions", "export", &fork_id])
+        .output()
+        .unwrap();
+    let md = String::from_utf8_lossy(&md.stdout);
+    assert!(md.contains("## User\n\nFollow-up in the fork"), "{md}");
+    assert!(md.contains("Forked answer."), "{md}");
+    let json = env
+        .atto()
+        .args(["sessions", "export", &fork_id, "--format", "json"])
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(doc["messages"].as_array().unwrap().len(), 4);
+    assert_eq!(doc["session"]["id"], fork_id.as_str());
+}
