@@ -14,6 +14,7 @@ mod handle;
 mod limits;
 mod orchestrator;
 mod prompt;
+mod recorder;
 mod session;
 pub mod time;
 mod truncate;

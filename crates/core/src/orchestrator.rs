@@ -10,18 +10,20 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use atto_protocol::{Event, StopReason, ToolCall, ToolCallStatus, ToolResult};
+use atto_protocol::{Event, Message, StopReason, ToolCall, ToolCallStatus, ToolResult};
 use atto_tools::{
     CancellationToken, Sandbox, SandboxStatus, Tool, ToolContext, ToolError, ToolRegistry,
 };
 use futures_util::FutureExt as _;
 
 use crate::gatekeeper::Gatekeeper;
+use crate::recorder::Recorder;
 use crate::truncate;
 
 /// Everything the orchestrator needs for one reply's tool calls.
 pub(crate) struct Orchestrator<'a> {
     pub gate: &'a mut Gatekeeper,
+    pub recorder: &'a mut Recorder,
     pub tools: &'a ToolRegistry,
     pub workspace: &'a PathBuf,
     pub max_output_bytes: usize,
@@ -46,6 +48,8 @@ pub(crate) struct CallOutcome {
     pub changed_paths: Vec<String>,
     /// The sandbox denied a write; the user may approve an unsandboxed re-run.
     sandbox_denied: bool,
+    /// The `tool_call_finished` event, sent once the result is committed.
+    finished: Event,
 }
 
 impl Orchestrator<'_> {
@@ -62,12 +66,12 @@ impl Orchestrator<'_> {
             match self.prepare(call, stop, cancel).await {
                 Err(outcome) => {
                     self.flush(&mut batch, cancel, &mut outcomes).await;
-                    outcomes.push(outcome);
+                    self.complete(outcome, &mut outcomes).await;
                 }
                 Ok(prepared) if prepared.mutates => {
                     self.flush(&mut batch, cancel, &mut outcomes).await;
                     let outcome = self.run_mutating(prepared, cancel).await;
-                    outcomes.push(outcome);
+                    self.complete(outcome, &mut outcomes).await;
                 }
                 Ok(prepared) => batch.push(prepared),
             }
@@ -76,26 +80,35 @@ impl Orchestrator<'_> {
         outcomes
     }
 
+    /// Commits a call's result to the session's history, then reports it finished: what
+    /// was shown as done survives a crash.
+    async fn complete(&mut self, outcome: CallOutcome, outcomes: &mut Vec<CallOutcome>) {
+        self.recorder
+            .persist(&Message::ToolResult(outcome.result.clone()))
+            .await;
+        (self.emit)(outcome.finished.clone());
+        outcomes.push(outcome);
+    }
+
     /// Runs the pending read-only calls together.
     async fn flush(
-        &self,
+        &mut self,
         batch: &mut Vec<Prepared>,
         cancel: &CancellationToken,
         outcomes: &mut Vec<CallOutcome>,
     ) {
-        match batch.len() {
-            0 => {}
-            1 => {
-                if let Some(p) = batch.pop() {
-                    outcomes.push(self.run_one(p, self.sandbox.clone(), cancel).await);
-                }
-            }
-            _ => {
-                let runs = batch
-                    .drain(..)
-                    .map(|p| self.run_one(p, self.sandbox.clone(), cancel));
-                outcomes.extend(futures_util::future::join_all(runs).await);
-            }
+        if batch.is_empty() {
+            return;
+        }
+        let done = {
+            let this = &*self;
+            let runs = batch
+                .drain(..)
+                .map(|p| this.run_one(p, this.sandbox.clone(), cancel));
+            futures_util::future::join_all(runs).await
+        };
+        for outcome in done {
+            self.complete(outcome, outcomes).await;
         }
     }
 
@@ -173,14 +186,14 @@ impl Orchestrator<'_> {
             name: call.name.clone(),
             arguments: arguments_for_display(&call.arguments),
         });
-        (self.emit)(Event::ToolCallFinished {
+        let finished = Event::ToolCallFinished {
             call_id: call.id.clone(),
             name: call.name.clone(),
             status,
             duration_ms: 0,
             summary: truncate::summary(&message, 200),
             sandboxed: None,
-        });
+        };
         CallOutcome {
             result: ToolResult {
                 call_id: call.id.clone(),
@@ -190,6 +203,7 @@ impl Orchestrator<'_> {
             },
             changed_paths: Vec::new(),
             sandbox_denied: false,
+            finished,
         }
     }
 
@@ -206,6 +220,8 @@ impl Orchestrator<'_> {
         if !first.sandbox_denied || cancel.is_cancelled() {
             return first;
         }
+        // The sandboxed attempt is shown; only the final result enters the history.
+        (self.emit)(first.finished.clone());
         if !self
             .gate
             .confirm_unsandboxed(&again.call, &again.args, self.emit, cancel)
@@ -277,14 +293,14 @@ impl Orchestrator<'_> {
             }
         };
         let content = truncate::head_and_tail(&content, self.max_output_bytes);
-        (self.emit)(Event::ToolCallFinished {
+        let finished = Event::ToolCallFinished {
             call_id: call.id.clone(),
             name: call.name.clone(),
             status,
             duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
             summary: truncate::summary(&content, 200),
             sandboxed,
-        });
+        };
         CallOutcome {
             result: ToolResult {
                 call_id: call.id,
@@ -294,6 +310,7 @@ impl Orchestrator<'_> {
             },
             changed_paths,
             sandbox_denied,
+            finished,
         }
     }
 }

@@ -21,6 +21,7 @@ use crate::handle::AgentHandle;
 use crate::limits::Limits;
 use crate::orchestrator::Orchestrator;
 use crate::prompt::{self, ProjectInstructions, PromptInputs};
+use crate::recorder::Recorder;
 
 /// What a session is made of.
 pub struct SessionOptions {
@@ -67,6 +68,12 @@ pub fn spawn_session(mut options: SessionOptions) -> AgentHandle {
     });
     let (approval_tx, approval_rx) = mpsc::unbounded_channel();
     let resuming = options.resume.is_some();
+    let recorder = Recorder::new(
+        options.store.clone(),
+        options.session_id.clone(),
+        options.resume.as_ref().map_or(0, Vec::len),
+        ev_tx.clone(),
+    );
     let resumed = options.resume.take().unwrap_or_default();
     let audit = Audit::new(
         options.store.clone(),
@@ -101,8 +108,8 @@ pub fn spawn_session(mut options: SessionOptions) -> AgentHandle {
         )
         .unwrap_or(u32::MAX),
         is_new: !resuming,
+        recorder,
         history: resumed,
-        persist_warned: false,
         events: ev_tx,
     };
     tokio::spawn(session.run(op_rx));
@@ -125,8 +132,8 @@ struct Session {
     turns: u32,
     /// Whether this session still has to be recorded in the store.
     is_new: bool,
-    /// Whether the user was told that history is not being saved.
-    persist_warned: bool,
+    /// Commits messages to the store.
+    recorder: Recorder,
     events: mpsc::UnboundedSender<Event>,
 }
 
@@ -138,6 +145,9 @@ impl Session {
     }
 
     async fn run(mut self, mut ops: mpsc::UnboundedReceiver<Op>) {
+        // Recorded (and a killed session's tail repaired) before it is announced.
+        self.register().await;
+        self.repair_interrupted_calls().await;
         let info = self.options.client.info().clone();
         self.emit(Event::SessionStarted {
             session_id: self.options.session_id.clone(),
@@ -146,7 +156,6 @@ impl Session {
             wire: info.wire.to_string(),
             workspace: self.options.workspace.display().to_string(),
         });
-        self.register().await;
         let mut queued: VecDeque<Op> = VecDeque::new();
         loop {
             let op = match queued.pop_front() {
@@ -321,6 +330,7 @@ impl Session {
             };
             let mut orchestrator = Orchestrator {
                 gate: &mut self.gate,
+                recorder: &mut self.recorder,
                 tools: &self.options.tools,
                 workspace: &self.options.workspace,
                 max_output_bytes: self.options.limits.max_tool_output_bytes,
@@ -336,7 +346,8 @@ impl Session {
                 .await;
             for outcome in outcomes {
                 turn.files_changed.extend(outcome.changed_paths);
-                self.record(Message::ToolResult(outcome.result)).await;
+                // The orchestrator committed each result before reporting it finished.
+                self.history.push(Message::ToolResult(outcome.result));
             }
             if cancel.is_cancelled() {
                 return turn.finish(TurnStatus::Cancelled, None);
@@ -344,41 +355,59 @@ impl Session {
         }
     }
 
-    /// Appends a message to the history and commits it to the store before going on, so a
-    /// killed process loses at most the reply being streamed. A store that fails is
-    /// reported once; the session goes on in memory.
+    /// Appends a message to the history after committing it to the store.
     async fn record(&mut self, message: Message) {
-        if let Some(store) = self.options.store.clone() {
-            let seq = i64::try_from(self.history.len() + 1).unwrap_or(i64::MAX);
-            let title = match &message {
-                Message::User { text } => Some(title_of(text)),
-                _ => None,
-            };
-            let saved = match serde_json::to_string(&message) {
-                Ok(body) => store
-                    .append_message(&self.options.session_id, seq, body, title)
-                    .await
-                    .map_err(|e| e.to_string()),
-                Err(e) => Err(e.to_string()),
-            };
-            if let Err(err) = saved
-                && !self.persist_warned
-            {
-                self.persist_warned = true;
-                self.emit(Event::Warning {
-                    message: format!(
-                        "this session's history is not being saved ({err}); it cannot be \
-                         resumed later"
-                    ),
-                });
-            }
-        }
+        self.recorder.persist(&message).await;
         self.history.push(message);
+    }
+
+    /// A session killed while tools ran ends with tool calls that have no result. Every
+    /// provider rejects such a history, so each gets a result saying what is known: the
+    /// call may or may not have run. Only the tail can be incomplete (messages are
+    /// appended in order), so the results are appended there.
+    async fn repair_interrupted_calls(&mut self) {
+        let Some(last_assistant) = self
+            .history
+            .iter()
+            .rposition(|m| matches!(m, Message::Assistant { .. }))
+        else {
+            return;
+        };
+        let answered: std::collections::HashSet<String> = self.history[last_assistant..]
+            .iter()
+            .filter_map(|m| match m {
+                Message::ToolResult(r) => Some(r.call_id.clone()),
+                _ => None,
+            })
+            .collect();
+        let missing: Vec<(String, String)> = match &self.history[last_assistant] {
+            Message::Assistant { parts } => parts
+                .iter()
+                .filter_map(|p| match p {
+                    AssistantPart::ToolCall(c) if !answered.contains(&c.id) => {
+                        Some((c.id.clone(), c.name.clone()))
+                    }
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        for (call_id, name) in missing {
+            let result = atto_protocol::ToolResult {
+                call_id,
+                name,
+                content: "atto stopped before this call finished (the process ended); it may \
+                          or may not have run. Check its effects before relying on them."
+                    .to_owned(),
+                is_error: true,
+            };
+            self.record(Message::ToolResult(result)).await;
+        }
     }
 
     /// Records a new session in the store, once, before its first message.
     async fn register(&mut self) {
-        let Some(store) = self.options.store.clone() else {
+        let Some(store) = self.recorder.store.clone() else {
             return;
         };
         if !self.is_new {
@@ -393,13 +422,7 @@ impl Session {
             model: Some(info.model.clone()),
         };
         if let Err(err) = store.create_session(new).await {
-            self.persist_warned = true;
-            self.emit(Event::Warning {
-                message: format!(
-                    "this session is not being saved ({err}); it cannot be resumed later"
-                ),
-            });
-            self.options.store = None;
+            self.recorder.failed(&err.to_string());
         }
     }
 
@@ -488,21 +511,6 @@ impl TurnState {
             failure: self.failure,
             duration_ms: duration_ms(self.started.elapsed()),
         }
-    }
-}
-
-/// The first line of a prompt, shortened, as the session's title.
-fn title_of(text: &str) -> String {
-    let line = text
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim();
-    if line.chars().count() > 80 {
-        let cut: String = line.chars().take(79).collect();
-        format!("{cut}…")
-    } else {
-        line.to_owned()
     }
 }
 

@@ -8,6 +8,7 @@
 mod bad_input;
 mod cancel;
 mod common;
+mod crash;
 mod demo;
 mod exec_wire;
 mod faults;

@@ -1,0 +1,86 @@
+//! Committing a session's messages to the store in order, each before anything that
+//! reports it as done — so a killed process loses at most the reply being streamed.
+//! A store that fails is reported once; the session goes on in memory.
+
+use atto_protocol::{Event, Message};
+use atto_store::Store;
+use tokio::sync::mpsc;
+
+pub(crate) struct Recorder {
+    pub store: Option<Store>,
+    /// The thread messages are appended to (a session's first thread has its id).
+    pub thread: String,
+    /// `seq` of the next message.
+    next_seq: i64,
+    warned: bool,
+    events: mpsc::UnboundedSender<Event>,
+}
+
+impl Recorder {
+    pub(crate) fn new(
+        store: Option<Store>,
+        thread: String,
+        messages_so_far: usize,
+        events: mpsc::UnboundedSender<Event>,
+    ) -> Self {
+        Self {
+            store,
+            thread,
+            next_seq: i64::try_from(messages_so_far).unwrap_or(i64::MAX - 1) + 1,
+            warned: false,
+            events,
+        }
+    }
+
+    /// Appends `message` as the thread's next message; returns once it is committed.
+    pub(crate) async fn persist(&mut self, message: &Message) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        let Some(store) = self.store.clone() else {
+            return;
+        };
+        let title = match message {
+            Message::User { text } => Some(title_of(text)),
+            _ => None,
+        };
+        let saved = match serde_json::to_string(message) {
+            Ok(body) => store
+                .append_message(&self.thread, seq, body, title)
+                .await
+                .map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
+        if let Err(err) = saved {
+            self.failed(&err);
+        }
+    }
+
+    /// Reports (once) that history is not being saved, and stops trying.
+    pub(crate) fn failed(&mut self, err: &str) {
+        self.store = None;
+        if !self.warned {
+            self.warned = true;
+            let _ = self.events.send(Event::Warning {
+                message: format!(
+                    "this session's history is not being saved ({err}); it cannot be resumed \
+                     later"
+                ),
+            });
+        }
+    }
+}
+
+/// The first line of a prompt, shortened, as the session's title.
+fn title_of(text: &str) -> String {
+    let line = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    if line.chars().count() > 80 {
+        let cut: String = line.chars().take(79).collect();
+        format!("{cut}…")
+    } else {
+        line.to_owned()
+    }
+}
