@@ -208,7 +208,7 @@ pub fn sessions(args: SessionsArgs, workspace: &std::path::Path) -> Result<ExitC
                 .find_session_blocking(&here, &session_ref(&id))
                 .map_err(|e| Failure::usage(e.to_string()))?;
             let bodies = store
-                .messages_blocking(&row.id)
+                .thread_history_blocking(&row.current_thread)
                 .map_err(|e| Failure::usage(e.to_string()))?;
             let messages: Vec<serde_json::Value> = bodies
                 .iter()
@@ -238,7 +238,7 @@ pub fn sessions(args: SessionsArgs, workspace: &std::path::Path) -> Result<ExitC
                 .find_session_blocking(&here, &session_ref(&id))
                 .map_err(|e| Failure::usage(e.to_string()))?;
             let bodies = store
-                .messages_blocking(&row.id)
+                .thread_history_blocking(&row.current_thread)
                 .map_err(|e| Failure::usage(e.to_string()))?;
             println!(
                 "session {} · {} · {} · {} messages",

@@ -121,6 +121,24 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
                 self.end_text_line()?;
                 write!(self.progress, "{}", grant_table(grants))?;
             }
+            Event::ThreadList { threads } => {
+                self.end_text_line()?;
+                write!(self.progress, "{}", thread_tree(threads))?;
+            }
+            Event::ThreadSwitched { thread } => {
+                self.end_text_line()?;
+                writeln!(
+                    self.progress,
+                    "now in thread {}{} ({} messages)",
+                    thread.id,
+                    thread
+                        .label
+                        .as_ref()
+                        .map(|l| format!(" \"{l}\""))
+                        .unwrap_or_default(),
+                    thread.messages
+                )?;
+            }
             Event::Notice { message } => {
                 self.end_text_line()?;
                 writeln!(self.progress, "{message}")?;
@@ -157,6 +175,53 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
         }
         Ok(())
     }
+}
+
+/// The `/threads` tree, as in the seeds:
+/// ```text
+/// main (4 messages)
+/// ├── fork-a1b2c3d4 "Try React approach" (6 messages) ← current
+/// │   └── fork-e5f6g7h8 "With TypeScript" (8 messages)
+/// └── fork-i9j0k1l2 "Try Vue approach" (4 messages)
+/// ```
+pub fn thread_tree(threads: &[atto_protocol::ThreadInfo]) -> String {
+    fn line(t: &atto_protocol::ThreadInfo) -> String {
+        let label = t
+            .label
+            .as_ref()
+            .map(|l| format!(" \"{l}\""))
+            .unwrap_or_default();
+        let current = if t.current { " ← current" } else { "" };
+        format!("{}{label} ({} messages){current}\n", t.id, t.messages)
+    }
+    fn children(
+        threads: &[atto_protocol::ThreadInfo],
+        parent: &str,
+        prefix: &str,
+        out: &mut String,
+        depth: usize,
+    ) {
+        let kids: Vec<_> = threads
+            .iter()
+            .filter(|t| t.parent.as_deref() == Some(parent))
+            .collect();
+        for (i, kid) in kids.iter().enumerate() {
+            let last = i + 1 == kids.len();
+            out.push_str(prefix);
+            out.push_str(if last { "└── " } else { "├── " });
+            out.push_str(&line(kid));
+            if depth < 64 {
+                let deeper = format!("{prefix}{}", if last { "    " } else { "│   " });
+                children(threads, &kid.id, &deeper, out, depth + 1);
+            }
+        }
+    }
+    let mut out = String::new();
+    for root in threads.iter().filter(|t| t.parent.is_none()) {
+        out.push_str(&line(root));
+        children(threads, &root.id, "", &mut out, 0);
+    }
+    out
 }
 
 /// The `/grants` table: number, scope, decision, rule, created, last used, uses.
@@ -308,6 +373,47 @@ mod tests {
         assert!(result_json("s", 1, &result).contains(r#""cost_usd":null"#));
         assert!(result_line(&result).contains("cost unknown"));
         assert!(result_line(&result).contains("changed: a.py"));
+    }
+
+    #[test]
+    fn thread_tree_renders_as_in_the_seeds() {
+        let t = |id: &str, parent: Option<&str>, label: Option<&str>, current| {
+            atto_protocol::ThreadInfo {
+                id: id.into(),
+                parent: parent.map(Into::into),
+                label: label.map(Into::into),
+                messages: 2,
+                current,
+            }
+        };
+        let tree = thread_tree(&[
+            t("main", None, None, false),
+            t(
+                "fork-a1b2c3d4",
+                Some("main"),
+                Some("Try React approach"),
+                false,
+            ),
+            t(
+                "fork-e5f6g7h8",
+                Some("fork-a1b2c3d4"),
+                Some("With TypeScript"),
+                true,
+            ),
+            t(
+                "fork-i9j0k1l2",
+                Some("main"),
+                Some("Try Vue approach"),
+                false,
+            ),
+        ]);
+        assert_eq!(
+            tree,
+            "main (2 messages)\n\
+             ├── fork-a1b2c3d4 \"Try React approach\" (2 messages)\n\
+             │   └── fork-e5f6g7h8 \"With TypeScript\" (2 messages) ← current\n\
+             └── fork-i9j0k1l2 \"Try Vue approach\" (2 messages)\n"
+        );
     }
 
     #[test]

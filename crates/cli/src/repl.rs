@@ -62,6 +62,8 @@ pub async fn run(mut handle: AgentHandle, first: Option<String>, mut trust: bool
                         if matches!(
                             event,
                             Event::GrantList { .. }
+                                | Event::ThreadList { .. }
+                                | Event::ThreadSwitched { .. }
                                 | Event::Notice { .. }
                                 | Event::Error { .. }
                                 | Event::TrustChanged { .. }

@@ -114,8 +114,8 @@ pub fn start(launch: Launch<'_>) -> Result<(AgentHandle, String), SetupError> {
                         .to_owned(),
                 ));
             };
-            let (id, history) = saved_history(store, &launch.workspace, which)?;
-            (id, Some(history))
+            let (id, thread, history) = saved_history(store, &launch.workspace, which)?;
+            (id, Some((thread, history)))
         }
     };
     let handle = spawn_session(SessionOptions {
@@ -125,7 +125,8 @@ pub fn start(launch: Launch<'_>) -> Result<(AgentHandle, String), SetupError> {
         sandbox,
         trust: launch.permissions.trust || permission.mode == PermissionMode::Yolo,
         protected_dirs: permissions::protected_dirs(),
-        resume,
+        thread: resume.as_ref().map(|(thread, _)| thread.clone()),
+        resume: resume.map(|(_, history)| history),
         session_id: session_id.clone(),
         instructions: find_project_instructions(&launch.workspace, &launch.cwd),
         workspace: launch.workspace,
@@ -176,7 +177,7 @@ fn saved_history(
     store: &atto_store::Store,
     workspace: &Path,
     which: &SessionRef,
-) -> Result<(String, Vec<atto_protocol::Message>), SetupError> {
+) -> Result<(String, String, Vec<atto_protocol::Message>), SetupError> {
     let here = workspace.display().to_string();
     let row = store
         .find_session_blocking(&here, which)
@@ -188,7 +189,7 @@ fn saved_history(
         )));
     }
     let bodies = store
-        .messages_blocking(&row.id)
+        .thread_history_blocking(&row.current_thread)
         .map_err(|e| SetupError(e.to_string()))?;
     let mut history = Vec::with_capacity(bodies.len());
     for (n, body) in bodies.iter().enumerate() {
@@ -201,5 +202,5 @@ fn saved_history(
         })?;
         history.push(message);
     }
-    Ok((row.id, history))
+    Ok((row.id, row.current_thread, history))
 }

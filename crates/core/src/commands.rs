@@ -34,6 +34,22 @@ pub const COMMANDS: &[CommandInfo] = &[
         about: "remove grant N (saved or this session's; config rules live in the config)",
     },
     CommandInfo {
+        usage: "/fork [label]",
+        about: "branch the conversation here into a new thread and continue in it",
+    },
+    CommandInfo {
+        usage: "/threads",
+        about: "show the thread tree (ids, labels, message counts, current marker)",
+    },
+    CommandInfo {
+        usage: "/switch ID",
+        about: "continue in another thread (id, unique prefix, or main)",
+    },
+    CommandInfo {
+        usage: "/rollback",
+        about: "go back to this thread's fork point, in a new sibling thread",
+    },
+    CommandInfo {
         usage: "/trust [on|off]",
         about: "let file tools reach outside the workspace (toggles without an argument)",
     },
@@ -68,6 +84,17 @@ pub fn parse(line: &str, trust: bool) -> Result<Command, String> {
         ("trust", ["on"]) => Ok(Command::Op(Op::SetTrust { on: true })),
         ("trust", ["off"]) => Ok(Command::Op(Op::SetTrust { on: false })),
         ("trust", _) => Err("usage: /trust, /trust on or /trust off".to_owned()),
+        ("fork", []) => Ok(Command::Op(Op::Fork { label: None })),
+        ("fork", _) => {
+            let label = body["fork".len()..].trim().trim_matches('"').to_owned();
+            Ok(Command::Op(Op::Fork { label: Some(label) }))
+        }
+        ("threads", []) => Ok(Command::Op(Op::ListThreads)),
+        ("switch", [id]) => Ok(Command::Op(Op::SwitchThread {
+            id: (*id).to_owned(),
+        })),
+        ("switch", _) => Err("usage: /switch ID (see /threads)".to_owned()),
+        ("rollback", []) => Ok(Command::Op(Op::Rollback)),
         ("help", _) => Ok(Command::Help),
         ("exit" | "quit", _) => Ok(Command::Exit),
         _ => Err(unknown(name)),
@@ -135,6 +162,19 @@ mod tests {
             Ok(Command::Op(Op::SetTrust { on: false }))
         );
         assert_eq!(parse("/quit", false), Ok(Command::Exit));
+        assert_eq!(
+            parse("/fork \"Try React\"", false),
+            Ok(Command::Op(Op::Fork {
+                label: Some("Try React".into())
+            }))
+        );
+        assert_eq!(
+            parse("/switch fork-a1", false),
+            Ok(Command::Op(Op::SwitchThread {
+                id: "fork-a1".into()
+            }))
+        );
+        assert!(parse("/switch", false).is_err());
     }
 
     #[test]

@@ -16,6 +16,7 @@ mod orchestrator;
 mod prompt;
 mod recorder;
 mod session;
+mod threads;
 pub mod time;
 mod truncate;
 

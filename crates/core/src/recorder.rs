@@ -32,6 +32,12 @@ impl Recorder {
         }
     }
 
+    /// Appends to `thread` from now on, after `messages_so_far` messages of its history.
+    pub(crate) fn set_thread(&mut self, thread: String, messages_so_far: usize) {
+        self.thread = thread;
+        self.next_seq = i64::try_from(messages_so_far).unwrap_or(i64::MAX - 1) + 1;
+    }
+
     /// Appends `message` as the thread's next message; returns once it is committed.
     pub(crate) async fn persist(&mut self, message: &Message) {
         let seq = self.next_seq;

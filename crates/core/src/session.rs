@@ -22,6 +22,7 @@ use crate::limits::Limits;
 use crate::orchestrator::Orchestrator;
 use crate::prompt::{self, ProjectInstructions, PromptInputs};
 use crate::recorder::Recorder;
+use crate::threads::{Switched, Threads};
 
 /// What a session is made of.
 pub struct SessionOptions {
@@ -53,6 +54,8 @@ pub struct SessionOptions {
     /// The history of a resumed session; `None` starts a new session (recorded in the
     /// store when there is one).
     pub resume: Option<Vec<Message>>,
+    /// The thread a resumed session continues in; `None` for its first thread.
+    pub thread: Option<String>,
 }
 
 /// Starts a session on the current tokio runtime and returns the handle to drive it.
@@ -70,7 +73,10 @@ pub fn spawn_session(mut options: SessionOptions) -> AgentHandle {
     let resuming = options.resume.is_some();
     let recorder = Recorder::new(
         options.store.clone(),
-        options.session_id.clone(),
+        options
+            .thread
+            .clone()
+            .unwrap_or_else(|| options.session_id.clone()),
         options.resume.as_ref().map_or(0, Vec::len),
         ev_tx.clone(),
     );
@@ -100,13 +106,7 @@ pub fn spawn_session(mut options: SessionOptions) -> AgentHandle {
         tool_specs: options.tools.specs(),
         system,
         options,
-        turns: u32::try_from(
-            resumed
-                .iter()
-                .filter(|m| matches!(m, Message::User { .. }))
-                .count(),
-        )
-        .unwrap_or(u32::MAX),
+        turns: count_turns(&resumed),
         is_new: !resuming,
         recorder,
         history: resumed,
@@ -217,6 +217,49 @@ impl Session {
                     if front_end_gone {
                         break;
                     }
+                }
+                Op::Fork { label } => {
+                    let threads = Threads {
+                        store: self.recorder.store.as_ref(),
+                        session: &self.options.session_id,
+                    };
+                    let forked = threads
+                        .fork(&self.recorder.thread, self.history.len(), label)
+                        .await;
+                    match forked {
+                        Ok(thread) => {
+                            let len = self.history.len();
+                            self.recorder.set_thread(thread.id.clone(), len);
+                            self.emit(Event::ThreadSwitched { thread });
+                        }
+                        Err(message) => self.emit(Event::Error { message }),
+                    }
+                }
+                Op::ListThreads => {
+                    let threads = Threads {
+                        store: self.recorder.store.as_ref(),
+                        session: &self.options.session_id,
+                    };
+                    match threads.list(&self.recorder.thread).await {
+                        Ok(threads) => self.emit(Event::ThreadList { threads }),
+                        Err(message) => self.emit(Event::Error { message }),
+                    }
+                }
+                Op::SwitchThread { id } => {
+                    let threads = Threads {
+                        store: self.recorder.store.as_ref(),
+                        session: &self.options.session_id,
+                    };
+                    let switched = threads.switch(&id).await;
+                    self.enter_thread(switched);
+                }
+                Op::Rollback => {
+                    let threads = Threads {
+                        store: self.recorder.store.as_ref(),
+                        session: &self.options.session_id,
+                    };
+                    let switched = threads.rollback(&self.recorder.thread).await;
+                    self.enter_thread(switched);
                 }
                 Op::SetTrust { on } => {
                     self.trust = on;
@@ -405,6 +448,24 @@ impl Session {
         }
     }
 
+    /// Continues in the thread a switch or rollback produced, or reports why not.
+    fn enter_thread(&mut self, switched: Result<Switched, String>) {
+        match switched {
+            Ok(Switched { info, history }) => {
+                let thread = if info.id == "main" {
+                    self.options.session_id.clone()
+                } else {
+                    info.id.clone()
+                };
+                self.recorder.set_thread(thread, history.len());
+                self.turns = count_turns(&history);
+                self.history = history;
+                self.emit(Event::ThreadSwitched { thread: info });
+            }
+            Err(message) => self.emit(Event::Error { message }),
+        }
+    }
+
     /// Records a new session in the store, once, before its first message.
     async fn register(&mut self) {
         let Some(store) = self.recorder.store.clone() else {
@@ -512,6 +573,15 @@ impl TurnState {
             duration_ms: duration_ms(self.started.elapsed()),
         }
     }
+}
+
+/// Turns in a history: one per prompt.
+fn count_turns(history: &[Message]) -> u32 {
+    let n = history
+        .iter()
+        .filter(|m| matches!(m, Message::User { .. }))
+        .count();
+    u32::try_from(n).unwrap_or(u32::MAX)
 }
 
 fn duration_ms(d: Duration) -> u64 {

@@ -94,6 +94,7 @@ fn start(f: &Fixture, tools: ToolRegistry, limits: Limits) -> AgentHandle {
         trust: false,
         protected_dirs: Vec::new(),
         resume: None,
+        thread: None,
     })
 }
 

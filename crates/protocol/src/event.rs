@@ -82,6 +82,16 @@ pub enum Event {
         /// Numbered from 1, in the order the gate sees them.
         grants: Vec<GrantInfo>,
     },
+    /// The threads of the session, answering `Op::ListThreads`.
+    ThreadList {
+        /// Oldest first; `parent` links make the tree.
+        threads: Vec<ThreadInfo>,
+    },
+    /// The session now continues in this thread.
+    ThreadSwitched {
+        /// The thread.
+        thread: ThreadInfo,
+    },
     /// A short answer to a command that needs no other event ("revoked grant 2").
     Notice {
         /// What happened.
@@ -109,6 +119,21 @@ pub enum Event {
     },
     /// The session ended; no more events follow.
     SessionEnded,
+}
+
+/// One thread as `/threads` shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThreadInfo {
+    /// Thread id; the first thread is shown as `main`.
+    pub id: String,
+    /// The thread it branched from.
+    pub parent: Option<String>,
+    /// Its label, if any.
+    pub label: Option<String>,
+    /// Messages in its history (shared and its own).
+    pub messages: u64,
+    /// Whether the session is in this thread now.
+    pub current: bool,
 }
 
 /// One grant as `/grants` shows it.

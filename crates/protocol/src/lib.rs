@@ -11,7 +11,7 @@ mod permission;
 mod tool;
 
 pub use event::{
-    Event, FailureKind, FinalResult, GrantInfo, RetryNotice, ToolCallStatus, TurnStatus,
+    Event, FailureKind, FinalResult, GrantInfo, RetryNotice, ThreadInfo, ToolCallStatus, TurnStatus,
 };
 pub use message::{AssistantPart, Message, StopReason, ToolCall, ToolResult, Usage};
 pub use op::Op;

@@ -35,6 +35,22 @@ pub enum Op {
         /// The number shown in `grant_list`.
         number: u32,
     },
+    /// Branch the conversation here into a new thread and continue in it.
+    Fork {
+        /// A label for the new thread.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        label: Option<String>,
+    },
+    /// List the threads of this session (answered by `thread_list`).
+    ListThreads,
+    /// Continue in another thread (id, unique prefix, or `main`).
+    SwitchThread {
+        /// The thread.
+        id: String,
+    },
+    /// Go back to the fork point of the current thread, in a new sibling thread (the
+    /// current thread stays as it is).
+    Rollback,
     /// End the session once the ops sent before it are done (send `Interrupt` first to
     /// cancel a running turn).
     Shutdown,

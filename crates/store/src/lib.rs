@@ -25,7 +25,7 @@ pub use error::StoreError;
 pub use grants::{GrantRow, NewGrant};
 pub use migrate::LATEST as SCHEMA_VERSION;
 pub use open::{IntegrityCheck, OpenOptions, default_path, move_aside};
-pub use sessions::{NewSession, SessionRef, SessionRow};
+pub use sessions::{NewSession, SessionRef, SessionRow, ThreadRow};
 
 /// Now, in unix milliseconds (0 if the clock is before 1970).
 pub(crate) fn now_ms() -> i64 {

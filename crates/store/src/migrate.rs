@@ -66,7 +66,8 @@ CREATE TABLE sessions (
     model          TEXT,
     parent_session TEXT,               -- set by a fork
     fork_point     INTEGER,            -- messages copied from the parent
-    label          TEXT
+    label          TEXT,
+    current_thread TEXT                -- the thread a resume continues; NULL = the first
 ) STRICT;
 CREATE INDEX sessions_workspace ON sessions (workspace, updated_at);
 

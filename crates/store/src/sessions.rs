@@ -19,6 +19,8 @@ pub struct SessionRow {
     pub provider: Option<String>,
     pub model: Option<String>,
     pub messages: i64,
+    /// The thread a resume continues.
+    pub current_thread: String,
 }
 
 /// What a new session records.
@@ -139,11 +141,13 @@ impl Store {
         let now = crate::now_ms();
         self.call_blocking(move |conn| {
             let tx = conn.unchecked_transaction()?;
-            let copied: i64 = tx.query_row(
-                "SELECT COUNT(*) FROM messages WHERE thread_id = ?1",
+            let current: String = tx.query_row(
+                "SELECT COALESCE(current_thread, id) FROM sessions WHERE id = ?1",
                 params![source],
                 |r| r.get(0),
             )?;
+            let bodies = history(&tx, &current)?;
+            let copied = i64::try_from(bodies.len()).unwrap_or(i64::MAX);
             tx.execute(
                 "INSERT INTO sessions (id, workspace, created_at, updated_at, title, provider, \
                  model, parent_session, fork_point, label) \
@@ -155,11 +159,14 @@ impl Store {
                 "INSERT INTO threads (id, session_id, label, created_at) VALUES (?1, ?1, ?2, ?3)",
                 params![id, label, now],
             )?;
-            tx.execute(
-                "INSERT INTO messages (thread_id, seq, body, created_at) \
-                 SELECT ?2, seq, body, created_at FROM messages WHERE thread_id = ?1",
-                params![source, id],
+            let mut insert = tx.prepare_cached(
+                "INSERT INTO messages (thread_id, seq, body, created_at) VALUES (?1, ?2, ?3, ?4)",
             )?;
+            for (n, body) in bodies.iter().enumerate() {
+                let seq = i64::try_from(n + 1).unwrap_or(i64::MAX);
+                insert.execute(params![id, seq, body, now])?;
+            }
+            drop(insert);
             tx.commit()?;
             Ok(copied)
         })
@@ -167,8 +174,8 @@ impl Store {
 }
 
 const SELECT: &str = "SELECT s.id, s.workspace, s.created_at, s.updated_at, s.title, \
-     s.provider, s.model, (SELECT COUNT(*) FROM messages m WHERE m.thread_id = s.id) \
-     FROM sessions s";
+     s.provider, s.model, (SELECT COUNT(*) FROM messages m WHERE m.thread_id = s.id), \
+     COALESCE(s.current_thread, s.id) FROM sessions s";
 
 fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRow> {
     Ok(SessionRow {
@@ -180,6 +187,7 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRow> {
         provider: r.get(5)?,
         model: r.get(6)?,
         messages: r.get(7)?,
+        current_thread: r.get(8)?,
     })
 }
 
@@ -231,4 +239,132 @@ fn find(
 /// A vector of length one always yields its item; this keeps the code free of unwrap.
 fn unreachable_none(prefix: &str) -> StoreError {
     StoreError::NotFound(format!("no session matches '{prefix}'"))
+}
+
+/// A thread of a session, as `/threads` shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ThreadRow {
+    pub id: String,
+    pub parent: Option<String>,
+    /// The last parent message this thread shares.
+    pub fork_seq: Option<i64>,
+    pub label: Option<String>,
+    pub created_at: i64,
+    /// Messages in the thread's history: shared ones plus its own.
+    pub messages: i64,
+}
+
+impl Store {
+    /// Creates thread `id` branching from `parent` after its message `fork_seq`, and makes it
+    /// the session's current thread.
+    pub async fn create_thread(
+        &self,
+        session: &str,
+        id: &str,
+        parent: &str,
+        fork_seq: i64,
+        label: Option<String>,
+    ) -> Result<(), StoreError> {
+        let (session, id, parent) = (session.to_owned(), id.to_owned(), parent.to_owned());
+        let now = crate::now_ms();
+        self.call(move |conn| {
+            let tx = conn.unchecked_transaction()?;
+            tx.execute(
+                "INSERT INTO threads (id, session_id, parent_thread, fork_seq, label, created_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![id, session, parent, fork_seq, label, now],
+            )?;
+            tx.execute(
+                "UPDATE sessions SET current_thread = ?2 WHERE id = ?1",
+                params![session, id],
+            )?;
+            tx.commit()
+        })
+        .await
+    }
+
+    /// Makes `thread` the session's current thread (what a resume continues).
+    pub async fn set_current_thread(&self, session: &str, thread: &str) -> Result<(), StoreError> {
+        let (session, thread) = (session.to_owned(), thread.to_owned());
+        self.call(move |conn| {
+            conn.execute(
+                "UPDATE sessions SET current_thread = ?2 WHERE id = ?1",
+                params![session, thread],
+            )
+            .map(drop)
+        })
+        .await
+    }
+
+    /// The threads of a session, oldest first.
+    pub async fn threads(&self, session: &str) -> Result<Vec<ThreadRow>, StoreError> {
+        let session = session.to_owned();
+        self.call(move |conn| {
+            let mut stmt = conn.prepare(
+                "SELECT t.id, t.parent_thread, t.fork_seq, t.label, t.created_at, \
+                 COALESCE(t.fork_seq, 0) + \
+                 (SELECT COUNT(*) FROM messages m WHERE m.thread_id = t.id) \
+                 FROM threads t WHERE t.session_id = ?1 ORDER BY t.created_at, t.rowid",
+            )?;
+            let rows = stmt.query_map(params![session], |r| {
+                Ok(ThreadRow {
+                    id: r.get(0)?,
+                    parent: r.get(1)?,
+                    fork_seq: r.get(2)?,
+                    label: r.get(3)?,
+                    created_at: r.get(4)?,
+                    messages: r.get(5)?,
+                })
+            })?;
+            rows.collect()
+        })
+        .await
+    }
+
+    /// The whole history of `thread`: the messages it shares with its ancestors up to each
+    /// fork point, then its own. Threads share, never copy, what came before a fork.
+    pub async fn thread_history(&self, thread: &str) -> Result<Vec<String>, StoreError> {
+        let thread = thread.to_owned();
+        self.call(move |conn| history(conn, &thread)).await
+    }
+
+    /// [`Store::thread_history`] for code without an async runtime.
+    pub fn thread_history_blocking(&self, thread: &str) -> Result<Vec<String>, StoreError> {
+        let thread = thread.to_owned();
+        self.call_blocking(move |conn| history(conn, &thread))
+    }
+}
+
+fn history(conn: &Connection, thread: &str) -> rusqlite::Result<Vec<String>> {
+    // Walk up to the root: (thread, last seq it contributes).
+    let mut chain: Vec<(String, Option<i64>)> = vec![(thread.to_owned(), None)];
+    let mut current = thread.to_owned();
+    while let Some((parent, fork_seq)) = conn
+        .query_row(
+            "SELECT parent_thread, fork_seq FROM threads WHERE id = ?1 AND parent_thread IS NOT NULL",
+            params![current],
+            |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)),
+        )
+        .optional()?
+    {
+        chain.push((parent.clone(), Some(fork_seq)));
+        current = parent;
+        if chain.len() > 10_000 {
+            break; // a cycle would be corruption; stop rather than loop forever
+        }
+    }
+    let mut out = Vec::new();
+    let mut from = 0i64;
+    for (id, upto) in chain.into_iter().rev() {
+        let mut stmt = conn.prepare_cached(
+            "SELECT body FROM messages WHERE thread_id = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq",
+        )?;
+        let limit = upto.unwrap_or(i64::MAX);
+        let rows = stmt.query_map(params![id, from, limit], |r| r.get::<_, String>(0))?;
+        for row in rows {
+            out.push(row?);
+        }
+        from = limit;
+    }
+    Ok(out)
 }

@@ -147,3 +147,78 @@ fn fork_copies_a_session_and_export_writes_it() {
     assert_eq!(doc["messages"].as_array().unwrap().len(), 4);
     assert_eq!(doc["session"]["id"], fork_id.as_str());
 }
+
+#[test]
+fn threads_branch_switch_and_roll_back_without_touching_the_original() {
+    let mut env = Env::new();
+    env.serve(Script {
+        replies: vec![
+            Reply::text("A1"),
+            Reply::text("B1"),
+            Reply::text("C1"),
+            Reply::text("R1"),
+            Reply::text("M2"),
+        ],
+        ..Script::default()
+    });
+    let base = env.base("chat");
+    let mut child = env
+        .atto()
+        .args(["--base-url", &base, "--model", "m"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write as _;
+        let mut stdin = child.stdin.take().unwrap();
+        let script = "first question\n\
+                      /fork \"Try B\"\n\
+                      b question\n\
+                      /switch main\n\
+                      /fork \"Try C\"\n\
+                      c question\n\
+                      /threads\n\
+                      /rollback\n\
+                      r question\n\
+                      /switch main\n\
+                      /threads\n";
+        stdin.write_all(script.as_bytes()).unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("├── fork-"), "{err}");
+    assert!(err.contains("\"Try B\" (4 messages)"), "{err}");
+    assert!(err.contains("\"Try C\" (4 messages) ← current"), "{err}");
+    assert!(err.contains("main (2 messages) ← current"), "{err}");
+    assert!(err.contains("\"rollback of fork-"), "{err}");
+
+    // Each branch saw only its own history.
+    let reqs = env.requests();
+    assert_eq!(user_texts(&reqs[1].body), ["first question", "b question"]);
+    assert_eq!(user_texts(&reqs[2].body), ["first question", "c question"]);
+    // The rollback went back to C's fork point: C's own messages are not in it.
+    assert_eq!(user_texts(&reqs[3].body), ["first question", "r question"]);
+
+    // Resume continues in the current thread (main), whose history is unchanged.
+    let out = env
+        .atto()
+        .args([
+            "exec",
+            "--continue",
+            "--base-url",
+            &base,
+            "--model",
+            "m",
+            "main again",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        user_texts(&env.requests()[4].body),
+        ["first question", "main again"]
+    );
+}

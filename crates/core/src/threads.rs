@@ -1,0 +1,143 @@
+//! Conversation threads inside a session: branching (`/fork`), the tree (`/threads`),
+//! moving between branches (`/switch`) and back to a fork point (`/rollback`). Threads
+//! live in the store and share the messages before their fork point instead of copying
+//! them; a session's first thread has the session's id and is shown as `main`.
+
+use atto_protocol::{Message, ThreadInfo};
+use atto_store::{Store, ThreadRow};
+
+/// Thread operations for one session.
+pub(crate) struct Threads<'a> {
+    pub store: Option<&'a Store>,
+    pub session: &'a str,
+}
+
+/// The state to continue in after a switch.
+pub(crate) struct Switched {
+    pub info: ThreadInfo,
+    pub history: Vec<Message>,
+}
+
+impl Threads<'_> {
+    fn store(&self) -> Result<&Store, String> {
+        self.store.ok_or_else(|| {
+            "threads need the session database, which is not available in this session".to_owned()
+        })
+    }
+
+    /// Branches `current` after its first `fork_seq` messages into a new thread.
+    pub async fn fork(
+        &self,
+        current: &str,
+        fork_seq: usize,
+        label: Option<String>,
+    ) -> Result<ThreadInfo, String> {
+        let store = self.store()?;
+        let id = format!("fork-{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
+        let seq = i64::try_from(fork_seq).unwrap_or(i64::MAX);
+        store
+            .create_thread(self.session, &id, current, seq, label.clone())
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(ThreadInfo {
+            id,
+            parent: Some(self.display(current)),
+            label,
+            messages: u64::try_from(fork_seq).unwrap_or(u64::MAX),
+            current: true,
+        })
+    }
+
+    /// Every thread of the session, with the current one marked.
+    pub async fn list(&self, current: &str) -> Result<Vec<ThreadInfo>, String> {
+        let rows = self.rows().await?;
+        Ok(rows.iter().map(|r| self.info(r, current)).collect())
+    }
+
+    /// Continues in the thread named by `id` (`main`, an id, or a unique prefix).
+    pub async fn switch(&self, id: &str) -> Result<Switched, String> {
+        let rows = self.rows().await?;
+        let wanted = if id == "main" { self.session } else { id };
+        let matches: Vec<&ThreadRow> = rows.iter().filter(|r| r.id.starts_with(wanted)).collect();
+        let row = match matches.as_slice() {
+            [one] => *one,
+            [] => return Err(format!("no thread '{id}'; /threads lists them")),
+            _ => {
+                return Err(format!(
+                    "'{id}' matches more than one thread; give more of it"
+                ));
+            }
+        };
+        self.enter(&row.id, &row.id).await
+    }
+
+    /// Goes back to the fork point of `current` in a new sibling thread.
+    pub async fn rollback(&self, current: &str) -> Result<Switched, String> {
+        let rows = self.rows().await?;
+        let Some(row) = rows.iter().find(|r| r.id == current) else {
+            return Err("the current thread is not in the database".to_owned());
+        };
+        let (Some(parent), Some(fork_seq)) = (&row.parent, row.fork_seq) else {
+            return Err("main has no fork point to roll back to; /fork first".to_owned());
+        };
+        let label = Some(format!("rollback of {}", self.display(current)));
+        let id = format!("fork-{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
+        let store = self.store()?;
+        store
+            .create_thread(self.session, &id, parent, fork_seq, label)
+            .await
+            .map_err(|e| e.to_string())?;
+        self.enter(&id, &id).await
+    }
+
+    async fn enter(&self, id: &str, current: &str) -> Result<Switched, String> {
+        let store = self.store()?;
+        let bodies = store.thread_history(id).await.map_err(|e| e.to_string())?;
+        let mut history = Vec::with_capacity(bodies.len());
+        for (n, body) in bodies.iter().enumerate() {
+            history.push(serde_json::from_str(body).map_err(|e| {
+                format!(
+                    "message {} of thread {id} cannot be read ({e}); not switched",
+                    n + 1
+                )
+            })?);
+        }
+        store
+            .set_current_thread(self.session, id)
+            .await
+            .map_err(|e| e.to_string())?;
+        let rows = self.rows().await?;
+        let info = rows
+            .iter()
+            .find(|r| r.id == id)
+            .map(|r| self.info(r, current))
+            .ok_or_else(|| format!("thread {id} vanished while switching"))?;
+        Ok(Switched { info, history })
+    }
+
+    async fn rows(&self) -> Result<Vec<ThreadRow>, String> {
+        self.store()?
+            .threads(self.session)
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    fn info(&self, row: &ThreadRow, current: &str) -> ThreadInfo {
+        ThreadInfo {
+            id: self.display(&row.id),
+            parent: row.parent.as_deref().map(|p| self.display(p)),
+            label: row.label.clone(),
+            messages: u64::try_from(row.messages).unwrap_or(0),
+            current: row.id == current,
+        }
+    }
+
+    /// `main` for the session's first thread, the id otherwise.
+    fn display(&self, id: &str) -> String {
+        if id == self.session {
+            "main".to_owned()
+        } else {
+            id.to_owned()
+        }
+    }
+}
