@@ -393,3 +393,44 @@ fn fill_and_check(path: &Path) {
         stored
     );
 }
+
+/// Schema v1 exactly as the first release wrote it (grants and audit log only).
+const SCHEMA_V1: &str = "
+CREATE TABLE remembered_permissions (
+    id INTEGER PRIMARY KEY, rule TEXT NOT NULL,
+    decision TEXT NOT NULL CHECK (decision IN ('allow', 'ask', 'deny')),
+    scope TEXT NOT NULL CHECK (scope IN ('project', 'user')), project TEXT,
+    created_at INTEGER NOT NULL, last_used_at INTEGER, uses INTEGER NOT NULL DEFAULT 0,
+    CHECK ((scope = 'project') = (project IS NOT NULL))
+) STRICT;
+CREATE INDEX remembered_permissions_scope_project ON remembered_permissions (scope, project);
+CREATE TABLE audit_log (
+    id INTEGER PRIMARY KEY, at INTEGER NOT NULL, session_id TEXT, workspace TEXT,
+    tool TEXT NOT NULL, target TEXT, decision TEXT NOT NULL, outcome TEXT,
+    decided_by TEXT NOT NULL, mode TEXT
+) STRICT;
+CREATE INDEX audit_log_at ON audit_log (at);
+INSERT INTO remembered_permissions (rule, decision, scope, created_at)
+    VALUES ('bash(ls *)', 'allow', 'user', 1);
+PRAGMA user_version = 1;
+";
+
+#[test]
+fn a_version_one_database_is_upgraded_in_place_keeping_its_grants() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("atto.db");
+    Connection::open(&path)
+        .unwrap()
+        .execute_batch(SCHEMA_V1)
+        .unwrap();
+    let store = Store::open(&path).unwrap();
+    let grants = store.grants_for_blocking("/w").unwrap();
+    assert_eq!(grants.len(), 1);
+    assert_eq!(grants[0].rule, "bash(ls *)");
+    drop(store);
+    assert_eq!(user_version(&path), i64::from(SCHEMA_VERSION));
+    assert!(SCHEMA_VERSION >= 2);
+    let tables = schema(&path).join("\n");
+    assert!(tables.contains("CREATE TABLE sessions"), "{tables}");
+    assert!(tables.contains("CREATE TABLE messages"), "{tables}");
+}
