@@ -309,3 +309,26 @@ fn markdown(message: &Message) -> String {
         ),
     }
 }
+
+#[derive(Debug, Subcommand)]
+pub enum StoreCommand {
+    /// Rename a damaged database (and its -wal/-shm files) so atto starts a fresh one;
+    /// nothing is deleted.
+    MoveAside,
+}
+
+pub fn store(command: StoreCommand) -> Result<ExitCode, Failure> {
+    match command {
+        StoreCommand::MoveAside => {
+            let path = atto_store::default_path().map_err(|e| Failure::usage(e.to_string()))?;
+            let moved = atto_store::move_aside(&path).map_err(|e| Failure::usage(e.to_string()))?;
+            println!("{}", moved.display());
+            eprintln!(
+                "moved {} to {}; the next run starts a fresh database",
+                path.display(),
+                moved.display()
+            );
+            Ok(ExitCode::Ok)
+        }
+    }
+}

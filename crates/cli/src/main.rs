@@ -124,6 +124,9 @@ enum Command {
     Sessions(admin::SessionsArgs),
     /// Copy a saved session into a new one that records its parent and fork point.
     Fork(admin::ForkArgs),
+    /// Look after the database: `atto store move-aside` sets a damaged one aside.
+    #[command(subcommand)]
+    Store(admin::StoreCommand),
 }
 
 /// Process exit codes (DESIGN.md §5).
@@ -211,6 +214,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             let (workspace, _) = setup::workspace(cli.global.workspace.as_deref())?;
             admin::sessions(args, &workspace)
         }
+        Some(Command::Store(command)) => admin::store(command),
         Some(Command::Fork(args)) => {
             let (workspace, _) = setup::workspace(cli.global.workspace.as_deref())?;
             admin::fork(args, &workspace)

@@ -110,11 +110,39 @@ fn add_rules(grants: &mut Vec<Grant>, rules: &RulesConfig, origin: &str) -> Resu
     Ok(())
 }
 
-/// Opens the database, or says why not: grants and the audit log are then off for
-/// this run, loudly; nothing is deleted.
+/// Opens the database, or says why not: sessions, grants and the audit log are then off
+/// for this run, loudly; nothing is deleted. A damaged database can be moved aside: in a
+/// terminal atto offers it, elsewhere the message says how.
 pub fn open_store() -> Result<Store, String> {
     let path = atto_store::default_path().map_err(|e| e.to_string())?;
-    Store::open(&path).map_err(|e| e.to_string())
+    match Store::open(&path) {
+        Ok(store) => Ok(store),
+        Err(err @ atto_store::StoreError::Corrupt { .. }) => {
+            if offer_move_aside(&err) {
+                let moved = atto_store::move_aside(&path).map_err(|e| e.to_string())?;
+                eprintln!("atto: moved the damaged database to {}", moved.display());
+                Store::open(&path).map_err(|e| e.to_string())
+            } else {
+                Err(format!(
+                    "{err} (`atto store move-aside` keeps it under a new name and starts fresh)"
+                ))
+            }
+        }
+        Err(err) => Err(err.to_string()),
+    }
+}
+
+/// Asks on the terminal whether to move a damaged database aside; never asks without one.
+fn offer_move_aside(err: &atto_store::StoreError) -> bool {
+    use std::io::{BufRead as _, IsTerminal as _, Write as _};
+    if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
+        return false;
+    }
+    eprint!("atto: {err}\nMove it aside (kept, renamed) and start a fresh database? [y/N] ");
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    let _ = std::io::stdin().lock().read_line(&mut answer);
+    matches!(answer.trim(), "y" | "Y" | "yes")
 }
 
 /// Directories whose writes always ask, even with trust on: atto's config and data.

@@ -222,3 +222,42 @@ fn threads_branch_switch_and_roll_back_without_touching_the_original() {
         ["first question", "main again"]
     );
 }
+
+#[test]
+fn a_corrupt_database_is_reported_kept_and_can_be_moved_aside() {
+    let mut env = Env::new();
+    let data = env.dir.path().join("home/atto-data");
+    std::fs::create_dir_all(&data).unwrap();
+    let db = data.join("atto.db");
+    let garbage: Vec<u8> = (0..8192u32).map(|i| (i * 7919 % 251) as u8).collect();
+    std::fs::write(&db, &garbage).unwrap();
+    env.serve(Script {
+        replies: vec![
+            Reply::text("ran without the database"),
+            Reply::text("fresh"),
+        ],
+        ..Script::default()
+    });
+
+    let out = env.exec("chat", "hello");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains(&db.display().to_string()), "{err}");
+    assert!(err.contains("atto store move-aside"), "{err}");
+    assert_eq!(
+        std::fs::read(&db).unwrap(),
+        garbage,
+        "the damaged file must be kept as is"
+    );
+
+    let moved = env.atto().args(["store", "move-aside"]).output().unwrap();
+    assert_eq!(moved.status.code(), Some(0), "{}", stderr(&moved));
+    let moved_to = String::from_utf8_lossy(&moved.stdout).trim().to_owned();
+    assert_eq!(std::fs::read(&moved_to).unwrap(), garbage);
+
+    let out = env.exec("chat", "hello again");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("warning"), "{}", stderr(&out));
+    let list = env.atto().arg("sessions").output().unwrap();
+    assert!(String::from_utf8_lossy(&list.stdout).contains("hello again"));
+}
