@@ -88,7 +88,9 @@ pub fn start(launch: Launch<'_>) -> Result<(AgentHandle, String), SetupError> {
     let store = match permissions::open_store() {
         Ok(store) => Some(store),
         Err(err) => {
-            eprintln!("atto: warning: {err} — saved grants and the audit log are off for this run");
+            eprintln!(
+                "atto: warning: {err} — saved sessions, grants and the audit log are off for this run"
+            );
             None
         }
     };

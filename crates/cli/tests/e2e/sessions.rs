@@ -261,3 +261,51 @@ fn a_corrupt_database_is_reported_kept_and_can_be_moved_aside() {
     let list = env.atto().arg("sessions").output().unwrap();
     assert!(String::from_utf8_lossy(&list.stdout).contains("hello again"));
 }
+
+#[test]
+fn an_unusable_data_dir_is_reported_and_the_run_goes_on() {
+    let mut env = Env::new();
+    // A regular file where the data directory should be.
+    let blocker = env.dir.path().join("not-a-dir");
+    std::fs::write(&blocker, "x").unwrap();
+    env.serve(Script {
+        replies: vec![Reply::text("still answered")],
+        ..Script::default()
+    });
+    let out = env
+        .atto()
+        .env("ATTO_HOME", &blocker)
+        .args([
+            "exec",
+            "--base-url",
+            &env.base("chat"),
+            "--model",
+            "m",
+            "hi",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains(&blocker.display().to_string()), "{err}");
+    assert!(err.contains("are off for this run"), "{err}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("still answered"));
+    assert_eq!(std::fs::read_to_string(&blocker).unwrap(), "x");
+    // Resuming needs the database: a one-line error, exit 2.
+    let out = env
+        .atto()
+        .env("ATTO_HOME", &blocker)
+        .args([
+            "exec",
+            "-c",
+            "--base-url",
+            &env.base("chat"),
+            "--model",
+            "m",
+            "hi",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("cannot resume"), "{}", stderr(&out));
+}
