@@ -68,8 +68,7 @@ fn explain(args: ExplainArgs) -> Result<ExitCode, Failure> {
 }
 
 pub fn grants(args: GrantsArgs, workspace: &std::path::Path) -> Result<ExitCode, Failure> {
-    let path = atto_store::default_path().map_err(|e| Failure::usage(e.to_string()))?;
-    let store = Store::open(&path).map_err(|e| Failure::usage(e.to_string()))?;
+    let store = open_store()?;
     match args.action.unwrap_or(GrantsAction::List) {
         GrantsAction::List => {
             let rows = store
@@ -169,9 +168,25 @@ pub fn fork(args: ForkArgs, workspace: &std::path::Path) -> Result<ExitCode, Fai
     Ok(ExitCode::Ok)
 }
 
+/// The database, opened as sessions open it (a damaged one is offered to be moved aside).
 fn open_store() -> Result<Store, Failure> {
-    let path = atto_store::default_path().map_err(|e| Failure::usage(e.to_string()))?;
-    Store::open(&path).map_err(|e| Failure::usage(e.to_string()))
+    crate::permissions::open_store().map_err(Failure::usage)
+}
+
+/// A saved session (by id, prefix or `latest`) and its current thread's messages as
+/// stored JSON.
+fn load_session(
+    store: &Store,
+    here: &str,
+    id: &str,
+) -> Result<(atto_store::SessionRow, Vec<String>), Failure> {
+    let row = store
+        .find_session_blocking(here, &session_ref(id))
+        .map_err(|e| Failure::usage(e.to_string()))?;
+    let bodies = store
+        .thread_history_blocking(&row.current_thread)
+        .map_err(|e| Failure::usage(e.to_string()))?;
+    Ok((row, bodies))
 }
 
 fn session_ref(id: &str) -> atto_store::SessionRef {
@@ -204,12 +219,7 @@ pub fn sessions(args: SessionsArgs, workspace: &std::path::Path) -> Result<ExitC
             Ok(ExitCode::Ok)
         }
         SessionsAction::Export { id, format } => {
-            let row = store
-                .find_session_blocking(&here, &session_ref(&id))
-                .map_err(|e| Failure::usage(e.to_string()))?;
-            let bodies = store
-                .thread_history_blocking(&row.current_thread)
-                .map_err(|e| Failure::usage(e.to_string()))?;
+            let (row, bodies) = load_session(&store, &here, &id)?;
             let messages: Vec<serde_json::Value> = bodies
                 .iter()
                 .map(|b| serde_json::from_str(b).unwrap_or(serde_json::Value::String(b.clone())))
@@ -234,12 +244,7 @@ pub fn sessions(args: SessionsArgs, workspace: &std::path::Path) -> Result<ExitC
             Ok(ExitCode::Ok)
         }
         SessionsAction::Show { id } => {
-            let row = store
-                .find_session_blocking(&here, &session_ref(&id))
-                .map_err(|e| Failure::usage(e.to_string()))?;
-            let bodies = store
-                .thread_history_blocking(&row.current_thread)
-                .map_err(|e| Failure::usage(e.to_string()))?;
+            let (row, bodies) = load_session(&store, &here, &id)?;
             println!(
                 "session {} · {} · {} · {} messages",
                 row.id,

@@ -2,9 +2,7 @@
 //! the store. Every decision is recorded before the call it allows runs. A store that
 //! fails is reported (once per problem) and never stops the session.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
-use atto_policy::gate::{Action, Decision};
+use atto_policy::gate::Decision;
 use atto_protocol::{Event, GrantScope, PermissionMode};
 use atto_store::{AuditEntry, GrantRow, NewGrant, Store};
 use tokio::sync::mpsc;
@@ -53,12 +51,12 @@ impl Audit {
             return;
         };
         let entry = AuditEntry {
-            at: now_ms(),
+            at: crate::time::now_ms(),
             session_id: Some(self.session_id.clone()),
             workspace: Some(self.workspace.clone()),
             tool: tool.to_owned(),
             target: (!target.is_empty()).then(|| target.to_owned()),
-            decision: action_name(d.action).to_owned(),
+            decision: d.action.as_str().to_owned(),
             outcome: Some(outcome.to_owned()),
             decided_by: d.decided_by.clone(),
             mode: Some(mode_name(self.mode).to_owned()),
@@ -73,7 +71,7 @@ impl Audit {
         let Some(store) = self.store.clone() else {
             return;
         };
-        if let Err(err) = store.record_grant_use(id, now_ms()).await {
+        if let Err(err) = store.record_grant_use(id, crate::time::now_ms()).await {
             self.store_failed("record a grant's use", &err);
         }
     }
@@ -137,14 +135,6 @@ impl Audit {
     }
 }
 
-fn action_name(action: Action) -> &'static str {
-    match action {
-        Action::Allow => "allow",
-        Action::Ask => "ask",
-        Action::Deny => "deny",
-    }
-}
-
 /// The config spelling of a permission mode.
 pub(crate) fn mode_name(mode: PermissionMode) -> &'static str {
     match mode {
@@ -153,10 +143,4 @@ pub(crate) fn mode_name(mode: PermissionMode) -> &'static str {
         PermissionMode::AutoSafe => "auto-safe",
         PermissionMode::Yolo => "yolo",
     }
-}
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }

@@ -101,7 +101,7 @@ impl Gatekeeper {
         let target = facts.subject_line();
         if let Some(meta) = decision.grant_index.and_then(|i| self.meta.get_mut(i)) {
             meta.uses += 1;
-            meta.last_used_at = Some(now_ms());
+            meta.last_used_at = Some(crate::time::now_ms());
         }
         if let Some(id) = decision.grant_id {
             self.audit.grant_used(id).await;
@@ -362,7 +362,7 @@ impl Gatekeeper {
             origin: origin.to_owned(),
         });
         self.meta.push(GrantMeta {
-            created_at: Some(now_ms()),
+            created_at: Some(crate::time::now_ms()),
             ..GrantMeta::default()
         });
     }
@@ -386,7 +386,7 @@ impl Gatekeeper {
                 GrantInfo {
                     number: u32::try_from(i + 1).unwrap_or(u32::MAX),
                     scope,
-                    decision: action_word(g.action).to_owned(),
+                    decision: g.action.as_str().to_owned(),
                     rule: g.rule.text().to_owned(),
                     created_at: row.map(|r| r.created_at).or(meta.created_at),
                     last_used_at: row.and_then(|r| r.last_used_at).or(meta.last_used_at),
@@ -502,20 +502,6 @@ fn rule_path(workspace: &Path, path: &str) -> String {
         Ok(rel) => rel.display().to_string(),
         Err(_) => real.display().to_string(),
     }
-}
-
-fn action_word(action: Action) -> &'static str {
-    match action {
-        Action::Allow => "allow",
-        Action::Ask => "ask",
-        Action::Deny => "deny",
-    }
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// Exactly what a call would do, for the approval prompt: never hidden or shortened

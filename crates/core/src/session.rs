@@ -219,10 +219,7 @@ impl Session {
                     }
                 }
                 Op::Fork { label } => {
-                    let threads = Threads {
-                        store: self.recorder.store.as_ref(),
-                        session: &self.options.session_id,
-                    };
+                    let threads = self.threads();
                     let forked = threads
                         .fork(&self.recorder.thread, self.history.len(), label)
                         .await;
@@ -236,28 +233,19 @@ impl Session {
                     }
                 }
                 Op::ListThreads => {
-                    let threads = Threads {
-                        store: self.recorder.store.as_ref(),
-                        session: &self.options.session_id,
-                    };
+                    let threads = self.threads();
                     match threads.list(&self.recorder.thread).await {
                         Ok(threads) => self.emit(Event::ThreadList { threads }),
                         Err(message) => self.emit(Event::Error { message }),
                     }
                 }
                 Op::SwitchThread { id } => {
-                    let threads = Threads {
-                        store: self.recorder.store.as_ref(),
-                        session: &self.options.session_id,
-                    };
+                    let threads = self.threads();
                     let switched = threads.switch(&id).await;
                     self.enter_thread(switched);
                 }
                 Op::Rollback => {
-                    let threads = Threads {
-                        store: self.recorder.store.as_ref(),
-                        session: &self.options.session_id,
-                    };
+                    let threads = self.threads();
                     let switched = threads.rollback(&self.recorder.thread).await;
                     self.enter_thread(switched);
                 }
@@ -445,6 +433,14 @@ impl Session {
                 is_error: true,
             };
             self.record(Message::ToolResult(result)).await;
+        }
+    }
+
+    /// Thread operations on this session's store.
+    fn threads(&self) -> Threads<'_> {
+        Threads {
+            store: self.recorder.store.as_ref(),
+            session: &self.options.session_id,
         }
     }
 

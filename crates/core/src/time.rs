@@ -22,6 +22,13 @@ pub fn utc_minute(ms: i64) -> String {
     )
 }
 
+/// Now, in Unix milliseconds (0 if the clock is before 1970).
+pub(crate) fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
 /// Days since 1970-01-01 to (year, month, day): Howard Hinnant's civil-from-days.
 fn civil(days: i64) -> (i64, i64, i64) {
     let z = days + 719_468;

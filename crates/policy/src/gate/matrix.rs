@@ -19,6 +19,17 @@ pub enum Action {
     Deny,
 }
 
+impl Action {
+    /// `allow`, `ask` or `deny`, as config and the audit log spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Allow => "allow",
+            Action::Ask => "ask",
+            Action::Deny => "deny",
+        }
+    }
+}
+
 use Action::{Allow, Ask, Deny};
 
 /// Rows: strict, interactive, auto-safe, yolo. Columns: safe tools, moderate tools

@@ -79,7 +79,7 @@ const PROTECTED_PREFIXES: &[&str] = &[".git/", ".atto/"];
 pub fn decide(ctx: &GateContext<'_>, call: &CallFacts<'_>) -> Decision {
     let mode = ctx.permission.mode;
     let (risk, reasons) = match call.bash {
-        Some(v) => (risk_label(v.risk).to_owned(), v.reasons.clone()),
+        Some(v) => (v.risk.as_str().to_owned(), v.reasons.clone()),
         None => (level_label(call.level).to_owned(), Vec::new()),
     };
     let grant = matching_grant(ctx.grants, call);
@@ -138,7 +138,7 @@ pub fn decide(ctx: &GateContext<'_>, call: &CallFacts<'_>) -> Decision {
             let (action, cell) = match call.bash {
                 Some(v) => (
                     bash_action(mode, v.risk),
-                    format!("{mode:?} × {}", risk_label(v.risk)),
+                    format!("{mode:?} × {}", v.risk.as_str()),
                 ),
                 None => (
                     level_action(mode, call.level),
@@ -178,15 +178,6 @@ fn is_protected(path: &str) -> bool {
     PROTECTED_PREFIXES
         .iter()
         .any(|p| path.starts_with(p) || path == p.trim_end_matches('/'))
-}
-
-/// `SAFE` / `WARN` / `BLOCK`.
-pub fn risk_label(risk: BashRisk) -> &'static str {
-    match risk {
-        BashRisk::Safe => "SAFE",
-        BashRisk::Warn => "WARN",
-        BashRisk::Block => "BLOCK",
-    }
 }
 
 /// `SAFE` / `LOW` / `MEDIUM` / `HIGH`.
