@@ -1,5 +1,6 @@
 //! The session actor: owns a live conversation, takes `Op`s, runs turns, emits `Event`s.
 
+use std::borrow::Cow;
 use std::collections::{BTreeSet, VecDeque};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -279,10 +280,11 @@ impl Session {
                 return turn.finish(status, Some(status_message(&self.options.limits, &turn)));
             }
             turn.rounds += 1;
+            // Borrowed: a long history is not copied for every model call.
             let request = ModelRequest {
-                system: self.system.clone(),
-                messages: self.history.clone(),
-                tools: self.tool_specs.clone(),
+                system: Cow::Borrowed(&self.system),
+                messages: Cow::Borrowed(&self.history),
+                tools: Cow::Borrowed(&self.tool_specs),
                 max_output_tokens: self.options.limits.max_output_tokens,
             };
             let events = self.events.clone();

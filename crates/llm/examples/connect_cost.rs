@@ -68,8 +68,8 @@ async fn first_calls() -> Result<(), Box<dyn std::error::Error>> {
     .await?;
     let req = ModelRequest {
         system: "system".into(),
-        messages: vec![Message::User { text: "hi".into() }],
-        tools: Vec::new(),
+        messages: vec![Message::User { text: "hi".into() }].into(),
+        tools: Vec::new().into(),
         max_output_tokens: 100,
     };
     let start = Instant::now();

@@ -67,7 +67,7 @@ impl HttpModelClient {
 
     async fn call(
         &self,
-        req: &ModelRequest,
+        req: &ModelRequest<'_>,
         on_update: &mut (dyn FnMut(StreamUpdate) + Send),
     ) -> Result<ModelResponse, ModelError> {
         let body = serde_json::to_vec(&wire::body(self.info.wire, &self.info.model, req))
@@ -286,7 +286,7 @@ impl ModelClient for HttpModelClient {
 
     fn stream<'a>(
         &'a self,
-        req: &'a ModelRequest,
+        req: &'a ModelRequest<'a>,
         on_update: &'a mut (dyn FnMut(StreamUpdate) + Send),
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         Box::pin(self.call(req, on_update))

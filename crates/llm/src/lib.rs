@@ -20,6 +20,7 @@ pub mod sse;
 mod tls;
 mod wire;
 
+use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -90,13 +91,13 @@ impl FromStr for Wire {
 
 /// One model call's input.
 #[derive(Debug, Clone)]
-pub struct ModelRequest {
+pub struct ModelRequest<'a> {
     /// System prompt (stable prefix first, so providers can cache it).
-    pub system: String,
-    /// The conversation so far.
-    pub messages: Vec<Message>,
+    pub system: Cow<'a, str>,
+    /// The conversation so far (borrowed from the session: no copy per model call).
+    pub messages: Cow<'a, [Message]>,
     /// Tools the model may call.
-    pub tools: Vec<ToolSpec>,
+    pub tools: Cow<'a, [ToolSpec]>,
     /// Output token limit.
     pub max_output_tokens: u32,
 }
@@ -164,7 +165,7 @@ pub trait ModelClient: Send + Sync {
     /// its connection.
     fn stream<'a>(
         &'a self,
-        req: &'a ModelRequest,
+        req: &'a ModelRequest<'a>,
         on_update: &'a mut (dyn FnMut(StreamUpdate) + Send),
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>>;
 }

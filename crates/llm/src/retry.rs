@@ -124,7 +124,7 @@ impl<C: ModelClient> RetryingClient<C> {
 
     async fn run(
         &self,
-        req: &ModelRequest,
+        req: &ModelRequest<'_>,
         on_update: &mut (dyn FnMut(StreamUpdate) + Send),
     ) -> Result<ModelResponse, ModelError> {
         let max_attempts = self.policy.max_attempts.max(1);
@@ -185,7 +185,7 @@ impl<C: ModelClient> ModelClient for RetryingClient<C> {
 
     fn stream<'a>(
         &'a self,
-        req: &'a ModelRequest,
+        req: &'a ModelRequest<'a>,
         on_update: &'a mut (dyn FnMut(StreamUpdate) + Send),
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         Box::pin(self.run(req, on_update))
@@ -258,7 +258,7 @@ mod tests {
         }
         fn stream<'a>(
             &'a self,
-            _req: &'a ModelRequest,
+            _req: &'a ModelRequest<'a>,
             _on_update: &'a mut (dyn FnMut(StreamUpdate) + Send),
         ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
             *self.calls.lock().unwrap() += 1;
@@ -298,11 +298,11 @@ mod tests {
         (RetryingClient::new(inner, policy, breaker), clock)
     }
 
-    fn request() -> ModelRequest {
+    fn request() -> ModelRequest<'static> {
         ModelRequest {
-            system: String::new(),
-            messages: Vec::new(),
-            tools: Vec::new(),
+            system: String::new().into(),
+            messages: Vec::new().into(),
+            tools: Vec::new().into(),
             max_output_tokens: 10,
         }
     }

@@ -41,15 +41,16 @@ fn fast_options(max_attempts: u32) -> ClientOptions {
     }
 }
 
-fn request(messages: Vec<Message>) -> ModelRequest {
+fn request(messages: Vec<Message>) -> ModelRequest<'static> {
     ModelRequest {
         system: "You are a test.".into(),
-        messages,
+        messages: messages.into(),
         tools: vec![ToolSpec {
             name: "read".into(),
             description: "Read a file".into(),
             parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
-        }],
+        }]
+        .into(),
         max_output_tokens: 1000,
     }
 }
@@ -60,7 +61,7 @@ fn user(text: &str) -> Message {
 
 async fn run(
     client: &dyn ModelClient,
-    req: &ModelRequest,
+    req: &ModelRequest<'_>,
 ) -> (Vec<StreamUpdate>, Result<ModelResponse, ModelError>) {
     let mut updates = Vec::new();
     let result = client.stream(req, &mut |u| updates.push(u)).await;
@@ -175,11 +176,11 @@ async fn round_trip(wire: Wire, options: StreamOptions) {
     );
 
     // Second turn: the reply and its tool results go back.
-    req.messages.push(Message::Assistant {
+    req.messages.to_mut().push(Message::Assistant {
         parts: first.parts.clone(),
     });
     for call in calls {
-        req.messages.push(Message::ToolResult(ToolResult {
+        req.messages.to_mut().push(Message::ToolResult(ToolResult {
             call_id: call.id.clone(),
             name: call.name.clone(),
             content: format!("contents of {}", call.id),

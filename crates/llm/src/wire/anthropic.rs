@@ -13,10 +13,10 @@ use crate::error::from_event;
 use crate::sse::SseEvent;
 use crate::{ModelError, ModelRequest, ModelResponse, StreamUpdate};
 
-pub(crate) fn body(model: &str, req: &ModelRequest) -> Value {
+pub(crate) fn body(model: &str, req: &ModelRequest<'_>) -> Value {
     // (role, blocks); consecutive same-role entries are merged, as the API requires.
     let mut turns: Vec<(&str, Vec<Value>)> = Vec::with_capacity(req.messages.len());
-    for message in &req.messages {
+    for message in req.messages.iter() {
         let (role, blocks) = match message {
             Message::User { text } if text.is_empty() => continue,
             Message::User { text } => ("user", vec![json!({"type": "text", "text": text})]),

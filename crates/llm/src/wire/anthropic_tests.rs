@@ -259,7 +259,7 @@ fn request_body_merges_turns_and_replays_signed_thinking() {
 fn unsigned_thinking_and_empty_assistant_turns_are_not_sent() {
     use atto_protocol::Message;
     let req = ModelRequest {
-        system: String::new(),
+        system: String::new().into(),
         messages: vec![
             Message::User { text: "a".into() },
             Message::Assistant {
@@ -269,8 +269,9 @@ fn unsigned_thinking_and_empty_assistant_turns_are_not_sent() {
                 }],
             },
             Message::User { text: "b".into() },
-        ],
-        tools: Vec::new(),
+        ]
+        .into(),
+        tools: Vec::new().into(),
         max_output_tokens: 10,
     };
     let body = body("m", &req);

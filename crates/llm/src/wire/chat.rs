@@ -14,12 +14,12 @@ use crate::error::from_event;
 use crate::sse::SseEvent;
 use crate::{ModelError, ModelRequest, ModelResponse, StreamUpdate};
 
-pub(crate) fn body(model: &str, req: &ModelRequest) -> Value {
+pub(crate) fn body(model: &str, req: &ModelRequest<'_>) -> Value {
     let mut messages = Vec::with_capacity(req.messages.len() + 1);
     if !req.system.is_empty() {
         messages.push(json!({"role": "system", "content": req.system}));
     }
-    for message in &req.messages {
+    for message in req.messages.iter() {
         match message {
             Message::User { text } => messages.push(json!({"role": "user", "content": text})),
             Message::Assistant { parts } => {

@@ -245,8 +245,8 @@ fn request_body_layout() {
     assert_eq!(body["tools"][0]["type"], "function");
 
     let mut bare = sample_request();
-    bare.tools.clear();
-    bare.system.clear();
+    bare.tools.to_mut().clear();
+    bare.system.to_mut().clear();
     let body = super::body("m", &bare);
     assert!(body.get("tools").is_none());
     assert_eq!(body["messages"][0]["role"], "user");

@@ -26,7 +26,7 @@ pub(crate) fn endpoint(wire: Wire, base_url: &str) -> String {
 }
 
 /// The JSON request body for `wire`.
-pub(crate) fn body(wire: Wire, model: &str, req: &ModelRequest) -> serde_json::Value {
+pub(crate) fn body(wire: Wire, model: &str, req: &ModelRequest<'_>) -> serde_json::Value {
     match wire {
         Wire::Chat => chat::body(model, req),
         Wire::Responses => responses::body(model, req),
@@ -227,7 +227,7 @@ pub(crate) mod testutil {
     }
 
     /// A request with one of everything.
-    pub(crate) fn sample_request() -> ModelRequest {
+    pub(crate) fn sample_request() -> ModelRequest<'static> {
         use atto_protocol::{Message, ToolResult, ToolSpec};
         ModelRequest {
             system: "You are atto.".into(),
@@ -271,12 +271,13 @@ pub(crate) mod testutil {
                 Message::User {
                     text: "and b".into(),
                 },
-            ],
+            ].into(),
             tools: vec![ToolSpec {
                 name: "read".into(),
                 description: "Read a file".into(),
                 parameters: serde_json::json!({"type":"object","properties":{"path":{"type":"string"}}}),
-            }],
+            }]
+            .into(),
             max_output_tokens: 4096,
         }
     }

@@ -15,9 +15,9 @@ use crate::error::from_event;
 use crate::sse::SseEvent;
 use crate::{ModelError, ModelRequest, ModelResponse, StreamUpdate};
 
-pub(crate) fn body(model: &str, req: &ModelRequest) -> Value {
+pub(crate) fn body(model: &str, req: &ModelRequest<'_>) -> Value {
     let mut input = Vec::with_capacity(req.messages.len());
-    for message in &req.messages {
+    for message in req.messages.iter() {
         match message {
             Message::User { text } => input.push(json!({
                 "type": "message",
@@ -59,7 +59,7 @@ pub(crate) fn body(model: &str, req: &ModelRequest) -> Value {
         "max_output_tokens": req.max_output_tokens,
     });
     if !req.system.is_empty() {
-        body["instructions"] = Value::String(req.system.clone());
+        body["instructions"] = Value::String(req.system.to_string());
     }
     if !req.tools.is_empty() {
         body["tools"] = req
