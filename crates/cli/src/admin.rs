@@ -266,7 +266,7 @@ pub fn sessions(args: SessionsArgs, workspace: &std::path::Path) -> Result<ExitC
 /// One message as readable text.
 fn transcript(message: &Message) -> String {
     match message {
-        Message::User { text } => format!("\n> {text}\n"),
+        Message::User { text, .. } => format!("\n> {text}\n"),
         Message::Assistant { parts } => {
             let mut out = String::new();
             for part in parts {
@@ -291,7 +291,7 @@ fn transcript(message: &Message) -> String {
 /// One message as Markdown, for `atto sessions export`.
 fn markdown(message: &Message) -> String {
     match message {
-        Message::User { text } => format!("## User\n\n{text}\n\n"),
+        Message::User { text, .. } => format!("## User\n\n{text}\n\n"),
         Message::Assistant { parts } => {
             let mut out = String::from("## Assistant\n\n");
             for part in parts {

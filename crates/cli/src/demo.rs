@@ -109,6 +109,7 @@ pub async fn run(args: DemoArgs, wire: Option<Wire>) -> Result<ExitCode, Failure
             trust: false,
         },
         resume: None,
+        mode: atto_protocol::AgentMode::Build,
     })?;
     let prompt = "greet.py crashes when I run it. Fix it and check that it works.";
     println!("> {prompt}");

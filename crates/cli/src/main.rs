@@ -13,6 +13,7 @@ mod setup;
 use std::path::PathBuf;
 
 use atto_llm::Wire;
+use atto_protocol::AgentMode;
 use clap::{Args, Parser, Subcommand};
 
 use crate::config::Config;
@@ -33,6 +34,13 @@ struct Cli {
     command: Option<Command>,
     /// A first prompt for the interactive session.
     prompt: Option<String>,
+    /// Line-oriented session even on a terminal: each stdin line is a prompt or a slash
+    /// command (also what runs when stdin or stdout is not a terminal).
+    #[arg(long)]
+    plain: bool,
+    /// How the line session prints events.
+    #[arg(long, value_enum, default_value_t = repl::LineFormat::Text)]
+    output_format: repl::LineFormat,
 }
 
 /// Options every command accepts.
@@ -67,6 +75,10 @@ pub struct GlobalArgs {
     /// Trust mode: file tools may reach outside the workspace.
     #[arg(long, global = true)]
     pub trust: bool,
+    /// Agent mode: build (default; alias agent), plan (writes are queued for approval),
+    /// review (read-only), debug (reads and test commands); yolo is build without asking.
+    #[arg(long, global = true, value_name = "MODE", value_parser = parse_mode)]
+    pub mode: Option<(AgentMode, bool)>,
     /// Resume a saved session: its id, a unique prefix of it, or `latest`.
     #[arg(short = 'r', long = "resume", global = true, value_name = "ID")]
     pub resume: Option<String>,
@@ -94,13 +106,22 @@ impl GlobalArgs {
 }
 
 impl GlobalArgs {
+    /// The agent mode asked for (build by default).
+    fn agent_mode(&self) -> AgentMode {
+        self.mode.map_or(AgentMode::Build, |(mode, _)| mode)
+    }
+
     fn permission_flags(&self) -> PermissionFlags {
         PermissionFlags {
             permission: self.permission.clone(),
-            yolo: self.yolo,
+            yolo: self.yolo || self.mode.is_some_and(|(_, yolo)| yolo),
             trust: self.trust,
         }
     }
+}
+
+fn parse_mode(s: &str) -> Result<(AgentMode, bool), String> {
+    atto_policy::gate::parse_agent_mode(s)
 }
 
 fn parse_wire(s: &str) -> Result<Wire, String> {
@@ -238,6 +259,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                     limits,
                     permissions: cli.global.permission_flags(),
                     resume: cli.global.resume_ref(),
+                    mode: cli.global.agent_mode(),
                 })?;
                 let options = exec::RunOptions {
                     format: args.output_format,
@@ -251,7 +273,12 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             let config = Config::load(cli.global.config.as_deref())?;
             let provider = setup::provider(&cli.global, &config)?;
             let (workspace, cwd) = setup::workspace(cli.global.workspace.as_deref())?;
-            let trust = cli.global.trust || cli.global.yolo;
+            let yolo = cli.global.yolo || cli.global.mode.is_some_and(|(_, yolo)| yolo);
+            let trust = cli.global.trust || yolo;
+            let mode = cli.global.agent_mode();
+            // There is no full-screen interface yet: every session is the line session,
+            // `--plain` or not.
+            let _ = cli.plain;
             block_on(async {
                 let (handle, _) = setup::start(Launch {
                     provider: &provider,
@@ -261,8 +288,9 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                     limits: LimitFlags::default(),
                     permissions: cli.global.permission_flags(),
                     resume: cli.global.resume_ref(),
+                    mode: cli.global.agent_mode(),
                 })?;
-                Ok(repl::run(handle, cli.prompt, trust).await)
+                Ok(repl::run(handle, cli.prompt, trust, mode, cli.output_format).await)
             })
         }
     }

@@ -81,6 +81,7 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
                     ToolCallStatus::InvalidArguments => "not run",
                     ToolCallStatus::Cancelled => "cancelled",
                     ToolCallStatus::Denied => "denied",
+                    ToolCallStatus::Queued => "queued for approval",
                 };
                 writeln!(self.progress, "  {label} ({duration_ms} ms)")?;
                 let lines: Vec<&str> = summary.lines().filter(|l| !l.trim().is_empty()).collect();
@@ -168,6 +169,33 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
                 }
                 self.progress.flush()?;
             }
+            Event::ModeChanged { mode, permission } => {
+                self.end_text_line()?;
+                writeln!(
+                    self.progress,
+                    "mode: {} (permission: {})",
+                    mode.label(),
+                    permission_name(*permission)
+                )?;
+            }
+            Event::ChangeQueued { change } => {
+                self.end_text_line()?;
+                writeln!(
+                    self.progress,
+                    "  plan: change {} queued ({} {}); /show-plan to review",
+                    change.order,
+                    change.tool,
+                    change_target(change)
+                )?;
+            }
+            Event::Plan { plan, previews } => {
+                self.end_text_line()?;
+                write!(self.progress, "{}", plan_view(plan.as_ref(), previews))?;
+            }
+            Event::PlanDecided { status, outcomes } => {
+                self.end_text_line()?;
+                write!(self.progress, "{}", plan_outcomes(*status, outcomes))?;
+            }
             Event::SessionStarted { .. }
             | Event::TurnStarted { .. }
             | Event::Usage { .. }
@@ -175,6 +203,95 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
         }
         Ok(())
     }
+}
+
+fn permission_name(mode: atto_protocol::PermissionMode) -> &'static str {
+    match mode {
+        atto_protocol::PermissionMode::Strict => "strict",
+        atto_protocol::PermissionMode::Interactive => "interactive",
+        atto_protocol::PermissionMode::AutoSafe => "auto-safe",
+        atto_protocol::PermissionMode::Yolo => "yolo",
+    }
+}
+
+/// The file or command a change targets, on one line.
+fn change_target(change: &atto_protocol::ProposedChange) -> String {
+    if let Some(path) = &change.path {
+        return path.clone();
+    }
+    let text = change
+        .args
+        .get("command")
+        .and_then(Value::as_str)
+        .map_or_else(|| change.args.to_string(), str::to_owned);
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() > 100 {
+        flat.chars().take(100).collect::<String>() + "…"
+    } else {
+        flat
+    }
+}
+
+/// `/show-plan`: every change in order with tool, target, reason, status and its preview.
+pub fn plan_view(plan: Option<&atto_protocol::PendingPlan>, previews: &[String]) -> String {
+    use std::fmt::Write as _;
+    let Some(plan) = plan else {
+        return "no pending plan (in plan mode, writes are queued here: /mode plan)\n".to_owned();
+    };
+    let open = plan
+        .proposed_changes
+        .iter()
+        .filter(|c| c.status.is_open())
+        .count();
+    let mut out = format!(
+        "plan {} [{}] — {} change(s), {open} pending\ntask: {}\n",
+        &plan.id[..plan.id.len().min(8)],
+        plan.status.as_str(),
+        plan.proposed_changes.len(),
+        plan.task.lines().next().unwrap_or("")
+    );
+    for (change, preview) in plan.proposed_changes.iter().zip(previews) {
+        let _ = writeln!(
+            out,
+            "\n{}. {} {} [{}]",
+            change.order,
+            change.tool,
+            change_target(change),
+            change.status.as_str()
+        );
+        if !change.reason.is_empty() {
+            let _ = writeln!(out, "   reason: {}", change.reason);
+        }
+        for line in preview.lines() {
+            let _ = writeln!(out, "   {line}");
+        }
+    }
+    if open > 0 {
+        out.push_str("\n/approve runs all pending, /approve N the first N, /approve 2,4 or 3-5 picks; /reject [N] [reason] discards\n");
+    }
+    out
+}
+
+/// What `/approve` or `/reject` did, one line per change.
+pub fn plan_outcomes(
+    status: atto_protocol::PlanStatus,
+    outcomes: &[atto_protocol::ChangeOutcome],
+) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    for o in outcomes {
+        let detail = o.detail.lines().next().unwrap_or("");
+        let _ = writeln!(
+            out,
+            "  {}. {} {}: {} — {detail}",
+            o.order,
+            o.tool,
+            o.target,
+            o.status.as_str()
+        );
+    }
+    let _ = writeln!(out, "plan is now {}", status.as_str());
+    out
 }
 
 /// The `/threads` tree, as in the seeds:

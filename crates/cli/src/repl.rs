@@ -2,12 +2,38 @@
 //! Used when there is no full-screen interface (scripts, pipes, dumb terminals).
 
 use atto_core::AgentHandle;
-use atto_core::commands::{self, Command};
-use atto_protocol::{ApprovalDecision, Event, GrantScope, Op};
+use atto_core::commands::{self, Command, State};
+use atto_protocol::{AgentMode, ApprovalDecision, Event, GrantScope, Op};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 use crate::ExitCode;
-use crate::render::TextRenderer;
+use crate::render::{self, TextRenderer};
+
+/// How the line session shows events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum LineFormat {
+    /// Readable text: answers on stdout, progress on stderr.
+    #[default]
+    Text,
+    /// One JSON event per line on stdout (the `atto exec` stream-json schema).
+    StreamJson,
+}
+
+/// Prints events in the chosen format.
+struct Printer {
+    text: TextRenderer<std::io::Stdout, std::io::Stderr>,
+    json: bool,
+}
+
+impl Printer {
+    fn event(&mut self, event: &Event) {
+        if self.json {
+            println!("{}", render::event_json(event));
+        } else {
+            self.text.event(event);
+        }
+    }
+}
 
 /// Runs one prompt to the end, printing it, then shuts the session down.
 pub async fn run_one(mut handle: AgentHandle, prompt: String) -> ExitCode {
@@ -28,9 +54,19 @@ pub async fn run_one(mut handle: AgentHandle, prompt: String) -> ExitCode {
 
 /// Runs until stdin ends (or `/exit`), then shuts the session down. Lines starting with
 /// `/` are slash commands.
-pub async fn run(mut handle: AgentHandle, first: Option<String>, mut trust: bool) -> ExitCode {
+pub async fn run(
+    mut handle: AgentHandle,
+    first: Option<String>,
+    trust: bool,
+    mode: AgentMode,
+    format: LineFormat,
+) -> ExitCode {
     let ops = handle.op_sender();
-    let mut renderer = TextRenderer::new(std::io::stdout(), std::io::stderr());
+    let mut state = State { trust, mode };
+    let mut renderer = Printer {
+        text: TextRenderer::new(std::io::stdout(), std::io::stderr()),
+        json: format == LineFormat::StreamJson,
+    };
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
     let mut pending = first;
     loop {
@@ -46,7 +82,7 @@ pub async fn run(mut handle: AgentHandle, first: Option<String>, mut trust: bool
             continue;
         }
         if prompt.starts_with('/') {
-            match commands::parse(&prompt, trust) {
+            match commands::parse(&prompt, &state) {
                 Ok(Command::Exit) => break,
                 Ok(Command::Help) => eprint!("{}", commands::help()),
                 Ok(Command::Op(op)) => {
@@ -56,12 +92,17 @@ pub async fn run(mut handle: AgentHandle, first: Option<String>, mut trust: bool
                     // Show the answer before reading the next line.
                     while let Some(event) = handle.next_event().await {
                         renderer.event(&event);
-                        if let Event::TrustChanged { on } = event {
-                            trust = on;
+                        match &event {
+                            Event::TrustChanged { on } => state.trust = *on,
+                            Event::ModeChanged { mode, .. } => state.mode = *mode,
+                            _ => {}
                         }
                         if matches!(
                             event,
-                            Event::GrantList { .. }
+                            Event::ModeChanged { .. }
+                                | Event::Plan { .. }
+                                | Event::PlanDecided { .. }
+                                | Event::GrantList { .. }
                                 | Event::ThreadList { .. }
                                 | Event::ThreadSwitched { .. }
                                 | Event::Notice { .. }

@@ -73,6 +73,8 @@ pub struct Launch<'a> {
     pub permissions: PermissionFlags,
     /// A saved session to continue.
     pub resume: Option<SessionRef>,
+    /// The agent mode to start in.
+    pub mode: atto_protocol::AgentMode,
 }
 
 /// Connects the model client and starts the session.
@@ -135,6 +137,7 @@ pub fn start(launch: Launch<'_>) -> Result<(AgentHandle, String), SetupError> {
         client,
         tools: ToolRegistry::builtin(),
         limits: limits(launch.config, &launch.limits),
+        mode: launch.mode,
     });
     Ok((handle, session_id))
 }

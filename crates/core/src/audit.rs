@@ -47,6 +47,19 @@ impl Audit {
 
     /// Records one decision and how it ended.
     pub(crate) async fn record(&mut self, tool: &str, target: &str, d: &Decision, outcome: &str) {
+        self.record_as(tool, target, d.action.as_str(), &d.decided_by, outcome)
+            .await;
+    }
+
+    /// Records a decision the agent mode made (`queue`, or `deny` by the mode table).
+    pub(crate) async fn record_as(
+        &mut self,
+        tool: &str,
+        target: &str,
+        decision: &str,
+        decided_by: &str,
+        outcome: &str,
+    ) {
         let Some(store) = self.store.clone() else {
             return;
         };
@@ -56,9 +69,9 @@ impl Audit {
             workspace: Some(self.workspace.clone()),
             tool: tool.to_owned(),
             target: (!target.is_empty()).then(|| target.to_owned()),
-            decision: d.action.as_str().to_owned(),
+            decision: decision.to_owned(),
             outcome: Some(outcome.to_owned()),
-            decided_by: d.decided_by.clone(),
+            decided_by: decided_by.to_owned(),
             mode: Some(mode_name(self.mode).to_owned()),
         };
         if let Err(err) = store.audit(entry).await {

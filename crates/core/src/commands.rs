@@ -2,7 +2,8 @@
 //! `Op` for the session, or into an action the front end handles itself (help, exit).
 //! Unknown names get a "did you mean".
 
-use atto_protocol::Op;
+use atto_policy::gate::parse_agent_mode;
+use atto_protocol::{AgentMode, Op, PermissionMode, PlanSelection};
 
 /// What a slash command asks for.
 #[derive(Debug, Clone, PartialEq)]
@@ -50,6 +51,26 @@ pub const COMMANDS: &[CommandInfo] = &[
         about: "go back to this thread's fork point, in a new sibling thread",
     },
     CommandInfo {
+        usage: "/mode NAME",
+        about: "switch agent mode: build (agent), plan, review, debug; yolo; or 1 plan, 2 agent, 3 yolo",
+    },
+    CommandInfo {
+        usage: "/plan",
+        about: "toggle plan mode (writes are queued as proposed changes, not run)",
+    },
+    CommandInfo {
+        usage: "/show-plan",
+        about: "list the proposed changes in order: tool, path, reason and a diff of each",
+    },
+    CommandInfo {
+        usage: "/approve [N | 2,4 | 3-5]",
+        about: "run all pending changes, the first N, or the ones picked by number",
+    },
+    CommandInfo {
+        usage: "/reject [N | 2,4 | 3-5] [reason]",
+        about: "discard all pending changes, or the ones picked; the reason goes to the model",
+    },
+    CommandInfo {
         usage: "/trust [on|off]",
         about: "let file tools reach outside the workspace (toggles without an argument)",
     },
@@ -63,9 +84,18 @@ pub const COMMANDS: &[CommandInfo] = &[
     },
 ];
 
-/// Parses a line that starts with `/`. `trust` is the current trust state, for the
-/// toggle. Errors are one line and change nothing.
-pub fn parse(line: &str, trust: bool) -> Result<Command, String> {
+/// What the front end knows of the session, for commands that toggle.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct State {
+    /// Trust mode is on.
+    pub trust: bool,
+    /// The current agent mode.
+    pub mode: AgentMode,
+}
+
+/// Parses a line that starts with `/`. Errors are one line and change nothing.
+pub fn parse(line: &str, state: &State) -> Result<Command, String> {
+    let trust = state.trust;
     let line = line.trim();
     let body = line.strip_prefix('/').unwrap_or(line);
     let mut words = body.split_whitespace();
@@ -95,10 +125,97 @@ pub fn parse(line: &str, trust: bool) -> Result<Command, String> {
         })),
         ("switch", _) => Err("usage: /switch ID (see /threads)".to_owned()),
         ("rollback", []) => Ok(Command::Op(Op::Rollback)),
+        ("mode", [name]) => {
+            let (mode, yolo) = parse_agent_mode(name)?;
+            Ok(Command::Op(Op::SetMode {
+                mode,
+                permission: yolo.then_some(PermissionMode::Yolo),
+            }))
+        }
+        ("mode", []) => Err(format!(
+            "the mode is {}; /mode NAME switches (build, plan, review, debug, yolo)",
+            state.mode.as_str()
+        )),
+        ("mode", _) => Err("usage: /mode NAME (build, plan, review, debug, yolo)".to_owned()),
+        ("plan", []) => Ok(Command::Op(Op::SetMode {
+            mode: if state.mode == AgentMode::Plan {
+                AgentMode::Build
+            } else {
+                AgentMode::Plan
+            },
+            permission: None,
+        })),
+        ("plan", _) => Err("/plan takes no arguments (it toggles plan mode)".to_owned()),
+        ("show-plan", []) => Ok(Command::Op(Op::ShowPlan)),
+        ("show-plan", _) => Err("/show-plan takes no arguments".to_owned()),
+        ("approve", []) => Ok(Command::Op(Op::ApprovePlan {
+            selection: PlanSelection::All,
+        })),
+        ("approve", [picks]) => {
+            let selection = match picks.parse::<u32>() {
+                Ok(n) => PlanSelection::First { n },
+                Err(_) => parse_picks(picks).map_err(|e| format!("/approve: {e}"))?,
+            };
+            if selection == (PlanSelection::First { n: 0 }) {
+                return Err("/approve 0 approves nothing; give N ≥ 1, or no number for all".into());
+            }
+            Ok(Command::Op(Op::ApprovePlan { selection }))
+        }
+        ("approve", _) => Err("usage: /approve, /approve N, /approve 2,4 or /approve 3-5".into()),
+        ("reject", []) => Ok(Command::Op(Op::RejectPlan {
+            selection: PlanSelection::All,
+            reason: None,
+        })),
+        ("reject", [first, ..]) => {
+            let rest = body["reject".len()..].trim();
+            let (selection, reason) = match parse_picks(first) {
+                Ok(selection) => (selection, rest[first.len()..].trim()),
+                // Starts like a number but is not a valid pick list: an error, not a reason.
+                Err(e) if first.starts_with(|c: char| c.is_ascii_digit()) => {
+                    return Err(format!("/reject: {e}"));
+                }
+                Err(_) => (PlanSelection::All, rest),
+            };
+            Ok(Command::Op(Op::RejectPlan {
+                selection,
+                reason: (!reason.is_empty()).then(|| reason.to_owned()),
+            }))
+        }
         ("help", _) => Ok(Command::Help),
         ("exit" | "quit", _) => Ok(Command::Exit),
         _ => Err(unknown(name)),
     }
+}
+
+/// Reads `2`, `2,4`, `3-5` or `1,3-5` as change numbers (ascending, no repeats).
+pub fn parse_picks(text: &str) -> Result<PlanSelection, String> {
+    let mut orders = std::collections::BTreeSet::new();
+    for part in text.split(',') {
+        let part = part.trim();
+        let bad = || format!("'{part}' is not a change number or a range like 3-5");
+        let (from, to) = match part.split_once('-') {
+            Some((a, b)) => (
+                a.trim().parse::<u32>().map_err(|_| bad())?,
+                b.trim().parse::<u32>().map_err(|_| bad())?,
+            ),
+            None => {
+                let n = part.parse::<u32>().map_err(|_| bad())?;
+                (n, n)
+            }
+        };
+        if from == 0 || to < from {
+            return Err(format!(
+                "'{part}' is not a range of change numbers (they start at 1)"
+            ));
+        }
+        if to - from > 10_000 {
+            return Err(format!("'{part}' is far larger than any plan"));
+        }
+        orders.extend(from..=to);
+    }
+    Ok(PlanSelection::Picks {
+        orders: orders.into_iter().collect(),
+    })
 }
 
 /// `/help` text.
@@ -148,46 +265,134 @@ mod tests {
 
     #[test]
     fn commands_parse_into_ops() {
-        assert_eq!(parse("/grants", false), Ok(Command::Op(Op::ListGrants)));
         assert_eq!(
-            parse("/grants revoke 3", false),
+            parse("/grants", &State::default()),
+            Ok(Command::Op(Op::ListGrants))
+        );
+        assert_eq!(
+            parse("/grants revoke 3", &State::default()),
             Ok(Command::Op(Op::RevokeGrant { number: 3 }))
         );
         assert_eq!(
-            parse("/trust", false),
+            parse("/trust", &State::default()),
             Ok(Command::Op(Op::SetTrust { on: true }))
         );
         assert_eq!(
-            parse("/trust off", true),
+            parse(
+                "/trust off",
+                &State {
+                    trust: true,
+                    ..State::default()
+                }
+            ),
             Ok(Command::Op(Op::SetTrust { on: false }))
         );
-        assert_eq!(parse("/quit", false), Ok(Command::Exit));
+        assert_eq!(parse("/quit", &State::default()), Ok(Command::Exit));
         assert_eq!(
-            parse("/fork \"Try React\"", false),
+            parse("/fork \"Try React\"", &State::default()),
             Ok(Command::Op(Op::Fork {
                 label: Some("Try React".into())
             }))
         );
         assert_eq!(
-            parse("/switch fork-a1", false),
+            parse("/switch fork-a1", &State::default()),
             Ok(Command::Op(Op::SwitchThread {
                 id: "fork-a1".into()
             }))
         );
-        assert!(parse("/switch", false).is_err());
+        assert!(parse("/switch", &State::default()).is_err());
     }
 
     #[test]
     fn bad_input_is_one_line_and_suggests() {
-        let err = parse("/grnts", false).unwrap_err();
+        let err = parse("/grnts", &State::default()).unwrap_err();
         assert!(err.contains("did you mean /grants"), "{err}");
         assert!(
-            parse("/grants revoke x", false)
+            parse("/grants revoke x", &State::default())
                 .unwrap_err()
                 .contains("'x'")
         );
-        assert!(parse("/grants revoke 0", false).is_err());
-        assert!(parse("/zzzzzz", false).unwrap_err().contains("/help"));
+        assert!(parse("/grants revoke 0", &State::default()).is_err());
+        assert!(
+            parse("/zzzzzz", &State::default())
+                .unwrap_err()
+                .contains("/help")
+        );
         assert!(help().contains("/grants revoke N"));
+    }
+
+    #[test]
+    fn modes_and_plan_commands() {
+        let build = State::default();
+        let plan = State {
+            mode: AgentMode::Plan,
+            ..State::default()
+        };
+        let set = |mode, permission| Ok(Command::Op(Op::SetMode { mode, permission }));
+        assert_eq!(parse("/mode plan", &build), set(AgentMode::Plan, None));
+        assert_eq!(parse("/mode agent", &build), set(AgentMode::Build, None));
+        assert_eq!(parse("/mode 1", &build), set(AgentMode::Plan, None));
+        assert_eq!(
+            parse("/mode yolo", &build),
+            set(AgentMode::Build, Some(PermissionMode::Yolo))
+        );
+        assert_eq!(parse("/plan", &build), set(AgentMode::Plan, None));
+        assert_eq!(parse("/plan", &plan), set(AgentMode::Build, None));
+        assert!(
+            parse("/mode nonsense", &build)
+                .unwrap_err()
+                .contains("unknown mode 'nonsense'")
+        );
+        assert_eq!(parse("/show-plan", &plan), Ok(Command::Op(Op::ShowPlan)));
+        let approve = |selection| Ok(Command::Op(Op::ApprovePlan { selection }));
+        assert_eq!(parse("/approve", &plan), approve(PlanSelection::All));
+        assert_eq!(
+            parse("/approve 2", &plan),
+            approve(PlanSelection::First { n: 2 })
+        );
+        assert_eq!(
+            parse("/approve 2,4", &plan),
+            approve(PlanSelection::Picks { orders: vec![2, 4] })
+        );
+        assert_eq!(
+            parse("/approve 1,3-5", &plan),
+            approve(PlanSelection::Picks {
+                orders: vec![1, 3, 4, 5]
+            })
+        );
+        assert!(parse("/approve x", &plan).unwrap_err().contains("'x'"));
+        assert!(parse("/approve 0", &plan).is_err());
+        assert!(parse("/approve 5-3", &plan).is_err());
+        let reject = |selection, reason: Option<&str>| {
+            Ok(Command::Op(Op::RejectPlan {
+                selection,
+                reason: reason.map(str::to_owned),
+            }))
+        };
+        assert_eq!(parse("/reject", &plan), reject(PlanSelection::All, None));
+        assert_eq!(
+            parse("/reject 3", &plan),
+            reject(PlanSelection::Picks { orders: vec![3] }, None)
+        );
+        assert_eq!(
+            parse("/reject 2,4 use the helper instead", &plan),
+            reject(
+                PlanSelection::Picks { orders: vec![2, 4] },
+                Some("use the helper instead")
+            )
+        );
+        assert_eq!(
+            parse("/reject keep the old API", &plan),
+            reject(PlanSelection::All, Some("keep the old API"))
+        );
+        assert!(parse("/reject 3x", &plan).is_err());
+        assert!(
+            parse("/aprove", &plan)
+                .unwrap_err()
+                .contains("did you mean /approve")
+        );
+        for name in ["/mode", "/plan", "/show-plan", "/approve", "/reject"] {
+            assert!(help().contains(name), "{name}");
+        }
     }
 }

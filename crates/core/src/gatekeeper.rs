@@ -130,6 +130,78 @@ impl Gatekeeper {
         }
     }
 
+    /// For a call plan mode is about to queue: the refusal if policy would deny it
+    /// outright (a BLOCK verdict, a deny rule), so it is refused now rather than queued and
+    /// refused on approval. Records the refusal.
+    pub(crate) async fn refuses(
+        &mut self,
+        call: &ToolCall,
+        tool: &dyn Tool,
+        args: &Value,
+    ) -> Option<Refusal> {
+        let facts = Facts::of(call, tool, args, &self.workspace);
+        let decision = self.decide(&facts, tool);
+        if decision.action != Action::Deny || decision.decided_by.starts_with("approval mode never")
+        {
+            return None;
+        }
+        self.audit
+            .record(&call.name, &facts.subject_line(), &decision, "refused")
+            .await;
+        Some(Refusal {
+            status: ToolCallStatus::Denied,
+            message: denial_message(&call.name, &decision),
+        })
+    }
+
+    /// For a change the user approved from the plan: the approval stands for this exact
+    /// call, so nothing is asked; a BLOCK verdict or a deny rule still refuses it.
+    pub(crate) async fn check_approved(
+        &mut self,
+        call: &ToolCall,
+        tool: &dyn Tool,
+        args: &Value,
+    ) -> Result<(), Refusal> {
+        let facts = Facts::of(call, tool, args, &self.workspace);
+        let mut decision = self.decide(&facts, tool);
+        let refused = decision.action == Action::Deny
+            && (decision.risk == "BLOCK" || decision.grant_index.is_some());
+        if refused {
+            self.audit
+                .record(&call.name, &facts.subject_line(), &decision, "refused")
+                .await;
+            return Err(Refusal {
+                status: ToolCallStatus::Denied,
+                message: denial_message(&call.name, &decision),
+            });
+        }
+        decision.decided_by = format!("approved in the plan review ({})", decision.decided_by);
+        decision.action = Action::Allow;
+        self.audit
+            .record(
+                &call.name,
+                &facts.subject_line(),
+                &decision,
+                "approved (plan)",
+            )
+            .await;
+        Ok(())
+    }
+
+    /// Records what the agent mode did with a call (queued it, or refused it).
+    pub(crate) async fn record_mode(
+        &mut self,
+        call: &ToolCall,
+        target: &str,
+        decision: &str,
+        decided_by: &str,
+        outcome: &str,
+    ) {
+        self.audit
+            .record_as(&call.name, target, decision, decided_by, outcome)
+            .await;
+    }
+
     fn decide(&self, facts: &Facts, tool: &dyn Tool) -> Decision {
         let mut decision = gate::decide(
             &GateContext {

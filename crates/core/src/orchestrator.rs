@@ -10,13 +10,16 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
-use atto_protocol::{Event, Message, StopReason, ToolCall, ToolCallStatus, ToolResult};
+use atto_policy::bash;
+use atto_policy::gate::{ModeAction, ModeFacts, is_write_tool_name, mode_action};
+use atto_protocol::{AgentMode, Event, Message, StopReason, ToolCall, ToolCallStatus, ToolResult};
 use atto_tools::{
     CancellationToken, Sandbox, SandboxStatus, Tool, ToolContext, ToolError, ToolRegistry,
 };
 use futures_util::FutureExt as _;
 
 use crate::gatekeeper::Gatekeeper;
+use crate::plan::{self, PlanQueue, View};
 use crate::recorder::Recorder;
 use crate::truncate;
 
@@ -32,6 +35,14 @@ pub(crate) struct Orchestrator<'a> {
     pub sandbox: Option<Arc<Sandbox>>,
     /// Trust mode: file tools may reach outside the workspace.
     pub trust: bool,
+    /// The agent mode of this turn: which calls exist, which are queued.
+    pub mode: AgentMode,
+    /// Plan mode's queue.
+    pub plan: &'a mut PlanQueue,
+    /// The turn's prompt, the task a new plan is for.
+    pub task: &'a str,
+    /// What the model wrote alongside these calls: a queued change's stated reason.
+    pub reason: &'a str,
 }
 
 /// A call that passed argument checks and is ready to run.
@@ -112,56 +123,63 @@ impl Orchestrator<'_> {
         }
     }
 
-    /// Checks that the call names a known tool and carries complete, valid JSON, then
-    /// passes it through the gate (which may ask the user).
+    /// Checks that the call names a known tool and carries complete, valid JSON, applies
+    /// the agent mode (which may refuse or queue the call), then passes it through the gate
+    /// (which may ask the user). `Err` is the outcome of a call that will not run.
     async fn prepare(
         &mut self,
         call: &ToolCall,
         stop: &StopReason,
         cancel: &CancellationToken,
     ) -> Result<Prepared, CallOutcome> {
-        let Some(tool) = self.tools.get(&call.name) else {
+        let tool = self.tools.get(&call.name);
+        // An external tool whose name reads as a write is queued in plan mode even when it
+        // is not connected: every attempt to write lands in the plan.
+        let queue_unknown = self.mode == AgentMode::Plan && is_write_tool_name(&call.name);
+        if tool.is_none() && !queue_unknown {
             let known = self.tools.names().join(", ");
             let message = format!(
                 "unknown tool '{}'; it was not run. Available tools: {known}.",
                 call.name
             );
             return Err(self.refused(call, ToolCallStatus::Error, message));
-        };
-        let raw = if call.arguments.trim().is_empty() {
-            "{}"
-        } else {
-            call.arguments.as_str()
-        };
-        let mut args: serde_json::Value = match serde_json::from_str(raw) {
+        }
+        let mut args = match parse_args(call, stop) {
             Ok(args) => args,
-            Err(err) => {
-                let why = if *stop == StopReason::MaxTokens {
-                    "the reply was cut off by the output token limit before the arguments \
-                     were complete"
-                        .to_owned()
-                } else {
-                    format!("they are not valid JSON ({err})")
-                };
-                let message = format!(
-                    "the arguments of this {} call could not be used: {why}. The call was \
-                     not run. Send the call again with complete, valid JSON arguments{}.",
-                    call.name,
-                    if *stop == StopReason::MaxTokens {
-                        " (split large content into smaller edits)"
-                    } else {
-                        ""
-                    }
-                );
+            Err(message) => {
                 return Err(self.refused(call, ToolCallStatus::InvalidArguments, message));
             }
         };
-        if !args.is_object() {
-            let message = format!(
-                "the arguments of this {} call must be a JSON object; the call was not run.",
-                call.name
-            );
-            return Err(self.refused(call, ToolCallStatus::InvalidArguments, message));
+        let command = args.get("command").and_then(serde_json::Value::as_str);
+        let verdict = (call.name == "bash").then(|| bash::classify(command.unwrap_or("")));
+        let action = mode_action(
+            self.mode,
+            &ModeFacts {
+                tool: &call.name,
+                known: tool.is_some(),
+                mutates: tool.as_ref().is_some_and(|t| t.mutates(&args)),
+                bash: verdict.as_ref(),
+                command,
+            },
+        );
+        match action {
+            ModeAction::Run => {}
+            ModeAction::Refuse(message) => {
+                let target = plan::one_paragraph(&args.to_string(), 200);
+                let by = format!("agent mode {}", self.mode.as_str());
+                self.gate
+                    .record_mode(call, &target, "deny", &by, "refused")
+                    .await;
+                return Err(self.refused(call, ToolCallStatus::Denied, message));
+            }
+            ModeAction::Queue => return Err(self.queue(call, tool.as_deref(), args).await),
+        }
+        let Some(tool) = tool else {
+            let message = format!("unknown tool '{}'; it was not run.", call.name);
+            return Err(self.refused(call, ToolCallStatus::Error, message));
+        };
+        if let Some(outcome) = self.pending_view(call, &args) {
+            return Err(outcome);
         }
         if let Err(refusal) = self
             .gate
@@ -171,6 +189,15 @@ impl Orchestrator<'_> {
             return Err(self.refused(call, refusal.status, refusal.message));
         }
         let mutates = tool.mutates(&args);
+        if !mutates {
+            let target = args
+                .get("path")
+                .or_else(|| args.get("pattern"))
+                .or_else(|| args.get("command"))
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("");
+            self.plan.explored(format!("{} {target}", call.name));
+        }
         Ok(Prepared {
             call: call.clone(),
             tool,
@@ -179,8 +206,85 @@ impl Orchestrator<'_> {
         })
     }
 
+    /// Plan mode: records the call as a proposed change instead of running it. A call
+    /// policy would refuse outright is refused now instead.
+    async fn queue(
+        &mut self,
+        call: &ToolCall,
+        tool: Option<&dyn Tool>,
+        args: serde_json::Value,
+    ) -> CallOutcome {
+        if let Some(tool) = tool
+            && let Some(refusal) = self.gate.refuses(call, tool, &args).await
+        {
+            return self.refused(call, refusal.status, refusal.message);
+        }
+        match self.plan.queue(self.task, call, &args, self.reason).await {
+            Ok(change) => {
+                let target = plan::target_of(&change);
+                self.gate
+                    .record_mode(call, &target, "queue", "agent mode plan", "queued")
+                    .await;
+                let message = format!(
+                    "{} (change {}: {} {target}). It has NOT been applied: nothing changes on \
+                     disk until the user approves it. Do not retry or verify this change; move \
+                     on to the next step. When every change is queued, summarize the plan for \
+                     the user and stop.",
+                    plan::QUEUED_NOTE,
+                    change.order,
+                    change.tool
+                );
+                let outcome = self.answered(call, ToolCallStatus::Queued, message, false);
+                (self.emit)(Event::ChangeQueued { change });
+                outcome
+            }
+            Err(message) => self.refused(call, ToolCallStatus::Error, message),
+        }
+    }
+
+    /// `read_file` with `"pending": true` on a file with queued changes: the file as it
+    /// will be once they apply, without running the tool.
+    fn pending_view(&self, call: &ToolCall, args: &serde_json::Value) -> Option<CallOutcome> {
+        if call.name != "read_file"
+            || !args
+                .get("pending")
+                .is_some_and(|p| p.as_bool() == Some(true) || p.as_str() == Some("true"))
+        {
+            return None;
+        }
+        let path = args.get("path").and_then(serde_json::Value::as_str)?;
+        let queued = self.plan.open_changes_to(path);
+        if queued == 0 {
+            return None;
+        }
+        let number = |k: &str| args.get(k).and_then(serde_json::Value::as_u64);
+        let content = match self.plan.view(path, u32::MAX) {
+            View::Text(text) => format!(
+                "(pending view of {path}: as it will be after {queued} queued change(s); not \
+                 on disk yet)\n{}",
+                plan::numbered(&text, number("offset"), number("limit"))
+            ),
+            View::Absent => {
+                format!("(pending view: a queued change deletes {path}; it will not exist)")
+            }
+            View::Opaque(why) => format!("(pending view of {path}: {why})"),
+        };
+        Some(self.answered(call, ToolCallStatus::Ok, content, false))
+    }
+
     /// An outcome for a call that was never run, with its events.
     fn refused(&self, call: &ToolCall, status: ToolCallStatus, message: String) -> CallOutcome {
+        self.answered(call, status, message, true)
+    }
+
+    /// An outcome answered without running the tool (refused, queued, or a pending view).
+    fn answered(
+        &self,
+        call: &ToolCall,
+        status: ToolCallStatus,
+        message: String,
+        is_error: bool,
+    ) -> CallOutcome {
         (self.emit)(Event::ToolCallStarted {
             call_id: call.id.clone(),
             name: call.name.clone(),
@@ -199,7 +303,7 @@ impl Orchestrator<'_> {
                 call_id: call.id.clone(),
                 name: call.name.clone(),
                 content: message,
-                is_error: true,
+                is_error,
             },
             changed_paths: Vec::new(),
             sandbox_denied: false,
@@ -313,6 +417,46 @@ impl Orchestrator<'_> {
             finished,
         }
     }
+}
+
+/// The call's arguments as a JSON object, or what to tell the model about why not.
+fn parse_args(call: &ToolCall, stop: &StopReason) -> Result<serde_json::Value, String> {
+    let raw = if call.arguments.trim().is_empty() {
+        "{}"
+    } else {
+        call.arguments.as_str()
+    };
+    let args: serde_json::Value = match serde_json::from_str(raw) {
+        Ok(args) => args,
+        Err(err) => {
+            let why = if *stop == StopReason::MaxTokens {
+                "the reply was cut off by the output token limit before the arguments \
+                 were complete"
+                    .to_owned()
+            } else {
+                format!("they are not valid JSON ({err})")
+            };
+            let message = format!(
+                "the arguments of this {} call could not be used: {why}. The call was \
+                 not run. Send the call again with complete, valid JSON arguments{}.",
+                call.name,
+                if *stop == StopReason::MaxTokens {
+                    " (split large content into smaller edits)"
+                } else {
+                    ""
+                }
+            );
+            return Err(message);
+        }
+    };
+    if !args.is_object() {
+        let message = format!(
+            "the arguments of this {} call must be a JSON object; the call was not run.",
+            call.name
+        );
+        return Err(message);
+    }
+    Ok(args)
 }
 
 /// Arguments as JSON when they parse, else the raw text as a JSON string.

@@ -58,6 +58,36 @@ pub fn find_project_instructions(workspace: &Path, cwd: &Path) -> Vec<ProjectIns
     found
 }
 
+/// How agent modes work; stable, so the current mode is a fact appended to each prompt.
+const MODES: &str = "\n# Agent modes\n\
+The user picks a mode; each user message ends with the current one (\"[atto] Agent mode: ...\"), \
+and atto enforces it where tools run, whatever you attempt:\n\
+- BUILD: every tool.\n\
+- PLAN: reads, searches and provably read-only commands run. File writes, edits and \
+deletions, and any other command are not run: each is queued as a proposed change for the \
+user to review and approve. When a call answers \"[PLAN MODE] Change queued for approval\", do \
+not retry it and do not try to verify it (it is not on disk yet); go on to the next step. A \
+later edit to a file with queued changes applies to the file as it will be: read that with \
+read_file and \"pending\": true. Say in a sentence why before each change; end by summarizing \
+the plan.\n\
+- REVIEW: read-only; writes and commands are refused.\n\
+- DEBUG: reads plus test commands (pytest, cargo test, npm test, go test, make test, mypy, \
+ruff check, tsc --noEmit, eslint) only.\n\
+A \"[PLAN REVIEW]\" note tells you which proposed changes the user approved or rejected and \
+what happened when they ran.\n";
+
+/// The fact appended to each user message: the mode this turn runs in.
+pub(crate) fn mode_line(mode: atto_protocol::AgentMode) -> String {
+    use atto_protocol::AgentMode;
+    let detail = match mode {
+        AgentMode::Build => "",
+        AgentMode::Plan => " (writes and non-read-only commands are queued for approval, not run)",
+        AgentMode::Review => " (read-only: writes and commands are refused)",
+        AgentMode::Debug => " (reads and test commands only)",
+    };
+    format!("[atto] Agent mode: {}{detail}", mode.label())
+}
+
 /// What the system prompt is built from.
 pub(crate) struct PromptInputs<'a> {
     pub workspace: &'a Path,
@@ -109,6 +139,7 @@ pub(crate) fn system_prompt(inputs: &PromptInputs<'_>) -> String {
     for rule in rules {
         let _ = writeln!(p, "- {rule}");
     }
+    p.push_str(MODES);
     let _ = write!(
         p,
         "\n# Environment\n- Workspace root: {}\n- Paths are relative to the workspace root; \

@@ -46,7 +46,7 @@ impl Recorder {
             return;
         };
         let title = match message {
-            Message::User { text } => Some(title_of(text)),
+            Message::User { text, .. } => Some(title_of(text)),
             _ => None,
         };
         let saved = match serde_json::to_string(message) {

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant, SystemTime};
 use atto_llm::{ModelClient, ModelError, ModelRequest, StreamUpdate};
 use atto_policy::gate::{Grant, PermissionSetting};
 use atto_protocol::{
-    ApprovalDecision, AssistantPart, Event, FailureKind, FinalResult, Message, Op, PermissionMode,
-    TurnStatus, Usage,
+    AgentMode, ApprovalDecision, AssistantPart, Event, FailureKind, FinalResult, Message, Op,
+    PermissionMode, PlanSelection, TurnStatus, Usage,
 };
 use atto_store::{NewSession, Store};
 use atto_tools::{CancellationToken, Sandbox, ToolRegistry};
@@ -21,8 +21,10 @@ use crate::gatekeeper::{GateSetup, Gatekeeper};
 use crate::handle::AgentHandle;
 use crate::limits::Limits;
 use crate::orchestrator::Orchestrator;
+use crate::plan::PlanQueue;
 use crate::prompt::{self, ProjectInstructions, PromptInputs};
 use crate::recorder::Recorder;
+use crate::review::Apply;
 use crate::threads::{Switched, Threads};
 
 /// What a session is made of.
@@ -57,6 +59,8 @@ pub struct SessionOptions {
     pub resume: Option<Vec<Message>>,
     /// The thread a resumed session continues in; `None` for its first thread.
     pub thread: Option<String>,
+    /// The agent mode the session starts in.
+    pub mode: AgentMode,
 }
 
 /// Starts a session on the current tokio runtime and returns the handle to drive it.
@@ -100,7 +104,16 @@ pub fn spawn_session(mut options: SessionOptions) -> AgentHandle {
         audit,
         approval_rx,
     );
+    let plan = PlanQueue::new(
+        options.store.clone(),
+        options.session_id.clone(),
+        options.workspace.clone(),
+        ev_tx.clone(),
+    );
     let session = Session {
+        mode: options.mode,
+        base_permission: options.permission,
+        plan,
         trust: options.trust,
         gate,
         approvals: approval_tx,
@@ -122,6 +135,12 @@ pub fn spawn_session(mut options: SessionOptions) -> AgentHandle {
 
 struct Session {
     options: SessionOptions,
+    /// The agent mode turns run in.
+    mode: AgentMode,
+    /// The permission the session started with, restored when `/mode` leaves yolo.
+    base_permission: PermissionSetting,
+    /// Plan mode's queue of proposed changes.
+    plan: PlanQueue,
     /// Whether file tools may reach outside the workspace (`/trust`).
     trust: bool,
     gate: Gatekeeper,
@@ -149,6 +168,7 @@ impl Session {
         // Recorded (and a killed session's tail repaired) before it is announced.
         self.register().await;
         self.repair_interrupted_calls().await;
+        self.plan.load().await;
         let info = self.options.client.info().clone();
         self.emit(Event::SessionStarted {
             session_id: self.options.session_id.clone(),
@@ -156,6 +176,7 @@ impl Session {
             model: info.model,
             wire: info.wire.to_string(),
             workspace: self.options.workspace.display().to_string(),
+            mode: self.mode,
         });
         let mut queued: VecDeque<Op> = VecDeque::new();
         loop {
@@ -250,6 +271,18 @@ impl Session {
                     let switched = threads.rollback(&self.recorder.thread).await;
                     self.enter_thread(switched);
                 }
+                Op::SetMode { mode, permission } => self.set_mode(mode, permission),
+                Op::ShowPlan => {
+                    let previews = self.plan.previews();
+                    self.emit(Event::Plan {
+                        plan: self.plan.plan().cloned(),
+                        previews,
+                    });
+                }
+                Op::ApprovePlan { selection } => self.decide_plan(selection, None, true).await,
+                Op::RejectPlan { selection, reason } => {
+                    self.decide_plan(selection, reason, false).await;
+                }
                 Op::SetTrust { on } => {
                     self.trust = on;
                     self.emit(Event::TrustChanged { on });
@@ -272,8 +305,20 @@ impl Session {
 
     async fn run_turn(&mut self, text: String, cancel: CancellationToken) -> FinalResult {
         self.turns += 1;
-        self.emit(Event::TurnStarted { turn: self.turns });
-        self.record(Message::User { text }).await;
+        self.emit(Event::TurnStarted {
+            turn: self.turns,
+            mode: self.mode,
+        });
+        let mut context = prompt::mode_line(self.mode);
+        if let Some(report) = self.plan.take_report() {
+            context = format!("{report}\n\n{context}");
+        }
+        let task = text.clone();
+        self.record(Message::User {
+            text,
+            context: Some(context),
+        })
+        .await;
         let mut turn = TurnState::new();
         loop {
             if let Some(status) = self.limit_hit(&turn) {
@@ -342,7 +387,7 @@ impl Session {
                 })
                 .collect();
             if !text.is_empty() {
-                turn.text = text;
+                turn.text.clone_from(&text);
             }
             self.record(Message::Assistant {
                 parts: response.parts,
@@ -361,6 +406,7 @@ impl Session {
             let emit = move |event: Event| {
                 let _ = emit_events.send(event);
             };
+            let sandbox = self.command_sandbox();
             let mut orchestrator = Orchestrator {
                 gate: &mut self.gate,
                 recorder: &mut self.recorder,
@@ -369,10 +415,11 @@ impl Session {
                 max_output_bytes: self.options.limits.max_tool_output_bytes,
                 emit: &emit,
                 trust: self.trust,
-                sandbox: match self.options.permission.mode {
-                    PermissionMode::Yolo => None,
-                    _ => self.options.sandbox.clone(),
-                },
+                sandbox,
+                mode: self.mode,
+                plan: &mut self.plan,
+                task: &task,
+                reason: &text,
             };
             let outcomes = orchestrator
                 .run_calls(&calls, &response.stop, &cancel)
@@ -385,6 +432,72 @@ impl Session {
             if cancel.is_cancelled() {
                 return turn.finish(TurnStatus::Cancelled, None);
             }
+        }
+    }
+
+    /// The OS sandbox for commands: none in yolo.
+    fn command_sandbox(&self) -> Option<Arc<atto_tools::Sandbox>> {
+        match self.gate.permission.mode {
+            PermissionMode::Yolo => None,
+            _ => self.options.sandbox.clone(),
+        }
+    }
+
+    /// `/mode`: switches the agent mode for the next turns; a permission given with it
+    /// (codewhale's yolo) applies too, and leaving such a mode restores the permission the
+    /// session started with.
+    fn set_mode(&mut self, mode: AgentMode, permission: Option<PermissionMode>) {
+        self.mode = mode;
+        let setting = match permission {
+            Some(PermissionMode::Yolo) => {
+                self.trust = true;
+                PermissionSetting {
+                    mode: PermissionMode::Yolo,
+                    deny_asks: false,
+                }
+            }
+            Some(mode) => PermissionSetting {
+                mode,
+                deny_asks: false,
+            },
+            None => self.base_permission,
+        };
+        if permission.is_none() && self.gate.permission.mode == PermissionMode::Yolo {
+            self.trust = self.options.trust;
+        }
+        self.gate.permission = setting;
+        self.gate.audit.mode = setting.mode;
+        self.emit(Event::ModeChanged {
+            mode,
+            permission: setting.mode,
+        });
+    }
+
+    /// `/approve` and `/reject`: decides the selected changes and reports each outcome.
+    async fn decide_plan(
+        &mut self,
+        selection: PlanSelection,
+        reason: Option<String>,
+        approve: bool,
+    ) {
+        let sandbox = self.command_sandbox();
+        let mut apply = Apply {
+            plan: &mut self.plan,
+            gate: &mut self.gate,
+            tools: &self.options.tools,
+            workspace: &self.options.workspace,
+            sandbox,
+            trust: self.trust,
+            max_output_bytes: self.options.limits.max_tool_output_bytes,
+        };
+        let decided = if approve {
+            apply.approve(&selection, &CancellationToken::new()).await
+        } else {
+            apply.reject(&selection, reason.as_deref()).await
+        };
+        match decided {
+            Ok((status, outcomes)) => self.emit(Event::PlanDecided { status, outcomes }),
+            Err(message) => self.emit(Event::Error { message }),
         }
     }
 

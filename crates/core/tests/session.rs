@@ -95,6 +95,7 @@ fn start(f: &Fixture, tools: ToolRegistry, limits: Limits) -> AgentHandle {
         protected_dirs: Vec::new(),
         resume: None,
         thread: None,
+        mode: atto_protocol::AgentMode::Build,
     })
 }
 

@@ -68,7 +68,7 @@ async fn first_calls() -> Result<(), Box<dyn std::error::Error>> {
     .await?;
     let req = ModelRequest {
         system: "system".into(),
-        messages: vec![Message::User { text: "hi".into() }].into(),
+        messages: vec![Message::user("hi")].into(),
         tools: Vec::new().into(),
         max_output_tokens: 100,
     };

@@ -56,7 +56,7 @@ fn request(messages: Vec<Message>) -> ModelRequest<'static> {
 }
 
 fn user(text: &str) -> Message {
-    Message::User { text: text.into() }
+    Message::user(text)
 }
 
 async fn run(

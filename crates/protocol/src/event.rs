@@ -2,7 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{ApprovalRequest, Usage};
+use crate::{
+    AgentMode, ApprovalRequest, ChangeOutcome, PendingPlan, PermissionMode, PlanStatus,
+    ProposedChange, Usage,
+};
 
 /// Something that happened in a session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -20,11 +23,17 @@ pub enum Event {
         wire: String,
         /// Workspace root.
         workspace: String,
+        /// The agent mode it starts in.
+        #[serde(default)]
+        mode: AgentMode,
     },
     /// A turn began.
     TurnStarted {
         /// 1-based turn number in this session.
         turn: u32,
+        /// The agent mode the whole turn runs in.
+        #[serde(default)]
+        mode: AgentMode,
     },
     /// Answer text streamed from the model.
     TextDelta {
@@ -109,6 +118,33 @@ pub enum Event {
         /// What happened, what was not done, what to do.
         message: String,
     },
+    /// The agent mode or the permission mode changed.
+    ModeChanged {
+        /// The agent mode now.
+        mode: AgentMode,
+        /// The permission mode now.
+        permission: PermissionMode,
+    },
+    /// Plan mode queued a change instead of running it.
+    ChangeQueued {
+        /// The change, as stored.
+        change: ProposedChange,
+    },
+    /// The pending plan, for `/show-plan` (`None`: nothing is pending).
+    Plan {
+        /// The plan with every change, decided ones included.
+        plan: Option<PendingPlan>,
+        /// Per change, in the same order: a unified diff of what it would do to its file as
+        /// it will be by then, or the command it would run.
+        previews: Vec<String>,
+    },
+    /// The user approved or rejected changes; what became of each.
+    PlanDecided {
+        /// The plan's status afterwards.
+        status: PlanStatus,
+        /// One entry per decided change, in order.
+        outcomes: Vec<ChangeOutcome>,
+    },
     /// A turn ended.
     TurnCompleted {
         /// 1-based turn number.
@@ -184,6 +220,8 @@ pub enum ToolCallStatus {
     Cancelled,
     /// Policy refused it; it was not run.
     Denied,
+    /// Plan mode queued it as a proposed change; it was not run.
+    Queued,
 }
 
 /// How a turn (or a whole headless run) ended.

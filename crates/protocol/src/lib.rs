@@ -8,14 +8,20 @@ mod event;
 mod message;
 mod op;
 mod permission;
+mod plan;
 mod tool;
 
 pub use event::{
     Event, FailureKind, FinalResult, GrantInfo, RetryNotice, ThreadInfo, ToolCallStatus, TurnStatus,
 };
-pub use message::{AssistantPart, Message, StopReason, ToolCall, ToolResult, Usage};
+pub use message::{
+    AssistantPart, Message, StopReason, ToolCall, ToolResult, Usage, user_text_for_model,
+};
 pub use op::Op;
 pub use permission::{ApprovalDecision, ApprovalRequest, GrantScope, PermissionMode};
+pub use plan::{
+    AgentMode, ChangeOutcome, ChangeStatus, PendingPlan, PlanSelection, PlanStatus, ProposedChange,
+};
 pub use tool::{DangerLevel, ToolSpec};
 
 /// Version of the JSON event schema written by `atto exec --output-format stream-json`.

@@ -10,6 +10,10 @@ pub enum Message {
     User {
         /// The prompt text.
         text: String,
+        /// Facts atto appends for the model only (the agent mode, plan review results), kept
+        /// apart so transcripts show what the user typed. Sent after the text.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        context: Option<String>,
     },
     /// One reply of the model, its parts in the order the model produced them.
     Assistant {
@@ -18,6 +22,25 @@ pub enum Message {
     },
     /// The result of one tool call, fed back to the model.
     ToolResult(ToolResult),
+}
+
+impl Message {
+    /// A user message without appended context.
+    pub fn user(text: impl Into<String>) -> Self {
+        Message::User {
+            text: text.into(),
+            context: None,
+        }
+    }
+}
+
+/// What the model receives for a user message: the text, then the appended context.
+pub fn user_text_for_model<'a>(text: &'a str, context: Option<&str>) -> std::borrow::Cow<'a, str> {
+    match context {
+        Some(c) if !c.is_empty() && text.is_empty() => std::borrow::Cow::Owned(c.to_owned()),
+        Some(c) if !c.is_empty() => std::borrow::Cow::Owned(format!("{text}\n\n{c}")),
+        _ => std::borrow::Cow::Borrowed(text),
+    }
 }
 
 /// A piece of an assistant reply.

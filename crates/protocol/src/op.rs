@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::ApprovalDecision;
+use crate::{AgentMode, ApprovalDecision, PermissionMode, PlanSelection};
 
 /// A request from a front end to the session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -51,6 +51,31 @@ pub enum Op {
     /// Go back to the fork point of the current thread, in a new sibling thread (the
     /// current thread stays as it is).
     Rollback,
+    /// Switch the agent mode (takes effect from the next turn). With `permission`, the
+    /// permission mode changes too (codewhale's `/mode yolo`); without it, a permission
+    /// raised to yolo by an earlier mode switch returns to what the session started with.
+    SetMode {
+        /// The new agent mode.
+        mode: AgentMode,
+        /// A permission mode to switch to as well.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        permission: Option<PermissionMode>,
+    },
+    /// Show the pending plan (answered by `plan`).
+    ShowPlan,
+    /// Run the selected proposed changes in order (answered by `plan_decided`).
+    ApprovePlan {
+        /// Which changes.
+        selection: PlanSelection,
+    },
+    /// Discard the selected proposed changes; the reason is given to the model.
+    RejectPlan {
+        /// Which changes.
+        selection: PlanSelection,
+        /// Why, for the model to re-plan.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
     /// End the session once the ops sent before it are done (send `Interrupt` first to
     /// cancel a running turn).
     Shutdown,

@@ -138,6 +138,24 @@ pub enum StoreError {
         hint: &'static str,
     },
 
+    /// A stored row cannot be turned back into its value (arguments that are not JSON, a
+    /// status this atto does not know): the file was edited by hand or written by a faulty
+    /// atto. The rest of the database is unaffected.
+    #[error(
+        "{what} in the database {} cannot be read ({detail}); nothing was changed. The rest \
+         of the database is still usable: repair or delete that row with the sqlite3 tool, \
+         and if atto wrote it this way, please report it as a bug.",
+        path.display()
+    )]
+    Unreadable {
+        /// The database file.
+        path: PathBuf,
+        /// Which row, in words (e.g. `change 2 (id c-2) of plan p-1`).
+        what: String,
+        /// What is wrong with it.
+        detail: String,
+    },
+
     /// The writer thread failed on this request (a bug) or is gone.
     #[error(
         "the database writer for {} failed on this request or has stopped; the request was \

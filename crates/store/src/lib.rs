@@ -1,8 +1,10 @@
 //! atto's one SQLite database: where it lives, opening it safely (WAL, numbered migrations,
 //! refusing damaged or newer files without touching them), a single handle whose requests run
-//! on a dedicated thread off the async runtime, and the tables the safety layer needs —
-//! remembered grants and the audit log. Later tables arrive as further migrations and
-//! modules here. The crate decides nothing about policy: it stores what it is given.
+//! on a dedicated thread off the async runtime, and atto's tables: remembered grants and the
+//! audit log (`grants`, `audit`), sessions with their threads and messages (`sessions`), and
+//! plan mode's pending plans with their proposed changes (`plans`). Later tables arrive as
+//! further migrations and modules here. The crate decides nothing about policy or plans: it
+//! stores what it is given.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), atto_store::StoreError> {
@@ -17,6 +19,7 @@ mod error;
 mod grants;
 mod migrate;
 mod open;
+mod plans;
 mod sessions;
 
 pub use actor::Store;

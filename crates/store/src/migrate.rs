@@ -7,7 +7,11 @@ use rusqlite::{Connection, TransactionBehavior};
 
 /// Every migration, in order: (version it brings the database to, SQL batch).
 /// Versions start at 1 and increase by one.
-const MIGRATIONS: &[(u32, &str)] = &[(1, V1_GRANTS_AND_AUDIT), (2, V2_SESSIONS)];
+const MIGRATIONS: &[(u32, &str)] = &[
+    (1, V1_GRANTS_AND_AUDIT),
+    (2, V2_SESSIONS),
+    (3, V3_PENDING_PLANS),
+];
 
 /// The newest schema version this build knows.
 pub const LATEST: u32 = latest(MIGRATIONS);
@@ -89,6 +93,41 @@ CREATE TABLE messages (
 ) STRICT;
 ";
 
+/// Plan mode's pending plans: per session, the changes the model proposed instead of making
+/// them, each with what became of it once the user decided. A change's `ord` is its 1-based
+/// position in the plan (`/approve 2,4` names it). Rows go with their session or plan
+/// (`ON DELETE CASCADE`; the connection enables foreign keys).
+const V3_PENDING_PLANS: &str = "
+CREATE TABLE pending_plans (
+    id                  TEXT    PRIMARY KEY,
+    session_id          TEXT    NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    task                TEXT    NOT NULL,   -- the prompt that started it
+    exploration_summary TEXT    NOT NULL DEFAULT '',
+    status              TEXT    NOT NULL
+        CHECK (status IN ('pending', 'approved', 'rejected', 'partially_approved')),
+    created_at          INTEGER NOT NULL,   -- unix ms
+    updated_at          INTEGER NOT NULL    -- unix ms, last change to it
+) STRICT;
+CREATE INDEX pending_plans_session ON pending_plans (session_id, created_at);
+
+CREATE TABLE proposed_changes (
+    id           TEXT    PRIMARY KEY,
+    plan_id      TEXT    NOT NULL REFERENCES pending_plans (id) ON DELETE CASCADE,
+    ord          INTEGER NOT NULL,          -- 1, 2, 3 ... per plan
+    tool         TEXT    NOT NULL,
+    args         TEXT    NOT NULL,          -- the model's arguments as JSON
+    reason       TEXT    NOT NULL DEFAULT '',
+    proposed_at  INTEGER NOT NULL,          -- unix ms
+    tool_call_id TEXT    NOT NULL,
+    path         TEXT,                      -- the file it writes, for file tools
+    base_hash    TEXT,                      -- the file as the change expects it; NULL for commands
+    status       TEXT    NOT NULL
+        CHECK (status IN ('pending', 'applied', 'failed', 'conflict', 'rejected')),
+    result       TEXT,                      -- what happened when it was decided
+    UNIQUE (plan_id, ord)
+) STRICT;
+";
+
 /// The schema version recorded in the file (0 for a new or foreign database). Reading it is
 /// the first read of the file, so a file that is not a database fails here.
 pub(crate) fn schema_version(conn: &Connection) -> rusqlite::Result<i64> {
@@ -138,15 +177,74 @@ mod tests {
         assert_eq!(schema_version(&conn).unwrap(), i64::from(LATEST));
         // A second run must not re-run CREATE TABLE (which would fail).
         migrate(&mut conn).unwrap();
-        let tables: i64 = conn
+        let mut stmt = conn
+            .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' ORDER BY name")
+            .unwrap();
+        let tables: Vec<String> = stmt
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(
+            tables,
+            [
+                "audit_log",
+                "messages",
+                "pending_plans",
+                "proposed_changes",
+                "remembered_permissions",
+                "sessions",
+                "threads"
+            ]
+        );
+    }
+
+    #[test]
+    fn plan_and_change_statuses_are_checked_and_rows_go_with_their_session() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.pragma_update(None, "foreign_keys", "ON").unwrap();
+        migrate(&mut conn).unwrap();
+        conn.execute_batch(
+            "INSERT INTO sessions (id, workspace, created_at, updated_at) VALUES ('s', '/w', 0, 0);
+             INSERT INTO pending_plans (id, session_id, task, status, created_at, updated_at)
+                 VALUES ('p', 's', 't', 'pending', 0, 0);",
+        )
+        .unwrap();
+        let plan = |status: &str, session: &str| {
+            conn.execute(
+                "INSERT INTO pending_plans (id, session_id, task, status, created_at, updated_at) \
+                 VALUES (?1 || ?2, ?2, 't', ?1, 0, 0)",
+                rusqlite::params![status, session],
+            )
+        };
+        assert!(plan("partially_approved", "s").is_ok());
+        assert!(plan("done", "s").is_err(), "unknown plan status");
+        assert!(plan("pending", "nobody").is_err(), "unknown session");
+        let change = |ord: i64, status: &str| {
+            conn.execute(
+                "INSERT INTO proposed_changes \
+                 (id, plan_id, ord, tool, args, proposed_at, tool_call_id, status) \
+                 VALUES (?1 || ?2, 'p', ?1, 'bash', '{}', 0, 'c', ?2)",
+                rusqlite::params![ord, status],
+            )
+        };
+        assert!(change(1, "conflict").is_ok());
+        assert!(
+            change(1, "pending").is_err(),
+            "a position is used once per plan"
+        );
+        assert!(change(2, "queued").is_err(), "unknown change status");
+        conn.execute("DELETE FROM sessions WHERE id = 's'", [])
+            .unwrap();
+        let left: i64 = conn
             .query_row(
-                "SELECT count(*) FROM sqlite_schema WHERE type = 'table' \
-                 AND name IN ('remembered_permissions', 'audit_log')",
+                "SELECT (SELECT count(*) FROM pending_plans) + \
+                 (SELECT count(*) FROM proposed_changes)",
                 [],
                 |r| r.get(0),
             )
             .unwrap();
-        assert_eq!(tables, 2);
+        assert_eq!(left, 0);
     }
 
     #[test]

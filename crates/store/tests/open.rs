@@ -8,9 +8,10 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use atto_protocol::{PendingPlan, PlanStatus};
 use atto_store::{
-    AuditEntry, IntegrityCheck, NewGrant, OpenOptions, SCHEMA_VERSION, Store, StoreError,
-    move_aside,
+    AuditEntry, IntegrityCheck, NewGrant, OpenOptions, SCHEMA_VERSION, SessionRef, Store,
+    StoreError, move_aside,
 };
 use rusqlite::Connection;
 
@@ -335,15 +336,16 @@ fn opening_a_database_held_exclusively_reports_locked() {
     assert!(err.to_string().contains(&path.display().to_string()));
 }
 
-/// A real full disk: a 128 KiB tmpfs. Needs root and mount rights; skipped with a note
-/// elsewhere (the page-limit test in the library covers the same path without them).
+/// A real full disk: a 256 KiB tmpfs (room for the migrated schema and its WAL, then a few
+/// rows). Needs root and mount rights; skipped with a note elsewhere (the page-limit test in
+/// the library covers the same path without them).
 #[test]
 fn a_full_tmpfs_refuses_the_write_and_keeps_earlier_rows() {
     let tmp = tempfile::tempdir().unwrap();
     let mnt = tmp.path().join("tiny");
     std::fs::create_dir(&mnt).unwrap();
     let mounted = std::process::Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=128k", "tmpfs"])
+        .args(["-t", "tmpfs", "-o", "size=256k", "tmpfs"])
         .arg(&mnt)
         .output();
     match mounted {
@@ -368,7 +370,7 @@ fn fill_and_check(path: &Path) {
             Ok(()) => stored += 1,
             Err(err) => break err,
         }
-        assert!(stored < 1000, "128 KiB never filled");
+        assert!(stored < 1000, "256 KiB never filled");
     };
     assert!(matches!(err, StoreError::DiskFull { .. }), "{err:?}");
     let text = err.to_string();
@@ -432,4 +434,74 @@ fn a_version_one_database_is_upgraded_in_place_keeping_its_grants() {
     let tables = schema(&path).join("\n");
     assert!(tables.contains("CREATE TABLE sessions"), "{tables}");
     assert!(tables.contains("CREATE TABLE messages"), "{tables}");
+    assert!(tables.contains("CREATE TABLE pending_plans"), "{tables}");
+    assert!(tables.contains("CREATE TABLE proposed_changes"), "{tables}");
+}
+
+/// Schema v2 exactly as it shipped (v1 plus sessions, threads and messages), holding one
+/// session with one message.
+const SCHEMA_V2: &str = "
+CREATE TABLE sessions (
+    id TEXT PRIMARY KEY, workspace TEXT NOT NULL, created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL, title TEXT, provider TEXT, model TEXT,
+    parent_session TEXT, fork_point INTEGER, label TEXT, current_thread TEXT
+) STRICT;
+CREATE INDEX sessions_workspace ON sessions (workspace, updated_at);
+CREATE TABLE threads (
+    id TEXT PRIMARY KEY, session_id TEXT NOT NULL REFERENCES sessions (id),
+    parent_thread TEXT REFERENCES threads (id), fork_seq INTEGER, label TEXT,
+    created_at INTEGER NOT NULL
+) STRICT;
+CREATE TABLE messages (
+    thread_id TEXT NOT NULL REFERENCES threads (id), seq INTEGER NOT NULL,
+    body TEXT NOT NULL, created_at INTEGER NOT NULL, PRIMARY KEY (thread_id, seq)
+) STRICT;
+INSERT INTO sessions (id, workspace, created_at, updated_at, title)
+    VALUES ('s-old', '/w', 5, 6, 'fix the build');
+INSERT INTO threads (id, session_id, created_at) VALUES ('s-old', 's-old', 5);
+INSERT INTO messages (thread_id, seq, body, created_at)
+    VALUES ('s-old', 1, '{\"role\":\"user\"}', 6);
+PRAGMA user_version = 2;
+";
+
+#[test]
+fn a_version_two_database_is_upgraded_in_place_keeping_its_sessions() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("atto.db");
+    let conn = Connection::open(&path).unwrap();
+    conn.execute_batch(SCHEMA_V1).unwrap();
+    conn.execute_batch(SCHEMA_V2).unwrap();
+    drop(conn);
+    assert_eq!(user_version(&path), 2);
+
+    let store = Store::open(&path).unwrap();
+    let session = store
+        .find_session_blocking("/w", &SessionRef::Latest)
+        .unwrap();
+    assert_eq!(session.id, "s-old");
+    assert_eq!(session.title.as_deref(), Some("fix the build"));
+    assert_eq!(
+        store.messages_blocking("s-old").unwrap(),
+        [r#"{"role":"user"}"#]
+    );
+    assert_eq!(store.grants_for_blocking("/w").unwrap().len(), 1);
+    // The new tables work for the old session.
+    assert!(store.open_plan_blocking("s-old").unwrap().is_none());
+    let plan = PendingPlan {
+        id: "p1".to_owned(),
+        task: "t".to_owned(),
+        created_at: 7,
+        updated_at: 7,
+        proposed_changes: Vec::new(),
+        exploration_summary: String::new(),
+        status: PlanStatus::Pending,
+        session_id: "s-old".to_owned(),
+    };
+    store.create_plan_blocking(&plan).unwrap();
+    assert_eq!(store.open_plan_blocking("s-old").unwrap(), Some(plan));
+    drop(store);
+    assert_eq!(user_version(&path), i64::from(SCHEMA_VERSION));
+    let tables = schema(&path).join("\n");
+    assert!(tables.contains("CREATE TABLE pending_plans"), "{tables}");
+    assert!(tables.contains("CREATE TABLE proposed_changes"), "{tables}");
 }

@@ -5,13 +5,20 @@ use atto_testkit::{Reply, Script};
 
 use crate::common::{Env, stderr};
 
+/// What the user typed in each user message of a request: the text before the facts atto
+/// appends for the model (which every message ends with, starting with the agent mode).
 fn user_texts(body: &serde_json::Value) -> Vec<String> {
     body["messages"]
         .as_array()
         .unwrap()
         .iter()
         .filter(|m| m["role"] == "user")
-        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+        .map(|m| {
+            let content = m["content"].as_str().unwrap_or_default();
+            let (typed, facts) = content.split_once("\n\n[atto] Agent mode: ").unwrap();
+            assert!(facts.starts_with("BUILD"), "{facts}");
+            typed.to_owned()
+        })
         .collect()
 }
 

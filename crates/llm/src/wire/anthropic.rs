@@ -4,7 +4,7 @@
 //! alternation, tool results as `tool_result` blocks, signed thinking replayed) and the
 //! stream decoder (`message_start` … `message_stop`, content blocks by index).
 
-use atto_protocol::{AssistantPart, Message, StopReason, ToolCall, Usage};
+use atto_protocol::{AssistantPart, Message, StopReason, ToolCall, Usage, user_text_for_model};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -18,8 +18,13 @@ pub(crate) fn body(model: &str, req: &ModelRequest<'_>) -> Value {
     let mut turns: Vec<(&str, Vec<Value>)> = Vec::with_capacity(req.messages.len());
     for message in req.messages.iter() {
         let (role, blocks) = match message {
-            Message::User { text } if text.is_empty() => continue,
-            Message::User { text } => ("user", vec![json!({"type": "text", "text": text})]),
+            Message::User { text, context } if text.is_empty() && context.is_none() => continue,
+            Message::User { text, context } => (
+                "user",
+                vec![
+                    json!({"type": "text", "text": user_text_for_model(text, context.as_deref())}),
+                ],
+            ),
             Message::Assistant { parts } => ("assistant", assistant_blocks(parts)),
             Message::ToolResult(r) => (
                 "user",

@@ -261,14 +261,14 @@ fn unsigned_thinking_and_empty_assistant_turns_are_not_sent() {
     let req = ModelRequest {
         system: String::new().into(),
         messages: vec![
-            Message::User { text: "a".into() },
+            Message::user("a"),
             Message::Assistant {
                 parts: vec![AssistantPart::Thinking {
                     text: "from another wire".into(),
                     signature: None,
                 }],
             },
-            Message::User { text: "b".into() },
+            Message::user("b"),
         ]
         .into(),
         tools: Vec::new().into(),

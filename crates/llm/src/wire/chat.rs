@@ -5,7 +5,7 @@
 //! tool calls assembled by index, `finish_reason`, the usage chunk and `[DONE]`.
 //! Reasoning is never sent back: these servers do not accept it in history.
 
-use atto_protocol::{AssistantPart, Message, StopReason, ToolCall, Usage};
+use atto_protocol::{AssistantPart, Message, StopReason, ToolCall, Usage, user_text_for_model};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -21,7 +21,9 @@ pub(crate) fn body(model: &str, req: &ModelRequest<'_>) -> Value {
     }
     for message in req.messages.iter() {
         match message {
-            Message::User { text } => messages.push(json!({"role": "user", "content": text})),
+            Message::User { text, context } => messages.push(
+                json!({"role": "user", "content": user_text_for_model(text, context.as_deref())}),
+            ),
             Message::Assistant { parts } => {
                 let mut text = String::new();
                 let mut calls = Vec::new();

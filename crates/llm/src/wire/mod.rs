@@ -232,9 +232,7 @@ pub(crate) mod testutil {
         ModelRequest {
             system: "You are atto.".into(),
             messages: vec![
-                Message::User {
-                    text: "fix it".into(),
-                },
+                Message::user("fix it"),
                 Message::Assistant {
                     parts: vec![
                         AssistantPart::Thinking {
@@ -268,9 +266,7 @@ pub(crate) mod testutil {
                     content: "invalid arguments".into(),
                     is_error: true,
                 }),
-                Message::User {
-                    text: "and b".into(),
-                },
+                Message::user("and b"),
             ].into(),
             tools: vec![ToolSpec {
                 name: "read".into(),

@@ -6,7 +6,7 @@
 //! Reasoning is not replayed: without stored responses it would need encrypted
 //! reasoning content, which atto does not request.
 
-use atto_protocol::{AssistantPart, Message, StopReason, ToolCall, Usage};
+use atto_protocol::{AssistantPart, Message, StopReason, ToolCall, Usage, user_text_for_model};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -19,10 +19,10 @@ pub(crate) fn body(model: &str, req: &ModelRequest<'_>) -> Value {
     let mut input = Vec::with_capacity(req.messages.len());
     for message in req.messages.iter() {
         match message {
-            Message::User { text } => input.push(json!({
+            Message::User { text, context } => input.push(json!({
                 "type": "message",
                 "role": "user",
-                "content": [{"type": "input_text", "text": text}],
+                "content": [{"type": "input_text", "text": user_text_for_model(text, context.as_deref())}],
             })),
             Message::Assistant { parts } => {
                 for part in parts {

@@ -3,6 +3,7 @@
 //! already granted. Pure: it reads facts and returns a decision; it runs nothing,
 //! prompts nobody and stores nothing (core does those, in that order).
 
+mod agent;
 mod matrix;
 mod mode;
 mod rule;
@@ -13,6 +14,9 @@ use atto_protocol::{DangerLevel, PermissionMode};
 
 use crate::bash::{BashRisk, Verdict};
 
+pub use agent::{
+    ModeAction, ModeFacts, TEST_WHITELIST, is_write_tool_name, mode_action, parse_agent_mode,
+};
 pub use matrix::{Action, bash_action, level_action};
 pub use mode::{PermissionSetting, parse_permission, stricter};
 pub use rule::{Rule, RuleError};

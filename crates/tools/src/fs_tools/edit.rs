@@ -128,22 +128,16 @@ impl Tool for EditFileTool {
     }
 }
 
-fn edit(ws: &Path, abs: &Path, edits: &[Edit]) -> Result<ToolOutput, ToolError> {
-    let rel = paths::relative(ws, abs);
-    let size = existing_file(ws, abs)?.len();
-    let bytes = std::fs::read(abs).map_err(|source| ToolError::Io {
-        action: "read",
-        path: rel.clone(),
-        source,
-    })?;
-    if bytes[..bytes.len().min(8 * 1024)].contains(&0) {
-        return Err(ToolError::Binary { path: rel, size });
-    }
-    let original =
-        String::from_utf8(bytes).map_err(|_| ToolError::NotText { path: rel.clone() })?;
+/// Applies `edits` to `original` in order, all or nothing: the new text, the number of
+/// replacements and notes on fuzzy matches. `rel` names the file in errors.
+fn apply_edits(
+    rel: &str,
+    original: &str,
+    edits: &[Edit],
+) -> Result<(String, usize, Vec<String>), ToolError> {
     let crlf = original.contains("\r\n");
 
-    let mut text = original.clone();
+    let mut text = original.to_owned();
     let mut replacements = 0;
     let mut notes = Vec::new();
     for (n, e) in edits.iter().enumerate() {
@@ -155,7 +149,7 @@ fn edit(ws: &Path, abs: &Path, edits: &[Edit]) -> Result<ToolOutput, ToolError> 
         };
         let applied = matching::apply(&text, &old, &new, e.replace_all.unwrap_or(false)).map_err(
             |reason| ToolError::EditFailed {
-                path: rel.clone(),
+                path: rel.to_owned(),
                 reason: if edits.len() > 1 {
                     format!(
                         "edit {} of {} failed, so none were applied: {reason}",
@@ -180,6 +174,31 @@ fn edit(ws: &Path, abs: &Path, edits: &[Edit]) -> Result<ToolOutput, ToolError> 
         replacements += applied.replacements;
         text = applied.text;
     }
+    Ok((text, replacements, notes))
+}
+
+/// What `edit_file` with these arguments would make of a file whose text is `original`,
+/// without touching the disk: plan mode uses it to show and check queued edits against a
+/// file as it will be. Errors are the ones `edit_file` would report.
+pub fn preview_edit(original: &str, args: &serde_json::Value) -> Result<String, ToolError> {
+    let (path, edits) = parse_args::<Args>(args.clone())?.into_edits()?;
+    apply_edits(&path, original, &edits).map(|(text, _, _)| text)
+}
+
+fn edit(ws: &Path, abs: &Path, edits: &[Edit]) -> Result<ToolOutput, ToolError> {
+    let rel = paths::relative(ws, abs);
+    let size = existing_file(ws, abs)?.len();
+    let bytes = std::fs::read(abs).map_err(|source| ToolError::Io {
+        action: "read",
+        path: rel.clone(),
+        source,
+    })?;
+    if bytes[..bytes.len().min(8 * 1024)].contains(&0) {
+        return Err(ToolError::Binary { path: rel, size });
+    }
+    let original =
+        String::from_utf8(bytes).map_err(|_| ToolError::NotText { path: rel.clone() })?;
+    let (text, replacements, notes) = apply_edits(&rel, &original, edits)?;
     if text == original {
         return Ok(ToolOutput::text(format!(
             "{rel} is unchanged: the edits cancel out"

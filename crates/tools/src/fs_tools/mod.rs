@@ -14,7 +14,7 @@ use std::io::Write as _;
 use std::path::Path;
 
 pub use delete::DeleteFileTool;
-pub use edit::EditFileTool;
+pub use edit::{EditFileTool, preview_edit};
 pub use read::ReadFileTool;
 pub use write::WriteFileTool;
 

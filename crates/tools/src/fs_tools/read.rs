@@ -54,7 +54,8 @@ impl Tool for ReadFileTool {
             "properties": {
                 "path": {"type": "string", "description": "File path, relative to the workspace"},
                 "offset": {"type": "integer", "description": "First line to read (1-based)"},
-                "limit": {"type": "integer", "description": "Number of lines (default 2000)"}
+                "limit": {"type": "integer", "description": "Number of lines (default 2000)"},
+                "pending": {"type": "boolean", "description": "Plan mode: show the file as it will be once the changes already queued are applied"}
             },
             "required": ["path"]
         })
