@@ -196,6 +196,43 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
                 self.end_text_line()?;
                 write!(self.progress, "{}", plan_outcomes(*status, outcomes))?;
             }
+            Event::CheckpointList { checkpoints } => {
+                self.end_text_line()?;
+                write!(self.progress, "{}", checkpoint_table(checkpoints))?;
+            }
+            Event::Restored {
+                checkpoint,
+                safety_checkpoint,
+                restored,
+                deleted,
+                kept,
+            } => {
+                self.end_text_line()?;
+                let what = if *checkpoint == 0 {
+                    "undone".to_owned()
+                } else {
+                    format!("restored checkpoint {checkpoint}")
+                };
+                writeln!(
+                    self.progress,
+                    "{what}: {} file(s) written back, {} removed; /restore {safety_checkpoint} \
+                     undoes this",
+                    restored.len(),
+                    deleted.len()
+                )?;
+                for path in restored {
+                    writeln!(self.progress, "  M {path}")?;
+                }
+                for path in deleted {
+                    writeln!(self.progress, "  D {path}")?;
+                }
+                for path in kept {
+                    writeln!(
+                        self.progress,
+                        "  kept {path} (an ignored file stands there)"
+                    )?;
+                }
+            }
             Event::SessionStarted { .. }
             | Event::TurnStarted { .. }
             | Event::Usage { .. }
@@ -203,6 +240,32 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
         }
         Ok(())
     }
+}
+
+/// `/restore list`: one line per checkpoint, newest first.
+pub fn checkpoint_table(checkpoints: &[atto_protocol::CheckpointInfo]) -> String {
+    use std::fmt::Write as _;
+    if checkpoints.is_empty() {
+        return "no checkpoints yet (one is taken before each change atto makes)\n".to_owned();
+    }
+    let mut out = String::new();
+    for c in checkpoints {
+        let files = match c.files_changed.len() {
+            0 => String::new(),
+            n if n <= 3 => format!(" · {}", c.files_changed.join(", ")),
+            n => format!(" · {}, … ({n} files)", c.files_changed[..3].join(", ")),
+        };
+        let _ = writeln!(
+            out,
+            "{:>4}  turn {:<3} {:<12} {}{files}",
+            c.id,
+            c.turn,
+            c.tool.as_deref().unwrap_or("-"),
+            c.note
+        );
+    }
+    out.push_str("/restore N brings the files back to checkpoint N\n");
+    out
 }
 
 fn permission_name(mode: atto_protocol::PermissionMode) -> &'static str {

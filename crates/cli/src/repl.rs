@@ -101,6 +101,8 @@ pub async fn run(
                             event,
                             Event::ModeChanged { .. }
                                 | Event::Plan { .. }
+                                | Event::CheckpointList { .. }
+                                | Event::Restored { .. }
                                 | Event::PlanDecided { .. }
                                 | Event::GrantList { .. }
                                 | Event::ThreadList { .. }

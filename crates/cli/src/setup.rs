@@ -85,6 +85,15 @@ pub fn start(launch: Launch<'_>) -> Result<(AgentHandle, String), SetupError> {
     };
     let client =
         atto_llm::connect(launch.provider, options).map_err(|e| SetupError(e.to_string()))?;
+    start_with_client(launch, client)
+}
+
+/// Starts the session with `client` instead of connecting to `launch.provider`: for
+/// `atto plan`, whose session reviews the pending plan and never calls the model.
+pub fn start_with_client(
+    launch: Launch<'_>,
+    client: std::sync::Arc<dyn atto_llm::ModelClient>,
+) -> Result<(AgentHandle, String), SetupError> {
     let project = ProjectConfig::load(&launch.workspace).map_err(|e| SetupError(e.to_string()))?;
     let permission = permissions::setting(&launch.permissions, launch.config, &project)?;
     let store = match permissions::open_store() {
@@ -122,6 +131,7 @@ pub fn start(launch: Launch<'_>) -> Result<(AgentHandle, String), SetupError> {
             (id, Some((thread, history)))
         }
     };
+    let checkpoints = checkpoints(&launch.workspace);
     let handle = spawn_session(SessionOptions {
         permission,
         grants,
@@ -138,8 +148,31 @@ pub fn start(launch: Launch<'_>) -> Result<(AgentHandle, String), SetupError> {
         tools: ToolRegistry::builtin(),
         limits: limits(launch.config, &launch.limits),
         mode: launch.mode,
+        checkpoints,
     });
     Ok((handle, session_id))
+}
+
+/// The workspace's file checkpoints, kept in the data dir beside the database. Without
+/// them the session still runs; the user is told changes cannot be undone.
+fn checkpoints(workspace: &Path) -> Option<std::sync::Arc<atto_checkpoint::Checkpoints>> {
+    let opened = atto_store::default_path()
+        .map_err(|e| e.to_string())
+        .and_then(|db| {
+            let dir = db.parent().unwrap_or(Path::new(".")).to_path_buf();
+            atto_checkpoint::Checkpoints::open(&dir, workspace, atto_checkpoint::Limits::default())
+                .map_err(|e| e.to_string())
+        });
+    match opened {
+        Ok(checkpoints) => Some(std::sync::Arc::new(checkpoints)),
+        Err(err) => {
+            eprintln!(
+                "atto: warning: file checkpoints are off for this run ({err}); /restore and \
+                 /undo cannot bring back files changed in it"
+            );
+            None
+        }
+    }
 }
 
 fn limits(config: &Config, flags: &LimitFlags) -> Limits {

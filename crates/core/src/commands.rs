@@ -71,6 +71,18 @@ pub const COMMANDS: &[CommandInfo] = &[
         about: "discard all pending changes, or the ones picked; the reason goes to the model",
     },
     CommandInfo {
+        usage: "/restore list [N]",
+        about: "list file checkpoints, newest first: turn, tool, files changed",
+    },
+    CommandInfo {
+        usage: "/restore N",
+        about: "bring the files back to checkpoint N (the current state is saved first)",
+    },
+    CommandInfo {
+        usage: "/undo",
+        about: "undo the file changes of the last turn that changed files",
+    },
+    CommandInfo {
         usage: "/trust [on|off]",
         about: "let file tools reach outside the workspace (toggles without an argument)",
     },
@@ -146,6 +158,20 @@ pub fn parse(line: &str, state: &State) -> Result<Command, String> {
             permission: None,
         })),
         ("plan", _) => Err("/plan takes no arguments (it toggles plan mode)".to_owned()),
+        ("restore", [] | ["list"]) => Ok(Command::Op(Op::ListCheckpoints { limit: None })),
+        ("restore", ["list", n]) => match n.parse::<u32>() {
+            Ok(limit) if limit > 0 => Ok(Command::Op(Op::ListCheckpoints { limit: Some(limit) })),
+            _ => Err(format!("/restore list takes a count, not '{n}'")),
+        },
+        ("restore", [n]) => match n.parse::<u32>() {
+            Ok(id) if id > 0 => Ok(Command::Op(Op::RestoreCheckpoint { id })),
+            _ => Err(format!(
+                "/restore takes a checkpoint number from /restore list, not '{n}'"
+            )),
+        },
+        ("restore", _) => Err("usage: /restore list [N], or /restore N".to_owned()),
+        ("undo", []) => Ok(Command::Op(Op::Undo)),
+        ("undo", _) => Err("/undo takes no arguments".to_owned()),
         ("show-plan", []) => Ok(Command::Op(Op::ShowPlan)),
         ("show-plan", _) => Err("/show-plan takes no arguments".to_owned()),
         ("approve", []) => Ok(Command::Op(Op::ApprovePlan {
@@ -391,7 +417,25 @@ mod tests {
                 .unwrap_err()
                 .contains("did you mean /approve")
         );
-        for name in ["/mode", "/plan", "/show-plan", "/approve", "/reject"] {
+        assert_eq!(
+            parse("/restore list 5", &plan),
+            Ok(Command::Op(Op::ListCheckpoints { limit: Some(5) }))
+        );
+        assert_eq!(
+            parse("/restore 3", &plan),
+            Ok(Command::Op(Op::RestoreCheckpoint { id: 3 }))
+        );
+        assert!(parse("/restore x", &plan).is_err());
+        assert_eq!(parse("/undo", &plan), Ok(Command::Op(Op::Undo)));
+        for name in [
+            "/mode",
+            "/plan",
+            "/show-plan",
+            "/approve",
+            "/reject",
+            "/restore",
+            "/undo",
+        ] {
             assert!(help().contains(name), "{name}");
         }
     }

@@ -7,6 +7,7 @@
 //! shown (front ends), persistence (a later store crate).
 
 mod audit;
+mod checkpoints;
 pub mod commands;
 mod failure;
 mod gatekeeper;
@@ -16,6 +17,7 @@ mod orchestrator;
 mod plan;
 mod prompt;
 mod recorder;
+mod revert;
 mod review;
 mod session;
 mod threads;

@@ -18,6 +18,7 @@ use atto_tools::{
 };
 use futures_util::FutureExt as _;
 
+use crate::checkpoints::Keeper;
 use crate::gatekeeper::Gatekeeper;
 use crate::plan::{self, PlanQueue, View};
 use crate::recorder::Recorder;
@@ -43,6 +44,10 @@ pub(crate) struct Orchestrator<'a> {
     pub task: &'a str,
     /// What the model wrote alongside these calls: a queued change's stated reason.
     pub reason: &'a str,
+    /// File checkpoints, taken before each mutating call.
+    pub checkpoints: &'a mut Keeper,
+    /// The turn these calls belong to.
+    pub turn: u32,
 }
 
 /// A call that passed argument checks and is ready to run.
@@ -320,6 +325,14 @@ impl Orchestrator<'_> {
             args: p.args.clone(),
             mutates: p.mutates,
         };
+        let target = ["path", "command"]
+            .iter()
+            .find_map(|k| p.args.get(*k).and_then(serde_json::Value::as_str))
+            .map(|t| plan::one_paragraph(t, 80))
+            .unwrap_or_default();
+        self.checkpoints
+            .before_call(self.turn, &p.call.name, &target)
+            .await;
         let first = self.run_one(p, self.sandbox.clone(), cancel).await;
         if !first.sandbox_denied || cancel.is_cancelled() {
             return first;

@@ -17,6 +17,7 @@ use atto_tools::{CancellationToken, Sandbox, ToolRegistry};
 use tokio::sync::mpsc;
 
 use crate::audit::Audit;
+use crate::checkpoints::{DEFAULT_LIST, Keeper};
 use crate::gatekeeper::{GateSetup, Gatekeeper};
 use crate::handle::AgentHandle;
 use crate::limits::Limits;
@@ -61,12 +62,23 @@ pub struct SessionOptions {
     pub thread: Option<String>,
     /// The agent mode the session starts in.
     pub mode: AgentMode,
+    /// File checkpoints of the workspace; `None` runs without them (said at start).
+    pub checkpoints: Option<Arc<atto_checkpoint::Checkpoints>>,
 }
 
 /// Starts a session on the current tokio runtime and returns the handle to drive it.
 pub fn spawn_session(mut options: SessionOptions) -> AgentHandle {
     let (op_tx, op_rx) = mpsc::unbounded_channel();
     let (ev_tx, ev_rx) = mpsc::unbounded_channel();
+    let current_turn = Arc::new(std::sync::atomic::AtomicU32::new(0));
+    if let Some(checkpoints) = &options.checkpoints {
+        options
+            .tools
+            .register(Arc::new(crate::revert::RevertTurnTool::new(
+                Arc::clone(checkpoints),
+                Arc::clone(&current_turn),
+            )));
+    }
     let names = options.tools.names();
     let system = prompt::system_prompt(&PromptInputs {
         workspace: &options.workspace,
@@ -110,7 +122,11 @@ pub fn spawn_session(mut options: SessionOptions) -> AgentHandle {
         options.workspace.clone(),
         ev_tx.clone(),
     );
+    let keeper = Keeper::new(options.checkpoints.clone(), ev_tx.clone());
     let session = Session {
+        keeper,
+        current_turn,
+        notes: Vec::new(),
         mode: options.mode,
         base_permission: options.permission,
         plan,
@@ -141,6 +157,12 @@ struct Session {
     base_permission: PermissionSetting,
     /// Plan mode's queue of proposed changes.
     plan: PlanQueue,
+    /// File checkpoints.
+    keeper: Keeper,
+    /// The turn running now, shared with `revert_turn`.
+    current_turn: Arc<std::sync::atomic::AtomicU32>,
+    /// Facts for the model's next prompt (files restored under it, ...).
+    notes: Vec<String>,
     /// Whether file tools may reach outside the workspace (`/trust`).
     trust: bool,
     gate: Gatekeeper,
@@ -283,6 +305,25 @@ impl Session {
                 Op::RejectPlan { selection, reason } => {
                     self.decide_plan(selection, reason, false).await;
                 }
+                Op::ListCheckpoints { limit } => {
+                    match self.keeper.list(limit.unwrap_or(DEFAULT_LIST)).await {
+                        Ok(checkpoints) => self.emit(Event::CheckpointList { checkpoints }),
+                        Err(message) => self.emit(Event::Error { message }),
+                    }
+                }
+                Op::RestoreCheckpoint { id } => {
+                    let restored = self.keeper.restore(id).await;
+                    self.restored(id, restored);
+                }
+                Op::Undo => match self.keeper.undo().await {
+                    Ok((turn, report)) => {
+                        self.emit(Event::Notice {
+                            message: format!("undid the file changes of turn {turn}"),
+                        });
+                        self.restored(0, Ok(report));
+                    }
+                    Err(message) => self.emit(Event::Error { message }),
+                },
                 Op::SetTrust { on } => {
                     self.trust = on;
                     self.emit(Event::TrustChanged { on });
@@ -305,6 +346,8 @@ impl Session {
 
     async fn run_turn(&mut self, text: String, cancel: CancellationToken) -> FinalResult {
         self.turns += 1;
+        self.current_turn
+            .store(self.turns, std::sync::atomic::Ordering::Relaxed);
         self.emit(Event::TurnStarted {
             turn: self.turns,
             mode: self.mode,
@@ -312,6 +355,12 @@ impl Session {
         let mut context = prompt::mode_line(self.mode);
         if let Some(report) = self.plan.take_report() {
             context = format!("{report}\n\n{context}");
+        }
+        if !self.notes.is_empty() {
+            context = format!(
+                "{}\n\n{context}",
+                std::mem::take(&mut self.notes).join("\n")
+            );
         }
         let task = text.clone();
         self.record(Message::User {
@@ -420,6 +469,8 @@ impl Session {
                 plan: &mut self.plan,
                 task: &task,
                 reason: &text,
+                checkpoints: &mut self.keeper,
+                turn: self.turns,
             };
             let outcomes = orchestrator
                 .run_calls(&calls, &response.stop, &cancel)
@@ -473,6 +524,28 @@ impl Session {
         });
     }
 
+    /// Reports a restore, and tells the model its view of the files is stale.
+    fn restored(&mut self, id: u32, restored: Result<atto_checkpoint::RestoreReport, String>) {
+        match restored {
+            Ok(report) => {
+                let files = report.restored.len() + report.deleted.len();
+                self.notes.push(format!(
+                    "[atto] The user restored the workspace files to an earlier checkpoint \
+                     ({files} file(s) changed back). Files may differ from what you last saw: \
+                     read them again before editing."
+                ));
+                self.emit(Event::Restored {
+                    checkpoint: id,
+                    safety_checkpoint: report.safety_snapshot,
+                    restored: report.restored,
+                    deleted: report.deleted,
+                    kept: report.kept,
+                });
+            }
+            Err(message) => self.emit(Event::Error { message }),
+        }
+    }
+
     /// `/approve` and `/reject`: decides the selected changes and reports each outcome.
     async fn decide_plan(
         &mut self,
@@ -480,6 +553,9 @@ impl Session {
         reason: Option<String>,
         approve: bool,
     ) {
+        if approve && self.plan.select(&selection).is_ok() {
+            self.keeper.before_plan(self.turns).await;
+        }
         let sandbox = self.command_sandbox();
         let mut apply = Apply {
             plan: &mut self.plan,

@@ -96,6 +96,7 @@ fn start(f: &Fixture, tools: ToolRegistry, limits: Limits) -> AgentHandle {
         resume: None,
         thread: None,
         mode: atto_protocol::AgentMode::Build,
+        checkpoints: None,
     })
 }
 

@@ -145,6 +145,24 @@ pub enum Event {
         /// One entry per decided change, in order.
         outcomes: Vec<ChangeOutcome>,
     },
+    /// The file checkpoints, newest first (`/restore list`).
+    CheckpointList {
+        /// The checkpoints.
+        checkpoints: Vec<CheckpointInfo>,
+    },
+    /// Files were brought back to a checkpoint.
+    Restored {
+        /// The checkpoint restored.
+        checkpoint: u32,
+        /// The checkpoint of the state just before; restoring it undoes this.
+        safety_checkpoint: u32,
+        /// Files written back.
+        restored: Vec<String>,
+        /// Files removed (created after the checkpoint).
+        deleted: Vec<String>,
+        /// Files left alone because an ignored file stands there now.
+        kept: Vec<String>,
+    },
     /// A turn ended.
     TurnCompleted {
         /// 1-based turn number.
@@ -222,6 +240,24 @@ pub enum ToolCallStatus {
     Denied,
     /// Plan mode queued it as a proposed change; it was not run.
     Queued,
+}
+
+/// One file checkpoint, as `/restore list` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckpointInfo {
+    /// Its number; `/restore N` takes it.
+    pub id: u32,
+    /// The turn it was taken in.
+    pub turn: u32,
+    /// The tool it was taken before (`None`: a turn boundary or a restore).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
+    /// What it records.
+    pub note: String,
+    /// Unix milliseconds.
+    pub created_at: i64,
+    /// Files that differ from the checkpoint before it.
+    pub files_changed: Vec<String>,
 }
 
 /// How a turn (or a whole headless run) ended.

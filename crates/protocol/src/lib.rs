@@ -12,7 +12,8 @@ mod plan;
 mod tool;
 
 pub use event::{
-    Event, FailureKind, FinalResult, GrantInfo, RetryNotice, ThreadInfo, ToolCallStatus, TurnStatus,
+    CheckpointInfo, Event, FailureKind, FinalResult, GrantInfo, RetryNotice, ThreadInfo,
+    ToolCallStatus, TurnStatus,
 };
 pub use message::{
     AssistantPart, Message, StopReason, ToolCall, ToolResult, Usage, user_text_for_model,

@@ -76,6 +76,20 @@ pub enum Op {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reason: Option<String>,
     },
+    /// List file checkpoints, newest first (answered by `checkpoint_list`).
+    ListCheckpoints {
+        /// How many; `None` for the default (20).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        limit: Option<u32>,
+    },
+    /// Bring the workspace's files back to checkpoint `id`, after a safety checkpoint of
+    /// the current state (answered by `restored`).
+    RestoreCheckpoint {
+        /// The checkpoint's number.
+        id: u32,
+    },
+    /// Undo the file changes of the last turn that changed files (answered by `restored`).
+    Undo,
     /// End the session once the ops sent before it are done (send `Interrupt` first to
     /// cancel a running turn).
     Shutdown,

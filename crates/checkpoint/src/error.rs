@@ -1,0 +1,75 @@
+//! `CheckpointError`: everything that can stop a snapshot or a restore. Each message says what
+//! happened, what was not done, and what to do next; none of them is a panic.
+
+use std::path::PathBuf;
+
+/// Why a checkpoint operation did not happen.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckpointError {
+    /// The `git` binary could not be started.
+    #[error(
+        "checkpoints need the `git` program, which could not be started ({detail}); \
+         no snapshot was taken — install git or put it on PATH"
+    )]
+    GitMissing {
+        /// The operating system's reason.
+        detail: String,
+    },
+    /// A git command ran and failed.
+    #[error(
+        "checkpoint step `git {command}` failed: {stderr}; the workspace files were not changed by it"
+    )]
+    GitFailed {
+        /// The git subcommand and its main arguments.
+        command: String,
+        /// git's stderr, folded into one line.
+        stderr: String,
+    },
+    /// Checkpoints are switched off for this workspace (for example, it is too large).
+    #[error("CHECKPOINTS ARE OFF for this workspace: {reason}")]
+    Disabled {
+        /// Why, and what to do about it.
+        reason: String,
+    },
+    /// No checkpoint has this id (never taken, or pruned).
+    #[error("no checkpoint {id}; /restore list shows them")]
+    UnknownId {
+        /// The id that was asked for.
+        id: u32,
+    },
+    /// No checkpoint was taken during this turn, so there is nothing to undo.
+    #[error(
+        "no checkpoint was taken in turn {turn}, so there are no file changes to undo; /restore list shows the checkpoints"
+    )]
+    NoCheckpointInTurn {
+        /// The turn that was asked for.
+        turn: u32,
+    },
+    /// A file or directory of the workspace or the data dir could not be read or written.
+    #[error("checkpoint I/O on {path}: {source}")]
+    Io {
+        /// The path involved.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// git printed something this crate could not understand.
+    #[error(
+        "unexpected output from git ({what}); the side repository may be damaged — delete {side} to start over"
+    )]
+    Corrupt {
+        /// What could not be parsed.
+        what: String,
+        /// The side repository.
+        side: PathBuf,
+    },
+}
+
+impl CheckpointError {
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Self::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}

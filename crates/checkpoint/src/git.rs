@@ -1,0 +1,200 @@
+//! Running the real `git` binary against a side repository. Every call passes `--git-dir` and
+//! `--work-tree` together, a fixed set of `-c` settings, a private index file and a scrubbed
+//! environment, so neither the user's repository nor their git configuration can leak in.
+//! This module knows how to run git (and counts every process it starts); it does not know
+//! what a checkpoint is.
+
+use std::ffi::{OsStr, OsString};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::error::CheckpointError;
+
+/// Settings that make the side repository behave the same on every machine.
+const CONFIG: &[&str] = &[
+    "core.autocrlf=false",
+    "core.quotepath=off",
+    "core.fsmonitor=false",
+    "core.untrackedCache=false",
+    "gc.auto=0",
+    "user.name=atto",
+    "user.email=atto@localhost",
+    "commit.gpgsign=false",
+];
+
+/// A handle on one side repository and the workspace it snapshots.
+#[derive(Debug, Clone)]
+pub(crate) struct Git {
+    side: PathBuf,
+    workspace: PathBuf,
+    index: PathBuf,
+    /// `-c core.excludesFile=…` and `-c core.attributesFile=…` pointing at paths that never
+    /// exist: unset, git would read the user's `~/.config/git/ignore` and `attributes`.
+    no_user_files: [OsString; 2],
+    /// git processes started through this handle (and its clones).
+    calls: Arc<AtomicU64>,
+}
+
+impl Git {
+    pub(crate) fn new(side: PathBuf, workspace: PathBuf) -> Self {
+        let index = side.join("atto-index");
+        let setting = |key: &str| {
+            let mut s = OsString::from(format!("{key}="));
+            s.push(side.join("no-user-file"));
+            s
+        };
+        Self {
+            no_user_files: [setting("core.excludesFile"), setting("core.attributesFile")],
+            side,
+            workspace,
+            index,
+            calls: Arc::default(),
+        }
+    }
+
+    pub(crate) fn side(&self) -> &Path {
+        &self.side
+    }
+
+    /// How many git processes this handle has started.
+    pub(crate) fn calls(&self) -> u64 {
+        self.calls.load(Ordering::Relaxed)
+    }
+
+    /// How many entries the private index holds, from its 12-byte header (`DIRC`, version,
+    /// count); `None` when there is no readable index.
+    pub(crate) fn index_entries(&self) -> Option<u64> {
+        let mut head = [0u8; 12];
+        std::fs::File::open(&self.index)
+            .ok()?
+            .read_exact(&mut head)
+            .ok()?;
+        let [b'D', b'I', b'R', b'C', _, _, _, _, c0, c1, c2, c3] = head else {
+            return None;
+        };
+        Some(u64::from(u32::from_be_bytes([c0, c1, c2, c3])))
+    }
+
+    /// Runs `git <args>` and returns its stdout.
+    pub(crate) fn run<S: AsRef<OsStr>>(&self, args: &[S]) -> Result<Vec<u8>, CheckpointError> {
+        self.run_with_input(args, None)
+    }
+
+    /// Runs `git <args>` with `input` on stdin and returns its stdout.
+    pub(crate) fn run_with_input<S: AsRef<OsStr>>(
+        &self,
+        args: &[S],
+        input: Option<&[u8]>,
+    ) -> Result<Vec<u8>, CheckpointError> {
+        let mut cmd = Command::new("git");
+        scrub_env(&mut cmd, &self.side);
+        cmd.env("GIT_INDEX_FILE", &self.index);
+        let mut git_dir = OsString::from("--git-dir=");
+        git_dir.push(&self.side);
+        let mut work_tree = OsString::from("--work-tree=");
+        work_tree.push(&self.workspace);
+        cmd.arg(git_dir).arg(work_tree);
+        for setting in CONFIG {
+            cmd.arg("-c").arg(setting);
+        }
+        for setting in &self.no_user_files {
+            cmd.arg("-c").arg(setting);
+        }
+        cmd.args(args);
+        cmd.current_dir(&self.workspace);
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        output(cmd, &describe(args), input)
+    }
+
+    /// Runs `git <args>` and returns stdout as one trimmed line (an object id, a ref).
+    pub(crate) fn line<S: AsRef<OsStr>>(&self, args: &[S]) -> Result<String, CheckpointError> {
+        let out = self.run(args)?;
+        Ok(String::from_utf8_lossy(&out).trim().to_owned())
+    }
+}
+
+/// Removes every inherited `GIT_*` variable (a hook or an outer git could have set `GIT_DIR`,
+/// `GIT_WORK_TREE`, `GIT_INDEX_FILE` or `GIT_CONFIG*`), then points global and system config
+/// at nothing so a user's hooks, fsmonitor or excludes cannot change what a snapshot holds.
+fn scrub_env(cmd: &mut Command, side: &Path) {
+    for (key, _) in std::env::vars_os() {
+        if key.to_string_lossy().starts_with("GIT_") {
+            cmd.env_remove(key);
+        }
+    }
+    cmd.env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        // A path that is never created: git reads a missing global config as empty.
+        .env("GIT_CONFIG_GLOBAL", side.join("no-global-config"))
+        .env("LC_ALL", "C");
+}
+
+fn describe<S: AsRef<OsStr>>(args: &[S]) -> String {
+    args.iter()
+        .take(3)
+        .map(|a| a.as_ref().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn output(mut cmd: Command, what: &str, input: Option<&[u8]>) -> Result<Vec<u8>, CheckpointError> {
+    cmd.stdin(if input.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    })
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    let mut child = cmd.spawn().map_err(|e| CheckpointError::GitMissing {
+        detail: e.to_string(),
+    })?;
+    if let (Some(bytes), Some(mut stdin)) = (input, child.stdin.take()) {
+        // A write error here means git exited early; its status and stderr say why.
+        let _ = stdin.write_all(bytes);
+    }
+    let out = child
+        .wait_with_output()
+        .map_err(|e| CheckpointError::GitFailed {
+            command: what.to_owned(),
+            stderr: e.to_string(),
+        })?;
+    if out.status.success() {
+        return Ok(out.stdout);
+    }
+    Err(CheckpointError::GitFailed {
+        command: what.to_owned(),
+        stderr: one_line(&out.stderr, out.status.code()),
+    })
+}
+
+/// Folds git's stderr into one line of at most 300 characters.
+fn one_line(stderr: &[u8], code: Option<i32>) -> String {
+    let text = String::from_utf8_lossy(stderr);
+    let mut line = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("; ");
+    if line.is_empty() {
+        line = format!(
+            "exit status {}",
+            code.map_or("unknown".into(), |c| c.to_string())
+        );
+    }
+    if line.chars().count() > 300 {
+        line = line.chars().take(300).collect::<String>() + "…";
+    }
+    line
+}
+
+/// Splits NUL-terminated output (`-z`) into strings.
+pub(crate) fn split_nul(out: &[u8]) -> Vec<String> {
+    out.split(|b| *b == 0)
+        .filter(|s| !s.is_empty())
+        .map(|s| String::from_utf8_lossy(s).into_owned())
+        .collect()
+}

@@ -1,0 +1,303 @@
+//! File checkpoints: snapshots of a workspace kept in a side git repository under the data
+//! dir, so every file change the agent makes (through file tools or `bash`) can be undone.
+//!
+//! This crate owns the side repository: where it lives, what a snapshot holds, listing,
+//! restoring and pruning. It does not decide *when* to snapshot (the engine does: before each
+//! mutating tool call and at turn boundaries) and stores nothing in the session database;
+//! everything it needs is in the side repository itself.
+//!
+//! Layout: `<data_dir>/checkpoints/<hash of the canonical workspace path>.git`, a bare repo
+//! with a private index (`atto-index`) and the newest snapshot's stat fingerprint
+//! (`atto-fingerprint`). Each snapshot is a parentless commit of the whole
+//! workspace tree under `refs/atto/checkpoints/<id>`, its message holding id, turn, tool, time
+//! and note. Parentless commits plus one ref each make pruning a ref deletion: no history
+//! rewrite, and [`Checkpoints::gc`] can reclaim what pruned snapshots held.
+//!
+//! Cost. Snapshots run before every mutating tool call, so each git process counts. The side
+//! repository is created without git; the snapshot list is read once and then kept up to
+//! date in memory; and a stat fingerprint of the workspace (see `fingerprint`) lets a
+//! snapshot of an unchanged workspace skip `git add` and `write-tree`.
+
+mod error;
+mod fingerprint;
+mod git;
+mod meta;
+mod record;
+mod restore;
+mod side;
+mod walk;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+pub use error::CheckpointError;
+use git::{Git, split_nul};
+use meta::Entry;
+use record::State;
+
+/// Caps that keep checkpoints from filling the disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// How many snapshots to keep; older ones are pruned.
+    pub max_snapshots: usize,
+    /// Snapshots older than this are pruned (the newest one is always kept).
+    pub max_age_days: u32,
+    /// Above this many bytes of non-ignored files, snapshots are refused (`Disabled`).
+    pub max_workspace_bytes: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            max_snapshots: 200,
+            max_age_days: 14,
+            max_workspace_bytes: 500 * 1024 * 1024,
+        }
+    }
+}
+
+/// Why a snapshot is being taken.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SnapshotLabel {
+    /// The turn it belongs to.
+    pub turn: u32,
+    /// The mutating tool about to run, if any (`None` at a turn boundary).
+    pub tool: Option<String>,
+    /// Free text shown by `/restore list`.
+    pub note: String,
+}
+
+/// One recorded state of the workspace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    /// 1-based, increasing; what `/restore N` takes.
+    pub id: u32,
+    /// The commit in the side repository.
+    pub commit: String,
+    /// The turn it was taken in.
+    pub turn: u32,
+    /// The tool it was taken before, if any.
+    pub tool: Option<String>,
+    /// The label's note.
+    pub note: String,
+    /// Wall-clock time it was taken, Unix milliseconds.
+    pub created_at_ms: i64,
+    /// Paths (`/`-separated, relative to the workspace) that differ from the previous
+    /// snapshot; empty for the oldest snapshot still kept.
+    pub files_changed: Vec<String>,
+}
+
+/// What a restore did.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RestoreReport {
+    /// The snapshot of the state just before the restore; restoring it undoes the restore.
+    pub safety_snapshot: u32,
+    /// Files written back (changed since, or deleted since and recreated).
+    pub restored: Vec<String>,
+    /// Files created since the snapshot, now removed.
+    pub deleted: Vec<String>,
+    /// Files in the snapshot that were left alone because a file now ignored (or inside a
+    /// nested repository) sits at that path.
+    pub kept: Vec<String>,
+}
+
+/// Checkpoints of one workspace. Cheap to share between threads (`Arc<Checkpoints>`) or to
+/// clone: clones share one cache and one lock, and operations on a workspace run one at a time.
+#[derive(Debug, Clone)]
+pub struct Checkpoints {
+    git: Git,
+    workspace: PathBuf,
+    limits: Limits,
+    /// What this handle knows about the side repository. Held for a whole operation, because
+    /// every operation also uses the one private index file.
+    state: Arc<Mutex<State>>,
+}
+
+/// Whether a snapshot lists the paths it changed (one more git process when it did).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Changes {
+    List,
+    Skip,
+}
+
+impl Checkpoints {
+    /// Opens (creating on first use) the side repository for `workspace` under `data_dir`.
+    /// Starts no git process.
+    pub fn open(
+        data_dir: &Path,
+        workspace: &Path,
+        limits: Limits,
+    ) -> Result<Self, CheckpointError> {
+        let workspace = workspace
+            .canonicalize()
+            .map_err(|e| CheckpointError::io(workspace, e))?;
+        let dir = data_dir.join("checkpoints");
+        std::fs::create_dir_all(&dir).map_err(|e| CheckpointError::io(&dir, e))?;
+        let side = dir.join(format!(
+            "{:016x}.git",
+            fnv1a(workspace.as_os_str().as_encoded_bytes())
+        ));
+        let empty = side::ensure(&side)?;
+        Ok(Self {
+            git: Git::new(side, workspace.clone()),
+            workspace,
+            limits,
+            state: Arc::new(Mutex::new(State::new(empty))),
+        })
+    }
+
+    /// The side repository (for diagnostics and "delete this to start over" messages).
+    pub fn side_repo(&self) -> &Path {
+        self.git.side()
+    }
+
+    /// How many git processes this handle (and its clones) started: what a snapshot costs,
+    /// for tests and benchmarks.
+    pub fn git_calls(&self) -> u64 {
+        self.git.calls()
+    }
+
+    /// Records the current workspace. A state identical to the newest snapshot of the same
+    /// turn returns that snapshot instead of recording it twice; under a new turn number it
+    /// is recorded (cheaply: same tree) so that every turn has a snapshot marking its start.
+    ///
+    /// Cost: as [`Checkpoints::snapshot_quick`], plus one git process to fill in
+    /// `files_changed` when the snapshot differs from the one before it.
+    pub fn snapshot(&self, label: &SnapshotLabel) -> Result<Snapshot, CheckpointError> {
+        self.take(label, Changes::List)
+    }
+
+    /// [`Checkpoints::snapshot`] without `files_changed` (left empty; [`Checkpoints::list`]
+    /// fills it in): the call for the hot path before every mutating tool. A workspace whose
+    /// files all look as they did at the newest snapshot (see the stat fingerprint) costs no
+    /// git process in the same turn and two under a new turn; otherwise four.
+    pub fn snapshot_quick(&self, label: &SnapshotLabel) -> Result<Snapshot, CheckpointError> {
+        self.take(label, Changes::Skip)
+    }
+
+    /// The newest `n` snapshots, newest first.
+    pub fn list(&self, n: usize) -> Result<Vec<Snapshot>, CheckpointError> {
+        let mut state = self.lock();
+        let entries = self.reload(&mut state)?;
+        let shown = n.min(entries.len());
+        let pairs: Vec<(&str, &str)> = (0..shown)
+            .filter_map(|i| Some((entries[i].tree.as_str(), entries.get(i + 1)?.tree.as_str())))
+            .collect();
+        let mut changes = self.changes(&pairs)?.into_iter();
+        Ok(entries[..shown]
+            .iter()
+            .map(|e| to_snapshot(e, changes.next().unwrap_or_default()))
+            .collect())
+    }
+
+    /// Restores the state before turn `turn`'s first change: its first snapshot.
+    pub fn undo_last_turn(&self, turn: u32) -> Result<RestoreReport, CheckpointError> {
+        let mut state = self.lock();
+        let first = self
+            .reload(&mut state)?
+            .iter()
+            .filter(|e| e.turn == turn)
+            .map(|e| e.id)
+            .min()
+            .ok_or(CheckpointError::NoCheckpointInTurn { turn })?;
+        self.restore_locked(&mut state, first)
+    }
+
+    /// Packs the side repository and drops objects only pruned snapshots used, once they are
+    /// older than git's default two weeks. Slow on big workspaces: run it off the hot path
+    /// (for example at session end). It does not block snapshots: git keeps new objects.
+    pub fn gc(&self) -> Result<(), CheckpointError> {
+        self.git.run(&["gc", "--quiet"]).map(drop)
+    }
+
+    fn take(&self, label: &SnapshotLabel, changes: Changes) -> Result<Snapshot, CheckpointError> {
+        let mut state = self.lock();
+        let (entry, changed) = self.record(&mut state, label, changes)?;
+        Ok(to_snapshot(&entry, changed))
+    }
+
+    /// The lock on this workspace's state. After a panic mid-operation the cache may be half
+    /// updated, so it is dropped and read again from the side repository.
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|poisoned| {
+            self.state.clear_poison();
+            let mut state = poisoned.into_inner();
+            *state = State::new(false);
+            state
+        })
+    }
+
+    /// Paths differing between each `(new, old)` tree pair, in one git call.
+    fn changes(&self, pairs: &[(&str, &str)]) -> Result<Vec<Vec<String>>, CheckpointError> {
+        let mut result = vec![Vec::new(); pairs.len()];
+        let input: String = pairs
+            .iter()
+            .filter(|(a, b)| a != b)
+            .map(|(a, b)| format!("{a} {b}\n"))
+            .collect();
+        if input.is_empty() {
+            return Ok(result);
+        }
+        let out = self.git.run_with_input(
+            &[
+                "diff-tree",
+                "--stdin",
+                "-r",
+                "-z",
+                "--name-only",
+                "--no-renames",
+            ],
+            Some(input.as_bytes()),
+        )?;
+        // Output: "<new> <old>\n" then NUL-terminated paths, per pair that differs.
+        let headers: Vec<String> = pairs.iter().map(|(a, b)| format!("{a} {b}\n")).collect();
+        let mut rest = out.as_slice();
+        let mut current = None;
+        while !rest.is_empty() {
+            let next = (current.map_or(0, |c| c + 1)..pairs.len())
+                .find(|&i| pairs[i].0 != pairs[i].1 && rest.starts_with(headers[i].as_bytes()));
+            if let Some(i) = next {
+                current = Some(i);
+                rest = &rest[headers[i].len()..];
+                continue;
+            }
+            let end = rest.iter().position(|b| *b == 0).unwrap_or(rest.len());
+            let (Some(i), Some(path)) = (current, split_nul(&rest[..end]).pop()) else {
+                return Err(CheckpointError::Corrupt {
+                    what: "diff-tree --stdin output".into(),
+                    side: self.git.side().to_path_buf(),
+                });
+            };
+            result[i].push(path);
+            rest = rest.get(end + 1..).unwrap_or_default();
+        }
+        Ok(result)
+    }
+}
+
+fn to_snapshot(e: &Entry, files_changed: Vec<String>) -> Snapshot {
+    Snapshot {
+        id: e.id,
+        commit: e.commit.clone(),
+        turn: e.turn,
+        tool: e.tool.clone(),
+        note: e.note.clone(),
+        created_at_ms: e.created_at_ms,
+        files_changed,
+    }
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// FNV-1a: a hash that, unlike std's `DefaultHasher`, is the same in every Rust release, so a
+/// workspace finds its side repository again after an upgrade.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}

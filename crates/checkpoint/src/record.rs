@@ -1,0 +1,258 @@
+//! Taking a snapshot, and the state that keeps it cheap: the snapshot list, read from the side
+//! repository once and then kept up to date in memory, and the stat fingerprint known to stand
+//! for the newest snapshot.
+//!
+//! Three paths, cheapest first:
+//! - the fingerprint matches and the turn is the same: the newest snapshot is returned, no git;
+//! - the fingerprint matches under a new turn: `commit-tree` of the newest snapshot's tree and
+//!   `update-ref`, two processes;
+//! - otherwise `add -A`, `write-tree`, and the two above when the tree or turn is new.
+//!
+//! A stale list (another atto process took snapshots) is harmless here: a fingerprint match
+//! still proves the workspace holds that snapshot's tree, and a taken id makes `update-ref`
+//! fail, after which the list is read again. Listing and restoring always read it again.
+
+use std::time::SystemTime;
+
+use crate::error::CheckpointError;
+use crate::fingerprint::{Builder, Fingerprint, Known};
+use crate::meta::{self, Entry};
+use crate::{Changes, Checkpoints, SnapshotLabel, now_ms, side, walk};
+
+/// The object id git uses for "this ref must not exist yet".
+const ZERO_OID: &str = "0000000000000000000000000000000000000000";
+const DAY_MS: i64 = 24 * 60 * 60 * 1000;
+
+/// What a [`Checkpoints`] handle knows about its side repository.
+#[derive(Debug)]
+pub(crate) struct State {
+    /// All snapshots, newest first; `None` until read from the side repository.
+    entries: Option<Vec<Entry>>,
+    /// The fingerprint standing for the newest snapshot, when one does.
+    known: Option<Known>,
+}
+
+impl State {
+    /// `empty`: the side repository was just created, so there is no list to read.
+    pub(crate) fn new(empty: bool) -> Self {
+        Self {
+            entries: empty.then(Vec::new),
+            known: None,
+        }
+    }
+
+    pub(crate) fn entries(&self) -> &[Entry] {
+        self.entries.as_deref().unwrap_or_default()
+    }
+
+    /// The workspace is about to change under the fingerprint (a restore writes files).
+    pub(crate) fn forget_fingerprint(&mut self) {
+        self.known = None;
+    }
+}
+
+impl Checkpoints {
+    /// Reads the snapshot list from the side repository, keeping the fingerprint if it still
+    /// stands for the newest snapshot, else taking the stored one if that does.
+    pub(crate) fn reload<'s>(&self, state: &'s mut State) -> Result<&'s [Entry], CheckpointError> {
+        let format = format!("--format={}", meta::REF_FORMAT);
+        let out = self
+            .git
+            .run(&["for-each-ref", "--sort=-refname", &format, meta::REF_PREFIX])?;
+        let entries = meta::parse_refs(&out);
+        let stands = |k: &Known| {
+            entries
+                .first()
+                .is_some_and(|n| n.id == k.id && n.commit == k.commit)
+        };
+        if !state.known.as_ref().is_some_and(stands) {
+            state.known = Known::load(self.git.side()).filter(|k| stands(k));
+        }
+        Ok(state.entries.insert(entries))
+    }
+
+    /// Takes a snapshot (see the module doc for its three paths) and returns the newest entry
+    /// with, when asked, the paths it changed. The caller holds the lock.
+    pub(crate) fn record(
+        &self,
+        state: &mut State,
+        label: &SnapshotLabel,
+        changes: Changes,
+    ) -> Result<(Entry, Vec<String>), CheckpointError> {
+        if state.entries.is_none() {
+            self.reload(state)?;
+        }
+        let earlier = state.known.as_ref().map(|k| k.fingerprint.taken_ns);
+        let survey = walk::survey(
+            &self.workspace,
+            self.limits.max_workspace_bytes,
+            Builder::new(SystemTime::now(), earlier),
+        )?;
+        side::write_info(self.git.side(), &survey.nested_repos)?;
+        let prints = survey.prints;
+        let newest = state.entries().first().cloned();
+        let known_value = state.known.as_ref().and_then(|k| {
+            let n = newest.as_ref()?;
+            (k.id == n.id && k.commit == n.commit).then_some(k.fingerprint.value)
+        });
+
+        if let (Some(prev), Some(value)) = (&newest, known_value)
+            && prints.earlier == Some(value)
+        {
+            // The workspace holds `prev`'s tree.
+            if prev.turn == label.turn {
+                // A fingerprint taken now hashes fewer contents when files have left the racy
+                // window since: store it so later walks read less.
+                if let Some(fingerprint) = prints.current.filter(|c| c.value != value) {
+                    self.remember(state, fingerprint);
+                }
+            } else {
+                self.commit(state, prev.tree.clone(), label)?;
+                match prints.current {
+                    Some(fingerprint) => self.remember(state, fingerprint),
+                    None => state.known = None,
+                }
+            }
+            return self.finish(state, changes);
+        }
+
+        self.git.run(&["add", "-A", "--", "."])?;
+        let tree = self.git.line(&["write-tree"])?;
+        // The fingerprint stands for this tree only if git indexed exactly as many files as
+        // the walk saw. This catches files git keeps that the walk skips: tracked files that
+        // a new `.gitignore` rule matches (`add -A` keeps them), and any disagreement between
+        // the walk's ignore rules and git's.
+        let trusted = prints
+            .current
+            .filter(|_| self.git.index_entries() == Some(prints.files));
+        let same = newest
+            .as_ref()
+            .is_some_and(|p| p.tree == tree && p.turn == label.turn);
+        if !same {
+            self.commit(state, tree, label)?;
+        }
+        match trusted {
+            Some(fingerprint) => self.remember(state, fingerprint),
+            None if !same => state.known = None,
+            // Whatever fingerprint already stood for the unchanged newest snapshot still does.
+            None => {}
+        }
+        self.finish(state, changes)
+    }
+
+    /// Returns the newest snapshot and what it changed, then prunes.
+    fn finish(
+        &self,
+        state: &mut State,
+        changes: Changes,
+    ) -> Result<(Entry, Vec<String>), CheckpointError> {
+        let entries = state.entries();
+        let Some(newest) = entries.first().cloned() else {
+            return Err(CheckpointError::Corrupt {
+                what: "no snapshot after recording one".into(),
+                side: self.git.side().to_path_buf(),
+            });
+        };
+        let changed = match (changes, entries.get(1)) {
+            (Changes::List, Some(older)) => self.changes(&[(&newest.tree, &older.tree)])?.remove(0),
+            _ => Vec::new(),
+        };
+        self.prune(state);
+        Ok((newest, changed))
+    }
+
+    /// Records `tree` as a new snapshot, the newest in `state`. The zero old value makes
+    /// `update-ref` fail instead of overwriting when another atto process took the id; the
+    /// list is then read again and the next free id tried, once.
+    fn commit(
+        &self,
+        state: &mut State,
+        tree: String,
+        label: &SnapshotLabel,
+    ) -> Result<(), CheckpointError> {
+        let mut retried = false;
+        loop {
+            let id = state.entries().first().map_or(1, |p| p.id + 1);
+            let now = now_ms();
+            let msg = meta::message(id, label.turn, label.tool.as_deref(), &label.note, now);
+            let commit = self
+                .git
+                .run_with_input(&["commit-tree", &tree, "-F", "-"], Some(msg.as_bytes()))?;
+            let commit = String::from_utf8_lossy(&commit).trim().to_owned();
+            match self
+                .git
+                .run(&["update-ref", &meta::ref_name(id), &commit, ZERO_OID])
+            {
+                Ok(_) => {
+                    let entry = Entry {
+                        id,
+                        commit,
+                        tree,
+                        turn: label.turn,
+                        tool: label.tool.clone(),
+                        note: label.note.clone(),
+                        created_at_ms: now,
+                    };
+                    state.entries.get_or_insert_default().insert(0, entry);
+                    return Ok(());
+                }
+                Err(e) if retried => return Err(e),
+                Err(_) => {
+                    retried = true;
+                    self.reload(state)?;
+                }
+            }
+        }
+    }
+
+    /// Makes `fingerprint` stand for the newest snapshot, here and for the next process.
+    fn remember(&self, state: &mut State, fingerprint: Fingerprint) {
+        let Some(newest) = state.entries().first() else {
+            return;
+        };
+        let known = Known {
+            id: newest.id,
+            commit: newest.commit.clone(),
+            fingerprint,
+        };
+        known.save(self.git.side());
+        state.known = Some(known);
+    }
+
+    /// Deletes the refs of snapshots beyond the count or age caps; the newest always stays.
+    /// A failure leaves extra snapshots behind, which the next snapshot prunes again; it is no
+    /// reason to report the snapshot just taken as not taken.
+    fn prune(&self, state: &mut State) {
+        let Some((newest, older)) = state.entries().split_first() else {
+            return;
+        };
+        let keep = self.limits.max_snapshots.max(1);
+        let oldest_ms = newest.created_at_ms - i64::from(self.limits.max_age_days) * DAY_MS;
+        let doomed: Vec<&Entry> = older
+            .iter()
+            .enumerate()
+            .filter(|(i, e)| i + 1 >= keep || e.created_at_ms < oldest_ms)
+            .map(|(_, e)| e)
+            .collect();
+        if doomed.is_empty() {
+            return;
+        }
+        let input: String = doomed
+            .iter()
+            .map(|e| format!("delete {} {}\n", meta::ref_name(e.id), e.commit))
+            .collect();
+        let ids: Vec<u32> = doomed.iter().map(|e| e.id).collect();
+        match self
+            .git
+            .run_with_input(&["update-ref", "--stdin"], Some(input.as_bytes()))
+        {
+            Ok(_) => {
+                if let Some(entries) = &mut state.entries {
+                    entries.retain(|e| !ids.contains(&e.id));
+                }
+            }
+            // Some refs may be gone and some not: read the list again next time.
+            Err(_) => state.entries = None,
+        }
+    }
+}

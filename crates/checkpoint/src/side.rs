@@ -1,0 +1,142 @@
+//! Creating the bare side repository by writing its few files instead of running
+//! `git init --bare` (a process costs more than the rest of an unchanged snapshot), and the
+//! side repository's own settings files: `info/exclude` and `info/attributes`.
+//!
+//! Crash safety: every file is written to a temporary name and renamed into place, and `HEAD`
+//! comes last, because git only takes a directory with a `HEAD` for a repository. Each open
+//! checks every piece and adds what is missing, so an interrupted creation is finished by the
+//! next open. What a snapshot holds is decided elsewhere (`walk`, `lib`).
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::error::CheckpointError;
+
+/// Makes sure `side` is a complete bare repository. Returns true when it holds no refs
+/// (created just now), so the caller knows the snapshot list is empty without asking git.
+pub(crate) fn ensure(side: &Path) -> Result<bool, CheckpointError> {
+    for dir in ["objects", "refs/heads", "refs/tags"] {
+        let dir = side.join(dir);
+        std::fs::create_dir_all(&dir).map_err(|e| CheckpointError::io(&dir, e))?;
+    }
+    let config = side.join("config");
+    if !config.is_file() {
+        write_atomically(&config, &config_text(side))?;
+    }
+    let head = side.join("HEAD");
+    if head.is_file() {
+        return Ok(false);
+    }
+    let empty = !side.join("packed-refs").exists() && !side.join("refs/atto").exists();
+    write_atomically(&head, "ref: refs/heads/main\n")?;
+    Ok(empty)
+}
+
+/// What `git init --bare` would write on this machine, minus what the side repo never uses.
+fn config_text(side: &Path) -> String {
+    let mut text = format!(
+        "[core]\n\trepositoryformatversion = 0\n\tfilemode = {}\n\tbare = true\n",
+        cfg!(unix)
+    );
+    // git init probes this the same way: does the upper-cased name reach the same entry?
+    // The side directory's name ends in ".git", so upper-casing always changes it.
+    let upper = side
+        .file_name()
+        .map(|n| n.to_string_lossy().to_uppercase())
+        .map(|n| side.with_file_name(n));
+    if upper.is_some_and(|u| u.exists()) {
+        text.push_str("\tignorecase = true\n");
+    }
+    text
+}
+
+/// Writes `<side>/info/exclude` so git skips the user's `.git` and nested repositories (which
+/// git would otherwise record as gitlinks, or refuse when they have no commit), and
+/// `<side>/info/attributes`, which outranks the workspace's `.gitattributes`, so snapshots
+/// hold files byte for byte: no line-ending conversion, `ident` expansion or re-encoding.
+/// Rewrites a file only when its content changes.
+pub(crate) fn write_info(side: &Path, nested_repos: &[String]) -> Result<(), CheckpointError> {
+    let mut exclude = String::from("# written by atto: never snapshot git metadata\n.git\n");
+    for repo in nested_repos {
+        exclude.push('/');
+        exclude.push_str(&escape_pattern(repo));
+        exclude.push_str("/\n");
+    }
+    let attributes = "# written by atto: snapshots hold files byte for byte\n\
+                      * -text -ident -filter -working-tree-encoding\n";
+    let dir = side.join("info");
+    for (name, text) in [("exclude", exclude.as_str()), ("attributes", attributes)] {
+        let path = dir.join(name);
+        if std::fs::read_to_string(&path).is_ok_and(|old| old == text) {
+            continue;
+        }
+        std::fs::create_dir_all(&dir).map_err(|e| CheckpointError::io(&dir, e))?;
+        write_atomically(&path, text)?;
+    }
+    Ok(())
+}
+
+/// Writes `text` to a temporary sibling of `path`, then renames it over `path`: readers see
+/// the old file or the new one, never half of one.
+pub(crate) fn write_atomically(path: &Path, text: &str) -> Result<(), CheckpointError> {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(
+        ".tmp-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::write(&tmp, text).map_err(|e| CheckpointError::io(&tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        CheckpointError::io(path, e)
+    })
+}
+
+/// Escapes a literal path for a gitignore pattern.
+fn escape_pattern(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for (i, c) in path.chars().enumerate() {
+        let special =
+            matches!(c, '*' | '?' | '[' | ']' | '\\' | ' ') || (i == 0 && matches!(c, '#' | '!'));
+        if special {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patterns_are_escaped() {
+        assert_eq!(escape_pattern("a b/[x]*"), "a\\ b/\\[x\\]\\*");
+        assert_eq!(escape_pattern("#x/!y"), "\\#x/!y");
+    }
+
+    #[test]
+    fn ensure_creates_then_completes_a_repository() {
+        let dir = tempfile::tempdir().unwrap();
+        let side = dir.path().join("0123abcd.git");
+        assert!(ensure(&side).unwrap(), "new repositories hold no refs");
+        assert_eq!(
+            std::fs::read_to_string(side.join("HEAD")).unwrap(),
+            "ref: refs/heads/main\n"
+        );
+        assert!(!ensure(&side).unwrap(), "an existing one is left as it is");
+        // A creation interrupted before HEAD and a directory were written.
+        std::fs::remove_file(side.join("HEAD")).unwrap();
+        std::fs::remove_dir_all(side.join("refs")).unwrap();
+        assert!(ensure(&side).unwrap());
+        assert!(side.join("refs/heads").is_dir() && side.join("HEAD").is_file());
+        let leftovers: Vec<_> = std::fs::read_dir(&side)
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().contains(".tmp-"))
+            .collect();
+        assert!(leftovers.is_empty(), "{leftovers:?}");
+    }
+}

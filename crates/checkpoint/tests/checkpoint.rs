@@ -1,0 +1,333 @@
+//! Checkpoints through the front door: real git, real temp workspaces, assertions on files.
+// Tests fail loudly on setup errors; workspace lints deny these outside #[test] functions.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use atto_checkpoint::{CheckpointError, Checkpoints, Limits, SnapshotLabel};
+use tempfile::TempDir;
+
+struct Fixture {
+    _root: TempDir,
+    ws: PathBuf,
+    data: PathBuf,
+}
+
+fn fixture() -> Fixture {
+    let root = tempfile::tempdir().unwrap();
+    let ws = root.path().join("ws");
+    let data = root.path().join("data");
+    fs::create_dir_all(&ws).unwrap();
+    Fixture {
+        _root: root,
+        ws,
+        data,
+    }
+}
+
+impl Fixture {
+    fn open(&self, limits: Limits) -> Checkpoints {
+        Checkpoints::open(&self.data, &self.ws, limits).unwrap()
+    }
+    fn write(&self, path: &str, text: &str) {
+        let full = self.ws.join(path);
+        fs::create_dir_all(full.parent().unwrap()).unwrap();
+        fs::write(full, text).unwrap();
+    }
+    fn read(&self, path: &str) -> Option<String> {
+        fs::read_to_string(self.ws.join(path)).ok()
+    }
+    fn git(&self, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .args([
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "-c",
+                "commit.gpgsign=false",
+            ])
+            .args(args)
+            .current_dir(&self.ws)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+}
+
+fn label(turn: u32, tool: Option<&str>) -> SnapshotLabel {
+    SnapshotLabel {
+        turn,
+        tool: tool.map(str::to_owned),
+        note: format!("turn {turn}"),
+    }
+}
+
+/// Every file under `dir`, with its bytes.
+fn dump(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.insert(path.clone(), fs::read(&path).unwrap());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn restore_brings_back_written_commanded_created_and_deleted_files() {
+    let f = fixture();
+    f.write("src/written.rs", "fn original() {}\n");
+    f.write("by_command.txt", "before\n");
+    f.write("gone.txt", "doomed\n");
+    f.write("untouched.txt", "same\n");
+    let cp = f.open(Limits::default());
+    let first = cp.snapshot(&label(1, Some("write_file"))).unwrap();
+    assert_eq!(first.id, 1);
+
+    f.write("src/written.rs", "fn edited() {}\n");
+    let out = Command::new("sh")
+        .args(["-c", "echo after > by_command.txt"])
+        .current_dir(&f.ws)
+        .status()
+        .unwrap();
+    assert!(out.success());
+    f.write("new/dir/created.txt", "fresh\n");
+    fs::remove_file(f.ws.join("gone.txt")).unwrap();
+    let second = cp.snapshot(&label(1, Some("bash"))).unwrap();
+    assert_eq!(second.id, 2);
+    assert_eq!(
+        second.files_changed,
+        [
+            "by_command.txt",
+            "gone.txt",
+            "new/dir/created.txt",
+            "src/written.rs"
+        ]
+    );
+
+    let report = cp.restore(1).unwrap();
+    assert_eq!(
+        report.safety_snapshot, 2,
+        "nothing changed since snapshot 2"
+    );
+    assert_eq!(
+        report.restored,
+        ["by_command.txt", "gone.txt", "src/written.rs"]
+    );
+    assert_eq!(report.deleted, ["new/dir/created.txt"]);
+    assert_eq!(
+        f.read("src/written.rs").as_deref(),
+        Some("fn original() {}\n")
+    );
+    assert_eq!(f.read("by_command.txt").as_deref(), Some("before\n"));
+    assert_eq!(f.read("gone.txt").as_deref(), Some("doomed\n"));
+    assert!(
+        !f.ws.join("new").exists(),
+        "emptied directories are removed"
+    );
+    assert!(
+        !f.ws.join(".git").exists(),
+        "a non-git workspace stays non-git"
+    );
+
+    // Restoring twice changes nothing more.
+    let again = cp.restore(1).unwrap();
+    assert!(
+        again.restored.is_empty() && again.deleted.is_empty(),
+        "{again:?}"
+    );
+    assert_eq!(
+        f.read("src/written.rs").as_deref(),
+        Some("fn original() {}\n")
+    );
+
+    // Undoing the restore: restore the safety snapshot it took.
+    let undo = cp.restore(report.safety_snapshot).unwrap();
+    assert_eq!(undo.deleted, ["gone.txt"]);
+    assert_eq!(
+        f.read("src/written.rs").as_deref(),
+        Some("fn edited() {}\n")
+    );
+    assert_eq!(f.read("by_command.txt").as_deref(), Some("after\n"));
+    assert_eq!(f.read("new/dir/created.txt").as_deref(), Some("fresh\n"));
+    assert_eq!(f.read("gone.txt"), None);
+}
+
+#[test]
+fn users_git_repository_is_untouched() {
+    let f = fixture();
+    f.git(&["init", "-q"]);
+    f.write("tracked.txt", "v1\n");
+    f.write("vendor/lib/inner.txt", "nested\n");
+    // A nested repository without any commit: git would refuse to add it as a gitlink.
+    Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(f.ws.join("vendor/lib"))
+        .status()
+        .unwrap();
+    f.git(&["add", "tracked.txt"]);
+    f.git(&["commit", "-q", "-m", "init"]);
+    f.write("tracked.txt", "v2 uncommitted\n");
+    f.write("untracked.txt", "u\n");
+    let status_before = f.git(&["status", "--porcelain", "--untracked-files=all"]);
+    let git_before = dump(&f.ws.join(".git"));
+    let nested_before = dump(&f.ws.join("vendor/lib/.git"));
+
+    let cp = f.open(Limits::default());
+    let first = cp.snapshot(&label(1, None)).unwrap();
+    f.write("tracked.txt", "v3 by agent\n");
+    let second = cp.snapshot(&label(1, Some("edit_file"))).unwrap();
+    assert_eq!(second.files_changed, ["tracked.txt"]);
+    cp.restore(first.id).unwrap();
+    assert_eq!(f.read("tracked.txt").as_deref(), Some("v2 uncommitted\n"));
+    assert_eq!(f.read("vendor/lib/inner.txt").as_deref(), Some("nested\n"));
+
+    assert_eq!(
+        dump(&f.ws.join(".git")),
+        git_before,
+        ".git must be byte-identical"
+    );
+    assert_eq!(dump(&f.ws.join("vendor/lib/.git")), nested_before);
+    let status_after = f.git(&["status", "--porcelain", "--untracked-files=all"]);
+    assert_eq!(status_after, status_before);
+    assert!(!status_after.contains("atto"), "{status_after}");
+}
+
+#[test]
+fn gitignored_files_are_neither_snapshotted_nor_touched() {
+    let f = fixture();
+    f.write(".gitignore", "*.log\ntarget/\n");
+    f.write("app.log", "log v1\n");
+    f.write("target/out.bin", "bin v1\n");
+    f.write("main.rs", "fn main() {}\n");
+    let cp = f.open(Limits::default());
+    cp.snapshot(&label(1, None)).unwrap();
+
+    f.write("app.log", "log v2\n");
+    f.write("target/new.bin", "new\n");
+    f.write("main.rs", "fn main() { changed() }\n");
+    let second = cp.snapshot(&label(1, Some("bash"))).unwrap();
+    assert_eq!(
+        second.files_changed,
+        ["main.rs"],
+        "ignored files are not in snapshots"
+    );
+
+    let report = cp.restore(1).unwrap();
+    assert_eq!(report.restored, ["main.rs"]);
+    assert!(report.deleted.is_empty(), "{report:?}");
+    assert_eq!(f.read("main.rs").as_deref(), Some("fn main() {}\n"));
+    assert_eq!(f.read("app.log").as_deref(), Some("log v2\n"));
+    assert_eq!(f.read("target/new.bin").as_deref(), Some("new\n"));
+    assert_eq!(f.read("target/out.bin").as_deref(), Some("bin v1\n"));
+}
+
+#[test]
+fn identical_snapshots_are_recorded_once_per_turn() {
+    let f = fixture();
+    f.write("a.txt", "a\n");
+    let cp = f.open(Limits::default());
+    let one = cp.snapshot(&label(1, None)).unwrap();
+    let same = cp.snapshot(&label(1, Some("write_file"))).unwrap();
+    assert_eq!(same, one);
+    // A new turn gets its own start marker even when nothing changed.
+    let next_turn = cp.snapshot(&label(2, None)).unwrap();
+    assert_eq!(next_turn.id, 2);
+    assert!(next_turn.files_changed.is_empty());
+    let listed = cp.list(10).unwrap();
+    assert_eq!(listed.iter().map(|s| s.id).collect::<Vec<_>>(), [2, 1]);
+    assert_eq!(listed[1].tool, None);
+    assert_eq!(listed[0].note, "turn 2");
+}
+
+#[test]
+fn undo_last_turn_returns_to_the_state_before_the_turn() {
+    let f = fixture();
+    f.write("a.txt", "turn0\n");
+    let cp = f.open(Limits::default());
+    cp.snapshot(&label(1, Some("write_file"))).unwrap();
+    f.write("a.txt", "turn1\n");
+    cp.snapshot(&label(2, Some("write_file"))).unwrap();
+    f.write("a.txt", "turn2 first\n");
+    cp.snapshot(&label(2, Some("bash"))).unwrap();
+    f.write("b.txt", "turn2 second\n");
+
+    let report = cp.undo_last_turn(2).unwrap();
+    assert_eq!(f.read("a.txt").as_deref(), Some("turn1\n"));
+    assert_eq!(f.read("b.txt"), None);
+    assert_eq!(report.deleted, ["b.txt"]);
+    let err = cp.undo_last_turn(9).unwrap_err();
+    assert!(
+        matches!(err, CheckpointError::NoCheckpointInTurn { turn: 9 }),
+        "{err}"
+    );
+}
+
+#[test]
+fn size_cap_disables_checkpoints_loudly() {
+    let f = fixture();
+    f.write("big.txt", &"x".repeat(4096));
+    let cp = f.open(Limits {
+        max_workspace_bytes: 1024,
+        ..Limits::default()
+    });
+    let err = cp.snapshot(&label(1, None)).unwrap_err();
+    assert!(matches!(err, CheckpointError::Disabled { .. }), "{err}");
+    assert!(err.to_string().contains("CHECKPOINTS ARE OFF"), "{err}");
+    assert!(cp.list(5).unwrap().is_empty());
+}
+
+#[test]
+fn old_snapshots_are_pruned_and_unknown_ids_are_reported() {
+    let f = fixture();
+    let cp = f.open(Limits {
+        max_snapshots: 3,
+        ..Limits::default()
+    });
+    for i in 0..5 {
+        f.write("a.txt", &format!("{i}\n"));
+        cp.snapshot(&label(1, None)).unwrap();
+    }
+    let ids: Vec<u32> = cp.list(10).unwrap().iter().map(|s| s.id).collect();
+    assert_eq!(ids, [5, 4, 3]);
+    let listed = cp.list(10).unwrap();
+    assert_eq!(listed[0].files_changed, ["a.txt"]);
+    assert!(
+        listed[2].files_changed.is_empty(),
+        "oldest kept has no predecessor"
+    );
+    let err = cp.restore(1).unwrap_err();
+    assert_eq!(err.to_string(), "no checkpoint 1; /restore list shows them");
+    assert_eq!(
+        f.read("a.txt").as_deref(),
+        Some("4\n"),
+        "a failed restore changes nothing"
+    );
+}
+
+#[test]
+fn reopening_finds_the_same_side_repository() {
+    let f = fixture();
+    f.write("a.txt", "a\n");
+    let first = f.open(Limits::default());
+    first.snapshot(&label(1, None)).unwrap();
+    let again = f.open(Limits::default());
+    assert_eq!(again.side_repo(), first.side_repo());
+    assert_eq!(again.list(5).unwrap().len(), 1);
+    assert!(first.side_repo().starts_with(f.data.join("checkpoints")));
+}

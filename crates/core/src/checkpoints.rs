@@ -1,0 +1,176 @@
+//! The engine's side of file checkpoints: when to snapshot (before each mutating call; the
+//! first one of a turn marks the turn's boundary), running the side repository's git work
+//! off the async runtime, and turning failures into warnings — a snapshot that fails never
+//! breaks the turn. What a snapshot is and how restoring works belong to `atto-checkpoint`.
+
+use std::sync::Arc;
+
+use atto_checkpoint::{CheckpointError, Checkpoints, RestoreReport, Snapshot, SnapshotLabel};
+use atto_protocol::{CheckpointInfo, Event};
+use tokio::sync::mpsc;
+
+/// How many checkpoints `/restore list` shows by default.
+pub(crate) const DEFAULT_LIST: u32 = 20;
+
+/// Checkpoints of one session's workspace.
+pub(crate) struct Keeper {
+    inner: Option<Arc<Checkpoints>>,
+    events: mpsc::UnboundedSender<Event>,
+    /// Checkpoints were switched off (too large, git missing); said once, loudly.
+    off: bool,
+    /// The turn the last snapshot was taken in, and whether it was the turn's first.
+    last_turn: Option<u32>,
+    /// Turns that took a snapshot, newest last, for `/undo`.
+    changed_turns: Vec<u32>,
+}
+
+impl Keeper {
+    pub(crate) fn new(
+        inner: Option<Arc<Checkpoints>>,
+        events: mpsc::UnboundedSender<Event>,
+    ) -> Self {
+        Self {
+            inner,
+            events,
+            off: false,
+            last_turn: None,
+            changed_turns: Vec::new(),
+        }
+    }
+
+    /// Records the workspace before a mutating call of `turn`. The first of a turn is the
+    /// turn's boundary: the state the turn started from, which `/undo` returns to.
+    pub(crate) async fn before_call(&mut self, turn: u32, tool: &str, target: &str) {
+        let first = self.last_turn != Some(turn);
+        let note = if first {
+            format!("start of turn {turn}, before {tool} {target}")
+        } else {
+            format!("before {tool} {target}")
+        };
+        let label = SnapshotLabel {
+            turn,
+            tool: Some(tool.to_owned()),
+            note,
+        };
+        if self.take(label).await.is_some() {
+            self.last_turn = Some(turn);
+            if first {
+                self.changed_turns.push(turn);
+            }
+        }
+    }
+
+    /// Records the workspace before applying approved plan changes.
+    pub(crate) async fn before_plan(&mut self, turn: u32) {
+        let label = SnapshotLabel {
+            turn,
+            tool: Some("approve".into()),
+            note: "before applying approved plan changes".into(),
+        };
+        if self.take(label).await.is_some() {
+            self.changed_turns.push(turn);
+        }
+    }
+
+    async fn take(&mut self, label: SnapshotLabel) -> Option<Snapshot> {
+        if self.off {
+            return None;
+        }
+        let inner = Arc::clone(self.inner.as_ref()?);
+        let result = tokio::task::spawn_blocking(move || inner.snapshot_quick(&label)).await;
+        match result {
+            Ok(Ok(snapshot)) => Some(snapshot),
+            Ok(Err(err)) => {
+                self.failed(&err);
+                None
+            }
+            Err(join) => {
+                self.warn(format!(
+                    "checkpoint failed (internal error: {join}); the call runs without one"
+                ));
+                None
+            }
+        }
+    }
+
+    fn failed(&mut self, err: &CheckpointError) {
+        if matches!(
+            err,
+            CheckpointError::Disabled { .. } | CheckpointError::GitMissing { .. }
+        ) {
+            self.off = true;
+            self.warn(format!(
+                "{err}. File changes in this session cannot be undone with /restore or /undo."
+            ));
+        } else {
+            self.warn(format!("no checkpoint was taken before this call: {err}"));
+        }
+    }
+
+    fn warn(&self, message: String) {
+        let _ = self.events.send(Event::Warning { message });
+    }
+
+    fn get(&self) -> Result<Arc<Checkpoints>, String> {
+        self.inner.clone().ok_or_else(|| {
+            "file checkpoints are not available in this session (no data directory)".to_owned()
+        })
+    }
+
+    /// `/restore list [N]`.
+    pub(crate) async fn list(&self, limit: u32) -> Result<Vec<CheckpointInfo>, String> {
+        let inner = self.get()?;
+        let n = usize::try_from(limit).unwrap_or(usize::MAX);
+        let list = blocking(move || inner.list(n)).await?;
+        Ok(list.into_iter().map(info).collect())
+    }
+
+    /// `/restore N`.
+    pub(crate) async fn restore(&self, id: u32) -> Result<RestoreReport, String> {
+        let inner = self.get()?;
+        blocking(move || inner.restore(id)).await
+    }
+
+    /// `/undo`: the state before the newest turn that changed files.
+    pub(crate) async fn undo(&mut self) -> Result<(u32, RestoreReport), String> {
+        let inner = self.get()?;
+        let turn = match self.changed_turns.last() {
+            Some(turn) => *turn,
+            // A resumed session: the newest checkpoint's turn.
+            None => {
+                let list = {
+                    let inner = Arc::clone(&inner);
+                    blocking(move || inner.list(1)).await?
+                };
+                list.first()
+                    .map(|s| s.turn)
+                    .ok_or("there are no checkpoints yet, so there is nothing to undo")?
+            }
+        };
+        let report = blocking(move || inner.undo_last_turn(turn)).await?;
+        self.changed_turns.pop();
+        Ok((turn, report))
+    }
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, CheckpointError> + Send + 'static,
+) -> Result<T, String> {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(result) => result.map_err(|e| e.to_string()),
+        Err(join) => Err(format!(
+            "the checkpoint operation failed (internal error: {join})"
+        )),
+    }
+}
+
+fn info(s: Snapshot) -> CheckpointInfo {
+    CheckpointInfo {
+        id: s.id,
+        turn: s.turn,
+        tool: s.tool,
+        note: s.note,
+        created_at: s.created_at_ms,
+        files_changed: s.files_changed,
+    }
+}
