@@ -1,0 +1,200 @@
+//! File checkpoints through the line session: every change the agent makes — by file tool
+//! or by command — comes back with `/restore`, a restore can itself be undone, `/undo`
+//! takes back a turn, and the user's own `.git` is never touched.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use atto_testkit::{Reply, Script, ScriptToolCall};
+use serde_json::json;
+
+use crate::common::{Env, stderr};
+
+fn call(name: &str, arguments: serde_json::Value) -> ScriptToolCall {
+    ScriptToolCall {
+        id: None,
+        name: name.to_owned(),
+        arguments,
+        raw_arguments: None,
+    }
+}
+
+/// Every file under `dir` (recursively, `.git` included) with its bytes.
+fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let entry = entry.unwrap();
+            let path = entry.path();
+            if entry.file_type().unwrap().is_dir() {
+                stack.push(path);
+            } else {
+                let rel = path.strip_prefix(dir).unwrap().display().to_string();
+                out.insert(rel, std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    out
+}
+
+fn without_git(tree: &BTreeMap<String, Vec<u8>>) -> BTreeMap<String, Vec<u8>> {
+    tree.iter()
+        .filter(|(k, _)| !k.starts_with(".git/"))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+/// Runs the line session with `lines` on stdin; returns stderr (where command output goes).
+fn session(env: &Env, lines: &str) -> String {
+    use std::io::Write as _;
+    let base = env.base("chat");
+    let mut child = env
+        .atto()
+        .args(["--base-url", &base, "--model", "m", "--permission", "auto-safe"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(lines.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    stderr(&out)
+}
+
+/// One turn that changes a file with write_file, one with bash, creates one and deletes one.
+fn changing_script() -> Script {
+    Script {
+        replies: vec![
+            Reply {
+                text: Some("Changing four files.".into()),
+                tool_calls: vec![
+                    call(
+                        "write_file",
+                        json!({"path": "written.txt", "content": "rewritten\n"}),
+                    ),
+                    call("bash", json!({"command": "echo by-bash > commanded.txt"})),
+                    call(
+                        "write_file",
+                        json!({"path": "src/created.txt", "content": "new\n"}),
+                    ),
+                    call("delete_file", json!({"path": "deleted.txt"})),
+                ],
+                ..Reply::default()
+            },
+            Reply::text("Done."),
+        ],
+        ..Script::default()
+    }
+}
+
+fn seed(env: &Env) {
+    env.write("written.txt", "original written\n");
+    env.write("commanded.txt", "original commanded\n");
+    env.write("deleted.txt", "original deleted\n");
+    env.write(".gitignore", "ignored.log\n");
+    env.write("ignored.log", "user's log\n");
+}
+
+fn commit(env: &Env) {
+    for args in [
+        vec!["add", "-A"],
+        vec!["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"],
+    ] {
+        let ok = std::process::Command::new("git")
+            .args(&args)
+            .current_dir(env.repo())
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    }
+}
+
+#[test]
+fn restore_brings_back_every_change_twice_and_a_restore_can_be_undone() {
+    let mut env = Env::new();
+    seed(&env);
+    commit(&env);
+    let before = tree(&env.repo());
+    env.serve(changing_script());
+    let err = session(&env, "change the files\n/restore list\n");
+    let changed = tree(&env.repo());
+    assert_eq!(
+        changed.get("commanded.txt").map(Vec::as_slice),
+        Some(&b"by-bash\n"[..])
+    );
+    assert!(!changed.contains_key("deleted.txt"));
+    // One checkpoint before each of the four mutating calls, the first marking the turn.
+    assert!(err.contains("start of turn 1, before write_file written.txt"), "{err}");
+    assert!(err.contains("before delete_file deleted.txt"), "{err}");
+
+    // Back to before the turn: all four changes undone; the ignored file is untouched.
+    let err = session(&env, "/restore 1\n");
+    assert!(err.contains("restored checkpoint 1"), "{err}");
+    assert_eq!(without_git(&tree(&env.repo())), without_git(&before));
+    // Undo that restore with the safety checkpoint it named, then restore again.
+    let safety: u32 = err
+        .split("/restore ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no safety checkpoint named in {err}"));
+    session(&env, &format!("/restore {safety}\n"));
+    assert_eq!(without_git(&tree(&env.repo())), without_git(&changed));
+    session(&env, "/restore 1\n");
+    assert_eq!(without_git(&tree(&env.repo())), without_git(&before));
+
+    // The user's repository, index included, is byte for byte what it was.
+    let git = |t: &BTreeMap<String, Vec<u8>>| {
+        t.iter()
+            .filter(|(k, _)| k.starts_with(".git/"))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect::<BTreeMap<_, _>>()
+    };
+    assert_eq!(git(&tree(&env.repo())), git(&before));
+}
+
+#[test]
+fn undo_takes_back_the_last_turn_in_a_workspace_without_git() {
+    let mut env = Env::new();
+    std::fs::remove_dir_all(env.repo().join(".git")).unwrap();
+    seed(&env);
+    let before = tree(&env.repo());
+    env.serve(changing_script());
+    let err = session(&env, "change the files\n/undo\n");
+    assert!(err.contains("undid the file changes of turn 1"), "{err}");
+    assert_eq!(tree(&env.repo()), before);
+    assert!(!env.repo().join(".git").exists());
+    // Nothing left to undo in a fresh session that has no turn of its own: the newest
+    // checkpoint's turn is undone again, which changes nothing.
+    let err = session(&env, "/restore list 2\n");
+    assert!(err.contains("safety snapshot before restoring"), "{err}");
+}
+
+#[test]
+fn the_model_can_revert_an_earlier_turn_when_asked() {
+    let mut env = Env::new();
+    seed(&env);
+    commit(&env);
+    let before = without_git(&tree(&env.repo()));
+    let mut script = changing_script();
+    script.replies.push(Reply {
+        text: Some("Reverting turn 1 as you asked.".into()),
+        tool_calls: vec![call("revert_turn", json!({}))],
+        ..Reply::default()
+    });
+    script.replies.push(Reply::text("Reverted."));
+    env.serve(script);
+    let err = session(&env, "change the files\nundo what you did\n");
+    assert!(err.contains("revert_turn"), "{err}");
+    assert_eq!(without_git(&tree(&env.repo())), before);
+    let reqs = env.requests();
+    let last = reqs.last().unwrap().body["messages"].to_string();
+    assert!(last.contains("reverted the file changes of turn 1"), "{last}");
+}
