@@ -69,6 +69,14 @@ pub async fn run(
     };
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
     let mut pending = first;
+    // What the session says as it starts (a resumed plan, warnings) comes before the first
+    // line is read, so later answers line up with the commands that asked for them.
+    while let Some(event) = handle.next_event().await {
+        renderer.event(&event);
+        if matches!(event, Event::SessionStarted { .. }) {
+            break;
+        }
+    }
     loop {
         let prompt = match pending.take() {
             Some(p) => p,
@@ -156,7 +164,10 @@ pub async fn run(
         }
     }
     let _ = ops.submit(Op::Shutdown);
-    while handle.next_event().await.is_some() {}
+    // What the session still says (a notice after the last command) is shown too.
+    while let Some(event) = handle.next_event().await {
+        renderer.event(&event);
+    }
     ExitCode::Ok
 }
 

@@ -72,6 +72,24 @@ impl Keeper {
         }
     }
 
+    /// Records the files as thread `thread` leaves them, so switching back can offer them.
+    pub(crate) async fn leaving_thread(&mut self, turn: u32, thread: &str) {
+        let label = SnapshotLabel {
+            turn,
+            tool: None,
+            note: leaving_note(thread),
+        };
+        self.take(label).await;
+    }
+
+    /// The checkpoint holding the files as `thread` last left them, if any.
+    pub(crate) async fn left_by(&self, thread: &str) -> Option<u32> {
+        let inner = Arc::clone(self.inner.as_ref()?);
+        let list = blocking(move || inner.list(usize::MAX)).await.ok()?;
+        let note = leaving_note(thread);
+        list.iter().find(|s| s.note == note).map(|s| s.id)
+    }
+
     async fn take(&mut self, label: SnapshotLabel) -> Option<Snapshot> {
         if self.off {
             return None;
@@ -162,6 +180,10 @@ async fn blocking<T: Send + 'static>(
             "the checkpoint operation failed (internal error: {join})"
         )),
     }
+}
+
+fn leaving_note(thread: &str) -> String {
+    format!("files of thread {thread} when the session left it")
 }
 
 fn info(s: Snapshot) -> CheckpointInfo {

@@ -57,8 +57,9 @@ pub(crate) struct PlanQueue {
     plan: Option<PendingPlan>,
     /// Read-only calls made before the plan was created, for its exploration summary.
     explored: Vec<String>,
-    /// What the user decided since the model last heard, for its next turn.
-    report: Vec<String>,
+    /// What the user decided since the model last heard, for its next turn: a line each,
+    /// with the change it reports (stored as reported once the model has it).
+    report: Vec<(Option<String>, String)>,
     events: mpsc::UnboundedSender<Event>,
     warned: bool,
 }
@@ -108,6 +109,25 @@ impl PlanQueue {
                 let _ = self.events.send(Event::Warning {
                     message: format!("the pending plan could not be loaded: {err}"),
                 });
+            }
+        }
+        // Decisions made just before atto exited: the model has not heard them yet.
+        let unreported = store
+            .unreported_changes(&self.session_id)
+            .await
+            .unwrap_or_default();
+        if unreported.is_empty() {
+            return;
+        }
+        let Ok(plans) = store.plans(&self.session_id).await else {
+            return;
+        };
+        for plan in plans.iter().rev() {
+            for change in &plan.proposed_changes {
+                if unreported.contains(&change.id) {
+                    let line = report_line(change, change.result.as_deref().unwrap_or(""));
+                    self.report.push((Some(change.id.clone()), line));
+                }
             }
         }
     }
@@ -392,14 +412,8 @@ impl PlanQueue {
                     change.base_hash = Some(read_view(&self.workspace, path).hash());
                 }
             }
-            self.report.push(format!(
-                "- change {} ({} {}): {} — {}",
-                change.order,
-                change.tool,
-                target_of(change),
-                status.as_str(),
-                one_paragraph(&detail, 300)
-            ));
+            self.report
+                .push((Some(change.id.clone()), report_line(change, &detail)));
             rows.push((
                 change.id.clone(),
                 status,
@@ -460,16 +474,20 @@ impl PlanQueue {
 
     /// Adds a line to what the model hears on its next turn.
     pub(crate) fn tell_model(&mut self, line: String) {
-        self.report.push(line);
+        self.report.push((None, line));
     }
 
-    /// What the user decided since the model last heard, as context for its next turn.
-    pub(crate) fn take_report(&mut self) -> Option<String> {
+    /// What the user decided since the model last heard, as context for its next turn,
+    /// with the changes it reports (pass them to [`PlanQueue::reported`] once the prompt
+    /// carrying it is stored).
+    pub(crate) fn take_report(&mut self) -> Option<(String, Vec<String>)> {
         if self.report.is_empty() {
             return None;
         }
+        let (ids, lines): (Vec<Option<String>>, Vec<String>) =
+            std::mem::take(&mut self.report).into_iter().unzip();
         let mut text = String::from("[PLAN REVIEW] The user decided on your proposed changes:\n");
-        text.push_str(&std::mem::take(&mut self.report).join("\n"));
+        text.push_str(&lines.join("\n"));
         if let Some(plan) = self.plan.as_ref().filter(|p| p.status.is_open()) {
             let open: Vec<String> = plan
                 .proposed_changes
@@ -484,8 +502,34 @@ impl PlanQueue {
                 ));
             }
         }
-        Some(text)
+        Some((text, ids.into_iter().flatten().collect()))
     }
+
+    /// Records that the model now has the report on these changes.
+    pub(crate) async fn reported(&mut self, ids: &[String]) {
+        if ids.is_empty() {
+            return;
+        }
+        if let Some(store) = &self.store
+            && let Err(err) = store.mark_reported(ids).await
+        {
+            let _ = self.events.send(Event::Warning {
+                message: format!("could not record that the plan review was sent: {err}"),
+            });
+        }
+    }
+}
+
+/// One line of the report for the model.
+fn report_line(change: &ProposedChange, detail: &str) -> String {
+    format!(
+        "- change {} ({} {}): {} — {}",
+        change.order,
+        change.tool,
+        target_of(change),
+        change.status.as_str(),
+        one_paragraph(detail, 300)
+    )
 }
 
 /// Tools whose effect on one file plan mode can predict.

@@ -263,6 +263,9 @@ impl Session {
                     }
                 }
                 Op::Fork { label } => {
+                    // The parent's files as the conversation leaves it, for a later switch.
+                    let leaving = self.thread_name();
+                    self.keeper.leaving_thread(self.turns, &leaving).await;
                     let threads = self.threads();
                     let forked = threads
                         .fork(&self.recorder.thread, self.history.len(), label)
@@ -284,14 +287,20 @@ impl Session {
                     }
                 }
                 Op::SwitchThread { id } => {
+                    let leaving = self.thread_name();
                     let threads = self.threads();
                     let switched = threads.switch(&id).await;
-                    self.enter_thread(switched);
+                    if self.enter_thread(switched) {
+                        self.offer_files(&leaving, false).await;
+                    }
                 }
                 Op::Rollback => {
+                    let leaving = self.thread_name();
                     let threads = self.threads();
                     let switched = threads.rollback(&self.recorder.thread).await;
-                    self.enter_thread(switched);
+                    if self.enter_thread(switched) {
+                        self.offer_files(&leaving, true).await;
+                    }
                 }
                 Op::SetMode { mode, permission } => self.set_mode(mode, permission),
                 Op::ShowPlan => {
@@ -353,8 +362,10 @@ impl Session {
             mode: self.mode,
         });
         let mut context = prompt::mode_line(self.mode);
-        if let Some(report) = self.plan.take_report() {
+        let mut reported = Vec::new();
+        if let Some((report, ids)) = self.plan.take_report() {
             context = format!("{report}\n\n{context}");
+            reported = ids;
         }
         if !self.notes.is_empty() {
             context = format!(
@@ -368,6 +379,7 @@ impl Session {
             context: Some(context),
         })
         .await;
+        self.plan.reported(&reported).await;
         let mut turn = TurnState::new();
         loop {
             if let Some(status) = self.limit_hit(&turn) {
@@ -636,7 +648,39 @@ impl Session {
     }
 
     /// Continues in the thread a switch or rollback produced, or reports why not.
-    fn enter_thread(&mut self, switched: Result<Switched, String>) {
+    /// The current thread as `/threads` names it.
+    fn thread_name(&self) -> String {
+        if self.recorder.thread == self.options.session_id {
+            "main".to_owned()
+        } else {
+            self.recorder.thread.clone()
+        }
+    }
+
+    /// After a switch: the files on disk are still those the previous thread left. Records
+    /// them, and offers the checkpoint where the thread now entered left its files, so the
+    /// files can move with the conversation.
+    async fn offer_files(&mut self, leaving: &str, rollback: bool) {
+        self.keeper.leaving_thread(self.turns, leaving).await;
+        let entered = self.thread_name();
+        let message = match self.keeper.left_by(&entered).await {
+            Some(id) if !rollback => format!(
+                "the files on disk are still as thread {leaving} left them; /restore {id} \
+                 brings back the files as thread {entered} left them"
+            ),
+            _ if rollback => format!(
+                "the conversation went back to the fork point, the files did not: they are as \
+                 thread {leaving} left them. /restore list shows the checkpoints by turn, /undo \
+                 takes back the last turn's changes"
+            ),
+            _ => return,
+        };
+        self.emit(Event::Notice { message });
+    }
+
+    /// Continues in the thread a switch or rollback produced, or reports why not; whether
+    /// it switched.
+    fn enter_thread(&mut self, switched: Result<Switched, String>) -> bool {
         match switched {
             Ok(Switched { info, history }) => {
                 let thread = if info.id == "main" {
@@ -648,8 +692,12 @@ impl Session {
                 self.turns = count_turns(&history);
                 self.history = history;
                 self.emit(Event::ThreadSwitched { thread: info });
+                true
             }
-            Err(message) => self.emit(Event::Error { message }),
+            Err(message) => {
+                self.emit(Event::Error { message });
+                false
+            }
         }
     }
 

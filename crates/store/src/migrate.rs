@@ -124,6 +124,7 @@ CREATE TABLE proposed_changes (
     status       TEXT    NOT NULL
         CHECK (status IN ('pending', 'applied', 'failed', 'conflict', 'rejected')),
     result       TEXT,                      -- what happened when it was decided
+    reported     INTEGER NOT NULL DEFAULT 0, -- 1 once the model was told the decision
     UNIQUE (plan_id, ord)
 ) STRICT;
 ";

@@ -81,6 +81,39 @@ impl Store {
         self.call_blocking(move |conn| update(conn, &plan_id, status, &changes, updated_at))?
     }
 
+    /// Records that the model was told what became of these changes.
+    pub async fn mark_reported(&self, change_ids: &[String]) -> Result<(), StoreError> {
+        let ids = change_ids.to_vec();
+        self.call(move |conn| {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            {
+                let mut stmt =
+                    tx.prepare_cached("UPDATE proposed_changes SET reported = 1 WHERE id = ?1")?;
+                for id in &ids {
+                    stmt.execute(params![id])?;
+                }
+            }
+            tx.commit()
+        })
+        .await
+    }
+
+    /// Ids of the session's decided changes the model has not been told about yet (a
+    /// decision made just before atto exited).
+    pub async fn unreported_changes(&self, session_id: &str) -> Result<Vec<String>, StoreError> {
+        let session = session_id.to_owned();
+        self.call(move |conn| {
+            conn.prepare_cached(
+                "SELECT c.id FROM proposed_changes c JOIN pending_plans p ON p.id = c.plan_id \
+                 WHERE p.session_id = ?1 AND c.status <> 'pending' AND c.reported = 0 \
+                 ORDER BY p.created_at, c.ord",
+            )?
+            .query_map(params![session], |r| r.get(0))?
+            .collect()
+        })
+        .await
+    }
+
     /// Records the file state a change is now planned against (after the user saw it
     /// conflict with the file on disk).
     pub async fn rebase_change(&self, change_id: &str, base_hash: &str) -> Result<(), StoreError> {
@@ -211,7 +244,8 @@ fn update(
     }
     {
         let mut stmt = tx.prepare_cached(
-            "UPDATE proposed_changes SET status = ?3, result = ?4 WHERE id = ?1 AND plan_id = ?2",
+            "UPDATE proposed_changes SET status = ?3, result = ?4, reported = 0 \
+             WHERE id = ?1 AND plan_id = ?2",
         )?;
         for (id, change_status, result) in changes {
             if stmt.execute(params![id, plan_id, change_status.as_str(), result])? == 0 {

@@ -51,7 +51,14 @@ fn session(env: &Env, lines: &str) -> String {
     let base = env.base("chat");
     let mut child = env
         .atto()
-        .args(["--base-url", &base, "--model", "m", "--permission", "auto-safe"])
+        .args([
+            "--base-url",
+            &base,
+            "--model",
+            "m",
+            "--permission",
+            "auto-safe",
+        ])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -105,7 +112,15 @@ fn seed(env: &Env) {
 fn commit(env: &Env) {
     for args in [
         vec!["add", "-A"],
-        vec!["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"],
+        vec![
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qm",
+            "init",
+        ],
     ] {
         let ok = std::process::Command::new("git")
             .args(&args)
@@ -131,7 +146,10 @@ fn restore_brings_back_every_change_twice_and_a_restore_can_be_undone() {
     );
     assert!(!changed.contains_key("deleted.txt"));
     // One checkpoint before each of the four mutating calls, the first marking the turn.
-    assert!(err.contains("start of turn 1, before write_file written.txt"), "{err}");
+    assert!(
+        err.contains("start of turn 1, before write_file written.txt"),
+        "{err}"
+    );
     assert!(err.contains("before delete_file deleted.txt"), "{err}");
 
     // Back to before the turn: all four changes undone; the ignored file is untouched.
@@ -196,5 +214,48 @@ fn the_model_can_revert_an_earlier_turn_when_asked() {
     assert_eq!(without_git(&tree(&env.repo())), before);
     let reqs = env.requests();
     let last = reqs.last().unwrap().body["messages"].to_string();
-    assert!(last.contains("reverted the file changes of turn 1"), "{last}");
+    assert!(
+        last.contains("reverted the file changes of turn 1"),
+        "{last}"
+    );
+}
+
+#[test]
+fn switching_threads_offers_to_move_the_files_with_the_conversation() {
+    let mut env = Env::new();
+    env.write("a.txt", "start\n");
+    let write = |content: &str| Reply {
+        text: Some("Writing.".into()),
+        tool_calls: vec![call(
+            "write_file",
+            json!({"path": "a.txt", "content": content}),
+        )],
+        ..Reply::default()
+    };
+    env.serve(Script {
+        replies: vec![
+            write("main\n"),
+            Reply::text("ok"),
+            write("branch\n"),
+            Reply::text("ok"),
+        ],
+        ..Script::default()
+    });
+    let err = session(
+        &env,
+        "write main\n/fork \"B\"\nwrite branch\n/switch main\n",
+    );
+    assert_eq!(env.read("a.txt"), "branch\n");
+    let offer = err
+        .lines()
+        .find(|l| l.contains("brings back the files as thread main left them"))
+        .unwrap_or_else(|| panic!("no offer in {err}"));
+    let id = offer
+        .split("/restore ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap()
+        .to_owned();
+    session(&env, &format!("/restore {id}\n"));
+    assert_eq!(env.read("a.txt"), "main\n");
 }
