@@ -6,6 +6,7 @@ mod config;
 mod demo;
 mod exec;
 mod permissions;
+mod plan_cmd;
 mod render;
 mod repl;
 mod setup;
@@ -145,6 +146,9 @@ enum Command {
     Sessions(admin::SessionsArgs),
     /// Copy a saved session into a new one that records its parent and fork point.
     Fork(admin::ForkArgs),
+    /// Review a saved session's pending plan without a model: show it, approve or reject
+    /// changes (0 done, 1 a change failed or conflicted, 2 bad usage or nothing pending).
+    Plan(plan_cmd::PlanArgs),
     /// Look after the database: `atto store move-aside` sets a damaged one aside.
     #[command(subcommand)]
     Store(admin::StoreCommand),
@@ -240,6 +244,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             let (workspace, _) = setup::workspace(cli.global.workspace.as_deref())?;
             admin::fork(args, &workspace)
         }
+        Some(Command::Plan(args)) => plan_cmd::run(args, &cli.global),
         Some(Command::Demo(args)) => block_on(demo::run(args, cli.global.wire)),
         Some(Command::Exec(args)) => {
             let config = Config::load(cli.global.config.as_deref())?;

@@ -153,6 +153,13 @@ impl PlanQueue {
         args: &Value,
         reason: &str,
     ) -> Result<ProposedChange, String> {
+        if let Some(missing) = missing_argument(&call.name, args) {
+            return Err(format!(
+                "this {} call was not queued: its arguments have no {missing}. Send it again \
+                 with complete arguments.",
+                call.name
+            ));
+        }
         let now = crate::time::now_ms();
         let path = args
             .get("path")
@@ -530,6 +537,19 @@ fn report_line(change: &ProposedChange, detail: &str) -> String {
         change.status.as_str(),
         one_paragraph(detail, 300)
     )
+}
+
+/// The argument a call cannot do without, if it lacks it: a change that could never run
+/// is refused now rather than queued.
+fn missing_argument(tool: &str, args: &Value) -> Option<&'static str> {
+    let text = |k: &str| args.get(k).is_some_and(Value::is_string);
+    match tool {
+        "write_file" if !text("path") => Some("string `path`"),
+        "write_file" if !text("content") => Some("string `content`"),
+        "edit_file" | "delete_file" if !text("path") => Some("string `path`"),
+        "bash" if !text("command") => Some("string `command`"),
+        _ => None,
+    }
 }
 
 /// Tools whose effect on one file plan mode can predict.

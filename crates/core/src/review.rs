@@ -35,7 +35,6 @@ impl Apply<'_> {
         cancel: &CancellationToken,
     ) -> Result<(PlanStatus, Vec<ChangeOutcome>), String> {
         let picks = self.plan.select(selection)?;
-        let mut updates = Vec::with_capacity(picks.len());
         let mut outcomes = Vec::with_capacity(picks.len());
         for index in picks {
             let Some(change) = self.plan.change(index).cloned() else {
@@ -58,11 +57,12 @@ impl Apply<'_> {
                 status,
                 detail: detail.clone(),
             });
+            // Stored as each change ends: a crash mid-approval must not leave an applied
+            // change pending (a command would run twice).
             if status != ChangeStatus::Pending {
-                updates.push((index, status, detail));
+                self.plan.decided(vec![(index, status, detail)]).await;
             }
         }
-        self.plan.decided(updates).await;
         Ok((self.plan.status(), outcomes))
     }
 

@@ -259,3 +259,79 @@ fn switching_threads_offers_to_move_the_files_with_the_conversation() {
     session(&env, &format!("/restore {id}\n"));
     assert_eq!(env.read("a.txt"), "main\n");
 }
+
+/// The data dir (database and checkpoints) on a tiny tmpfs that fills up: atto says so,
+/// finishes the task, and keeps what it had stored. Needs mount rights; skipped otherwise.
+#[test]
+fn a_full_data_disk_is_reported_and_the_task_still_runs() {
+    let mut env = Env::new();
+    env.write("a.txt", "start\n");
+    let data = env.dir.path().join("home/atto-data");
+    std::fs::create_dir_all(&data).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=512k", "tmpfs"])
+        .arg(&data)
+        .output();
+    match mounted {
+        Ok(out) if out.status.success() => {}
+        other => {
+            eprintln!("note: cannot mount a tmpfs here ({other:?}); full-disk test skipped");
+            return;
+        }
+    }
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let write = |content: &str| Reply {
+            text: Some("Writing.".into()),
+            tool_calls: vec![call(
+                "write_file",
+                json!({"path": "a.txt", "content": content}),
+            )],
+            ..Reply::default()
+        };
+        env.serve(Script {
+            replies: vec![
+                write("first\n"),
+                Reply::text("one"),
+                write("second\n"),
+                Reply::text("two"),
+            ],
+            ..Script::default()
+        });
+        let first = env.exec("chat", "first task");
+        assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+        // Fill what is left of the disk.
+        let filler = data.join("filler");
+        let _ = std::fs::write(&filler, vec![b'x'; 1024 * 1024]);
+        let second = env.exec("chat", "second task");
+        let err = stderr(&second);
+        assert!(!err.contains("panicked"), "{err}");
+        assert_eq!(second.status.code(), Some(0), "{err}");
+        assert_eq!(env.read("a.txt"), "second\n");
+        let events = crate::common::events(&second);
+        let warnings: Vec<String> = events
+            .iter()
+            .filter(|e| e["type"] == "warning")
+            .map(|e| e["message"].to_string())
+            .chain(std::iter::once(err.clone()))
+            .collect();
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.contains("full") || w.contains("No space")),
+            "nothing said the disk is full: {warnings:?}"
+        );
+        // Room again: the first session is still there, intact.
+        std::fs::remove_file(&filler).unwrap();
+        let list = env.atto().args(["sessions"]).output().unwrap();
+        assert_eq!(list.status.code(), Some(0), "{}", stderr(&list));
+        assert!(
+            String::from_utf8_lossy(&list.stdout).contains("first task"),
+            "{}",
+            String::from_utf8_lossy(&list.stdout)
+        );
+    }));
+    let _ = std::process::Command::new("umount").arg(&data).status();
+    if let Err(panic) = result {
+        std::panic::resume_unwind(panic);
+    }
+}

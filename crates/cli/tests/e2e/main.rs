@@ -7,10 +7,13 @@
 
 mod bad_input;
 mod cancel;
+mod checkpoints;
 mod common;
 mod crash;
 mod demo;
 mod exec_wire;
 mod faults;
+mod plan_headless;
+mod plan_mode;
 mod policy;
 mod sessions;
