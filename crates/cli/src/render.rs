@@ -196,6 +196,10 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
                 self.end_text_line()?;
                 write!(self.progress, "{}", plan_outcomes(*status, outcomes))?;
             }
+            Event::Goals { goals, current } => {
+                self.end_text_line()?;
+                write!(self.progress, "{}", goal_list(goals, current.as_deref()))?;
+            }
             Event::CheckpointList { checkpoints } => {
                 self.end_text_line()?;
                 write!(self.progress, "{}", checkpoint_table(checkpoints))?;
@@ -233,6 +237,33 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
                     )?;
                 }
             }
+            Event::CorrectionAttempt {
+                tool,
+                strategy,
+                attempt,
+                max,
+                ..
+            } => {
+                self.end_text_line()?;
+                writeln!(
+                    self.progress,
+                    "  self-correcting {tool} ({attempt}/{max}): {strategy}"
+                )?;
+            }
+            Event::CorrectionSuccess { tool, attempts } => {
+                self.end_text_line()?;
+                writeln!(
+                    self.progress,
+                    "  {tool} recovered after {attempts} correction(s)"
+                )?;
+            }
+            Event::CorrectionFailed { tool, attempts } => {
+                self.end_text_line()?;
+                writeln!(
+                    self.progress,
+                    "  self-correction gave up on {tool} after {attempts} attempt(s)"
+                )?;
+            }
             Event::SessionStarted { .. }
             | Event::TurnStarted { .. }
             | Event::Usage { .. }
@@ -240,6 +271,40 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
         }
         Ok(())
     }
+}
+
+/// `/goals`: open goals numbered as `/goals done N` takes them, then finished ones.
+pub fn goal_list(goals: &[atto_protocol::Goal], current: Option<&str>) -> String {
+    use std::fmt::Write as _;
+    if goals.is_empty() {
+        return "no goals (/goal TEXT sets the session's objective)\n".to_owned();
+    }
+    let mut out = String::new();
+    let line = |g: &atto_protocol::Goal| {
+        let budget = g
+            .token_budget
+            .map_or_else(String::new, |b| format!(" of {b}"));
+        let marker = if Some(g.id.as_str()) == current {
+            " ← current"
+        } else {
+            ""
+        };
+        format!(
+            "[{}] {} · {} tokens{budget}, {:.0} s{marker}",
+            g.status.as_str(),
+            g.objective,
+            g.tokens_used,
+            g.time_used_ms as f64 / 1000.0
+        )
+    };
+    let (open, done): (Vec<_>, Vec<_>) = goals.iter().partition(|g| g.status.is_open());
+    for (i, g) in open.iter().enumerate() {
+        let _ = writeln!(out, "{:>3}. {}", i + 1, line(g));
+    }
+    for g in done {
+        let _ = writeln!(out, "   - {}", line(g));
+    }
+    out
 }
 
 /// `/restore list`: one line per checkpoint, newest first.

@@ -110,6 +110,7 @@ pub async fn run(
                             Event::ModeChanged { .. }
                                 | Event::Plan { .. }
                                 | Event::CheckpointList { .. }
+                                | Event::Goals { .. }
                                 | Event::Restored { .. }
                                 | Event::PlanDecided { .. }
                                 | Event::GrantList { .. }

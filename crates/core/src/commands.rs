@@ -3,7 +3,7 @@
 //! Unknown names get a "did you mean".
 
 use atto_policy::gate::parse_agent_mode;
-use atto_protocol::{AgentMode, Op, PermissionMode, PlanSelection};
+use atto_protocol::{AgentMode, GoalCommand, Op, PermissionMode, PlanSelection};
 
 /// What a slash command asks for.
 #[derive(Debug, Clone, PartialEq)]
@@ -69,6 +69,18 @@ pub const COMMANDS: &[CommandInfo] = &[
     CommandInfo {
         usage: "/reject [N | 2,4 | 3-5] [reason]",
         about: "discard all pending changes, or the ones picked; the reason goes to the model",
+    },
+    CommandInfo {
+        usage: "/goal [TEXT [--budget TOKENS]]",
+        about: "show the goal, or set the session's objective: atto keeps working until it is met",
+    },
+    CommandInfo {
+        usage: "/goal pause|resume|complete|blocked|clear",
+        about: "change the current goal's status, or remove it",
+    },
+    CommandInfo {
+        usage: "/goals [add \"TEXT\" | done N]",
+        about: "list the goals, add one, or mark the N-th open goal done",
     },
     CommandInfo {
         usage: "/restore list [N]",
@@ -170,6 +182,56 @@ pub fn parse(line: &str, state: &State) -> Result<Command, String> {
             )),
         },
         ("restore", _) => Err("usage: /restore list [N], or /restore N".to_owned()),
+        ("goal", []) | ("goals", []) => Ok(goal(GoalCommand::List)),
+        ("goal", [word]) if GOAL_WORDS.contains(word) => Ok(goal(match *word {
+            "pause" => GoalCommand::Pause,
+            "resume" => GoalCommand::Resume,
+            "complete" => GoalCommand::Complete,
+            "blocked" => GoalCommand::Blocked,
+            _ => GoalCommand::Clear,
+        })),
+        ("goal", _) => {
+            let text = body["goal".len()..].trim();
+            let (objective, budget) = match text.rsplit_once("--budget") {
+                Some((objective, n)) => match n.trim().replace('_', "").parse::<u64>() {
+                    Ok(n) => (objective.trim(), Some(n)),
+                    Err(_) => {
+                        return Err(format!(
+                            "--budget takes a number of tokens, not '{}'",
+                            n.trim()
+                        ));
+                    }
+                },
+                None => (text, None),
+            };
+            let objective = objective.trim_matches('"').trim();
+            if objective.is_empty() {
+                return Err("usage: /goal TEXT [--budget TOKENS]".to_owned());
+            }
+            Ok(goal(GoalCommand::Set {
+                objective: objective.to_owned(),
+                budget,
+            }))
+        }
+        ("goals", ["add", ..]) => {
+            let objective = body["goals".len()..].trim()["add".len()..]
+                .trim()
+                .trim_matches('"')
+                .trim();
+            if objective.is_empty() {
+                return Err("usage: /goals add \"TEXT\"".to_owned());
+            }
+            Ok(goal(GoalCommand::Add {
+                objective: objective.to_owned(),
+            }))
+        }
+        ("goals", ["done", n]) => match n.parse::<u32>() {
+            Ok(number) if number > 0 => Ok(goal(GoalCommand::Done { number })),
+            _ => Err(format!(
+                "/goals done takes a goal number from /goals, not '{n}'"
+            )),
+        },
+        ("goals", _) => Err("usage: /goals, /goals add \"TEXT\" or /goals done N".to_owned()),
         ("undo", []) => Ok(Command::Op(Op::Undo)),
         ("undo", _) => Err("/undo takes no arguments".to_owned()),
         ("show-plan", []) => Ok(Command::Op(Op::ShowPlan)),
@@ -211,6 +273,13 @@ pub fn parse(line: &str, state: &State) -> Result<Command, String> {
         ("exit" | "quit", _) => Ok(Command::Exit),
         _ => Err(unknown(name)),
     }
+}
+
+/// Words `/goal` takes instead of an objective.
+const GOAL_WORDS: &[&str] = &["pause", "resume", "complete", "blocked", "clear"];
+
+fn goal(command: GoalCommand) -> Command {
+    Command::Op(Op::Goal { command })
 }
 
 /// Reads `2`, `2,4`, `3-5` or `1,3-5` as change numbers (ascending, no repeats).
@@ -427,6 +496,27 @@ mod tests {
         );
         assert!(parse("/restore x", &plan).is_err());
         assert_eq!(parse("/undo", &plan), Ok(Command::Op(Op::Undo)));
+        assert_eq!(
+            parse("/goal ship the parser --budget 50000", &plan),
+            Ok(goal(GoalCommand::Set {
+                objective: "ship the parser".into(),
+                budget: Some(50_000)
+            }))
+        );
+        assert_eq!(parse("/goal pause", &plan), Ok(goal(GoalCommand::Pause)));
+        assert_eq!(parse("/goal", &plan), Ok(goal(GoalCommand::List)));
+        assert_eq!(
+            parse("/goals add \"write docs\"", &plan),
+            Ok(goal(GoalCommand::Add {
+                objective: "write docs".into()
+            }))
+        );
+        assert_eq!(
+            parse("/goals done 2", &plan),
+            Ok(goal(GoalCommand::Done { number: 2 }))
+        );
+        assert!(parse("/goals done x", &plan).is_err());
+        assert!(parse("/goal x --budget lots", &plan).is_err());
         for name in [
             "/mode",
             "/plan",

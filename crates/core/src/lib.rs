@@ -9,6 +9,8 @@
 mod audit;
 mod checkpoints;
 pub mod commands;
+pub mod complexity;
+mod correction;
 mod failure;
 mod gatekeeper;
 mod handle;
@@ -20,9 +22,11 @@ mod recorder;
 mod revert;
 mod review;
 mod session;
+pub mod tasks;
 mod threads;
 pub mod time;
 mod truncate;
+mod work;
 
 pub use handle::{AgentHandle, OpSender, SessionClosed};
 pub use limits::Limits;

@@ -19,6 +19,7 @@ use atto_tools::{
 use futures_util::FutureExt as _;
 
 use crate::checkpoints::Keeper;
+use crate::correction::{self, Corrections, Facts};
 use crate::gatekeeper::Gatekeeper;
 use crate::plan::{self, PlanQueue, View};
 use crate::recorder::Recorder;
@@ -48,6 +49,8 @@ pub(crate) struct Orchestrator<'a> {
     pub checkpoints: &'a mut Keeper,
     /// The turn these calls belong to.
     pub turn: u32,
+    /// The turn's self-correction state: attempts, and calls that already failed.
+    pub correction: &'a mut Corrections,
 }
 
 /// A call that passed argument checks and is ready to run.
@@ -66,6 +69,8 @@ pub(crate) struct CallOutcome {
     sandbox_denied: bool,
     /// The `tool_call_finished` event, sent once the result is committed.
     finished: Event,
+    /// What self-correction needs to know about the call.
+    facts: Facts,
 }
 
 impl Orchestrator<'_> {
@@ -98,11 +103,22 @@ impl Orchestrator<'_> {
 
     /// Commits a call's result to the session's history, then reports it finished: what
     /// was shown as done survives a crash.
-    async fn complete(&mut self, outcome: CallOutcome, outcomes: &mut Vec<CallOutcome>) {
+    async fn complete(&mut self, mut outcome: CallOutcome, outcomes: &mut Vec<CallOutcome>) {
+        let result = &mut outcome.result;
+        let verdict = self
+            .correction
+            .finished(&result.name, &result.content, &outcome.facts);
+        if let Some(content) = verdict.content {
+            if let Event::ToolCallFinished { summary, .. } = &mut outcome.finished {
+                *summary = truncate::summary(&content, 200);
+            }
+            result.content = content;
+        }
         self.recorder
             .persist(&Message::ToolResult(outcome.result.clone()))
             .await;
         (self.emit)(outcome.finished.clone());
+        verdict.events.into_iter().for_each(self.emit);
         outcomes.push(outcome);
     }
 
@@ -155,6 +171,9 @@ impl Orchestrator<'_> {
                 return Err(self.refused(call, ToolCallStatus::InvalidArguments, message));
             }
         };
+        if let Some(message) = self.correction.repeated(&call.name, &args) {
+            return Err(self.refused(call, ToolCallStatus::Error, message));
+        }
         let command = args.get("command").and_then(serde_json::Value::as_str);
         let verdict = (call.name == "bash").then(|| bash::classify(command.unwrap_or("")));
         let action = mode_action(
@@ -313,6 +332,7 @@ impl Orchestrator<'_> {
             changed_paths: Vec::new(),
             sandbox_denied: false,
             finished,
+            facts: Facts::answered(&call.arguments, status),
         }
     }
 
@@ -362,7 +382,10 @@ impl Orchestrator<'_> {
         cancel: &CancellationToken,
     ) -> CallOutcome {
         let Prepared {
-            call, tool, args, ..
+            call,
+            tool,
+            args,
+            mutates,
         } = p;
         (self.emit)(Event::ToolCallStarted {
             call_id: call.id.clone(),
@@ -372,6 +395,7 @@ impl Orchestrator<'_> {
         let started = Instant::now();
         let mut sandboxed = None;
         let mut sandbox_denied = false;
+        let mut fallback = None;
         let (status, content, changed_paths) = if cancel.is_cancelled() {
             let msg = "cancelled by the user before it ran; nothing was done.".to_owned();
             (ToolCallStatus::Cancelled, msg, Vec::new())
@@ -397,7 +421,10 @@ impl Orchestrator<'_> {
                     ToolError::Cancelled.to_string(),
                     Vec::new(),
                 ),
-                Ok(Err(err)) => (ToolCallStatus::Error, err.to_string(), Vec::new()),
+                Ok(Err(err)) => {
+                    fallback = err.self_correct(&call.name);
+                    (ToolCallStatus::Error, err.to_string(), Vec::new())
+                }
                 Err(_) => (
                     ToolCallStatus::Error,
                     format!(
@@ -428,6 +455,12 @@ impl Orchestrator<'_> {
             changed_paths,
             sandbox_denied,
             finished,
+            facts: Facts {
+                args: correction::arguments(&call.arguments),
+                status,
+                mutates,
+                fallback,
+            },
         }
     }
 }

@@ -10,7 +10,7 @@ use atto_llm::{ModelClient, ModelError, ModelRequest, StreamUpdate};
 use atto_policy::gate::{Grant, PermissionSetting};
 use atto_protocol::{
     AgentMode, ApprovalDecision, AssistantPart, Event, FailureKind, FinalResult, Message, Op,
-    PermissionMode, PlanSelection, TurnStatus, Usage,
+    PermissionMode, TurnStatus, Usage,
 };
 use atto_store::{NewSession, Store};
 use atto_tools::{CancellationToken, Sandbox, ToolRegistry};
@@ -25,8 +25,16 @@ use crate::orchestrator::Orchestrator;
 use crate::plan::PlanQueue;
 use crate::prompt::{self, ProjectInstructions, PromptInputs};
 use crate::recorder::Recorder;
-use crate::review::Apply;
-use crate::threads::{Switched, Threads};
+use crate::threads::Threads;
+
+mod handlers;
+use crate::work::{SharedWork, Work, WorkTool};
+
+/// How many times one prompt's work is continued toward an active goal.
+const MAX_GOAL_NUDGES: u32 = 10;
+
+/// The user text of a message that continues toward the goal (atto's, not the user's).
+const GOAL_CONTINUE: &str = "(continue toward the goal)";
 
 /// What a session is made of.
 pub struct SessionOptions {
@@ -71,6 +79,14 @@ pub fn spawn_session(mut options: SessionOptions) -> AgentHandle {
     let (op_tx, op_rx) = mpsc::unbounded_channel();
     let (ev_tx, ev_rx) = mpsc::unbounded_channel();
     let current_turn = Arc::new(std::sync::atomic::AtomicU32::new(0));
+    let work: SharedWork = Arc::new(tokio::sync::Mutex::new(Work::new(
+        options.store.clone(),
+        options.session_id.clone(),
+        ev_tx.clone(),
+    )));
+    for tool in WorkTool::all(&work) {
+        options.tools.register(tool);
+    }
     if let Some(checkpoints) = &options.checkpoints {
         options
             .tools
@@ -125,6 +141,7 @@ pub fn spawn_session(mut options: SessionOptions) -> AgentHandle {
     let keeper = Keeper::new(options.checkpoints.clone(), ev_tx.clone());
     let session = Session {
         keeper,
+        work,
         current_turn,
         notes: Vec::new(),
         mode: options.mode,
@@ -159,6 +176,8 @@ struct Session {
     plan: PlanQueue,
     /// File checkpoints.
     keeper: Keeper,
+    /// Tasks and goals.
+    work: SharedWork,
     /// The turn running now, shared with `revert_turn`.
     current_turn: Arc<std::sync::atomic::AtomicU32>,
     /// Facts for the model's next prompt (files restored under it, ...).
@@ -191,6 +210,7 @@ impl Session {
         self.register().await;
         self.repair_interrupted_calls().await;
         self.plan.load().await;
+        self.work.lock().await.load().await;
         let info = self.options.client.info().clone();
         self.emit(Event::SessionStarted {
             session_id: self.options.session_id.clone(),
@@ -257,6 +277,7 @@ impl Session {
                         );
                     }
                     let turn = self.turns;
+                    self.charge_goals(&result).await;
                     self.emit(Event::TurnCompleted { turn, result });
                     if front_end_gone {
                         break;
@@ -314,6 +335,7 @@ impl Session {
                 Op::RejectPlan { selection, reason } => {
                     self.decide_plan(selection, reason, false).await;
                 }
+                Op::Goal { command } => self.goal(command).await,
                 Op::ListCheckpoints { limit } => {
                     match self.keeper.list(limit.unwrap_or(DEFAULT_LIST)).await {
                         Ok(checkpoints) => self.emit(Event::CheckpointList { checkpoints }),
@@ -357,10 +379,6 @@ impl Session {
         self.turns += 1;
         self.current_turn
             .store(self.turns, std::sync::atomic::Ordering::Relaxed);
-        self.emit(Event::TurnStarted {
-            turn: self.turns,
-            mode: self.mode,
-        });
         let mut context = prompt::mode_line(self.mode);
         let mut reported = Vec::new();
         if let Some((report, ids)) = self.plan.take_report() {
@@ -379,8 +397,16 @@ impl Session {
             context: Some(context),
         })
         .await;
+        // Announced once the prompt is stored: a turn shown as started survives a crash.
+        self.emit(Event::TurnStarted {
+            turn: self.turns,
+            mode: self.mode,
+            complexity: Some(crate::complexity::classify(&task)),
+        });
         self.plan.reported(&reported).await;
         let mut turn = TurnState::new();
+        let mut nudges = 0u32;
+        let mut corrections = crate::correction::Corrections::new(&task);
         loop {
             if let Some(status) = self.limit_hit(&turn) {
                 return turn.finish(status, Some(status_message(&self.options.limits, &turn)));
@@ -461,6 +487,28 @@ impl Session {
                             .to_owned(),
                     });
                 }
+                // An active goal the model has not reported on keeps the work going.
+                let goal = self.work.lock().await.active_goal();
+                if let Some(objective) = goal.filter(|_| nudges < MAX_GOAL_NUDGES) {
+                    nudges += 1;
+                    self.emit(Event::Notice {
+                        message: format!(
+                            "goal \"{objective}\" is still active: continuing ({nudges}/\
+                             {MAX_GOAL_NUDGES}); /goal pause stops this"
+                        ),
+                    });
+                    self.record(Message::User {
+                        text: GOAL_CONTINUE.to_owned(),
+                        context: Some(format!(
+                            "[atto] The session goal \"{objective}\" is still active. Keep working \
+                             toward it. When it is met, call goal_update with status complete; if \
+                             you cannot go on without the user, call goal_update with status \
+                             blocked and say why."
+                        )),
+                    })
+                    .await;
+                    continue;
+                }
                 return turn.finish(TurnStatus::Completed, None);
             }
             let emit_events = self.events.clone();
@@ -483,6 +531,7 @@ impl Session {
                 reason: &text,
                 checkpoints: &mut self.keeper,
                 turn: self.turns,
+                correction: &mut corrections,
             };
             let outcomes = orchestrator
                 .run_calls(&calls, &response.stop, &cancel)
@@ -503,89 +552,6 @@ impl Session {
         match self.gate.permission.mode {
             PermissionMode::Yolo => None,
             _ => self.options.sandbox.clone(),
-        }
-    }
-
-    /// `/mode`: switches the agent mode for the next turns; a permission given with it
-    /// (codewhale's yolo) applies too, and leaving such a mode restores the permission the
-    /// session started with.
-    fn set_mode(&mut self, mode: AgentMode, permission: Option<PermissionMode>) {
-        self.mode = mode;
-        let setting = match permission {
-            Some(PermissionMode::Yolo) => {
-                self.trust = true;
-                PermissionSetting {
-                    mode: PermissionMode::Yolo,
-                    deny_asks: false,
-                }
-            }
-            Some(mode) => PermissionSetting {
-                mode,
-                deny_asks: false,
-            },
-            None => self.base_permission,
-        };
-        if permission.is_none() && self.gate.permission.mode == PermissionMode::Yolo {
-            self.trust = self.options.trust;
-        }
-        self.gate.permission = setting;
-        self.gate.audit.mode = setting.mode;
-        self.emit(Event::ModeChanged {
-            mode,
-            permission: setting.mode,
-        });
-    }
-
-    /// Reports a restore, and tells the model its view of the files is stale.
-    fn restored(&mut self, id: u32, restored: Result<atto_checkpoint::RestoreReport, String>) {
-        match restored {
-            Ok(report) => {
-                let files = report.restored.len() + report.deleted.len();
-                self.notes.push(format!(
-                    "[atto] The user restored the workspace files to an earlier checkpoint \
-                     ({files} file(s) changed back). Files may differ from what you last saw: \
-                     read them again before editing."
-                ));
-                self.emit(Event::Restored {
-                    checkpoint: id,
-                    safety_checkpoint: report.safety_snapshot,
-                    restored: report.restored,
-                    deleted: report.deleted,
-                    kept: report.kept,
-                });
-            }
-            Err(message) => self.emit(Event::Error { message }),
-        }
-    }
-
-    /// `/approve` and `/reject`: decides the selected changes and reports each outcome.
-    async fn decide_plan(
-        &mut self,
-        selection: PlanSelection,
-        reason: Option<String>,
-        approve: bool,
-    ) {
-        if approve && self.plan.select(&selection).is_ok() {
-            self.keeper.before_plan(self.turns).await;
-        }
-        let sandbox = self.command_sandbox();
-        let mut apply = Apply {
-            plan: &mut self.plan,
-            gate: &mut self.gate,
-            tools: &self.options.tools,
-            workspace: &self.options.workspace,
-            sandbox,
-            trust: self.trust,
-            max_output_bytes: self.options.limits.max_tool_output_bytes,
-        };
-        let decided = if approve {
-            apply.approve(&selection, &CancellationToken::new()).await
-        } else {
-            apply.reject(&selection, reason.as_deref()).await
-        };
-        match decided {
-            Ok((status, outcomes)) => self.emit(Event::PlanDecided { status, outcomes }),
-            Err(message) => self.emit(Event::Error { message }),
         }
     }
 
@@ -644,60 +610,6 @@ impl Session {
         Threads {
             store: self.recorder.store.as_ref(),
             session: &self.options.session_id,
-        }
-    }
-
-    /// Continues in the thread a switch or rollback produced, or reports why not.
-    /// The current thread as `/threads` names it.
-    fn thread_name(&self) -> String {
-        if self.recorder.thread == self.options.session_id {
-            "main".to_owned()
-        } else {
-            self.recorder.thread.clone()
-        }
-    }
-
-    /// After a switch: the files on disk are still those the previous thread left. Records
-    /// them, and offers the checkpoint where the thread now entered left its files, so the
-    /// files can move with the conversation.
-    async fn offer_files(&mut self, leaving: &str, rollback: bool) {
-        self.keeper.leaving_thread(self.turns, leaving).await;
-        let entered = self.thread_name();
-        let message = match self.keeper.left_by(&entered).await {
-            Some(id) if !rollback => format!(
-                "the files on disk are still as thread {leaving} left them; /restore {id} \
-                 brings back the files as thread {entered} left them"
-            ),
-            _ if rollback => format!(
-                "the conversation went back to the fork point, the files did not: they are as \
-                 thread {leaving} left them. /restore list shows the checkpoints by turn, /undo \
-                 takes back the last turn's changes"
-            ),
-            _ => return,
-        };
-        self.emit(Event::Notice { message });
-    }
-
-    /// Continues in the thread a switch or rollback produced, or reports why not; whether
-    /// it switched.
-    fn enter_thread(&mut self, switched: Result<Switched, String>) -> bool {
-        match switched {
-            Ok(Switched { info, history }) => {
-                let thread = if info.id == "main" {
-                    self.options.session_id.clone()
-                } else {
-                    info.id.clone()
-                };
-                self.recorder.set_thread(thread, history.len());
-                self.turns = count_turns(&history);
-                self.history = history;
-                self.emit(Event::ThreadSwitched { thread: info });
-                true
-            }
-            Err(message) => {
-                self.emit(Event::Error { message });
-                false
-            }
         }
     }
 

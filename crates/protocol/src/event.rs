@@ -34,6 +34,9 @@ pub enum Event {
         /// The agent mode the whole turn runs in.
         #[serde(default)]
         mode: AgentMode,
+        /// How complex the prompt looks (the seeds' weighted signals), with the reasons.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        complexity: Option<crate::Complexity>,
     },
     /// Answer text streamed from the model.
     TextDelta {
@@ -145,6 +148,14 @@ pub enum Event {
         /// One entry per decided change, in order.
         outcomes: Vec<ChangeOutcome>,
     },
+    /// The session's goals (answer to `/goal` and `/goals`, and after a goal changes).
+    Goals {
+        /// Every goal, in creation order.
+        goals: Vec<crate::Goal>,
+        /// Id of the current goal (the newest open one).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        current: Option<String>,
+    },
     /// The file checkpoints, newest first (`/restore list`).
     CheckpointList {
         /// The checkpoints.
@@ -162,6 +173,33 @@ pub enum Event {
         deleted: Vec<String>,
         /// Files left alone because an ignored file stands there now.
         kept: Vec<String>,
+    },
+    /// A failed call had a better route: the model was told to self-correct.
+    CorrectionAttempt {
+        /// The tool whose call failed.
+        tool: String,
+        /// The first line of its error.
+        error: String,
+        /// The route the model was told to take instead.
+        strategy: String,
+        /// 1-based number of this attempt within the turn's request.
+        attempt: u32,
+        /// Attempts allowed per request.
+        max: u32,
+    },
+    /// A call succeeded after a self-correction attempt.
+    CorrectionSuccess {
+        /// The tool whose call had failed.
+        tool: String,
+        /// Attempts made for this tool in the turn's request.
+        attempts: u32,
+    },
+    /// Self-correction for the turn's request ran out of attempts; the model was told to stop.
+    CorrectionFailed {
+        /// The tool whose call failed last.
+        tool: String,
+        /// Attempts made for the request.
+        attempts: u32,
     },
     /// A turn ended.
     TurnCompleted {

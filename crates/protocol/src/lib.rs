@@ -4,13 +4,16 @@
 //! sends and the `Event`s it receives. Deliberately holds no logic and does no I/O;
 //! behaviour lives in the crate that owns the concept.
 
+mod complexity;
 mod event;
 mod message;
 mod op;
 mod permission;
 mod plan;
+mod tasks;
 mod tool;
 
+pub use complexity::{Complexity, ComplexityTier};
 pub use event::{
     CheckpointInfo, Event, FailureKind, FinalResult, GrantInfo, RetryNotice, ThreadInfo,
     ToolCallStatus, TurnStatus,
@@ -18,11 +21,12 @@ pub use event::{
 pub use message::{
     AssistantPart, Message, StopReason, ToolCall, ToolResult, Usage, user_text_for_model,
 };
-pub use op::Op;
+pub use op::{GoalCommand, Op};
 pub use permission::{ApprovalDecision, ApprovalRequest, GrantScope, PermissionMode};
 pub use plan::{
     AgentMode, ChangeOutcome, ChangeStatus, PendingPlan, PlanSelection, PlanStatus, ProposedChange,
 };
+pub use tasks::{Goal, GoalStatus, Task, TaskState};
 pub use tool::{DangerLevel, ToolSpec};
 
 /// Version of the JSON event schema written by `atto exec --output-format stream-json`.

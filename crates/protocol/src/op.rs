@@ -4,6 +4,42 @@ use serde::{Deserialize, Serialize};
 
 use crate::{AgentMode, ApprovalDecision, PermissionMode, PlanSelection};
 
+/// A `/goal` or `/goals` command.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum GoalCommand {
+    /// Show the goals.
+    List,
+    /// `/goal TEXT [--budget N]`: the session's objective; other active goals pause.
+    Set {
+        /// What to achieve.
+        objective: String,
+        /// Token budget.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        budget: Option<u64>,
+    },
+    /// `/goals add "..."`: one more active goal.
+    Add {
+        /// What to achieve.
+        objective: String,
+    },
+    /// `/goals done N`: complete the N-th open goal.
+    Done {
+        /// Position in the open goals, 1-based.
+        number: u32,
+    },
+    /// Pause the current goal.
+    Pause,
+    /// Resume the current goal.
+    Resume,
+    /// Mark the current goal complete.
+    Complete,
+    /// Mark the current goal blocked.
+    Blocked,
+    /// Remove the current goal.
+    Clear,
+}
+
 /// A request from a front end to the session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -90,6 +126,11 @@ pub enum Op {
     },
     /// Undo the file changes of the last turn that changed files (answered by `restored`).
     Undo,
+    /// Work with the session's goals (`/goal`, `/goals`); answered by `goals`.
+    Goal {
+        /// What to do.
+        command: GoalCommand,
+    },
     /// End the session once the ops sent before it are done (send `Interrupt` first to
     /// cancel a running turn).
     Shutdown,

@@ -21,6 +21,7 @@ mod migrate;
 mod open;
 mod plans;
 mod sessions;
+mod tasks;
 
 pub use actor::Store;
 pub use audit::AuditEntry;

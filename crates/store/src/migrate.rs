@@ -11,6 +11,7 @@ const MIGRATIONS: &[(u32, &str)] = &[
     (1, V1_GRANTS_AND_AUDIT),
     (2, V2_SESSIONS),
     (3, V3_PENDING_PLANS),
+    (4, V4_TASKS_AND_GOALS),
 ];
 
 /// The newest schema version this build knows.
@@ -129,6 +130,47 @@ CREATE TABLE proposed_changes (
 ) STRICT;
 ";
 
+/// Task decomposition and session objectives: per session, the tasks with their 1-based
+/// numbers and the dependencies between them, and the goals with their token and time
+/// accounting. A dependency row names two tasks of the same session (the store checks it on
+/// write). Rows go with their session or task (`ON DELETE CASCADE`).
+const V4_TASKS_AND_GOALS: &str = "
+CREATE TABLE tasks (
+    id         TEXT    PRIMARY KEY,
+    session_id TEXT    NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    number     INTEGER NOT NULL CHECK (number >= 1),   -- 1, 2, 3 ... per session
+    title      TEXT    NOT NULL,
+    detail     TEXT    NOT NULL DEFAULT '',
+    state      TEXT    NOT NULL CHECK (state IN
+        ('pending', 'blocked', 'in_progress', 'completed', 'failed', 'skipped')),
+    result     TEXT,                                    -- what came of it, once finished
+    created_at INTEGER NOT NULL,                        -- unix ms
+    updated_at INTEGER NOT NULL,                        -- unix ms, last change to it
+    UNIQUE (session_id, number)
+) STRICT;
+
+CREATE TABLE task_deps (
+    task_id    TEXT NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+    depends_on TEXT NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+    PRIMARY KEY (task_id, depends_on)
+) STRICT;
+CREATE INDEX task_deps_depends_on ON task_deps (depends_on);
+
+CREATE TABLE goals (
+    id           TEXT    PRIMARY KEY,
+    session_id   TEXT    NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    objective    TEXT    NOT NULL,
+    status       TEXT    NOT NULL CHECK (status IN
+        ('active', 'paused', 'blocked', 'usage_limited', 'budget_limited', 'complete')),
+    token_budget INTEGER CHECK (token_budget >= 0),     -- NULL: no limit
+    tokens_used  INTEGER NOT NULL CHECK (tokens_used >= 0),
+    time_used_ms INTEGER NOT NULL CHECK (time_used_ms >= 0),
+    created_at   INTEGER NOT NULL,                      -- unix ms
+    updated_at   INTEGER NOT NULL                       -- unix ms, last change to it
+) STRICT;
+CREATE INDEX goals_session ON goals (session_id, created_at);
+";
+
 /// The schema version recorded in the file (0 for a new or foreign database). Reading it is
 /// the first read of the file, so a file that is not a database fails here.
 pub(crate) fn schema_version(conn: &Connection) -> rusqlite::Result<i64> {
@@ -190,11 +232,14 @@ mod tests {
             tables,
             [
                 "audit_log",
+                "goals",
                 "messages",
                 "pending_plans",
                 "proposed_changes",
                 "remembered_permissions",
                 "sessions",
+                "task_deps",
+                "tasks",
                 "threads"
             ]
         );
@@ -241,6 +286,75 @@ mod tests {
             .query_row(
                 "SELECT (SELECT count(*) FROM pending_plans) + \
                  (SELECT count(*) FROM proposed_changes)",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(left, 0);
+    }
+
+    #[test]
+    fn task_and_goal_values_are_checked_and_rows_go_with_their_session() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        conn.pragma_update(None, "foreign_keys", "ON").unwrap();
+        migrate(&mut conn).unwrap();
+        conn.execute_batch(
+            "INSERT INTO sessions (id, workspace, created_at, updated_at) VALUES ('s', '/w', 0, 0);",
+        )
+        .unwrap();
+        let task = |id: &str, number: i64, state: &str| {
+            conn.execute(
+                "INSERT INTO tasks (id, session_id, number, title, state, created_at, updated_at) \
+                 VALUES (?1, 's', ?2, 't', ?3, 0, 0)",
+                rusqlite::params![id, number, state],
+            )
+        };
+        assert!(task("a", 1, "in_progress").is_ok());
+        assert!(task("b", 2, "blocked").is_ok());
+        assert!(
+            task("c", 1, "pending").is_err(),
+            "a number is used once per session"
+        );
+        assert!(task("d", 0, "pending").is_err(), "numbers start at 1");
+        assert!(task("e", 3, "done").is_err(), "unknown task state");
+        let dep = |task: &str, on: &str| {
+            conn.execute(
+                "INSERT INTO task_deps (task_id, depends_on) VALUES (?1, ?2)",
+                rusqlite::params![task, on],
+            )
+        };
+        assert!(dep("b", "a").is_ok());
+        assert!(dep("b", "a").is_err(), "a dependency is recorded once");
+        assert!(dep("b", "nobody").is_err(), "unknown task");
+        let goal = |id: &str, status: &str, budget: Option<i64>, used: i64| {
+            conn.execute(
+                "INSERT INTO goals (id, session_id, objective, status, token_budget, \
+                 tokens_used, time_used_ms, created_at, updated_at) \
+                 VALUES (?1, 's', 'o', ?2, ?3, ?4, 0, 0, 0)",
+                rusqlite::params![id, status, budget, used],
+            )
+        };
+        assert!(goal("g1", "budget_limited", Some(10), 10).is_ok());
+        assert!(goal("g2", "usage_limited", None, 0).is_ok());
+        assert!(goal("g3", "done", None, 0).is_err(), "unknown goal status");
+        assert!(
+            goal("g4", "active", Some(-1), 0).is_err(),
+            "negative budget"
+        );
+        assert!(goal("g5", "active", None, -1).is_err(), "negative usage");
+
+        // Deleting a task takes the dependencies on it along.
+        conn.execute("DELETE FROM tasks WHERE id = 'a'", [])
+            .unwrap();
+        let deps: i64 = conn
+            .query_row("SELECT count(*) FROM task_deps", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(deps, 0);
+        conn.execute("DELETE FROM sessions WHERE id = 's'", [])
+            .unwrap();
+        let left: i64 = conn
+            .query_row(
+                "SELECT (SELECT count(*) FROM tasks) + (SELECT count(*) FROM goals)",
                 [],
                 |r| r.get(0),
             )

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use atto_protocol::{PendingPlan, PlanStatus};
+use atto_protocol::{Goal, GoalStatus, PendingPlan, PlanStatus, Task, TaskState};
 use atto_store::{
     AuditEntry, IntegrityCheck, NewGrant, OpenOptions, SCHEMA_VERSION, SessionRef, Store,
     StoreError, move_aside,
@@ -436,6 +436,16 @@ fn a_version_one_database_is_upgraded_in_place_keeping_its_grants() {
     assert!(tables.contains("CREATE TABLE messages"), "{tables}");
     assert!(tables.contains("CREATE TABLE pending_plans"), "{tables}");
     assert!(tables.contains("CREATE TABLE proposed_changes"), "{tables}");
+    assert_has_task_tables(&tables);
+}
+
+fn assert_has_task_tables(tables: &str) {
+    for table in ["tasks", "task_deps", "goals"] {
+        assert!(
+            tables.contains(&format!("CREATE TABLE {table} ")),
+            "{table} missing in {tables}"
+        );
+    }
 }
 
 /// Schema v2 exactly as it shipped (v1 plus sessions, threads and messages), holding one
@@ -504,4 +514,86 @@ fn a_version_two_database_is_upgraded_in_place_keeping_its_sessions() {
     let tables = schema(&path).join("\n");
     assert!(tables.contains("CREATE TABLE pending_plans"), "{tables}");
     assert!(tables.contains("CREATE TABLE proposed_changes"), "{tables}");
+    assert_has_task_tables(&tables);
+}
+
+/// Schema v3 exactly as it shipped (v2 plus pending plans and their proposed changes),
+/// holding one plan with one change for the v2 session.
+const SCHEMA_V3: &str = "
+CREATE TABLE pending_plans (
+    id TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    task TEXT NOT NULL, exploration_summary TEXT NOT NULL DEFAULT '',
+    status TEXT NOT NULL
+        CHECK (status IN ('pending', 'approved', 'rejected', 'partially_approved')),
+    created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL
+) STRICT;
+CREATE INDEX pending_plans_session ON pending_plans (session_id, created_at);
+CREATE TABLE proposed_changes (
+    id TEXT PRIMARY KEY,
+    plan_id TEXT NOT NULL REFERENCES pending_plans (id) ON DELETE CASCADE,
+    ord INTEGER NOT NULL, tool TEXT NOT NULL, args TEXT NOT NULL,
+    reason TEXT NOT NULL DEFAULT '', proposed_at INTEGER NOT NULL,
+    tool_call_id TEXT NOT NULL, path TEXT, base_hash TEXT,
+    status TEXT NOT NULL
+        CHECK (status IN ('pending', 'applied', 'failed', 'conflict', 'rejected')),
+    result TEXT, reported INTEGER NOT NULL DEFAULT 0,
+    UNIQUE (plan_id, ord)
+) STRICT;
+INSERT INTO pending_plans (id, session_id, task, status, created_at, updated_at)
+    VALUES ('p-old', 's-old', 'tidy up', 'pending', 7, 8);
+INSERT INTO proposed_changes (id, plan_id, ord, tool, args, proposed_at, tool_call_id, status)
+    VALUES ('c-old', 'p-old', 1, 'bash', '{\"command\":\"cargo fmt\"}', 8, 'call_1', 'pending');
+PRAGMA user_version = 3;
+";
+
+#[test]
+fn a_version_three_database_is_upgraded_in_place_keeping_its_plans() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("atto.db");
+    let conn = Connection::open(&path).unwrap();
+    conn.execute_batch(SCHEMA_V1).unwrap();
+    conn.execute_batch(SCHEMA_V2).unwrap();
+    conn.execute_batch(SCHEMA_V3).unwrap();
+    drop(conn);
+    assert_eq!(user_version(&path), 3);
+
+    let store = Store::open(&path).unwrap();
+    let plan = store.open_plan_blocking("s-old").unwrap().unwrap();
+    assert_eq!((plan.id.as_str(), plan.task.as_str()), ("p-old", "tidy up"));
+    assert_eq!(plan.proposed_changes.len(), 1);
+    assert_eq!(plan.proposed_changes[0].args["command"], "cargo fmt");
+    assert_eq!(store.messages_blocking("s-old").unwrap().len(), 1);
+    assert_eq!(store.grants_for_blocking("/w").unwrap().len(), 1);
+    // The new tables work for the old session.
+    assert!(store.tasks_blocking("s-old").unwrap().is_empty());
+    assert!(store.goals_blocking("s-old").unwrap().is_empty());
+    let task = Task {
+        id: "t1".to_owned(),
+        number: 1,
+        title: "format the code".to_owned(),
+        detail: String::new(),
+        state: TaskState::Pending,
+        depends_on: Vec::new(),
+        created_at: 9,
+        updated_at: 9,
+        result: None,
+    };
+    store.save_task_blocking(&task, "s-old").unwrap();
+    assert_eq!(store.tasks_blocking("s-old").unwrap(), [task]);
+    let goal = Goal {
+        id: "g1".to_owned(),
+        objective: "a tidy repository".to_owned(),
+        status: GoalStatus::Active,
+        token_budget: Some(1000),
+        tokens_used: 0,
+        time_used_ms: 0,
+        created_at: 9,
+        updated_at: 9,
+    };
+    store.save_goal_blocking(&goal, "s-old").unwrap();
+    assert_eq!(store.goals_blocking("s-old").unwrap(), [goal]);
+    drop(store);
+    assert_eq!(user_version(&path), i64::from(SCHEMA_VERSION));
+    assert_has_task_tables(&schema(&path).join("\n"));
 }

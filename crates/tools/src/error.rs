@@ -112,6 +112,81 @@ pub enum ToolError {
     Internal(String),
 }
 
+/// A better route after a failed call: the spec's self-correction metadata. The engine
+/// turns it into a `SELF_CORRECT_ATTEMPT` the model sees instead of a bare error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fallback {
+    /// The tool whose call failed.
+    pub original_tool: String,
+    /// The error it failed with, as the model would have seen it.
+    pub original_error: String,
+    /// What to do instead, in one or two sentences for the model.
+    pub suggested_approach: String,
+    /// The tools the suggested approach uses.
+    pub fallback_tools: Vec<String>,
+}
+
+impl ToolError {
+    /// The better route after this error from `tool`, for the failures that have one;
+    /// `None` when the error already says all there is (or a retry would not help).
+    pub fn self_correct(&self, tool: &str) -> Option<Fallback> {
+        let (suggested_approach, fallback_tools) = match self {
+            Self::EditFailed { path, reason } if edit_text_mismatch(reason) => (
+                format!(
+                    "Read {path} again with read_file, then retry edit_file with old_string \
+                     copied exactly from its current text (with enough surrounding lines to \
+                     match one place); or, if the edit is large, rewrite the whole file with \
+                     write_file."
+                ),
+                vec!["read_file", "edit_file", "write_file"],
+            ),
+            Self::NotFound { path, suggestions }
+                if matches!(tool, "read_file" | "edit_file" | "delete_file") =>
+            {
+                let hint = match suggestions.first() {
+                    Some(best) => format!(" (perhaps {best})"),
+                    None => String::new(),
+                };
+                (
+                    format!(
+                        "{path} does not exist. Find the right path first{hint}: use glob with \
+                         a pattern for the file name, or list_files on its directory, then \
+                         call {tool} again with a path from the result."
+                    ),
+                    vec!["glob", "list_files", tool],
+                )
+            }
+            Self::EditFailed { .. }
+            | Self::NotFound { .. }
+            | Self::InvalidArguments(_)
+            | Self::OutsideWorkspace { .. }
+            | Self::IsDirectory { .. }
+            | Self::NotADirectory { .. }
+            | Self::Binary { .. }
+            | Self::TooLarge { .. }
+            | Self::NotText { .. }
+            | Self::Io { .. }
+            | Self::Spawn { .. }
+            | Self::Timeout { .. }
+            | Self::Cancelled
+            | Self::Internal(_) => return None,
+        };
+        Some(Fallback {
+            original_tool: tool.to_owned(),
+            original_error: self.to_string(),
+            suggested_approach,
+            fallback_tools: fallback_tools.into_iter().map(str::to_owned).collect(),
+        })
+    }
+}
+
+/// Whether an edit failed because old_string did not match the file's text (absent, or
+/// matching several places): the file is not what the model believes it is. Empty or
+/// identical strings are mistakes a re-read does not fix. The wording is `matching`'s.
+fn edit_text_mismatch(reason: &str) -> bool {
+    reason.contains("old_string was not found") || reason.contains("old_string matches")
+}
+
 fn did_you_mean(suggestions: &[String]) -> String {
     match suggestions {
         [] => String::new(),
@@ -139,5 +214,56 @@ mod tests {
             suggestions: vec![],
         };
         assert_eq!(e.to_string(), "not found: a");
+    }
+
+    /// The real `edit_file` error for `old_string` against a file holding `text`.
+    fn edit_error(text: &str, old_string: &str, new_string: &str) -> ToolError {
+        let args = serde_json::json!({
+            "path": "a.txt", "old_string": old_string, "new_string": new_string,
+        });
+        match crate::preview_edit(text, &args) {
+            Err(e) => e,
+            Ok(edited) => panic!("the edit applied: {edited}"),
+        }
+    }
+
+    #[test]
+    fn edits_that_miss_the_text_suggest_reading_the_file_again() {
+        let text = "alpha\nbeta\nalpha\n";
+        for (old, new) in [("gamma", "x"), ("alpha", "x"), ("zeta\nomega", "y")] {
+            let e = edit_error(text, old, new);
+            let fallback = e.self_correct("edit_file").unwrap();
+            assert_eq!(fallback.original_tool, "edit_file");
+            assert_eq!(fallback.original_error, e.to_string());
+            assert!(fallback.suggested_approach.contains("Read a.txt again"));
+            assert_eq!(
+                fallback.fallback_tools,
+                ["read_file", "edit_file", "write_file"]
+            );
+        }
+    }
+
+    #[test]
+    fn edits_a_reread_cannot_fix_have_no_fallback() {
+        let text = "alpha\n";
+        assert_eq!(edit_error(text, "", "x").self_correct("edit_file"), None);
+        assert_eq!(
+            edit_error(text, "alpha", "alpha").self_correct("edit_file"),
+            None
+        );
+    }
+
+    #[test]
+    fn missing_files_suggest_finding_the_path() {
+        let e = ToolError::NotFound {
+            path: "src/x.rs".into(),
+            suggestions: vec!["src/y.rs".into()],
+        };
+        let fallback = e.self_correct("read_file").unwrap();
+        assert!(fallback.suggested_approach.contains("perhaps src/y.rs"));
+        assert_eq!(fallback.fallback_tools, ["glob", "list_files", "read_file"]);
+        // A missing directory for a search is answered well enough by the error itself.
+        assert_eq!(e.self_correct("grep"), None);
+        assert_eq!(ToolError::Cancelled.self_correct("read_file"), None);
     }
 }

@@ -25,7 +25,7 @@ pub use tokio_util::sync::CancellationToken;
 
 pub use atto_sandbox::{Sandbox, SandboxStatus};
 pub use bash::BashTool;
-pub use error::ToolError;
+pub use error::{Fallback, ToolError};
 pub use fs_tools::{DeleteFileTool, EditFileTool, ReadFileTool, WriteFileTool, preview_edit};
 pub use registry::ToolRegistry;
 pub use search::{GlobTool, GrepTool, ListFilesTool};

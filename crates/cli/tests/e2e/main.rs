@@ -13,6 +13,7 @@ mod crash;
 mod demo;
 mod exec_wire;
 mod faults;
+mod goals;
 mod plan_headless;
 mod plan_mode;
 mod policy;

@@ -1,0 +1,141 @@
+//! Goals and tasks through the line session: `/goal` sets an objective atto keeps working
+//! toward until the model reports it met, the model tracks its steps with task tools, and
+//! both survive a resume.
+
+use atto_testkit::{Reply, Script, ScriptToolCall};
+use serde_json::json;
+
+use crate::common::{Env, stderr};
+
+fn call(name: &str, arguments: serde_json::Value) -> ScriptToolCall {
+    ScriptToolCall {
+        id: None,
+        name: name.to_owned(),
+        arguments,
+        raw_arguments: None,
+    }
+}
+
+fn session(env: &Env, lines: &str) -> String {
+    use std::io::Write as _;
+    let base = env.base("chat");
+    let mut child = env
+        .atto()
+        .args([
+            "--base-url",
+            &base,
+            "--model",
+            "m",
+            "--permission",
+            "auto-safe",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(lines.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    stderr(&out)
+}
+
+#[test]
+fn an_active_goal_keeps_the_work_going_until_the_model_reports_it_met() {
+    let mut env = Env::new();
+    env.serve(Script {
+        replies: vec![
+            Reply {
+                text: Some("Planning.".into()),
+                tool_calls: vec![
+                    call("task_create", json!({"title": "write a.txt"})),
+                    call(
+                        "task_create",
+                        json!({"title": "check it", "depends_on": [1]}),
+                    ),
+                ],
+                ..Reply::default()
+            },
+            // Stops without reporting on the goal: atto continues.
+            Reply::text("I made a plan."),
+            Reply {
+                text: Some("Doing it.".into()),
+                tool_calls: vec![
+                    call("write_file", json!({"path": "a.txt", "content": "done\n"})),
+                    call("task_update", json!({"number": 1, "state": "completed"})),
+                    call("task_list", json!({})),
+                    call(
+                        "goal_update",
+                        json!({"status": "complete", "note": "a.txt says done"}),
+                    ),
+                ],
+                ..Reply::default()
+            },
+            Reply::text("Goal met."),
+        ],
+        ..Script::default()
+    });
+    let err = session(
+        &env,
+        "/goal make a.txt say done --budget 100000\nstart\n/goals\n",
+    );
+    assert_eq!(env.read("a.txt"), "done\n");
+    assert!(err.contains("is still active: continuing (1/10)"), "{err}");
+    assert!(
+        err.contains("[complete] make a.txt say done · "),
+        "the goal was not completed: {err}"
+    );
+    let reqs = env.requests();
+    assert_eq!(reqs.len(), 4, "one continuation, then the model finished");
+    let continued = reqs[2].body["messages"].to_string();
+    assert!(
+        continued.contains("The session goal \\\"make a.txt say done\\\" is still active"),
+        "{continued}"
+    );
+    // The task tools answered with the dependency rule applied.
+    let last = reqs[3].body["messages"].to_string();
+    assert!(last.contains("1. [completed] write a.txt"), "{last}");
+    assert!(last.contains("2. [pending] check it (after 1)"), "{last}");
+
+    // Goals and tasks are in the database: a resumed session lists them.
+    let out = env
+        .atto()
+        .args(["-c", "--base-url", &env.base("chat"), "--model", "m"])
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write as _;
+            child.stdin.take().unwrap().write_all(b"/goals\n")?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    let err = stderr(&out);
+    assert!(err.contains("[complete] make a.txt say done"), "{err}");
+}
+
+#[test]
+fn goal_commands_change_status_and_bad_ones_are_one_line_errors() {
+    let mut env = Env::new();
+    env.serve(Script::default());
+    let err = session(
+        &env,
+        "/goal first objective\n/goal pause\n/goals add \"second\"\n/goals done 2\n/goals done 9\n/goal resume\n/goal clear\n/goals\n",
+    );
+    assert!(err.contains("[paused] first objective"), "{err}");
+    assert!(err.contains("[complete] second"), "{err}");
+    assert!(
+        err.lines().filter(|l| l.starts_with("error: ")).count() == 1,
+        "only /goals done 9 fails: {err}"
+    );
+    // After clear, the cleared goal is gone; the completed one stays listed.
+    let last = err.lines().last().unwrap_or("");
+    assert!(last.contains("[complete] second"), "{err}");
+    assert!(err.contains("[active] first objective"), "resume: {err}");
+}

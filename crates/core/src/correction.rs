@@ -1,0 +1,527 @@
+//! Self-correction within a turn: when a failed call has a better route, the model is told
+//! to take it (`SELF_CORRECT_ATTEMPT`), a bounded number of times per user request; and a
+//! call identical to one that already failed this turn is answered without running it.
+//!
+//! Owns: the tracker of correction attempts keyed by a hash of the user's request, the
+//! wording the model gets for an attempt, for exhaustion and for a repeated call, and the
+//! `correction_*` events. Does not own: which failures have a better route (atto-tools'
+//! `ToolError::self_correct`), nor running calls (the orchestrator asks this module before
+//! and after each call).
+
+use std::collections::HashMap;
+
+use atto_protocol::{Event, ToolCallStatus};
+use atto_tools::Fallback;
+use serde_json::Value;
+
+use crate::time::now_ms;
+use crate::truncate;
+
+/// Correction attempts allowed per user request; the next failure tells the model to stop.
+pub(crate) const MAX_ATTEMPTS: u32 = 3;
+
+/// Characters of an error kept in events and in the repeat refusal.
+const ERROR_LINE: usize = 200;
+
+/// The self-correction state of one turn: created at turn start with the user's prompt.
+#[derive(Debug)]
+pub(crate) struct Corrections {
+    /// Key of the request the turn works on.
+    current: u64,
+    /// Attempts per request, by [`request_key`].
+    requests: HashMap<u64, Request>,
+    /// When the tracker started (Unix ms), for the timings in the correction chain.
+    started: i64,
+    /// Attempts whose success is not seen yet.
+    pending: Vec<Pending>,
+    /// Calls that failed since the workspace last changed.
+    failed: Vec<Failed>,
+}
+
+/// The correction attempts made for one user request.
+#[derive(Debug, Default)]
+struct Request {
+    original_request: String,
+    attempts: Vec<Attempt>,
+    max_attempts: u32,
+    /// The limit was reported (once).
+    exhausted: bool,
+}
+
+/// One failed call and the route the model was told to take instead.
+#[derive(Debug)]
+struct Attempt {
+    tool: String,
+    error: String,
+    /// Unix ms.
+    timestamp: i64,
+    fallback_strategy: String,
+}
+
+/// An attempt waiting for a call that shows the new route worked.
+#[derive(Debug)]
+struct Pending {
+    tool: String,
+    fallback_tools: Vec<String>,
+    /// Whether the failed call was a change: then only a change counts as its success
+    /// (reading the file again is a step, not the correction).
+    mutates: bool,
+}
+
+/// A call that failed, by its parsed arguments.
+#[derive(Debug)]
+struct Failed {
+    tool: String,
+    args: Value,
+    error: String,
+}
+
+/// What the tracker needs to know about a finished (or refused) call.
+#[derive(Debug)]
+pub(crate) struct Facts {
+    /// The arguments as the model sent them, parsed; `None` when they are not JSON.
+    pub args: Option<Value>,
+    /// How it ended.
+    pub status: ToolCallStatus,
+    /// Whether it ran as a change to the workspace.
+    pub mutates: bool,
+    /// The better route its error offers, if any.
+    pub fallback: Option<Fallback>,
+}
+
+impl Facts {
+    /// A call answered without running it: refused, queued, or a pending view.
+    pub(crate) fn answered(raw_arguments: &str, status: ToolCallStatus) -> Self {
+        Self {
+            args: arguments(raw_arguments),
+            status,
+            mutates: false,
+            fallback: None,
+        }
+    }
+}
+
+/// What becomes of a finished call's result.
+#[derive(Debug, Default)]
+pub(crate) struct Verdict {
+    /// The content the model gets instead of the result's own; `None` keeps it.
+    pub content: Option<String>,
+    /// Events to emit after the call's `tool_call_finished`.
+    pub events: Vec<Event>,
+}
+
+impl Corrections {
+    /// The tracker of a turn that works on `request`.
+    pub(crate) fn new(request: &str) -> Self {
+        let current = request_key(request);
+        let mut requests = HashMap::new();
+        requests.insert(
+            current,
+            Request {
+                original_request: request.trim().to_owned(),
+                attempts: Vec::new(),
+                max_attempts: MAX_ATTEMPTS,
+                exhausted: false,
+            },
+        );
+        Self {
+            current,
+            requests,
+            started: now_ms(),
+            pending: Vec::new(),
+            failed: Vec::new(),
+        }
+    }
+
+    /// Before a call runs: the answer for a call identical (same tool, same parsed
+    /// arguments) to one that already failed this turn, which is then not run again.
+    pub(crate) fn repeated(&self, tool: &str, args: &Value) -> Option<String> {
+        let earlier = self
+            .failed
+            .iter()
+            .find(|f| f.tool == tool && f.args == *args)?;
+        Some(format!(
+            "this exact {tool} call (same arguments) already failed earlier in this turn with: \
+             {}. It was not run again, since it would fail the same way. Try something \
+             different: change the arguments, or take another route.",
+            earlier.error
+        ))
+    }
+
+    /// After a call finished with `content`: records a failure for repeat detection,
+    /// turns a failure with a better route into a correction attempt (or, past the limit,
+    /// into an order to stop), and reports a success that follows an attempt.
+    pub(crate) fn finished(&mut self, tool: &str, content: &str, facts: &Facts) -> Verdict {
+        match facts.status {
+            ToolCallStatus::Ok => self.succeeded(tool, facts.mutates),
+            ToolCallStatus::Error | ToolCallStatus::Denied => {
+                if let Some(args) = &facts.args
+                    && self.repeated(tool, args).is_none()
+                {
+                    self.failed.push(Failed {
+                        tool: tool.to_owned(),
+                        args: args.clone(),
+                        error: first_line(content),
+                    });
+                }
+                match &facts.fallback {
+                    Some(fallback) => self.attempt(fallback, content, facts.mutates),
+                    None => Verdict::default(),
+                }
+            }
+            ToolCallStatus::InvalidArguments
+            | ToolCallStatus::Cancelled
+            | ToolCallStatus::Queued => Verdict::default(),
+        }
+    }
+
+    fn succeeded(&mut self, tool: &str, mutates: bool) -> Verdict {
+        // The workspace changed: an earlier failure may not repeat.
+        if mutates {
+            self.failed.clear();
+        }
+        let fixed: Vec<Pending> = self
+            .pending
+            .extract_if(.., |p| {
+                p.tool == tool
+                    || (p.mutates == mutates && p.fallback_tools.iter().any(|t| t == tool))
+            })
+            .collect();
+        let request = self.request();
+        let events = fixed
+            .into_iter()
+            .map(|p| Event::CorrectionSuccess {
+                attempts: count(request.attempts.iter().filter(|a| a.tool == p.tool).count()),
+                tool: p.tool,
+            })
+            .collect();
+        Verdict {
+            content: None,
+            events,
+        }
+    }
+
+    fn attempt(&mut self, fallback: &Fallback, content: &str, mutates: bool) -> Verdict {
+        let started = self.started;
+        let request = self.request();
+        let tool = fallback.original_tool.clone();
+        let made = count(request.attempts.len());
+        if made >= request.max_attempts {
+            let mut events = Vec::new();
+            if !request.exhausted {
+                request.exhausted = true;
+                events.push(Event::CorrectionFailed {
+                    tool,
+                    attempts: made,
+                });
+            }
+            return Verdict {
+                content: Some(exhausted(request, content, started)),
+                events,
+            };
+        }
+        request.attempts.push(Attempt {
+            tool: tool.clone(),
+            error: content.to_owned(),
+            timestamp: now_ms(),
+            fallback_strategy: fallback.suggested_approach.clone(),
+        });
+        let attempt = made + 1;
+        let max = request.max_attempts;
+        self.pending.retain(|p| p.tool != tool);
+        self.pending.push(Pending {
+            tool: tool.clone(),
+            fallback_tools: fallback.fallback_tools.clone(),
+            mutates,
+        });
+        let content = format!(
+            "SELF_CORRECT_ATTEMPT: The {tool} call failed with error: {content}\n\nThe previous \
+             approach failed. Here's a more direct strategy:\n{}\n\nPlease generate new tool \
+             calls using the suggested approach. (Self-correction attempt {attempt} of {max} \
+             for this request.)",
+            fallback.suggested_approach
+        );
+        Verdict {
+            content: Some(content),
+            events: vec![Event::CorrectionAttempt {
+                error: first_line(&fallback.original_error),
+                strategy: fallback.suggested_approach.clone(),
+                tool,
+                attempt,
+                max,
+            }],
+        }
+    }
+
+    /// The entry of the request this turn works on.
+    fn request(&mut self) -> &mut Request {
+        self.requests
+            .entry(self.current)
+            .or_insert_with(|| Request {
+                max_attempts: MAX_ATTEMPTS,
+                ..Request::default()
+            })
+    }
+}
+
+/// What the model gets once the request's attempts are used up: the error, the chain of
+/// attempts, and the order to stop and report.
+fn exhausted(request: &Request, content: &str, started: i64) -> String {
+    let chain: Vec<String> = request
+        .attempts
+        .iter()
+        .enumerate()
+        .map(|(n, a)| {
+            format!(
+                "{}. (+{} s) {}: {} -> suggested: {}",
+                n + 1,
+                (a.timestamp - started).max(0) / 1000,
+                a.tool,
+                first_line(&a.error),
+                a.fallback_strategy
+            )
+        })
+        .collect();
+    format!(
+        "{content}\n\nSelf-correction is exhausted for this request (\"{}\"): {} attempts were \
+         already made:\n{}\nDo not try another approach. Stop and report to the user what you \
+         tried and what failed, so they can decide what to do next.",
+        truncate::summary(first_line(&request.original_request).as_str(), 80),
+        request.attempts.len(),
+        chain.join("\n")
+    )
+}
+
+/// The key of a user request: FNV-1a of its trimmed text, stable across runs.
+pub(crate) fn request_key(request: &str) -> u64 {
+    request
+        .trim()
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+            (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+        })
+}
+
+/// A call's arguments parsed as the orchestrator parses them (empty text is `{}`).
+pub(crate) fn arguments(raw: &str) -> Option<Value> {
+    let raw = if raw.trim().is_empty() { "{}" } else { raw };
+    serde_json::from_str(raw).ok()
+}
+
+/// The first non-empty line of an error, bounded.
+fn first_line(text: &str) -> String {
+    let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    truncate::summary(line.trim(), ERROR_LINE)
+}
+
+fn count(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    // Tests assert by unwrapping; a panic is the failure report.
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use serde_json::json;
+
+    use super::*;
+
+    fn edit_fallback(path: &str) -> Fallback {
+        Fallback {
+            original_tool: "edit_file".into(),
+            original_error: format!("edit_file: {path} was not changed: old_string was not found"),
+            suggested_approach: format!("Read {path} again with read_file."),
+            fallback_tools: vec!["read_file".into(), "edit_file".into(), "write_file".into()],
+        }
+    }
+
+    fn failed(args: Value, fallback: Option<Fallback>) -> Facts {
+        Facts {
+            args: Some(args),
+            status: ToolCallStatus::Error,
+            mutates: true,
+            fallback,
+        }
+    }
+
+    fn ok(mutates: bool) -> Facts {
+        Facts {
+            args: Some(json!({})),
+            status: ToolCallStatus::Ok,
+            mutates,
+            fallback: None,
+        }
+    }
+
+    #[test]
+    fn three_attempts_then_the_model_is_told_to_stop() {
+        let mut c = Corrections::new("fix the greeting");
+        for n in 1..=3_u32 {
+            let facts = failed(
+                json!({"path": "a.txt", "n": n}),
+                Some(edit_fallback("a.txt")),
+            );
+            let v = c.finished("edit_file", "edit_file: a.txt was not changed", &facts);
+            let content = v.content.unwrap();
+            assert!(content.starts_with("SELF_CORRECT_ATTEMPT: "), "{content}");
+            assert!(content.contains("Here's a more direct strategy:\nRead a.txt again"));
+            assert!(content.contains(&format!("attempt {n} of 3")), "{content}");
+            assert!(matches!(
+                &v.events[..],
+                [Event::CorrectionAttempt { attempt, max: 3, tool, .. }]
+                    if *attempt == n && tool == "edit_file"
+            ));
+        }
+        let facts = failed(json!({"n": 4}), Some(edit_fallback("a.txt")));
+        let v = c.finished("edit_file", "edit_file: a.txt was not changed", &facts);
+        let content = v.content.unwrap();
+        assert!(!content.contains("SELF_CORRECT_ATTEMPT"), "{content}");
+        assert!(
+            content.contains("Self-correction is exhausted"),
+            "{content}"
+        );
+        assert!(content.contains("\"fix the greeting\""), "{content}");
+        assert!(content.contains("3. (+0 s) edit_file:"), "{content}");
+        assert!(content.contains("Stop and report to the user"), "{content}");
+        assert!(matches!(
+            &v.events[..],
+            [Event::CorrectionFailed { attempts: 3, .. }]
+        ));
+        // Reported once; later failures are still told to stop.
+        let facts = failed(json!({"n": 5}), Some(edit_fallback("a.txt")));
+        let v = c.finished("edit_file", "again", &facts);
+        assert!(v.events.is_empty());
+        assert!(v.content.unwrap().contains("exhausted"));
+    }
+
+    #[test]
+    fn failures_without_a_better_route_are_left_alone() {
+        let mut c = Corrections::new("run the tests");
+        let v = c.finished(
+            "bash",
+            "exit code 1",
+            &failed(json!({"command": "x"}), None),
+        );
+        assert!(v.content.is_none() && v.events.is_empty());
+    }
+
+    #[test]
+    fn requests_are_keyed_by_their_text() {
+        assert_eq!(request_key("fix it"), request_key("  fix it\n"));
+        assert_ne!(request_key("fix it"), request_key("fix them"));
+        let c = Corrections::new("fix it");
+        assert_eq!(c.current, request_key("fix it"));
+        assert_eq!(c.requests.len(), 1);
+        // A new request starts with no attempts used.
+        let mut used = Corrections::new("fix it");
+        for n in 0..3 {
+            used.finished(
+                "edit_file",
+                "e",
+                &failed(json!({ "n": n }), Some(edit_fallback("a"))),
+            );
+        }
+        let mut fresh = Corrections::new("fix them");
+        let v = fresh.finished(
+            "edit_file",
+            "e",
+            &failed(json!({}), Some(edit_fallback("a"))),
+        );
+        assert!(v.content.unwrap().contains("attempt 1 of 3"));
+    }
+
+    #[test]
+    fn repeats_are_found_by_parsed_arguments() {
+        let mut c = Corrections::new("task");
+        let first = arguments(r#"{"path": "a.txt", "old_string": "x", "new_string": "y"}"#);
+        c.finished(
+            "edit_file",
+            "edit_file: a.txt was not changed: old_string was not found\ncandidates...",
+            &Facts {
+                args: first,
+                status: ToolCallStatus::Error,
+                mutates: true,
+                fallback: None,
+            },
+        );
+        // Same object, other key order and spacing.
+        let again = arguments(r#"{"new_string":"y","old_string":"x","path":"a.txt"}"#).unwrap();
+        let refusal = c.repeated("edit_file", &again).unwrap();
+        assert!(
+            refusal.contains("with: edit_file: a.txt was not changed: old_string was not found."),
+            "{refusal}"
+        );
+        assert!(!refusal.contains("candidates"));
+        assert!(c.repeated("write_file", &again).is_none());
+        let other = json!({"path": "a.txt", "old_string": "x", "new_string": "z"});
+        assert!(c.repeated("edit_file", &other).is_none());
+    }
+
+    #[test]
+    fn which_outcomes_count_as_failed_for_repeats() {
+        let cases = [
+            (ToolCallStatus::Error, true),
+            (ToolCallStatus::Denied, true),
+            (ToolCallStatus::Ok, false),
+            (ToolCallStatus::Queued, false),
+            (ToolCallStatus::Cancelled, false),
+            (ToolCallStatus::InvalidArguments, false),
+        ];
+        for (status, remembered) in cases {
+            let mut c = Corrections::new("task");
+            let args = json!({"command": "rm -rf /"});
+            c.finished("bash", "no", &Facts::answered(&args.to_string(), status));
+            assert_eq!(
+                c.repeated("bash", &args).is_some(),
+                remembered,
+                "{status:?}"
+            );
+        }
+        // Empty argument text reads as `{}`, as the orchestrator reads it.
+        let mut c = Corrections::new("task");
+        c.finished(
+            "list_files",
+            "no",
+            &Facts::answered(" ", ToolCallStatus::Denied),
+        );
+        assert!(c.repeated("list_files", &json!({})).is_some());
+    }
+
+    #[test]
+    fn a_successful_change_forgets_earlier_failures() {
+        let mut c = Corrections::new("task");
+        let args = json!({"command": "cargo test"});
+        c.finished("bash", "tests failed", &failed(args.clone(), None));
+        c.finished("read_file", "text", &ok(false));
+        assert!(c.repeated("bash", &args).is_some());
+        c.finished("edit_file", "edited", &ok(true));
+        assert!(c.repeated("bash", &args).is_none());
+    }
+
+    #[test]
+    fn success_after_an_attempt_is_reported_once() {
+        let mut c = Corrections::new("task");
+        c.finished(
+            "edit_file",
+            "e",
+            &failed(json!({}), Some(edit_fallback("a.txt"))),
+        );
+        // Reading the file again is a step of the new route, not its success.
+        assert!(
+            c.finished("read_file", "text", &ok(false))
+                .events
+                .is_empty()
+        );
+        let v = c.finished("write_file", "wrote a.txt", &ok(true));
+        assert!(matches!(
+            &v.events[..],
+            [Event::CorrectionSuccess { tool, attempts: 1 }] if tool == "edit_file"
+        ));
+        assert!(
+            c.finished("edit_file", "edited", &ok(true))
+                .events
+                .is_empty()
+        );
+    }
+}

@@ -1,0 +1,215 @@
+//! The session's answers to ops between turns: agent and permission modes, plan review,
+//! goals, restoring checkpoints, and moving files along with thread switches.
+
+use atto_policy::gate::PermissionSetting;
+use atto_protocol::{AgentMode, Event, FinalResult, PermissionMode, PlanSelection};
+use atto_tools::CancellationToken;
+
+use super::Session;
+use crate::review::Apply;
+use crate::threads::Switched;
+
+impl Session {
+    /// `/mode`: switches the agent mode for the next turns; a permission given with it
+    /// (codewhale's yolo) applies too, and leaving such a mode restores the permission the
+    /// session started with.
+    pub(super) fn set_mode(&mut self, mode: AgentMode, permission: Option<PermissionMode>) {
+        self.mode = mode;
+        let setting = match permission {
+            Some(PermissionMode::Yolo) => {
+                self.trust = true;
+                PermissionSetting {
+                    mode: PermissionMode::Yolo,
+                    deny_asks: false,
+                }
+            }
+            Some(mode) => PermissionSetting {
+                mode,
+                deny_asks: false,
+            },
+            None => self.base_permission,
+        };
+        if permission.is_none() && self.gate.permission.mode == PermissionMode::Yolo {
+            self.trust = self.options.trust;
+        }
+        self.gate.permission = setting;
+        self.gate.audit.mode = setting.mode;
+        self.emit(Event::ModeChanged {
+            mode,
+            permission: setting.mode,
+        });
+    }
+
+    /// `/goal` and `/goals`.
+    pub(super) async fn goal(&mut self, command: atto_protocol::GoalCommand) {
+        use atto_protocol::GoalCommand as C;
+        let mut work = self.work.lock().await;
+        let done = match command {
+            C::List => Ok(()),
+            C::Set { objective, budget } => work.goals.set(&objective, budget).map(drop),
+            C::Add { objective } => work.goals.add(&objective, None).map(drop),
+            C::Done { number } => work
+                .goals
+                .done(usize::try_from(number).unwrap_or(usize::MAX))
+                .map(drop),
+            C::Pause => work.goals.pause().map(drop),
+            C::Resume => work.goals.resume().map(drop),
+            C::Complete => work.goals.complete().map(drop),
+            C::Blocked => work.goals.block().map(drop),
+            C::Clear => work.goals.clear().map(drop),
+        };
+        match done {
+            Ok(()) => {
+                work.save().await;
+                let event = work.goals_event();
+                drop(work);
+                self.emit(event);
+            }
+            Err(err) => {
+                drop(work);
+                self.emit(Event::Error {
+                    message: err.to_string(),
+                });
+            }
+        }
+    }
+
+    /// Charges a turn's tokens and time to the active goals; says when one hits its budget.
+    pub(super) async fn charge_goals(&mut self, result: &FinalResult) {
+        let tokens = result.usage.input_tokens
+            + result.usage.output_tokens
+            + result.usage.cache_read_tokens
+            + result.usage.cache_write_tokens;
+        let mut work = self.work.lock().await;
+        if work.goals.active().is_empty() {
+            return;
+        }
+        let limited: Vec<String> = work
+            .goals
+            .add_usage(tokens, result.duration_ms)
+            .iter()
+            .map(|g| g.objective.clone())
+            .collect();
+        work.save().await;
+        drop(work);
+        for objective in limited {
+            self.emit(Event::Notice {
+                message: format!(
+                    "goal \"{objective}\" reached its token budget and stopped \
+                     (budget_limited); /goal resume after raising it with /goal TEXT --budget N"
+                ),
+            });
+        }
+    }
+
+    /// Reports a restore, and tells the model its view of the files is stale.
+    pub(super) fn restored(
+        &mut self,
+        id: u32,
+        restored: Result<atto_checkpoint::RestoreReport, String>,
+    ) {
+        match restored {
+            Ok(report) => {
+                let files = report.restored.len() + report.deleted.len();
+                self.notes.push(format!(
+                    "[atto] The user restored the workspace files to an earlier checkpoint \
+                     ({files} file(s) changed back). Files may differ from what you last saw: \
+                     read them again before editing."
+                ));
+                self.emit(Event::Restored {
+                    checkpoint: id,
+                    safety_checkpoint: report.safety_snapshot,
+                    restored: report.restored,
+                    deleted: report.deleted,
+                    kept: report.kept,
+                });
+            }
+            Err(message) => self.emit(Event::Error { message }),
+        }
+    }
+
+    /// `/approve` and `/reject`: decides the selected changes and reports each outcome.
+    pub(super) async fn decide_plan(
+        &mut self,
+        selection: PlanSelection,
+        reason: Option<String>,
+        approve: bool,
+    ) {
+        if approve && self.plan.select(&selection).is_ok() {
+            self.keeper.before_plan(self.turns).await;
+        }
+        let sandbox = self.command_sandbox();
+        let mut apply = Apply {
+            plan: &mut self.plan,
+            gate: &mut self.gate,
+            tools: &self.options.tools,
+            workspace: &self.options.workspace,
+            sandbox,
+            trust: self.trust,
+            max_output_bytes: self.options.limits.max_tool_output_bytes,
+        };
+        let decided = if approve {
+            apply.approve(&selection, &CancellationToken::new()).await
+        } else {
+            apply.reject(&selection, reason.as_deref()).await
+        };
+        match decided {
+            Ok((status, outcomes)) => self.emit(Event::PlanDecided { status, outcomes }),
+            Err(message) => self.emit(Event::Error { message }),
+        }
+    }
+
+    /// Continues in the thread a switch or rollback produced, or reports why not.
+    /// The current thread as `/threads` names it.
+    pub(super) fn thread_name(&self) -> String {
+        if self.recorder.thread == self.options.session_id {
+            "main".to_owned()
+        } else {
+            self.recorder.thread.clone()
+        }
+    }
+
+    /// After a switch: the files on disk are still those the previous thread left. Records
+    /// them, and offers the checkpoint where the thread now entered left its files, so the
+    /// files can move with the conversation.
+    pub(super) async fn offer_files(&mut self, leaving: &str, rollback: bool) {
+        self.keeper.leaving_thread(self.turns, leaving).await;
+        let entered = self.thread_name();
+        let message = match self.keeper.left_by(&entered).await {
+            Some(id) if !rollback => format!(
+                "the files on disk are still as thread {leaving} left them; /restore {id} \
+                 brings back the files as thread {entered} left them"
+            ),
+            _ if rollback => format!(
+                "the conversation went back to the fork point, the files did not: they are as \
+                 thread {leaving} left them. /restore list shows the checkpoints by turn, /undo \
+                 takes back the last turn's changes"
+            ),
+            _ => return,
+        };
+        self.emit(Event::Notice { message });
+    }
+
+    /// Continues in the thread a switch or rollback produced, or reports why not; whether
+    /// it switched.
+    pub(super) fn enter_thread(&mut self, switched: Result<Switched, String>) -> bool {
+        match switched {
+            Ok(Switched { info, history }) => {
+                let thread = if info.id == "main" {
+                    self.options.session_id.clone()
+                } else {
+                    info.id.clone()
+                };
+                self.recorder.set_thread(thread, history.len());
+                self.turns = super::count_turns(&history);
+                self.history = history;
+                self.emit(Event::ThreadSwitched { thread: info });
+                true
+            }
+            Err(message) => {
+                self.emit(Event::Error { message });
+                false
+            }
+        }
+    }
+}
