@@ -185,7 +185,7 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
                     "  plan: change {} queued ({} {}); /show-plan to review",
                     change.order,
                     change.tool,
-                    change_target(change)
+                    atto_core::change_target(change)
                 )?;
             }
             Event::Plan { plan, previews } => {
@@ -342,24 +342,6 @@ fn permission_name(mode: atto_protocol::PermissionMode) -> &'static str {
     }
 }
 
-/// The file or command a change targets, on one line.
-fn change_target(change: &atto_protocol::ProposedChange) -> String {
-    if let Some(path) = &change.path {
-        return path.clone();
-    }
-    let text = change
-        .args
-        .get("command")
-        .and_then(Value::as_str)
-        .map_or_else(|| change.args.to_string(), str::to_owned);
-    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() > 100 {
-        flat.chars().take(100).collect::<String>() + "…"
-    } else {
-        flat
-    }
-}
-
 /// `/show-plan`: every change in order with tool, target, reason, status and its preview.
 pub fn plan_view(plan: Option<&atto_protocol::PendingPlan>, previews: &[String]) -> String {
     use std::fmt::Write as _;
@@ -384,7 +366,7 @@ pub fn plan_view(plan: Option<&atto_protocol::PendingPlan>, previews: &[String])
             "\n{}. {} {} [{}]",
             change.order,
             change.tool,
-            change_target(change),
+            atto_core::change_target(change),
             change.status.as_str()
         );
         if !change.reason.is_empty() {

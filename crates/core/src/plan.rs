@@ -558,7 +558,7 @@ fn is_file_tool(tool: &str) -> bool {
 }
 
 /// The file or command a change targets, for one-line displays.
-pub(crate) fn target_of(change: &ProposedChange) -> String {
+pub fn target_of(change: &ProposedChange) -> String {
     if let Some(path) = &change.path {
         return path.clone();
     }

@@ -7,44 +7,23 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
 
-use atto_core::{AgentHandle, Limits, SessionOptions, spawn_session};
-use atto_llm::{ClientOptions, ResolvedProvider, RetryPolicy, Wire};
+use atto_core::{AgentHandle, Limits};
 use atto_protocol::{DangerLevel, Event, FinalResult, Op, ToolCallStatus, TurnStatus};
-use atto_testkit::{Reply, Script, ScriptToolCall, ScriptedServer};
+use atto_testkit::{Reply, ScriptToolCall};
 use atto_tools::{BoxFuture, Tool, ToolContext, ToolError, ToolOutput, ToolRegistry};
 use serde_json::{Value, json};
 
-const GREETING: &str = "hello world\n";
+mod common;
 
-fn call(name: &str, arguments: Value) -> ScriptToolCall {
-    ScriptToolCall {
-        id: None,
-        name: name.into(),
-        arguments,
-        raw_arguments: None,
-    }
-}
+use common::{Fixture, call, calls, text};
+
+const GREETING: &str = "hello world\n";
 
 fn raw_call(name: &str, raw: &str) -> ScriptToolCall {
     ScriptToolCall {
         raw_arguments: Some(raw.into()),
         ..call(name, Value::Null)
-    }
-}
-
-fn calls(c: Vec<ScriptToolCall>) -> Reply {
-    Reply {
-        tool_calls: c,
-        ..Reply::default()
-    }
-}
-
-fn text(t: &str) -> Reply {
-    Reply {
-        text: Some(t.into()),
-        ..Reply::default()
     }
 }
 
@@ -56,69 +35,15 @@ fn missed_edit(old: &str) -> ScriptToolCall {
     )
 }
 
-struct Fixture {
-    _dir: tempfile::TempDir,
-    workspace: std::path::PathBuf,
-    server: ScriptedServer,
-}
-
 /// A workspace holding greet.txt, and a model answering with `replies`.
 async fn fixture(replies: Vec<Reply>) -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
-    let workspace = dir.path().canonicalize().unwrap();
-    std::fs::write(workspace.join("greet.txt"), GREETING).unwrap();
-    let server = ScriptedServer::start(Script {
-        replies,
-        ..Script::default()
-    })
-    .await
-    .unwrap();
-    Fixture {
-        _dir: dir,
-        workspace,
-        server,
-    }
+    let f = common::fixture(replies).await;
+    std::fs::write(f.workspace.join("greet.txt"), GREETING).unwrap();
+    f
 }
 
 fn start(f: &Fixture, tools: ToolRegistry) -> AgentHandle {
-    let provider = ResolvedProvider {
-        name: "testkit".into(),
-        base_url: format!("{}/v1", f.server.base_url()),
-        wire: Wire::Chat,
-        model: "m".into(),
-        api_key: None,
-        api_key_env: None,
-    };
-    let options = ClientOptions {
-        retry: RetryPolicy {
-            max_attempts: 2,
-            base_delay: Duration::from_millis(1),
-            max_delay: Duration::from_millis(2),
-        },
-        ..ClientOptions::default()
-    };
-    spawn_session(SessionOptions {
-        session_id: "test".into(),
-        workspace: f.workspace.clone(),
-        client: atto_llm::connect(&provider, options).unwrap(),
-        tools,
-        limits: Limits::default(),
-        instructions: Vec::new(),
-        // These tests are about self-correction, not the gate: everything is allowed.
-        permission: atto_policy::gate::PermissionSetting {
-            mode: atto_protocol::PermissionMode::Yolo,
-            deny_asks: false,
-        },
-        grants: Vec::new(),
-        store: None,
-        sandbox: None,
-        trust: false,
-        protected_dirs: Vec::new(),
-        resume: None,
-        thread: None,
-        mode: atto_protocol::AgentMode::Build,
-        checkpoints: None,
-    })
+    common::start(f, tools, Limits::default())
 }
 
 /// Runs one prompt; its events up to and including TurnCompleted.
@@ -128,19 +53,7 @@ async fn run(handle: &mut AgentHandle, prompt: &str) -> (Vec<Event>, FinalResult
             text: prompt.into(),
         })
         .unwrap();
-    let mut seen = Vec::new();
-    loop {
-        let event = tokio::time::timeout(Duration::from_secs(30), handle.next_event())
-            .await
-            .expect("no event within 30 s")
-            .expect("session ended early");
-        if let Event::TurnCompleted { result, .. } = &event {
-            let result = result.clone();
-            seen.push(event);
-            return (seen, result);
-        }
-        seen.push(event);
-    }
+    common::turn_events(handle).await
 }
 
 /// The tool results the model was sent, in order, from the last request it got.

@@ -5,19 +5,10 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use atto_testkit::{Reply, Script, ScriptToolCall};
+use atto_testkit::{Reply, Script};
 use serde_json::json;
 
-use crate::common::{Env, stderr};
-
-fn call(name: &str, arguments: serde_json::Value) -> ScriptToolCall {
-    ScriptToolCall {
-        id: None,
-        name: name.to_owned(),
-        arguments,
-        raw_arguments: None,
-    }
-}
+use crate::common::{Env, call, line_session, stderr};
 
 /// Every file under `dir` (recursively, `.git` included) with its bytes.
 fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
@@ -43,36 +34,6 @@ fn without_git(tree: &BTreeMap<String, Vec<u8>>) -> BTreeMap<String, Vec<u8>> {
         .filter(|(k, _)| !k.starts_with(".git/"))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect()
-}
-
-/// Runs the line session with `lines` on stdin; returns stderr (where command output goes).
-fn session(env: &Env, lines: &str) -> String {
-    use std::io::Write as _;
-    let base = env.base("chat");
-    let mut child = env
-        .atto()
-        .args([
-            "--base-url",
-            &base,
-            "--model",
-            "m",
-            "--permission",
-            "auto-safe",
-        ])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(lines.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    stderr(&out)
 }
 
 /// One turn that changes a file with write_file, one with bash, creates one and deletes one.
@@ -138,7 +99,7 @@ fn restore_brings_back_every_change_twice_and_a_restore_can_be_undone() {
     commit(&env);
     let before = tree(&env.repo());
     env.serve(changing_script());
-    let err = session(&env, "change the files\n/restore list\n");
+    let err = line_session(&env, "change the files\n/restore list\n");
     let changed = tree(&env.repo());
     assert_eq!(
         changed.get("commanded.txt").map(Vec::as_slice),
@@ -153,7 +114,7 @@ fn restore_brings_back_every_change_twice_and_a_restore_can_be_undone() {
     assert!(err.contains("before delete_file deleted.txt"), "{err}");
 
     // Back to before the turn: all four changes undone; the ignored file is untouched.
-    let err = session(&env, "/restore 1\n");
+    let err = line_session(&env, "/restore 1\n");
     assert!(err.contains("restored checkpoint 1"), "{err}");
     assert_eq!(without_git(&tree(&env.repo())), without_git(&before));
     // Undo that restore with the safety checkpoint it named, then restore again.
@@ -163,9 +124,9 @@ fn restore_brings_back_every_change_twice_and_a_restore_can_be_undone() {
         .and_then(|rest| rest.split_whitespace().next())
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("no safety checkpoint named in {err}"));
-    session(&env, &format!("/restore {safety}\n"));
+    line_session(&env, &format!("/restore {safety}\n"));
     assert_eq!(without_git(&tree(&env.repo())), without_git(&changed));
-    session(&env, "/restore 1\n");
+    line_session(&env, "/restore 1\n");
     assert_eq!(without_git(&tree(&env.repo())), without_git(&before));
 
     // The user's repository, index included, is byte for byte what it was.
@@ -185,13 +146,13 @@ fn undo_takes_back_the_last_turn_in_a_workspace_without_git() {
     seed(&env);
     let before = tree(&env.repo());
     env.serve(changing_script());
-    let err = session(&env, "change the files\n/undo\n");
+    let err = line_session(&env, "change the files\n/undo\n");
     assert!(err.contains("undid the file changes of turn 1"), "{err}");
     assert_eq!(tree(&env.repo()), before);
     assert!(!env.repo().join(".git").exists());
     // Nothing left to undo in a fresh session that has no turn of its own: the newest
     // checkpoint's turn is undone again, which changes nothing.
-    let err = session(&env, "/restore list 2\n");
+    let err = line_session(&env, "/restore list 2\n");
     assert!(err.contains("safety snapshot before restoring"), "{err}");
 }
 
@@ -209,7 +170,7 @@ fn the_model_can_revert_an_earlier_turn_when_asked() {
     });
     script.replies.push(Reply::text("Reverted."));
     env.serve(script);
-    let err = session(&env, "change the files\nundo what you did\n");
+    let err = line_session(&env, "change the files\nundo what you did\n");
     assert!(err.contains("revert_turn"), "{err}");
     assert_eq!(without_git(&tree(&env.repo())), before);
     let reqs = env.requests();
@@ -241,7 +202,7 @@ fn switching_threads_offers_to_move_the_files_with_the_conversation() {
         ],
         ..Script::default()
     });
-    let err = session(
+    let err = line_session(
         &env,
         "write main\n/fork \"B\"\nwrite branch\n/switch main\n",
     );
@@ -256,7 +217,7 @@ fn switching_threads_offers_to_move_the_files_with_the_conversation() {
         .and_then(|rest| rest.split_whitespace().next())
         .unwrap()
         .to_owned();
-    session(&env, &format!("/restore {id}\n"));
+    line_session(&env, &format!("/restore {id}\n"));
     assert_eq!(env.read("a.txt"), "main\n");
 }
 

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-use atto_testkit::{RecordedRequest, Script, ScriptedServer};
+use atto_testkit::{RecordedRequest, Script, ScriptToolCall, ScriptedServer};
 use serde_json::Value;
 
 pub struct Env {
@@ -134,4 +134,45 @@ pub fn of_type<'a>(events: &'a [Value], t: &str) -> Vec<&'a Value> {
 
 pub fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// A tool call for a scripted reply.
+pub fn call(name: &str, arguments: Value) -> ScriptToolCall {
+    ScriptToolCall {
+        id: None,
+        name: name.to_owned(),
+        arguments,
+        raw_arguments: None,
+    }
+}
+
+/// Runs the line session (`--permission auto-safe`, chat wire) with `lines` on stdin;
+/// asserts it exits 0 and returns stderr, where command answers and progress go.
+pub fn line_session(env: &Env, lines: &str) -> String {
+    use std::io::Write as _;
+    let base = env.base("chat");
+    let mut child = env
+        .atto()
+        .args([
+            "--base-url",
+            &base,
+            "--model",
+            "m",
+            "--permission",
+            "auto-safe",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(lines.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    stderr(&out)
 }

@@ -2,48 +2,10 @@
 //! toward until the model reports it met, the model tracks its steps with task tools, and
 //! both survive a resume.
 
-use atto_testkit::{Reply, Script, ScriptToolCall};
+use atto_testkit::{Reply, Script};
 use serde_json::json;
 
-use crate::common::{Env, stderr};
-
-fn call(name: &str, arguments: serde_json::Value) -> ScriptToolCall {
-    ScriptToolCall {
-        id: None,
-        name: name.to_owned(),
-        arguments,
-        raw_arguments: None,
-    }
-}
-
-fn session(env: &Env, lines: &str) -> String {
-    use std::io::Write as _;
-    let base = env.base("chat");
-    let mut child = env
-        .atto()
-        .args([
-            "--base-url",
-            &base,
-            "--model",
-            "m",
-            "--permission",
-            "auto-safe",
-        ])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(lines.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    stderr(&out)
-}
+use crate::common::{Env, call, line_session, stderr};
 
 #[test]
 fn an_active_goal_keeps_the_work_going_until_the_model_reports_it_met() {
@@ -80,7 +42,7 @@ fn an_active_goal_keeps_the_work_going_until_the_model_reports_it_met() {
         ],
         ..Script::default()
     });
-    let err = session(
+    let err = line_session(
         &env,
         "/goal make a.txt say done --budget 100000\nstart\n/goals\n",
     );
@@ -124,7 +86,7 @@ fn an_active_goal_keeps_the_work_going_until_the_model_reports_it_met() {
 fn goal_commands_change_status_and_bad_ones_are_one_line_errors() {
     let mut env = Env::new();
     env.serve(Script::default());
-    let err = session(
+    let err = line_session(
         &env,
         "/goal first objective\n/goal pause\n/goals add \"second\"\n/goals done 2\n/goals done 9\n/goal resume\n/goal clear\n/goals\n",
     );

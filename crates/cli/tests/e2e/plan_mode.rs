@@ -14,16 +14,7 @@ use std::time::{Duration, Instant};
 use atto_testkit::{Reply, Script, ScriptToolCall};
 use serde_json::{Value, json};
 
-use crate::common::{Env, events, of_type, stderr};
-
-fn call(name: &str, arguments: Value) -> ScriptToolCall {
-    ScriptToolCall {
-        id: None,
-        name: name.into(),
-        arguments,
-        raw_arguments: None,
-    }
-}
+use crate::common::{Env, call, events, of_type, stderr};
 
 fn bash(command: &str) -> ScriptToolCall {
     call("bash", json!({ "command": command }))
