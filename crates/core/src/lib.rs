@@ -30,6 +30,6 @@ mod work;
 
 pub use handle::{AgentHandle, OpSender, SessionClosed};
 pub use limits::Limits;
-pub use prompt::{ProjectInstructions, find_project_instructions};
 pub use plan::target_of as change_target;
+pub use prompt::{ProjectInstructions, find_project_instructions};
 pub use session::{SessionOptions, spawn_session};
