@@ -5,6 +5,8 @@ use std::io::Write;
 use atto_protocol::{EVENT_SCHEMA, EVENT_SCHEMA_VERSION, Event, FinalResult, ToolCallStatus};
 use serde_json::Value;
 
+mod planner;
+
 /// Lines of a tool's output shown under its call.
 const SUMMARY_LINES: usize = 3;
 
@@ -44,6 +46,11 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
     }
 
     fn write_event(&mut self, event: &Event) -> std::io::Result<()> {
+        if let Some(text) = planner::text(event) {
+            self.end_text_line()?;
+            write!(self.progress, "{text}")?;
+            return self.progress.flush();
+        }
         match event {
             Event::TextDelta { text } => {
                 if self.in_thinking {
@@ -267,7 +274,21 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
             Event::SessionStarted { .. }
             | Event::TurnStarted { .. }
             | Event::Usage { .. }
-            | Event::SessionEnded => {}
+            | Event::SessionEnded
+            // Written by `planner::text` above.
+            | Event::PlanGenerated { .. }
+            | Event::PlanGenerationFailed { .. }
+            | Event::PlanRevised { .. }
+            | Event::TaskPlanShown { .. }
+            | Event::PlanConfirmed { .. }
+            | Event::PlanRejected { .. }
+            | Event::PlanDecisionRequired { .. }
+            | Event::PlanStepStarted { .. }
+            | Event::PlanStepCompleted { .. }
+            | Event::PlanStepFailed { .. }
+            | Event::PlanStepSkipped { .. }
+            | Event::PlanSummary { .. }
+            | Event::PlannerSettingsChanged { .. } => {}
         }
         Ok(())
     }

@@ -4,7 +4,7 @@
 use atto_core::AgentHandle;
 use atto_core::commands::{self, Command, State};
 use atto_protocol::{AgentMode, ApprovalDecision, Event, GrantScope, Op};
-use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::io::{AsyncBufReadExt, BufReader, Lines, Stdin};
 
 use crate::ExitCode;
 use crate::render::{self, TextRenderer};
@@ -62,7 +62,10 @@ pub async fn run(
     format: LineFormat,
 ) -> ExitCode {
     let ops = handle.op_sender();
-    let mut state = State { trust, mode };
+    let mut state = LineState {
+        commands: State { trust, mode },
+        plan_waiting: false,
+    };
     let mut renderer = Printer {
         text: TextRenderer::new(std::io::stdout(), std::io::stderr()),
         json: format == LineFormat::StreamJson,
@@ -73,6 +76,9 @@ pub async fn run(
     // line is read, so later answers line up with the commands that asked for them.
     while let Some(event) = handle.next_event().await {
         renderer.event(&event);
+        if matches!(event, Event::TaskPlanShown { .. }) {
+            state.plan_waiting = true;
+        }
         if matches!(event, Event::SessionStarted { .. }) {
             break;
         }
@@ -90,22 +96,24 @@ pub async fn run(
             continue;
         }
         if prompt.starts_with('/') {
-            match commands::parse(&prompt, &state) {
+            match commands::parse(&prompt, &state.commands) {
                 Ok(Command::Exit) => break,
                 Ok(Command::Help) => eprint!("{}", commands::help()),
                 Ok(Command::Op(op)) => {
                     if ops.submit(op).is_err() {
                         break;
                     }
-                    // Show the answer before reading the next line.
-                    while let Some(event) = handle.next_event().await {
-                        renderer.event(&event);
-                        match &event {
-                            Event::TrustChanged { on } => state.trust = *on,
-                            Event::ModeChanged { mode, .. } => state.mode = *mode,
-                            _ => {}
+                    // Show the answer before reading the next line. An approved task plan
+                    // answers with its whole run, up to the summary.
+                    let mut running = false;
+                    let done = |event: &Event, running: &mut bool| {
+                        if matches!(event, Event::PlanConfirmed { .. }) {
+                            *running = true;
                         }
-                        if matches!(
+                        if *running {
+                            return matches!(event, Event::PlanSummary { .. });
+                        }
+                        matches!(
                             event,
                             Event::ModeChanged { .. }
                                 | Event::Plan { .. }
@@ -119,9 +127,19 @@ pub async fn run(
                                 | Event::Notice { .. }
                                 | Event::Error { .. }
                                 | Event::TrustChanged { .. }
-                        ) {
-                            break;
-                        }
+                                | Event::PlanGenerated { .. }
+                                | Event::PlanGenerationFailed { .. }
+                                | Event::TaskPlanShown { .. }
+                                | Event::PlanRejected { .. }
+                                | Event::PlannerSettingsChanged { .. }
+                        )
+                    };
+                    let waited = wait(&mut handle, &mut lines, &mut renderer, &mut state, |e| {
+                        done(e, &mut running)
+                    })
+                    .await;
+                    if waited.is_none() {
+                        return ExitCode::Failed;
                     }
                 }
                 Err(message) => eprintln!("{message}"),
@@ -131,37 +149,32 @@ pub async fn run(
         if ops.submit(Op::UserInput { text: prompt }).is_err() {
             break;
         }
-        // Wait for this turn to finish, passing Ctrl-C on as an interrupt.
-        loop {
-            let event = tokio::select! {
-                event = handle.next_event() => event,
-                signal = tokio::signal::ctrl_c() => {
-                    if signal.is_ok() {
-                        let _ = ops.submit(Op::Interrupt);
-                    }
-                    continue;
+        // A turn, or (while a task plan waits) a refinement of the plan.
+        let refining = state_plan_waiting(&state);
+        let waited = wait(
+            &mut handle,
+            &mut lines,
+            &mut renderer,
+            &mut state,
+            |event| {
+                if refining {
+                    matches!(
+                        event,
+                        Event::PlanRevised { .. }
+                            | Event::Error { .. }
+                            | Event::PlanGenerationFailed { .. }
+                    )
+                } else {
+                    matches!(
+                        event,
+                        Event::TurnCompleted { .. } | Event::PlanGenerated { .. }
+                    )
                 }
-            };
-            let Some(event) = event else {
-                return ExitCode::Failed;
-            };
-            renderer.event(&event);
-            match event {
-                Event::TurnCompleted { .. } => break,
-                Event::ApprovalRequired(request) => {
-                    eprintln!(
-                        "  [y] yes  [n reason] no  [a] always, this session  [A] always, this \
-                         project ({})  [e command] edit and run",
-                        request.suggested_rule
-                    );
-                    let line = lines.next_line().await.ok().flatten().unwrap_or_default();
-                    let _ = ops.submit(Op::Approval {
-                        id: request.id,
-                        decision: approval_answer(&line),
-                    });
-                }
-                _ => {}
-            }
+            },
+        )
+        .await;
+        if waited.is_none() {
+            return ExitCode::Failed;
         }
     }
     let _ = ops.submit(Op::Shutdown);
@@ -170,6 +183,72 @@ pub async fn run(
         renderer.event(&event);
     }
     ExitCode::Ok
+}
+
+/// Whether a task plan waits for confirmation (plain lines refine it).
+fn state_plan_waiting(state: &LineState) -> bool {
+    state.plan_waiting
+}
+
+/// What the line session tracks between lines.
+struct LineState {
+    commands: State,
+    plan_waiting: bool,
+}
+
+/// Shows events until `done` says one ends the wait, answering approval and plan decision
+/// prompts from stdin and passing Ctrl-C on as an interrupt. `None`: the session ended.
+async fn wait(
+    handle: &mut AgentHandle,
+    lines: &mut Lines<BufReader<Stdin>>,
+    renderer: &mut Printer,
+    state: &mut LineState,
+    mut done: impl FnMut(&Event) -> bool,
+) -> Option<()> {
+    let ops = handle.op_sender();
+    loop {
+        let event = tokio::select! {
+            event = handle.next_event() => event,
+            signal = tokio::signal::ctrl_c() => {
+                if signal.is_ok() {
+                    let _ = ops.submit(Op::Interrupt);
+                }
+                continue;
+            }
+        };
+        let event = event?;
+        renderer.event(&event);
+        match &event {
+            Event::TrustChanged { on } => state.commands.trust = *on,
+            Event::ModeChanged { mode, .. } => state.commands.mode = *mode,
+            Event::PlanGenerated { .. } | Event::PlanRevised { .. } => state.plan_waiting = true,
+            Event::PlanConfirmed { .. } | Event::PlanRejected { .. } => state.plan_waiting = false,
+            Event::ApprovalRequired(request) => {
+                eprintln!(
+                    "  [y] yes  [n reason] no  [a] always, this session  [A] always, this \
+                     project ({})  [e command] edit and run",
+                    request.suggested_rule
+                );
+                let line = lines.next_line().await.ok().flatten().unwrap_or_default();
+                let _ = ops.submit(Op::Approval {
+                    id: request.id.clone(),
+                    decision: approval_answer(&line),
+                });
+            }
+            Event::PlanDecisionRequired { number, .. } => {
+                eprintln!("  answer with an option's number or text");
+                let choice = lines.next_line().await.ok().flatten().unwrap_or_default();
+                let _ = ops.submit(Op::PlanDecision {
+                    number: *number,
+                    choice: choice.trim().to_owned(),
+                });
+            }
+            _ => {}
+        }
+        if done(&event) {
+            return Some(());
+        }
+    }
 }
 
 /// Reads an answer typed at an approval prompt. Anything unclear is a "no".

@@ -72,6 +72,17 @@ impl Keeper {
         }
     }
 
+    /// Records the workspace before plan step `number` runs; the checkpoint's number, to
+    /// roll the step back to.
+    pub(crate) async fn before_step(&mut self, turn: u32, number: u32) -> Option<u32> {
+        let label = SnapshotLabel {
+            turn,
+            tool: Some("plan_step".into()),
+            note: format!("before plan step {number}"),
+        };
+        self.take(label).await.map(|snapshot| snapshot.id)
+    }
+
     /// Records the files as thread `thread` leaves them, so switching back can offer them.
     pub(crate) async fn leaving_thread(&mut self, turn: u32, thread: &str) {
         let label = SnapshotLabel {

@@ -71,6 +71,18 @@ pub const COMMANDS: &[CommandInfo] = &[
         about: "discard all pending changes, or the ones picked; the reason goes to the model",
     },
     CommandInfo {
+        usage: "/auto \"TASK\"",
+        about: "ask the model for a step plan of TASK; refine it in plain words, then /approve or /reject",
+    },
+    CommandInfo {
+        usage: "/auto-rollback on|off",
+        about: "on a failed plan step: roll its files back and stop (on), or skip its dependents (off)",
+    },
+    CommandInfo {
+        usage: "/auto-plan on|off [THRESHOLD]",
+        about: "plan prompts whose complexity score reaches THRESHOLD (default 1.5) before running them",
+    },
+    CommandInfo {
         usage: "/goal [TEXT [--budget TOKENS]]",
         about: "show the goal, or set the session's objective: atto keeps working until it is met",
     },
@@ -232,6 +244,39 @@ pub fn parse(line: &str, state: &State) -> Result<Command, String> {
             )),
         },
         ("goals", _) => Err("usage: /goals, /goals add \"TEXT\" or /goals done N".to_owned()),
+        ("auto", []) => Err("usage: /auto \"TASK\"".to_owned()),
+        ("auto", _) => Ok(Command::Op(Op::AutoPlan {
+            task: body["auto".len()..]
+                .trim()
+                .trim_matches('"')
+                .trim()
+                .to_owned(),
+        })),
+        ("auto-rollback", [on @ ("on" | "off")]) => Ok(Command::Op(Op::PlannerSettings {
+            auto_rollback_on_failure: Some(*on == "on"),
+            detect: None,
+            threshold: None,
+        })),
+        ("auto-rollback", _) => Err("usage: /auto-rollback on|off".to_owned()),
+        ("auto-plan", [on @ ("on" | "off"), rest @ ..]) if rest.len() <= 1 => {
+            let threshold = match rest.first() {
+                Some(t) => Some(
+                    t.parse::<f64>()
+                        .ok()
+                        .filter(|t| t.is_finite() && *t >= 0.0)
+                        .ok_or_else(|| {
+                            format!("/auto-plan takes a score such as 1.5, not '{t}'")
+                        })?,
+                ),
+                None => None,
+            };
+            Ok(Command::Op(Op::PlannerSettings {
+                auto_rollback_on_failure: None,
+                detect: Some(*on == "on"),
+                threshold,
+            }))
+        }
+        ("auto-plan", _) => Err("usage: /auto-plan on|off [THRESHOLD]".to_owned()),
         ("undo", []) => Ok(Command::Op(Op::Undo)),
         ("undo", _) => Err("/undo takes no arguments".to_owned()),
         ("show-plan", []) => Ok(Command::Op(Op::ShowPlan)),
@@ -357,6 +402,36 @@ fn distance(a: &str, b: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn planner_commands_parse() {
+        let state = State::default();
+        assert_eq!(
+            parse("/auto \"Build a REST API\"", &state),
+            Ok(Command::Op(Op::AutoPlan {
+                task: "Build a REST API".into()
+            }))
+        );
+        assert!(parse("/auto", &state).is_err());
+        assert_eq!(
+            parse("/auto-rollback off", &state),
+            Ok(Command::Op(Op::PlannerSettings {
+                auto_rollback_on_failure: Some(false),
+                detect: None,
+                threshold: None
+            }))
+        );
+        assert_eq!(
+            parse("/auto-plan on 2", &state),
+            Ok(Command::Op(Op::PlannerSettings {
+                auto_rollback_on_failure: None,
+                detect: Some(true),
+                threshold: Some(2.0)
+            }))
+        );
+        assert!(parse("/auto-plan on x", &state).is_err());
+        assert!(parse("/auto-rollback maybe", &state).is_err());
+    }
 
     #[test]
     fn commands_parse_into_ops() {

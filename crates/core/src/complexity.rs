@@ -22,6 +22,7 @@
 //! | sequencing markers (then, after that, finally, once …, before …) | +0.2 | +0.2 | 0.6 |
 //! | list items (a numbered run 1. 2. …, or bullets), from the second | +0.5 | +0.25 | 1.0 |
 //! | distinct file paths (a `/` or a source extension; not URLs) | +0.2 | +0.3 | 1.0 |
+//! | deliverables in one comma list ("with auth, tests, and docs"), from the third | +0.6 | +0.2 | 1.0 |
 //! | broad scope (all files, across the codebase, every module, everywhere, globs) | +0.3 | +0.2 | 0.75 |
 //! | a question rather than an instruction | −0.5 | | |
 //! | a very short request (3 words or fewer) | score capped at 0.4: always SIMPLE | | |
@@ -82,6 +83,8 @@ const SEQUENCE: Weight = Weight::new(20, 20, 60);
 /// Counted from the second item, like actions.
 const LIST_ITEMS: Weight = Weight::new(50, 25, 100);
 const PATHS: Weight = Weight::new(20, 30, 100);
+/// Counted from the third item: two things joined by "and" are one deliverable's worth.
+const DELIVERABLES: Weight = Weight::new(60, 20, 100);
 const SCOPE: Weight = Weight::new(30, 20, 75);
 const QUESTION: i32 = -50;
 const SHORT_WORDS: usize = 3;
@@ -148,6 +151,15 @@ pub fn classify(request: &str) -> Complexity {
     let items = list_items(&lowered, &tokens);
     add(LIST_ITEMS.points(items.saturating_sub(1)), &|| {
         format!("{items} list items")
+    });
+    // A list whose items are separate actions is counted as actions already.
+    let deliverables = if actions > 1 {
+        0
+    } else {
+        deliverables(&lowered)
+    };
+    add(DELIVERABLES.points(deliverables.saturating_sub(2)), &|| {
+        format!("{deliverables} deliverables in one list")
     });
     let paths = file_paths(&tokens);
     add(PATHS.points(paths), &|| {
@@ -432,6 +444,28 @@ fn sequence_markers(words: &[Word<'_>]) -> (usize, Vec<&'static str>) {
 }
 
 /// Explicit steps: bullet lines plus a run of numbered items `1.` `2)` `(3)` in order.
+/// Items of the longest comma list in one sentence ("authentication, tests, and
+/// documentation": 3); 0 without one. A list needs two commas (one comma is "X, Y and Z",
+/// too often the objects of one small action); items are short (up to five words), so
+/// clauses are not items (a list of actions is counted by the actions signal instead).
+/// Sentences end at ". " (not the dot of `auth.rs`).
+fn deliverables(lowered: &str) -> usize {
+    lowered
+        .replace(". ", "\n")
+        .split([';', ':', '\n', '?', '!'])
+        .map(|sentence| {
+            let parts: Vec<&str> = sentence.split(',').collect();
+            let commas = parts.len().saturating_sub(1);
+            let short = parts
+                .iter()
+                .skip(1)
+                .all(|p| p.split_whitespace().count() <= 5);
+            if commas >= 2 && short { commas + 1 } else { 0 }
+        })
+        .max()
+        .unwrap_or(0)
+}
+
 /// A bullet is `-`, `*` or `•` and one space before text, so the removed lines of a
 /// pasted diff (`-    let x`) are not steps.
 fn list_items(lowered: &str, tokens: &[&str]) -> usize {

@@ -17,6 +17,7 @@ mod handle;
 mod limits;
 mod orchestrator;
 mod plan;
+pub mod planner;
 mod prompt;
 mod recorder;
 mod revert;

@@ -1,7 +1,7 @@
 //! The session actor: owns a live conversation, takes `Op`s, runs turns, emits `Event`s.
 
 use std::borrow::Cow;
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -23,11 +23,15 @@ use crate::handle::AgentHandle;
 use crate::limits::Limits;
 use crate::orchestrator::Orchestrator;
 use crate::plan::PlanQueue;
+use crate::planner::Planner;
+use crate::planner::report::StepResultTool;
 use crate::prompt::{self, ProjectInstructions, PromptInputs};
 use crate::recorder::Recorder;
 use crate::threads::Threads;
 
+mod drive;
 mod handlers;
+mod planning;
 use crate::work::{SharedWork, Work, WorkTool};
 
 /// How many times one prompt's work is continued toward an active goal.
@@ -139,7 +143,19 @@ pub fn spawn_session(mut options: SessionOptions) -> AgentHandle {
         ev_tx.clone(),
     );
     let keeper = Keeper::new(options.checkpoints.clone(), ev_tx.clone());
+    // Offered to the model only in plan steps, so it is registered after the specs are
+    // taken; the specs of a step's turn add it.
+    let tool_specs = options.tools.specs();
+    let planner = Planner::new(
+        options.store.clone(),
+        options.session_id.clone(),
+        ev_tx.clone(),
+    );
+    options.tools.register(Arc::new(StepResultTool {
+        slot: Arc::clone(&planner.slot),
+    }));
     let session = Session {
+        planner,
         keeper,
         work,
         current_turn,
@@ -150,7 +166,7 @@ pub fn spawn_session(mut options: SessionOptions) -> AgentHandle {
         trust: options.trust,
         gate,
         approvals: approval_tx,
-        tool_specs: options.tools.specs(),
+        tool_specs,
         system,
         options,
         turns: count_turns(&resumed),
@@ -176,6 +192,8 @@ struct Session {
     plan: PlanQueue,
     /// File checkpoints.
     keeper: Keeper,
+    /// The structured planner: settings and the task plan waiting for confirmation.
+    planner: Planner,
     /// Tasks and goals.
     work: SharedWork,
     /// The turn running now, shared with `revert_turn`.
@@ -205,12 +223,13 @@ impl Session {
         let _ = self.events.send(event);
     }
 
-    async fn run(mut self, mut ops: mpsc::UnboundedReceiver<Op>) {
+    async fn run(mut self, ops: mpsc::UnboundedReceiver<Op>) {
         // Recorded (and a killed session's tail repaired) before it is announced.
         self.register().await;
         self.repair_interrupted_calls().await;
         self.plan.load().await;
         self.work.lock().await.load().await;
+        self.planner.load().await;
         let info = self.options.client.info().clone();
         self.emit(Event::SessionStarted {
             session_id: self.options.session_id.clone(),
@@ -220,69 +239,38 @@ impl Session {
             workspace: self.options.workspace.display().to_string(),
             mode: self.mode,
         });
-        let mut queued: VecDeque<Op> = VecDeque::new();
-        loop {
-            let op = match queued.pop_front() {
-                Some(op) => op,
-                None => match ops.recv().await {
-                    Some(op) => op,
-                    None => break,
-                },
-            };
+        let mut inbox = drive::Inbox::new(ops);
+        while let Some(op) = inbox.next().await {
             match op {
                 Op::UserInput { text } => {
-                    let cancel = CancellationToken::new();
-                    let mut front_end_gone = false;
-                    let mut timed_out = false;
-                    // The wall-time limit holds mid-stream and mid-tool too: at the
-                    // deadline the turn is cancelled like an interrupt.
-                    let deadline = self.options.limits.max_duration;
-                    let timer = tokio::time::sleep(deadline.unwrap_or(Duration::MAX));
-                    tokio::pin!(timer);
-                    let approvals = self.approvals.clone();
-                    let mut result = {
-                        let turn = self.run_turn(text, cancel.clone());
-                        tokio::pin!(turn);
-                        loop {
-                            tokio::select! {
-                                result = &mut turn => break result,
-                                () = &mut timer, if deadline.is_some() && !timed_out => {
-                                    timed_out = true;
-                                    cancel.cancel();
-                                }
-                                // A closed channel answers `None` at once, forever:
-                                // stop polling it.
-                                op = ops.recv(), if !front_end_gone => match op {
-                                    Some(Op::Interrupt) => cancel.cancel(),
-                                    Some(Op::Approval { id, decision }) => {
-                                        let _ = approvals.send((id, decision));
-                                    }
-                                    // The front end is gone: nobody will see the rest.
-                                    None => {
-                                        cancel.cancel();
-                                        front_end_gone = true;
-                                    }
-                                    Some(other) => queued.push_back(other),
-                                },
-                            }
-                        }
-                    };
-                    if timed_out && result.status == TurnStatus::Cancelled {
-                        result.status = TurnStatus::LimitReached;
-                        result.error = Some(
-                            "stopped at the time limit; the running step was cancelled and \
-                             the task may be unfinished. Raise limits.max_duration_secs (or \
-                             --timeout) to allow longer turns."
-                                .to_owned(),
-                        );
+                    if self.planner.waiting.is_some() {
+                        self.refine_plan(text).await;
+                        continue;
                     }
+                    if self.should_plan(&text) && self.generate_plan(text.clone()).await {
+                        continue;
+                    }
+                    let result = self.drive_turn(text, &mut inbox).await;
                     let turn = self.turns;
                     self.charge_goals(&result).await;
                     self.emit(Event::TurnCompleted { turn, result });
-                    if front_end_gone {
+                    if inbox.gone {
                         break;
                     }
                 }
+                Op::AutoPlan { task } => {
+                    self.generate_plan(task).await;
+                }
+                Op::PlanDecision { number, .. } => self.emit(Event::Error {
+                    message: format!(
+                        "no plan step is waiting for a decision (step {number}); nothing was changed"
+                    ),
+                }),
+                Op::PlannerSettings {
+                    auto_rollback_on_failure,
+                    detect,
+                    threshold,
+                } => self.planner_settings(auto_rollback_on_failure, detect, threshold),
                 Op::Fork { label } => {
                     // The parent's files as the conversation leaves it, for a later switch.
                     let leaving = self.thread_name();
@@ -324,6 +312,16 @@ impl Session {
                     }
                 }
                 Op::SetMode { mode, permission } => self.set_mode(mode, permission),
+                Op::ShowPlan if self.planner.waiting.is_some() => self.show_task_plan(),
+                Op::ApprovePlan { selection } if self.planner.waiting.is_some() => {
+                    self.run_plan(selection, &mut inbox).await;
+                    if inbox.gone {
+                        break;
+                    }
+                }
+                Op::RejectPlan { reason, .. } if self.planner.waiting.is_some() => {
+                    self.reject_task_plan(reason).await;
+                }
                 Op::ShowPlan => {
                     let previews = self.plan.previews();
                     self.emit(Event::Plan {

@@ -201,6 +201,111 @@ pub enum Event {
         /// Attempts made for the request.
         attempts: u32,
     },
+    /// The model drafted a task plan; it waits for refinement, `/approve` or `/reject`.
+    PlanGenerated {
+        /// The plan.
+        plan: crate::TaskPlan,
+        /// Model requests it took (1 when the first answer was a valid plan).
+        attempts: u32,
+    },
+    /// No valid plan came back after the bounded re-asks; nothing was planned or run.
+    PlanGenerationFailed {
+        /// Why the last answer was not accepted.
+        error: String,
+        /// Model requests made.
+        attempts: u32,
+    },
+    /// The waiting task plan was changed by a refinement.
+    PlanRevised {
+        /// The plan now.
+        plan: crate::TaskPlan,
+        /// What the user asked for.
+        request: String,
+        /// Whether atto's parser or the model made the change.
+        source: crate::RevisionSource,
+        /// A unified diff of the rendered step list, before to after.
+        diff: String,
+    },
+    /// The task plan waiting for confirmation, for `/show-plan`.
+    TaskPlanShown {
+        /// The plan.
+        plan: crate::TaskPlan,
+    },
+    /// The user approved the task plan; its steps start.
+    PlanConfirmed {
+        /// Plan id.
+        plan_id: String,
+        /// Steps that will run (not skipped).
+        steps: u32,
+    },
+    /// The user rejected the task plan; nothing of it ran.
+    PlanRejected {
+        /// Plan id.
+        plan_id: String,
+        /// Why, if the user said.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<String>,
+    },
+    /// A decision-point step waits for the user's choice (`Op::PlanDecision`).
+    PlanDecisionRequired {
+        /// The step's number.
+        number: u32,
+        /// What to decide.
+        question: String,
+        /// The choices.
+        options: Vec<String>,
+    },
+    /// A plan step began (after its checkpoint).
+    PlanStepStarted {
+        /// The step's number.
+        number: u32,
+        /// What it is to do.
+        description: String,
+        /// The file checkpoint taken before it, when checkpoints are on.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        checkpoint: Option<u32>,
+    },
+    /// A plan step finished.
+    PlanStepCompleted {
+        /// The step's number.
+        number: u32,
+        /// What the model reported.
+        summary: String,
+    },
+    /// A plan step failed.
+    PlanStepFailed {
+        /// The step's number.
+        number: u32,
+        /// Why.
+        error: String,
+        /// Whether its file changes were rolled back to its checkpoint (and the plan stopped).
+        rolled_back: bool,
+    },
+    /// A plan step will not run.
+    PlanStepSkipped {
+        /// The step's number.
+        number: u32,
+        /// Why.
+        reason: String,
+    },
+    /// A task plan run ended: each step's outcome.
+    PlanSummary {
+        /// Plan id.
+        plan_id: String,
+        /// The plan's status at the end.
+        status: crate::TaskPlanStatus,
+        /// One per step, in number order.
+        outcomes: Vec<crate::StepOutcome>,
+    },
+    /// The planner's settings, answering `Op::PlannerSettings`.
+    PlannerSettingsChanged {
+        /// Whether a failed step's files are rolled back and the plan stopped.
+        auto_rollback_on_failure: bool,
+        /// Whether plain prompts are checked for needing a plan.
+        detect: bool,
+        /// The complexity score at and above which a detected prompt is planned.
+        threshold: f64,
+    },
     /// A turn ended.
     TurnCompleted {
         /// 1-based turn number.

@@ -10,6 +10,7 @@ mod message;
 mod op;
 mod permission;
 mod plan;
+mod planner;
 mod tasks;
 mod tool;
 
@@ -25,6 +26,10 @@ pub use op::{GoalCommand, Op};
 pub use permission::{ApprovalDecision, ApprovalRequest, GrantScope, PermissionMode};
 pub use plan::{
     AgentMode, ChangeOutcome, ChangeStatus, PendingPlan, PlanSelection, PlanStatus, ProposedChange,
+};
+pub use planner::{
+    DecisionPoint, PlanStep, RevisionSource, RiskLevel, StepKind, StepOutcome, StepStatus,
+    TaskPlan, TaskPlanStatus,
 };
 pub use tasks::{Goal, GoalStatus, Task, TaskState};
 pub use tool::{DangerLevel, ToolSpec};

@@ -131,6 +131,32 @@ pub enum Op {
         /// What to do.
         command: GoalCommand,
     },
+    /// `/auto "task"`: ask the model for a task plan (answered by `plan_generated` or
+    /// `plan_generation_failed`).
+    AutoPlan {
+        /// The task to plan.
+        task: String,
+    },
+    /// Answer a `plan_decision_required` event.
+    PlanDecision {
+        /// The step's number.
+        number: u32,
+        /// The option chosen: its text, or its 1-based number.
+        choice: String,
+    },
+    /// Change the planner's settings; absent fields stay (answered by
+    /// `planner_settings_changed`).
+    PlannerSettings {
+        /// Roll a failed step back to its checkpoint and stop the plan.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        auto_rollback_on_failure: Option<bool>,
+        /// Check plain prompts for needing a plan.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        detect: Option<bool>,
+        /// Complexity score at and above which a detected prompt is planned.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        threshold: Option<f64>,
+    },
     /// End the session once the ops sent before it are done (send `Interrupt` first to
     /// cancel a running turn).
     Shutdown,

@@ -2,7 +2,8 @@
 //! refusing damaged or newer files without touching them), a single handle whose requests run
 //! on a dedicated thread off the async runtime, and atto's tables: remembered grants and the
 //! audit log (`grants`, `audit`), sessions with their threads and messages (`sessions`), and
-//! plan mode's pending plans with their proposed changes (`plans`). Later tables arrive as
+//! plan mode's pending plans with their proposed changes (`plans`), the planner's task plans
+//! (`task_plans`). Later tables arrive as
 //! further migrations and modules here. The crate decides nothing about policy or plans: it
 //! stores what it is given.
 //!
@@ -21,6 +22,7 @@ mod migrate;
 mod open;
 mod plans;
 mod sessions;
+mod task_plans;
 mod tasks;
 
 pub use actor::Store;

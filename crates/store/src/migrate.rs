@@ -12,6 +12,7 @@ const MIGRATIONS: &[(u32, &str)] = &[
     (2, V2_SESSIONS),
     (3, V3_PENDING_PLANS),
     (4, V4_TASKS_AND_GOALS),
+    (5, V5_TASK_PLANS),
 ];
 
 /// The newest schema version this build knows.
@@ -171,6 +172,22 @@ CREATE TABLE goals (
 CREATE INDEX goals_session ON goals (session_id, created_at);
 ";
 
+/// The structured planner's task plans: per session, the newest plan as JSON (its steps,
+/// dependencies and step outcomes change together, so they are kept as one document), with
+/// its status outside the JSON for queries. Rows go with their session.
+const V5_TASK_PLANS: &str = "
+CREATE TABLE task_plans (
+    id         TEXT    PRIMARY KEY,
+    session_id TEXT    NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+    status     TEXT    NOT NULL CHECK (status IN ('awaiting_confirmation', 'running',
+        'completed', 'failed', 'cancelled', 'rejected')),
+    plan       TEXT    NOT NULL,                        -- the TaskPlan as JSON
+    created_at INTEGER NOT NULL,                        -- unix ms
+    updated_at INTEGER NOT NULL                         -- unix ms, last change to it
+) STRICT;
+CREATE INDEX task_plans_session ON task_plans (session_id, updated_at);
+";
+
 /// The schema version recorded in the file (0 for a new or foreign database). Reading it is
 /// the first read of the file, so a file that is not a database fails here.
 pub(crate) fn schema_version(conn: &Connection) -> rusqlite::Result<i64> {
@@ -239,6 +256,7 @@ mod tests {
                 "remembered_permissions",
                 "sessions",
                 "task_deps",
+                "task_plans",
                 "tasks",
                 "threads"
             ]

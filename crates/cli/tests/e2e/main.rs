@@ -16,5 +16,6 @@ mod faults;
 mod goals;
 mod plan_headless;
 mod plan_mode;
+mod planner;
 mod policy;
 mod sessions;

@@ -3,6 +3,15 @@ use ComplexityTier::{Complex, DeepResearch, Medium, Simple};
 
 /// Realistic requests and the tier a careful reader would give each.
 const TABLE: &[(&str, ComplexityTier)] = &[
+    // The `/auto` example of the advanced-features seed: a list of deliverables.
+    (
+        "Build a REST API with authentication, tests, and documentation",
+        Medium,
+    ),
+    (
+        "Create a CLI with config loading, logging, retries, and a man page",
+        Medium,
+    ),
     // SIMPLE: one step, or a question.
     ("fix the typo in README.md", Simple),
     ("what does parse_args do?", Simple),
@@ -18,6 +27,7 @@ const TABLE: &[(&str, ComplexityTier)] = &[
         Simple,
     ),
     ("hi", Simple),
+    ("add tests for parse, render and diff", Simple),
     ("how do I refactor this function?", Simple),
     ("is the prefix check case-sensitive?", Simple),
     ("which crate owns the tool orchestrator?", Simple),

@@ -1,0 +1,123 @@
+//! The structured planner's events as text: the "Task Plan Generated" block, revisions
+//! with their diff, step progress, decision prompts and the closing summary.
+
+use atto_core::planner::present;
+use atto_protocol::{Event, RevisionSource, StepStatus, TaskPlanStatus};
+
+/// The text for a planner event; `None` for other events.
+pub(super) fn text(event: &Event) -> Option<String> {
+    Some(match event {
+        Event::PlanGenerated { plan, attempts } => {
+            let tries = if *attempts > 1 {
+                format!(" (after {attempts} model requests)")
+            } else {
+                String::new()
+            };
+            format!(
+                "{}{tries}\nRefine it in plain words (\"remove step 2\", \"merge 2 and 3\"), then \
+                 /approve or /reject.\n",
+                present::plan_block(plan)
+            )
+        }
+        Event::TaskPlanShown { plan } => present::plan_block(plan),
+        Event::PlanGenerationFailed { error, .. } => format!("plan: {error}\n"),
+        Event::PlanRevised {
+            request,
+            source,
+            diff,
+            ..
+        } => {
+            let by = match source {
+                RevisionSource::Parser => "edited",
+                RevisionSource::Model => "revised by the model",
+            };
+            format!("plan {by}: {request}\n{diff}")
+        }
+        Event::PlanConfirmed { steps, .. } => format!("plan approved: running {steps} step(s)\n"),
+        Event::PlanRejected { reason, .. } => match reason {
+            Some(reason) => format!("plan rejected: {reason}\n"),
+            None => "plan rejected; nothing ran\n".to_owned(),
+        },
+        Event::PlanDecisionRequired {
+            number,
+            question,
+            options,
+        } => {
+            let list: Vec<String> = options
+                .iter()
+                .enumerate()
+                .map(|(i, o)| format!("  [{}] {o}", i + 1))
+                .collect();
+            format!(
+                "step {number} needs a decision: {question}\n{}\n",
+                list.join("\n")
+            )
+        }
+        Event::PlanStepStarted {
+            number,
+            description,
+            checkpoint,
+        } => match checkpoint {
+            Some(id) => format!("▶ step {number}: {description} (checkpoint {id})\n"),
+            None => format!("▶ step {number}: {description}\n"),
+        },
+        Event::PlanStepCompleted { number, summary } => {
+            format!("✓ step {number} completed: {summary}\n")
+        }
+        Event::PlanStepFailed {
+            number,
+            error,
+            rolled_back,
+        } => {
+            let after = if *rolled_back {
+                "; its file changes were rolled back and the plan stopped"
+            } else {
+                ""
+            };
+            format!("✗ step {number} failed: {error}{after}\n")
+        }
+        Event::PlanStepSkipped { number, reason } => format!("- step {number} skipped: {reason}\n"),
+        Event::PlanSummary {
+            status, outcomes, ..
+        } => {
+            let status = match status {
+                TaskPlanStatus::Completed => "completed",
+                TaskPlanStatus::Failed => "failed",
+                TaskPlanStatus::Cancelled => "cancelled",
+                TaskPlanStatus::Rejected => "rejected",
+                TaskPlanStatus::Running | TaskPlanStatus::AwaitingConfirmation => "unfinished",
+            };
+            let mut out = format!("plan {status}:\n");
+            for o in outcomes {
+                let word = match o.status {
+                    StepStatus::Pending => "not run",
+                    other => present::status_word(other),
+                };
+                let result = o
+                    .result
+                    .as_deref()
+                    .map(|r| format!(" — {r}"))
+                    .unwrap_or_default();
+                out.push_str(&format!(
+                    "  {}. [{word}] {}{result}\n",
+                    o.number, o.description
+                ));
+            }
+            out
+        }
+        Event::PlannerSettingsChanged {
+            auto_rollback_on_failure,
+            detect,
+            threshold,
+        } => format!(
+            "planner: auto-rollback {}, plan detection {} (threshold {threshold})\n",
+            if *auto_rollback_on_failure {
+                "on"
+            } else {
+                "off"
+            },
+            if *detect { "on" } else { "off" }
+        ),
+        _ => return None,
+    })
+}

@@ -1,0 +1,313 @@
+//! The structured planner through the line session: `/auto` drafts a plan, plain lines
+//! refine it (one edit by atto's parser, one by the model), `/approve` runs the steps in
+//! dependency order with a checkpoint each; a failing step is rolled back and stops the
+//! plan, or (auto-rollback off) skips only its dependents. Bad plans from the model are
+//! re-asked a bounded number of times, then fail clearly.
+
+use std::io::Write as _;
+use std::process::Output;
+
+use atto_testkit::{Reply, Script};
+use serde_json::{Value, json};
+
+use crate::common::{Env, call, events, of_type, stderr};
+
+fn plan_reply(plan: &Value) -> Reply {
+    Reply::text(&plan.to_string())
+}
+
+fn step(id: &str, description: &str, deps: &[&str]) -> Value {
+    json!({"id": id, "description": description, "dependencies": deps, "complexity": 2,
+           "token_budget": 5000, "kind": "IMPLEMENT", "files": [format!("{}.txt", &id[1..])]})
+}
+
+/// A step's two replies: its calls (ending with the report), then its closing text.
+fn step_replies(calls: Vec<atto_testkit::ScriptToolCall>) -> [Reply; 2] {
+    [
+        Reply {
+            tool_calls: calls,
+            ..Reply::default()
+        },
+        Reply::text("Step done."),
+    ]
+}
+
+fn write(path: &str, content: &str) -> atto_testkit::ScriptToolCall {
+    call("write_file", json!({"path": path, "content": content}))
+}
+
+fn report(status: &str, summary: &str) -> atto_testkit::ScriptToolCall {
+    call(
+        "plan_step_result",
+        json!({"status": status, "summary": summary}),
+    )
+}
+
+/// The line session with stream-json events on stdout.
+fn run(env: &Env, lines: &str) -> Output {
+    let mut child = env
+        .atto()
+        .args(["--base-url", &env.base("chat"), "--model", "m"])
+        .args([
+            "--permission",
+            "auto-safe",
+            "--output-format",
+            "stream-json",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(lines.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    out
+}
+
+/// The planner's events in order, as "type:number" where there is a number.
+fn plan_trace(events: &[Value]) -> Vec<String> {
+    events
+        .iter()
+        .filter(|e| {
+            let t = e["type"].as_str().unwrap_or("");
+            t.starts_with("plan_") && t != "plan_revised"
+        })
+        .map(|e| match e["number"].as_u64() {
+            Some(n) => format!("{}:{n}", e["type"].as_str().unwrap_or("")),
+            None => e["type"].as_str().unwrap_or("").to_owned(),
+        })
+        .collect()
+}
+
+#[test]
+fn a_plan_is_refined_approved_and_run_with_rollback_then_with_skipping() {
+    let mut env = Env::new();
+    env.write("a.txt", "original a\n");
+    let generated = json!({"intent": "create three files", "risk": "low",
+        "estimated_duration_secs": 30,
+        "steps": [step("sa", "Write a.txt", &[]), step("sb", "Write b.txt", &["sa"]),
+                  step("sc", "Write c.txt", &["sb"])]});
+    // After "add rate limiting after step 2": sa, sb, s4 (after sb), sc (after sb). The model
+    // then makes c.txt depend on a.txt only.
+    let revised = json!({"intent": "create three files", "risk": "low",
+        "estimated_duration_secs": 30,
+        "steps": [step("sa", "Write a.txt", &[]), step("sb", "Write b.txt", &["sa"]),
+                  {"id": "s4", "description": "Rate limiting", "dependencies": ["sb"],
+                   "kind": "IMPLEMENT"},
+                  step("sc", "Write c.txt", &["sa"])]});
+    let mut replies = vec![plan_reply(&generated), plan_reply(&revised)];
+    // Run 1, auto-rollback on: step 1 works, step 2 breaks a.txt, writes b.txt, fails.
+    replies.extend(step_replies(vec![
+        write("a.txt", "a\n"),
+        report("completed", "wrote a"),
+    ]));
+    replies.extend(step_replies(vec![
+        write("a.txt", "broken\n"),
+        write("b.txt", "b\n"),
+        report("failed", "b cannot be written"),
+    ]));
+    // Run 2, auto-rollback off: the same plan; step 2 fails, its dependent (3) is skipped,
+    // the independent step 4 still runs.
+    replies.push(plan_reply(&revised));
+    replies.extend(step_replies(vec![
+        write("a.txt", "a\n"),
+        report("completed", "wrote a"),
+    ]));
+    replies.extend(step_replies(vec![
+        write("b.txt", "b\n"),
+        report("failed", "b is wrong"),
+    ]));
+    replies.extend(step_replies(vec![
+        write("c.txt", "c\n"),
+        report("completed", "wrote c"),
+    ]));
+    env.serve(Script::new(replies));
+
+    let out = run(
+        &env,
+        "/auto \"Create a.txt, b.txt and c.txt\"\nadd rate limiting after step 2\nmake c.txt \
+         depend only on a.txt\n/show-plan\n/approve\n/auto-rollback off\n/auto \"Create a.txt, \
+         b.txt and c.txt\"\n/approve\n",
+    );
+    let ev = events(&out);
+    let err = stderr(&out);
+
+    // Two refinements: the parser's, then the model's, each with a diff.
+    let revisions = of_type(&ev, "plan_revised");
+    assert_eq!(revisions.len(), 2, "{err}");
+    assert_eq!(revisions[0]["source"], "parser");
+    assert!(
+        revisions[0]["diff"]
+            .as_str()
+            .unwrap()
+            .contains("+3. [IMPLEMENT] Rate limiting (after 2)")
+    );
+    assert_eq!(revisions[1]["source"], "model");
+    assert!(
+        revisions[1]["diff"]
+            .as_str()
+            .unwrap()
+            .contains("+4. [IMPLEMENT] Write c.txt (after 1)")
+    );
+    let shown = of_type(&ev, "task_plan_shown");
+    assert_eq!(shown.len(), 1);
+    assert_eq!(shown[0]["plan"]["steps"].as_array().unwrap().len(), 4);
+
+    // The planning request has no tools; the revision request carries the plan and the ask.
+    let reqs = env.requests();
+    assert!(reqs[0].body["tools"].as_array().is_none_or(Vec::is_empty));
+    let revision = reqs[1].body["messages"].to_string();
+    assert!(
+        revision.contains("Revise it as the user asks: make c.txt depend only on a.txt"),
+        "{revision}"
+    );
+    assert!(
+        revision.contains("Rate limiting"),
+        "the parser's edit went to the model: {revision}"
+    );
+    // A step's turn offers the report tool and says which step it is.
+    let step_req = reqs[2].body.to_string();
+    assert!(step_req.contains("plan_step_result"));
+    assert!(
+        step_req.contains("Plan step 1 of 4 [IMPLEMENT]: Write a.txt"),
+        "{step_req}"
+    );
+
+    let trace = plan_trace(&ev);
+    let first_summary = trace.iter().position(|t| t == "plan_summary").unwrap();
+    assert_eq!(
+        trace[..=first_summary],
+        [
+            "plan_generated",
+            "plan_confirmed",
+            "plan_step_started:1",
+            "plan_step_completed:1",
+            "plan_step_started:2",
+            "plan_step_failed:2",
+            "plan_summary",
+        ],
+        "{trace:?}"
+    );
+    let failed = &of_type(&ev, "plan_step_failed")[0];
+    assert_eq!(failed["rolled_back"], true);
+    assert_eq!(failed["error"], "b cannot be written");
+    let summaries = of_type(&ev, "plan_summary");
+    assert_eq!(summaries[0]["status"], "failed");
+    let statuses: Vec<&str> = summaries[0]["outcomes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["completed", "failed", "pending", "pending"]);
+
+    // Run 2: without rollback only the dependent of the failed step is skipped.
+    assert_eq!(
+        trace[first_summary + 1..],
+        [
+            "plan_generated",
+            "plan_confirmed",
+            "plan_step_started:1",
+            "plan_step_completed:1",
+            "plan_step_started:2",
+            "plan_step_failed:2",
+            "plan_step_skipped:3",
+            "plan_step_started:4",
+            "plan_step_completed:4",
+            "plan_summary",
+        ],
+        "{trace:?}"
+    );
+    assert_eq!(of_type(&ev, "plan_step_failed")[1]["rolled_back"], false);
+    assert_eq!(summaries[1]["status"], "failed");
+    let statuses: Vec<&str> = summaries[1]["outcomes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["completed", "failed", "skipped", "completed"]);
+    assert_eq!(
+        env.read("b.txt"),
+        "b\n",
+        "no rollback: the failed step's file stays"
+    );
+    assert_eq!(env.read("c.txt"), "c\n");
+    assert_eq!(
+        env.requests().len(),
+        13,
+        "every scripted reply was used, no more"
+    );
+}
+
+#[test]
+fn a_rolled_back_step_restores_the_files_it_changed() {
+    let mut env = Env::new();
+    env.write("a.txt", "original a\n");
+    let plan = json!({"intent": "edit", "steps": [step("sa", "Change a.txt", &[]),
+        step("sb", "Add b.txt", &["sa"])]});
+    let mut replies = vec![plan_reply(&plan)];
+    replies.extend(step_replies(vec![
+        write("a.txt", "a\n"),
+        report("completed", "ok"),
+    ]));
+    replies.extend(step_replies(vec![
+        write("a.txt", "broken\n"),
+        write("b.txt", "b\n"),
+        report("failed", "no"),
+    ]));
+    env.serve(Script::new(replies));
+    let out = run(&env, "/auto \"edit\"\n/approve\n");
+    let ev = events(&out);
+    assert_eq!(
+        of_type(&ev, "plan_step_failed")[0]["rolled_back"],
+        true,
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(env.read("a.txt"), "a\n", "back to what step 1 left");
+    assert!(
+        !env.repo().join("b.txt").exists(),
+        "step 2's new file is gone"
+    );
+    assert_eq!(of_type(&ev, "restored").len(), 1);
+}
+
+#[test]
+fn bad_plans_are_re_asked_twice_then_fail_clearly() {
+    let mut env = Env::new();
+    let cycle =
+        json!({"intent": "x", "steps": [step("sa", "A", &["sb"]), step("sb", "B", &["sa"])]});
+    let huge: Vec<Value> = (0..500)
+        .map(|i| step(&format!("s{i}"), "step", &[]))
+        .collect();
+    env.serve(Script::new(vec![
+        Reply::text("{\"name\": \"not a plan\"}"),
+        plan_reply(&cycle),
+        plan_reply(&json!({"intent": "x", "steps": huge})),
+    ]));
+    let out = run(&env, "/auto \"do it\"\n/show-plan\n");
+    let ev = events(&out);
+    let failed = of_type(&ev, "plan_generation_failed");
+    assert_eq!(failed.len(), 1, "{}", stderr(&out));
+    assert_eq!(failed[0]["attempts"], 3);
+    assert!(failed[0]["error"].as_str().unwrap().contains("500 steps"));
+    assert!(of_type(&ev, "plan_generated").is_empty());
+    let reqs = env.requests();
+    assert_eq!(reqs.len(), 3, "bounded: no fourth request");
+    let second = reqs[1].body["messages"].to_string();
+    assert!(
+        second.contains("not a plan"),
+        "the re-ask quotes the error: {second}"
+    );
+    let third = reqs[2].body["messages"].to_string();
+    assert!(third.contains("cycle"), "{third}");
+    // Nothing waits: /show-plan answers with plan mode's (empty) queue.
+    assert_eq!(of_type(&ev, "plan").len(), 1);
+}

@@ -1,0 +1,163 @@
+//! Asking the model for a plan, or for a revised one: a dedicated request (a planning
+//! system prompt, no tools, not part of the conversation), its answer validated by
+//! `schema`, and a bounded number of re-asks that quote the exact error. Never waits
+//! unbounded: each request has a time limit. Deliberately knows nothing of the session.
+
+use std::borrow::Cow;
+use std::time::Duration;
+
+use atto_llm::{ModelClient, ModelRequest};
+use atto_protocol::{AssistantPart, Message, TaskPlan, Usage};
+
+use super::schema::{self, MAX_STEPS};
+
+/// Re-asks after the first answer: three requests at most.
+pub const MAX_REASKS: u32 = 2;
+
+/// The longest one planning request may take.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// What the planner tells the model about the plan JSON.
+pub fn system_prompt() -> String {
+    let kinds: Vec<&str> = schema::KINDS.iter().map(|(n, _)| *n).collect();
+    format!(
+        "You are atto's planner. You do not carry out the task: you break it into steps another \
+         agent will run one at a time, in dependency order, with the workspace's tools.\n\n\
+         Answer with ONE JSON object and nothing else, of this shape:\n\
+         {{\"intent\": \"one line: what the plan achieves\",\n \
+         \"risk\": \"low\" | \"medium\" | \"high\",\n \
+         \"estimated_duration_secs\": 120,\n \
+         \"steps\": [{{\"id\": \"s1\", \"description\": \"what to do\", \"dependencies\": [], \
+         \"complexity\": 1-5, \"token_budget\": 20000, \"kind\": \"ANALYZE\", \
+         \"files\": [\"src/x.rs\"], \"decision\": {{\"question\": \"...\", \"options\": [\"a\", \"b\"]}}}}]}}\n\n\
+         Rules: kind is one of {kinds}. dependencies lists ids of earlier steps that must be \
+         done first. Omit decision unless the user must choose between real alternatives \
+         before the step can run. At most {MAX_STEPS} steps; prefer 3 to 8. No cycles.",
+        kinds = kinds.join(", ")
+    )
+}
+
+/// The first request's user text.
+pub fn plan_request(task: &str) -> String {
+    format!("Plan this task:\n\n{task}")
+}
+
+/// The user text asking to revise `plan` per `request`.
+pub fn revision_request(plan: &TaskPlan, request: &str) -> String {
+    format!(
+        "Here is the current plan for the task \"{}\":\n\n{}\n\nRevise it as the user asks: \
+         {request}\n\nAnswer with the complete revised plan as one JSON object of the same \
+         shape. Keep the ids of steps you keep; keep \"skipped\": true on skipped steps.",
+        plan.task,
+        schema::to_model_json(plan)
+    )
+}
+
+/// The text of a re-ask after an invalid answer.
+fn reask(error: &str) -> String {
+    format!(
+        "That answer was not accepted: {error}. Answer again with only the corrected plan as \
+         one JSON object."
+    )
+}
+
+/// How a planning exchange ended.
+pub struct Generated {
+    /// The plan, or the last error.
+    pub plan: Result<TaskPlan, String>,
+    /// Requests made.
+    pub attempts: u32,
+    /// Tokens the requests used.
+    pub usage: Usage,
+}
+
+/// Asks `client` with `user_text` until it answers a valid plan for `task`, re-asking at
+/// most [`MAX_REASKS`] times with the error.
+pub async fn ask(
+    client: &dyn ModelClient,
+    user_text: String,
+    task: &str,
+    max_output_tokens: u32,
+) -> Generated {
+    let system = system_prompt();
+    let mut messages = vec![Message::User {
+        text: user_text,
+        context: None,
+    }];
+    let mut usage = Usage::default();
+    let mut attempts = 0;
+    let mut last_error = String::new();
+    while attempts <= MAX_REASKS {
+        attempts += 1;
+        let request = ModelRequest {
+            system: Cow::Borrowed(&system),
+            messages: Cow::Borrowed(&messages),
+            tools: Cow::Owned(Vec::new()),
+            max_output_tokens,
+        };
+        let mut ignore = |_| {};
+        let reply =
+            tokio::time::timeout(REQUEST_TIMEOUT, client.stream(&request, &mut ignore)).await;
+        let response = match reply {
+            Ok(Ok(response)) => response,
+            Ok(Err(err)) => {
+                return Generated {
+                    plan: Err(format!("the model request failed: {err}")),
+                    attempts,
+                    usage,
+                };
+            }
+            Err(_) => {
+                return Generated {
+                    plan: Err(format!(
+                        "the model did not answer within {}s",
+                        REQUEST_TIMEOUT.as_secs()
+                    )),
+                    attempts,
+                    usage,
+                };
+            }
+        };
+        add(&mut usage, &response.usage);
+        let text: String = response
+            .parts
+            .iter()
+            .filter_map(|p| match p {
+                AssistantPart::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        let id = format!("plan-{}", uuid::Uuid::new_v4().simple());
+        match schema::parse_plan(&text, task, &id) {
+            Ok(plan) => {
+                return Generated {
+                    plan: Ok(plan),
+                    attempts,
+                    usage,
+                };
+            }
+            Err(error) => {
+                messages.push(Message::Assistant {
+                    parts: vec![AssistantPart::Text { text }],
+                });
+                messages.push(Message::User {
+                    text: reask(&error),
+                    context: None,
+                });
+                last_error = error;
+            }
+        }
+    }
+    Generated {
+        plan: Err(last_error),
+        attempts,
+        usage,
+    }
+}
+
+fn add(total: &mut Usage, usage: &Usage) {
+    total.input_tokens += usage.input_tokens;
+    total.output_tokens += usage.output_tokens;
+    total.cache_read_tokens += usage.cache_read_tokens;
+    total.cache_write_tokens += usage.cache_write_tokens;
+}

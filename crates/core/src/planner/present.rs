@@ -1,0 +1,104 @@
+//! How a task plan reads as text: the autonomous-agent spec's "Task Plan Generated" block
+//! (intent, risk, duration, files affected, numbered steps), the one-line-per-step list a
+//! revision is diffed on, and that diff. Front ends print these; they decide nothing.
+
+use std::collections::BTreeSet;
+
+use atto_protocol::{RiskLevel, StepStatus, TaskPlan};
+
+use super::schema::kind_name;
+
+/// One line per step: number, kind, description, dependencies, complexity, budget, status.
+pub fn step_lines(plan: &TaskPlan) -> Vec<String> {
+    plan.steps
+        .iter()
+        .map(|s| {
+            let deps: Vec<String> = s
+                .dependencies
+                .iter()
+                .filter_map(|d| plan.steps.iter().find(|o| &o.id == d))
+                .map(|o| o.number.to_string())
+                .collect();
+            let after = if deps.is_empty() {
+                String::new()
+            } else {
+                format!(" (after {})", deps.join(", "))
+            };
+            let status = match s.status {
+                StepStatus::Pending => String::new(),
+                StepStatus::Skipped => " [skipped]".to_owned(),
+                other => format!(" [{}]", status_word(other)),
+            };
+            let decision = s
+                .decision
+                .as_ref()
+                .map(|d| format!(" — decide: {} ({})", d.question, d.options.join(" / ")))
+                .unwrap_or_default();
+            format!(
+                "{}. [{}] {}{after} · complexity {} · {} tokens{decision}{status}",
+                s.number,
+                kind_name(s.kind),
+                s.description,
+                s.complexity,
+                s.token_budget
+            )
+        })
+        .collect()
+}
+
+/// A step status as one word.
+pub fn status_word(status: StepStatus) -> &'static str {
+    match status {
+        StepStatus::Pending => "pending",
+        StepStatus::InProgress => "in_progress",
+        StepStatus::Completed => "completed",
+        StepStatus::Failed => "failed",
+        StepStatus::Skipped => "skipped",
+    }
+}
+
+/// The whole plan as the spec presents it for confirmation.
+pub fn plan_block(plan: &TaskPlan) -> String {
+    let files: BTreeSet<&str> = plan
+        .steps
+        .iter()
+        .flat_map(|s| s.files.iter().map(String::as_str))
+        .collect();
+    let risk = match plan.risk {
+        RiskLevel::Low => "LOW",
+        RiskLevel::Medium => "MEDIUM",
+        RiskLevel::High => "HIGH",
+    };
+    let mut out = format!(
+        "Task Plan Generated\n{}\nIntent: {}\nRisk Level: {risk} | Estimated Duration: {}s | \
+         Files Affected: {}\n",
+        "━".repeat(60),
+        plan.intent,
+        plan.estimated_duration_secs,
+        files.len()
+    );
+    if !files.is_empty() {
+        out.push_str(&format!(
+            "  {}\n",
+            files.into_iter().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    out.push_str("\nSteps:\n");
+    for line in step_lines(plan) {
+        out.push_str(&format!("  {line}\n"));
+    }
+    out
+}
+
+/// A unified diff of the step lists, before to after.
+pub fn diff(before: &TaskPlan, after: &TaskPlan) -> String {
+    let (old, new) = (
+        step_lines(before).join("\n") + "\n",
+        step_lines(after).join("\n") + "\n",
+    );
+    similar::TextDiff::from_lines(&old, &new)
+        .unified_diff()
+        .context_radius(2)
+        .header("plan", "revised plan")
+        .to_string()
+}

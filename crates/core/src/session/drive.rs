@@ -1,0 +1,99 @@
+//! Running one turn while the front end keeps talking: the op inbox (ops that arrive
+//! mid-turn wait in a queue), interrupts and approval answers passed to the running turn,
+//! and the wall-time limit. Used for prompts and for plan steps alike.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use atto_protocol::{FinalResult, Op, TurnStatus};
+use atto_tools::CancellationToken;
+use tokio::sync::mpsc;
+
+use super::Session;
+
+/// The session's ops: those queued while a turn ran come first.
+pub(super) struct Inbox {
+    ops: mpsc::UnboundedReceiver<Op>,
+    queued: VecDeque<Op>,
+    /// The front end went away: nobody sees what follows.
+    pub gone: bool,
+}
+
+impl Inbox {
+    pub(super) fn new(ops: mpsc::UnboundedReceiver<Op>) -> Self {
+        Self {
+            ops,
+            queued: VecDeque::new(),
+            gone: false,
+        }
+    }
+
+    /// The next op; `None` once the front end is gone and the queue is empty.
+    pub(super) async fn next(&mut self) -> Option<Op> {
+        if let Some(op) = self.queued.pop_front() {
+            return Some(op);
+        }
+        if self.gone {
+            return None;
+        }
+        let op = self.ops.recv().await;
+        if op.is_none() {
+            self.gone = true;
+        }
+        op
+    }
+
+    /// Puts an op back for the main loop.
+    pub(super) fn defer(&mut self, op: Op) {
+        self.queued.push_back(op);
+    }
+}
+
+impl Session {
+    /// Runs a turn for `text` to its end, answering interrupts and approvals meanwhile.
+    pub(super) async fn drive_turn(&mut self, text: String, inbox: &mut Inbox) -> FinalResult {
+        let cancel = CancellationToken::new();
+        let mut timed_out = false;
+        // The wall-time limit holds mid-stream and mid-tool too: at the deadline the turn is
+        // cancelled like an interrupt.
+        let deadline = self.options.limits.max_duration;
+        let timer = tokio::time::sleep(deadline.unwrap_or(Duration::MAX));
+        tokio::pin!(timer);
+        let approvals = self.approvals.clone();
+        let mut result = {
+            let turn = self.run_turn(text, cancel.clone());
+            tokio::pin!(turn);
+            loop {
+                tokio::select! {
+                    result = &mut turn => break result,
+                    () = &mut timer, if deadline.is_some() && !timed_out => {
+                        timed_out = true;
+                        cancel.cancel();
+                    }
+                    // A closed channel answers `None` at once, forever: stop polling it.
+                    op = inbox.ops.recv(), if !inbox.gone => match op {
+                        Some(Op::Interrupt) => cancel.cancel(),
+                        Some(Op::Approval { id, decision }) => {
+                            let _ = approvals.send((id, decision));
+                        }
+                        // The front end is gone: nobody will see the rest.
+                        None => {
+                            cancel.cancel();
+                            inbox.gone = true;
+                        }
+                        Some(other) => inbox.queued.push_back(other),
+                    },
+                }
+            }
+        };
+        if timed_out && result.status == TurnStatus::Cancelled {
+            result.status = TurnStatus::LimitReached;
+            result.error = Some(
+                "stopped at the time limit; the running step was cancelled and the task may be \
+                 unfinished. Raise limits.max_duration_secs (or --timeout) to allow longer turns."
+                    .to_owned(),
+            );
+        }
+        result
+    }
+}
