@@ -43,6 +43,22 @@ pub struct Config {
     pub permissions: RulesConfig,
     /// Whether sandboxed commands may use the network (default: no).
     pub allow_network: Option<bool>,
+    /// How `/auto` plans start.
+    #[serde(default)]
+    pub planner: PlannerConfig,
+}
+
+/// `[planner]`: the structured planner's defaults (`/auto-rollback`, `/auto-plan` change
+/// them for one session).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlannerConfig {
+    /// Roll a failed step back to its checkpoint and stop the plan (default: on).
+    pub auto_rollback_on_failure: Option<bool>,
+    /// Plan plain prompts whose complexity reaches `threshold` first (default: off).
+    pub detect: Option<bool>,
+    /// Complexity score from which a prompt is planned (default: 1.5, COMPLEX).
+    pub threshold: Option<f64>,
 }
 
 /// `[permissions]`: rules that allow, ask or deny without a question.
@@ -147,10 +163,38 @@ impl Config {
     }
 
     fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
-        toml::from_str(text).map_err(|err| ConfigError::Parse {
+        let config: Config = toml::from_str(text).map_err(|err| ConfigError::Parse {
             path: path.to_path_buf(),
             message: one_line(&err.to_string()),
-        })
+        })?;
+        if let Some(t) = config.planner.threshold
+            && !(t.is_finite() && t >= 0.0)
+        {
+            return Err(ConfigError::Parse {
+                path: path.to_path_buf(),
+                message: format!(
+                    "planner.threshold must be a complexity score of 0 or more (SIMPLE < 0.5, \
+                     MEDIUM < 1.5, COMPLEX < 2.5), not {t}"
+                ),
+            });
+        }
+        Ok(config)
+    }
+
+    /// The planner's settings at start: the defaults, with what the config sets.
+    pub fn planner_settings(&self) -> atto_core::planner::Settings {
+        let mut settings = atto_core::planner::Settings::default();
+        let c = &self.planner;
+        if let Some(on) = c.auto_rollback_on_failure {
+            settings.auto_rollback_on_failure = on;
+        }
+        if let Some(on) = c.detect {
+            settings.detect = on;
+        }
+        if let Some(t) = c.threshold {
+            settings.threshold = t;
+        }
+        settings
     }
 
     /// The retry policy, defaults filled in.
@@ -204,12 +248,23 @@ mod tests {
             max_rounds = 7
             [retry]
             base_delay_ms = 5
+            [planner]
+            auto_rollback_on_failure = false
+            detect = true
+            threshold = 2.5
         "#;
         let config = Config::parse(text, Path::new("c.toml")).unwrap();
         assert_eq!(config.provider.as_deref(), Some("local"));
         assert_eq!(config.limits.max_rounds, Some(7));
         assert_eq!(config.retry_policy().base_delay, Duration::from_millis(5));
         assert_eq!(config.providers["local"].wire, Some(Wire::Chat));
+        let planner = config.planner_settings();
+        assert!(!planner.auto_rollback_on_failure && planner.detect);
+        assert_eq!(planner.threshold, 2.5);
+        let defaults = Config::default().planner_settings();
+        assert!(defaults.auto_rollback_on_failure && !defaults.detect);
+        let err = Config::parse("[planner]\nthreshold = -1.0", Path::new("c.toml")).unwrap_err();
+        assert!(err.to_string().contains("planner.threshold"), "{err}");
     }
 
     #[test]

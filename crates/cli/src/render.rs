@@ -5,6 +5,7 @@ use std::io::Write;
 use atto_protocol::{EVENT_SCHEMA, EVENT_SCHEMA_VERSION, Event, FinalResult, ToolCallStatus};
 use serde_json::Value;
 
+mod effort;
 mod planner;
 
 /// Lines of a tool's output shown under its call.
@@ -151,6 +152,14 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
                 self.end_text_line()?;
                 writeln!(self.progress, "{message}")?;
             }
+            Event::EffortChanged {
+                effort,
+                supported,
+                model,
+            } => {
+                self.end_text_line()?;
+                writeln!(self.progress, "{}", effort::line(*effort, *supported, model))?;
+            }
             Event::TrustChanged { on } => {
                 self.end_text_line()?;
                 let state = if *on {
@@ -278,6 +287,7 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
             // Written by `planner::text` above.
             | Event::PlanGenerated { .. }
             | Event::PlanGenerationFailed { .. }
+            | Event::PlanGenerationCancelled { .. }
             | Event::PlanRevised { .. }
             | Event::TaskPlanShown { .. }
             | Event::PlanConfirmed { .. }

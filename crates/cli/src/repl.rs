@@ -127,8 +127,10 @@ pub async fn run(
                                 | Event::Notice { .. }
                                 | Event::Error { .. }
                                 | Event::TrustChanged { .. }
+                                | Event::EffortChanged { .. }
                                 | Event::PlanGenerated { .. }
                                 | Event::PlanGenerationFailed { .. }
+                                | Event::PlanGenerationCancelled { .. }
                                 | Event::TaskPlanShown { .. }
                                 | Event::PlanRejected { .. }
                                 | Event::PlannerSettingsChanged { .. }
@@ -163,11 +165,14 @@ pub async fn run(
                         Event::PlanRevised { .. }
                             | Event::Error { .. }
                             | Event::PlanGenerationFailed { .. }
+                            | Event::PlanGenerationCancelled { .. }
                     )
                 } else {
                     matches!(
                         event,
-                        Event::TurnCompleted { .. } | Event::PlanGenerated { .. }
+                        Event::TurnCompleted { .. }
+                            | Event::PlanGenerated { .. }
+                            | Event::PlanGenerationCancelled { .. }
                     )
                 }
             },
@@ -229,25 +234,79 @@ async fn wait(
                      project ({})  [e command] edit and run",
                     request.suggested_rule
                 );
-                let line = lines.next_line().await.ok().flatten().unwrap_or_default();
-                let _ = ops.submit(Op::Approval {
-                    id: request.id.clone(),
-                    decision: approval_answer(&line),
-                });
+                match answer(lines).await {
+                    Answer::Line(line) => {
+                        let _ = ops.submit(Op::Approval {
+                            id: request.id.clone(),
+                            decision: approval_answer(&line),
+                        });
+                    }
+                    // No input left: a "no", as for any unclear answer.
+                    Answer::Ended => {
+                        let _ = ops.submit(Op::Approval {
+                            id: request.id.clone(),
+                            decision: approval_answer(""),
+                        });
+                    }
+                    Answer::Interrupted => {
+                        let _ = ops.submit(Op::Interrupt);
+                    }
+                }
             }
             Event::PlanDecisionRequired { number, .. } => {
                 eprintln!("  answer with an option's number or text");
-                let choice = lines.next_line().await.ok().flatten().unwrap_or_default();
-                let _ = ops.submit(Op::PlanDecision {
-                    number: *number,
-                    choice: choice.trim().to_owned(),
-                });
+                match answer(lines).await {
+                    Answer::Line(choice) => {
+                        let _ = ops.submit(Op::PlanDecision {
+                            number: *number,
+                            choice: choice.trim().to_owned(),
+                        });
+                    }
+                    // Input ended: nobody is left to answer, so the plan stops here rather
+                    // than asking again forever.
+                    Answer::Ended => {
+                        eprintln!("  no answer (input ended): stopping the plan");
+                        let _ = ops.submit(Op::Interrupt);
+                    }
+                    Answer::Interrupted => {
+                        let _ = ops.submit(Op::Interrupt);
+                    }
+                }
             }
             _ => {}
         }
         if done(&event) {
             return Some(());
         }
+    }
+}
+
+/// What came back at a prompt inside a running turn or plan.
+enum Answer {
+    /// A line was typed.
+    Line(String),
+    /// Input ended (or could not be read).
+    Ended,
+    /// Ctrl-C: stop what runs rather than answer.
+    Interrupted,
+}
+
+/// Reads one answer, or Ctrl-C while waiting for it.
+async fn answer(lines: &mut Lines<BufReader<Stdin>>) -> Answer {
+    tokio::select! {
+        // `next_line` is cancel-safe: a line half read when Ctrl-C wins is not lost.
+        line = lines.next_line() => match line {
+            Ok(Some(line)) => Answer::Line(line),
+            Ok(None) | Err(_) => Answer::Ended,
+        },
+        signal = tokio::signal::ctrl_c() => match signal {
+            Ok(()) => Answer::Interrupted,
+            // No signal handling here: only input can answer.
+            Err(_) => match lines.next_line().await {
+                Ok(Some(line)) => Answer::Line(line),
+                Ok(None) | Err(_) => Answer::Ended,
+            },
+        },
     }
 }
 

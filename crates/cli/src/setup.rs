@@ -149,6 +149,7 @@ pub fn start_with_client(
         limits: limits(launch.config, &launch.limits),
         mode: launch.mode,
         checkpoints,
+        planner: launch.config.planner_settings(),
     });
     Ok((handle, session_id))
 }

@@ -118,6 +118,7 @@ fn start(workspace: &Path, store: Store, server: &ScriptedServer) -> AgentHandle
         thread: None,
         mode: AgentMode::Plan,
         checkpoints: None,
+        planner: atto_core::planner::Settings::default(),
     })
 }
 

@@ -71,6 +71,7 @@ async fn first_calls() -> Result<(), Box<dyn std::error::Error>> {
         messages: vec![Message::user("hi")].into(),
         tools: Vec::new().into(),
         max_output_tokens: 100,
+        effort: None,
     };
     let start = Instant::now();
     let client = connect(&provider(&server.base_url()), ClientOptions::default())?;

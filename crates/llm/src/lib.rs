@@ -10,6 +10,7 @@
 //! [`ModelClient::stream`] call returns only complete replies.
 
 mod breaker;
+mod effort;
 mod error;
 mod http;
 mod price;
@@ -26,9 +27,12 @@ use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use atto_protocol::{AssistantPart, Message, RetryNotice, StopReason, ToolSpec, Usage};
+use atto_protocol::{
+    AssistantPart, Message, ReasoningEffort, RetryNotice, StopReason, ToolSpec, Usage,
+};
 use serde::{Deserialize, Serialize};
 
+pub use effort::{effort_name, takes_effort, thinking_budget};
 pub use error::{ModelError, ProviderErrorKind};
 pub use price::{Price, cost_usd, price};
 pub use provider::{
@@ -100,6 +104,9 @@ pub struct ModelRequest<'a> {
     pub tools: Cow<'a, [ToolSpec]>,
     /// Output token limit.
     pub max_output_tokens: u32,
+    /// Reasoning effort; `None` leaves the provider's default. Set only for models that
+    /// take one ([`takes_effort`]).
+    pub effort: Option<ReasoningEffort>,
 }
 
 /// Something that arrived while a reply streams.

@@ -304,6 +304,7 @@ mod tests {
             messages: Vec::new().into(),
             tools: Vec::new().into(),
             max_output_tokens: 10,
+            effort: None,
         }
     }
 

@@ -215,6 +215,14 @@ pub enum Event {
         /// Model requests made.
         attempts: u32,
     },
+    /// An interrupt stopped the planning request under way; nothing was planned or run
+    /// (a plan being revised stays as it was).
+    PlanGenerationCancelled {
+        /// Model requests made, the cancelled one included.
+        attempts: u32,
+        /// Whether it was a revision of the waiting plan (which is unchanged).
+        revision: bool,
+    },
     /// The waiting task plan was changed by a refinement.
     PlanRevised {
         /// The plan now.
@@ -305,6 +313,16 @@ pub enum Event {
         detect: bool,
         /// The complexity score at and above which a detected prompt is planned.
         threshold: f64,
+    },
+    /// The reasoning effort, answering `Op::SetEffort`.
+    EffortChanged {
+        /// The effort requests now carry; `None`: the provider's default.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        effort: Option<crate::ReasoningEffort>,
+        /// Whether the model takes an effort; when not, its requests stay unchanged.
+        supported: bool,
+        /// The model it applies to.
+        model: String,
     },
     /// A turn ended.
     TurnCompleted {

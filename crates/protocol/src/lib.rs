@@ -22,7 +22,7 @@ pub use event::{
 pub use message::{
     AssistantPart, Message, StopReason, ToolCall, ToolResult, Usage, user_text_for_model,
 };
-pub use op::{GoalCommand, Op};
+pub use op::{GoalCommand, Op, ReasoningEffort};
 pub use permission::{ApprovalDecision, ApprovalRequest, GrantScope, PermissionMode};
 pub use plan::{
     AgentMode, ChangeOutcome, ChangeStatus, PendingPlan, PlanSelection, PlanStatus, ProposedChange,

@@ -40,6 +40,18 @@ pub enum GoalCommand {
     Clear,
 }
 
+/// How hard a reasoning model thinks before it answers (`Op::SetEffort`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReasoningEffort {
+    /// Little reasoning: faster and cheaper.
+    Low,
+    /// Balanced.
+    Medium,
+    /// Deep reasoning: slower and dearer.
+    High,
+}
+
 /// A request from a front end to the session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -49,7 +61,7 @@ pub enum Op {
         /// The prompt.
         text: String,
     },
-    /// Cancel the running turn; the session stays usable.
+    /// Cancel the running turn, plan step or planning request; the session stays usable.
     Interrupt,
     /// Answer an `approval_required` event.
     Approval {
@@ -131,8 +143,8 @@ pub enum Op {
         /// What to do.
         command: GoalCommand,
     },
-    /// `/auto "task"`: ask the model for a task plan (answered by `plan_generated` or
-    /// `plan_generation_failed`).
+    /// `/auto "task"`: ask the model for a task plan (answered by `plan_generated`,
+    /// `plan_generation_failed`, or `plan_generation_cancelled` after an interrupt).
     AutoPlan {
         /// The task to plan.
         task: String,
@@ -156,6 +168,13 @@ pub enum Op {
         /// Complexity score at and above which a detected prompt is planned.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         threshold: Option<f64>,
+    },
+    /// Set the reasoning effort of the next model requests (answered by
+    /// `effort_changed`); models without one keep their requests unchanged.
+    SetEffort {
+        /// The effort; `None` leaves it to the provider's default.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        effort: Option<ReasoningEffort>,
     },
     /// End the session once the ops sent before it are done (send `Interrupt` first to
     /// cancel a running turn).

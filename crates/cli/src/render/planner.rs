@@ -21,6 +21,13 @@ pub(super) fn text(event: &Event) -> Option<String> {
         }
         Event::TaskPlanShown { plan } => present::plan_block(plan),
         Event::PlanGenerationFailed { error, .. } => format!("plan: {error}\n"),
+        Event::PlanGenerationCancelled { revision, .. } => {
+            if *revision {
+                "plan: revision interrupted; the plan is unchanged\n".to_owned()
+            } else {
+                "plan: interrupted; nothing was planned or run\n".to_owned()
+            }
+        }
         Event::PlanRevised {
             request,
             source,
@@ -120,4 +127,30 @@ pub(super) fn text(event: &Event) -> Option<String> {
         ),
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cancelled_plan_request_says_what_was_kept() {
+        let drafted = Event::PlanGenerationCancelled {
+            attempts: 1,
+            revision: false,
+        };
+        assert_eq!(
+            text(&drafted).as_deref(),
+            Some("plan: interrupted; nothing was planned or run\n")
+        );
+        let revised = Event::PlanGenerationCancelled {
+            attempts: 2,
+            revision: true,
+        };
+        assert!(
+            text(&revised)
+                .unwrap_or_default()
+                .contains("the plan is unchanged")
+        );
+    }
 }

@@ -17,5 +17,7 @@ mod goals;
 mod plan_headless;
 mod plan_mode;
 mod planner;
+mod planner_decisions;
+mod planner_effort;
 mod policy;
 mod sessions;

@@ -12,17 +12,17 @@ use serde_json::{Value, json};
 
 use crate::common::{Env, call, events, of_type, stderr};
 
-fn plan_reply(plan: &Value) -> Reply {
-    Reply::text(&plan.to_string())
+pub(crate) fn plan_reply(plan: &Value) -> Reply {
+    Reply::text(plan.to_string())
 }
 
-fn step(id: &str, description: &str, deps: &[&str]) -> Value {
+pub(crate) fn step(id: &str, description: &str, deps: &[&str]) -> Value {
     json!({"id": id, "description": description, "dependencies": deps, "complexity": 2,
            "token_budget": 5000, "kind": "IMPLEMENT", "files": [format!("{}.txt", &id[1..])]})
 }
 
 /// A step's two replies: its calls (ending with the report), then its closing text.
-fn step_replies(calls: Vec<atto_testkit::ScriptToolCall>) -> [Reply; 2] {
+pub(crate) fn step_replies(calls: Vec<atto_testkit::ScriptToolCall>) -> [Reply; 2] {
     [
         Reply {
             tool_calls: calls,
@@ -32,11 +32,11 @@ fn step_replies(calls: Vec<atto_testkit::ScriptToolCall>) -> [Reply; 2] {
     ]
 }
 
-fn write(path: &str, content: &str) -> atto_testkit::ScriptToolCall {
+pub(crate) fn write(path: &str, content: &str) -> atto_testkit::ScriptToolCall {
     call("write_file", json!({"path": path, "content": content}))
 }
 
-fn report(status: &str, summary: &str) -> atto_testkit::ScriptToolCall {
+pub(crate) fn report(status: &str, summary: &str) -> atto_testkit::ScriptToolCall {
     call(
         "plan_step_result",
         json!({"status": status, "summary": summary}),
@@ -44,10 +44,15 @@ fn report(status: &str, summary: &str) -> atto_testkit::ScriptToolCall {
 }
 
 /// The line session with stream-json events on stdout.
-fn run(env: &Env, lines: &str) -> Output {
+pub(crate) fn run(env: &Env, lines: &str) -> Output {
+    run_model(env, "m", lines)
+}
+
+/// [`run`] with another model id (over the chat wire).
+pub(crate) fn run_model(env: &Env, model: &str, lines: &str) -> Output {
     let mut child = env
         .atto()
-        .args(["--base-url", &env.base("chat"), "--model", "m"])
+        .args(["--base-url", &env.base("chat"), "--model", model])
         .args([
             "--permission",
             "auto-safe",
@@ -71,7 +76,7 @@ fn run(env: &Env, lines: &str) -> Output {
 }
 
 /// The planner's events in order, as "type:number" where there is a number.
-fn plan_trace(events: &[Value]) -> Vec<String> {
+pub(crate) fn plan_trace(events: &[Value]) -> Vec<String> {
     events
         .iter()
         .filter(|e| {
@@ -310,4 +315,115 @@ fn bad_plans_are_re_asked_twice_then_fail_clearly() {
     assert!(third.contains("cycle"), "{third}");
     // Nothing waits: /show-plan answers with plan mode's (empty) queue.
     assert_eq!(of_type(&ev, "plan").len(), 1);
+}
+
+/// The line session (stream-json) fed `first`; once the model has had `requests`
+/// requests and `settle_ms` more have passed, Ctrl-C, then `rest` and the end of input.
+/// Returns the output and how long the session took from the Ctrl-C to its end.
+pub(crate) fn interrupted(
+    env: &Env,
+    first: &str,
+    requests: usize,
+    settle_ms: u64,
+    rest: &str,
+) -> (Output, std::time::Duration) {
+    use std::time::{Duration, Instant};
+    let mut child = env
+        .atto()
+        .args(["--base-url", &env.base("chat"), "--model", "m"])
+        .args([
+            "--permission",
+            "auto-safe",
+            "--output-format",
+            "stream-json",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(first.as_bytes()).unwrap();
+    let start = Instant::now();
+    while env.requests().len() < requests {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "only {} model requests",
+            env.requests().len()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The line session is waiting for the answer (and so handles Ctrl-C) by now.
+    std::thread::sleep(Duration::from_millis(settle_ms));
+    let interrupted = Instant::now();
+    let ok = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    stdin.write_all(rest.as_bytes()).unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    (out, interrupted.elapsed())
+}
+
+#[test]
+fn an_interrupt_stops_plan_generation_at_once_and_the_session_goes_on() {
+    let mut env = Env::new();
+    let plan = json!({"intent": "x", "steps": [step("sa", "A", &[])]});
+    // The planning reply would take a minute; the interrupt must not wait for it.
+    let slow = Reply {
+        delay_ms: 60_000,
+        ..plan_reply(&plan)
+    };
+    env.serve(Script::new(vec![slow, Reply::text("still here")]));
+    let (out, took) = interrupted(&env, "/auto \"write a file\"\n", 1, 300, "say hi\n");
+    let err = stderr(&out);
+    assert!(
+        took < std::time::Duration::from_secs(15),
+        "the interrupt waited for the model: {took:?}"
+    );
+    let ev = events(&out);
+    let cancelled = of_type(&ev, "plan_generation_cancelled");
+    assert_eq!(cancelled.len(), 1, "{err}");
+    assert_eq!(cancelled[0]["revision"], false);
+    assert_eq!(cancelled[0]["attempts"], 1);
+    assert!(of_type(&ev, "plan_generated").is_empty());
+    assert!(of_type(&ev, "plan_generation_failed").is_empty());
+    // Usable afterwards: the next prompt is a normal turn with the next reply.
+    let done = of_type(&ev, "turn_completed");
+    assert_eq!(done.len(), 1, "{err}");
+    assert_eq!(done[0]["status"], "completed");
+    assert_eq!(done[0]["text"], "still here");
+    assert_eq!(env.requests().len(), 2);
+}
+
+#[test]
+fn an_interrupted_revision_leaves_the_waiting_plan_as_it_was() {
+    let mut env = Env::new();
+    let plan = json!({"intent": "x", "steps": [step("sa", "A", &[])]});
+    let revised = json!({"intent": "x", "steps": [step("sa", "A", &[]), step("sb", "B", &[])]});
+    let slow = Reply {
+        delay_ms: 60_000,
+        ..plan_reply(&revised)
+    };
+    env.serve(Script::new(vec![plan_reply(&plan), slow]));
+    let (out, took) = interrupted(
+        &env,
+        "/auto \"write a file\"\nmake it much better\n",
+        2,
+        300,
+        "/show-plan\n",
+    );
+    let err = stderr(&out);
+    assert!(took < std::time::Duration::from_secs(15), "{took:?}");
+    let ev = events(&out);
+    let cancelled = of_type(&ev, "plan_generation_cancelled");
+    assert_eq!(cancelled.len(), 1, "{err}");
+    assert_eq!(cancelled[0]["revision"], true);
+    assert!(of_type(&ev, "plan_revised").is_empty());
+    let shown = of_type(&ev, "task_plan_shown");
+    assert_eq!(shown.len(), 1, "the plan still waits: {err}");
+    assert_eq!(shown[0]["plan"]["steps"].as_array().unwrap().len(), 1);
 }

@@ -1,13 +1,15 @@
 //! Asking the model for a plan, or for a revised one: a dedicated request (a planning
 //! system prompt, no tools, not part of the conversation), its answer validated by
 //! `schema`, and a bounded number of re-asks that quote the exact error. Never waits
-//! unbounded: each request has a time limit. Deliberately knows nothing of the session.
+//! unbounded: each request has a time limit, and a cancellation token stops it at once.
+//! Deliberately knows nothing of the session.
 
 use std::borrow::Cow;
 use std::time::Duration;
 
 use atto_llm::{ModelClient, ModelRequest};
-use atto_protocol::{AssistantPart, Message, TaskPlan, Usage};
+use atto_protocol::{AssistantPart, Message, ReasoningEffort, TaskPlan, Usage};
+use atto_tools::CancellationToken;
 
 use super::schema::{self, MAX_STEPS};
 
@@ -63,22 +65,47 @@ fn reask(error: &str) -> String {
 
 /// How a planning exchange ended.
 pub struct Generated {
-    /// The plan, or the last error.
-    pub plan: Result<TaskPlan, String>,
+    /// The plan, or why there is none.
+    pub plan: Result<TaskPlan, NoPlan>,
     /// Requests made.
     pub attempts: u32,
     /// Tokens the requests used.
     pub usage: Usage,
 }
 
-/// Asks `client` with `user_text` until it answers a valid plan for `task`, re-asking at
-/// most [`MAX_REASKS`] times with the error.
-pub async fn ask(
-    client: &dyn ModelClient,
-    user_text: String,
-    task: &str,
-    max_output_tokens: u32,
-) -> Generated {
+/// Why a planning exchange gave no plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NoPlan {
+    /// No valid plan came back: the last error.
+    Invalid(String),
+    /// The exchange was cancelled (the user interrupted it) before a plan came back.
+    Cancelled,
+}
+
+/// What one planning exchange asks.
+pub struct Ask<'a> {
+    /// The first request's user text.
+    pub user_text: String,
+    /// The task the plan is for.
+    pub task: &'a str,
+    /// The output limit of each request.
+    pub max_output_tokens: u32,
+    /// Stops the exchange (the request under way is dropped).
+    pub cancel: &'a CancellationToken,
+    /// The session's reasoning effort, for models that take one.
+    pub effort: Option<ReasoningEffort>,
+}
+
+/// Asks `client` with `ask.user_text` until it answers a valid plan for `ask.task`,
+/// re-asking at most [`MAX_REASKS`] times with the error.
+pub async fn ask(client: &dyn ModelClient, ask: Ask<'_>) -> Generated {
+    let Ask {
+        user_text,
+        task,
+        max_output_tokens,
+        cancel,
+        effort,
+    } = ask;
     let system = system_prompt();
     let mut messages = vec![Message::User {
         text: user_text,
@@ -94,28 +121,34 @@ pub async fn ask(
             messages: Cow::Borrowed(&messages),
             tools: Cow::Owned(Vec::new()),
             max_output_tokens,
+            effort,
         };
         let mut ignore = |_| {};
-        let reply =
-            tokio::time::timeout(REQUEST_TIMEOUT, client.stream(&request, &mut ignore)).await;
+        let streamed = tokio::time::timeout(REQUEST_TIMEOUT, client.stream(&request, &mut ignore));
+        let reply = tokio::select! {
+            reply = streamed => reply,
+            () = cancel.cancelled() => Ok(Err(atto_llm::ModelError::Cancelled)),
+        };
+        let failed = |why: String| Generated {
+            plan: Err(NoPlan::Invalid(why)),
+            attempts,
+            usage,
+        };
         let response = match reply {
             Ok(Ok(response)) => response,
-            Ok(Err(err)) => {
+            Ok(Err(atto_llm::ModelError::Cancelled)) => {
                 return Generated {
-                    plan: Err(format!("the model request failed: {err}")),
+                    plan: Err(NoPlan::Cancelled),
                     attempts,
                     usage,
                 };
             }
+            Ok(Err(err)) => return failed(format!("the model request failed: {err}")),
             Err(_) => {
-                return Generated {
-                    plan: Err(format!(
-                        "the model did not answer within {}s",
-                        REQUEST_TIMEOUT.as_secs()
-                    )),
-                    attempts,
-                    usage,
-                };
+                return failed(format!(
+                    "the model did not answer within {}s",
+                    REQUEST_TIMEOUT.as_secs()
+                ));
             }
         };
         add(&mut usage, &response.usage);
@@ -149,7 +182,7 @@ pub async fn ask(
         }
     }
     Generated {
-        plan: Err(last_error),
+        plan: Err(NoPlan::Invalid(last_error)),
         attempts,
         usage,
     }

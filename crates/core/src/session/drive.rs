@@ -1,6 +1,7 @@
 //! Running one turn while the front end keeps talking: the op inbox (ops that arrive
 //! mid-turn wait in a queue), interrupts and approval answers passed to the running turn,
-//! and the wall-time limit. Used for prompts and for plan steps alike.
+//! and the wall-time limit. Used for prompts and for plan steps alike, and (without the
+//! approvals and the limit) for planning requests.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -46,6 +47,31 @@ impl Inbox {
     /// Puts an op back for the main loop.
     pub(super) fn defer(&mut self, op: Op) {
         self.queued.push_back(op);
+    }
+
+    /// Awaits `work` (a request that runs no tools) while the front end keeps talking: an
+    /// interrupt, or the front end going away, cancels `cancel`; other ops wait in the
+    /// queue for the main loop.
+    pub(super) async fn interruptible<F: Future>(
+        &mut self,
+        cancel: &CancellationToken,
+        work: F,
+    ) -> F::Output {
+        tokio::pin!(work);
+        loop {
+            tokio::select! {
+                out = &mut work => return out,
+                // A closed channel answers `None` at once, forever: stop polling it.
+                op = self.ops.recv(), if !self.gone => match op {
+                    Some(Op::Interrupt) => cancel.cancel(),
+                    None => {
+                        cancel.cancel();
+                        self.gone = true;
+                    }
+                    Some(other) => self.queued.push_back(other),
+                },
+            }
+        }
     }
 }
 

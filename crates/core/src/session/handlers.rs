@@ -1,8 +1,11 @@
-//! The session's answers to ops between turns: agent and permission modes, plan review,
-//! goals, restoring checkpoints, and moving files along with thread switches.
+//! The session's answers to ops between turns: reasoning effort, agent and permission
+//! modes, plan review, goals, restoring checkpoints, and moving files along with thread
+//! switches.
 
 use atto_policy::gate::PermissionSetting;
-use atto_protocol::{AgentMode, Event, FinalResult, PermissionMode, PlanSelection};
+use atto_protocol::{
+    AgentMode, Event, FinalResult, PermissionMode, PlanSelection, ReasoningEffort,
+};
 use atto_tools::CancellationToken;
 
 use super::Session;
@@ -10,6 +13,19 @@ use crate::review::Apply;
 use crate::threads::Switched;
 
 impl Session {
+    /// `/effort`: the reasoning effort of the next requests. A model that takes none keeps
+    /// its requests unchanged, and the answer says so.
+    pub(super) fn set_effort(&mut self, effort: Option<ReasoningEffort>) {
+        let model = self.options.client.info().model.clone();
+        let supported = atto_llm::takes_effort(&model);
+        self.effort = effort.filter(|_| supported);
+        self.emit(Event::EffortChanged {
+            effort: self.effort,
+            supported,
+            model,
+        });
+    }
+
     /// `/mode`: switches the agent mode for the next turns; a permission given with it
     /// (codewhale's yolo) applies too, and leaving such a mode restores the permission the
     /// session started with.
@@ -201,7 +217,7 @@ impl Session {
                     info.id.clone()
                 };
                 self.recorder.set_thread(thread, history.len());
-                self.turns = super::count_turns(&history);
+                self.turns = super::history::count_turns(&history);
                 self.history = history;
                 self.emit(Event::ThreadSwitched { thread: info });
                 true

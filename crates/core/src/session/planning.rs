@@ -11,10 +11,24 @@ use atto_protocol::{
     TurnStatus, Usage,
 };
 
+use atto_tools::CancellationToken;
+
 use super::Session;
 use super::drive::Inbox;
 use crate::planner::edit::{self, EditError};
+use crate::planner::generate::{Ask, Generated, NoPlan};
 use crate::planner::{execute, generate, present, report};
+
+/// How drafting a plan ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Drafted {
+    /// A plan waits for confirmation.
+    Waiting,
+    /// No valid plan came back (said in an event).
+    Failed,
+    /// The user interrupted it (said in an event).
+    Cancelled,
+}
 
 /// How one step ended.
 enum StepEnd {
@@ -59,17 +73,30 @@ impl Session {
         });
     }
 
-    /// Asks the model for a plan of `task`; whether one now waits for confirmation.
-    pub(super) async fn generate_plan(&mut self, task: String) -> bool {
+    /// Runs one planning exchange, interruptible from `inbox`; its usage is reported.
+    async fn ask_model(&mut self, user_text: String, task: &str, inbox: &mut Inbox) -> Generated {
         let client = Arc::clone(&self.options.client);
-        let generated = generate::ask(
+        let cancel = CancellationToken::new();
+        let ask = generate::ask(
             client.as_ref(),
-            generate::plan_request(&task),
-            &task,
-            self.options.limits.max_output_tokens,
-        )
-        .await;
+            Ask {
+                user_text,
+                task,
+                max_output_tokens: self.options.limits.max_output_tokens,
+                cancel: &cancel,
+                effort: self.effort,
+            },
+        );
+        let generated = inbox.interruptible(&cancel, ask).await;
         self.planning_usage(&generated.usage);
+        generated
+    }
+
+    /// Asks the model for a plan of `task`; an interrupt from `inbox` stops the request.
+    pub(super) async fn generate_plan(&mut self, task: String, inbox: &mut Inbox) -> Drafted {
+        let generated = self
+            .ask_model(generate::plan_request(&task), &task, inbox)
+            .await;
         match generated.plan {
             Ok(plan) => {
                 self.planner.save(&plan).await;
@@ -78,9 +105,16 @@ impl Session {
                     plan,
                     attempts: generated.attempts,
                 });
-                true
+                Drafted::Waiting
             }
-            Err(error) => {
+            Err(NoPlan::Cancelled) => {
+                self.emit(Event::PlanGenerationCancelled {
+                    attempts: generated.attempts,
+                    revision: false,
+                });
+                Drafted::Cancelled
+            }
+            Err(NoPlan::Invalid(error)) => {
                 self.emit(Event::PlanGenerationFailed {
                     error: format!(
                         "no valid plan after {} model request(s): {error}. Nothing was planned \
@@ -90,7 +124,7 @@ impl Session {
                     ),
                     attempts: generated.attempts,
                 });
-                false
+                Drafted::Failed
             }
         }
     }
@@ -107,8 +141,9 @@ impl Session {
         });
     }
 
-    /// Plain input while a plan waits: an edit by the parser, else a revision by the model.
-    pub(super) async fn refine_plan(&mut self, request: String) {
+    /// Plain input while a plan waits: an edit by the parser, else a revision by the model
+    /// (which an interrupt from `inbox` stops).
+    pub(super) async fn refine_plan(&mut self, request: String, inbox: &mut Inbox) {
         let Some(plan) = self.planner.waiting.clone() else {
             return;
         };
@@ -122,21 +157,26 @@ impl Session {
                 return;
             }
             Some(Err(EditError::Unclear)) | None => {
-                let client = Arc::clone(&self.options.client);
-                let generated = generate::ask(
-                    client.as_ref(),
-                    generate::revision_request(&plan, &request),
-                    &plan.task,
-                    self.options.limits.max_output_tokens,
-                )
-                .await;
-                self.planning_usage(&generated.usage);
+                let generated = self
+                    .ask_model(
+                        generate::revision_request(&plan, &request),
+                        &plan.task,
+                        inbox,
+                    )
+                    .await;
                 match generated.plan {
                     Ok(mut revised) => {
                         revised.id.clone_from(&plan.id);
                         (revised, RevisionSource::Model)
                     }
-                    Err(error) => {
+                    Err(NoPlan::Cancelled) => {
+                        self.emit(Event::PlanGenerationCancelled {
+                            attempts: generated.attempts,
+                            revision: true,
+                        });
+                        return;
+                    }
+                    Err(NoPlan::Invalid(error)) => {
                         self.emit(Event::PlanGenerationFailed {
                             error: format!(
                                 "the model gave no valid revision after {} request(s): {error}. \

@@ -95,6 +95,7 @@ pub fn start(f: &Fixture, tools: ToolRegistry, limits: Limits) -> AgentHandle {
         thread: None,
         mode: atto_protocol::AgentMode::Build,
         checkpoints: None,
+        planner: atto_core::planner::Settings::default(),
     })
 }
 

@@ -54,6 +54,16 @@ pub(crate) fn body(model: &str, req: &ModelRequest<'_>) -> Value {
         "max_tokens": req.max_output_tokens,
         "stream": true,
     });
+    if let Some(effort) = req.effort {
+        // The budget counts toward max_tokens, which must exceed it: room for the answer
+        // is kept on top.
+        let budget = crate::thinking_budget(effort);
+        body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
+        body["max_tokens"] = json!(
+            req.max_output_tokens
+                .max(budget + crate::effort::MIN_ANSWER_TOKENS)
+        );
+    }
     if !req.system.is_empty() {
         body["system"] = json!([{
             "type": "text",

@@ -273,6 +273,7 @@ fn unsigned_thinking_and_empty_assistant_turns_are_not_sent() {
         .into(),
         tools: Vec::new().into(),
         max_output_tokens: 10,
+        effort: None,
     };
     let body = body("m", &req);
     assert!(body.get("system").is_none());
@@ -281,4 +282,40 @@ fn unsigned_thinking_and_empty_assistant_turns_are_not_sent() {
         body["messages"],
         serde_json::json!([{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}])
     );
+}
+
+#[test]
+fn reasoning_effort_enables_thinking_with_a_budget_below_max_tokens() {
+    use atto_protocol::ReasoningEffort;
+    let plain = body("claude-sonnet-4-5", &sample_request());
+    assert!(plain.get("thinking").is_none(), "the provider's default");
+    let mut budgets = Vec::new();
+    for effort in [
+        ReasoningEffort::Low,
+        ReasoningEffort::Medium,
+        ReasoningEffort::High,
+    ] {
+        let mut req = sample_request();
+        req.effort = Some(effort);
+        let body = body("claude-sonnet-4-5", &req);
+        assert_eq!(body["thinking"]["type"], "enabled");
+        let budget = body["thinking"]["budget_tokens"].as_u64().unwrap();
+        let max = body["max_tokens"].as_u64().unwrap();
+        assert!(budget >= 1024, "Anthropic's minimum budget");
+        assert!(
+            max > budget,
+            "max_tokens {max} must exceed the budget {budget}"
+        );
+        assert!(max >= 4096, "never below the request's own limit");
+        budgets.push(budget);
+    }
+    assert!(
+        budgets[0] < budgets[1] && budgets[1] < budgets[2],
+        "{budgets:?}"
+    );
+    // A limit already above budget and answer room is kept as it is.
+    let mut roomy = sample_request();
+    roomy.max_output_tokens = 64_000;
+    roomy.effort = Some(ReasoningEffort::High);
+    assert_eq!(body("claude-opus-4-1", &roomy)["max_tokens"], 64_000);
 }

@@ -65,6 +65,9 @@ pub(crate) fn body(model: &str, req: &ModelRequest<'_>) -> Value {
         "stream_options": {"include_usage": true},
         "max_tokens": req.max_output_tokens,
     });
+    if let Some(effort) = req.effort {
+        body["reasoning_effort"] = json!(crate::effort_name(effort));
+    }
     if !req.tools.is_empty() {
         body["tools"] = req
             .tools

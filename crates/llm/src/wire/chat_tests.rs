@@ -251,3 +251,28 @@ fn request_body_layout() {
     assert!(body.get("tools").is_none());
     assert_eq!(body["messages"][0]["role"], "user");
 }
+
+#[test]
+fn reasoning_effort_is_sent_only_when_set() {
+    use atto_protocol::ReasoningEffort;
+    let plain = body("o3", &sample_request());
+    assert!(
+        plain.get("reasoning_effort").is_none(),
+        "the provider's default"
+    );
+    for (effort, name) in [
+        (ReasoningEffort::Low, "low"),
+        (ReasoningEffort::Medium, "medium"),
+        (ReasoningEffort::High, "high"),
+    ] {
+        let mut req = sample_request();
+        req.effort = Some(effort);
+        let body = body("o3", &req);
+        assert_eq!(body["reasoning_effort"], name);
+        assert!(
+            body.get("reasoning").is_none(),
+            "the Responses shape is not sent"
+        );
+        assert_eq!(body["max_tokens"], 4096, "the output limit is unchanged");
+    }
+}

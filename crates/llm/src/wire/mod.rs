@@ -275,6 +275,7 @@ pub(crate) mod testutil {
             }]
             .into(),
             max_output_tokens: 4096,
+            effort: None,
         }
     }
 }

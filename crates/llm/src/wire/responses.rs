@@ -58,6 +58,9 @@ pub(crate) fn body(model: &str, req: &ModelRequest<'_>) -> Value {
         "store": false,
         "max_output_tokens": req.max_output_tokens,
     });
+    if let Some(effort) = req.effort {
+        body["reasoning"] = json!({"effort": crate::effort_name(effort)});
+    }
     if !req.system.is_empty() {
         body["instructions"] = Value::String(req.system.to_string());
     }

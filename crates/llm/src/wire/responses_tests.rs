@@ -226,3 +226,19 @@ fn request_body_layout() {
     assert_eq!(input[3]["arguments"], r#"{"path":"#);
     assert_eq!(input[5]["output"], "invalid arguments");
 }
+
+#[test]
+fn reasoning_effort_goes_in_the_reasoning_object() {
+    use atto_protocol::ReasoningEffort;
+    let plain = body("gpt-5", &sample_request());
+    assert!(plain.get("reasoning").is_none(), "the provider's default");
+    let mut req = sample_request();
+    req.effort = Some(ReasoningEffort::High);
+    let body = body("gpt-5", &req);
+    assert_eq!(body["reasoning"], serde_json::json!({"effort": "high"}));
+    assert!(
+        body.get("reasoning_effort").is_none(),
+        "the Chat shape is not sent"
+    );
+    assert_eq!(body["max_output_tokens"], 4096);
+}

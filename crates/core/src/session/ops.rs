@@ -1,0 +1,178 @@
+//! The session's op loop: it records the session (repairing a killed session's tail) and
+//! loads its saved state, announces it, then answers each op in turn until the front end
+//! shuts it down or goes away. Turns, plan runs and the answers themselves live in the
+//! sibling modules; this one only dispatches.
+
+use atto_protocol::{Event, Op};
+use tokio::sync::mpsc;
+
+use super::Session;
+use super::{drive, planning};
+use crate::checkpoints::DEFAULT_LIST;
+
+impl Session {
+    /// The session's life: start, every op until shutdown, then `session_ended`.
+    pub(super) async fn run(mut self, ops: mpsc::UnboundedReceiver<Op>) {
+        // Recorded (and a killed session's tail repaired) before it is announced.
+        self.register().await;
+        self.repair_interrupted_calls().await;
+        self.plan.load().await;
+        self.work.lock().await.load().await;
+        self.planner.load().await;
+        let info = self.options.client.info().clone();
+        self.emit(Event::SessionStarted {
+            session_id: self.options.session_id.clone(),
+            provider: info.provider,
+            model: info.model,
+            wire: info.wire.to_string(),
+            workspace: self.options.workspace.display().to_string(),
+            mode: self.mode,
+        });
+        let mut inbox = drive::Inbox::new(ops);
+        while let Some(op) = inbox.next().await {
+            match op {
+                Op::UserInput { text } => {
+                    if self.planner.waiting.is_some() {
+                        self.refine_plan(text, &mut inbox).await;
+                        if inbox.gone {
+                            break;
+                        }
+                        continue;
+                    }
+                    if self.should_plan(&text) {
+                        let drafted = self.generate_plan(text.clone(), &mut inbox).await;
+                        if inbox.gone {
+                            break;
+                        }
+                        // Failed: the prompt runs as a plain turn instead.
+                        if drafted != planning::Drafted::Failed {
+                            continue;
+                        }
+                    }
+                    let result = self.drive_turn(text, &mut inbox).await;
+                    let turn = self.turns;
+                    self.charge_goals(&result).await;
+                    self.emit(Event::TurnCompleted { turn, result });
+                    if inbox.gone {
+                        break;
+                    }
+                }
+                Op::AutoPlan { task } => {
+                    self.generate_plan(task, &mut inbox).await;
+                    if inbox.gone {
+                        break;
+                    }
+                }
+                Op::PlanDecision { number, .. } => self.emit(Event::Error {
+                    message: format!(
+                        "no plan step is waiting for a decision (step {number}); nothing was changed"
+                    ),
+                }),
+                Op::PlannerSettings {
+                    auto_rollback_on_failure,
+                    detect,
+                    threshold,
+                } => self.planner_settings(auto_rollback_on_failure, detect, threshold),
+                Op::Fork { label } => {
+                    // The parent's files as the conversation leaves it, for a later switch.
+                    let leaving = self.thread_name();
+                    self.keeper.leaving_thread(self.turns, &leaving).await;
+                    let threads = self.threads();
+                    let forked = threads
+                        .fork(&self.recorder.thread, self.history.len(), label)
+                        .await;
+                    match forked {
+                        Ok(thread) => {
+                            let len = self.history.len();
+                            self.recorder.set_thread(thread.id.clone(), len);
+                            self.emit(Event::ThreadSwitched { thread });
+                        }
+                        Err(message) => self.emit(Event::Error { message }),
+                    }
+                }
+                Op::ListThreads => {
+                    let threads = self.threads();
+                    match threads.list(&self.recorder.thread).await {
+                        Ok(threads) => self.emit(Event::ThreadList { threads }),
+                        Err(message) => self.emit(Event::Error { message }),
+                    }
+                }
+                Op::SwitchThread { id } => {
+                    let leaving = self.thread_name();
+                    let threads = self.threads();
+                    let switched = threads.switch(&id).await;
+                    if self.enter_thread(switched) {
+                        self.offer_files(&leaving, false).await;
+                    }
+                }
+                Op::Rollback => {
+                    let leaving = self.thread_name();
+                    let threads = self.threads();
+                    let switched = threads.rollback(&self.recorder.thread).await;
+                    if self.enter_thread(switched) {
+                        self.offer_files(&leaving, true).await;
+                    }
+                }
+                Op::SetMode { mode, permission } => self.set_mode(mode, permission),
+                Op::SetEffort { effort } => self.set_effort(effort),
+                Op::ShowPlan if self.planner.waiting.is_some() => self.show_task_plan(),
+                Op::ApprovePlan { selection } if self.planner.waiting.is_some() => {
+                    self.run_plan(selection, &mut inbox).await;
+                    if inbox.gone {
+                        break;
+                    }
+                }
+                Op::RejectPlan { reason, .. } if self.planner.waiting.is_some() => {
+                    self.reject_task_plan(reason).await;
+                }
+                Op::ShowPlan => {
+                    let previews = self.plan.previews();
+                    self.emit(Event::Plan {
+                        plan: self.plan.plan().cloned(),
+                        previews,
+                    });
+                }
+                Op::ApprovePlan { selection } => self.decide_plan(selection, None, true).await,
+                Op::RejectPlan { selection, reason } => {
+                    self.decide_plan(selection, reason, false).await;
+                }
+                Op::Goal { command } => self.goal(command).await,
+                Op::ListCheckpoints { limit } => {
+                    match self.keeper.list(limit.unwrap_or(DEFAULT_LIST)).await {
+                        Ok(checkpoints) => self.emit(Event::CheckpointList { checkpoints }),
+                        Err(message) => self.emit(Event::Error { message }),
+                    }
+                }
+                Op::RestoreCheckpoint { id } => {
+                    let restored = self.keeper.restore(id).await;
+                    self.restored(id, restored);
+                }
+                Op::Undo => match self.keeper.undo().await {
+                    Ok((turn, report)) => {
+                        self.emit(Event::Notice {
+                            message: format!("undid the file changes of turn {turn}"),
+                        });
+                        self.restored(0, Ok(report));
+                    }
+                    Err(message) => self.emit(Event::Error { message }),
+                },
+                Op::SetTrust { on } => {
+                    self.trust = on;
+                    self.emit(Event::TrustChanged { on });
+                }
+                Op::ListGrants => {
+                    let grants = self.gate.list().await;
+                    self.emit(Event::GrantList { grants });
+                }
+                Op::RevokeGrant { number } => match self.gate.revoke(number).await {
+                    Ok(message) => self.emit(Event::Notice { message }),
+                    Err(message) => self.emit(Event::Error { message }),
+                },
+                // Nothing is running: nothing to interrupt, no question open.
+                Op::Interrupt | Op::Approval { .. } => {}
+                Op::Shutdown => break,
+            }
+        }
+        self.emit(Event::SessionEnded);
+    }
+}

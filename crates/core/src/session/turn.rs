@@ -1,0 +1,294 @@
+//! One model turn: the prompt recorded with its context, then model calls and tool calls
+//! in rounds until the model stops, a limit is hit or the turn is cancelled; an active goal
+//! keeps the turn going a bounded number of times. Running totals and the closing
+//! `FinalResult` are here too. Interrupts and approvals reach it through `drive`.
+
+use std::borrow::Cow;
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use atto_llm::{ModelError, ModelRequest, StreamUpdate};
+use atto_protocol::{AssistantPart, Event, FailureKind, FinalResult, Message, TurnStatus, Usage};
+use atto_tools::CancellationToken;
+
+use super::Session;
+use crate::limits::Limits;
+use crate::orchestrator::Orchestrator;
+use crate::prompt;
+
+/// How many times one prompt's work is continued toward an active goal.
+const MAX_GOAL_NUDGES: u32 = 10;
+
+/// The user text of a message that continues toward the goal (atto's, not the user's).
+const GOAL_CONTINUE: &str = "(continue toward the goal)";
+
+impl Session {
+    pub(super) async fn run_turn(
+        &mut self,
+        text: String,
+        cancel: CancellationToken,
+    ) -> FinalResult {
+        self.turns += 1;
+        self.current_turn
+            .store(self.turns, std::sync::atomic::Ordering::Relaxed);
+        let mut context = prompt::mode_line(self.mode);
+        let mut reported = Vec::new();
+        if let Some((report, ids)) = self.plan.take_report() {
+            context = format!("{report}\n\n{context}");
+            reported = ids;
+        }
+        if !self.notes.is_empty() {
+            context = format!(
+                "{}\n\n{context}",
+                std::mem::take(&mut self.notes).join("\n")
+            );
+        }
+        let task = text.clone();
+        self.record(Message::User {
+            text,
+            context: Some(context),
+        })
+        .await;
+        // Announced once the prompt is stored: a turn shown as started survives a crash.
+        self.emit(Event::TurnStarted {
+            turn: self.turns,
+            mode: self.mode,
+            complexity: Some(crate::complexity::classify(&task)),
+        });
+        self.plan.reported(&reported).await;
+        let mut turn = TurnState::new();
+        let mut nudges = 0u32;
+        let mut corrections = crate::correction::Corrections::new(&task);
+        loop {
+            if let Some(status) = self.limit_hit(&turn) {
+                return turn.finish(status, Some(status_message(&self.options.limits, &turn)));
+            }
+            turn.rounds += 1;
+            // Borrowed: a long history is not copied for every model call.
+            let request = ModelRequest {
+                system: Cow::Borrowed(&self.system),
+                messages: Cow::Borrowed(&self.history),
+                tools: Cow::Borrowed(&self.tool_specs),
+                max_output_tokens: self.options.limits.max_output_tokens,
+                effort: self.effort,
+            };
+            let events = self.events.clone();
+            let mut on_update = move |update: StreamUpdate| {
+                let event = match update {
+                    StreamUpdate::Text(text) => Event::TextDelta { text },
+                    StreamUpdate::Thinking(text) => Event::ThinkingDelta { text },
+                    StreamUpdate::Retry(notice) => Event::Retry(notice),
+                    StreamUpdate::ToolCallBegin { .. } | StreamUpdate::ToolCallArgs { .. } => {
+                        return;
+                    }
+                };
+                let _ = events.send(event);
+            };
+            let client = Arc::clone(&self.options.client);
+            let reply = tokio::select! {
+                reply = client.stream(&request, &mut on_update) => reply,
+                () = cancel.cancelled() => Err(ModelError::Cancelled),
+            };
+            let response = match reply {
+                Ok(response) => response,
+                Err(ModelError::Cancelled) => {
+                    return turn.finish(TurnStatus::Cancelled, None);
+                }
+                Err(err) => {
+                    let message = err.to_string();
+                    self.emit(Event::Error {
+                        message: message.clone(),
+                    });
+                    turn.failure = Some(crate::failure::kind(&err));
+                    return turn.finish(TurnStatus::Failed, Some(message));
+                }
+            };
+            let cost = atto_llm::cost_usd(&response.model, &response.usage);
+            self.emit(Event::Usage {
+                model: response.model.clone(),
+                usage: response.usage,
+                cost_usd: cost,
+            });
+            turn.add_usage(&response.usage, cost);
+            let calls: Vec<_> = response
+                .parts
+                .iter()
+                .filter_map(|part| match part {
+                    AssistantPart::ToolCall(call) => Some(call.clone()),
+                    _ => None,
+                })
+                .collect();
+            let text: String = response
+                .parts
+                .iter()
+                .filter_map(|part| match part {
+                    AssistantPart::Text { text } => Some(text.as_str()),
+                    _ => None,
+                })
+                .collect();
+            if !text.is_empty() {
+                turn.text.clone_from(&text);
+            }
+            self.record(Message::Assistant {
+                parts: response.parts,
+            })
+            .await;
+            if calls.is_empty() {
+                if response.stop == atto_protocol::StopReason::MaxTokens {
+                    self.emit(Event::Warning {
+                        message: "the model's reply was cut off by its output token limit"
+                            .to_owned(),
+                    });
+                }
+                // An active goal the model has not reported on keeps the work going.
+                let goal = self.work.lock().await.active_goal();
+                if let Some(objective) = goal.filter(|_| nudges < MAX_GOAL_NUDGES) {
+                    nudges += 1;
+                    self.emit(Event::Notice {
+                        message: format!(
+                            "goal \"{objective}\" is still active: continuing ({nudges}/\
+                             {MAX_GOAL_NUDGES}); /goal pause stops this"
+                        ),
+                    });
+                    self.record(Message::User {
+                        text: GOAL_CONTINUE.to_owned(),
+                        context: Some(format!(
+                            "[atto] The session goal \"{objective}\" is still active. Keep working \
+                             toward it. When it is met, call goal_update with status complete; if \
+                             you cannot go on without the user, call goal_update with status \
+                             blocked and say why."
+                        )),
+                    })
+                    .await;
+                    continue;
+                }
+                return turn.finish(TurnStatus::Completed, None);
+            }
+            let emit_events = self.events.clone();
+            let emit = move |event: Event| {
+                let _ = emit_events.send(event);
+            };
+            let sandbox = self.command_sandbox();
+            let mut orchestrator = Orchestrator {
+                gate: &mut self.gate,
+                recorder: &mut self.recorder,
+                tools: &self.options.tools,
+                workspace: &self.options.workspace,
+                max_output_bytes: self.options.limits.max_tool_output_bytes,
+                emit: &emit,
+                trust: self.trust,
+                sandbox,
+                mode: self.mode,
+                plan: &mut self.plan,
+                task: &task,
+                reason: &text,
+                checkpoints: &mut self.keeper,
+                turn: self.turns,
+                correction: &mut corrections,
+            };
+            let outcomes = orchestrator
+                .run_calls(&calls, &response.stop, &cancel)
+                .await;
+            for outcome in outcomes {
+                turn.files_changed.extend(outcome.changed_paths);
+                // The orchestrator committed each result before reporting it finished.
+                self.history.push(Message::ToolResult(outcome.result));
+            }
+            if cancel.is_cancelled() {
+                return turn.finish(TurnStatus::Cancelled, None);
+            }
+        }
+    }
+
+    fn limit_hit(&self, turn: &TurnState) -> Option<TurnStatus> {
+        let limits = &self.options.limits;
+        let tokens = turn.usage.input_tokens
+            + turn.usage.output_tokens
+            + turn.usage.cache_read_tokens
+            + turn.usage.cache_write_tokens;
+        let over_rounds = turn.rounds >= limits.max_rounds;
+        let over_tokens = limits.max_tokens.is_some_and(|max| tokens >= max);
+        let over_time = limits
+            .max_duration
+            .is_some_and(|max| turn.started.elapsed() >= max);
+        (over_rounds || over_tokens || over_time).then_some(TurnStatus::LimitReached)
+    }
+}
+
+fn status_message(limits: &Limits, turn: &TurnState) -> String {
+    if turn.rounds >= limits.max_rounds {
+        format!(
+            "stopped after {} model calls (the round limit); the task may be unfinished. \
+             Continue with a new prompt or raise limits.max_rounds.",
+            turn.rounds
+        )
+    } else if limits
+        .max_duration
+        .is_some_and(|max| turn.started.elapsed() >= max)
+    {
+        "stopped at the time limit; the task may be unfinished. Raise limits.max_duration_secs \
+         to allow longer turns."
+            .to_owned()
+    } else {
+        "stopped at the token limit; the task may be unfinished. Raise limits.max_tokens to \
+         allow more."
+            .to_owned()
+    }
+}
+
+/// Running totals of one turn.
+struct TurnState {
+    started: Instant,
+    rounds: u32,
+    usage: Usage,
+    cost: Option<f64>,
+    files_changed: BTreeSet<String>,
+    text: String,
+    failure: Option<FailureKind>,
+}
+
+impl TurnState {
+    fn new() -> Self {
+        Self {
+            started: Instant::now(),
+            rounds: 0,
+            usage: Usage::default(),
+            cost: Some(0.0),
+            files_changed: BTreeSet::new(),
+            text: String::new(),
+            failure: None,
+        }
+    }
+
+    fn add_usage(&mut self, usage: &Usage, cost: Option<f64>) {
+        self.usage.input_tokens += usage.input_tokens;
+        self.usage.output_tokens += usage.output_tokens;
+        self.usage.cache_read_tokens += usage.cache_read_tokens;
+        self.usage.cache_write_tokens += usage.cache_write_tokens;
+        self.cost = match (self.cost, cost) {
+            (Some(a), Some(b)) => Some(a + b),
+            _ => None,
+        };
+    }
+
+    fn finish(&mut self, status: TurnStatus, error: Option<String>) -> FinalResult {
+        FinalResult {
+            status,
+            rounds: self.rounds,
+            usage: self.usage,
+            cost_usd: if self.rounds == 0 { None } else { self.cost },
+            files_changed: std::mem::take(&mut self.files_changed)
+                .into_iter()
+                .collect(),
+            text: std::mem::take(&mut self.text),
+            error,
+            failure: self.failure,
+            duration_ms: duration_ms(self.started.elapsed()),
+        }
+    }
+}
+
+fn duration_ms(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
