@@ -12,9 +12,10 @@ apt_install() {
   fi
 }
 
-# Real peers the tests use: git (repositories, checkpoints), python3 (tool runs), bash.
+# Real peers the tests use: git (repositories, checkpoints), python3 (tool runs), bash,
+# tmux (the terminal UI's end-to-end tests drive the real binary in it).
 missing=()
-for tool in git python3 bash; do need "$tool" || missing+=("$tool"); done
+for tool in git python3 bash tmux; do need "$tool" || missing+=("$tool"); done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing: ${missing[*]}"
   pkgs=()

@@ -10,6 +10,7 @@ mod plan_cmd;
 mod render;
 mod repl;
 mod setup;
+mod tui;
 
 use std::path::PathBuf;
 
@@ -80,8 +81,16 @@ pub struct GlobalArgs {
     /// review (read-only), debug (reads and test commands); yolo is build without asking.
     #[arg(long, global = true, value_name = "MODE", value_parser = parse_mode)]
     pub mode: Option<(AgentMode, bool)>,
-    /// Resume a saved session: its id, a unique prefix of it, or `latest`.
-    #[arg(short = 'r', long = "resume", global = true, value_name = "ID")]
+    /// Resume a saved session: its id, a unique prefix of it, or `latest`. Without an id,
+    /// the terminal UI shows a picker of this workspace's sessions.
+    #[arg(
+        short = 'r',
+        long = "resume",
+        global = true,
+        value_name = "ID",
+        num_args = 0..=1,
+        default_missing_value = ""
+    )]
     pub resume: Option<String>,
     /// Resume the most recent session of this workspace.
     #[arg(
@@ -94,15 +103,26 @@ pub struct GlobalArgs {
 }
 
 impl GlobalArgs {
-    /// Which saved session to resume, if any.
-    fn resume_ref(&self) -> Option<atto_store::SessionRef> {
+    /// Which saved session to resume, if any. A bare `-r` (the picker) is an error here:
+    /// only the terminal UI can show the picker.
+    fn resume_ref(&self) -> Result<Option<atto_store::SessionRef>, Failure> {
         if self.continue_latest {
-            return Some(atto_store::SessionRef::Latest);
+            return Ok(Some(atto_store::SessionRef::Latest));
         }
-        self.resume.as_ref().map(|r| match r.as_str() {
-            "latest" => atto_store::SessionRef::Latest,
-            id => atto_store::SessionRef::Id(id.to_owned()),
-        })
+        match self.resume.as_deref() {
+            None => Ok(None),
+            Some("") => Err(Failure::usage(
+                "-r without an id opens a session picker, which needs a terminal; give a \
+                 session id, a prefix of one, or `latest` (`atto sessions` lists them)",
+            )),
+            Some("latest") => Ok(Some(atto_store::SessionRef::Latest)),
+            Some(id) => Ok(Some(atto_store::SessionRef::Id(id.to_owned()))),
+        }
+    }
+
+    /// A bare `-r`: the user wants to pick a session.
+    fn wants_picker(&self) -> bool {
+        self.resume.as_deref() == Some("") && !self.continue_latest
     }
 }
 
@@ -263,7 +283,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                     cwd,
                     limits,
                     permissions: cli.global.permission_flags(),
-                    resume: cli.global.resume_ref(),
+                    resume: cli.global.resume_ref()?,
                     mode: cli.global.agent_mode(),
                 })?;
                 let options = exec::RunOptions {
@@ -281,9 +301,10 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             let yolo = cli.global.yolo || cli.global.mode.is_some_and(|(_, yolo)| yolo);
             let trust = cli.global.trust || yolo;
             let mode = cli.global.agent_mode();
-            // There is no full-screen interface yet: every session is the line session,
-            // `--plain` or not.
-            let _ = cli.plain;
+            if use_tui(&cli) {
+                return tui::start(&cli, &config, &provider, workspace, cwd);
+            }
+            let resume = cli.global.resume_ref()?;
             block_on(async {
                 let (handle, _) = setup::start(Launch {
                     provider: &provider,
@@ -292,11 +313,22 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                     cwd,
                     limits: LimitFlags::default(),
                     permissions: cli.global.permission_flags(),
-                    resume: cli.global.resume_ref(),
+                    resume,
                     mode: cli.global.agent_mode(),
                 })?;
                 Ok(repl::run(handle, cli.prompt, trust, mode, cli.output_format).await)
             })
         }
     }
+}
+
+/// The full-screen interface runs when both ends are a terminal that can draw it, and
+/// neither `--plain` nor a machine output format was asked for.
+fn use_tui(cli: &Cli) -> bool {
+    use std::io::IsTerminal as _;
+    !cli.plain
+        && cli.output_format == repl::LineFormat::Text
+        && std::io::stdin().is_terminal()
+        && std::io::stdout().is_terminal()
+        && std::env::var("TERM").map_or(true, |t| t != "dumb")
 }

@@ -21,3 +21,4 @@ mod planner_decisions;
 mod planner_effort;
 mod policy;
 mod sessions;
+mod tui;

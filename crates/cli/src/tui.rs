@@ -1,0 +1,115 @@
+//! Starting the full-screen interface: the resume picker for a bare `-r`, the session, and
+//! what the status line shows before the engine says more. The interface itself lives in
+//! the `atto-tui` crate.
+
+use std::path::PathBuf;
+
+use atto_llm::ResolvedProvider;
+use atto_protocol::PermissionMode;
+use atto_tui::app::AppInfo;
+use atto_tui::picker::SessionChoice;
+
+use crate::config::{Config, ProjectConfig};
+use crate::setup::{self, Launch, LimitFlags, SetupError};
+use crate::{Cli, ExitCode, Failure, block_on, permissions};
+
+/// Most sessions the picker lists.
+const PICKER_SESSIONS: u32 = 50;
+
+/// Runs the terminal UI until the user leaves.
+pub fn start(
+    cli: &Cli,
+    config: &Config,
+    provider: &ResolvedProvider,
+    workspace: PathBuf,
+    cwd: PathBuf,
+) -> Result<ExitCode, Failure> {
+    let flags = cli.global.permission_flags();
+    let project = ProjectConfig::load(&workspace)?;
+    let permission = permissions::setting(&flags, config, &project)?.mode;
+    let mode = cli.global.agent_mode();
+    let info = AppInfo {
+        provider: provider.name.clone(),
+        model: provider.model.clone(),
+        mode,
+        permission,
+        sandbox: permission != PermissionMode::Yolo
+            && atto_sandbox::Sandbox::probe()
+                .landlock_unavailable
+                .is_none(),
+        workspace: workspace.display().to_string(),
+    };
+    let sessions = if cli.global.wants_picker() {
+        Some(session_choices(&workspace)?)
+    } else {
+        None
+    };
+    block_on(async {
+        let resume = match sessions {
+            None => cli.global.resume_ref()?,
+            Some(choices) if choices.is_empty() => {
+                return Err(Failure::usage(format!(
+                    "no saved sessions in {} to resume; run atto without -r to start one",
+                    workspace.display()
+                )));
+            }
+            Some(choices) => {
+                let title = format!("Resume a session in {}", workspace.display());
+                match atto_tui::picker::pick(&title, choices)
+                    .await
+                    .map_err(tui_failure)?
+                {
+                    Some(id) => Some(atto_store::SessionRef::Id(id)),
+                    None => return Ok(ExitCode::Ok),
+                }
+            }
+        };
+        let (handle, _) = setup::start(Launch {
+            provider,
+            config,
+            workspace: workspace.clone(),
+            cwd,
+            limits: LimitFlags::default(),
+            permissions: flags.clone(),
+            resume,
+            mode,
+        })?;
+        let options = atto_tui::TuiOptions {
+            first_prompt: cli.prompt.clone(),
+            trust: flags.trust || permission == PermissionMode::Yolo,
+            info,
+            workspace,
+        };
+        atto_tui::run(handle, options).await.map_err(tui_failure)?;
+        Ok(ExitCode::Ok)
+    })
+}
+
+/// This workspace's saved sessions, newest first, as the picker lists them.
+fn session_choices(workspace: &std::path::Path) -> Result<Vec<SessionChoice>, Failure> {
+    let store = permissions::open_store().map_err(|e| {
+        Failure::from(SetupError(format!(
+            "cannot list saved sessions: {e}; give a session id to -r instead"
+        )))
+    })?;
+    let here = workspace.display().to_string();
+    let rows = store
+        .sessions_blocking(&here, PICKER_SESSIONS)
+        .map_err(|e| Failure::usage(e.to_string()))?;
+    Ok(rows
+        .into_iter()
+        .map(|r| SessionChoice {
+            updated: atto_core::time::utc_minute(r.updated_at),
+            messages: r.messages,
+            title: r.title.unwrap_or_else(|| "(no prompt yet)".to_owned()),
+            id: r.id,
+        })
+        .collect())
+}
+
+fn tui_failure(err: atto_tui::TuiError) -> Failure {
+    Failure {
+        code: ExitCode::Failed,
+        message: err.to_string(),
+    }
+}

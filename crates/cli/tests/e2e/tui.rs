@@ -1,0 +1,561 @@
+//! The terminal UI through the front door: the real binary in a real terminal (tmux, on a
+//! private server socket per test), a scripted model, keys sent as a user types them and
+//! the screen read back. Covers a streamed answer, Tab to Plan mode, a queued write shown
+//! and approved, an approval answered with A, Esc cancelling a turn, the terminal coming
+//! back after exit, and bad input (a tiny window, a 1 MB paste, invalid UTF-8 in tool
+//! output, an unknown command).
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use atto_testkit::{Reply, Script, ScriptToolCall};
+use serde_json::{Value, json};
+
+use crate::common::{Env, call};
+
+/// How long a screen may take to show what a test waits for.
+const WAIT: Duration = Duration::from_secs(20);
+
+/// A tmux server of its own with one window running an interactive shell.
+struct Tmux {
+    socket: String,
+    /// The server's socket file, removed with the server.
+    socket_path: Option<std::path::PathBuf>,
+}
+
+impl Tmux {
+    /// A 100×30 window running a plain bash in the test's repository, with the test's
+    /// HOME and data dir and nothing of the caller's environment.
+    fn start(env: &Env) -> Tmux {
+        let socket = format!("atto-test-{}-{}", std::process::id(), random_suffix());
+        let mut tmux = Tmux {
+            socket,
+            socket_path: None,
+        };
+        let home = env.dir.path().join("home");
+        let path = std::env::var("PATH").unwrap_or_default();
+        let status = Command::new("tmux")
+            .env_clear()
+            .env("PATH", path)
+            .env("HOME", &home)
+            .env("ATTO_HOME", home.join("atto-data"))
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env("TMPDIR", env.dir.path().join("tmp"))
+            .env("TERM", "xterm-256color")
+            .env("LANG", "C.UTF-8")
+            .env("PS1", "$ ")
+            .args(["-L", &tmux.socket, "-f", "/dev/null"])
+            .args(["new-session", "-d", "-x", "100", "-y", "30", "-c"])
+            .arg(env.repo())
+            .args(["bash", "--norc", "--noprofile"])
+            .status()
+            .expect("tmux must be installed (scripts/test.sh installs it)");
+        assert!(status.success(), "tmux did not start");
+        let path = tmux.tmux(&["display", "-p", "#{socket_path}"]).stdout;
+        tmux.socket_path = Some(String::from_utf8_lossy(&path).trim().into());
+        tmux
+    }
+
+    fn tmux(&self, args: &[&str]) -> std::process::Output {
+        Command::new("tmux")
+            .args(["-L", &self.socket])
+            .args(args)
+            .output()
+            .unwrap()
+    }
+
+    /// Sends key names (`Enter`, `Escape`, `Tab`, `C-c`, …).
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "0"];
+        args.extend_from_slice(keys);
+        assert!(self.tmux(&args).status.success());
+        // Keys sent back to back can merge into one escape sequence (Esc + x = Alt-x).
+        std::thread::sleep(Duration::from_millis(60));
+    }
+
+    /// Types `text` literally.
+    fn type_text(&self, text: &str) {
+        assert!(
+            self.tmux(&["send-keys", "-t", "0", "-l", text])
+                .status
+                .success()
+        );
+        std::thread::sleep(Duration::from_millis(60));
+    }
+
+    /// Types a line and presses Enter.
+    fn line(&self, text: &str) {
+        self.type_text(text);
+        self.keys(&["Enter"]);
+    }
+
+    fn screen(&self) -> String {
+        String::from_utf8_lossy(&self.tmux(&["capture-pane", "-p", "-t", "0"]).stdout).into_owned()
+    }
+
+    /// Polls the screen until `pred` holds; fails with the screen after `WAIT`.
+    fn wait(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            if pred(&screen) {
+                return screen;
+            }
+            assert!(
+                start.elapsed() < WAIT,
+                "timed out waiting for {what}; screen:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn wait_for(&self, needle: &str) -> String {
+        self.wait(&format!("{needle:?}"), |s| s.contains(needle))
+    }
+
+    /// Whether the window shows the alternate screen (a full-screen program is up).
+    fn alternate_on(&self) -> bool {
+        let out = self.tmux(&["display", "-p", "-t", "0", "#{alternate_on}"]);
+        String::from_utf8_lossy(&out.stdout).trim() == "1"
+    }
+
+    /// Starts atto against the scripted server and waits for its composer.
+    fn atto(&self, env: &Env, args: &[&str]) {
+        let mut line = format!(
+            "{} --base-url {} --model scripted-model",
+            env!("CARGO_BIN_EXE_atto"),
+            env.base("chat")
+        );
+        for arg in args {
+            line.push(' ');
+            line.push_str(arg);
+        }
+        self.line(&line);
+        self.wait_for(atto_tui::PLACEHOLDER);
+        assert!(self.alternate_on());
+    }
+
+    /// The last line of the screen that is not blank: the status line.
+    fn status_line(&self) -> String {
+        self.screen()
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("")
+            .to_owned()
+    }
+
+    /// Leaves atto with `/exit` and checks the shell is back and usable.
+    fn exit_and_check_shell(&self) {
+        self.keys(&["C-u"]);
+        self.line("/exit");
+        self.wait("the main screen", |_| !self.alternate_on());
+        self.line("echo shell-ok-$((40 + 2))");
+        self.wait_for("shell-ok-42");
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.tmux(&["kill-server"]);
+        if let Some(path) = &self.socket_path {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+fn random_suffix() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos(),
+    );
+    h.finish()
+}
+
+fn serve(env: &mut Env, replies: Vec<Reply>) {
+    env.serve(Script {
+        replies,
+        ..Script::default()
+    });
+}
+
+fn calls(calls: Vec<ScriptToolCall>) -> Reply {
+    Reply {
+        tool_calls: calls,
+        ..Reply::default()
+    }
+}
+
+/// The text of the user messages the model received in request `n` (chat wire).
+fn user_messages(env: &Env, n: usize) -> Vec<String> {
+    env.requests()[n].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| match &m["content"] {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+        .collect()
+}
+
+#[test]
+fn a_prompt_streams_its_answer_and_exit_restores_the_terminal() {
+    let mut env = Env::new();
+    serve(
+        &mut env,
+        vec![Reply::text(
+            "## Result\n\nThe answer is **forty-two**.\n\n- first point\n- second point\n",
+        )],
+    );
+    let tmux = Tmux::start(&env);
+    tmux.atto(&env, &[]);
+    tmux.line("what is the answer?");
+    let screen = tmux.wait_for("The answer is forty-two");
+    assert!(screen.contains("what is the answer?"), "{screen}");
+    assert!(screen.contains("second point"), "{screen}");
+    // The engine appends the mode to the prompt; the typed text comes first.
+    let sent = user_messages(&env, 0);
+    assert!(
+        sent.last().unwrap().starts_with("what is the answer?"),
+        "{sent:?}"
+    );
+    tmux.exit_and_check_shell();
+}
+
+#[test]
+fn tab_cycles_to_plan_mode_and_the_status_line_says_so() {
+    let mut env = Env::new();
+    serve(&mut env, vec![Reply::text("ok")]);
+    let tmux = Tmux::start(&env);
+    tmux.atto(&env, &[]);
+    assert!(
+        tmux.status_line().contains("BUILD"),
+        "{}",
+        tmux.status_line()
+    );
+    // Build → YOLO → Plan.
+    tmux.keys(&["Tab"]);
+    tmux.wait("YOLO in the status line", |_| {
+        tmux.status_line().contains("YOLO")
+    });
+    tmux.keys(&["Tab"]);
+    tmux.wait("PLAN in the status line", |_| {
+        tmux.status_line().contains("PLAN")
+    });
+    // Tab with text typed does not switch modes.
+    tmux.type_text("draft");
+    tmux.keys(&["Tab"]);
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(
+        tmux.status_line().contains("PLAN"),
+        "{}",
+        tmux.status_line()
+    );
+    tmux.exit_and_check_shell();
+}
+
+#[test]
+fn plan_mode_queues_a_write_shows_its_diff_and_approve_applies_it() {
+    let mut env = Env::new();
+    env.write("notes.txt", "old line\n");
+    serve(
+        &mut env,
+        vec![
+            calls(vec![call(
+                "edit_file",
+                json!({"path": "notes.txt", "old_string": "old line", "new_string": "new line"}),
+            )]),
+            Reply::text("I queued the edit for your approval."),
+            Reply::text("Applied."),
+        ],
+    );
+    let tmux = Tmux::start(&env);
+    tmux.atto(&env, &["--mode", "plan"]);
+    tmux.line("change the note");
+    tmux.wait_for("queued the edit");
+    assert_eq!(
+        env.read("notes.txt"),
+        "old line\n",
+        "plan mode wrote a file"
+    );
+    // The tool card shows the diff once; the plan panel shows it again.
+    let before = tmux.screen().matches("+new line").count();
+    tmux.line("/show-plan");
+    let screen = tmux.wait("the plan panel's diff", |s| {
+        s.matches("+new line").count() > before && s.matches("-old line").count() > before
+    });
+    assert!(screen.contains("notes.txt"), "{screen}");
+    tmux.keys(&["Escape"]);
+    tmux.line("/approve");
+    let start = Instant::now();
+    while env.read("notes.txt") != "new line\n" {
+        assert!(start.elapsed() < WAIT, "not applied:\n{}", tmux.screen());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    tmux.exit_and_check_shell();
+}
+
+#[test]
+fn an_approval_answered_with_capital_a_saves_a_project_grant() {
+    let mut env = Env::new();
+    let cmd = "python3 -c 'print(40 + 2)'";
+    serve(
+        &mut env,
+        vec![
+            calls(vec![call("bash", json!({ "command": cmd }))]),
+            Reply::text("It printed 42."),
+        ],
+    );
+    let tmux = Tmux::start(&env);
+    tmux.atto(&env, &["--permission", "interactive"]);
+    tmux.line("run the script");
+    // The dialog shows the command, its risk, and the rule "A" would save.
+    let screen = tmux.wait_for("WARN");
+    assert!(screen.contains("print(40 + 2)"), "{screen}");
+    tmux.keys(&["A"]);
+    tmux.wait_for("It printed 42.");
+    tmux.exit_and_check_shell();
+    let grants = env.atto().arg("grants").output().unwrap();
+    let grants = String::from_utf8_lossy(&grants.stdout);
+    assert!(grants.contains("python3 -c 'print(40 + 2)'"), "{grants}");
+    assert!(grants.contains("project"), "{grants}");
+}
+
+#[test]
+fn esc_cancels_a_running_turn_and_the_session_stays_usable() {
+    let mut env = Env::new();
+    serve(
+        &mut env,
+        vec![
+            Reply {
+                text: Some("too late".into()),
+                delay_ms: 30_000,
+                ..Reply::default()
+            },
+            Reply::text("second answer arrives"),
+        ],
+    );
+    let tmux = Tmux::start(&env);
+    tmux.atto(&env, &[]);
+    tmux.line("slow question");
+    // Wait until the request is in flight, then cancel.
+    let start = Instant::now();
+    while env.requests().is_empty() {
+        assert!(start.elapsed() < WAIT, "no request:\n{}", tmux.screen());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    tmux.keys(&["Escape"]);
+    let screen = tmux.wait_for("cancelled");
+    assert!(!screen.contains("too late"), "{screen}");
+    tmux.line("again");
+    tmux.wait_for("second answer arrives");
+    tmux.exit_and_check_shell();
+}
+
+#[test]
+fn bad_input_tiny_window_huge_paste_invalid_utf8_and_unknown_command() {
+    let mut env = Env::new();
+    serve(
+        &mut env,
+        vec![
+            calls(vec![call(
+                "bash",
+                json!({"command": "printf 'bad:\\377\\376:end'"}),
+            )]),
+            Reply::text("printed some bytes"),
+        ],
+    );
+    let tmux = Tmux::start(&env);
+    tmux.atto(&env, &["--permission", "auto-safe"]);
+    // A 20×5 window: atto keeps running and draws something.
+    assert!(
+        tmux.tmux(&["resize-window", "-t", "0", "-x", "20", "-y", "5"])
+            .status
+            .success()
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(tmux.alternate_on(), "atto left at 20×5:\n{}", tmux.screen());
+    assert!(!tmux.screen().trim().is_empty());
+    assert!(
+        tmux.tmux(&["resize-window", "-t", "0", "-x", "100", "-y", "30"])
+            .status
+            .success()
+    );
+    tmux.wait_for(atto_tui::PLACEHOLDER);
+    // 1 MB pasted with bracketed paste: folded in the composer, sent whole.
+    let big: String = "0123456789abcdef".repeat(1 << 16);
+    let file = env.dir.path().join("paste.txt");
+    std::fs::write(&file, &big).unwrap();
+    assert!(
+        tmux.tmux(&["load-buffer", file.to_str().unwrap()])
+            .status
+            .success()
+    );
+    assert!(
+        tmux.tmux(&["paste-buffer", "-p", "-t", "0"])
+            .status
+            .success()
+    );
+    tmux.wait_for("[pasted 1,048,576 chars]");
+    tmux.keys(&["Enter"]);
+    // Tool output with invalid UTF-8 shows as a card, and the turn ends.
+    tmux.wait_for("printed some bytes");
+    let prompt = user_messages(&env, 0);
+    assert!(
+        prompt.last().unwrap().starts_with(&big),
+        "the paste was not sent whole"
+    );
+    let results = tool_results(&env, 1);
+    assert!(
+        results
+            .iter()
+            .any(|r| r.contains("bad:") && r.contains(":end")),
+        "{results:?}"
+    );
+    // An unknown command: one clear line, nothing sent.
+    let requests = env.requests().len();
+    tmux.line("/frobnicate");
+    tmux.wait_for("unknown command /frobnicate");
+    assert_eq!(env.requests().len(), requests);
+    tmux.exit_and_check_shell();
+}
+
+#[test]
+fn enter_during_a_turn_queues_the_draft_until_the_turn_ends() {
+    let mut env = Env::new();
+    serve(
+        &mut env,
+        vec![
+            Reply {
+                text: Some("slow answer".into()),
+                delay_ms: 1_500,
+                ..Reply::default()
+            },
+            Reply::text("answer to the follow-up"),
+        ],
+    );
+    let tmux = Tmux::start(&env);
+    tmux.atto(&env, &[]);
+    tmux.line("first question");
+    tmux.line("follow-up question");
+    tmux.line("/queue");
+    tmux.wait_for("1. follow-up question");
+    assert_eq!(
+        env.requests().len(),
+        1,
+        "the draft was sent during the turn"
+    );
+    tmux.wait_for("answer to the follow-up");
+    let sent = user_messages(&env, 1);
+    assert!(
+        sent.last().unwrap().starts_with("follow-up question"),
+        "{sent:?}"
+    );
+    tmux.exit_and_check_shell();
+}
+
+#[test]
+fn an_approval_refused_with_a_reason_tells_the_model_why() {
+    let mut env = Env::new();
+    serve(
+        &mut env,
+        vec![
+            calls(vec![call(
+                "bash",
+                json!({"command": "python3 -c 'print(1)'"}),
+            )]),
+            Reply::text("Understood, not running it."),
+        ],
+    );
+    let tmux = Tmux::start(&env);
+    tmux.atto(&env, &["--permission", "interactive"]);
+    tmux.line("run it");
+    tmux.wait_for("WARN");
+    tmux.keys(&["n"]);
+    tmux.line("use rg instead");
+    tmux.wait_for("Understood, not running it.");
+    let results = tool_results(&env, 1);
+    assert!(
+        results.iter().any(|r| r.contains("use rg instead")),
+        "{results:?}"
+    );
+    tmux.exit_and_check_shell();
+}
+
+#[test]
+fn sigterm_restores_the_terminal() {
+    let mut env = Env::new();
+    serve(&mut env, vec![Reply::text("ok")]);
+    let tmux = Tmux::start(&env);
+    tmux.atto(&env, &[]);
+    let out = tmux.tmux(&["display", "-p", "-t", "0", "#{pane_pid}"]);
+    let shell = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    let children = Command::new("pgrep").args(["-P", &shell]).output().unwrap();
+    let atto = String::from_utf8_lossy(&children.stdout).trim().to_owned();
+    assert!(!atto.is_empty(), "atto's pid not found");
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &atto])
+            .status()
+            .unwrap()
+            .success()
+    );
+    tmux.wait("the main screen", |_| !tmux.alternate_on());
+    tmux.line("echo shell-ok-$((40 + 2))");
+    tmux.wait_for("shell-ok-42");
+}
+
+#[test]
+fn bare_resume_opens_a_picker_of_this_workspaces_sessions() {
+    let mut env = Env::new();
+    serve(
+        &mut env,
+        vec![Reply::text("first answer"), Reply::text("resumed answer")],
+    );
+    let tmux = Tmux::start(&env);
+    tmux.atto(&env, &[]);
+    tmux.line("remember the number 7");
+    let screen = tmux.wait_for("first answer");
+    let session = screen
+        .split_whitespace()
+        .skip_while(|w| *w != "session")
+        .nth(1)
+        .unwrap()
+        .to_owned();
+    tmux.exit_and_check_shell();
+    tmux.line(&format!(
+        "{} --base-url {} --model scripted-model -r",
+        env!("CARGO_BIN_EXE_atto"),
+        env.base("chat")
+    ));
+    let picker = tmux.wait_for("Resume a session");
+    assert!(picker.contains("remember the number 7"), "{picker}");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for(atto_tui::PLACEHOLDER);
+    tmux.line("what was it?");
+    tmux.wait_for("resumed answer");
+    // The model saw the earlier conversation: the session really was resumed.
+    let sent = user_messages(&env, 1);
+    assert!(
+        sent.iter().any(|m| m.contains("remember the number 7")),
+        "{sent:?}"
+    );
+    assert!(tmux.screen().contains(&session), "{}", tmux.screen());
+    tmux.exit_and_check_shell();
+}
+
+fn tool_results(env: &Env, n: usize) -> Vec<String> {
+    env.requests()[n].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}

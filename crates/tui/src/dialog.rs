@@ -1,0 +1,207 @@
+//! The approval dialog, drawn over the transcript: exactly what would run (the whole
+//! command or diff, wrapped, scrollable and never cut silently), the risk level, the
+//! classifier's reasons, the rule an "always" answer saves and its scope, the key legend,
+//! and the reason or edit field while one is typed.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+
+use crate::app::{App, ApprovalDialog, DialogInput};
+use crate::highlight::diff_style;
+use crate::view::Theme;
+use crate::view::text::{sanitize, wrap};
+
+/// Draws the dialog of `app.approval` (if any) centred in `area`.
+pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &mut App) {
+    let theme = app.theme();
+    let Some(dialog) = app.approval.clone() else {
+        return;
+    };
+    if area.width < 4 || area.height < 3 {
+        return;
+    }
+    let outer_w = area.width.min(100);
+    let inner_w = usize::from(outer_w.saturating_sub(2)).max(1);
+    // What would run, why, and the rule "always" saves scroll together; the key legend
+    // (and the field being typed) stays put below them.
+    let mut scrolled = subject_lines(&dialog, inner_w, theme);
+    scrolled.extend(context_lines(&dialog, inner_w, theme));
+    let fixed = legend_lines(&dialog, inner_w, theme);
+    let max_inner_h = usize::from(area.height.saturating_sub(2));
+    let inner_h = (scrolled.len() + fixed.len()).min(max_inner_h).max(1);
+    let scroll = app.dialog_scroll_mut();
+    let body = if fixed.len() < inner_h {
+        let mut lines = window(&scrolled, inner_h - fixed.len(), scroll, theme);
+        lines.extend(fixed);
+        lines
+    } else {
+        // Too small for a fixed legend: everything scrolls together.
+        let mut all = scrolled;
+        all.extend(fixed);
+        window(&all, inner_h, scroll, theme)
+    };
+    let height = u16::try_from(body.len() + 2)
+        .unwrap_or(u16::MAX)
+        .min(area.height);
+    let rect = Rect {
+        x: area.x + (area.width - outer_w) / 2,
+        y: area.y + area.height.saturating_sub(height) / 2,
+        width: outer_w,
+        height,
+    };
+    let req = &dialog.request;
+    let title = Line::from(vec![
+        Span::styled(format!(" {} ", sanitize(&req.risk)), theme.risk(&req.risk)),
+        Span::raw(" approve "),
+        Span::styled(sanitize(&req.tool).into_owned(), theme.tool()),
+        Span::raw("? "),
+    ]);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme.border())
+        .title(title);
+    frame.render_widget(Clear, rect);
+    frame.render_widget(Paragraph::new(body).block(block), rect);
+}
+
+/// `room` lines of `lines` from `scroll`, with markers for what is above and below so
+/// nothing is hidden without saying so. Clamps `scroll`.
+fn window(
+    lines: &[Line<'static>],
+    room: usize,
+    scroll: &mut usize,
+    theme: Theme,
+) -> Vec<Line<'static>> {
+    if lines.len() <= room {
+        *scroll = 0;
+        return lines.to_vec();
+    }
+    // Rows go to the markers: "above" only once scrolled, "below" until the end.
+    let mut body = room.saturating_sub(1).max(1);
+    if *scroll > 0 {
+        body = room.saturating_sub(2).max(1);
+    }
+    *scroll = (*scroll).min(lines.len() - body);
+    let above = *scroll > 0 && room >= 3;
+    if !above {
+        body = room.saturating_sub(1).max(1);
+    }
+    let below = lines.len().saturating_sub(*scroll + body);
+    let mut out = Vec::with_capacity(room);
+    if above {
+        out.push(marker(format!("↑ {} lines above (PgUp)", *scroll), theme));
+    }
+    out.extend_from_slice(&lines[*scroll..(*scroll + body).min(lines.len())]);
+    if below > 0 {
+        out.push(marker(format!("↓ {below} more lines (PgDn)"), theme));
+    }
+    out.truncate(room);
+    out
+}
+
+fn marker(text: String, theme: Theme) -> Line<'static> {
+    Line::from(Span::styled(text, theme.dim()))
+}
+
+/// What would run: `$ command` for commands, coloured diff lines for file changes.
+fn subject_lines(dialog: &ApprovalDialog, width: usize, theme: Theme) -> Vec<Line<'static>> {
+    let req = &dialog.request;
+    let subject = sanitize(&req.subject);
+    let mut out = Vec::new();
+    if req.tool == "bash" {
+        let spans = [Span::styled(subject.into_owned(), theme.code())];
+        out.extend(wrap(
+            &spans,
+            width,
+            &[Span::styled("$ ", theme.dim())],
+            &[Span::raw("  ")],
+        ));
+        return out;
+    }
+    let diffish = matches!(req.tool.as_str(), "edit_file" | "write_file")
+        || crate::highlight::looks_like_diff(&subject);
+    for (i, line) in subject.lines().enumerate() {
+        // The first line of a write is its header ("write a.py (12 bytes):"); its content
+        // follows unmarked, so colour it as added.
+        let style = if !diffish || i == 0 {
+            theme.text()
+        } else if req.tool == "write_file" {
+            theme.diff_add()
+        } else {
+            diff_style(line, theme)
+        };
+        out.extend(wrap(
+            &[Span::styled(line.to_owned(), style)],
+            width,
+            &[],
+            &[],
+        ));
+    }
+    out
+}
+
+/// Why it asks and what "always" would save.
+fn context_lines(dialog: &ApprovalDialog, width: usize, theme: Theme) -> Vec<Line<'static>> {
+    let req = &dialog.request;
+    let mut out = vec![Line::default()];
+    if !req.reasons.is_empty() {
+        out.push(Line::from(Span::styled("why it asks:", theme.dim())));
+        for reason in &req.reasons {
+            let spans = [Span::raw(sanitize(reason).into_owned())];
+            out.extend(wrap(
+                &spans,
+                width,
+                &[Span::raw("  • ")],
+                &[Span::raw("    ")],
+            ));
+        }
+    }
+    let rule = sanitize(&req.suggested_rule).into_owned();
+    let spans = [
+        Span::styled("always saves ", theme.dim()),
+        Span::styled(rule, theme.code()),
+        Span::styled(
+            " — a: this session only · A: this project, every session",
+            theme.dim(),
+        ),
+    ];
+    out.extend(wrap(&spans, width, &[], &[Span::raw("  ")]));
+    out
+}
+
+/// The keys, and the reason or command being typed.
+fn legend_lines(dialog: &ApprovalDialog, width: usize, theme: Theme) -> Vec<Line<'static>> {
+    let req = &dialog.request;
+    let mut out = Vec::new();
+    let key = |k: &'static str| Span::styled(k, theme.key());
+    let text = |t: &'static str| Span::raw(t);
+    let mut legend = vec![
+        key("y"),
+        text(" yes  "),
+        key("n"),
+        text(" no (+reason)  "),
+        key("a"),
+        text(" always (session)  "),
+        key("A"),
+        text(" always (project)"),
+    ];
+    if req.tool == "bash" {
+        legend.extend([text("  "), key("e"), text(" edit")]);
+    }
+    out.extend(wrap(&legend, width, &[], &[]));
+    if let Some(input) = &dialog.input {
+        let (label, value) = match input {
+            DialogInput::Reason(r) => ("reason for the model (Enter sends, empty: none): ", r),
+            DialogInput::Edit(c) => ("run instead (Enter runs, Esc back): ", c),
+        };
+        let spans = [
+            Span::styled(label, theme.key()),
+            Span::raw(sanitize(value).into_owned()),
+            Span::styled("▏", theme.key()),
+        ];
+        out.extend(wrap(&spans, width, &[], &[Span::raw("  ")]));
+    }
+    out
+}

@@ -1,0 +1,425 @@
+//! Panels: the pending plan with per-change diffs, the task plan's steps with their live
+//! states above goals and tasks, the thread tree, checkpoints and grants. Each shows the
+//! same data its slash command prints (`/show-plan`, `/goals`, `/threads`, `/restore list`,
+//! `/grants`), as the last answer left it. A panel scrolls on its own (`App::scroll` while
+//! it is open); what is cut above or below is counted on its first or last row.
+
+use atto_protocol::{ChangeStatus, StepStatus, TaskPlan, TaskPlanStatus, ThreadInfo};
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph};
+
+use crate::app::{App, Panel};
+use crate::highlight::diff_style;
+use crate::view::Theme;
+use crate::view::steps;
+use crate::view::text::{sanitize, wrap};
+
+/// The panel's title.
+pub fn title(panel: Panel) -> &'static str {
+    match panel {
+        Panel::Plan => "pending plan",
+        Panel::Tasks => "plan steps · goals",
+        Panel::Threads => "threads",
+        Panel::Checkpoints => "checkpoints",
+        Panel::Grants => "grants",
+    }
+}
+
+/// Draws `panel` in `area` with a border, from its scroll offset (clamped here); what is
+/// cut above or below is counted, with the keys that scroll to it.
+pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &mut App, panel: Panel) {
+    let theme = app.theme();
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme.border())
+        .title(format!(" {} · Esc closes ", title(panel)));
+    let inner = block.inner(area);
+    let lines = lines(app, panel, usize::from(inner.width.max(1)));
+    let room = usize::from(inner.height);
+    let lines = window(lines, room, app.panel_scroll_mut(), theme);
+    frame.render_widget(Paragraph::new(lines).block(block), area);
+}
+
+/// `room` rows of `lines` from `scroll` (clamped): "↑ N lines above" on the first row once
+/// scrolled, "… N more lines" on the last while more follow.
+fn window(
+    mut lines: Vec<Line<'static>>,
+    room: usize,
+    scroll: &mut usize,
+    theme: Theme,
+) -> Vec<Line<'static>> {
+    if lines.len() <= room || room == 0 {
+        *scroll = 0;
+        return lines;
+    }
+    let marker = |text: String| Line::from(Span::styled(text, theme.dim()));
+    // The last offset shows the end with only the "above" row taken.
+    let max = lines.len() - room.saturating_sub(1).max(1);
+    *scroll = (*scroll).min(max);
+    let above = *scroll > 0 && room >= 2;
+    let top = *scroll;
+    let mut body = room - usize::from(above);
+    let below = lines.len().saturating_sub(top + body);
+    if below > 0 {
+        body = body.saturating_sub(1);
+    }
+    let hidden_below = lines.len() - (top + body).min(lines.len());
+    let mut out = Vec::with_capacity(room);
+    if above {
+        out.push(marker(format!("↑ {top} lines above (PgUp)")));
+    }
+    out.extend(lines.drain(top..(top + body).min(lines.len())));
+    if hidden_below > 0 {
+        out.push(marker(format!(
+            "… {hidden_below} more lines (PgDn / wheel scrolls)"
+        )));
+    }
+    out
+}
+
+/// The panel's content, wrapped to `width`.
+pub fn lines(app: &App, panel: Panel, width: usize) -> Vec<Line<'static>> {
+    let theme = app.theme();
+    let rows: Vec<(String, ratatui::style::Style)> = match panel {
+        Panel::Plan => plan(app, theme),
+        Panel::Tasks => {
+            let mut rows = app
+                .task_plan()
+                .map_or_else(Vec::new, |p| task_plan(p, theme));
+            if !rows.is_empty() {
+                rows.push((String::new(), theme.text()));
+            }
+            rows.extend(goals(app, theme));
+            rows
+        }
+        Panel::Threads => threads(app.threads(), theme),
+        Panel::Checkpoints => checkpoints(app, theme),
+        Panel::Grants => grants(app, theme),
+    };
+    let mut out = Vec::with_capacity(rows.len());
+    for (text, style) in rows {
+        let indent: String = text.chars().take_while(|c| *c == ' ').collect();
+        let spans = [Span::styled(sanitize(&text).into_owned(), style)];
+        out.extend(wrap(&spans, width, &[], &[Span::raw(indent)]));
+    }
+    out
+}
+
+type Rows = Vec<(String, ratatui::style::Style)>;
+
+/// The task plan's steps, each with its state: a heading with progress, one row per
+/// step (glyph, number, description, state, kind and dependencies), and the decision a
+/// step waits on.
+fn task_plan(plan: &TaskPlan, theme: Theme) -> Rows {
+    let (reached, total) = steps::progress(plan);
+    let status = match plan.status {
+        TaskPlanStatus::AwaitingConfirmation => "awaiting approval (/approve · /reject)",
+        TaskPlanStatus::Running => "running",
+        TaskPlanStatus::Completed => "completed",
+        TaskPlanStatus::Failed => "failed",
+        TaskPlanStatus::Cancelled => "cancelled",
+        TaskPlanStatus::Rejected => "rejected",
+    };
+    let mut rows = vec![(
+        format!("task plan {reached}/{total} · {status}"),
+        theme.heading(),
+    )];
+    rows.push((format!("intent: {}", plan.intent), theme.dim()));
+    for s in &plan.steps {
+        let deps = steps::dependencies(plan, s);
+        let after = if deps.is_empty() {
+            String::new()
+        } else {
+            let list: Vec<String> = deps.iter().map(u32::to_string).collect();
+            format!(" (after {})", list.join(", "))
+        };
+        rows.push((
+            format!(
+                "{} {:>2}. {:<8} {}{after}",
+                steps::glyph(s.status),
+                s.number,
+                steps::word(s.status),
+                s.description
+            ),
+            steps::style(s.status, theme),
+        ));
+        if let Some(d) = &s.decision
+            && s.status == StepStatus::Pending
+        {
+            let choice = d.choice.as_ref().map_or_else(
+                || format!("({})", d.options.join(" / ")),
+                |c| format!("→ {c}"),
+            );
+            rows.push((
+                format!("              ? {} {choice}", d.question),
+                theme.warn(),
+            ));
+        }
+        if s.status == StepStatus::Failed
+            && let Some(why) = &s.result
+        {
+            rows.push((
+                format!("              {}", why.lines().next().unwrap_or("")),
+                theme.dim(),
+            ));
+        }
+    }
+    rows
+}
+
+/// The task plan waiting or running (what `/show-plan` answers with while one is), then
+/// plan mode's pending changes.
+fn plan(app: &App, theme: Theme) -> Rows {
+    let waiting = app.task_plan().filter(|p| {
+        matches!(
+            p.status,
+            TaskPlanStatus::AwaitingConfirmation | TaskPlanStatus::Running
+        )
+    });
+    let Some(task) = waiting else {
+        return pending_plan(app, theme);
+    };
+    let mut rows = task_plan(task, theme);
+    if app.plan().0.is_some() {
+        rows.push((String::new(), theme.text()));
+        rows.extend(pending_plan(app, theme));
+    }
+    rows
+}
+
+fn pending_plan(app: &App, theme: Theme) -> Rows {
+    let (plan, previews) = app.plan();
+    let Some(plan) = plan else {
+        let text = if app.pending_changes() > 0 {
+            format!(
+                "{} change(s) queued; /show-plan loads them here",
+                app.pending_changes()
+            )
+        } else {
+            "no pending plan (in plan mode, writes are queued here: /mode plan)".to_owned()
+        };
+        return vec![(text, theme.dim())];
+    };
+    let open = plan
+        .proposed_changes
+        .iter()
+        .filter(|c| c.status.is_open())
+        .count();
+    let mut rows = vec![
+        (
+            format!(
+                "plan {} [{}] — {} change(s), {open} pending",
+                &plan.id[..plan.id.len().min(8)],
+                plan.status.as_str(),
+                plan.proposed_changes.len()
+            ),
+            theme.heading(),
+        ),
+        (
+            format!("task: {}", plan.task.lines().next().unwrap_or("")),
+            theme.dim(),
+        ),
+    ];
+    for (i, change) in plan.proposed_changes.iter().enumerate() {
+        let status_style = match change.status {
+            ChangeStatus::Pending => theme.warn(),
+            ChangeStatus::Applied => theme.ok(),
+            ChangeStatus::Failed | ChangeStatus::Conflict => theme.error(),
+            ChangeStatus::Rejected => theme.dim(),
+        };
+        rows.push((String::new(), theme.text()));
+        rows.push((
+            format!(
+                "{}. {} {} [{}]",
+                change.order,
+                change.tool,
+                atto_core::change_target(change),
+                change.status.as_str()
+            ),
+            status_style,
+        ));
+        if !change.reason.is_empty() {
+            rows.push((format!("   reason: {}", change.reason), theme.dim()));
+        }
+        for line in previews.get(i).map_or("", String::as_str).lines() {
+            rows.push((format!("   {line}"), diff_style(line, theme)));
+        }
+    }
+    if open > 0 {
+        rows.push((String::new(), theme.text()));
+        rows.push((
+            "/approve N · /reject N  (/approve runs all pending; 2,4 or 3-5 picks)".to_owned(),
+            theme.key(),
+        ));
+    }
+    rows
+}
+
+fn goals(app: &App, theme: Theme) -> Rows {
+    let (goals, current) = app.goals();
+    if goals.is_empty() {
+        return vec![(
+            "no goals (/goal TEXT sets the session's objective)".to_owned(),
+            theme.dim(),
+        )];
+    }
+    let line = |g: &atto_protocol::Goal| {
+        let budget = g
+            .token_budget
+            .map_or_else(String::new, |b| format!(" of {b}"));
+        let marker = if Some(g.id.as_str()) == current {
+            " ← current"
+        } else {
+            ""
+        };
+        format!(
+            "[{}] {} · {} tokens{budget}, {:.0} s{marker}",
+            g.status.as_str(),
+            g.objective,
+            g.tokens_used,
+            g.time_used_ms as f64 / 1000.0
+        )
+    };
+    let (open, done): (Vec<_>, Vec<_>) = goals.iter().partition(|g| g.status.is_open());
+    let mut rows = Vec::new();
+    for (i, g) in open.iter().enumerate() {
+        let style = if Some(g.id.as_str()) == current {
+            theme.user()
+        } else {
+            theme.text()
+        };
+        rows.push((format!("{:>3}. {}", i + 1, line(g)), style));
+    }
+    for g in done {
+        rows.push((format!("   - {}", line(g)), theme.dim()));
+    }
+    rows
+}
+
+/// The `/threads` tree with box-drawing branches; the current thread is highlighted.
+fn threads(threads: &[ThreadInfo], theme: Theme) -> Rows {
+    if threads.is_empty() {
+        return vec![("no threads listed yet (/threads)".to_owned(), theme.dim())];
+    }
+    fn line(t: &ThreadInfo) -> String {
+        let label = t
+            .label
+            .as_ref()
+            .map(|l| format!(" \"{l}\""))
+            .unwrap_or_default();
+        let current = if t.current { " ← current" } else { "" };
+        format!("{}{label} ({} messages){current}", t.id, t.messages)
+    }
+    fn children(threads: &[ThreadInfo], parent: &str, prefix: &str, theme: Theme, rows: &mut Rows) {
+        let kids: Vec<_> = threads
+            .iter()
+            .filter(|t| t.parent.as_deref() == Some(parent))
+            .collect();
+        for (i, kid) in kids.iter().enumerate() {
+            let last = i + 1 == kids.len();
+            let branch = if last { "└── " } else { "├── " };
+            let style = if kid.current {
+                theme.user()
+            } else {
+                theme.text()
+            };
+            rows.push((format!("{prefix}{branch}{}", line(kid)), style));
+            // Depth is bounded by the prefix growing; stop well before it is absurd.
+            if prefix.len() < 256 {
+                let deeper = format!("{prefix}{}", if last { "    " } else { "│   " });
+                children(threads, &kid.id, &deeper, theme, rows);
+            }
+        }
+    }
+    let mut rows = Vec::new();
+    for root in threads.iter().filter(|t| t.parent.is_none()) {
+        let style = if root.current {
+            theme.user()
+        } else {
+            theme.text()
+        };
+        rows.push((line(root), style));
+        children(threads, &root.id, "", theme, &mut rows);
+    }
+    rows
+}
+
+fn checkpoints(app: &App, theme: Theme) -> Rows {
+    let list = app.checkpoints();
+    if list.is_empty() {
+        return vec![(
+            "no checkpoints yet (one is taken before each change atto makes)".to_owned(),
+            theme.dim(),
+        )];
+    }
+    let mut rows: Rows = list
+        .iter()
+        .map(|c| {
+            let files = match c.files_changed.len() {
+                0 => String::new(),
+                n if n <= 3 => format!(" · {}", c.files_changed.join(", ")),
+                n => format!(" · {}, … ({n} files)", c.files_changed[..3].join(", ")),
+            };
+            (
+                format!(
+                    "{:>4}  turn {:<3} {:<12} {}{files}",
+                    c.id,
+                    c.turn,
+                    c.tool.as_deref().unwrap_or("-"),
+                    c.note
+                ),
+                theme.text(),
+            )
+        })
+        .collect();
+    rows.push((
+        "/restore N brings the files back to checkpoint N".to_owned(),
+        theme.key(),
+    ));
+    rows
+}
+
+fn grants(app: &App, theme: Theme) -> Rows {
+    let list = app.grants();
+    if list.is_empty() {
+        return vec![(
+            "no grants (answer \"always\" at an approval, or add [permissions] rules to the config)"
+                .to_owned(),
+            theme.dim(),
+        )];
+    }
+    let when = |ms: Option<i64>| ms.map_or_else(|| "-".to_owned(), atto_core::time::utc_minute);
+    let mut rows = Vec::new();
+    for g in list {
+        let style = match g.decision.as_str() {
+            "allow" => theme.ok(),
+            "deny" => theme.error(),
+            _ => theme.warn(),
+        };
+        rows.push((
+            format!(
+                "{:>3}  {:<5} {}  [{}]",
+                g.number, g.decision, g.rule, g.scope
+            ),
+            style,
+        ));
+        rows.push((
+            format!(
+                "     created {} · last used {} · {} uses{}",
+                when(g.created_at),
+                when(g.last_used_at),
+                g.uses,
+                if g.revocable {
+                    ""
+                } else {
+                    " · edit the config to remove"
+                }
+            ),
+            theme.dim(),
+        ));
+    }
+    rows.push(("/grants revoke N removes grant N".to_owned(), theme.key()));
+    rows
+}

@@ -1,0 +1,248 @@
+//! Carrying out a key's action on the interface state: composer edits, the Esc stack,
+//! mode cycling, scrolling, panels, and answering the approval dialog with `Op::Approval`.
+
+use atto_protocol::{AgentMode, ApprovalDecision, GrantScope, Op, PermissionMode, ReasoningEffort};
+
+use super::Ui;
+use crate::app::{DialogInput, Panel};
+use crate::keys::Action;
+
+/// Longest reason or edited command the dialog takes from one paste.
+const MAX_DIALOG_PASTE: usize = 8_192;
+
+impl Ui {
+    /// Applies `action`; true when the screen must be redrawn.
+    pub(super) fn apply(&mut self, action: Action) -> bool {
+        if self
+            .app
+            .approval
+            .as_ref()
+            .is_some_and(|d| d.input.is_some())
+            && self.dialog_edit(&action)
+        {
+            return true;
+        }
+        let c = &mut self.composer;
+        match action {
+            Action::None => return false,
+            Action::Insert(ch) => c.insert_char(ch),
+            Action::Newline => c.newline(),
+            Action::Backspace => c.backspace(),
+            Action::Delete => c.delete(),
+            Action::DeleteWord => c.delete_word_back(),
+            Action::Left => c.left(),
+            Action::Right => c.right(),
+            Action::WordLeft => c.word_left(),
+            Action::WordRight => c.word_right(),
+            Action::Home => c.home(),
+            Action::End => c.end(),
+            Action::Up => c.up(),
+            Action::Down => c.down(),
+            Action::MenuUp => c.menu_up(),
+            Action::MenuDown => c.menu_down(),
+            Action::Accept => {
+                c.accept();
+            }
+            Action::AcceptAndSubmit if c.selected_is_typed() => self.submit(),
+            Action::AcceptAndSubmit => match c.accept() {
+                Some(done) if done.command && !done.takes_args => self.submit(),
+                Some(_) => {}
+                None => self.submit(),
+            },
+            Action::Submit => self.submit(),
+            Action::Queue => {
+                if let Some(text) = c.submit() {
+                    c.queue(text);
+                }
+            }
+            Action::CycleMode => self.cycle_mode(),
+            Action::CycleEffort => {
+                // default → low → medium → high → default; the session answers with
+                // `effort_changed`, which also says when the model takes none.
+                let next = match self.app.effort() {
+                    None => Some(ReasoningEffort::Low),
+                    Some("low") => Some(ReasoningEffort::Medium),
+                    Some("medium") => Some(ReasoningEffort::High),
+                    Some(_) => None,
+                };
+                self.send(Op::SetEffort { effort: next });
+            }
+            Action::CloseMenu => c.hide_menu(),
+            Action::CloseOverlay => {
+                self.app.panel = None;
+                self.app.show_keys = false;
+            }
+            Action::Interrupt => {
+                self.send(Op::Interrupt);
+                self.app.push_notice("cancelling the turn…");
+            }
+            Action::DiscardQueued => {
+                if let Some(draft) = c.discard_last_queued() {
+                    let shown = super::first_line(&draft);
+                    self.app
+                        .push_notice(&format!("discarded queued draft: {shown}"));
+                }
+            }
+            Action::ClearInput => c.clear(),
+            Action::ArmEsc => {
+                self.esc_armed = true;
+                return false;
+            }
+            Action::Rewind => {
+                if let Some(prompt) = c.last_prompt().map(str::to_owned) {
+                    c.set_text(&prompt);
+                }
+            }
+            Action::ArmQuit => {
+                self.ctrl_c_armed = true;
+                self.app.push_notice("press Ctrl-C again to leave atto");
+            }
+            Action::Quit => self.quit = true,
+            Action::ToggleKeys => self.app.show_keys = !self.app.show_keys,
+            Action::Scroll(lines) => self.app.scroll(lines),
+            Action::Page(pages) => {
+                let page = i32::from(self.app.page().max(2)) - 1;
+                self.app.scroll(pages * page);
+            }
+            Action::Bottom => self.app.scroll_to_bottom(),
+            Action::ToggleFold => self.app.toggle_fold(),
+            Action::TogglePlan => {
+                if self.app.panel == Some(Panel::Plan) {
+                    self.app.panel = None;
+                } else {
+                    self.app.panel = Some(Panel::Plan);
+                    self.send(Op::ShowPlan);
+                }
+            }
+            Action::Approve => self.answer(ApprovalDecision::Yes),
+            Action::Deny => self.answer(ApprovalDecision::No { reason: None }),
+            Action::AlwaysSession => self.answer(ApprovalDecision::Always {
+                scope: GrantScope::Session,
+                rule: None,
+            }),
+            Action::AlwaysProject => self.answer(ApprovalDecision::Always {
+                scope: GrantScope::Project,
+                rule: None,
+            }),
+            Action::DecisionMove(delta) => self.app.decision_select(delta),
+            Action::DecisionPick(n) => {
+                if !self.app.decision_pick(n) {
+                    return false;
+                }
+                self.decide();
+            }
+            Action::DecisionSubmit => self.decide(),
+            Action::DecisionDismiss => self.app.dismiss_decision(),
+            Action::StartReason => {
+                if let Some(dialog) = self.app.approval.as_mut() {
+                    dialog.input = Some(DialogInput::Reason(String::new()));
+                }
+            }
+            Action::StartEdit => {
+                if let Some(dialog) = self.app.approval.as_mut() {
+                    if dialog.request.tool == "bash" {
+                        dialog.input = Some(DialogInput::Edit(dialog.request.subject.clone()));
+                    } else {
+                        self.app
+                            .push_notice("only commands can be edited; answer y, n, a or A");
+                    }
+                }
+            }
+            Action::DialogSubmit | Action::DialogBack => {}
+        }
+        true
+    }
+
+    /// Keys while the dialog takes typed text. True when the key was used.
+    fn dialog_edit(&mut self, action: &Action) -> bool {
+        let Some(dialog) = self.app.approval.as_mut() else {
+            return false;
+        };
+        let Some(input) = dialog.input.as_mut() else {
+            return false;
+        };
+        let text = match input {
+            DialogInput::Reason(text) | DialogInput::Edit(text) => text,
+        };
+        match action {
+            Action::Insert(ch) => text.push(*ch),
+            Action::Backspace => {
+                text.pop();
+            }
+            Action::DeleteWord => {
+                let keep = text.trim_end().rfind(' ').map_or(0, |i| i + 1);
+                text.truncate(keep);
+            }
+            Action::DialogBack => dialog.input = None,
+            Action::DialogSubmit => {
+                let decision = match input {
+                    DialogInput::Reason(reason) => ApprovalDecision::No {
+                        reason: Some(reason.trim().to_owned()).filter(|r| !r.is_empty()),
+                    },
+                    DialogInput::Edit(command) if command.trim().is_empty() => {
+                        dialog.input = None;
+                        return true;
+                    }
+                    DialogInput::Edit(command) => ApprovalDecision::Edit {
+                        command: command.trim().to_owned(),
+                    },
+                };
+                self.answer(decision);
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// Pasted text: into the dialog's field when it takes text, else the composer.
+    pub(super) fn paste(&mut self, text: &str) {
+        let field = self.app.approval.as_mut().and_then(|d| d.input.as_mut());
+        if let Some(DialogInput::Reason(field) | DialogInput::Edit(field)) = field {
+            let room = MAX_DIALOG_PASTE.saturating_sub(field.len());
+            field.extend(
+                text.chars()
+                    .map(|c| if c.is_control() { ' ' } else { c })
+                    .take(room),
+            );
+            return;
+        }
+        self.composer.paste(text);
+    }
+
+    /// Sends the highlighted option of the showing decision point and closes the dialog.
+    fn decide(&mut self) {
+        if let Some((number, choice)) = self.app.take_decision_choice() {
+            self.send(Op::PlanDecision { number, choice });
+        }
+    }
+
+    /// Sends the answer to the showing approval request and closes the dialog.
+    fn answer(&mut self, decision: ApprovalDecision) {
+        if let Some(dialog) = self.app.approval.take() {
+            self.send(Op::Approval {
+                id: dialog.request.id,
+                decision,
+            });
+        }
+    }
+
+    /// Tab on an idle composer: Plan → Build → YOLO → Plan (review and debug go to Plan).
+    fn cycle_mode(&mut self) {
+        let yolo = self.app.permission() == PermissionMode::Yolo;
+        let op = match (self.app.mode(), yolo) {
+            (AgentMode::Build, false) => Op::SetMode {
+                mode: AgentMode::Build,
+                permission: Some(PermissionMode::Yolo),
+            },
+            (AgentMode::Plan, _) => Op::SetMode {
+                mode: AgentMode::Build,
+                permission: None,
+            },
+            _ => Op::SetMode {
+                mode: AgentMode::Plan,
+                permission: None,
+            },
+        };
+        self.send(op);
+    }
+}

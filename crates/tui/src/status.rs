@@ -1,0 +1,184 @@
+//! The status line: agent mode (a coloured badge; blue Plan as in the seeds), permission
+//! mode, model, tokens and cost, context use, the active goal, the pending-plan count, the
+//! task plan's progress ("plan 2/5", "plan awaiting approval"), sandbox and reasoning
+//! effort. On a narrow terminal it compacts by dropping the least important facts first,
+//! so it always fits one row.
+
+use atto_protocol::{AgentMode, PermissionMode, TaskPlanStatus};
+use ratatui::text::{Line, Span};
+
+use crate::app::App;
+use crate::app::permission_name;
+use crate::view::text::{truncate, width};
+
+/// One fact and how readily it is dropped (higher goes first).
+struct Part {
+    drop_rank: u8,
+    span: Span<'static>,
+}
+
+/// The badge text of a mode: YOLO is build with yolo permissions.
+pub fn mode_label(mode: AgentMode, permission: PermissionMode) -> &'static str {
+    match (mode, permission) {
+        (AgentMode::Build, PermissionMode::Yolo) => "YOLO",
+        (mode, _) => match mode {
+            AgentMode::Build => "BUILD",
+            AgentMode::Plan => "PLAN",
+            AgentMode::Review => "REVIEW",
+            AgentMode::Debug => "DEBUG",
+        },
+    }
+}
+
+/// "950", "12.3k", "4.1M".
+pub fn tokens(n: u64) -> String {
+    match n {
+        0..1_000 => n.to_string(),
+        1_000..1_000_000 => format!("{:.1}k", n as f64 / 1_000.0),
+        _ => format!("{:.1}M", n as f64 / 1_000_000.0),
+    }
+}
+
+/// The status line for a terminal `cols` wide.
+pub fn line(app: &App, cols: u16) -> Line<'static> {
+    let theme = app.theme();
+    let info = app.info();
+    let cols = usize::from(cols);
+    let mut parts = vec![Part {
+        drop_rank: 0,
+        span: Span::styled(
+            format!(" {} ", mode_label(info.mode, info.permission)),
+            theme.mode_badge(info.mode, info.permission),
+        ),
+    }];
+    let mut add = |drop_rank: u8, span: Span<'static>| parts.push(Part { drop_rank, span });
+    if app.turn_running() {
+        add(1, Span::styled("working…", theme.dim()));
+    }
+    if app.pending_changes() > 0 {
+        add(
+            1,
+            Span::styled(
+                format!("plan: {} pending", app.pending_changes()),
+                theme.warn(),
+            ),
+        );
+    }
+    if let Some(plan) = app.task_plan() {
+        match plan.status {
+            TaskPlanStatus::AwaitingConfirmation => {
+                add(1, Span::styled("plan awaiting approval", theme.warn()));
+            }
+            TaskPlanStatus::Running => {
+                let (reached, total) = crate::view::steps::progress(plan);
+                add(
+                    1,
+                    Span::styled(format!("plan {reached}/{total}"), theme.user()),
+                );
+            }
+            TaskPlanStatus::Completed
+            | TaskPlanStatus::Failed
+            | TaskPlanStatus::Cancelled
+            | TaskPlanStatus::Rejected => {}
+        }
+    }
+    if let Some(number) = app.decision_waiting()
+        && app.decision.is_none()
+    {
+        // The dialog was dismissed: the next prompt answers it.
+        add(
+            1,
+            Span::styled(
+                format!("step {number} waits: type the choice"),
+                theme.warn(),
+            ),
+        );
+    }
+    add(5, Span::raw(permission_name(info.permission)));
+    add(3, Span::raw(truncate(&info.model, 28)));
+    let totals = app.totals();
+    let cost = if totals.cost_unknown && totals.cost_usd == 0.0 {
+        "$?".to_owned()
+    } else if totals.cost_unknown {
+        format!("${:.4}+?", totals.cost_usd)
+    } else {
+        format!("${:.4}", totals.cost_usd)
+    };
+    if totals.tokens > 0 || totals.cost_usd > 0.0 {
+        add(
+            2,
+            Span::raw(format!("{} tok {cost}", tokens(totals.tokens))),
+        );
+    }
+    if totals.context_tokens > 0 {
+        add(
+            6,
+            Span::styled(
+                format!("ctx {}", tokens(totals.context_tokens)),
+                theme.dim(),
+            ),
+        );
+    }
+    if let Some(goal) = app.current_goal() {
+        let budget = goal
+            .token_budget
+            .map_or_else(String::new, |b| format!("/{}", tokens(b)));
+        add(
+            4,
+            Span::raw(format!(
+                "goal: {} ({}{budget})",
+                truncate(&goal.objective, 24),
+                tokens(goal.tokens_used)
+            )),
+        );
+    }
+    let sandbox = if info.sandbox {
+        "sandbox on"
+    } else {
+        "sandbox off"
+    };
+    add(
+        7,
+        Span::styled(
+            sandbox,
+            if info.sandbox {
+                theme.dim()
+            } else {
+                theme.warn()
+            },
+        ),
+    );
+    if let Some(effort) = app.effort() {
+        add(5, Span::raw(format!("effort: {effort}")));
+    }
+    add(8, Span::styled("? keys", theme.dim()));
+    fit(parts, cols, theme)
+}
+
+/// Drops the most droppable parts until the rest fits, then joins them with " · ".
+fn fit(mut parts: Vec<Part>, cols: usize, theme: crate::view::Theme) -> Line<'static> {
+    let total = |parts: &[Part]| -> usize {
+        parts.iter().map(|p| width(&p.span.content)).sum::<usize>()
+            + 3 * parts.len().saturating_sub(1)
+    };
+    while total(&parts) > cols && parts.len() > 1 {
+        let worst = parts
+            .iter()
+            .enumerate()
+            .max_by_key(|(i, p)| (p.drop_rank, *i))
+            .map_or(0, |(i, _)| i);
+        parts.remove(worst);
+    }
+    let mut spans = Vec::with_capacity(parts.len() * 2);
+    for (i, part) in parts.into_iter().enumerate() {
+        if i > 0 {
+            spans.push(Span::styled(" · ", theme.dim()));
+        }
+        let mut span = part.span;
+        if width(&span.content) > cols {
+            span.content = truncate(&span.content, cols).into();
+        }
+        spans.push(span);
+    }
+    Line::from(spans)
+}

@@ -1,0 +1,246 @@
+//! Draws the whole screen from an `App` and the composer's state: the transcript (only its
+//! visible slice), an optional panel, the queued drafts, the composer with its completion
+//! menu, the status line, and the approval dialog or keys help as overlays.
+//!
+//! Layout compacts on small terminals (the seeds' small-screen behaviour): the status line
+//! sheds facts, queued drafts collapse to one summary row, the composer's cap shrinks, and
+//! panels give way, so the transcript, composer and status line stay visible down to a
+//! few rows. Never mutates what the app means, only its render caches and scroll clamps.
+
+pub mod steps;
+pub mod text;
+pub mod theme;
+
+mod composer;
+mod decision;
+
+pub use theme::Theme;
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+
+use crate::app::App;
+
+/// What the composer shows; owned by the input side, read here.
+#[derive(Debug, Clone, Copy)]
+pub struct ComposerView<'a> {
+    /// The draft.
+    pub text: &'a str,
+    /// Byte offset of the cursor in `text`.
+    pub cursor: usize,
+    /// Completion menu rows: (text to insert, hint).
+    pub completions: &'a [(String, String)],
+    /// The highlighted completion.
+    pub selected: usize,
+    /// Drafts waiting for the running turn to end.
+    pub queued: &'a [String],
+    /// Shown dim while the draft is empty.
+    pub placeholder: &'a str,
+}
+
+/// Width at which a panel moves to the side of the transcript.
+const SIDE_PANEL_MIN_WIDTH: u16 = 110;
+
+/// Draws one frame.
+pub fn draw(frame: &mut Frame<'_>, app: &mut App, composer: &ComposerView<'_>) {
+    let area = frame.area();
+    if area.width < 8 || area.height < 2 {
+        let msg = text::truncate("terminal too small", usize::from(area.width));
+        frame.render_widget(Paragraph::new(msg), area);
+        return;
+    }
+    let theme = app.theme();
+    let mut rest = area;
+    // Status line: the bottom row.
+    let status_row = take_bottom(&mut rest, 1);
+    frame.render_widget(
+        Paragraph::new(crate::status::line(app, area.width)),
+        status_row,
+    );
+
+    // Composer: grows with its lines, capped by the height.
+    let cap = usize::from((area.height / 3).clamp(1, 10));
+    let input = composer::render(composer, usize::from(area.width), cap, theme);
+    let rule = area.height >= 12;
+    let comp_h = u16::try_from(input.lines.len()).unwrap_or(1) + u16::from(rule);
+    let comp_h = comp_h.min(rest.height.saturating_sub(1).max(1));
+    let comp_area = take_bottom(&mut rest, comp_h);
+
+    // Queued drafts: listed when there is room, else one summary row.
+    if !composer.queued.is_empty() && rest.height >= 3 {
+        let budget = usize::from(rest.height / 4).max(1);
+        let rows = composer::queued(composer.queued, budget, usize::from(area.width), theme);
+        let h = u16::try_from(rows.len()).unwrap_or(1);
+        let q = take_bottom(&mut rest, h);
+        frame.render_widget(Paragraph::new(rows), q);
+    }
+
+    let above = rest;
+    // Panel beside or below the transcript; on a very short screen it replaces it.
+    let mut transcript_area = rest;
+    if let Some(panel) = app.panel {
+        let panel_area = if area.width >= SIDE_PANEL_MIN_WIDTH {
+            let w = rest.width * 2 / 5;
+            transcript_area.width -= w;
+            Rect {
+                x: rest.x + rest.width - w,
+                width: w,
+                ..rest
+            }
+        } else if rest.height >= 10 {
+            // As tall as its content, leaving the transcript at least a third.
+            let content =
+                crate::panels::lines(app, panel, usize::from(rest.width.saturating_sub(2)));
+            let want = u16::try_from(content.len() + 2).unwrap_or(u16::MAX);
+            let h = want.min(rest.height - rest.height / 3).max(3);
+            take_bottom(&mut transcript_area, h)
+        } else {
+            transcript_area.height = 0;
+            rest
+        };
+        crate::panels::draw(frame, panel_area, app, panel);
+    }
+
+    if transcript_area.height > 0 {
+        app.set_page(transcript_area.height);
+        let (transcript, scroll, theme) = app.transcript_mut();
+        let lines = transcript.visible(
+            usize::from(transcript_area.width),
+            usize::from(transcript_area.height),
+            scroll,
+            theme,
+        );
+        frame.render_widget(Paragraph::new(lines), transcript_area);
+        new_lines_marker(frame, transcript_area, app.new_lines(), theme);
+    }
+
+    // The composer and its menu.
+    if rule {
+        let line = "─".repeat(usize::from(area.width));
+        frame.render_widget(
+            Paragraph::new(Line::from(Span::styled(line, theme.border()))),
+            Rect {
+                height: 1,
+                ..comp_area
+            },
+        );
+    }
+    let text_area = Rect {
+        y: comp_area.y + u16::from(rule),
+        height: comp_area.height - u16::from(rule),
+        ..comp_area
+    };
+    frame.render_widget(Paragraph::new(input.lines), text_area);
+    if !composer.completions.is_empty() {
+        composer::draw_menu(frame, above, composer, theme);
+    }
+
+    // Dialogs cover everything but the status line: they take the keys while open.
+    let over = Rect {
+        height: area.height - 1,
+        ..area
+    };
+    if app.approval.is_some() {
+        crate::dialog::draw(frame, over, app);
+    } else if app.decision.is_some() {
+        decision::draw(frame, over, app);
+    } else if app.show_keys {
+        draw_keys(frame, above, theme);
+    } else if let Some((col, row)) = input.cursor
+        && row < text_area.height
+    {
+        frame.set_cursor_position((text_area.x + col, text_area.y + row));
+    }
+}
+
+/// "↓ N new lines" on the transcript's last row, right-aligned, while scrolled up and
+/// output arrived below.
+fn new_lines_marker(frame: &mut Frame<'_>, area: Rect, new: usize, theme: Theme) {
+    if new == 0 || area.height == 0 {
+        return;
+    }
+    let plural = if new == 1 { "" } else { "s" };
+    let full = format!(" ↓ {new} new line{plural} · Ctrl-End follows ");
+    let short = format!(" ↓ {new} new ");
+    let label = [full, short]
+        .into_iter()
+        .find(|l| text::width(l) <= usize::from(area.width))
+        .unwrap_or_default();
+    let w = u16::try_from(text::width(&label)).unwrap_or(area.width);
+    if w == 0 {
+        return;
+    }
+    let rect = Rect {
+        x: area.x + area.width - w,
+        y: area.y + area.height - 1,
+        width: w,
+        height: 1,
+    };
+    frame.render_widget(Clear, rect);
+    frame.render_widget(
+        Paragraph::new(Line::from(Span::styled(label, theme.selected()))),
+        rect,
+    );
+}
+
+/// Takes `h` rows off the bottom of `area`.
+fn take_bottom(area: &mut Rect, h: u16) -> Rect {
+    let h = h.min(area.height);
+    area.height -= h;
+    Rect {
+        y: area.y + area.height,
+        height: h,
+        ..*area
+    }
+}
+
+/// The keys, as `?` shows them.
+const KEYS: &[(&str, &str)] = &[
+    ("Enter", "send (queues while a turn runs)"),
+    ("Shift/Alt+Enter", "new line"),
+    ("Tab", "complete, or cycle Plan → Build → YOLO"),
+    ("Shift+Tab", "cycle reasoning effort"),
+    (
+        "Esc",
+        "close menu · cancel turn · drop queued draft · clear",
+    ),
+    ("Esc Esc", "edit the previous prompt"),
+    ("Ctrl-C", "cancel the turn; twice to quit"),
+    ("↑ / ↓", "history"),
+    ("PgUp / PgDn", "scroll (mouse wheel too)"),
+    ("Ctrl-O", "expand or fold tool output"),
+    ("F2 / Ctrl-P", "pending-plan panel"),
+    ("/queue", "show queued drafts"),
+    ("y n a A e", "answer an approval"),
+];
+
+fn draw_keys(frame: &mut Frame<'_>, area: Rect, theme: Theme) {
+    let w = area.width.min(64);
+    let h = (u16::try_from(KEYS.len()).unwrap_or(u16::MAX) + 2).min(area.height);
+    if w < 10 || h < 3 {
+        return;
+    }
+    let rect = Rect {
+        x: area.x + (area.width - w) / 2,
+        y: area.y + (area.height - h) / 2,
+        width: w,
+        height: h,
+    };
+    let inner = usize::from(w - 2);
+    let lines: Vec<Line<'static>> = KEYS
+        .iter()
+        .map(|(k, what)| {
+            let key = format!("{k:<16}");
+            let rest = text::truncate(what, inner.saturating_sub(16));
+            Line::from(vec![Span::styled(key, theme.key()), Span::raw(rest)])
+        })
+        .collect();
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme.border())
+        .title(" keys · Esc closes ");
+    frame.render_widget(Clear, rect);
+    frame.render_widget(Paragraph::new(lines).block(block), rect);
+}

@@ -1,0 +1,312 @@
+//! Shared by the screen tests: an app with the colour theme, the empty composer, drawing
+//! to a `TestBackend` and reading the screen back as text, and event fixtures (a streamed
+//! answer, tool calls, a WARN approval, a busy session, a task plan).
+
+// Each test file uses a different part of these helpers.
+#![allow(dead_code)]
+
+use atto_protocol::{
+    AgentMode, ApprovalRequest, DecisionPoint, Event, FinalResult, PermissionMode, PlanStep,
+    RiskLevel, StepKind, StepStatus, TaskPlan, TaskPlanStatus, ToolCallStatus, TurnStatus, Usage,
+};
+use atto_tui::app::{App, AppInfo};
+use atto_tui::view::{ComposerView, Theme, draw};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::json;
+
+pub fn info() -> AppInfo {
+    AppInfo {
+        provider: "scripted".into(),
+        model: "test-model".into(),
+        mode: AgentMode::Build,
+        permission: PermissionMode::Interactive,
+        sandbox: true,
+        workspace: "/work/demo".into(),
+    }
+}
+
+pub fn app() -> App {
+    let mut app = App::new(info());
+    app.set_theme(Theme::color());
+    app
+}
+
+pub const EMPTY: ComposerView<'static> = ComposerView {
+    text: "",
+    cursor: 0,
+    completions: &[],
+    selected: 0,
+    queued: &[],
+    placeholder: "Ask atto anything · / for commands · ? for keys",
+};
+
+pub fn terminal(
+    app: &mut App,
+    composer: &ComposerView<'_>,
+    w: u16,
+    h: u16,
+) -> Terminal<TestBackend> {
+    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+    term.draw(|f| draw(f, app, composer)).unwrap();
+    term
+}
+
+/// The screen as text, one row per line, trailing spaces trimmed.
+pub fn screen(app: &mut App, composer: &ComposerView<'_>, w: u16, h: u16) -> String {
+    text_of(&terminal(app, composer, w, h))
+}
+
+pub fn text_of(term: &Terminal<TestBackend>) -> String {
+    let buf = term.backend().buffer();
+    let mut out = String::new();
+    for y in 0..buf.area.height {
+        let mut row = String::new();
+        for x in 0..buf.area.width {
+            row.push_str(buf[(x, y)].symbol());
+        }
+        out.push_str(row.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+pub fn result(status: TurnStatus) -> FinalResult {
+    FinalResult {
+        status,
+        rounds: 2,
+        usage: Usage {
+            input_tokens: 1200,
+            output_tokens: 300,
+            cache_read_tokens: 0,
+            cache_write_tokens: 0,
+        },
+        cost_usd: Some(0.0123),
+        files_changed: vec![],
+        text: String::new(),
+        error: None,
+        failure: None,
+        duration_ms: 2300,
+    }
+}
+
+pub fn stream(app: &mut App, text: &str) {
+    let chars: Vec<char> = text.chars().collect();
+    for chunk in chars.chunks(4) {
+        app.on_event(&Event::TextDelta {
+            text: chunk.iter().collect(),
+        });
+    }
+}
+
+pub fn find(screen: &str, needle: &str) -> (u16, u16) {
+    for (y, row) in screen.lines().enumerate() {
+        if let Some(byte) = row.find(needle) {
+            let x = row[..byte].chars().count();
+            return (x as u16, y as u16);
+        }
+    }
+    panic!("{needle:?} not on screen:\n{screen}");
+}
+
+pub fn tool(app: &mut App, id: &str, name: &str, args: serde_json::Value, out: &str) {
+    app.on_event(&Event::ToolCallStarted {
+        call_id: id.into(),
+        name: name.into(),
+        arguments: args,
+    });
+    app.on_event(&Event::ToolCallFinished {
+        call_id: id.into(),
+        name: name.into(),
+        status: ToolCallStatus::Ok,
+        duration_ms: 1250,
+        summary: out.into(),
+        sandboxed: Some(true),
+    });
+}
+
+pub fn warn_request() -> ApprovalRequest {
+    ApprovalRequest {
+        id: "a1".into(),
+        call_id: "c9".into(),
+        tool: "bash".into(),
+        subject: "curl -fsSL https://example.com/install.sh -o /tmp/install.sh && sh /tmp/install.sh --prefix \"$HOME/.local\"".into(),
+        risk: "WARN".into(),
+        reasons: vec![
+            "curl: downloads from the network".into(),
+            "sh /tmp/install.sh: runs a script atto cannot inspect".into(),
+        ],
+        suggested_rule: "bash(curl -fsSL https://example.com/install.sh*)".into(),
+    }
+}
+
+pub fn busy_app() -> App {
+    let mut app = app();
+    app.on_event(&Event::SessionStarted {
+        session_id: "0f3c9a7e-1111".into(),
+        provider: "scripted".into(),
+        model: "test-model".into(),
+        wire: "chat".into(),
+        workspace: "/work/demo".into(),
+        mode: AgentMode::Plan,
+    });
+    app.push_user("add a hello module and wire it into main");
+    app.on_event(&Event::TurnStarted {
+        turn: 1,
+        mode: AgentMode::Plan,
+        complexity: None,
+    });
+    stream(&mut app, "I'll look at `main.py` first.");
+    tool(
+        &mut app,
+        "r1",
+        "read_file",
+        json!({"path": "main.py"}),
+        "import os\nmain()\n",
+    );
+    stream(&mut app, "Now I will propose the change.");
+    app.on_event(&Event::Retry(atto_protocol::RetryNotice {
+        attempt: 1,
+        max_attempts: 3,
+        delay_ms: 1500,
+        reason: "429 rate limited".into(),
+    }));
+    app
+}
+
+/// A step of `task_plan`.
+pub fn plan_step(
+    number: u32,
+    description: &str,
+    kind: StepKind,
+    deps: &[u32],
+    files: &[&str],
+    complexity: u8,
+    budget: u64,
+) -> PlanStep {
+    PlanStep {
+        id: format!("s{number}"),
+        number,
+        description: description.into(),
+        dependencies: deps.iter().map(|d| format!("s{d}")).collect(),
+        complexity,
+        token_budget: budget,
+        kind,
+        files: files.iter().map(|f| (*f).to_owned()).collect(),
+        decision: None,
+        status: StepStatus::Pending,
+        checkpoint: None,
+        result: None,
+    }
+}
+
+/// A five-step plan with dependencies and a decision point on step 3.
+pub fn task_plan() -> TaskPlan {
+    let mut limiter = plan_step(
+        3,
+        "Add a token-bucket limiter to the router",
+        StepKind::Implement,
+        &[2],
+        &["src/limit.rs", "src/server.rs"],
+        4,
+        12_000,
+    );
+    limiter.decision = Some(DecisionPoint {
+        question: "Which store keeps the buckets?".into(),
+        options: vec!["in-memory map".into(), "redis".into(), "sqlite".into()],
+        choice: None,
+    });
+    TaskPlan {
+        id: "plan-7".into(),
+        task: "rate-limit the API".into(),
+        intent: "Rate-limit the public API per client".into(),
+        risk: RiskLevel::Medium,
+        estimated_duration_secs: 420,
+        steps: vec![
+            plan_step(
+                1,
+                "Read the request handlers and the config loader",
+                StepKind::Analyze,
+                &[],
+                &["src/server.rs"],
+                2,
+                4_000,
+            ),
+            plan_step(
+                2,
+                "Choose where the limiter sits",
+                StepKind::Design,
+                &[1],
+                &[],
+                2,
+                3_000,
+            ),
+            limiter,
+            plan_step(
+                4,
+                "Test bursts and refill",
+                StepKind::Test,
+                &[3],
+                &["tests/limit.rs"],
+                3,
+                8_000,
+            ),
+            plan_step(
+                5,
+                "Document the new settings",
+                StepKind::Document,
+                &[3],
+                &["README.md"],
+                1,
+                2_000,
+            ),
+        ],
+        status: TaskPlanStatus::AwaitingConfirmation,
+    }
+}
+
+/// Usage of `tokens` input tokens.
+pub fn usage(tokens: u64) -> Event {
+    Event::Usage {
+        model: "test-model".into(),
+        usage: Usage {
+            input_tokens: tokens,
+            output_tokens: 0,
+            cache_read_tokens: 0,
+            cache_write_tokens: 0,
+        },
+        cost_usd: Some(0.001),
+    }
+}
+
+/// The plan generated, approved, and steps 1 and 2 done (with tokens), 3 running.
+pub fn plan_mid_run(app: &mut App) {
+    app.on_event(&Event::PlanGenerated {
+        plan: task_plan(),
+        attempts: 1,
+    });
+    app.on_event(&Event::PlanConfirmed {
+        plan_id: "plan-7".into(),
+        steps: 5,
+    });
+    for (n, what, tokens) in [
+        (1, "Read the request handlers and the config loader", 2_400),
+        (2, "Choose where the limiter sits", 900),
+    ] {
+        app.on_event(&Event::PlanStepStarted {
+            number: n,
+            description: what.into(),
+            checkpoint: Some(n + 10),
+        });
+        app.on_event(&usage(tokens));
+        app.on_event(&Event::PlanStepCompleted {
+            number: n,
+            summary: format!("step {n} done"),
+        });
+    }
+    app.on_event(&Event::PlanStepStarted {
+        number: 3,
+        description: "Add a token-bucket limiter to the router".into(),
+        checkpoint: Some(13),
+    });
+}

@@ -1,0 +1,160 @@
+//! Snapshot tests of what is drawn over the transcript: the approval dialog (a WARN
+//! command, long subjects, the reason and edit fields), the plan-step decision dialog, the
+//! keys help and the completion menu.
+
+// Tests assert by unwrapping; a panic is the failure report.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod screen;
+
+use atto_protocol::Event;
+use atto_tui::app::{ApprovalDialog, DialogInput};
+use atto_tui::view::{ComposerView, draw};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use ratatui::style::{Color, Modifier};
+use screen::*;
+use serde_json::json;
+
+#[test]
+fn approval_dialog_for_a_warn_command() {
+    let mut app = app();
+    app.on_event(&Event::ToolCallStarted {
+        call_id: "c9".into(),
+        name: "bash".into(),
+        arguments: json!({"command": warn_request().subject}),
+    });
+    app.on_event(&Event::ApprovalRequired(warn_request()));
+    let term = terminal(&mut app, &EMPTY, 80, 24);
+    let text = text_of(&term);
+    insta::assert_snapshot!("approval_warn", text);
+    // The whole command is there, wrapped, not cut.
+    let flat: String = text.split_whitespace().collect();
+    assert!(flat.contains("--prefix\"$HOME/.local\""));
+    let (x, y) = find(&text, " WARN ");
+    assert_eq!(term.backend().buffer()[(x + 1, y)].bg, Color::Yellow);
+
+    app.approval.as_mut().unwrap().input = Some(DialogInput::Reason("use the package".into()));
+    let text = screen(&mut app, &EMPTY, 80, 24);
+    assert!(text.contains("reason for the model"));
+    assert!(text.contains("use the package"));
+}
+
+#[test]
+fn long_approval_subjects_scroll_and_say_so() {
+    let mut app = app();
+    let mut req = warn_request();
+    req.subject = (1..=40)
+        .map(|i| format!("echo line{i}"))
+        .collect::<Vec<_>>()
+        .join(" && \\\n");
+    app.on_event(&Event::ApprovalRequired(req));
+    let text = screen(&mut app, &EMPTY, 60, 15);
+    insta::assert_snapshot!("approval_scroll", text);
+    assert!(text.contains("more lines (PgDn)"));
+    app.scroll(-100);
+    let text = screen(&mut app, &EMPTY, 60, 15);
+    assert!(text.contains("echo line40"));
+}
+
+#[test]
+fn dialog_input_edit_is_shown() {
+    let mut app = app();
+    app.approval = Some(ApprovalDialog {
+        request: warn_request(),
+        input: Some(DialogInput::Edit("curl -fsSL https://example.com/x".into())),
+    });
+    let text = screen(&mut app, &EMPTY, 80, 24);
+    assert!(text.contains("run instead"));
+    assert!(text.contains("curl -fsSL https://example.com/x▏"));
+}
+
+#[test]
+fn keys_help_overlay() {
+    let mut app = app();
+    app.show_keys = true;
+    let text = screen(&mut app, &EMPTY, 80, 24);
+    insta::assert_snapshot!("keys_help", text);
+    assert!(text.contains("Esc Esc"));
+}
+
+#[test]
+fn completion_menu_and_cursor() {
+    let mut app = app();
+    let completions = vec![
+        (
+            "/approve".to_owned(),
+            "[N|2,4|3-5] run pending changes".to_owned(),
+        ),
+        ("/agents".to_owned(), "list agents".to_owned()),
+    ];
+    let composer = ComposerView {
+        text: "/a",
+        cursor: 2,
+        completions: &completions,
+        selected: 1,
+        ..EMPTY
+    };
+    let mut term = Terminal::new(TestBackend::new(60, 12)).unwrap();
+    term.draw(|f| draw(f, &mut app, &composer)).unwrap();
+    let text = text_of(&term);
+    insta::assert_snapshot!("completion_menu", text);
+    let (x, y) = find(&text, "/agents");
+    assert!(
+        term.backend().buffer()[(x, y)]
+            .modifier
+            .contains(Modifier::REVERSED)
+    );
+    term.backend_mut().assert_cursor_position((4, 10));
+}
+
+#[test]
+fn decision_dialog() {
+    let mut app = app();
+    plan_mid_run(&mut app);
+    app.on_event(&Event::PlanDecisionRequired {
+        number: 3,
+        question: "Which store keeps the buckets?".into(),
+        options: vec![
+            "in-memory map (lost on restart)".into(),
+            "redis".into(),
+            "sqlite".into(),
+        ],
+    });
+    app.decision_select(1);
+    let term = terminal(&mut app, &EMPTY, 80, 24);
+    let text = text_of(&term);
+    insta::assert_snapshot!("decision_dialog", text);
+    assert!(text.contains("Which store keeps the buckets?"));
+    assert!(text.contains("1. in-memory map (lost on restart)"));
+    assert!(
+        text.contains(
+            "↑/↓ choose · Enter confirm · 1-9 pick · Esc dismiss (type the choice instead)"
+        )
+    );
+    let buf = term.backend().buffer();
+    let (x, y) = find(&text, "2. redis");
+    assert!(
+        buf[(x, y)].modifier.contains(Modifier::REVERSED),
+        "selected"
+    );
+    let (x, y) = find(&text, "3. sqlite");
+    assert!(!buf[(x, y)].modifier.contains(Modifier::REVERSED));
+    assert_eq!(app.decision_choice(), Some((3, "2".to_owned())));
+    // Dismissed, the status line says what the next prompt does.
+    app.dismiss_decision();
+    let text = screen(&mut app, &EMPTY, 100, 24);
+    assert!(text.contains("step 3 waits: type the choice"), "{text}");
+    assert!(!text.contains("DECIDE"));
+    // Many options in a short terminal: the highlight stays in view, the rest counted.
+    app.on_event(&Event::PlanDecisionRequired {
+        number: 3,
+        question: "Which store keeps the buckets?".into(),
+        options: (1..=12).map(|i| format!("store {i}")).collect(),
+    });
+    app.decision_pick(9);
+    let text = screen(&mut app, &EMPTY, 60, 15);
+    assert!(text.contains("› 9. store 9"), "{text}");
+    assert!(text.contains("more"), "{text}");
+    assert!(text.contains("Esc"), "{text}");
+}
