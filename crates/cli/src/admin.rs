@@ -133,8 +133,7 @@ pub enum SessionsAction {
 
 #[derive(Debug, Args)]
 pub struct ForkArgs {
-    /// The session to copy: its id or a unique prefix.
-    #[arg(required_unless_present = "last")]
+    /// The session to copy: its id or a unique prefix (none: pick one in the terminal UI).
     pub id: Option<String>,
     /// Fork the latest session of this workspace.
     #[arg(long, conflicts_with = "id")]
@@ -144,28 +143,69 @@ pub struct ForkArgs {
     pub label: Option<String>,
 }
 
-/// `atto fork`: copies a saved session into a new one that records its parent.
+/// `atto fork ID` or `atto fork --last`: copies a saved session into a new one that
+/// records its parent. (With neither, on a terminal, the fork picker runs instead.)
 pub fn fork(args: ForkArgs, workspace: &std::path::Path) -> Result<ExitCode, Failure> {
+    let which = match (args.id, args.last) {
+        (Some(id), _) => atto_store::SessionRef::Id(id),
+        (None, true) => atto_store::SessionRef::Latest,
+        (None, false) => {
+            return Err(Failure::usage(
+                "give a session id (or a unique prefix) or --last; with neither, `atto fork` \
+                 opens a picker, which needs a terminal"
+                    .to_owned(),
+            ));
+        }
+    };
+    let forked = fork_session(workspace, &which, args.label)?;
+    println!("{}", forked.id);
+    eprintln!(
+        "{forked}; continue it with `atto -r {}`",
+        &forked.id[..8.min(forked.id.len())]
+    );
+    Ok(ExitCode::Ok)
+}
+
+/// A session copied by `fork_session`.
+pub struct Forked {
+    /// The new session's id.
+    pub id: String,
+    /// The session it copies.
+    pub source: String,
+    /// Messages copied.
+    pub copied: i64,
+}
+
+impl std::fmt::Display for Forked {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "forked {} ({} messages) into {}; the original stays as it was",
+            self.source, self.copied, self.id
+        )
+    }
+}
+
+/// Copies the saved session `which` of `workspace` into a new session.
+pub fn fork_session(
+    workspace: &std::path::Path,
+    which: &atto_store::SessionRef,
+    label: Option<String>,
+) -> Result<Forked, Failure> {
     let store = open_store()?;
     let here = workspace.display().to_string();
-    let which = match (&args.id, args.last) {
-        (Some(id), _) => atto_store::SessionRef::Id(id.clone()),
-        (None, _) => atto_store::SessionRef::Latest,
-    };
     let source = store
-        .find_session_blocking(&here, &which)
+        .find_session_blocking(&here, which)
         .map_err(|e| Failure::usage(e.to_string()))?;
     let id = uuid::Uuid::now_v7().to_string();
     let copied = store
-        .fork_session_blocking(&source.id, &id, args.label)
+        .fork_session_blocking(&source.id, &id, label)
         .map_err(|e| Failure::usage(e.to_string()))?;
-    println!("{id}");
-    eprintln!(
-        "forked {} ({copied} messages) into {id}; continue it with `atto -r {}`",
-        source.id,
-        &id[..8]
-    );
-    Ok(ExitCode::Ok)
+    Ok(Forked {
+        id,
+        source: source.id,
+        copied,
+    })
 }
 
 /// The database, opened as sessions open it (a damaged one is offered to be moved aside).

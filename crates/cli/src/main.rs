@@ -260,6 +260,15 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             admin::sessions(args, &workspace)
         }
         Some(Command::Store(command)) => admin::store(command),
+        Some(Command::Fork(ref args)) if args.id.is_none() && !args.last && use_tui(&cli) => {
+            let config = Config::load(cli.global.config.as_deref())?;
+            let provider = setup::provider(&cli.global, &config)?;
+            let (workspace, cwd) = setup::workspace(cli.global.workspace.as_deref())?;
+            let entry = tui::Entry::Fork {
+                label: args.label.clone(),
+            };
+            tui::start(&cli, &config, &provider, workspace, cwd, entry)
+        }
         Some(Command::Fork(args)) => {
             let (workspace, _) = setup::workspace(cli.global.workspace.as_deref())?;
             admin::fork(args, &workspace)
@@ -302,7 +311,14 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             let trust = cli.global.trust || yolo;
             let mode = cli.global.agent_mode();
             if use_tui(&cli) {
-                return tui::start(&cli, &config, &provider, workspace, cwd);
+                return tui::start(
+                    &cli,
+                    &config,
+                    &provider,
+                    workspace,
+                    cwd,
+                    tui::Entry::Session,
+                );
             }
             let resume = cli.global.resume_ref()?;
             block_on(async {

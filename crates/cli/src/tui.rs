@@ -16,6 +16,17 @@ use crate::{Cli, ExitCode, Failure, block_on, permissions};
 /// Most sessions the picker lists.
 const PICKER_SESSIONS: u32 = 50;
 
+/// How the interface is entered.
+pub enum Entry {
+    /// `atto` (a bare `-r` opens the resume picker first).
+    Session,
+    /// `atto fork` with no id: pick a saved session, copy it, continue in the copy.
+    Fork {
+        /// A label for the new session.
+        label: Option<String>,
+    },
+}
+
 /// Runs the terminal UI until the user leaves.
 pub fn start(
     cli: &Cli,
@@ -23,6 +34,7 @@ pub fn start(
     provider: &ResolvedProvider,
     workspace: PathBuf,
     cwd: PathBuf,
+    entry: Entry,
 ) -> Result<ExitCode, Failure> {
     let flags = cli.global.permission_flags();
     let project = ProjectConfig::load(&workspace)?;
@@ -39,30 +51,47 @@ pub fn start(
                 .is_none(),
         workspace: workspace.display().to_string(),
     };
-    let sessions = if cli.global.wants_picker() {
-        Some(session_choices(&workspace)?)
-    } else {
-        None
+    let picking = match &entry {
+        Entry::Fork { .. } => Some("Fork"),
+        Entry::Session if cli.global.wants_picker() => Some("Resume"),
+        Entry::Session => None,
+    };
+    let sessions = match picking {
+        Some(_) => Some(session_choices(&workspace)?),
+        None => None,
     };
     block_on(async {
-        let resume = match sessions {
-            None => cli.global.resume_ref()?,
-            Some(choices) if choices.is_empty() => {
-                return Err(Failure::usage(format!(
-                    "no saved sessions in {} to resume; run atto without -r to start one",
-                    workspace.display()
-                )));
-            }
-            Some(choices) => {
-                let title = format!("Resume a session in {}", workspace.display());
-                match atto_tui::picker::pick(&title, choices)
+        let mut notice = None;
+        let resume = match (sessions, picking) {
+            (Some(choices), Some(verb)) => {
+                if choices.is_empty() {
+                    return Err(Failure::usage(format!(
+                        "no saved sessions in {}; run atto without -r to start one",
+                        workspace.display()
+                    )));
+                }
+                let title = format!("{verb} a session in {}", workspace.display());
+                let Some(id) = atto_tui::picker::pick(&title, choices)
                     .await
                     .map_err(tui_failure)?
-                {
-                    Some(id) => Some(atto_store::SessionRef::Id(id)),
-                    None => return Ok(ExitCode::Ok),
-                }
+                else {
+                    return Ok(ExitCode::Ok);
+                };
+                let id = match entry {
+                    Entry::Fork { label } => {
+                        let forked = crate::admin::fork_session(
+                            &workspace,
+                            &atto_store::SessionRef::Id(id),
+                            label,
+                        )?;
+                        notice = Some(forked.to_string());
+                        forked.id
+                    }
+                    Entry::Session => id,
+                };
+                Some(atto_store::SessionRef::Id(id))
             }
+            _ => cli.global.resume_ref()?,
         };
         let (handle, _) = setup::start(Launch {
             provider,
@@ -79,6 +108,7 @@ pub fn start(
             trust: flags.trust || permission == PermissionMode::Yolo,
             info,
             workspace,
+            notice,
         };
         atto_tui::run(handle, options).await.map_err(tui_failure)?;
         Ok(ExitCode::Ok)

@@ -45,6 +45,8 @@ pub struct TuiOptions {
     pub info: AppInfo,
     /// The workspace root, indexed for `@path` completion.
     pub workspace: PathBuf,
+    /// Said first in the transcript (what the launch did, e.g. a fork).
+    pub notice: Option<String>,
 }
 
 /// Why the interface stopped early.
@@ -90,6 +92,9 @@ pub async fn run(mut handle: AgentHandle, opts: TuiOptions) -> Result<(), TuiErr
     let mut interrupt = signal(SignalKind::interrupt()).ok();
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    if let Some(notice) = &opts.notice {
+        ui.app.push_notice(notice);
+    }
     if let Some(prompt) = opts.first_prompt {
         ui.send_prompt(prompt);
     }

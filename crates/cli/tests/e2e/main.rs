@@ -22,3 +22,5 @@ mod planner_effort;
 mod policy;
 mod sessions;
 mod tui;
+mod tui_harness;
+mod tui_pickers;
