@@ -2,6 +2,7 @@
 
 use std::io::Write;
 
+use atto_core::present;
 use atto_protocol::{EVENT_SCHEMA, EVENT_SCHEMA_VERSION, Event, FinalResult, ToolCallStatus};
 use serde_json::Value;
 
@@ -306,61 +307,32 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
 
 /// `/goals`: open goals numbered as `/goals done N` takes them, then finished ones.
 pub fn goal_list(goals: &[atto_protocol::Goal], current: Option<&str>) -> String {
-    use std::fmt::Write as _;
     if goals.is_empty() {
-        return "no goals (/goal TEXT sets the session's objective)\n".to_owned();
+        return format!("{}\n", present::NO_GOALS);
     }
-    let mut out = String::new();
-    let line = |g: &atto_protocol::Goal| {
-        let budget = g
-            .token_budget
-            .map_or_else(String::new, |b| format!(" of {b}"));
-        let marker = if Some(g.id.as_str()) == current {
-            " ← current"
-        } else {
-            ""
-        };
-        format!(
-            "[{}] {} · {} tokens{budget}, {:.0} s{marker}",
-            g.status.as_str(),
-            g.objective,
-            g.tokens_used,
-            g.time_used_ms as f64 / 1000.0
-        )
-    };
-    let (open, done): (Vec<_>, Vec<_>) = goals.iter().partition(|g| g.status.is_open());
-    for (i, g) in open.iter().enumerate() {
-        let _ = writeln!(out, "{:>3}. {}", i + 1, line(g));
-    }
-    for g in done {
-        let _ = writeln!(out, "   - {}", line(g));
-    }
-    out
+    line_per_row(
+        present::goal_rows(goals, current)
+            .into_iter()
+            .map(|(row, _)| row),
+    )
 }
 
 /// `/restore list`: one line per checkpoint, newest first.
 pub fn checkpoint_table(checkpoints: &[atto_protocol::CheckpointInfo]) -> String {
-    use std::fmt::Write as _;
     if checkpoints.is_empty() {
-        return "no checkpoints yet (one is taken before each change atto makes)\n".to_owned();
+        return format!("{}\n", present::NO_CHECKPOINTS);
     }
+    let rows = checkpoints.iter().map(present::checkpoint_line);
+    line_per_row(rows.chain([present::RESTORE_HINT.to_owned()]))
+}
+
+/// Each row on a line of its own.
+fn line_per_row(rows: impl Iterator<Item = String>) -> String {
     let mut out = String::new();
-    for c in checkpoints {
-        let files = match c.files_changed.len() {
-            0 => String::new(),
-            n if n <= 3 => format!(" · {}", c.files_changed.join(", ")),
-            n => format!(" · {}, … ({n} files)", c.files_changed[..3].join(", ")),
-        };
-        let _ = writeln!(
-            out,
-            "{:>4}  turn {:<3} {:<12} {}{files}",
-            c.id,
-            c.turn,
-            c.tool.as_deref().unwrap_or("-"),
-            c.note
-        );
+    for row in rows {
+        out.push_str(&row);
+        out.push('\n');
     }
-    out.push_str("/restore N brings the files back to checkpoint N\n");
     out
 }
 
@@ -377,29 +349,12 @@ fn permission_name(mode: atto_protocol::PermissionMode) -> &'static str {
 pub fn plan_view(plan: Option<&atto_protocol::PendingPlan>, previews: &[String]) -> String {
     use std::fmt::Write as _;
     let Some(plan) = plan else {
-        return "no pending plan (in plan mode, writes are queued here: /mode plan)\n".to_owned();
+        return format!("{}\n", present::NO_PENDING_PLAN);
     };
-    let open = plan
-        .proposed_changes
-        .iter()
-        .filter(|c| c.status.is_open())
-        .count();
-    let mut out = format!(
-        "plan {} [{}] — {} change(s), {open} pending\ntask: {}\n",
-        &plan.id[..plan.id.len().min(8)],
-        plan.status.as_str(),
-        plan.proposed_changes.len(),
-        plan.task.lines().next().unwrap_or("")
-    );
+    let [heading, task] = present::plan_heading(plan);
+    let mut out = format!("{heading}\n{task}\n");
     for (change, preview) in plan.proposed_changes.iter().zip(previews) {
-        let _ = writeln!(
-            out,
-            "\n{}. {} {} [{}]",
-            change.order,
-            change.tool,
-            atto_core::change_target(change),
-            change.status.as_str()
-        );
+        let _ = writeln!(out, "\n{}", present::change_line(change));
         if !change.reason.is_empty() {
             let _ = writeln!(out, "   reason: {}", change.reason);
         }
@@ -407,7 +362,7 @@ pub fn plan_view(plan: Option<&atto_protocol::PendingPlan>, previews: &[String])
             let _ = writeln!(out, "   {line}");
         }
     }
-    if open > 0 {
+    if plan.proposed_changes.iter().any(|c| c.status.is_open()) {
         out.push_str("\n/approve runs all pending, /approve N the first N, /approve 2,4 or 3-5 picks; /reject [N] [reason] discards\n");
     }
     out
@@ -435,51 +390,13 @@ pub fn plan_outcomes(
     out
 }
 
-/// The `/threads` tree, as in the seeds:
-/// ```text
-/// main (4 messages)
-/// ├── fork-a1b2c3d4 "Try React approach" (6 messages) ← current
-/// │   └── fork-e5f6g7h8 "With TypeScript" (8 messages)
-/// └── fork-i9j0k1l2 "Try Vue approach" (4 messages)
-/// ```
+/// The `/threads` tree (see [`present::thread_rows`]).
 pub fn thread_tree(threads: &[atto_protocol::ThreadInfo]) -> String {
-    fn line(t: &atto_protocol::ThreadInfo) -> String {
-        let label = t
-            .label
-            .as_ref()
-            .map(|l| format!(" \"{l}\""))
-            .unwrap_or_default();
-        let current = if t.current { " ← current" } else { "" };
-        format!("{}{label} ({} messages){current}\n", t.id, t.messages)
-    }
-    fn children(
-        threads: &[atto_protocol::ThreadInfo],
-        parent: &str,
-        prefix: &str,
-        out: &mut String,
-        depth: usize,
-    ) {
-        let kids: Vec<_> = threads
-            .iter()
-            .filter(|t| t.parent.as_deref() == Some(parent))
-            .collect();
-        for (i, kid) in kids.iter().enumerate() {
-            let last = i + 1 == kids.len();
-            out.push_str(prefix);
-            out.push_str(if last { "└── " } else { "├── " });
-            out.push_str(&line(kid));
-            if depth < 64 {
-                let deeper = format!("{prefix}{}", if last { "    " } else { "│   " });
-                children(threads, &kid.id, &deeper, out, depth + 1);
-            }
-        }
-    }
-    let mut out = String::new();
-    for root in threads.iter().filter(|t| t.parent.is_none()) {
-        out.push_str(&line(root));
-        children(threads, &root.id, "", &mut out, 0);
-    }
-    out
+    line_per_row(
+        present::thread_rows(threads)
+            .into_iter()
+            .map(|(row, _)| row),
+    )
 }
 
 /// The `/grants` table: number, scope, decision, rule, created, last used, uses.
@@ -631,47 +548,6 @@ mod tests {
         assert!(result_json("s", 1, &result).contains(r#""cost_usd":null"#));
         assert!(result_line(&result).contains("cost unknown"));
         assert!(result_line(&result).contains("changed: a.py"));
-    }
-
-    #[test]
-    fn thread_tree_renders_as_in_the_seeds() {
-        let t = |id: &str, parent: Option<&str>, label: Option<&str>, current| {
-            atto_protocol::ThreadInfo {
-                id: id.into(),
-                parent: parent.map(Into::into),
-                label: label.map(Into::into),
-                messages: 2,
-                current,
-            }
-        };
-        let tree = thread_tree(&[
-            t("main", None, None, false),
-            t(
-                "fork-a1b2c3d4",
-                Some("main"),
-                Some("Try React approach"),
-                false,
-            ),
-            t(
-                "fork-e5f6g7h8",
-                Some("fork-a1b2c3d4"),
-                Some("With TypeScript"),
-                true,
-            ),
-            t(
-                "fork-i9j0k1l2",
-                Some("main"),
-                Some("Try Vue approach"),
-                false,
-            ),
-        ]);
-        assert_eq!(
-            tree,
-            "main (2 messages)\n\
-             ├── fork-a1b2c3d4 \"Try React approach\" (2 messages)\n\
-             │   └── fork-e5f6g7h8 \"With TypeScript\" (2 messages) ← current\n\
-             └── fork-i9j0k1l2 \"Try Vue approach\" (2 messages)\n"
-        );
     }
 
     #[test]

@@ -18,6 +18,7 @@ mod limits;
 mod orchestrator;
 mod plan;
 pub mod planner;
+pub mod present;
 mod prompt;
 mod recorder;
 mod revert;

@@ -6,7 +6,6 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use crate::app::{App, ApprovalDialog, DialogInput};
 use crate::highlight::diff_style;
@@ -42,15 +41,6 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &mut App) {
         all.extend(fixed);
         window(&all, inner_h, scroll, theme)
     };
-    let height = u16::try_from(body.len() + 2)
-        .unwrap_or(u16::MAX)
-        .min(area.height);
-    let rect = Rect {
-        x: area.x + (area.width - outer_w) / 2,
-        y: area.y + area.height.saturating_sub(height) / 2,
-        width: outer_w,
-        height,
-    };
     let req = &dialog.request;
     let title = Line::from(vec![
         Span::styled(format!(" {} ", sanitize(&req.risk)), theme.risk(&req.risk)),
@@ -58,12 +48,7 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &mut App) {
         Span::styled(sanitize(&req.tool).into_owned(), theme.tool()),
         Span::raw("? "),
     ]);
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_style(theme.border())
-        .title(title);
-    frame.render_widget(Clear, rect);
-    frame.render_widget(Paragraph::new(body).block(block), rect);
+    crate::view::popup(frame, area, outer_w, title, body, theme);
 }
 
 /// `room` lines of `lines` from `scroll`, with markers for what is above and below so

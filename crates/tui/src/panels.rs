@@ -4,6 +4,7 @@
 //! `/grants`), as the last answer left it. A panel scrolls on its own (`App::scroll` while
 //! it is open); what is cut above or below is counted on its first or last row.
 
+use atto_core::present;
 use atto_protocol::{ChangeStatus, StepStatus, TaskPlan, TaskPlanStatus, ThreadInfo};
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -198,30 +199,12 @@ fn pending_plan(app: &App, theme: Theme) -> Rows {
                 app.pending_changes()
             )
         } else {
-            "no pending plan (in plan mode, writes are queued here: /mode plan)".to_owned()
+            present::NO_PENDING_PLAN.to_owned()
         };
         return vec![(text, theme.dim())];
     };
-    let open = plan
-        .proposed_changes
-        .iter()
-        .filter(|c| c.status.is_open())
-        .count();
-    let mut rows = vec![
-        (
-            format!(
-                "plan {} [{}] — {} change(s), {open} pending",
-                &plan.id[..plan.id.len().min(8)],
-                plan.status.as_str(),
-                plan.proposed_changes.len()
-            ),
-            theme.heading(),
-        ),
-        (
-            format!("task: {}", plan.task.lines().next().unwrap_or("")),
-            theme.dim(),
-        ),
-    ];
+    let [heading, task] = present::plan_heading(plan);
+    let mut rows = vec![(heading, theme.heading()), (task, theme.dim())];
     for (i, change) in plan.proposed_changes.iter().enumerate() {
         let status_style = match change.status {
             ChangeStatus::Pending => theme.warn(),
@@ -230,16 +213,7 @@ fn pending_plan(app: &App, theme: Theme) -> Rows {
             ChangeStatus::Rejected => theme.dim(),
         };
         rows.push((String::new(), theme.text()));
-        rows.push((
-            format!(
-                "{}. {} {} [{}]",
-                change.order,
-                change.tool,
-                atto_core::change_target(change),
-                change.status.as_str()
-            ),
-            status_style,
-        ));
+        rows.push((present::change_line(change), status_style));
         if !change.reason.is_empty() {
             rows.push((format!("   reason: {}", change.reason), theme.dim()));
         }
@@ -247,7 +221,7 @@ fn pending_plan(app: &App, theme: Theme) -> Rows {
             rows.push((format!("   {line}"), diff_style(line, theme)));
         }
     }
-    if open > 0 {
+    if plan.proposed_changes.iter().any(|c| c.status.is_open()) {
         rows.push((String::new(), theme.text()));
         rows.push((
             "/approve N · /reject N  (/approve runs all pending; 2,4 or 3-5 picks)".to_owned(),
@@ -260,42 +234,21 @@ fn pending_plan(app: &App, theme: Theme) -> Rows {
 fn goals(app: &App, theme: Theme) -> Rows {
     let (goals, current) = app.goals();
     if goals.is_empty() {
-        return vec![(
-            "no goals (/goal TEXT sets the session's objective)".to_owned(),
-            theme.dim(),
-        )];
+        return vec![(present::NO_GOALS.to_owned(), theme.dim())];
     }
-    let line = |g: &atto_protocol::Goal| {
-        let budget = g
-            .token_budget
-            .map_or_else(String::new, |b| format!(" of {b}"));
-        let marker = if Some(g.id.as_str()) == current {
-            " ← current"
-        } else {
-            ""
-        };
-        format!(
-            "[{}] {} · {} tokens{budget}, {:.0} s{marker}",
-            g.status.as_str(),
-            g.objective,
-            g.tokens_used,
-            g.time_used_ms as f64 / 1000.0
-        )
-    };
-    let (open, done): (Vec<_>, Vec<_>) = goals.iter().partition(|g| g.status.is_open());
-    let mut rows = Vec::new();
-    for (i, g) in open.iter().enumerate() {
-        let style = if Some(g.id.as_str()) == current {
-            theme.user()
-        } else {
-            theme.text()
-        };
-        rows.push((format!("{:>3}. {}", i + 1, line(g)), style));
-    }
-    for g in done {
-        rows.push((format!("   - {}", line(g)), theme.dim()));
-    }
-    rows
+    present::goal_rows(goals, current)
+        .into_iter()
+        .map(|(row, g)| {
+            let style = if !g.status.is_open() {
+                theme.dim()
+            } else if Some(g.id.as_str()) == current {
+                theme.user()
+            } else {
+                theme.text()
+            };
+            (row, style)
+        })
+        .collect()
 }
 
 /// The `/threads` tree with box-drawing branches; the current thread is highlighted.
@@ -303,81 +256,31 @@ fn threads(threads: &[ThreadInfo], theme: Theme) -> Rows {
     if threads.is_empty() {
         return vec![("no threads listed yet (/threads)".to_owned(), theme.dim())];
     }
-    fn line(t: &ThreadInfo) -> String {
-        let label = t
-            .label
-            .as_ref()
-            .map(|l| format!(" \"{l}\""))
-            .unwrap_or_default();
-        let current = if t.current { " ← current" } else { "" };
-        format!("{}{label} ({} messages){current}", t.id, t.messages)
-    }
-    fn children(threads: &[ThreadInfo], parent: &str, prefix: &str, theme: Theme, rows: &mut Rows) {
-        let kids: Vec<_> = threads
-            .iter()
-            .filter(|t| t.parent.as_deref() == Some(parent))
-            .collect();
-        for (i, kid) in kids.iter().enumerate() {
-            let last = i + 1 == kids.len();
-            let branch = if last { "└── " } else { "├── " };
-            let style = if kid.current {
-                theme.user()
-            } else {
-                theme.text()
-            };
-            rows.push((format!("{prefix}{branch}{}", line(kid)), style));
-            // Depth is bounded by the prefix growing; stop well before it is absurd.
-            if prefix.len() < 256 {
-                let deeper = format!("{prefix}{}", if last { "    " } else { "│   " });
-                children(threads, &kid.id, &deeper, theme, rows);
-            }
-        }
-    }
-    let mut rows = Vec::new();
-    for root in threads.iter().filter(|t| t.parent.is_none()) {
-        let style = if root.current {
-            theme.user()
-        } else {
-            theme.text()
-        };
-        rows.push((line(root), style));
-        children(threads, &root.id, "", theme, &mut rows);
-    }
-    rows
+    present::thread_rows(threads)
+        .into_iter()
+        .map(|(row, t)| {
+            (
+                row,
+                if t.current {
+                    theme.user()
+                } else {
+                    theme.text()
+                },
+            )
+        })
+        .collect()
 }
 
 fn checkpoints(app: &App, theme: Theme) -> Rows {
     let list = app.checkpoints();
     if list.is_empty() {
-        return vec![(
-            "no checkpoints yet (one is taken before each change atto makes)".to_owned(),
-            theme.dim(),
-        )];
+        return vec![(present::NO_CHECKPOINTS.to_owned(), theme.dim())];
     }
     let mut rows: Rows = list
         .iter()
-        .map(|c| {
-            let files = match c.files_changed.len() {
-                0 => String::new(),
-                n if n <= 3 => format!(" · {}", c.files_changed.join(", ")),
-                n => format!(" · {}, … ({n} files)", c.files_changed[..3].join(", ")),
-            };
-            (
-                format!(
-                    "{:>4}  turn {:<3} {:<12} {}{files}",
-                    c.id,
-                    c.turn,
-                    c.tool.as_deref().unwrap_or("-"),
-                    c.note
-                ),
-                theme.text(),
-            )
-        })
+        .map(|c| (present::checkpoint_line(c), theme.text()))
         .collect();
-    rows.push((
-        "/restore N brings the files back to checkpoint N".to_owned(),
-        theme.key(),
-    ));
+    rows.push((present::RESTORE_HINT.to_owned(), theme.key()));
     rows
 }
 

@@ -324,10 +324,7 @@ pub(crate) fn duration(ms: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn text(lines: &[Line<'_>]) -> Vec<String> {
-        lines.iter().map(|l| l.to_string()).collect()
-    }
+    use crate::view::text::plain;
 
     #[test]
     fn streaming_render_matches_whole_render() {
@@ -340,9 +337,9 @@ mod tests {
             t.visible(40, 100, &mut scroll, Theme::plain());
         }
         let mut scroll = 0;
-        let streamed = text(&t.visible(40, 100, &mut scroll, Theme::plain()));
+        let streamed = plain(&t.visible(40, 100, &mut scroll, Theme::plain()));
         t.close();
-        let whole = text(&t.visible(40, 100, &mut scroll, Theme::plain()));
+        let whole = plain(&t.visible(40, 100, &mut scroll, Theme::plain()));
         assert_eq!(streamed, whole);
         assert_eq!(whole[0], "# Plan");
     }

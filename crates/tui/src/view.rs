@@ -222,12 +222,6 @@ fn draw_keys(frame: &mut Frame<'_>, area: Rect, theme: Theme) {
     if w < 10 || h < 3 {
         return;
     }
-    let rect = Rect {
-        x: area.x + (area.width - w) / 2,
-        y: area.y + (area.height - h) / 2,
-        width: w,
-        height: h,
-    };
     let inner = usize::from(w - 2);
     let lines: Vec<Line<'static>> = KEYS
         .iter()
@@ -237,10 +231,40 @@ fn draw_keys(frame: &mut Frame<'_>, area: Rect, theme: Theme) {
             Line::from(vec![Span::styled(key, theme.key()), Span::raw(rest)])
         })
         .collect();
+    popup(
+        frame,
+        area,
+        w,
+        Line::from(" keys · Esc closes "),
+        lines,
+        theme,
+    );
+}
+
+/// Draws `body` in a bordered box titled `title`, `width` wide (at most `area`'s) and as
+/// tall as the body (at most `area`'s height), centred in `area` over what lies below.
+pub(crate) fn popup(
+    frame: &mut Frame<'_>,
+    area: Rect,
+    width: u16,
+    title: Line<'static>,
+    body: Vec<Line<'static>>,
+    theme: Theme,
+) {
+    let height = u16::try_from(body.len() + 2)
+        .unwrap_or(u16::MAX)
+        .min(area.height);
+    let width = width.min(area.width);
+    let rect = Rect {
+        x: area.x + (area.width - width) / 2,
+        y: area.y + (area.height - height) / 2,
+        width,
+        height,
+    };
     let block = Block::default()
         .borders(Borders::ALL)
         .border_style(theme.border())
-        .title(" keys · Esc closes ");
+        .title(title);
     frame.render_widget(Clear, rect);
-    frame.render_widget(Paragraph::new(lines).block(block), rect);
+    frame.render_widget(Paragraph::new(body).block(block), rect);
 }

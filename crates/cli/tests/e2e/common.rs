@@ -2,9 +2,9 @@
 //! scripted model server, and running the real `atto` binary with a clean environment.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 
-use atto_testkit::{RecordedRequest, Script, ScriptToolCall, ScriptedServer};
+use atto_testkit::{RecordedRequest, Reply, Script, ScriptToolCall, ScriptedServer};
 use serde_json::Value;
 
 pub struct Env {
@@ -146,26 +146,32 @@ pub fn call(name: &str, arguments: Value) -> ScriptToolCall {
     }
 }
 
-/// Runs the line session (`--permission auto-safe`, chat wire) with `lines` on stdin;
-/// asserts it exits 0 and returns stderr, where command answers and progress go.
-pub fn line_session(env: &Env, lines: &str) -> String {
-    use std::io::Write as _;
-    let base = env.base("chat");
-    let mut child = env
-        .atto()
-        .args([
-            "--base-url",
-            &base,
-            "--model",
-            "m",
-            "--permission",
-            "auto-safe",
-        ])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
+/// A reply that makes `calls` and says nothing.
+pub fn calls(calls: Vec<ScriptToolCall>) -> Reply {
+    Reply {
+        tool_calls: calls,
+        ..Reply::default()
+    }
+}
+
+/// The line session against the scripted server (chat wire) as `model`, with `args`
+/// after those; stdin, stdout and stderr piped.
+pub fn spawn_line_session(env: &Env, model: &str, args: &[&str]) -> Child {
+    env.atto()
+        .args(["--base-url", &env.base("chat"), "--model", model])
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+/// [`spawn_line_session`] fed `lines` on stdin, run until stdin ends; asserts it exits 0.
+pub fn run_line_session(env: &Env, model: &str, args: &[&str], lines: &str) -> Output {
+    use std::io::Write as _;
+    let mut child = spawn_line_session(env, model, args);
+    // Small enough for the pipe's buffer: written whole before the child reads.
     child
         .stdin
         .take()
@@ -174,5 +180,16 @@ pub fn line_session(env: &Env, lines: &str) -> String {
         .unwrap();
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    stderr(&out)
+    out
+}
+
+/// Runs the line session (`--permission auto-safe`, chat wire) with `lines` on stdin;
+/// asserts it exits 0 and returns stderr, where command answers and progress go.
+pub fn line_session(env: &Env, lines: &str) -> String {
+    stderr(&run_line_session(
+        env,
+        "m",
+        &["--permission", "auto-safe"],
+        lines,
+    ))
 }

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use atto_testkit::{Reply, Script, ScriptToolCall};
 use serde_json::{Value, json};
 
-use crate::common::{Env, call, events, of_type, stderr};
+use crate::common::{Env, call, events, of_type, run_line_session, stderr};
 
 fn bash(command: &str) -> ScriptToolCall {
     call("bash", json!({ "command": command }))
@@ -110,26 +110,9 @@ fn expect(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
 /// The line session (`--permission auto-safe`, the chat wire, then `extra`) fed `stdin`,
 /// run until stdin ends; it must exit 0.
 fn session(env: &Env, extra: &[&str], stdin: &str) -> Output {
-    let mut child = env
-        .atto()
-        .args(["--permission", "auto-safe", "--wire", "chat"])
-        .args(["--base-url", &env.base("chat"), "--model", "m"])
-        .args(extra)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Small enough for the pipe's buffer: written whole before the child reads.
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    out
+    let mut args = vec!["--permission", "auto-safe", "--wire", "chat"];
+    args.extend_from_slice(extra);
+    run_line_session(env, "m", &args, stdin)
 }
 
 /// [`session`] with `--output-format stream-json`; its events.

@@ -10,7 +10,9 @@ use std::process::Output;
 use atto_testkit::{Reply, Script};
 use serde_json::{Value, json};
 
-use crate::common::{Env, call, events, of_type, stderr};
+use crate::common::{
+    Env, call, calls, events, of_type, run_line_session, spawn_line_session, stderr,
+};
 
 pub(crate) fn plan_reply(plan: &Value) -> Reply {
     Reply::text(plan.to_string())
@@ -22,14 +24,13 @@ pub(crate) fn step(id: &str, description: &str, deps: &[&str]) -> Value {
 }
 
 /// A step's two replies: its calls (ending with the report), then its closing text.
-pub(crate) fn step_replies(calls: Vec<atto_testkit::ScriptToolCall>) -> [Reply; 2] {
-    [
-        Reply {
-            tool_calls: calls,
-            ..Reply::default()
-        },
-        Reply::text("Step done."),
-    ]
+pub(crate) fn step_replies(step_calls: Vec<atto_testkit::ScriptToolCall>) -> [Reply; 2] {
+    [calls(step_calls), Reply::text("Step done.")]
+}
+
+/// A step that writes `content` to `path`, then reports `status` with `summary`.
+pub(crate) fn writing_step(path: &str, content: &str, status: &str, summary: &str) -> [Reply; 2] {
+    step_replies(vec![write(path, content), report(status, summary)])
 }
 
 pub(crate) fn write(path: &str, content: &str) -> atto_testkit::ScriptToolCall {
@@ -43,6 +44,14 @@ pub(crate) fn report(status: &str, summary: &str) -> atto_testkit::ScriptToolCal
     )
 }
 
+/// The line session's flags here: auto-safe, stream-json events on stdout.
+const STREAM_JSON: &[&str] = &[
+    "--permission",
+    "auto-safe",
+    "--output-format",
+    "stream-json",
+];
+
 /// The line session with stream-json events on stdout.
 pub(crate) fn run(env: &Env, lines: &str) -> Output {
     run_model(env, "m", lines)
@@ -50,29 +59,7 @@ pub(crate) fn run(env: &Env, lines: &str) -> Output {
 
 /// [`run`] with another model id (over the chat wire).
 pub(crate) fn run_model(env: &Env, model: &str, lines: &str) -> Output {
-    let mut child = env
-        .atto()
-        .args(["--base-url", &env.base("chat"), "--model", model])
-        .args([
-            "--permission",
-            "auto-safe",
-            "--output-format",
-            "stream-json",
-        ])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(lines.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    out
+    run_line_session(env, model, STREAM_JSON, lines)
 }
 
 /// The planner's events in order, as "type:number" where there is a number.
@@ -87,6 +74,16 @@ pub(crate) fn plan_trace(events: &[Value]) -> Vec<String> {
             Some(n) => format!("{}:{n}", e["type"].as_str().unwrap_or("")),
             None => e["type"].as_str().unwrap_or("").to_owned(),
         })
+        .collect()
+}
+
+/// The status of each step in a `plan_summary` event, in step order.
+fn outcome_statuses(summary: &Value) -> Vec<&str> {
+    summary["outcomes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["status"].as_str().unwrap())
         .collect()
 }
 
@@ -108,10 +105,7 @@ fn a_plan_is_refined_approved_and_run_with_rollback_then_with_skipping() {
                   step("sc", "Write c.txt", &["sa"])]});
     let mut replies = vec![plan_reply(&generated), plan_reply(&revised)];
     // Run 1, auto-rollback on: step 1 works, step 2 breaks a.txt, writes b.txt, fails.
-    replies.extend(step_replies(vec![
-        write("a.txt", "a\n"),
-        report("completed", "wrote a"),
-    ]));
+    replies.extend(writing_step("a.txt", "a\n", "completed", "wrote a"));
     replies.extend(step_replies(vec![
         write("a.txt", "broken\n"),
         write("b.txt", "b\n"),
@@ -120,18 +114,9 @@ fn a_plan_is_refined_approved_and_run_with_rollback_then_with_skipping() {
     // Run 2, auto-rollback off: the same plan; step 2 fails, its dependent (3) is skipped,
     // the independent step 4 still runs.
     replies.push(plan_reply(&revised));
-    replies.extend(step_replies(vec![
-        write("a.txt", "a\n"),
-        report("completed", "wrote a"),
-    ]));
-    replies.extend(step_replies(vec![
-        write("b.txt", "b\n"),
-        report("failed", "b is wrong"),
-    ]));
-    replies.extend(step_replies(vec![
-        write("c.txt", "c\n"),
-        report("completed", "wrote c"),
-    ]));
+    replies.extend(writing_step("a.txt", "a\n", "completed", "wrote a"));
+    replies.extend(writing_step("b.txt", "b\n", "failed", "b is wrong"));
+    replies.extend(writing_step("c.txt", "c\n", "completed", "wrote c"));
     env.serve(Script::new(replies));
 
     let out = run(
@@ -204,13 +189,10 @@ fn a_plan_is_refined_approved_and_run_with_rollback_then_with_skipping() {
     assert_eq!(failed["error"], "b cannot be written");
     let summaries = of_type(&ev, "plan_summary");
     assert_eq!(summaries[0]["status"], "failed");
-    let statuses: Vec<&str> = summaries[0]["outcomes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|o| o["status"].as_str().unwrap())
-        .collect();
-    assert_eq!(statuses, ["completed", "failed", "pending", "pending"]);
+    assert_eq!(
+        outcome_statuses(summaries[0]),
+        ["completed", "failed", "pending", "pending"]
+    );
 
     // Run 2: without rollback only the dependent of the failed step is skipped.
     assert_eq!(
@@ -231,13 +213,10 @@ fn a_plan_is_refined_approved_and_run_with_rollback_then_with_skipping() {
     );
     assert_eq!(of_type(&ev, "plan_step_failed")[1]["rolled_back"], false);
     assert_eq!(summaries[1]["status"], "failed");
-    let statuses: Vec<&str> = summaries[1]["outcomes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|o| o["status"].as_str().unwrap())
-        .collect();
-    assert_eq!(statuses, ["completed", "failed", "skipped", "completed"]);
+    assert_eq!(
+        outcome_statuses(summaries[1]),
+        ["completed", "failed", "skipped", "completed"]
+    );
     assert_eq!(
         env.read("b.txt"),
         "b\n",
@@ -258,10 +237,7 @@ fn a_rolled_back_step_restores_the_files_it_changed() {
     let plan = json!({"intent": "edit", "steps": [step("sa", "Change a.txt", &[]),
         step("sb", "Add b.txt", &["sa"])]});
     let mut replies = vec![plan_reply(&plan)];
-    replies.extend(step_replies(vec![
-        write("a.txt", "a\n"),
-        report("completed", "ok"),
-    ]));
+    replies.extend(writing_step("a.txt", "a\n", "completed", "ok"));
     replies.extend(step_replies(vec![
         write("a.txt", "broken\n"),
         write("b.txt", "b\n"),
@@ -328,20 +304,7 @@ pub(crate) fn interrupted(
     rest: &str,
 ) -> (Output, std::time::Duration) {
     use std::time::{Duration, Instant};
-    let mut child = env
-        .atto()
-        .args(["--base-url", &env.base("chat"), "--model", "m"])
-        .args([
-            "--permission",
-            "auto-safe",
-            "--output-format",
-            "stream-json",
-        ])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_line_session(env, "m", STREAM_JSON);
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(first.as_bytes()).unwrap();
     let start = Instant::now();

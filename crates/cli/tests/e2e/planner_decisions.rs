@@ -7,7 +7,7 @@ use atto_testkit::Script;
 use serde_json::json;
 
 use crate::common::{Env, events, of_type, stderr};
-use crate::planner::{interrupted, plan_reply, plan_trace, report, run, step, step_replies, write};
+use crate::planner::{interrupted, plan_reply, plan_trace, run, step, writing_step};
 
 /// A plan whose first step asks which format to use.
 fn plan_with_decision() -> serde_json::Value {
@@ -20,14 +20,13 @@ fn plan_with_decision() -> serde_json::Value {
 fn a_decision_is_asked_a_wrong_answer_refused_and_the_choice_reaches_the_step() {
     let mut env = Env::new();
     let mut replies = vec![plan_reply(&plan_with_decision())];
-    replies.extend(step_replies(vec![
-        write("a.txt", "format = toml\n"),
-        report("completed", "wrote the toml config"),
-    ]));
-    replies.extend(step_replies(vec![
-        write("b.txt", "b\n"),
-        report("completed", "wrote b"),
-    ]));
+    replies.extend(writing_step(
+        "a.txt",
+        "format = toml\n",
+        "completed",
+        "wrote the toml config",
+    ));
+    replies.extend(writing_step("b.txt", "b\n", "completed", "wrote b"));
     env.serve(Script::new(replies));
 
     // "yaml" is no option; "2" is the second one.

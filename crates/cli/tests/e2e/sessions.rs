@@ -3,7 +3,7 @@
 
 use atto_testkit::{Reply, Script};
 
-use crate::common::{Env, stderr};
+use crate::common::{Env, run_line_session, stderr};
 
 /// What the user typed in each user message of a request: the text before the facts atto
 /// appends for the model (which every message ends with, starting with the agent mode).
@@ -168,33 +168,18 @@ fn threads_branch_switch_and_roll_back_without_touching_the_original() {
         ],
         ..Script::default()
     });
-    let base = env.base("chat");
-    let mut child = env
-        .atto()
-        .args(["--base-url", &base, "--model", "m"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    {
-        use std::io::Write as _;
-        let mut stdin = child.stdin.take().unwrap();
-        let script = "first question\n\
-                      /fork \"Try B\"\n\
-                      b question\n\
-                      /switch main\n\
-                      /fork \"Try C\"\n\
-                      c question\n\
-                      /threads\n\
-                      /rollback\n\
-                      r question\n\
-                      /switch main\n\
-                      /threads\n";
-        stdin.write_all(script.as_bytes()).unwrap();
-    }
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let script = "first question\n\
+                  /fork \"Try B\"\n\
+                  b question\n\
+                  /switch main\n\
+                  /fork \"Try C\"\n\
+                  c question\n\
+                  /threads\n\
+                  /rollback\n\
+                  r question\n\
+                  /switch main\n\
+                  /threads\n";
+    let out = run_line_session(&env, "m", &[], script);
     let err = stderr(&out);
     assert!(err.contains("├── fork-"), "{err}");
     assert!(err.contains("\"Try B\" (4 messages)"), "{err}");
@@ -216,7 +201,7 @@ fn threads_branch_switch_and_roll_back_without_touching_the_original() {
             "exec",
             "--continue",
             "--base-url",
-            &base,
+            &env.base("chat"),
             "--model",
             "m",
             "main again",

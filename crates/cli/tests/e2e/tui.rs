@@ -12,20 +12,35 @@ use std::process::Command;
 use atto_testkit::Reply;
 use serde_json::json;
 
-use crate::common::{Env, call};
-use crate::tui_harness::{Tmux, WAIT, calls, serve, tool_results, user_messages};
+use crate::common::{Env, call, calls};
+use crate::tui_harness::{WAIT, start_atto, tool_results, user_messages};
+
+/// A reply that runs `command` with bash, then one that says `answer`.
+fn bash_then(command: &str, answer: &str) -> Vec<Reply> {
+    vec![
+        calls(vec![call("bash", json!({ "command": command }))]),
+        Reply::text(answer),
+    ]
+}
+
+/// A reply that says `text` after `delay_ms`.
+fn slow(text: &str, delay_ms: u64) -> Reply {
+    Reply {
+        delay_ms,
+        ..Reply::text(text)
+    }
+}
 
 #[test]
 fn a_prompt_streams_its_answer_and_exit_restores_the_terminal() {
     let mut env = Env::new();
-    serve(
+    let tmux = start_atto(
         &mut env,
         vec![Reply::text(
             "## Result\n\nThe answer is **forty-two**.\n\n- first point\n- second point\n",
         )],
+        &[],
     );
-    let tmux = Tmux::start(&env);
-    tmux.atto(&env, &[]);
     tmux.line("what is the answer?");
     let screen = tmux.wait_for("The answer is forty-two");
     assert!(screen.contains("what is the answer?"), "{screen}");
@@ -42,9 +57,7 @@ fn a_prompt_streams_its_answer_and_exit_restores_the_terminal() {
 #[test]
 fn tab_cycles_to_plan_mode_and_the_status_line_says_so() {
     let mut env = Env::new();
-    serve(&mut env, vec![Reply::text("ok")]);
-    let tmux = Tmux::start(&env);
-    tmux.atto(&env, &[]);
+    let tmux = start_atto(&mut env, vec![Reply::text("ok")], &[]);
     assert!(
         tmux.status_line().contains("BUILD"),
         "{}",
@@ -75,7 +88,7 @@ fn tab_cycles_to_plan_mode_and_the_status_line_says_so() {
 fn plan_mode_queues_a_write_shows_its_diff_and_approve_applies_it() {
     let mut env = Env::new();
     env.write("notes.txt", "old line\n");
-    serve(
+    let tmux = start_atto(
         &mut env,
         vec![
             calls(vec![call(
@@ -85,9 +98,8 @@ fn plan_mode_queues_a_write_shows_its_diff_and_approve_applies_it() {
             Reply::text("I queued the edit for your approval."),
             Reply::text("Applied."),
         ],
+        &["--mode", "plan"],
     );
-    let tmux = Tmux::start(&env);
-    tmux.atto(&env, &["--mode", "plan"]);
     tmux.line("change the note");
     tmux.wait_for("queued the edit");
     assert_eq!(
@@ -116,15 +128,11 @@ fn plan_mode_queues_a_write_shows_its_diff_and_approve_applies_it() {
 fn an_approval_answered_with_capital_a_saves_a_project_grant() {
     let mut env = Env::new();
     let cmd = "python3 -c 'print(40 + 2)'";
-    serve(
+    let tmux = start_atto(
         &mut env,
-        vec![
-            calls(vec![call("bash", json!({ "command": cmd }))]),
-            Reply::text("It printed 42."),
-        ],
+        bash_then(cmd, "It printed 42."),
+        &["--permission", "interactive"],
     );
-    let tmux = Tmux::start(&env);
-    tmux.atto(&env, &["--permission", "interactive"]);
     tmux.line("run the script");
     // The dialog shows the command, its risk, and the rule "A" would save.
     let screen = tmux.wait_for("WARN");
@@ -141,19 +149,14 @@ fn an_approval_answered_with_capital_a_saves_a_project_grant() {
 #[test]
 fn esc_cancels_a_running_turn_and_the_session_stays_usable() {
     let mut env = Env::new();
-    serve(
+    let tmux = start_atto(
         &mut env,
         vec![
-            Reply {
-                text: Some("too late".into()),
-                delay_ms: 30_000,
-                ..Reply::default()
-            },
+            slow("too late", 30_000),
             Reply::text("second answer arrives"),
         ],
+        &[],
     );
-    let tmux = Tmux::start(&env);
-    tmux.atto(&env, &[]);
     tmux.line("slow question");
     // Wait until the request is in flight, then cancel.
     let start = Instant::now();
@@ -172,18 +175,11 @@ fn esc_cancels_a_running_turn_and_the_session_stays_usable() {
 #[test]
 fn bad_input_tiny_window_huge_paste_invalid_utf8_and_unknown_command() {
     let mut env = Env::new();
-    serve(
+    let tmux = start_atto(
         &mut env,
-        vec![
-            calls(vec![call(
-                "bash",
-                json!({"command": "printf 'bad:\\377\\376:end'"}),
-            )]),
-            Reply::text("printed some bytes"),
-        ],
+        bash_then("printf 'bad:\\377\\376:end'", "printed some bytes"),
+        &["--permission", "auto-safe"],
     );
-    let tmux = Tmux::start(&env);
-    tmux.atto(&env, &["--permission", "auto-safe"]);
     // A 20×5 window: atto keeps running and draws something.
     assert!(
         tmux.tmux(&["resize-window", "-t", "0", "-x", "20", "-y", "5"])
@@ -240,19 +236,14 @@ fn bad_input_tiny_window_huge_paste_invalid_utf8_and_unknown_command() {
 #[test]
 fn enter_during_a_turn_queues_the_draft_until_the_turn_ends() {
     let mut env = Env::new();
-    serve(
+    let tmux = start_atto(
         &mut env,
         vec![
-            Reply {
-                text: Some("slow answer".into()),
-                delay_ms: 1_500,
-                ..Reply::default()
-            },
+            slow("slow answer", 1_500),
             Reply::text("answer to the follow-up"),
         ],
+        &[],
     );
-    let tmux = Tmux::start(&env);
-    tmux.atto(&env, &[]);
     tmux.line("first question");
     tmux.line("follow-up question");
     tmux.line("/queue");
@@ -274,18 +265,11 @@ fn enter_during_a_turn_queues_the_draft_until_the_turn_ends() {
 #[test]
 fn an_approval_refused_with_a_reason_tells_the_model_why() {
     let mut env = Env::new();
-    serve(
+    let tmux = start_atto(
         &mut env,
-        vec![
-            calls(vec![call(
-                "bash",
-                json!({"command": "python3 -c 'print(1)'"}),
-            )]),
-            Reply::text("Understood, not running it."),
-        ],
+        bash_then("python3 -c 'print(1)'", "Understood, not running it."),
+        &["--permission", "interactive"],
     );
-    let tmux = Tmux::start(&env);
-    tmux.atto(&env, &["--permission", "interactive"]);
     tmux.line("run it");
     tmux.wait_for("WARN");
     tmux.keys(&["n"]);
@@ -302,9 +286,7 @@ fn an_approval_refused_with_a_reason_tells_the_model_why() {
 #[test]
 fn sigterm_restores_the_terminal() {
     let mut env = Env::new();
-    serve(&mut env, vec![Reply::text("ok")]);
-    let tmux = Tmux::start(&env);
-    tmux.atto(&env, &[]);
+    let tmux = start_atto(&mut env, vec![Reply::text("ok")], &[]);
     let out = tmux.tmux(&["display", "-p", "-t", "0", "#{pane_pid}"]);
     let shell = String::from_utf8_lossy(&out.stdout).trim().to_owned();
     let children = Command::new("pgrep").args(["-P", &shell]).output().unwrap();

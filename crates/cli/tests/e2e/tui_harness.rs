@@ -5,7 +5,7 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use atto_testkit::{Reply, Script, ScriptToolCall};
+use atto_testkit::{Reply, Script};
 use serde_json::Value;
 
 use crate::common::Env;
@@ -118,16 +118,7 @@ impl Tmux {
 
     /// Starts atto against the scripted server and waits for its composer.
     pub(crate) fn atto(&self, env: &Env, args: &[&str]) {
-        let mut line = format!(
-            "{} --base-url {} --model scripted-model",
-            env!("CARGO_BIN_EXE_atto"),
-            env.base("chat")
-        );
-        for arg in args {
-            line.push(' ');
-            line.push_str(arg);
-        }
-        self.line(&line);
+        self.line(&atto_line(env, args));
         self.wait_for(atto_tui::PLACEHOLDER);
         assert!(self.alternate_on());
     }
@@ -173,40 +164,49 @@ fn random_suffix() -> u64 {
     h.finish()
 }
 
-pub(crate) fn serve(env: &mut Env, replies: Vec<Reply>) {
-    env.serve(Script {
-        replies,
-        ..Script::default()
-    });
+/// The shell line that runs atto with `args` (a subcommand among them goes first)
+/// against the scripted server.
+pub(crate) fn atto_line(env: &Env, args: &[&str]) -> String {
+    let mut line = env!("CARGO_BIN_EXE_atto").to_owned();
+    for arg in args {
+        line.push(' ');
+        line.push_str(arg);
+    }
+    line.push_str(" --base-url ");
+    line.push_str(&env.base("chat"));
+    line.push_str(" --model scripted-model");
+    line
 }
 
-pub(crate) fn calls(calls: Vec<ScriptToolCall>) -> Reply {
-    Reply {
-        tool_calls: calls,
-        ..Reply::default()
-    }
+/// Serves `replies`, then starts atto with `args` in a window of its own and waits for
+/// its composer.
+pub(crate) fn start_atto(env: &mut Env, replies: Vec<Reply>, args: &[&str]) -> Tmux {
+    env.serve(Script::new(replies));
+    let tmux = Tmux::start(env);
+    tmux.atto(env, args);
+    tmux
 }
 
 /// The text of the user messages the model received in request `n` (chat wire).
 pub(crate) fn user_messages(env: &Env, n: usize) -> Vec<String> {
+    contents(env, n, "user")
+}
+
+/// The tool results atto sent in request `n` (chat wire).
+pub(crate) fn tool_results(env: &Env, n: usize) -> Vec<String> {
+    contents(env, n, "tool")
+}
+
+/// The content of each message with `role` in request `n`, as text.
+fn contents(env: &Env, n: usize, role: &str) -> Vec<String> {
     env.requests()[n].body["messages"]
         .as_array()
         .unwrap()
         .iter()
-        .filter(|m| m["role"] == "user")
+        .filter(|m| m["role"] == role)
         .map(|m| match &m["content"] {
             Value::String(s) => s.clone(),
             other => other.to_string(),
         })
-        .collect()
-}
-
-pub(crate) fn tool_results(env: &Env, n: usize) -> Vec<String> {
-    env.requests()[n].body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
         .collect()
 }

@@ -3,18 +3,17 @@
 //! continues in the copy, leaving the original as it was.
 
 use crate::common::Env;
-use crate::tui_harness::{Tmux, serve, user_messages};
+use crate::tui_harness::{Tmux, atto_line, start_atto, user_messages};
 use atto_testkit::Reply;
 
-#[test]
-fn bare_resume_opens_a_picker_of_this_workspaces_sessions() {
-    let mut env = Env::new();
-    serve(
-        &mut env,
-        vec![Reply::text("first answer"), Reply::text("resumed answer")],
+/// A first session told a number and answered, then left; `next` is served for the
+/// session the test goes on with. Returns the shell's window and the session id shown.
+fn first_session(env: &mut Env, next: &str) -> (Tmux, String) {
+    let tmux = start_atto(
+        env,
+        vec![Reply::text("first answer"), Reply::text(next)],
+        &[],
     );
-    let tmux = Tmux::start(&env);
-    tmux.atto(&env, &[]);
     tmux.line("remember the number 7");
     let screen = tmux.wait_for("first answer");
     let session = screen
@@ -24,23 +23,37 @@ fn bare_resume_opens_a_picker_of_this_workspaces_sessions() {
         .unwrap()
         .to_owned();
     tmux.exit_and_check_shell();
-    tmux.line(&format!(
-        "{} --base-url {} --model scripted-model -r",
-        env!("CARGO_BIN_EXE_atto"),
-        env.base("chat")
-    ));
-    let picker = tmux.wait_for("Resume a session");
+    (tmux, session)
+}
+
+/// Runs atto with `args` from the shell, expects the picker titled `title` to list the
+/// first session, and picks it; returns the screen once its composer is up.
+fn pick_the_first_session(tmux: &Tmux, env: &Env, args: &[&str], title: &str) -> String {
+    tmux.line(&atto_line(env, args));
+    let picker = tmux.wait_for(title);
     assert!(picker.contains("remember the number 7"), "{picker}");
     tmux.keys(&["Enter"]);
-    tmux.wait_for(atto_tui::PLACEHOLDER);
-    tmux.line("what was it?");
-    tmux.wait_for("resumed answer");
-    // The model saw the earlier conversation: the session really was resumed.
-    let sent = user_messages(&env, 1);
+    tmux.wait_for(atto_tui::PLACEHOLDER)
+}
+
+/// The model's next request carried the first session's conversation.
+fn assert_the_model_saw_the_first_session(env: &Env) {
+    let sent = user_messages(env, 1);
     assert!(
         sent.iter().any(|m| m.contains("remember the number 7")),
         "{sent:?}"
     );
+}
+
+#[test]
+fn bare_resume_opens_a_picker_of_this_workspaces_sessions() {
+    let mut env = Env::new();
+    let (tmux, session) = first_session(&mut env, "resumed answer");
+    pick_the_first_session(&tmux, &env, &["-r"], "Resume a session");
+    tmux.line("what was it?");
+    tmux.wait_for("resumed answer");
+    // The model saw the earlier conversation: the session really was resumed.
+    assert_the_model_saw_the_first_session(&env);
     assert!(tmux.screen().contains(&session), "{}", tmux.screen());
     tmux.exit_and_check_shell();
 }
@@ -48,39 +61,13 @@ fn bare_resume_opens_a_picker_of_this_workspaces_sessions() {
 #[test]
 fn fork_with_no_id_picks_a_session_copies_it_and_continues_in_the_copy() {
     let mut env = Env::new();
-    serve(
-        &mut env,
-        vec![Reply::text("first answer"), Reply::text("forked answer")],
-    );
-    let tmux = Tmux::start(&env);
-    tmux.atto(&env, &[]);
-    tmux.line("remember the number 7");
-    let screen = tmux.wait_for("first answer");
-    let original = screen
-        .split_whitespace()
-        .skip_while(|w| *w != "session")
-        .nth(1)
-        .unwrap()
-        .to_owned();
-    tmux.exit_and_check_shell();
-    tmux.line(&format!(
-        "{} fork --base-url {} --model scripted-model",
-        env!("CARGO_BIN_EXE_atto"),
-        env.base("chat")
-    ));
-    let picker = tmux.wait_for("Fork a session");
-    assert!(picker.contains("remember the number 7"), "{picker}");
-    tmux.keys(&["Enter"]);
-    let screen = tmux.wait_for(atto_tui::PLACEHOLDER);
+    let (tmux, original) = first_session(&mut env, "forked answer");
+    let screen = pick_the_first_session(&tmux, &env, &["fork"], "Fork a session");
     assert!(screen.contains("forked"), "{screen}");
     tmux.line("what was it?");
     tmux.wait_for("forked answer");
     // The copy carries the conversation, under a new session id.
-    let sent = user_messages(&env, 1);
-    assert!(
-        sent.iter().any(|m| m.contains("remember the number 7")),
-        "{sent:?}"
-    );
+    assert_the_model_saw_the_first_session(&env);
     // The notice names the original (the session shown before) and the new copy.
     let screen = tmux.screen();
     let notice = &screen[screen.find("forked ").unwrap()..];

@@ -2,22 +2,12 @@
 //! dialog's lifetime and choice, and panel scrolling.
 
 use atto_protocol::{
-    AgentMode, DecisionPoint, Event, PermissionMode, PlanStep, RiskLevel, StepKind, StepOutcome,
-    StepStatus, TaskPlan, TaskPlanStatus, Usage,
+    DecisionPoint, Event, PlanStep, RiskLevel, StepKind, StepOutcome, StepStatus, TaskPlan,
+    TaskPlanStatus, Usage,
 };
 
-use super::{App, AppInfo, Panel};
-
-fn app() -> App {
-    App::new(AppInfo {
-        provider: "p".into(),
-        model: "m".into(),
-        mode: AgentMode::Build,
-        permission: PermissionMode::Interactive,
-        sandbox: false,
-        workspace: "/w".into(),
-    })
-}
+use super::tests::app;
+use super::{App, Panel};
 
 fn step(number: u32, deps: &[&str]) -> PlanStep {
     PlanStep {

@@ -8,7 +8,8 @@ use serde_json::json;
 
 use super::{App, AppInfo};
 
-fn app() -> App {
+/// An app as a session in build mode starts it; the planner's tests use it too.
+pub(super) fn app() -> App {
     App::new(AppInfo {
         provider: "p".into(),
         model: "m".into(),

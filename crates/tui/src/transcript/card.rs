@@ -188,11 +188,8 @@ pub(crate) fn line_diff(old: &str, new: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::view::text::plain;
     use serde_json::json;
-
-    fn text(lines: &[Line<'_>]) -> Vec<String> {
-        lines.iter().map(|l| l.to_string()).collect()
-    }
 
     #[test]
     fn cards_fold_long_output_and_diff_edits() {
@@ -203,7 +200,7 @@ mod tests {
         card.output = (0..9).map(|i| format!("out {i}")).collect();
         let mut lines = Vec::new();
         render_card(&card, 60, Theme::plain(), &mut lines);
-        let lines = text(&lines);
+        let lines = plain(&lines);
         assert_eq!(lines[0], "● edit_file a.rs · ok · 0 ms");
         assert_eq!(
             lines.last().map(String::as_str),

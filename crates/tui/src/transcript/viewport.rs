@@ -140,10 +140,7 @@ impl Transcript {
 mod tests {
     use super::super::Kind;
     use super::*;
-
-    fn text(lines: &[Line<'_>]) -> Vec<String> {
-        lines.iter().map(|l| l.to_string()).collect()
-    }
+    use crate::view::text::plain;
 
     fn quiet_lines(t: &mut Transcript, range: std::ops::Range<usize>) {
         for i in range {
@@ -157,16 +154,16 @@ mod tests {
         quiet_lines(&mut t, 0..10);
         let mut scroll = 0;
         assert_eq!(
-            text(&t.visible(20, 3, &mut scroll, Theme::plain())),
+            plain(&t.visible(20, 3, &mut scroll, Theme::plain())),
             ["line 7", "line 8", "line 9"]
         );
         let mut scroll = 2;
         assert_eq!(
-            text(&t.visible(20, 3, &mut scroll, Theme::plain())),
+            plain(&t.visible(20, 3, &mut scroll, Theme::plain())),
             ["line 5", "line 6", "line 7"]
         );
         let mut scroll = 100;
-        let top = text(&t.visible(20, 3, &mut scroll, Theme::plain()));
+        let top = plain(&t.visible(20, 3, &mut scroll, Theme::plain()));
         assert_eq!(top, ["line 0", "line 1", "line 2"]);
         assert_eq!(scroll, 7);
     }
@@ -177,23 +174,23 @@ mod tests {
         let mut t = Transcript::default();
         quiet_lines(&mut t, 0..10);
         let mut scroll = 2;
-        let before = text(&t.visible(20, 3, &mut scroll, theme));
+        let before = plain(&t.visible(20, 3, &mut scroll, theme));
         assert_eq!(before, ["line 5", "line 6", "line 7"]);
         quiet_lines(&mut t, 10..13);
         // A streaming answer grows too: a blank separator and two lines.
         t.text_delta("streamed\n\nmore");
-        let after = text(&t.visible(20, 3, &mut scroll, theme));
+        let after = plain(&t.visible(20, 3, &mut scroll, theme));
         assert_eq!(after, before, "the lines being read did not move");
         assert_eq!(scroll, 2 + 3 + 4);
         assert_eq!(t.new_lines(), 7);
         // More of the same answer: the count keeps growing, the view stays.
         t.text_delta(" and more\n\nlast");
-        assert_eq!(text(&t.visible(20, 3, &mut scroll, theme)), before);
+        assert_eq!(plain(&t.visible(20, 3, &mut scroll, theme)), before);
         assert_eq!(t.new_lines(), 9);
         // The user's own scrolling still moves the view, from the anchored place.
         scroll -= 1;
         assert_eq!(
-            text(&t.visible(20, 3, &mut scroll, theme)),
+            plain(&t.visible(20, 3, &mut scroll, theme)),
             ["line 6", "line 7", "line 8"]
         );
         // Back at the bottom it follows new output again, and the marker count resets.
@@ -202,7 +199,7 @@ mod tests {
         assert_eq!(t.new_lines(), 0);
         quiet_lines(&mut t, 13..14);
         assert_eq!(
-            text(&t.visible(20, 3, &mut scroll, theme))
+            plain(&t.visible(20, 3, &mut scroll, theme))
                 .last()
                 .map(String::as_str),
             Some("line 13")

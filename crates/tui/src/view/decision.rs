@@ -5,7 +5,6 @@
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use crate::app::{App, DecisionDialog};
 use crate::view::Theme;
@@ -24,25 +23,11 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App) {
     let inner_w = usize::from(outer_w - 2).max(1);
     let room = usize::from(area.height - 2);
     let body = body(dialog, inner_w, room, theme);
-    let height = u16::try_from(body.len() + 2)
-        .unwrap_or(u16::MAX)
-        .min(area.height);
-    let rect = Rect {
-        x: area.x + (area.width - outer_w) / 2,
-        y: area.y + area.height.saturating_sub(height) / 2,
-        width: outer_w,
-        height,
-    };
     let title = Line::from(vec![
         Span::styled(" DECIDE ", theme.risk("WARN")),
         Span::raw(format!(" step {} ", dialog.number)),
     ]);
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .border_style(theme.border())
-        .title(title);
-    frame.render_widget(Clear, rect);
-    frame.render_widget(Paragraph::new(body).block(block), rect);
+    super::popup(frame, area, outer_w, title, body, theme);
 }
 
 /// The question, the options (windowed to fit `room` rows with the rest) and the legend.

@@ -262,13 +262,15 @@ impl<'p> Wrapper<'p> {
     }
 }
 
+/// The lines as plain strings, for tests to compare.
+#[cfg(test)]
+pub(crate) fn plain(lines: &[Line<'_>]) -> Vec<String> {
+    lines.iter().map(|l| l.to_string()).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn plain(lines: &[Line<'_>]) -> Vec<String> {
-        lines.iter().map(|l| l.to_string()).collect()
-    }
 
     #[test]
     fn escapes_and_controls_are_removed() {

@@ -1,0 +1,191 @@
+//! How the session's lists read as text, row by row: goals (`/goals`), the thread tree
+//! (`/threads`), checkpoints (`/restore list`) and the pending plan (`/show-plan`). The
+//! line session prints the rows; the terminal UI styles each row from the item it names.
+//! This module decides nothing and styles nothing.
+
+use atto_protocol::{CheckpointInfo, Goal, PendingPlan, ProposedChange, ThreadInfo};
+
+/// What `/goals` shows when the session has none.
+pub const NO_GOALS: &str = "no goals (/goal TEXT sets the session's objective)";
+
+/// What `/restore list` shows before the first checkpoint.
+pub const NO_CHECKPOINTS: &str = "no checkpoints yet (one is taken before each change atto makes)";
+
+/// The line under the checkpoints, saying how to use them.
+pub const RESTORE_HINT: &str = "/restore N brings the files back to checkpoint N";
+
+/// What `/show-plan` shows when no plan waits.
+pub const NO_PENDING_PLAN: &str =
+    "no pending plan (in plan mode, writes are queued here: /mode plan)";
+
+/// Open goals numbered as `/goals done N` takes them, then finished ones, each row with
+/// its goal; `current` is the id of the goal being worked toward.
+pub fn goal_rows<'a>(goals: &'a [Goal], current: Option<&str>) -> Vec<(String, &'a Goal)> {
+    let line = |g: &Goal| {
+        let budget = g
+            .token_budget
+            .map_or_else(String::new, |b| format!(" of {b}"));
+        let marker = if Some(g.id.as_str()) == current {
+            " ← current"
+        } else {
+            ""
+        };
+        format!(
+            "[{}] {} · {} tokens{budget}, {:.0} s{marker}",
+            g.status.as_str(),
+            g.objective,
+            g.tokens_used,
+            g.time_used_ms as f64 / 1000.0
+        )
+    };
+    let (open, done): (Vec<_>, Vec<_>) = goals.iter().partition(|g| g.status.is_open());
+    let mut rows = Vec::with_capacity(goals.len());
+    for (i, g) in open.into_iter().enumerate() {
+        rows.push((format!("{:>3}. {}", i + 1, line(g)), g));
+    }
+    for g in done {
+        rows.push((format!("   - {}", line(g)), g));
+    }
+    rows
+}
+
+/// The thread tree with box-drawing branches, a row per thread, as in the seeds:
+/// ```text
+/// main (4 messages)
+/// ├── fork-a1b2c3d4 "Try React approach" (6 messages) ← current
+/// │   └── fork-e5f6g7h8 "With TypeScript" (8 messages)
+/// └── fork-i9j0k1l2 "Try Vue approach" (4 messages)
+/// ```
+pub fn thread_rows(threads: &[ThreadInfo]) -> Vec<(String, &ThreadInfo)> {
+    fn line(t: &ThreadInfo) -> String {
+        let label = t
+            .label
+            .as_ref()
+            .map(|l| format!(" \"{l}\""))
+            .unwrap_or_default();
+        let current = if t.current { " ← current" } else { "" };
+        format!("{}{label} ({} messages){current}", t.id, t.messages)
+    }
+    fn children<'a>(
+        threads: &'a [ThreadInfo],
+        parent: &str,
+        prefix: &str,
+        depth: usize,
+        rows: &mut Vec<(String, &'a ThreadInfo)>,
+    ) {
+        let kids: Vec<_> = threads
+            .iter()
+            .filter(|t| t.parent.as_deref() == Some(parent))
+            .collect();
+        for (i, kid) in kids.iter().enumerate() {
+            let last = i + 1 == kids.len();
+            let branch = if last { "└── " } else { "├── " };
+            rows.push((format!("{prefix}{branch}{}", line(kid)), kid));
+            // A tree this deep is absurd; stop before the prefix is.
+            if depth < 64 {
+                let deeper = format!("{prefix}{}", if last { "    " } else { "│   " });
+                children(threads, &kid.id, &deeper, depth + 1, rows);
+            }
+        }
+    }
+    let mut rows = Vec::with_capacity(threads.len());
+    for root in threads.iter().filter(|t| t.parent.is_none()) {
+        rows.push((line(root), root));
+        children(threads, &root.id, "", 0, &mut rows);
+    }
+    rows
+}
+
+/// One checkpoint: id, turn, tool, note and up to three of the files it changed.
+pub fn checkpoint_line(c: &CheckpointInfo) -> String {
+    let files = match c.files_changed.len() {
+        0 => String::new(),
+        n if n <= 3 => format!(" · {}", c.files_changed.join(", ")),
+        n => format!(" · {}, … ({n} files)", c.files_changed[..3].join(", ")),
+    };
+    format!(
+        "{:>4}  turn {:<3} {:<12} {}{files}",
+        c.id,
+        c.turn,
+        c.tool.as_deref().unwrap_or("-"),
+        c.note
+    )
+}
+
+/// The pending plan's heading and its task's first line.
+pub fn plan_heading(plan: &PendingPlan) -> [String; 2] {
+    let open = plan
+        .proposed_changes
+        .iter()
+        .filter(|c| c.status.is_open())
+        .count();
+    [
+        format!(
+            "plan {} [{}] — {} change(s), {open} pending",
+            &plan.id[..plan.id.len().min(8)],
+            plan.status.as_str(),
+            plan.proposed_changes.len()
+        ),
+        format!("task: {}", plan.task.lines().next().unwrap_or("")),
+    ]
+}
+
+/// One proposed change: its number, tool, target and status.
+pub fn change_line(change: &ProposedChange) -> String {
+    format!(
+        "{}. {} {} [{}]",
+        change.order,
+        change.tool,
+        crate::change_target(change),
+        change.status.as_str()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thread_tree_renders_as_in_the_seeds() {
+        let t = |id: &str, parent: Option<&str>, label: Option<&str>, current| ThreadInfo {
+            id: id.into(),
+            parent: parent.map(Into::into),
+            label: label.map(Into::into),
+            messages: 2,
+            current,
+        };
+        let threads = [
+            t("main", None, None, false),
+            t(
+                "fork-a1b2c3d4",
+                Some("main"),
+                Some("Try React approach"),
+                false,
+            ),
+            t(
+                "fork-e5f6g7h8",
+                Some("fork-a1b2c3d4"),
+                Some("With TypeScript"),
+                true,
+            ),
+            t(
+                "fork-i9j0k1l2",
+                Some("main"),
+                Some("Try Vue approach"),
+                false,
+            ),
+        ];
+        let rows = thread_rows(&threads);
+        let tree: Vec<&str> = rows.iter().map(|(row, _)| row.as_str()).collect();
+        assert_eq!(
+            tree,
+            [
+                "main (2 messages)",
+                "├── fork-a1b2c3d4 \"Try React approach\" (2 messages)",
+                "│   └── fork-e5f6g7h8 \"With TypeScript\" (2 messages) ← current",
+                "└── fork-i9j0k1l2 \"Try Vue approach\" (2 messages)",
+            ]
+        );
+        assert!(rows[2].1.current, "each row names its thread");
+    }
+}
