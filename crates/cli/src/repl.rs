@@ -294,11 +294,8 @@ enum Answer {
 /// Reads one answer, or Ctrl-C while waiting for it.
 async fn answer(lines: &mut Lines<BufReader<Stdin>>) -> Answer {
     tokio::select! {
-        // `next_line` is cancel-safe: a line half read when Ctrl-C wins is not lost.
-        line = lines.next_line() => match line {
-            Ok(Some(line)) => Answer::Line(line),
-            Ok(None) | Err(_) => Answer::Ended,
-        },
+        // Ctrl-C first: when it and a line are both ready, stopping wins over answering.
+        biased;
         signal = tokio::signal::ctrl_c() => match signal {
             Ok(()) => Answer::Interrupted,
             // No signal handling here: only input can answer.
@@ -306,6 +303,11 @@ async fn answer(lines: &mut Lines<BufReader<Stdin>>) -> Answer {
                 Ok(Some(line)) => Answer::Line(line),
                 Ok(None) | Err(_) => Answer::Ended,
             },
+        },
+        // `next_line` is cancel-safe: a line half read when Ctrl-C wins is not lost.
+        line = lines.next_line() => match line {
+            Ok(Some(line)) => Answer::Line(line),
+            Ok(None) | Err(_) => Answer::Ended,
         },
     }
 }

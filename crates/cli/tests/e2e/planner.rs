@@ -324,6 +324,8 @@ pub(crate) fn interrupted(
         .status()
         .unwrap();
     assert!(ok.success());
+    // A person types the next line after pressing Ctrl-C, not in the same instant.
+    std::thread::sleep(Duration::from_millis(300));
     stdin.write_all(rest.as_bytes()).unwrap();
     drop(stdin);
     let out = child.wait_with_output().unwrap();
