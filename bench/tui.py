@@ -7,6 +7,10 @@ Measures, against the scripted model server (atto-testkit, a separate process):
   and worst of N runs. Target (issue 7): <= 30 ms.
 - idle CPU: user+sys ticks of the atto process over 5 s with nothing happening, from
   /proc/<pid>/stat. Target: ~0 (reported as a percentage of one core).
+- keys while streaming: a 10,000-token answer (about 40,000 characters of Markdown) is
+  streamed; as soon as its first words are drawn, keys are typed and the time until each
+  is drawn in the composer is measured (worst of 5), plus the time until the whole answer
+  is drawn. Target: a key shows within one 16 ms frame budget plus pty latency.
 - RSS of a resumed session with 500 messages: a session of 250 tool rounds is recorded
   with `atto exec`, then opened with `atto -r <id>` in the UI; VmRSS from
   /proc/<pid>/status once the composer is drawn. Target: <= 40 MB.
@@ -155,6 +159,42 @@ def launch_runs(tmp, env, runs):
     return times, idle
 
 
+def story(tokens):
+    """About `tokens` tokens (~4 characters each) of Markdown: paragraphs, a list, code."""
+    parts, n = [], 0
+    while n < tokens:
+        parts.append(f"## Part {len(parts) + 1}\n\nThe river bends past the old mill, and the "
+                     "miller counts sacks of grain while the wheel turns slowly in the "
+                     "current. Children run along the bank.\n\n- one item\n- another item\n\n"
+                     "```rust\nfn main() { println!(\"hello\"); }\n```\n")
+        n += 60
+    return "".join(parts) + "\nTHE-END-OF-IT"
+
+
+def streaming_keys(tmp, env):
+    server, url = serve(tmp, "story.json", {"replies": [{"text": story(10_000)}]})
+    repo = new_repo(tmp, "story")
+    latencies = []
+    try:
+        pid, fd, _ = spawn_in_pty([ATTO, "--base-url", url, "--model", "bench"], env, repo)
+        read_until(fd, READY)
+        t_prompt = time.perf_counter_ns()
+        os.write(fd, b"tell me a story\r")
+        read_until(fd, b"The river bends")
+        # Letters the answer never contains: each is drawn in its own frame.
+        for k in "QXZKW":
+            mark = k.encode()
+            t0 = time.perf_counter_ns()
+            os.write(fd, mark)
+            latencies.append((read_until(fd, mark) - t0) / 1e6)
+        done_ms = (read_until(fd, b"THE-END-OF-IT", timeout=60) - t_prompt) / 1e6
+        stop(pid, fd)
+    finally:
+        server.terminate()
+        server.wait()
+    return latencies, done_ms
+
+
 def resumed_rss(tmp, env):
     replies = [{"tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]}
                for _ in range(ROUNDS)]
@@ -196,6 +236,7 @@ def main():
         os.makedirs(os.path.join(tmp, ".config", "atto"), exist_ok=True)
         times, idle = launch_runs(tmp, env, args.runs)
         messages, rss = resumed_rss(tmp, env)
+        keys, answer_ms = streaming_keys(tmp, env)
     report = {
         "runs": args.runs,
         "launch_ms_median": round(statistics.median(times), 2),
@@ -204,14 +245,19 @@ def main():
         "resumed_session_messages": messages,
         "resumed_session_rss_mb": round(rss, 2),
         "launch_ms_all": [round(t, 2) for t in times],
+        "key_while_streaming_ms_max": round(max(keys), 2),
+        "key_while_streaming_ms_all": [round(t, 2) for t in keys],
+        "answer_10k_tokens_drawn_ms": round(answer_ms, 1),
     }
     targets = [
         ("launch → composer (ms, median)", report["launch_ms_median"], 30),
         ("idle CPU over 5 s (% of a core)", report["idle_cpu_percent_5s"], 1),
         (f"RSS, resumed {messages} messages (MB)", report["resumed_session_rss_mb"], 40),
+        ("key drawn while streaming (ms, worst)", report["key_while_streaming_ms_max"], 16),
     ]
     for name, value, limit in targets:
         print(f"{name:40} {value:>10}   target <= {limit}   {'ok' if value <= limit else 'OVER'}")
+    print(f"{'10k-token answer, prompt → drawn (ms)':40} {report['answer_10k_tokens_drawn_ms']:>10}")
     os.makedirs(os.path.join(ROOT, "bench", "out"), exist_ok=True)
     with open(os.path.join(ROOT, "bench", "out", "tui.json"), "w") as f:
         json.dump(report, f, indent=2)
