@@ -24,3 +24,4 @@ mod sessions;
 mod tui;
 mod tui_harness;
 mod tui_pickers;
+mod tui_planner;
