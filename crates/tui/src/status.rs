@@ -132,21 +132,16 @@ pub fn line(app: &App, cols: u16) -> Line<'static> {
             )),
         );
     }
-    let sandbox = if info.sandbox {
+    // The session runs commands without the OS sandbox in yolo, whatever start-up found.
+    let sandboxed = info.sandbox && info.permission != PermissionMode::Yolo;
+    let sandbox = if sandboxed {
         "sandbox on"
     } else {
         "sandbox off"
     };
     add(
         7,
-        Span::styled(
-            sandbox,
-            if info.sandbox {
-                theme.dim()
-            } else {
-                theme.warn()
-            },
-        ),
+        Span::styled(sandbox, if sandboxed { theme.dim() } else { theme.warn() }),
     );
     if let Some(effort) = app.effort() {
         add(5, Span::raw(format!("effort: {effort}")));

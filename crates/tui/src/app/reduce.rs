@@ -256,6 +256,14 @@ impl App {
         card.duration_ms = duration_ms;
         card.sandboxed = sandboxed;
         card.output = output;
+        // The card already draws the change from the call's arguments: the unified diff the
+        // tool echoes back for the model would say it a second time.
+        if !card.diff.is_empty()
+            && status == ToolCallStatus::Ok
+            && let Some(at) = card.output.iter().position(|l| l.starts_with("--- "))
+        {
+            card.output.truncate(at);
+        }
         while card.output.last().is_some_and(|l| l.is_empty()) {
             card.output.pop();
         }

@@ -248,3 +248,31 @@ fn the_effort_shown_is_the_one_the_session_confirms() {
     });
     assert_eq!(app.effort(), None);
 }
+
+#[test]
+fn an_edit_card_keeps_the_tools_summary_but_not_its_echoed_diff() {
+    let mut app = app();
+    let edit =
+        json!({"path": "main.py", "old_string": "print(\"hi\")", "new_string": "print(\"hello\")"});
+    app.on_event(&Event::ToolCallStarted {
+        call_id: "e".into(),
+        name: "edit_file".into(),
+        arguments: edit,
+    });
+    let summary = "edited main.py: 1 replacement\n--- a/main.py\n+++ b/main.py\n@@ -1 +1 @@\n-print(\"hi\")\n+print(\"hello\")\n";
+    let event = |status| Event::ToolCallFinished {
+        call_id: "e".into(),
+        name: "edit_file".into(),
+        status,
+        duration_ms: 1,
+        summary: summary.into(),
+        sandboxed: None,
+    };
+    app.on_event(&event(ToolCallStatus::Ok));
+    let card = app.transcript.tool_mut("e").unwrap();
+    assert_eq!(card.diff, [r#"-print("hi")"#, r#"+print("hello")"#]);
+    assert_eq!(card.output, ["edited main.py: 1 replacement"]);
+    // A failed edit keeps everything the tool said.
+    app.on_event(&event(ToolCallStatus::Error));
+    assert_eq!(app.transcript.tool_mut("e").unwrap().output.len(), 6);
+}
