@@ -16,6 +16,8 @@ mod faults;
 mod goals;
 mod plan_headless;
 mod plan_mode;
+mod plan_resume;
+mod plan_review;
 mod planner;
 mod planner_decisions;
 mod planner_effort;

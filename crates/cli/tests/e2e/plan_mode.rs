@@ -1,42 +1,41 @@
 //! Agent modes through the front door: the line session reads prompts and slash commands
 //! from stdin, a scripted model makes the calls, a real temporary git repository takes (or
 //! does not take) the writes. Plan mode queues every way to write and leaves the workspace
-//! byte-identical until `/approve`; a plan survives exit and SIGKILL; review and debug
-//! refuse and name themselves; bad commands are one line and change nothing.
+//! byte-identical, and `/show-plan` lists the queue; every plan command works through plain
+//! stdin and `/help` lists it; review and debug refuse and name themselves; bad commands are
+//! one line and change nothing. Deciding a plan is in `plan_review`, a plan across processes
+//! in `plan_resume`; the helpers all three share live here.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
-use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
 
 use atto_testkit::{Reply, Script, ScriptToolCall};
 use serde_json::{Value, json};
 
 use crate::common::{Env, call, events, of_type, run_line_session, stderr};
 
-fn bash(command: &str) -> ScriptToolCall {
+pub(crate) fn bash(command: &str) -> ScriptToolCall {
     call("bash", json!({ "command": command }))
 }
 
-fn write(path: &str, content: &str) -> ScriptToolCall {
+pub(crate) fn write(path: &str, content: &str) -> ScriptToolCall {
     call("write_file", json!({ "path": path, "content": content }))
 }
 
-fn edit(path: &str, old: &str, new: &str) -> ScriptToolCall {
+pub(crate) fn edit(path: &str, old: &str, new: &str) -> ScriptToolCall {
     call(
         "edit_file",
         json!({ "path": path, "old_string": old, "new_string": new }),
     )
 }
 
-fn delete(path: &str) -> ScriptToolCall {
+pub(crate) fn delete(path: &str) -> ScriptToolCall {
     call("delete_file", json!({ "path": path }))
 }
 
 /// A reply that says `text` and makes `calls`.
-fn calls(text: &str, calls: Vec<ScriptToolCall>) -> Reply {
+pub(crate) fn calls(text: &str, calls: Vec<ScriptToolCall>) -> Reply {
     Reply {
         text: Some(text.into()),
         tool_calls: calls,
@@ -44,7 +43,7 @@ fn calls(text: &str, calls: Vec<ScriptToolCall>) -> Reply {
     }
 }
 
-fn serve(env: &mut Env, replies: Vec<Reply>) {
+pub(crate) fn serve(env: &mut Env, replies: Vec<Reply>) {
     env.serve(Script {
         replies,
         ..Script::default()
@@ -69,7 +68,7 @@ fn commit_all(env: &Env) {
 
 /// Every directory and file under `root`, `.git` included: path → bytes (directories map
 /// to nothing, so an empty new directory shows too).
-fn snapshot(root: &Path) -> BTreeMap<String, Option<Vec<u8>>> {
+pub(crate) fn snapshot(root: &Path) -> BTreeMap<String, Option<Vec<u8>>> {
     fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, Option<Vec<u8>>>) {
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
@@ -92,7 +91,7 @@ fn snapshot(root: &Path) -> BTreeMap<String, Option<Vec<u8>>> {
 }
 
 /// The workspace's files outside `.git`, as text.
-fn files(env: &Env) -> BTreeMap<String, String> {
+pub(crate) fn files(env: &Env) -> BTreeMap<String, String> {
     snapshot(&env.repo())
         .into_iter()
         .filter(|(path, _)| !path.starts_with(".git/"))
@@ -100,7 +99,7 @@ fn files(env: &Env) -> BTreeMap<String, String> {
         .collect()
 }
 
-fn expect(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+pub(crate) fn expect(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
     pairs
         .iter()
         .map(|(p, t)| ((*p).to_owned(), (*t).to_owned()))
@@ -109,14 +108,14 @@ fn expect(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
 
 /// The line session (`--permission auto-safe`, the chat wire, then `extra`) fed `stdin`,
 /// run until stdin ends; it must exit 0.
-fn session(env: &Env, extra: &[&str], stdin: &str) -> Output {
+pub(crate) fn session(env: &Env, extra: &[&str], stdin: &str) -> Output {
     let mut args = vec!["--permission", "auto-safe", "--wire", "chat"];
     args.extend_from_slice(extra);
     run_line_session(env, "m", &args, stdin)
 }
 
 /// [`session`] with `--output-format stream-json`; its events.
-fn json_session(env: &Env, extra: &[&str], stdin: &str) -> (Vec<Value>, Output) {
+pub(crate) fn json_session(env: &Env, extra: &[&str], stdin: &str) -> (Vec<Value>, Output) {
     let mut args = vec!["--output-format", "stream-json"];
     args.extend_from_slice(extra);
     let out = session(env, &args, stdin);
@@ -135,7 +134,7 @@ fn tool_results(body: &Value) -> Vec<String> {
 }
 
 /// The last user message of a request, as the model read it.
-fn last_user(body: &Value) -> String {
+pub(crate) fn last_user(body: &Value) -> String {
     body["messages"]
         .as_array()
         .unwrap()
@@ -148,14 +147,14 @@ fn last_user(body: &Value) -> String {
 }
 
 /// The proposed changes of the (last) `/show-plan` answer.
-fn shown_changes(events: &[Value]) -> Vec<Value> {
+pub(crate) fn shown_changes(events: &[Value]) -> Vec<Value> {
     let plans = of_type(events, "plan");
     let plan = plans.last().expect("a plan event");
     plan["plan"]["proposed_changes"].as_array().unwrap().clone()
 }
 
 /// `(order, status)` of each outcome of the `n`th `/approve` or `/reject`.
-fn decided(events: &[Value], n: usize) -> Vec<(u64, String)> {
+pub(crate) fn decided(events: &[Value], n: usize) -> Vec<(u64, String)> {
     of_type(events, "plan_decided")[n]["outcomes"]
         .as_array()
         .unwrap()
@@ -258,324 +257,6 @@ fn plan_mode_queues_every_way_to_write_and_the_workspace_stays_byte_identical() 
         ),
         "{}",
         last_user(&reqs[0].body)
-    );
-}
-
-#[test]
-fn approving_first_n_then_all_then_rejecting_gives_exactly_the_expected_files() {
-    let mut env = Env::new();
-    env.write("old.txt", "old\n");
-    env.write("keep.txt", "keep\n");
-    let five = |p: &str| {
-        calls(
-            "Five files.",
-            (1..=5)
-                .map(|i| write(&format!("{p}{i}.txt"), &format!("{p}{i}\n")))
-                .collect(),
-        )
-    };
-    serve(
-        &mut env,
-        vec![
-            calls(
-                "Creating a and b, then fixing a, making c, dropping old.",
-                vec![
-                    write("a.txt", "alpha\n"),
-                    write("b.txt", "beta\n"),
-                    edit("a.txt", "alpha", "ALPHA"),
-                    bash("echo x > c.txt"),
-                    delete("old.txt"),
-                ],
-            ),
-            Reply::text("Five changes queued."),
-            calls("One more file.", vec![write("d.txt", "delta\n")]),
-            Reply::text("d queued."),
-            Reply::text("Understood, I will use the helper."),
-            five("p"),
-            Reply::text("Queued."),
-            five("q"),
-            Reply::text("Queued."),
-        ],
-    );
-    // /approve 2: the first two changes, nothing else.
-    let out = session(&env, &["--mode", "plan"], "make the changes\n/approve 2\n");
-    assert_eq!(
-        files(&env),
-        expect(&[
-            ("a.txt", "alpha\n"),
-            ("b.txt", "beta\n"),
-            ("keep.txt", "keep\n"),
-            ("old.txt", "old\n"),
-        ]),
-        "{}",
-        stderr(&out)
-    );
-    // /approve (in a later run: the plan was stored): the other three, in order.
-    let out = session(&env, &["-c"], "/approve\n");
-    assert_eq!(
-        files(&env),
-        expect(&[
-            ("a.txt", "ALPHA\n"),
-            ("b.txt", "beta\n"),
-            ("c.txt", "x\n"),
-            ("keep.txt", "keep\n"),
-        ]),
-        "{}",
-        stderr(&out)
-    );
-    let err = stderr(&out);
-    assert!(err.contains("plan is now approved"), "{err}");
-
-    // A new plan, rejected with a reason: nothing changes and the model hears why.
-    let before = snapshot(&env.repo());
-    let (events, _) = json_session(
-        &env,
-        &["-c", "--mode", "plan"],
-        "add d\n/reject use the helper instead\nwhat now?\n",
-    );
-    assert_eq!(snapshot(&env.repo()), before);
-    assert_eq!(decided(&events, 0), [(1, "rejected".to_owned())]);
-    assert_eq!(of_type(&events, "plan_decided")[0]["status"], "rejected");
-    let reqs = env.requests();
-    let told = last_user(&reqs.last().unwrap().body);
-    assert!(told.starts_with("what now?\n\n[PLAN REVIEW]"), "{told}");
-    assert!(
-        told.contains("change 1 (write_file d.txt): rejected"),
-        "{told}"
-    );
-    assert!(told.contains("use the helper instead"), "{told}");
-    assert!(told.ends_with("[atto] Agent mode: PLAN (writes and non-read-only commands are queued for approval, not run)"), "{told}");
-
-    // Picks: /approve 2,4 runs exactly those; a pick list naming a decided change is refused
-    // whole; /approve 3-5 on a fresh plan runs exactly 3, 4 and 5.
-    let done = files(&env);
-    let with = |extra: &[(&str, &str)]| {
-        let mut m = done.clone();
-        m.extend(expect(extra));
-        m
-    };
-    let out = session(&env, &["-c", "--mode", "plan"], "five p\n/approve 2,4\n");
-    assert_eq!(
-        files(&env),
-        with(&[("p2.txt", "p2\n"), ("p4.txt", "p4\n")]),
-        "{}",
-        stderr(&out)
-    );
-    let out = session(&env, &["-c"], "/approve 3-5\n/reject\n");
-    let err = stderr(&out);
-    assert!(err.contains("change 4 is already applied"), "{err}");
-    assert_eq!(files(&env), with(&[("p2.txt", "p2\n"), ("p4.txt", "p4\n")]));
-    let (events, out) = json_session(&env, &["-c", "--mode", "plan"], "five q\n/approve 3-5\n");
-    assert_eq!(
-        files(&env),
-        with(&[
-            ("p2.txt", "p2\n"),
-            ("p4.txt", "p4\n"),
-            ("q3.txt", "q3\n"),
-            ("q4.txt", "q4\n"),
-            ("q5.txt", "q5\n"),
-        ]),
-        "{}",
-        stderr(&out)
-    );
-    let applied = |o: u64| (o, "applied".to_owned());
-    assert_eq!(decided(&events, 0), [applied(3), applied(4), applied(5)]);
-    assert_eq!(
-        of_type(&events, "plan_decided")[0]["status"],
-        "partially_approved"
-    );
-}
-
-#[test]
-fn two_queued_edits_to_one_file_apply_in_order_and_an_external_change_is_a_conflict() {
-    let mut env = Env::new();
-    env.write("f.txt", "one\n");
-    env.write("g.txt", "base\n");
-    serve(
-        &mut env,
-        vec![
-            // The second edit's old_string exists only once the first has applied.
-            calls(
-                "Two steps.",
-                vec![edit("f.txt", "one", "two"), edit("f.txt", "two", "three")],
-            ),
-            Reply::text("Both edits queued."),
-            calls(
-                "Changing g, creating h.",
-                vec![
-                    edit("g.txt", "base", "planned"),
-                    write("h.txt", "planned h\n"),
-                ],
-            ),
-            Reply::text("Queued."),
-        ],
-    );
-    let (events, out) = json_session(&env, &["--mode", "plan"], "two edits\n/approve\n");
-    assert_eq!(
-        of_type(&events, "change_queued").len(),
-        2,
-        "{}",
-        stderr(&out)
-    );
-    let applied = |o: u64| (o, "applied".to_owned());
-    assert_eq!(decided(&events, 0), [applied(1), applied(2)]);
-    assert_eq!(env.read("f.txt"), "three\n");
-
-    // Queued, then the files change outside atto before the (resumed) approval.
-    let out = session(&env, &["-c", "--mode", "plan"], "g and h\n");
-    assert_eq!(env.read("g.txt"), "base\n", "{}", stderr(&out));
-    env.write("g.txt", "external\n");
-    env.write("h.txt", "external h\n");
-    let (events, out) = json_session(&env, &["-c"], "/approve\n/show-plan\n/approve\n");
-    let conflict = |o: u64| (o, "conflict".to_owned());
-    assert_eq!(
-        decided(&events, 0),
-        [conflict(1), conflict(2)],
-        "{}",
-        stderr(&out)
-    );
-    let detail = of_type(&events, "plan_decided")[0]["outcomes"][0]["detail"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    assert!(detail.contains("g.txt was modified"), "{detail}");
-    // /show-plan after the conflict: both still open, the plan still pending.
-    let shown = shown_changes(&events);
-    assert_eq!(shown.len(), 2);
-    assert!(shown.iter().all(|c| c["status"] == "conflict"), "{shown:?}");
-    assert_eq!(of_type(&events, "plan")[0]["plan"]["status"], "pending");
-    // Approved again, each applies to the file as it is now: the edit no longer matches,
-    // the write replaces the external file.
-    assert_eq!(
-        decided(&events, 1),
-        [(1, "failed".to_owned()), applied(2)],
-        "{}",
-        stderr(&out)
-    );
-    assert_eq!(env.read("g.txt"), "external\n");
-    assert_eq!(env.read("h.txt"), "planned h\n");
-}
-
-#[test]
-fn a_plan_survives_sigkill_and_resumes_approvable() {
-    let mut env = Env::new();
-    env.write("keep.txt", "keep\n");
-    env.write("edit.txt", "before\n");
-    env.write("gone.txt", "bye\n");
-    serve(
-        &mut env,
-        vec![
-            calls(
-                "Four changes.",
-                vec![
-                    write("new.txt", "new\n"),
-                    edit("edit.txt", "before", "after"),
-                    bash("echo x > cmd.txt"),
-                    delete("gone.txt"),
-                ],
-            ),
-            Reply::text("Queued four."),
-            Reply::text("Thanks."),
-        ],
-    );
-    let before = files(&env);
-    let mut child = env
-        .atto()
-        .args([
-            "--permission",
-            "auto-safe",
-            "--wire",
-            "chat",
-            "--mode",
-            "plan",
-        ])
-        .args(["--base-url", &env.base("chat"), "--model", "m"])
-        .args(["--output-format", "stream-json"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    // stdin stays open: the session waits for more input while the plan is pending.
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(b"make four changes\n").unwrap();
-    stdin.flush().unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel::<Value>();
-    let reader = std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if let Ok(event) = serde_json::from_str(&line)
-                && tx.send(event).is_err()
-            {
-                break;
-            }
-        }
-    });
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let mut seen = Vec::new();
-    while !seen.iter().any(|e: &Value| e["type"] == "turn_completed") {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match rx.recv_timeout(left) {
-            Ok(event) => seen.push(event),
-            Err(_) => panic!("no turn_completed before the deadline: {seen:#?}"),
-        }
-    }
-    child.kill().unwrap(); // SIGKILL
-    let _ = child.wait();
-    drop(stdin);
-    reader.join().unwrap();
-    let queued: Vec<(String, u64)> = of_type(&seen, "change_queued")
-        .iter()
-        .map(|e| {
-            (
-                e["change"]["id"].as_str().unwrap().to_owned(),
-                e["change"]["order"].as_u64().unwrap(),
-            )
-        })
-        .collect();
-    assert_eq!(queued.len(), 4, "{seen:#?}");
-    assert_eq!(
-        files(&env),
-        before,
-        "killed with a pending plan: nothing applied"
-    );
-
-    let (events, out) = json_session(&env, &["-c"], "/show-plan\n/approve\nall done?\n");
-    let err = stderr(&out);
-    let notices = of_type(&events, "notice");
-    assert!(
-        notices
-            .iter()
-            .any(|n| n["message"].as_str().unwrap().contains("4 change(s)")),
-        "{events:#?}"
-    );
-    let shown: Vec<(String, u64)> = shown_changes(&events)
-        .iter()
-        .map(|c| {
-            assert_eq!(c["status"], "pending");
-            (
-                c["id"].as_str().unwrap().to_owned(),
-                c["order"].as_u64().unwrap(),
-            )
-        })
-        .collect();
-    assert_eq!(shown, queued, "{err}");
-    let applied: Vec<(u64, String)> = (1..=4).map(|o| (o, "applied".to_owned())).collect();
-    assert_eq!(decided(&events, 0), applied, "{err}");
-    assert_eq!(
-        files(&env),
-        expect(&[
-            ("cmd.txt", "x\n"),
-            ("edit.txt", "after\n"),
-            ("keep.txt", "keep\n"),
-            ("new.txt", "new\n"),
-        ])
-    );
-    let told = last_user(&env.requests().last().unwrap().body);
-    assert!(told.contains("[PLAN REVIEW]"), "{told}");
-    assert!(
-        told.contains("change 4 (delete_file gone.txt): applied"),
-        "{told}"
     );
 }
 
@@ -781,49 +462,4 @@ fn bad_plan_commands_are_one_line_errors_and_change_nothing() {
     ] {
         assert!(err.contains(expected), "{expected}: {err}");
     }
-}
-
-#[test]
-fn a_decision_made_before_exit_reaches_the_model_after_resume() {
-    let mut env = Env::new();
-    serve(
-        &mut env,
-        vec![
-            calls("One file.", vec![write("a.txt", "alpha\n")]),
-            Reply::text("Queued."),
-            Reply::text("Continuing."),
-        ],
-    );
-    session(&env, &["--mode", "plan"], "make a\n/approve\n");
-    assert_eq!(env.read("a.txt"), "alpha\n");
-    // The model's history says the write was queued and "has NOT been applied"; only the
-    // review note tells it otherwise, so that note must survive the process.
-    session(&env, &["-c"], "next step\n");
-    let told = last_user(&env.requests().last().unwrap().body);
-    assert!(
-        told.contains("[PLAN REVIEW]") && told.contains("change 1 (write_file a.txt): applied"),
-        "the model never hears that its change was applied: {told}"
-    );
-}
-
-#[test]
-fn the_first_command_after_resuming_a_pending_plan_prints_its_own_answer() {
-    let mut env = Env::new();
-    serve(
-        &mut env,
-        vec![
-            calls("One file.", vec![write("a.txt", "alpha\n")]),
-            Reply::text("Queued."),
-        ],
-    );
-    session(&env, &["--mode", "plan"], "make a\n");
-    // Resumed with a pending plan, atto announces it; that notice is not the answer to the
-    // command typed next.
-    let out = session(&env, &["-c"], "/approve\n");
-    assert_eq!(env.read("a.txt"), "alpha\n");
-    let err = stderr(&out);
-    assert!(
-        err.contains("1. write_file a.txt: applied") && err.contains("plan is now approved"),
-        "/approve ran but its outcome was never shown: {err}"
-    );
 }
