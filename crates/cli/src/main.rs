@@ -26,8 +26,7 @@ use crate::setup::{Launch, LimitFlags, SetupError};
 #[command(
     name = "atto",
     version,
-    about = "A terminal AI coding agent that does exactly what it says.",
-    args_conflicts_with_subcommands = true
+    about = "A terminal AI coding agent that does exactly what it says."
 )]
 struct Cli {
     #[command(flatten)]
@@ -347,4 +346,31 @@ fn use_tui(cli: &Cli) -> bool {
         && std::io::stdin().is_terminal()
         && std::io::stdout().is_terminal()
         && std::env::var("TERM").map_or(true, |t| t != "dumb")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Cli {
+        Cli::try_parse_from(args).unwrap_or_else(|e| panic!("{args:?}: {e}"))
+    }
+
+    #[test]
+    fn options_before_a_subcommand_do_not_turn_it_into_a_prompt() {
+        let cli = parse(&["atto", "--model", "m", "sessions"]);
+        assert!(matches!(cli.command, Some(Command::Sessions(_))));
+        assert_eq!(cli.prompt, None);
+        let cli = parse(&["atto", "--model", "m", "fork", "--last"]);
+        assert!(matches!(cli.command, Some(Command::Fork(_))));
+        let cli = parse(&["atto", "--provider", "ollama", "exec", "fix it"]);
+        assert!(matches!(cli.command, Some(Command::Exec(_))));
+        // Anything else is the first prompt.
+        let cli = parse(&["atto", "--model", "m", "fix the failing test"]);
+        assert!(cli.command.is_none());
+        assert_eq!(cli.prompt.as_deref(), Some("fix the failing test"));
+        // A bare -r (the picker) still works before a prompt-less start.
+        let cli = parse(&["atto", "-r"]);
+        assert!(cli.global.wants_picker());
+    }
 }
