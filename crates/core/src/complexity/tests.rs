@@ -1,3 +1,6 @@
+//! The complexity classifier against a table of realistic requests, one tier each, and
+//! the reasons it gives.
+
 use super::*;
 use ComplexityTier::{Complex, DeepResearch, Medium, Simple};
 

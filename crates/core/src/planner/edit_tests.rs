@@ -1,3 +1,6 @@
+//! The plan-edit parser: every form it takes, the requests it must pass to the model,
+//! and what each edit does to a plan (renumbering, dependencies, refusals).
+
 use atto_protocol::{RiskLevel, TaskPlanStatus};
 
 use super::*;

@@ -1,3 +1,6 @@
+//! Plan validation: what a model's plan JSON must be, and the exact error each bad plan
+//! gets (the text the model is re-asked with).
+
 use super::*;
 
 fn step(id: &str, deps: &[&str]) -> Value {

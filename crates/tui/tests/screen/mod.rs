@@ -2,8 +2,10 @@
 //! to a `TestBackend` and reading the screen back as text, and event fixtures (a streamed
 //! answer, tool calls, a WARN approval, a busy session, a task plan).
 
-// Each test file uses a different part of these helpers.
-#![allow(dead_code)]
+#![allow(
+    dead_code,
+    reason = "each test file uses a different part of these helpers"
+)]
 
 use atto_protocol::{
     AgentMode, ApprovalRequest, DecisionPoint, Event, FinalResult, PermissionMode, PlanStep,
