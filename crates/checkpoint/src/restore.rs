@@ -37,25 +37,82 @@ impl Checkpoints {
             note: format!("safety snapshot before restoring checkpoint {id}"),
         };
         let (safety, _) = self.record(state, &label, Changes::Skip)?;
-        let current_tree = safety.tree;
+        self.apply(state, &safety.tree, &target.tree, safety.id, None)
+    }
+
+    /// Restores only `paths` (workspace-relative, `/`-separated) from snapshot `id`: each one
+    /// the snapshot has is written back, each one it did not have is deleted; every other
+    /// file stays as it is. A safety snapshot of the current state is taken first, as by
+    /// [`Checkpoints::restore`]. Used to undo one plan step's files while the steps that ran
+    /// beside it keep theirs.
+    pub fn restore_paths(
+        &self,
+        id: u32,
+        paths: &[String],
+    ) -> Result<RestoreReport, CheckpointError> {
+        let mut state = self.lock();
+        let entries = self.reload(&mut state)?;
+        let target = entries
+            .iter()
+            .find(|e| e.id == id)
+            .ok_or(CheckpointError::UnknownId { id })?
+            .clone();
+        let label = SnapshotLabel {
+            turn: entries.first().map_or(0, |e| e.turn),
+            tool: Some("restore".into()),
+            note: format!("safety snapshot before restoring some files of checkpoint {id}"),
+        };
+        let (safety, _) = self.record(&mut state, &label, Changes::Skip)?;
+        if paths.is_empty() {
+            return Ok(RestoreReport {
+                safety_snapshot: safety.id,
+                ..RestoreReport::default()
+            });
+        }
+        self.apply(
+            &mut state,
+            &safety.tree,
+            &target.tree,
+            safety.id,
+            Some(paths),
+        )
+    }
+
+    /// Makes the files that differ between `current_tree` (the workspace now) and
+    /// `target_tree` match the target; with `only`, just those paths.
+    fn apply(
+        &self,
+        state: &mut State,
+        current_tree: &str,
+        target_tree: &str,
+        safety_snapshot: u32,
+        only: Option<&[String]>,
+    ) -> Result<RestoreReport, CheckpointError> {
         let mut report = RestoreReport {
-            safety_snapshot: safety.id,
+            safety_snapshot,
             ..RestoreReport::default()
         };
-        if current_tree == target.tree {
+        if current_tree == target_tree {
             return Ok(report);
         }
         // From here on files change: no fingerprint stands for the newest snapshot any more.
         state.forget_fingerprint();
-        let out = self.git.run(&[
+        let mut args: Vec<&str> = vec![
+            // Paths are file names, never patterns.
+            "--literal-pathspecs",
             "diff-tree",
             "-r",
             "-z",
             "--name-status",
             "--no-renames",
-            &current_tree,
-            &target.tree,
-        ])?;
+            current_tree,
+            target_tree,
+        ];
+        if let Some(paths) = only {
+            args.push("--");
+            args.extend(paths.iter().map(String::as_str));
+        }
+        let out = self.git.run(&args)?;
         let fields = split_nul(&out);
         let mut write = Vec::new();
         for pair in fields.chunks(2) {
@@ -84,8 +141,10 @@ impl Checkpoints {
             }
         }
         // One-tree merge: entries whose content matches keep their stat data, so the next
-        // `git add -A` does not rehash the whole workspace.
-        self.git.run(&["read-tree", "-m", &target.tree])?;
+        // `git add -A` does not rehash the whole workspace. After a partial restore the index
+        // no longer matches the other files; the forgotten fingerprint makes the next
+        // snapshot stage them again.
+        self.git.run(&["read-tree", "-m", target_tree])?;
         if !report.restored.is_empty() {
             let mut input = report.restored.join("\0").into_bytes();
             input.push(0);

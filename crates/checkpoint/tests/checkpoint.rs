@@ -279,6 +279,54 @@ fn undo_last_turn_returns_to_the_state_before_the_turn() {
 }
 
 #[test]
+fn restore_paths_touches_only_the_paths_named() {
+    let f = fixture();
+    f.write("a.txt", "a0\n");
+    f.write("b.txt", "b0\n");
+    f.write("d[1].txt", "literal name\n");
+    let cp = f.open(Limits::default());
+    let before = cp.snapshot(&label(1, Some("plan_step"))).unwrap();
+    // Two steps ran side by side: one changed a.txt, created new/c.txt and deleted
+    // d[1].txt; the other changed b.txt and created d1.txt.
+    f.write("a.txt", "a1\n");
+    f.write("new/c.txt", "c\n");
+    f.write("b.txt", "b1\n");
+    f.write("d1.txt", "matches the pattern d[1].txt\n");
+    fs::remove_file(f.ws.join("d[1].txt")).unwrap();
+
+    let paths: Vec<String> = ["a.txt", "new/c.txt", "d[1].txt", "never-existed.txt"]
+        .map(str::to_owned)
+        .to_vec();
+    let report = cp.restore_paths(before.id, &paths).unwrap();
+    assert_eq!(report.restored, ["a.txt", "d[1].txt"]);
+    assert_eq!(report.deleted, ["new/c.txt"]);
+    assert_eq!(f.read("a.txt").as_deref(), Some("a0\n"));
+    assert_eq!(f.read("d[1].txt").as_deref(), Some("literal name\n"));
+    assert!(!f.ws.join("new").exists(), "the emptied directory is gone");
+    assert_eq!(f.read("b.txt").as_deref(), Some("b1\n"), "not named: kept");
+    assert_eq!(
+        f.read("d1.txt").as_deref(),
+        Some("matches the pattern d[1].txt\n"),
+        "paths are names, not patterns"
+    );
+
+    // The next snapshot sees the workspace as it is (the siblings' files included), and
+    // the safety snapshot undoes the partial restore.
+    let after = cp.snapshot(&label(2, Some("write_file"))).unwrap();
+    cp.restore(report.safety_snapshot).unwrap();
+    assert_eq!(f.read("a.txt").as_deref(), Some("a1\n"));
+    cp.restore(after.id).unwrap();
+    assert_eq!(f.read("a.txt").as_deref(), Some("a0\n"));
+    assert_eq!(f.read("b.txt").as_deref(), Some("b1\n"));
+    assert_eq!(f.read("new/c.txt"), None);
+    let err = cp.restore_paths(99, &paths).unwrap_err();
+    assert!(
+        matches!(err, CheckpointError::UnknownId { id: 99 }),
+        "{err}"
+    );
+}
+
+#[test]
 fn size_cap_disables_checkpoints_loudly() {
     let f = fixture();
     f.write("big.txt", &"x".repeat(4096));

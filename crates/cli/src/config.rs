@@ -48,8 +48,8 @@ pub struct Config {
     pub planner: PlannerConfig,
 }
 
-/// `[planner]`: the structured planner's defaults (`/auto-rollback`, `/auto-plan` change
-/// them for one session).
+/// `[planner]`: the structured planner's defaults (`/auto-rollback`, `/auto-plan`,
+/// `/auto-parallel` change them for one session).
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PlannerConfig {
@@ -59,6 +59,8 @@ pub struct PlannerConfig {
     pub detect: Option<bool>,
     /// Complexity score from which a prompt is planned (default: 1.5, COMPLEX).
     pub threshold: Option<f64>,
+    /// Run ready steps with disjoint files together (default: off).
+    pub parallel: Option<bool>,
 }
 
 /// `[permissions]`: rules that allow, ask or deny without a question.
@@ -194,6 +196,9 @@ impl Config {
         if let Some(t) = c.threshold {
             settings.threshold = t;
         }
+        if let Some(on) = c.parallel {
+            settings.parallel = on;
+        }
         settings
     }
 
@@ -252,6 +257,7 @@ mod tests {
             auto_rollback_on_failure = false
             detect = true
             threshold = 2.5
+            parallel = true
         "#;
         let config = Config::parse(text, Path::new("c.toml")).unwrap();
         assert_eq!(config.provider.as_deref(), Some("local"));
@@ -259,10 +265,10 @@ mod tests {
         assert_eq!(config.retry_policy().base_delay, Duration::from_millis(5));
         assert_eq!(config.providers["local"].wire, Some(Wire::Chat));
         let planner = config.planner_settings();
-        assert!(!planner.auto_rollback_on_failure && planner.detect);
+        assert!(!planner.auto_rollback_on_failure && planner.detect && planner.parallel);
         assert_eq!(planner.threshold, 2.5);
         let defaults = Config::default().planner_settings();
-        assert!(defaults.auto_rollback_on_failure && !defaults.detect);
+        assert!(defaults.auto_rollback_on_failure && !defaults.detect && !defaults.parallel);
         let err = Config::parse("[planner]\nthreshold = -1.0", Path::new("c.toml")).unwrap_err();
         assert!(err.to_string().contains("planner.threshold"), "{err}");
     }

@@ -83,6 +83,18 @@ impl Keeper {
         self.take(label).await.map(|snapshot| snapshot.id)
     }
 
+    /// Records the workspace before plan steps `numbers` run together; the checkpoint's
+    /// number, to roll a failed one's files back to.
+    pub(crate) async fn before_batch(&mut self, turn: u32, numbers: &[u32]) -> Option<u32> {
+        let list: Vec<String> = numbers.iter().map(u32::to_string).collect();
+        let label = SnapshotLabel {
+            turn,
+            tool: Some("plan_step".into()),
+            note: format!("before plan steps {} (run together)", list.join(", ")),
+        };
+        self.take(label).await.map(|snapshot| snapshot.id)
+    }
+
     /// Records the files as thread `thread` leaves them, so switching back can offer them.
     pub(crate) async fn leaving_thread(&mut self, turn: u32, thread: &str) {
         let label = SnapshotLabel {
@@ -158,6 +170,17 @@ impl Keeper {
     pub(crate) async fn restore(&self, id: u32) -> Result<RestoreReport, String> {
         let inner = self.get()?;
         blocking(move || inner.restore(id)).await
+    }
+
+    /// Restores only `paths` from checkpoint `id` (a failed plan step's files, while the
+    /// steps that ran beside it keep theirs).
+    pub(crate) async fn restore_paths(
+        &self,
+        id: u32,
+        paths: Vec<String>,
+    ) -> Result<RestoreReport, String> {
+        let inner = self.get()?;
+        blocking(move || inner.restore_paths(id, &paths)).await
     }
 
     /// `/undo`: the state before the newest turn that changed files.

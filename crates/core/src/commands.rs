@@ -79,6 +79,10 @@ pub const COMMANDS: &[CommandInfo] = &[
         about: "on a failed plan step: roll its files back and stop (on), or skip its dependents (off)",
     },
     CommandInfo {
+        usage: "/auto-parallel on|off",
+        about: "run ready plan steps with disjoint files together, up to three at a time (off: one by one)",
+    },
+    CommandInfo {
         usage: "/auto-plan on|off [THRESHOLD]",
         about: "plan prompts whose complexity score reaches THRESHOLD (default 1.5) before running them",
     },
@@ -275,8 +279,16 @@ pub fn parse(line: &str, state: &State) -> Result<Command, String> {
             auto_rollback_on_failure: Some(*on == "on"),
             detect: None,
             threshold: None,
+            parallel: None,
         })),
         ("auto-rollback", _) => Err("usage: /auto-rollback on|off".to_owned()),
+        ("auto-parallel", [on @ ("on" | "off")]) => Ok(Command::Op(Op::PlannerSettings {
+            auto_rollback_on_failure: None,
+            detect: None,
+            threshold: None,
+            parallel: Some(*on == "on"),
+        })),
+        ("auto-parallel", _) => Err("usage: /auto-parallel on|off".to_owned()),
         ("auto-plan", [on @ ("on" | "off"), rest @ ..]) if rest.len() <= 1 => {
             let threshold = match rest.first() {
                 Some(t) => Some(
@@ -293,6 +305,7 @@ pub fn parse(line: &str, state: &State) -> Result<Command, String> {
                 auto_rollback_on_failure: None,
                 detect: Some(*on == "on"),
                 threshold,
+                parallel: None,
             }))
         }
         ("auto-plan", _) => Err("usage: /auto-plan on|off [THRESHOLD]".to_owned()),

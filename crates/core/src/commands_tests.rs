@@ -18,15 +18,37 @@ fn planner_commands_parse() {
         Ok(Command::Op(Op::PlannerSettings {
             auto_rollback_on_failure: Some(false),
             detect: None,
-            threshold: None
+            threshold: None,
+            parallel: None
         }))
     );
+    assert_eq!(
+        parse("/auto-parallel on", &state),
+        Ok(Command::Op(Op::PlannerSettings {
+            auto_rollback_on_failure: None,
+            detect: None,
+            threshold: None,
+            parallel: Some(true)
+        }))
+    );
+    assert_eq!(
+        parse("/auto-parallel off", &state),
+        Ok(Command::Op(Op::PlannerSettings {
+            auto_rollback_on_failure: None,
+            detect: None,
+            threshold: None,
+            parallel: Some(false)
+        }))
+    );
+    assert!(parse("/auto-parallel", &state).is_err());
+    assert!(parse("/auto-parallel on now", &state).is_err());
     assert_eq!(
         parse("/auto-plan on 2", &state),
         Ok(Command::Op(Op::PlannerSettings {
             auto_rollback_on_failure: None,
             detect: Some(true),
-            threshold: Some(2.0)
+            threshold: Some(2.0),
+            parallel: None
         }))
     );
     assert!(parse("/auto-plan on x", &state).is_err());

@@ -35,6 +35,10 @@ pub struct Settings {
     pub detect: bool,
     /// Complexity score from which a detected prompt is planned (COMPLEX by default).
     pub threshold: f64,
+    /// Ready steps that declare disjoint files and have no decision point run together, up
+    /// to three at a time (`execute::batch`). Off by default: steps then see each other's
+    /// work only after their batch, which a plan written for sequential runs may not expect.
+    pub parallel: bool,
 }
 
 impl Default for Settings {
@@ -43,6 +47,7 @@ impl Default for Settings {
             auto_rollback_on_failure: true,
             detect: false,
             threshold: DEFAULT_PLAN_THRESHOLD,
+            parallel: false,
         }
     }
 }

@@ -1,8 +1,8 @@
 //! The session actor: owns a live conversation, takes `Op`s, runs turns, emits `Event`s.
 //! This file builds a session and holds its state; the op loop (`ops`), a model turn
 //! (`turn`), the message history (`history`), running a turn while ops arrive (`drive`),
-//! the answers to ops between turns (`handlers`) and the structured planner's side
-//! (`planning`) live in the modules below.
+//! the answers to ops between turns (`handlers`), the structured planner's side
+//! (`planning`) and its steps run side by side (`parallel`) live in the modules below.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -32,6 +32,7 @@ mod drive;
 mod handlers;
 mod history;
 mod ops;
+mod parallel;
 mod planning;
 mod turn;
 

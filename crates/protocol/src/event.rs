@@ -313,6 +313,9 @@ pub enum Event {
         detect: bool,
         /// The complexity score at and above which a detected prompt is planned.
         threshold: f64,
+        /// Whether independent steps with disjoint files run together.
+        #[serde(default)]
+        parallel: bool,
     },
     /// The reasoning effort, answering `Op::SetEffort`.
     EffortChanged {

@@ -168,6 +168,9 @@ pub enum Op {
         /// Complexity score at and above which a detected prompt is planned.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         threshold: Option<f64>,
+        /// Run independent steps that touch disjoint files together (`/auto-parallel`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parallel: Option<bool>,
     },
     /// Set the reasoning effort of the next model requests (answered by
     /// `effort_changed`); models without one keep their requests unchanged.

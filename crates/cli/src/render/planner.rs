@@ -116,15 +116,17 @@ pub(super) fn text(event: &Event) -> Option<String> {
             auto_rollback_on_failure,
             detect,
             threshold,
-        } => format!(
-            "planner: auto-rollback {}, plan detection {} (threshold {threshold})\n",
-            if *auto_rollback_on_failure {
-                "on"
-            } else {
-                "off"
-            },
-            if *detect { "on" } else { "off" }
-        ),
+            parallel,
+        } => {
+            let on = |b: bool| if b { "on" } else { "off" };
+            format!(
+                "planner: auto-rollback {}, plan detection {} (threshold {threshold}), parallel \
+                 steps {}\n",
+                on(*auto_rollback_on_failure),
+                on(*detect),
+                on(*parallel)
+            )
+        }
         _ => return None,
     })
 }

@@ -21,6 +21,7 @@ mod plan_review;
 mod planner;
 mod planner_decisions;
 mod planner_effort;
+mod planner_parallel;
 mod policy;
 mod sessions;
 mod tui;

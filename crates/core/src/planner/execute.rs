@@ -4,11 +4,13 @@
 //! the instruction a step's turn gets, and the outcome list of the summary. The session
 //! does the running (`session/planning.rs`).
 //!
-//! Steps run one at a time: every step is a model turn over the one conversation and the
-//! one workspace of the session, so two steps at once would interleave their messages and
-//! race on the same files and checkpoints.
+//! Steps run one at a time unless the user allows parallel steps: then the ready steps
+//! that declare their files, touch none of each other's and wait for no decision form a
+//! batch (`batch`) that the session runs side by side, each step with its own copy of the
+//! conversation, merged back in step order when the batch ends.
 
 use std::collections::HashSet;
+use std::path::{Component, Path};
 
 use atto_protocol::{StepOutcome, StepStatus, TaskPlan, TaskPlanStatus};
 
@@ -25,6 +27,84 @@ pub fn next_ready(plan: &TaskPlan) -> Option<usize> {
     plan.steps.iter().position(|s| {
         s.status == StepStatus::Pending && s.dependencies.iter().all(|d| done.contains(d.as_str()))
     })
+}
+
+/// At most this many steps run together.
+pub const MAX_BATCH: usize = 3;
+
+/// The steps to run next when parallel steps are allowed, in number order: the next ready
+/// step, joined by other ready steps while all of them have no decision point, a non-empty
+/// `files` list of plain paths, and files disjoint from the others' (a path inside another
+/// counts as the same), up to [`MAX_BATCH`]. A step that cannot share runs alone (a batch
+/// of one). Empty when no step is ready.
+pub fn batch(plan: &TaskPlan, workspace: &Path) -> Vec<usize> {
+    let Some(first) = next_ready(plan) else {
+        return Vec::new();
+    };
+    let Some(mut taken) = shareable_files(plan, first, workspace) else {
+        return vec![first];
+    };
+    let done: HashSet<&str> = plan
+        .steps
+        .iter()
+        .filter(|s| matches!(s.status, StepStatus::Completed | StepStatus::Skipped))
+        .map(|s| s.id.as_str())
+        .collect();
+    let mut chosen = vec![first];
+    for (i, step) in plan.steps.iter().enumerate().skip(first + 1) {
+        if chosen.len() == MAX_BATCH {
+            break;
+        }
+        let ready = step.status == StepStatus::Pending
+            && step.dependencies.iter().all(|d| done.contains(d.as_str()));
+        let Some(files) = ready.then(|| shareable_files(plan, i, workspace)).flatten() else {
+            continue;
+        };
+        if files.iter().all(|f| taken.iter().all(|t| !overlaps(f, t))) {
+            taken.extend(files);
+            chosen.push(i);
+        }
+    }
+    chosen
+}
+
+/// Step `i`'s files, normalized, when it may run beside others.
+fn shareable_files(plan: &TaskPlan, i: usize, workspace: &Path) -> Option<Vec<String>> {
+    let step = &plan.steps[i];
+    if step.decision.is_some() || step.files.is_empty() {
+        return None;
+    }
+    step.files
+        .iter()
+        .map(|f| normalize(f, workspace))
+        .collect::<Option<Vec<_>>>()
+}
+
+/// A declared path as workspace-relative `/`-separated components: `./` and a leading
+/// workspace root dropped. `None` for what cannot be compared safely: empty, a pattern,
+/// `..`, or an absolute path outside the workspace.
+fn normalize(path: &str, workspace: &Path) -> Option<String> {
+    let path = path.trim();
+    if path.is_empty() || path.contains(['*', '?', '[', '{']) {
+        return None;
+    }
+    let path = Path::new(path);
+    let relative = path.strip_prefix(workspace).unwrap_or(path);
+    let mut parts = Vec::new();
+    for component in relative.components() {
+        match component {
+            Component::CurDir => {}
+            Component::Normal(part) => parts.push(part.to_string_lossy().into_owned()),
+            Component::ParentDir | Component::RootDir | Component::Prefix(_) => return None,
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("/"))
+}
+
+/// Whether two normalized paths are the same or one holds the other.
+fn overlaps(a: &str, b: &str) -> bool {
+    let inside = |x: &str, y: &str| x.strip_prefix(y).is_some_and(|rest| rest.starts_with('/'));
+    a == b || inside(a, b) || inside(b, a)
 }
 
 /// Marks every pending step that waits on step `failed` (directly or through others) as
@@ -160,6 +240,64 @@ mod tests {
         assert_eq!(next_ready(&p), None, "3 waits for the running step");
         p.steps[0].status = StepStatus::Completed;
         assert_eq!(next_ready(&p), Some(2));
+    }
+
+    fn with_files(mut p: TaskPlan, files: &[&[&str]]) -> TaskPlan {
+        for (step, f) in p.steps.iter_mut().zip(files) {
+            step.files = f.iter().map(|s| (*s).to_owned()).collect();
+        }
+        p
+    }
+
+    #[test]
+    fn ready_steps_with_disjoint_files_form_a_batch() {
+        let ws = Path::new("/ws");
+        // (ready steps, their files) -> the batch.
+        let cases: &[(&[&[&str]], &[usize])] = &[
+            (&[&["a.txt"], &["b.txt"]], &[0, 1]),
+            (&[&["./a.txt"], &["a.txt"]], &[0]),
+            (&[&["/ws/src/a.rs"], &["src/./a.rs"]], &[0]),
+            (&[&["src"], &["src/a.rs"], &["srcx/a.rs"]], &[0, 2]),
+            (&[&["a"], &["b"], &["c"], &["d"]], &[0, 1, 2]),
+            (&[&["a"], &[], &["c"]], &[0, 2]),
+            (&[&[], &["b"], &["c"]], &[0]),
+            (&[&["a"], &["src/*.rs"], &["c"]], &[0, 2]),
+            (&[&["../a"], &["b"]], &[0]),
+            (&[&["/elsewhere/a"], &["b"]], &[0]),
+            (&[&["a", "x"], &["b", "x"], &["c"]], &[0, 2]),
+        ];
+        for (files, want) in cases {
+            let deps: Vec<&[u32]> = files.iter().map(|_| &[][..]).collect();
+            let p = with_files(plan(&deps), files);
+            assert_eq!(batch(&p, ws), *want, "{files:?}");
+        }
+    }
+
+    #[test]
+    fn decision_points_waiting_steps_and_finished_steps_stay_out_of_a_batch() {
+        let ws = Path::new("/ws");
+        // 3 waits for 1; 4 has a decision point.
+        let mut p = with_files(
+            plan(&[&[], &[], &[1], &[]]),
+            &[&["a"], &["b"], &["c"], &["d"]],
+        );
+        p.steps[3].decision = Some(atto_protocol::DecisionPoint {
+            question: "q".into(),
+            options: vec!["x".into(), "y".into()],
+            choice: None,
+        });
+        assert_eq!(batch(&p, ws), [0, 1]);
+        p.steps[0].status = StepStatus::Completed;
+        p.steps[1].status = StepStatus::InProgress;
+        assert_eq!(
+            batch(&p, ws),
+            [2],
+            "the decision step runs on its own later"
+        );
+        p.steps[2].status = StepStatus::Completed;
+        assert_eq!(batch(&p, ws), [3]);
+        p.steps[3].status = StepStatus::Completed;
+        assert!(batch(&p, ws).is_empty());
     }
 
     #[test]

@@ -1,12 +1,12 @@
 //! Running one turn while the front end keeps talking: the op inbox (ops that arrive
 //! mid-turn wait in a queue), interrupts and approval answers passed to the running turn,
-//! and the wall-time limit. Used for prompts and for plan steps alike, and (without the
-//! approvals and the limit) for planning requests.
+//! and the wall-time limit. Used for prompts, plan steps and batches of parallel steps
+//! alike, and (without the approvals and the limit) for planning requests.
 
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use atto_protocol::{FinalResult, Op, TurnStatus};
+use atto_protocol::{ApprovalDecision, FinalResult, Op, TurnStatus};
 use atto_tools::CancellationToken;
 use tokio::sync::mpsc;
 
@@ -79,47 +79,60 @@ impl Session {
     /// Runs a turn for `text` to its end, answering interrupts and approvals meanwhile.
     pub(super) async fn drive_turn(&mut self, text: String, inbox: &mut Inbox) -> FinalResult {
         let cancel = CancellationToken::new();
-        let mut timed_out = false;
-        // The wall-time limit holds mid-stream and mid-tool too: at the deadline the turn is
-        // cancelled like an interrupt.
         let deadline = self.options.limits.max_duration;
-        let timer = tokio::time::sleep(deadline.unwrap_or(Duration::MAX));
-        tokio::pin!(timer);
         let approvals = self.approvals.clone();
-        let mut result = {
-            let turn = self.run_turn(text, cancel.clone());
-            tokio::pin!(turn);
-            loop {
-                tokio::select! {
-                    result = &mut turn => break result,
-                    () = &mut timer, if deadline.is_some() && !timed_out => {
-                        timed_out = true;
-                        cancel.cancel();
-                    }
-                    // A closed channel answers `None` at once, forever: stop polling it.
-                    op = inbox.ops.recv(), if !inbox.gone => match op {
-                        Some(Op::Interrupt) => cancel.cancel(),
-                        Some(Op::Approval { id, decision }) => {
-                            let _ = approvals.send((id, decision));
-                        }
-                        // The front end is gone: nobody will see the rest.
-                        None => {
-                            cancel.cancel();
-                            inbox.gone = true;
-                        }
-                        Some(other) => inbox.queued.push_back(other),
-                    },
-                }
-            }
-        };
+        let turn = self.run_turn(text, cancel.clone());
+        let (mut result, timed_out) = drive(inbox, &approvals, deadline, &cancel, turn).await;
         if timed_out && result.status == TurnStatus::Cancelled {
             result.status = TurnStatus::LimitReached;
-            result.error = Some(
-                "stopped at the time limit; the running step was cancelled and the task may be \
-                 unfinished. Raise limits.max_duration_secs (or --timeout) to allow longer turns."
-                    .to_owned(),
-            );
+            result.error = Some(TIMED_OUT.to_owned());
         }
         result
+    }
+}
+
+/// What a step or turn cancelled at the wall-time limit says.
+pub(super) const TIMED_OUT: &str = "stopped at the time limit; the running step was cancelled \
+     and the task may be unfinished. Raise limits.max_duration_secs (or --timeout) to allow \
+     longer turns.";
+
+/// Awaits `work` (which runs tools) while the front end keeps talking: an interrupt, the
+/// front end going away or the `deadline` cancels `cancel`; approval answers go to the
+/// running calls through `approvals`; other ops wait in the queue. Returns `work`'s output
+/// and whether the deadline passed.
+pub(super) async fn drive<F: Future>(
+    inbox: &mut Inbox,
+    approvals: &mpsc::UnboundedSender<(String, ApprovalDecision)>,
+    deadline: Option<Duration>,
+    cancel: &CancellationToken,
+    work: F,
+) -> (F::Output, bool) {
+    let mut timed_out = false;
+    // The wall-time limit holds mid-stream and mid-tool too: at the deadline the work is
+    // cancelled like an interrupt.
+    let timer = tokio::time::sleep(deadline.unwrap_or(Duration::MAX));
+    tokio::pin!(timer);
+    tokio::pin!(work);
+    loop {
+        tokio::select! {
+            out = &mut work => return (out, timed_out),
+            () = &mut timer, if deadline.is_some() && !timed_out => {
+                timed_out = true;
+                cancel.cancel();
+            }
+            // A closed channel answers `None` at once, forever: stop polling it.
+            op = inbox.ops.recv(), if !inbox.gone => match op {
+                Some(Op::Interrupt) => cancel.cancel(),
+                Some(Op::Approval { id, decision }) => {
+                    let _ = approvals.send((id, decision));
+                }
+                // The front end is gone: nobody will see the rest.
+                None => {
+                    cancel.cancel();
+                    inbox.gone = true;
+                }
+                Some(other) => inbox.queued.push_back(other),
+            },
+        }
     }
 }

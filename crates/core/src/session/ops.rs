@@ -72,7 +72,13 @@ impl Session {
                     auto_rollback_on_failure,
                     detect,
                     threshold,
-                } => self.planner_settings(auto_rollback_on_failure, detect, threshold),
+                    parallel,
+                } => self.planner_settings(planning::SettingsChange {
+                    auto_rollback: auto_rollback_on_failure,
+                    detect,
+                    threshold,
+                    parallel,
+                }),
                 Op::Fork { label } => {
                     // The parent's files as the conversation leaves it, for a later switch.
                     let leaving = self.thread_name();

@@ -2,7 +2,8 @@
 //! complexity check sends to planning), refining the waiting plan with plain input,
 //! showing and rejecting it, and running an approved plan step by step — a checkpoint, a
 //! model turn with the step's instruction and budget, the outcome, rollback or skipping on
-//! failure, a summary at the end.
+//! failure, a summary at the end. With parallel steps on, batches of independent steps run
+//! side by side (`parallel`) and are settled here the same way.
 
 use std::sync::Arc;
 
@@ -30,6 +31,33 @@ pub(super) enum Drafted {
     Cancelled,
 }
 
+/// `Op::PlannerSettings`: the settings to change; `None` keeps one.
+pub(super) struct SettingsChange {
+    pub auto_rollback: Option<bool>,
+    pub detect: Option<bool>,
+    pub threshold: Option<f64>,
+    pub parallel: Option<bool>,
+}
+
+/// How the plan goes on after a step or a batch; later variants win.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Flow {
+    /// The next ready steps run.
+    Go,
+    /// A failure stopped the plan (auto-rollback).
+    Stop,
+    /// The user interrupted it.
+    Cancelled,
+}
+
+/// What a failed step's rollback restores from its checkpoint.
+enum Rollback {
+    /// The whole workspace: the step ran alone.
+    Checkpoint,
+    /// Only the files its calls changed: other steps ran beside it.
+    Paths(Vec<String>),
+}
+
 /// How one step ended.
 enum StepEnd {
     Completed(String),
@@ -49,12 +77,13 @@ impl Session {
     }
 
     /// `Op::PlannerSettings`.
-    pub(super) fn planner_settings(
-        &mut self,
-        auto_rollback: Option<bool>,
-        detect: Option<bool>,
-        threshold: Option<f64>,
-    ) {
+    pub(super) fn planner_settings(&mut self, change: SettingsChange) {
+        let SettingsChange {
+            auto_rollback,
+            detect,
+            threshold,
+            parallel,
+        } = change;
         let settings = &mut self.planner.settings;
         if let Some(on) = auto_rollback {
             settings.auto_rollback_on_failure = on;
@@ -65,11 +94,15 @@ impl Session {
         if let Some(t) = threshold.filter(|t| t.is_finite() && *t >= 0.0) {
             settings.threshold = t;
         }
+        if let Some(on) = parallel {
+            settings.parallel = on;
+        }
         let s = *settings;
         self.emit(Event::PlannerSettingsChanged {
             auto_rollback_on_failure: s.auto_rollback_on_failure,
             detect: s.detect,
             threshold: s.threshold,
+            parallel: s.parallel,
         });
     }
 
@@ -258,27 +291,20 @@ impl Session {
         }
         let mut cancelled = false;
         while let Some(i) = execute::next_ready(&plan) {
-            if !self.decide_step(&mut plan, i, inbox).await {
-                cancelled = true;
-                break;
-            }
-            match self.run_step(&mut plan, i, inbox).await {
-                StepEnd::Completed(summary) => {
-                    plan.steps[i].status = StepStatus::Completed;
-                    plan.steps[i].result = Some(summary.clone());
-                    self.emit(Event::PlanStepCompleted {
-                        number: plan.steps[i].number,
-                        summary,
-                    });
-                }
-                StepEnd::Failed(error) => {
-                    if self.step_failed(&mut plan, i, error).await {
-                        break;
-                    }
-                }
-                StepEnd::Cancelled => {
-                    plan.steps[i].status = StepStatus::Failed;
-                    plan.steps[i].result = Some("cancelled by the user".to_owned());
+            let batch = if self.planner.settings.parallel {
+                execute::batch(&plan, &self.options.workspace)
+            } else {
+                vec![i]
+            };
+            let flow = if batch.len() > 1 {
+                self.run_together(&mut plan, &batch, inbox).await
+            } else {
+                self.run_alone(&mut plan, i, inbox).await
+            };
+            match flow {
+                Flow::Go => {}
+                Flow::Stop => break,
+                Flow::Cancelled => {
                     cancelled = true;
                     break;
                 }
@@ -307,6 +333,84 @@ impl Session {
             status: plan.status,
             outcomes: execute::outcomes(&plan),
         });
+    }
+
+    /// Runs step `i` on its own, after its decision point if it has one.
+    async fn run_alone(&mut self, plan: &mut TaskPlan, i: usize, inbox: &mut Inbox) -> Flow {
+        if !self.decide_step(plan, i, inbox).await {
+            return Flow::Cancelled;
+        }
+        let end = self.run_step(plan, i, inbox).await;
+        self.settle(plan, i, end, Rollback::Checkpoint).await
+    }
+
+    /// Runs the steps at `batch` side by side (`parallel`), then settles each outcome in
+    /// step order. A failed step rolls back only the files its own calls changed, so the
+    /// steps beside it keep theirs; the plan stops after the batch.
+    async fn run_together(
+        &mut self,
+        plan: &mut TaskPlan,
+        batch: &[usize],
+        inbox: &mut Inbox,
+    ) -> Flow {
+        let workers = self.run_batch(plan, batch, inbox).await;
+        let mut flow = Flow::Go;
+        for worker in workers {
+            let Some(result) = worker.result else {
+                continue;
+            };
+            let i = worker.index;
+            let end = step_end(&result, worker.report, plan.steps[i].token_budget);
+            let number = plan.steps[i].number;
+            // Not streamed while the steps ran: shown once, now.
+            if !result.text.trim().is_empty() {
+                self.emit(Event::Notice {
+                    message: format!("step {number}: {}", result.text.trim()),
+                });
+            }
+            let changed = result.files_changed.clone();
+            self.charge_goals(&result).await;
+            self.emit(Event::TurnCompleted {
+                turn: worker.turn,
+                result,
+            });
+            let settled = self.settle(plan, i, end, Rollback::Paths(changed)).await;
+            flow = flow.max(settled);
+        }
+        flow
+    }
+
+    /// Records how step `i` ended; how the plan goes on.
+    async fn settle(
+        &mut self,
+        plan: &mut TaskPlan,
+        i: usize,
+        end: StepEnd,
+        rollback: Rollback,
+    ) -> Flow {
+        match end {
+            StepEnd::Completed(summary) => {
+                plan.steps[i].status = StepStatus::Completed;
+                plan.steps[i].result = Some(summary.clone());
+                self.emit(Event::PlanStepCompleted {
+                    number: plan.steps[i].number,
+                    summary,
+                });
+                Flow::Go
+            }
+            StepEnd::Failed(error) => {
+                if self.step_failed(plan, i, error, rollback).await {
+                    Flow::Stop
+                } else {
+                    Flow::Go
+                }
+            }
+            StepEnd::Cancelled => {
+                plan.steps[i].status = StepStatus::Failed;
+                plan.steps[i].result = Some("cancelled by the user".to_owned());
+                Flow::Cancelled
+            }
+        }
     }
 
     /// A decision-point step waits for the user's choice; `false` when the plan is to stop.
@@ -394,14 +498,23 @@ impl Session {
     }
 
     /// Handles a failed step; whether the plan stops.
-    async fn step_failed(&mut self, plan: &mut TaskPlan, i: usize, error: String) -> bool {
+    async fn step_failed(
+        &mut self,
+        plan: &mut TaskPlan,
+        i: usize,
+        error: String,
+        rollback: Rollback,
+    ) -> bool {
         let number = plan.steps[i].number;
         plan.steps[i].status = StepStatus::Failed;
         plan.steps[i].result = Some(error.clone());
         if self.planner.settings.auto_rollback_on_failure {
             let rolled_back = match plan.steps[i].checkpoint {
                 Some(id) => {
-                    let restored = self.keeper.restore(id).await;
+                    let restored = match rollback {
+                        Rollback::Checkpoint => self.keeper.restore(id).await,
+                        Rollback::Paths(paths) => self.keeper.restore_paths(id, paths).await,
+                    };
                     let ok = restored.is_ok();
                     self.restored(id, restored);
                     ok

@@ -61,7 +61,7 @@ impl Session {
         let mut nudges = 0u32;
         let mut corrections = crate::correction::Corrections::new(&task);
         loop {
-            if let Some(status) = self.limit_hit(&turn) {
+            if let Some(status) = limit_hit(&self.options.limits, &turn) {
                 return turn.finish(status, Some(status_message(&self.options.limits, &turn)));
             }
             turn.rounds += 1;
@@ -200,23 +200,24 @@ impl Session {
             }
         }
     }
-
-    fn limit_hit(&self, turn: &TurnState) -> Option<TurnStatus> {
-        let limits = &self.options.limits;
-        let tokens = turn.usage.input_tokens
-            + turn.usage.output_tokens
-            + turn.usage.cache_read_tokens
-            + turn.usage.cache_write_tokens;
-        let over_rounds = turn.rounds >= limits.max_rounds;
-        let over_tokens = limits.max_tokens.is_some_and(|max| tokens >= max);
-        let over_time = limits
-            .max_duration
-            .is_some_and(|max| turn.started.elapsed() >= max);
-        (over_rounds || over_tokens || over_time).then_some(TurnStatus::LimitReached)
-    }
 }
 
-fn status_message(limits: &Limits, turn: &TurnState) -> String {
+/// The limit `turn` has reached, if any.
+pub(super) fn limit_hit(limits: &Limits, turn: &TurnState) -> Option<TurnStatus> {
+    let tokens = turn.usage.input_tokens
+        + turn.usage.output_tokens
+        + turn.usage.cache_read_tokens
+        + turn.usage.cache_write_tokens;
+    let over_rounds = turn.rounds >= limits.max_rounds;
+    let over_tokens = limits.max_tokens.is_some_and(|max| tokens >= max);
+    let over_time = limits
+        .max_duration
+        .is_some_and(|max| turn.started.elapsed() >= max);
+    (over_rounds || over_tokens || over_time).then_some(TurnStatus::LimitReached)
+}
+
+/// What a turn stopped by a limit says.
+pub(super) fn status_message(limits: &Limits, turn: &TurnState) -> String {
     if turn.rounds >= limits.max_rounds {
         format!(
             "stopped after {} model calls (the round limit); the task may be unfinished. \
@@ -238,18 +239,18 @@ fn status_message(limits: &Limits, turn: &TurnState) -> String {
 }
 
 /// Running totals of one turn.
-struct TurnState {
+pub(super) struct TurnState {
     started: Instant,
-    rounds: u32,
+    pub rounds: u32,
     usage: Usage,
     cost: Option<f64>,
-    files_changed: BTreeSet<String>,
-    text: String,
-    failure: Option<FailureKind>,
+    pub files_changed: BTreeSet<String>,
+    pub text: String,
+    pub failure: Option<FailureKind>,
 }
 
 impl TurnState {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         Self {
             started: Instant::now(),
             rounds: 0,
@@ -261,7 +262,7 @@ impl TurnState {
         }
     }
 
-    fn add_usage(&mut self, usage: &Usage, cost: Option<f64>) {
+    pub(super) fn add_usage(&mut self, usage: &Usage, cost: Option<f64>) {
         self.usage.input_tokens += usage.input_tokens;
         self.usage.output_tokens += usage.output_tokens;
         self.usage.cache_read_tokens += usage.cache_read_tokens;
@@ -272,7 +273,7 @@ impl TurnState {
         };
     }
 
-    fn finish(&mut self, status: TurnStatus, error: Option<String>) -> FinalResult {
+    pub(super) fn finish(&mut self, status: TurnStatus, error: Option<String>) -> FinalResult {
         FinalResult {
             status,
             rounds: self.rounds,

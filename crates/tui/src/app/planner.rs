@@ -228,12 +228,15 @@ impl App {
                 auto_rollback_on_failure,
                 detect,
                 threshold,
+                parallel,
             } => {
                 let on = |b: bool| if b { "on" } else { "off" };
                 self.push(Kind::Notice(format!(
-                    "planner: auto-rollback {}, plan detection {} (threshold {threshold})",
+                    "planner: auto-rollback {}, plan detection {} (threshold {threshold}), \
+                     parallel steps {}",
                     on(*auto_rollback_on_failure),
-                    on(*detect)
+                    on(*detect),
+                    on(*parallel)
                 )));
             }
             _ => return None,

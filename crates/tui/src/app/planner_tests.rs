@@ -183,6 +183,7 @@ fn revisions_replace_the_plan_and_rejection_closes_it() {
         auto_rollback_on_failure: false,
         detect: true,
         threshold: 1.5,
+        parallel: false,
     }));
 }
 
