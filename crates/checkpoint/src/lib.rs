@@ -191,6 +191,36 @@ impl Checkpoints {
             .collect())
     }
 
+    /// The paths (`/`-separated, relative to the workspace) that differ between snapshots
+    /// `older` and `newer`, as `files_changed` lists them: what one command changed, when
+    /// the two snapshots frame it. Costs no git process when both hold the same tree, one
+    /// otherwise.
+    pub fn changed_between(&self, older: u32, newer: u32) -> Result<Vec<String>, CheckpointError> {
+        let mut state = self.lock();
+        let trees = |entries: &[Entry]| {
+            let tree = |id| entries.iter().find(|e| e.id == id).map(|e| e.tree.clone());
+            Some((tree(older)?, tree(newer)?))
+        };
+        // The list in memory is up to date unless another process took snapshots.
+        let (old_tree, new_tree) = match trees(state.entries()) {
+            Some(found) => found,
+            None => {
+                let entries = self.reload(&mut state)?;
+                let (old_tree, new_tree) = trees(entries).ok_or_else(|| {
+                    let missing = if entries.iter().any(|e| e.id == older) {
+                        newer
+                    } else {
+                        older
+                    };
+                    CheckpointError::UnknownId { id: missing }
+                })?;
+                (old_tree, new_tree)
+            }
+        };
+        let changed = self.changes(&[(&new_tree, &old_tree)])?;
+        Ok(changed.into_iter().next().unwrap_or_default())
+    }
+
     /// Restores the state before turn `turn`'s first change: its first snapshot.
     pub fn undo_last_turn(&self, turn: u32) -> Result<RestoreReport, CheckpointError> {
         let mut state = self.lock();

@@ -327,6 +327,53 @@ fn restore_paths_touches_only_the_paths_named() {
 }
 
 #[test]
+fn changed_between_lists_what_happened_between_two_snapshots() {
+    let f = fixture();
+    f.write("kept.txt", "k\n");
+    f.write("edited.txt", "e0\n");
+    f.write("gone.txt", "g\n");
+    let cp = f.open(Limits::default());
+    let before = cp.snapshot_quick(&label(3, Some("bash"))).unwrap();
+    // What one command did: an edit, a new file in a new directory, a deletion.
+    f.write("edited.txt", "e1\n");
+    f.write("out/new.txt", "n\n");
+    fs::remove_file(f.ws.join("gone.txt")).unwrap();
+    let after = cp.snapshot_quick(&label(3, None)).unwrap();
+    assert_ne!(before.id, after.id);
+    assert_eq!(
+        cp.changed_between(before.id, after.id).unwrap(),
+        ["edited.txt", "gone.txt", "out/new.txt"]
+    );
+
+    // A command that changed nothing: the snapshot after it is the one before it, and
+    // finding that out starts no git process.
+    let (unchanged, spent) = {
+        let start = cp.git_calls();
+        let again = cp.snapshot_quick(&label(3, None)).unwrap();
+        let changed = cp.changed_between(after.id, again.id).unwrap();
+        (changed, cp.git_calls() - start)
+    };
+    assert!(unchanged.is_empty());
+    assert_eq!(spent, 0);
+
+    // Another handle (a stale list) finds both ids by reading the list again.
+    f.write("kept.txt", "k1\n");
+    let later = f
+        .open(Limits::default())
+        .snapshot_quick(&label(4, None))
+        .unwrap();
+    assert_eq!(
+        cp.changed_between(after.id, later.id).unwrap(),
+        ["kept.txt"]
+    );
+    let err = cp.changed_between(99, after.id).unwrap_err();
+    assert!(
+        matches!(err, CheckpointError::UnknownId { id: 99 }),
+        "{err}"
+    );
+}
+
+#[test]
 fn size_cap_disables_checkpoints_loudly() {
     let f = fixture();
     f.write("big.txt", &"x".repeat(4096));

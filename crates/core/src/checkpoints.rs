@@ -22,6 +22,17 @@ pub(crate) struct Keeper {
     last_turn: Option<u32>,
     /// Turns that took a snapshot, newest last, for `/undo`.
     changed_turns: Vec<u32>,
+    /// The mutating calls since [`Keeper::watch`], while a parallel plan step's calls run.
+    watched: Option<Watched>,
+}
+
+/// What the keeper saw of the mutating calls of one parallel step's reply.
+#[derive(Debug, Default)]
+pub(crate) struct Watched {
+    /// How many mutating calls started.
+    pub calls: usize,
+    /// The snapshot taken before the first of them, when one was taken.
+    pub first: Option<u32>,
 }
 
 impl Keeper {
@@ -35,6 +46,7 @@ impl Keeper {
             off: false,
             last_turn: None,
             changed_turns: Vec::new(),
+            watched: None,
         }
     }
 
@@ -52,10 +64,53 @@ impl Keeper {
             tool: Some(tool.to_owned()),
             note,
         };
-        if self.take(label).await.is_some() {
+        let taken = self.take(label).await;
+        if let Some(watched) = &mut self.watched {
+            watched.calls += 1;
+            if watched.first.is_none() {
+                watched.first = taken.as_ref().map(|snapshot| snapshot.id);
+            }
+        }
+        if taken.is_some() {
             self.last_turn = Some(turn);
             if first {
                 self.changed_turns.push(turn);
+            }
+        }
+    }
+
+    /// Starts counting mutating calls and remembering the snapshot before the first one:
+    /// one parallel plan step's reply is about to run its calls.
+    pub(crate) fn watch(&mut self) {
+        self.watched = Some(Watched::default());
+    }
+
+    /// Stops watching; what was seen since [`Keeper::watch`].
+    pub(crate) fn unwatch(&mut self) -> Watched {
+        self.watched.take().unwrap_or_default()
+    }
+
+    /// The paths that changed since snapshot `since` (taken in `turn`), found by
+    /// snapshotting the workspace now: what calls that do not report their paths (`bash`)
+    /// changed, as long as nothing else ran since. Free when nothing changed; empty when
+    /// no snapshot could be taken or compared (with a warning).
+    pub(crate) async fn changed_since(&mut self, turn: u32, since: u32, step: u32) -> Vec<String> {
+        let label = SnapshotLabel {
+            turn,
+            tool: None,
+            note: format!("after the calls of plan step {step}"),
+        };
+        let (Some(after), Some(inner)) = (self.take(label).await, self.inner.clone()) else {
+            return Vec::new();
+        };
+        match blocking(move || inner.changed_between(since, after.id)).await {
+            Ok(paths) => paths,
+            Err(err) => {
+                self.warn(format!(
+                    "could not tell which files plan step {step}'s commands changed ({err}); \
+                     if the step fails, they are not rolled back"
+                ));
+                Vec::new()
             }
         }
     }

@@ -1,8 +1,9 @@
 //! Parallel plan steps through the line session: with `/auto-parallel on`, two ready steps
 //! with disjoint files run together (their model requests overlap), their conversations
-//! join the history in step order, and the step waiting on both runs after them; a failed
-//! step of a batch rolls back only its own files and stops the plan. Off (the default),
-//! the same plan runs one step at a time.
+//! join the history in step order, each step told its sibling and its own files, and the
+//! step waiting on both runs after them; a failed step of a batch rolls back only its own
+//! files (written by file tools or by `bash`) and stops the plan. Off (the default), the
+//! same plan runs one step at a time.
 //!
 //! The scripted server answers requests in arrival order, so the two steps of a batch may
 //! get each other's replies; the scripts and assertions hold for either order.
@@ -10,7 +11,7 @@
 use atto_testkit::{Reply, Script};
 use serde_json::{Value, json};
 
-use crate::common::{Env, calls, events, of_type, stderr};
+use crate::common::{Env, call, calls, events, of_type, stderr};
 use crate::planner::{plan_reply, plan_trace, report, run, step, write, writing_step};
 
 /// How long the first reply of each step takes: long enough that overlapping requests
@@ -59,6 +60,19 @@ fn layout(body: &Value) -> Vec<String> {
         })
         .filter(|r| r != "system")
         .collect()
+}
+
+/// The text of a chat request's last user message.
+fn last_user_text(body: &Value) -> String {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_owned()
 }
 
 #[test]
@@ -118,6 +132,26 @@ fn independent_steps_run_together_and_join_the_history_in_step_order() {
     let own: Vec<Vec<String>> = reqs[1..3].iter().map(|r| layout(&r.body)).collect();
     assert!(own.contains(&vec!["user:step1".to_owned()]), "{own:?}");
     assert!(own.contains(&vec!["user:step2".to_owned()]), "{own:?}");
+    // Each is told its sibling runs beside it and which files are its own.
+    let told = |step: u32, sibling: u32, file: &str| {
+        reqs[1..3].iter().any(|r| {
+            let text = last_user_text(&r.body);
+            text.starts_with(&format!("Plan step {step} of 3"))
+                && text.contains(&format!(
+                    "\n\nStep {sibling} runs at the same time as this one, on other files. \
+                     Change only this step's files: {file}."
+                ))
+        })
+    };
+    assert!(
+        told(1, 2, "a.txt") && told(2, 1, "b.txt"),
+        "{}",
+        last_user_text(&reqs[1].body)
+    );
+    assert!(
+        !last_user_text(&reqs[5].body).contains("at the same time"),
+        "step 3 runs alone"
+    );
 
     // The third step sees both blocks, in step order, each a valid exchange.
     let block = ["assistant:calls", "tool", "tool", "assistant"];
@@ -184,6 +218,56 @@ fn a_failed_step_of_a_batch_rolls_back_only_its_own_files_and_stops_the_plan() {
     assert_eq!(statuses(summary[0])[2], "pending", "the plan stopped");
     assert!(!env.repo().join("c.txt").exists());
     assert_eq!(env.requests().len(), 5, "no request for step 3: {err}");
+}
+
+#[test]
+fn a_failed_step_of_a_batch_rolls_back_what_its_commands_changed_too() {
+    let mut env = Env::new();
+    env.write("a.txt", "original a\n");
+    env.write("b.txt", "original b\n");
+    let good = calls(vec![write("a.txt", "a\n"), report("completed", "wrote a")]);
+    // The failing step changes its file and creates another through bash, which reports
+    // no paths; the sibling's write_file runs in the same round.
+    let bad = calls(vec![
+        call(
+            "bash",
+            json!({"command": "printf x > b.txt && mkdir -p out && printf y > out/made.txt"}),
+        ),
+        report("failed", "b cannot be written"),
+    ]);
+    env.serve(Script::new(vec![
+        plan_reply(&diamond()),
+        slow(good),
+        slow(bad),
+        Reply::text("Step done."),
+        Reply::text("Step done."),
+    ]));
+
+    let out = run(&env, "/auto-parallel on\n/auto \"three files\"\n/approve\n");
+    let ev = events(&out);
+    let err = stderr(&out);
+    let bash = of_type(&ev, "tool_call_finished")
+        .into_iter()
+        .find(|e| e["name"] == "bash")
+        .cloned();
+    assert_eq!(
+        bash.as_ref().map(|e| e["status"].clone()),
+        Some(json!("ok")),
+        "{bash:?} {err}"
+    );
+    let failed = of_type(&ev, "plan_step_failed");
+    assert_eq!(failed.len(), 1, "{err}");
+    assert_eq!(failed[0]["rolled_back"], true);
+    assert_eq!(env.read("b.txt"), "original b\n", "bash's change is undone");
+    assert!(
+        !env.repo().join("out").exists(),
+        "what bash created is gone: {err}"
+    );
+    assert_eq!(env.read("a.txt"), "a\n", "the sibling's file stays written");
+    let restored = of_type(&ev, "restored");
+    assert_eq!(restored.len(), 1);
+    assert_eq!(restored[0]["restored"], json!(["b.txt"]));
+    assert_eq!(restored[0]["deleted"], json!(["out/made.txt"]));
 }
 
 #[test]

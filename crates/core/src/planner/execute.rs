@@ -194,6 +194,28 @@ pub fn step_prompt(plan: &TaskPlan, index: usize) -> String {
     )
 }
 
+/// The user text of step `index` run in `batch` (indexes into `plan`, this step among them):
+/// [`step_prompt`], then which steps run beside it and that only this step's files may
+/// change, so that the model does not "help" with a sibling's files.
+pub fn batch_step_prompt(plan: &TaskPlan, index: usize, batch: &[usize]) -> String {
+    let others: Vec<String> = batch
+        .iter()
+        .filter(|&&i| i != index)
+        .map(|&i| plan.steps[i].number.to_string())
+        .collect();
+    let base = step_prompt(plan, index);
+    let beside = match others.as_slice() {
+        [] => return base,
+        [one] => format!("Step {one} runs"),
+        [rest @ .., last] => format!("Steps {} and {last} run", rest.join(", ")),
+    };
+    format!(
+        "{base}\n\n{beside} at the same time as this one, on other files. Change only this \
+         step's files: {}.",
+        plan.steps[index].files.join(", ")
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use atto_protocol::{PlanStep, RiskLevel, StepKind};
@@ -298,6 +320,27 @@ mod tests {
         assert_eq!(batch(&p, ws), [3]);
         p.steps[3].status = StepStatus::Completed;
         assert!(batch(&p, ws).is_empty());
+    }
+
+    #[test]
+    fn a_batch_step_is_told_its_siblings_and_its_files() {
+        let p = with_files(
+            plan(&[&[], &[], &[]]),
+            &[&["a.rs", "b.rs"], &["c.rs"], &["d"]],
+        );
+        let alone = step_prompt(&p, 0);
+        let cases: &[(&[usize], &str)] =
+            &[(&[0, 1], "Step 2 runs"), (&[0, 1, 2], "Steps 2 and 3 run")];
+        for (batch, beside) in cases {
+            assert_eq!(
+                batch_step_prompt(&p, 0, batch),
+                format!(
+                    "{alone}\n\n{beside} at the same time as this one, on other files. \
+                     Change only this step's files: a.rs, b.rs."
+                )
+            );
+        }
+        assert_eq!(batch_step_prompt(&p, 0, &[0]), alone, "a batch of one");
     }
 
     #[test]

@@ -6,6 +6,10 @@
 //! single-threaded. When the batch ends, each worker's messages join the history and the
 //! store in step order.
 //!
+//! A failed step rolls back only the files it changed: those its file tools reported, and
+//! those a `bash` call changed, found by comparing snapshots around the worker's calls
+//! (nothing else runs between them).
+//!
 //! Text deltas of workers are not streamed: several at once would interleave. Which steps
 //! form a batch is `planner::execute::batch`; what their outcomes mean for the plan is
 //! `planning`.
@@ -74,7 +78,7 @@ impl Session {
         for &i in batch {
             self.turns += 1;
             let step = &plan.steps[i];
-            let task = execute::step_prompt(plan, i);
+            let task = execute::batch_step_prompt(plan, i, batch);
             let mut messages = self.history.clone();
             let own = messages.len();
             messages.push(Message::User {
@@ -302,6 +306,7 @@ impl Session {
         // ends, so that the stored conversation stays in step order.
         let mut deferred =
             Recorder::new(None, self.recorder.thread.clone(), 0, self.events.clone());
+        self.keeper.watch();
         let mut orchestrator = Orchestrator {
             gate: &mut self.gate,
             recorder: &mut deferred,
@@ -320,9 +325,26 @@ impl Session {
             correction: &mut worker.corrections,
         };
         let outcomes = orchestrator.run_calls(&calls, &response.stop, cancel).await;
+        let watched = self.keeper.unwatch();
+        let reported = outcomes
+            .iter()
+            .filter(|o| !o.changed_paths.is_empty())
+            .count();
         for outcome in outcomes {
             worker.state.files_changed.extend(outcome.changed_paths);
             worker.messages.push(Message::ToolResult(outcome.result));
+        }
+        // A mutating call that named no paths (`bash`) may still have changed files. Calls
+        // run one worker at a time, so whatever changed since the snapshot before this
+        // reply's first mutating call is this step's doing: its rollback must cover it.
+        if let Some(first) = watched.first
+            && watched.calls > reported
+        {
+            let changed = self
+                .keeper
+                .changed_since(worker.turn, first, worker.number)
+                .await;
+            worker.state.files_changed.extend(changed);
         }
         if let Some(reported) = report::take(&self.planner.slot) {
             worker.report = Some(reported);
