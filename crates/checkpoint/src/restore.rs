@@ -8,7 +8,7 @@ use std::path::Path;
 use crate::error::CheckpointError;
 use crate::git::split_nul;
 use crate::record::State;
-use crate::{Changes, Checkpoints, RestoreReport, SnapshotLabel};
+use crate::{Changes, Checkpoints, Entry, RestoreReport, SnapshotLabel};
 
 impl Checkpoints {
     /// Makes the workspace match snapshot `id`, after recording the current state as a safety
@@ -25,6 +25,19 @@ impl Checkpoints {
         state: &mut State,
         id: u32,
     ) -> Result<RestoreReport, CheckpointError> {
+        let note = format!("safety snapshot before restoring checkpoint {id}");
+        let (safety, target) = self.safety_snapshot(state, id, note)?;
+        self.apply(state, &safety.tree, &target.tree, safety.id, None)
+    }
+
+    /// Finds snapshot `id` in the freshly read list and records the workspace as it is now
+    /// (the safety snapshot a restore can be undone with); returns both.
+    fn safety_snapshot(
+        &self,
+        state: &mut State,
+        id: u32,
+        note: String,
+    ) -> Result<(Entry, Entry), CheckpointError> {
         let entries = state.entries();
         let target = entries
             .iter()
@@ -34,10 +47,10 @@ impl Checkpoints {
         let label = SnapshotLabel {
             turn: entries.first().map_or(0, |e| e.turn),
             tool: Some("restore".into()),
-            note: format!("safety snapshot before restoring checkpoint {id}"),
+            note,
         };
         let (safety, _) = self.record(state, &label, Changes::Skip)?;
-        self.apply(state, &safety.tree, &target.tree, safety.id, None)
+        Ok((safety, target))
     }
 
     /// Restores only `paths` (workspace-relative, `/`-separated) from snapshot `id`: each one
@@ -51,18 +64,9 @@ impl Checkpoints {
         paths: &[String],
     ) -> Result<RestoreReport, CheckpointError> {
         let mut state = self.lock();
-        let entries = self.reload(&mut state)?;
-        let target = entries
-            .iter()
-            .find(|e| e.id == id)
-            .ok_or(CheckpointError::UnknownId { id })?
-            .clone();
-        let label = SnapshotLabel {
-            turn: entries.first().map_or(0, |e| e.turn),
-            tool: Some("restore".into()),
-            note: format!("safety snapshot before restoring some files of checkpoint {id}"),
-        };
-        let (safety, _) = self.record(&mut state, &label, Changes::Skip)?;
+        self.reload(&mut state)?;
+        let note = format!("safety snapshot before restoring some files of checkpoint {id}");
+        let (safety, target) = self.safety_snapshot(&mut state, id, note)?;
         if paths.is_empty() {
             return Ok(RestoreReport {
                 safety_snapshot: safety.id,

@@ -19,9 +19,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use atto_llm::{ModelError, ModelRequest, ModelResponse, StreamUpdate};
-use atto_protocol::{
-    AssistantPart, Event, FinalResult, Message, StepStatus, StopReason, TaskPlan, TurnStatus,
-};
+use atto_protocol::{Event, FinalResult, Message, StepStatus, StopReason, TaskPlan, TurnStatus};
 use atto_tools::CancellationToken;
 
 use super::Session;
@@ -252,32 +250,7 @@ impl Session {
                 return;
             }
         };
-        let cost = atto_llm::cost_usd(&response.model, &response.usage);
-        self.emit(Event::Usage {
-            model: response.model.clone(),
-            usage: response.usage,
-            cost_usd: cost,
-        });
-        worker.state.add_usage(&response.usage, cost);
-        let calls: Vec<_> = response
-            .parts
-            .iter()
-            .filter_map(|part| match part {
-                AssistantPart::ToolCall(call) => Some(call.clone()),
-                _ => None,
-            })
-            .collect();
-        let text: String = response
-            .parts
-            .iter()
-            .filter_map(|part| match part {
-                AssistantPart::Text { text } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect();
-        if !text.is_empty() {
-            worker.state.text.clone_from(&text);
-        }
+        let (calls, text) = self.count_reply(&response, &mut worker.state);
         worker.messages.push(Message::Assistant {
             parts: response.parts,
         });

@@ -104,32 +104,7 @@ impl Session {
                     return turn.finish(TurnStatus::Failed, Some(message));
                 }
             };
-            let cost = atto_llm::cost_usd(&response.model, &response.usage);
-            self.emit(Event::Usage {
-                model: response.model.clone(),
-                usage: response.usage,
-                cost_usd: cost,
-            });
-            turn.add_usage(&response.usage, cost);
-            let calls: Vec<_> = response
-                .parts
-                .iter()
-                .filter_map(|part| match part {
-                    AssistantPart::ToolCall(call) => Some(call.clone()),
-                    _ => None,
-                })
-                .collect();
-            let text: String = response
-                .parts
-                .iter()
-                .filter_map(|part| match part {
-                    AssistantPart::Text { text } => Some(text.as_str()),
-                    _ => None,
-                })
-                .collect();
-            if !text.is_empty() {
-                turn.text.clone_from(&text);
-            }
+            let (calls, text) = self.count_reply(&response, &mut turn);
             self.record(Message::Assistant {
                 parts: response.parts,
             })
@@ -292,4 +267,35 @@ impl TurnState {
 
 fn duration_ms(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+impl Session {
+    /// Counts a complete reply into `turn` (usage and cost, announced; its text) and returns
+    /// the tool calls it makes, in order, with its text.
+    pub(super) fn count_reply(
+        &self,
+        response: &atto_llm::ModelResponse,
+        turn: &mut TurnState,
+    ) -> (Vec<atto_protocol::ToolCall>, String) {
+        let cost = atto_llm::cost_usd(&response.model, &response.usage);
+        self.emit(Event::Usage {
+            model: response.model.clone(),
+            usage: response.usage,
+            cost_usd: cost,
+        });
+        turn.add_usage(&response.usage, cost);
+        let mut text = String::new();
+        let mut calls = Vec::new();
+        for part in &response.parts {
+            match part {
+                AssistantPart::ToolCall(call) => calls.push(call.clone()),
+                AssistantPart::Text { text: t } => text.push_str(t),
+                _ => {}
+            }
+        }
+        if !text.is_empty() {
+            turn.text.clone_from(&text);
+        }
+        (calls, text)
+    }
 }
