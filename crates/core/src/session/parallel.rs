@@ -29,7 +29,6 @@ use crate::correction::Corrections;
 use crate::limits::Limits;
 use crate::orchestrator::Orchestrator;
 use crate::planner::{execute, report};
-use crate::prompt;
 use crate::recorder::Recorder;
 
 /// One step of a batch.
@@ -71,7 +70,7 @@ impl Session {
             plan.steps[i].checkpoint = checkpoint;
         }
         self.planner.save(plan).await;
-        let (context, reported) = self.step_context();
+        let (context, reported) = self.prompt_context();
         let mut workers = Vec::with_capacity(batch.len());
         for &i in batch {
             self.turns += 1;
@@ -134,24 +133,6 @@ impl Session {
             }
         }
         workers
-    }
-
-    /// The context a step's prompt carries: the mode line, notes and plan-mode report the
-    /// next prompt would get (taken once for the whole batch), and the ids reported.
-    fn step_context(&mut self) -> (String, Vec<String>) {
-        let mut context = prompt::mode_line(self.mode);
-        let mut reported = Vec::new();
-        if let Some((report, ids)) = self.plan.take_report() {
-            context = format!("{report}\n\n{context}");
-            reported = ids;
-        }
-        if !self.notes.is_empty() {
-            context = format!(
-                "{}\n\n{context}",
-                std::mem::take(&mut self.notes).join("\n")
-            );
-        }
-        (context, reported)
     }
 
     /// Rounds until every worker has ended: all requests at once, then each worker's calls.

@@ -32,18 +32,7 @@ impl Session {
         self.turns += 1;
         self.current_turn
             .store(self.turns, std::sync::atomic::Ordering::Relaxed);
-        let mut context = prompt::mode_line(self.mode);
-        let mut reported = Vec::new();
-        if let Some((report, ids)) = self.plan.take_report() {
-            context = format!("{report}\n\n{context}");
-            reported = ids;
-        }
-        if !self.notes.is_empty() {
-            context = format!(
-                "{}\n\n{context}",
-                std::mem::take(&mut self.notes).join("\n")
-            );
-        }
+        let (context, reported) = self.prompt_context();
         let task = text.clone();
         self.record(Message::User {
             text,
@@ -270,6 +259,24 @@ fn duration_ms(d: Duration) -> u64 {
 }
 
 impl Session {
+    /// The context the next prompt carries (a batch of plan steps takes it once): the mode
+    /// line, the notes and the plan-mode report, and the ids of the changes reported.
+    pub(super) fn prompt_context(&mut self) -> (String, Vec<String>) {
+        let mut context = prompt::mode_line(self.mode);
+        let mut reported = Vec::new();
+        if let Some((report, ids)) = self.plan.take_report() {
+            context = format!("{report}\n\n{context}");
+            reported = ids;
+        }
+        if !self.notes.is_empty() {
+            context = format!(
+                "{}\n\n{context}",
+                std::mem::take(&mut self.notes).join("\n")
+            );
+        }
+        (context, reported)
+    }
+
     /// Counts a complete reply into `turn` (usage and cost, announced; its text) and returns
     /// the tool calls it makes, in order, with its text.
     pub(super) fn count_reply(
