@@ -5,46 +5,13 @@
 //! decisions, reading back the open plan and the history, damaged rows, and durability
 //! across closing and reopening the database file.
 
-use std::path::Path;
-
 use atto_protocol::{ChangeStatus, PendingPlan, PlanStatus, ProposedChange};
-use atto_store::{NewSession, Store, StoreError};
+use atto_store::StoreError;
 use rusqlite::Connection;
 use serde_json::json;
 
-fn open(path: &Path) -> Store {
-    Store::open(path).unwrap()
-}
-
-fn temp_store() -> (tempfile::TempDir, Store) {
-    let tmp = tempfile::tempdir().unwrap();
-    let store = open(&tmp.path().join("atto.db"));
-    for id in ["s1", "s2"] {
-        session(&store, id);
-    }
-    (tmp, store)
-}
-
-/// Stores a session. Sessions are created only from async code, so this runs on a thread
-/// of its own, where it may block even when called from a `#[tokio::test]`.
-fn session(store: &Store, id: &str) {
-    let (store, id) = (store.clone(), id.to_owned());
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
-        runtime
-            .block_on(store.create_session(NewSession {
-                id,
-                workspace: "/w".to_owned(),
-                provider: None,
-                model: None,
-            }))
-            .unwrap();
-    })
-    .join()
-    .unwrap();
-}
+mod common;
+use common::{open, session, tamper, temp_store};
 
 fn plan(id: &str, session: &str, created_at: i64) -> PendingPlan {
     PendingPlan {
@@ -258,14 +225,6 @@ fn a_plan_survives_closing_and_reopening_the_database() {
         store.open_plan_blocking("s1").unwrap(),
         Some(with_changes(p, changes))
     );
-}
-
-/// Opens a second connection on the file, as someone editing it by hand would.
-fn tamper(path: &Path, sql: &str) {
-    let conn = Connection::open(path).unwrap();
-    conn.pragma_update(None, "ignore_check_constraints", "ON")
-        .unwrap();
-    conn.execute_batch(sql).unwrap();
 }
 
 #[test]

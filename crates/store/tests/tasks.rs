@@ -6,45 +6,12 @@
 //! the database file. (Rows going with their session is checked in the migration's unit
 //! tests: the store has no way to delete a session.)
 
-use std::path::Path;
-
 use atto_protocol::{Goal, GoalStatus, Task, TaskState};
-use atto_store::{NewSession, Store, StoreError};
+use atto_store::StoreError;
 use rusqlite::Connection;
 
-fn open(path: &Path) -> Store {
-    Store::open(path).unwrap()
-}
-
-fn temp_store() -> (tempfile::TempDir, Store) {
-    let tmp = tempfile::tempdir().unwrap();
-    let store = open(&tmp.path().join("atto.db"));
-    for id in ["s1", "s2"] {
-        session(&store, id);
-    }
-    (tmp, store)
-}
-
-/// Stores a session. Sessions are created only from async code, so this runs on a thread
-/// of its own, where it may block even when called from a `#[tokio::test]`.
-fn session(store: &Store, id: &str) {
-    let (store, id) = (store.clone(), id.to_owned());
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
-        runtime
-            .block_on(store.create_session(NewSession {
-                id,
-                workspace: "/w".to_owned(),
-                provider: None,
-                model: None,
-            }))
-            .unwrap();
-    })
-    .join()
-    .unwrap();
-}
+mod common;
+use common::{open, session, tamper, temp_store};
 
 fn task(id: &str, number: u32, depends_on: &[&str]) -> Task {
     Task {
@@ -271,14 +238,6 @@ fn tasks_and_goals_survive_closing_and_reopening_the_database() {
     let store = open(&path);
     assert_eq!(store.tasks_blocking("s1").unwrap(), tasks);
     assert_eq!(store.goals_blocking("s1").unwrap(), [g]);
-}
-
-/// Opens a second connection on the file, as someone editing it by hand would.
-fn tamper(path: &Path, sql: &str) {
-    let conn = Connection::open(path).unwrap();
-    conn.pragma_update(None, "ignore_check_constraints", "ON")
-        .unwrap();
-    conn.execute_batch(sql).unwrap();
 }
 
 #[test]
