@@ -173,17 +173,14 @@ fn independent_steps_run_together_and_join_the_history_in_step_order() {
     assert_eq!(turns.len(), 3, "one turn per step");
 }
 
-#[test]
-fn a_failed_step_of_a_batch_rolls_back_only_its_own_files_and_stops_the_plan() {
+/// The diamond plan with auto-parallel on: the step writing a.txt completes, the other
+/// step of the batch makes `bad`'s calls (and fails); step 3 never runs, so it has no
+/// reply. Returns the workspace, the events and stderr.
+fn failing_batch(bad: Reply) -> (Env, Vec<Value>, String) {
     let mut env = Env::new();
     env.write("a.txt", "original a\n");
     env.write("b.txt", "original b\n");
     let good = calls(vec![write("a.txt", "a\n"), report("completed", "wrote a")]);
-    let bad = calls(vec![
-        write("b.txt", "broken\n"),
-        report("failed", "b cannot be written"),
-    ]);
-    // Step 3 never runs: no reply for it.
     env.serve(Script::new(vec![
         plan_reply(&diamond()),
         slow(good),
@@ -191,10 +188,16 @@ fn a_failed_step_of_a_batch_rolls_back_only_its_own_files_and_stops_the_plan() {
         Reply::text("Step done."),
         Reply::text("Step done."),
     ]));
-
     let out = run(&env, "/auto-parallel on\n/auto \"three files\"\n/approve\n");
-    let ev = events(&out);
-    let err = stderr(&out);
+    (env, events(&out), stderr(&out))
+}
+
+#[test]
+fn a_failed_step_of_a_batch_rolls_back_only_its_own_files_and_stops_the_plan() {
+    let (env, ev, err) = failing_batch(calls(vec![
+        write("b.txt", "broken\n"),
+        report("failed", "b cannot be written"),
+    ]));
     let failed = of_type(&ev, "plan_step_failed");
     assert_eq!(failed.len(), 1, "{err}");
     assert_eq!(failed[0]["rolled_back"], true);
@@ -222,30 +225,15 @@ fn a_failed_step_of_a_batch_rolls_back_only_its_own_files_and_stops_the_plan() {
 
 #[test]
 fn a_failed_step_of_a_batch_rolls_back_what_its_commands_changed_too() {
-    let mut env = Env::new();
-    env.write("a.txt", "original a\n");
-    env.write("b.txt", "original b\n");
-    let good = calls(vec![write("a.txt", "a\n"), report("completed", "wrote a")]);
     // The failing step changes its file and creates another through bash, which reports
     // no paths; the sibling's write_file runs in the same round.
-    let bad = calls(vec![
+    let (env, ev, err) = failing_batch(calls(vec![
         call(
             "bash",
             json!({"command": "printf x > b.txt && mkdir -p out && printf y > out/made.txt"}),
         ),
         report("failed", "b cannot be written"),
-    ]);
-    env.serve(Script::new(vec![
-        plan_reply(&diamond()),
-        slow(good),
-        slow(bad),
-        Reply::text("Step done."),
-        Reply::text("Step done."),
     ]));
-
-    let out = run(&env, "/auto-parallel on\n/auto \"three files\"\n/approve\n");
-    let ev = events(&out);
-    let err = stderr(&out);
     let bash = of_type(&ev, "tool_call_finished")
         .into_iter()
         .find(|e| e["name"] == "bash")
