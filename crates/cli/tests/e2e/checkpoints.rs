@@ -181,23 +181,27 @@ fn the_model_can_revert_an_earlier_turn_when_asked() {
     );
 }
 
-#[test]
-fn switching_threads_offers_to_move_the_files_with_the_conversation() {
-    let mut env = Env::new();
-    env.write("a.txt", "start\n");
-    let write = |content: &str| Reply {
+/// A reply that writes `content` to a.txt.
+fn writes_a(content: &str) -> Reply {
+    Reply {
         text: Some("Writing.".into()),
         tool_calls: vec![call(
             "write_file",
             json!({"path": "a.txt", "content": content}),
         )],
         ..Reply::default()
-    };
+    }
+}
+
+#[test]
+fn switching_threads_offers_to_move_the_files_with_the_conversation() {
+    let mut env = Env::new();
+    env.write("a.txt", "start\n");
     env.serve(Script {
         replies: vec![
-            write("main\n"),
+            writes_a("main\n"),
             Reply::text("ok"),
-            write("branch\n"),
+            writes_a("branch\n"),
             Reply::text("ok"),
         ],
         ..Script::default()
@@ -241,19 +245,11 @@ fn a_full_data_disk_is_reported_and_the_task_still_runs() {
         }
     }
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        let write = |content: &str| Reply {
-            text: Some("Writing.".into()),
-            tool_calls: vec![call(
-                "write_file",
-                json!({"path": "a.txt", "content": content}),
-            )],
-            ..Reply::default()
-        };
         env.serve(Script {
             replies: vec![
-                write("first\n"),
+                writes_a("first\n"),
                 Reply::text("one"),
-                write("second\n"),
+                writes_a("second\n"),
                 Reply::text("two"),
             ],
             ..Script::default()
