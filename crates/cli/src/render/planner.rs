@@ -118,14 +118,13 @@ pub(super) fn text(event: &Event) -> Option<String> {
             threshold,
             parallel,
         } => {
-            let on = |b: bool| if b { "on" } else { "off" };
-            format!(
-                "planner: auto-rollback {}, plan detection {} (threshold {threshold}), parallel \
-                 steps {}\n",
-                on(*auto_rollback_on_failure),
-                on(*detect),
-                on(*parallel)
-            )
+            let settings = atto_core::planner::Settings {
+                auto_rollback_on_failure: *auto_rollback_on_failure,
+                detect: *detect,
+                threshold: *threshold,
+                parallel: *parallel,
+            };
+            format!("{}\n", present::settings_line(&settings))
         }
         _ => return None,
     })

@@ -102,3 +102,15 @@ pub fn diff(before: &TaskPlan, after: &TaskPlan) -> String {
         .header("plan", "revised plan")
         .to_string()
 }
+
+/// The planner's settings in one line, as both front ends say them.
+pub fn settings_line(s: &super::Settings) -> String {
+    let on = |b: bool| if b { "on" } else { "off" };
+    format!(
+        "planner: auto-rollback {}, plan detection {} (threshold {}), parallel steps {}",
+        on(s.auto_rollback_on_failure),
+        on(s.detect),
+        s.threshold,
+        on(s.parallel)
+    )
+}

@@ -230,14 +230,14 @@ impl App {
                 threshold,
                 parallel,
             } => {
-                let on = |b: bool| if b { "on" } else { "off" };
-                self.push(Kind::Notice(format!(
-                    "planner: auto-rollback {}, plan detection {} (threshold {threshold}), \
-                     parallel steps {}",
-                    on(*auto_rollback_on_failure),
-                    on(*detect),
-                    on(*parallel)
-                )));
+                let settings = atto_core::planner::Settings {
+                    auto_rollback_on_failure: *auto_rollback_on_failure,
+                    detect: *detect,
+                    threshold: *threshold,
+                    parallel: *parallel,
+                };
+                let line = atto_core::planner::present::settings_line(&settings);
+                self.push(Kind::Notice(line));
             }
             _ => return None,
         }
