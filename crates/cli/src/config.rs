@@ -46,6 +46,13 @@ pub struct Config {
     /// How `/auto` plans start.
     #[serde(default)]
     pub planner: PlannerConfig,
+    /// Seconds an approval waits for an answer before it counts as "no" (default 600;
+    /// 0 waits for ever).
+    pub approval_timeout_secs: Option<u64>,
+    /// Exact commands that may re-run WITHOUT the sandbox when the sandbox stopped them,
+    /// without a question (nothing else ever runs unsandboxed unasked).
+    #[serde(default)]
+    pub unsandboxed_commands: Vec<String>,
 }
 
 /// `[planner]`: the structured planner's defaults (`/auto-rollback`, `/auto-plan`,
@@ -200,6 +207,15 @@ impl Config {
             settings.parallel = on;
         }
         settings
+    }
+
+    /// How long an approval waits before it counts as "no": 600 s unless the config
+    /// says otherwise (0: no deadline).
+    pub fn approval_deadline(&self) -> Option<Duration> {
+        match self.approval_timeout_secs.unwrap_or(600) {
+            0 => None,
+            secs => Some(Duration::from_secs(secs)),
+        }
     }
 
     /// The retry policy, defaults filled in.

@@ -110,6 +110,7 @@ pub async fn run(args: DemoArgs, wire: Option<Wire>) -> Result<ExitCode, Failure
         },
         resume: None,
         mode: atto_protocol::AgentMode::Build,
+        unsandboxed_commands: Vec::new(),
     })?;
     let prompt = "greet.py crashes when I run it. Fix it and check that it works.";
     println!("> {prompt}");

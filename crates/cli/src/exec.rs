@@ -4,7 +4,9 @@ use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
 
 use atto_core::AgentHandle;
-use atto_protocol::{ApprovalDecision, Event, FailureKind, FinalResult, Op, TurnStatus};
+use atto_protocol::{
+    ApprovalDecision, ApprovalRequest, Event, FailureKind, FinalResult, Op, TurnStatus,
+};
 use clap::{Args, ValueEnum};
 
 use crate::render::{self, TextRenderer};
@@ -63,8 +65,13 @@ pub struct ExecArgs {
     #[arg(long, value_enum, default_value = "deny")]
     pub on_ask: OnAsk,
     /// Input format; with stream-json, approvals are answered by JSON lines on stdin.
+    /// When stdin ends, every open approval is answered as --on-ask says.
     #[arg(long, value_enum, default_value = "text")]
     pub input_format: InputFormat,
+    /// This exact command may re-run WITHOUT the sandbox if the sandbox stops it
+    /// (repeatable). Nothing else ever does in a headless run.
+    #[arg(long, value_name = "COMMAND")]
+    pub allow_unsandboxed: Vec<String>,
 }
 
 /// Collects the task text from the argument, the prompt file and stdin.
@@ -120,9 +127,20 @@ pub async fn run(
         eprintln!("atto: the session ended before the task could start");
         return ExitCode::Failed;
     }
-    if options.input == InputFormat::StreamJson {
-        tokio::spawn(read_ops(ops.clone()));
+    // With stream-json input, approvals are answered on stdin until it closes; from then
+    // on (and always with text input) --on-ask answers them, the open ones at once.
+    let (closed_tx, mut stdin_closed) = tokio::sync::oneshot::channel::<()>();
+    let mut answered_on_stdin = options.input == InputFormat::StreamJson;
+    if answered_on_stdin {
+        let reader = ops.clone();
+        tokio::spawn(async move {
+            read_ops(reader).await;
+            let _ = closed_tx.send(());
+        });
+    } else {
+        drop(closed_tx);
     }
+    let mut open_asks: Vec<ApprovalRequest> = Vec::new();
     let mut text = TextRenderer::new(std::io::stdout(), std::io::stderr());
     let mut result: Option<FinalResult> = None;
     let mut interrupts = 0u32;
@@ -130,6 +148,13 @@ pub async fn run(
     loop {
         let event = tokio::select! {
             event = handle.next_event() => event,
+            _ = &mut stdin_closed, if answered_on_stdin => {
+                answered_on_stdin = false;
+                for request in open_asks.drain(..) {
+                    answer_headless(&ops, options.on_ask, &request, &mut refused_ask);
+                }
+                continue;
+            }
             signal = tokio::signal::ctrl_c() => {
                 if signal.is_ok() {
                     interrupts += 1;
@@ -154,30 +179,12 @@ pub async fn run(
             OutputFormat::Json => {}
         }
         match event {
-            Event::ApprovalRequired(request) if options.input == InputFormat::Text => {
-                let decision = match options.on_ask {
-                    OnAsk::Allow => ApprovalDecision::Yes,
-                    OnAsk::Deny => ApprovalDecision::No {
-                        reason: Some(
-                            "this is a headless run and approvals are denied (--on-ask deny)"
-                                .to_owned(),
-                        ),
-                    },
-                    OnAsk::Fail => {
-                        refused_ask = Some(format!(
-                            "{} needed approval ({}): {}",
-                            request.tool,
-                            request.risk,
-                            request.subject.lines().next().unwrap_or("")
-                        ));
-                        let _ = ops.submit(Op::Interrupt);
-                        ApprovalDecision::No { reason: None }
-                    }
-                };
-                let _ = ops.submit(Op::Approval {
-                    id: request.id,
-                    decision,
-                });
+            Event::ApprovalRequired(request) if answered_on_stdin => open_asks.push(request),
+            Event::ApprovalRequired(request) => {
+                answer_headless(&ops, options.on_ask, &request, &mut refused_ask);
+            }
+            Event::ToolCallFinished { call_id, .. } => {
+                open_asks.retain(|r| r.call_id != call_id);
             }
             Event::TurnCompleted { result: r, .. } => {
                 result = Some(r);
@@ -206,6 +213,52 @@ pub async fn run(
         let _ = out.flush();
     }
     exit_code(&result)
+}
+
+/// Answers an approval as `--on-ask` says, with no one to ask. Running a command
+/// WITHOUT the sandbox is never approved this way: only a person, or the exact command
+/// named with `--allow-unsandboxed` (core applies that list before asking), allows it.
+fn answer_headless(
+    ops: &atto_core::OpSender,
+    on_ask: OnAsk,
+    request: &ApprovalRequest,
+    refused_ask: &mut Option<String>,
+) {
+    let decision = if request.unsandboxed {
+        ApprovalDecision::No {
+            reason: Some(format!(
+                "this headless run cannot approve running a command WITHOUT the sandbox \
+                 (--on-ask never does). To allow it deliberately, name the exact command: \
+                 atto exec --allow-unsandboxed '{}' …, or unsandboxed_commands in the config",
+                request
+                    .subject
+                    .trim_start_matches("this runs WITHOUT the sandbox: ")
+            )),
+        }
+    } else {
+        match on_ask {
+            OnAsk::Allow => ApprovalDecision::Yes,
+            OnAsk::Deny => ApprovalDecision::No {
+                reason: Some(
+                    "this is a headless run and approvals are denied (--on-ask deny)".to_owned(),
+                ),
+            },
+            OnAsk::Fail => {
+                *refused_ask = Some(format!(
+                    "{} needed approval ({}): {}",
+                    request.tool,
+                    request.risk,
+                    request.subject.lines().next().unwrap_or("")
+                ));
+                let _ = ops.submit(Op::Interrupt);
+                ApprovalDecision::No { reason: None }
+            }
+        }
+    };
+    let _ = ops.submit(Op::Approval {
+        id: request.id.clone(),
+        decision,
+    });
 }
 
 /// Reads JSON ops from stdin and passes them to the session; a bad line is reported and

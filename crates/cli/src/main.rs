@@ -293,6 +293,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                     permissions: cli.global.permission_flags(),
                     resume: cli.global.resume_ref()?,
                     mode: cli.global.agent_mode(),
+                    unsandboxed_commands: args.allow_unsandboxed.clone(),
                 })?;
                 let options = exec::RunOptions {
                     format: args.output_format,
@@ -330,6 +331,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                     permissions: cli.global.permission_flags(),
                     resume,
                     mode: cli.global.agent_mode(),
+                    unsandboxed_commands: Vec::new(),
                 })?;
                 Ok(repl::run(handle, cli.prompt, trust, mode, cli.output_format).await)
             })

@@ -117,6 +117,7 @@ pub fn run(args: PlanArgs, global: &GlobalArgs) -> Result<ExitCode, Failure> {
                 permissions: global.permission_flags(),
                 resume: Some(session),
                 mode: AgentMode::Plan,
+                unsandboxed_commands: Vec::new(),
             },
             client,
         )?;

@@ -75,6 +75,8 @@ pub struct Launch<'a> {
     pub resume: Option<SessionRef>,
     /// The agent mode to start in.
     pub mode: atto_protocol::AgentMode,
+    /// Exact commands allowed to re-run without the sandbox (`--allow-unsandboxed`).
+    pub unsandboxed_commands: Vec<String>,
 }
 
 /// Connects the model client and starts the session.
@@ -150,6 +152,14 @@ pub fn start_with_client(
         mode: launch.mode,
         checkpoints,
         planner: launch.config.planner_settings(),
+        approval_deadline: launch.config.approval_deadline(),
+        unsandboxed_commands: launch
+            .config
+            .unsandboxed_commands
+            .iter()
+            .chain(&launch.unsandboxed_commands)
+            .cloned()
+            .collect(),
     });
     Ok((handle, session_id))
 }

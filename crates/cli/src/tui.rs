@@ -102,6 +102,7 @@ pub fn start(
             permissions: flags.clone(),
             resume,
             mode,
+            unsandboxed_commands: Vec::new(),
         })?;
         let options = atto_tui::TuiOptions {
             first_prompt: cli.prompt.clone(),

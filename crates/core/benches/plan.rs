@@ -119,6 +119,8 @@ fn start(workspace: &Path, store: Store, server: &ScriptedServer) -> AgentHandle
         mode: AgentMode::Plan,
         checkpoints: None,
         planner: atto_core::planner::Settings::default(),
+        approval_deadline: None,
+        unsandboxed_commands: Vec::new(),
     })
 }
 

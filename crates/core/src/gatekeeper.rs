@@ -27,6 +27,22 @@ pub(crate) struct GateSetup {
     pub commands_sandboxed: bool,
     pub workspace: PathBuf,
     pub protected_dirs: Vec<String>,
+    /// How long a question waits for its answer before it counts as "no"; `None` waits
+    /// for as long as the session lives.
+    pub approval_deadline: Option<std::time::Duration>,
+    /// Exact commands the user allowed to re-run WITHOUT the sandbox without being asked
+    /// (config `unsandboxed_commands`, `atto exec --allow-unsandboxed`).
+    pub unsandboxed_commands: Vec<String>,
+}
+
+/// A call the gate let through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Cleared {
+    /// Run it as the model sent it.
+    AsSent,
+    /// The user replaced the command at the approval: the arguments changed, so the
+    /// caller must judge the new call again (agent mode, then [`Gatekeeper::check_edited`]).
+    Edited,
 }
 
 /// Why a call will not run.
@@ -58,6 +74,8 @@ pub(crate) struct Gatekeeper {
     pub audit: Audit,
     approvals: mpsc::UnboundedReceiver<(String, ApprovalDecision)>,
     next_request: u64,
+    approval_deadline: Option<std::time::Duration>,
+    unsandboxed_commands: Vec<String>,
 }
 
 impl Gatekeeper {
@@ -72,6 +90,8 @@ impl Gatekeeper {
             commands_sandboxed,
             workspace,
             protected_dirs,
+            approval_deadline,
+            unsandboxed_commands,
         } = setup;
         Self {
             permission,
@@ -83,11 +103,13 @@ impl Gatekeeper {
             audit,
             approvals,
             next_request: 0,
+            approval_deadline,
+            unsandboxed_commands,
         }
     }
 
     /// Decides one call, asking the user when needed. `args` may be replaced when the
-    /// user edits a command. `Ok` means run it.
+    /// user edits a command ([`Cleared::Edited`]). `Ok` means run it.
     pub(crate) async fn check(
         &mut self,
         call: &ToolCall,
@@ -95,7 +117,7 @@ impl Gatekeeper {
         args: &mut Value,
         emit: &(dyn Fn(Event) + Send + Sync),
         cancel: &CancellationToken,
-    ) -> Result<(), Refusal> {
+    ) -> Result<Cleared, Refusal> {
         let facts = Facts::of(call, tool, args, &self.workspace);
         let decision = self.decide(&facts, tool);
         let target = facts.subject_line();
@@ -111,7 +133,7 @@ impl Gatekeeper {
                 self.audit
                     .record(&call.name, &target, &decision, "auto")
                     .await;
-                Ok(())
+                Ok(Cleared::AsSent)
             }
             Action::Deny => {
                 self.audit
@@ -123,11 +145,42 @@ impl Gatekeeper {
                 })
             }
             Action::Ask => {
-                let answer = self.ask(call, &facts, &decision, emit, cancel).await?;
-                self.answered(call, tool, args, &facts, decision, answer)
-                    .await
+                let answer = self
+                    .ask(call, &facts, &decision, Sandboxing::Kept, emit, cancel)
+                    .await?;
+                self.answered(call, args, &facts, decision, answer).await
             }
         }
+    }
+
+    /// Judges a command the user edited at an approval, after the agent mode accepted
+    /// it: the whole gate again on the new text (BLOCK, deny and ask rules, protected
+    /// paths). The user wrote and approved it, so what would merely ask runs; what policy
+    /// refuses stays refused.
+    pub(crate) async fn check_edited(
+        &mut self,
+        call: &ToolCall,
+        tool: &dyn Tool,
+        args: &Value,
+    ) -> Result<(), Refusal> {
+        let edited = Facts::of(call, tool, args, &self.workspace);
+        let decision = self.decide(&edited, tool);
+        let subject = edited.subject_line();
+        if decision.action == Action::Deny
+            && !decision.decided_by.starts_with("approval mode never")
+        {
+            self.audit
+                .record(&call.name, &subject, &decision, "refused edited")
+                .await;
+            return Err(Refusal {
+                status: ToolCallStatus::Denied,
+                message: denial_message(&call.name, &decision),
+            });
+        }
+        self.audit
+            .record(&call.name, &subject, &decision, "approved edited")
+            .await;
+        Ok(())
     }
 
     /// For a call plan mode is about to queue: the refusal if policy would deny it
@@ -220,7 +273,7 @@ impl Gatekeeper {
         // Without the OS sandbox nothing contains a WARN command, so the matrix's
         // auto-allow does not hold: it asks (unless the user granted it explicitly).
         if decision.action == Action::Allow
-            && decision.grant_id.is_none()
+            && decision.grant_index.is_none()
             && !self.commands_sandboxed
             && self.permission.mode != PermissionMode::Yolo
             && facts
@@ -244,6 +297,7 @@ impl Gatekeeper {
         call: &ToolCall,
         facts: &Facts,
         decision: &Decision,
+        sandboxing: Sandboxing,
         emit: &(dyn Fn(Event) + Send + Sync),
         cancel: &CancellationToken,
     ) -> Result<ApprovalDecision, Refusal> {
@@ -259,9 +313,24 @@ impl Gatekeeper {
             risk: decision.risk.clone(),
             reasons,
             suggested_rule: facts.suggested_rule(),
+            unsandboxed: sandboxing == Sandboxing::Dropped,
         }));
+        // Far enough away to mean "never" when no deadline is set.
+        let wait = self
+            .approval_deadline
+            .unwrap_or(std::time::Duration::from_secs(10 * 365 * 24 * 3600));
+        let deadline = tokio::time::Instant::now() + wait;
         loop {
             tokio::select! {
+                () = tokio::time::sleep_until(deadline) => return Err(Refusal {
+                    status: ToolCallStatus::Denied,
+                    message: format!(
+                        "no one answered the approval for this {} call within {} s, so it \
+                         was refused and not run.",
+                        call.name,
+                        wait.as_secs()
+                    ),
+                }),
                 answer = self.approvals.recv() => match answer {
                     Some((answer_id, answer)) if answer_id == id => return Ok(answer),
                     // An answer to an older question: that call is long gone.
@@ -282,19 +351,18 @@ impl Gatekeeper {
     async fn answered(
         &mut self,
         call: &ToolCall,
-        tool: &dyn Tool,
         args: &mut Value,
         facts: &Facts,
         decision: Decision,
         answer: ApprovalDecision,
-    ) -> Result<(), Refusal> {
+    ) -> Result<Cleared, Refusal> {
         let target = facts.subject_line();
         match answer {
             ApprovalDecision::Yes => {
                 self.audit
                     .record(&call.name, &target, &decision, "approved")
                     .await;
-                Ok(())
+                Ok(Cleared::AsSent)
             }
             ApprovalDecision::No { reason } => {
                 self.audit
@@ -322,7 +390,7 @@ impl Gatekeeper {
                 self.audit
                     .record(&call.name, &target, &decision, "approved always")
                     .await;
-                Ok(())
+                Ok(Cleared::AsSent)
             }
             ApprovalDecision::Edit { command } => {
                 if call.name != "bash" {
@@ -336,83 +404,95 @@ impl Gatekeeper {
                 if let Value::Object(map) = args {
                     map.insert("command".into(), Value::String(command));
                 }
-                // The user wrote this command, so it needs no second question — but a
-                // BLOCK verdict is still refused.
-                let edited = Facts::of(call, tool, args, &self.workspace);
-                let again = self.decide(&edited, tool);
-                if edited
-                    .verdict
-                    .as_ref()
-                    .is_some_and(|v| v.risk == bash::BashRisk::Block)
-                    && again.action == Action::Deny
-                {
-                    self.audit
-                        .record(&call.name, &edited.subject_line(), &again, "refused")
-                        .await;
-                    return Err(Refusal {
-                        status: ToolCallStatus::Denied,
-                        message: denial_message(&call.name, &again),
-                    });
-                }
-                self.audit
-                    .record(
-                        &call.name,
-                        &edited.subject_line(),
-                        &decision,
-                        "approved edited",
-                    )
-                    .await;
-                Ok(())
+                Ok(Cleared::Edited)
             }
         }
     }
 
-    /// Asks whether a command the sandbox stopped may run again without it. Only an
-    /// explicit yes (or always) re-runs; no rule is saved either way.
+    /// Asks whether a command the sandbox stopped may run again WITHOUT it. `blocked` is
+    /// atto's own evidence: paths the parsed command writes that the sandbox does not
+    /// permit. Only a person answering an approval marked `unsandboxed` re-runs it, once:
+    /// no rule is saved, grants and the permission mode do not apply. A command the user
+    /// named in `unsandboxed_commands` re-runs without the question.
     pub(crate) async fn confirm_unsandboxed(
         &mut self,
         call: &ToolCall,
         args: &Value,
+        blocked: &[String],
         emit: &(dyn Fn(Event) + Send + Sync),
         cancel: &CancellationToken,
-    ) -> bool {
+    ) -> Result<(), Refusal> {
         let command = args.get("command").and_then(Value::as_str).unwrap_or("");
-        let decision = Decision {
+        let mut decision = Decision {
             action: Action::Ask,
-            decided_by: "the OS sandbox denied a write outside the workspace".to_owned(),
+            decided_by: "the OS sandbox does not permit writing where this command writes"
+                .to_owned(),
             grant_id: None,
             grant_index: None,
             risk: "WARN".to_owned(),
             reasons: vec![
-                "the sandbox denied a write outside the workspace and the temp dir".to_owned(),
-                "approving re-runs this exact command without the sandbox".to_owned(),
+                format!(
+                    "the command failed and writes to {}, which the sandbox does not permit",
+                    blocked.join(", ")
+                ),
+                "approving runs this exact command again WITHOUT the sandbox: it can then \
+                 write anywhere you can"
+                    .to_owned(),
             ],
         };
+        if self.unsandboxed_commands.iter().any(|c| c == command) {
+            decision.action = Action::Allow;
+            decision.decided_by = "listed in unsandboxed_commands".to_owned();
+            self.audit
+                .record(&call.name, command, &decision, "allowed unsandboxed")
+                .await;
+            return Ok(());
+        }
         let facts = Facts {
             tool: call.name.clone(),
             mutates: true,
             verdict: None,
             paths: Vec::new(),
-            subject: format!("re-run without the sandbox: {command}"),
+            subject: format!("this runs WITHOUT the sandbox: {command}"),
             command: Some(command.to_owned()),
         };
-        let answer = match self.ask(call, &facts, &decision, emit, cancel).await {
-            Ok(answer) => answer,
-            Err(_) => return false,
-        };
-        let approved = matches!(
-            answer,
-            ApprovalDecision::Yes | ApprovalDecision::Always { .. }
-        );
-        let outcome = if approved {
-            "approved unsandboxed"
-        } else {
-            "declined unsandboxed"
+        let answer = self
+            .ask(call, &facts, &decision, Sandboxing::Dropped, emit, cancel)
+            .await;
+        let (outcome, result) = match answer {
+            Ok(ApprovalDecision::Yes | ApprovalDecision::Always { .. }) => {
+                ("approved unsandboxed", Ok(()))
+            }
+            Ok(ApprovalDecision::No { reason }) => {
+                let mut message = "the user did not approve running this command without the \
+                                   sandbox; it was not run again."
+                    .to_owned();
+                if let Some(reason) = reason.filter(|r| !r.trim().is_empty()) {
+                    message.push_str(&format!(" The user said: {reason}"));
+                }
+                (
+                    "declined unsandboxed",
+                    Err(Refusal {
+                        status: ToolCallStatus::Denied,
+                        message,
+                    }),
+                )
+            }
+            Ok(ApprovalDecision::Edit { .. }) => (
+                "declined unsandboxed",
+                Err(Refusal {
+                    status: ToolCallStatus::Denied,
+                    message: "a command cannot be edited when approving a run without the \
+                              sandbox; it was not run again."
+                        .to_owned(),
+                }),
+            ),
+            Err(refusal) => ("declined unsandboxed", Err(refusal)),
         };
         self.audit
             .record(&call.name, command, &decision, outcome)
             .await;
-        approved
+        result
     }
 
     async fn save_grant(&mut self, rule: Rule, scope: GrantScope) {
@@ -491,6 +571,15 @@ impl Gatekeeper {
         self.meta.remove(index);
         Ok(format!("revoked grant {number}: {}", removed.rule))
     }
+}
+
+/// Whether an approval would keep the OS sandbox around the call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sandboxing {
+    /// The call runs as the permission mode says (sandboxed where commands are).
+    Kept,
+    /// The call would run without the sandbox.
+    Dropped,
 }
 
 /// What the gate and the approval prompt need to know about one call.

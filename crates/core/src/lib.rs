@@ -23,6 +23,7 @@ mod prompt;
 mod recorder;
 mod revert;
 mod review;
+mod sandbox_evidence;
 mod session;
 pub mod tasks;
 mod threads;

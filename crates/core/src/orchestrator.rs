@@ -20,7 +20,7 @@ use futures_util::FutureExt as _;
 
 use crate::checkpoints::Keeper;
 use crate::correction::{self, Corrections, Facts};
-use crate::gatekeeper::Gatekeeper;
+use crate::gatekeeper::{Cleared, Gatekeeper};
 use crate::plan::{self, PlanQueue, View};
 use crate::recorder::Recorder;
 use crate::truncate;
@@ -65,8 +65,8 @@ struct Prepared {
 pub(crate) struct CallOutcome {
     pub result: ToolResult,
     pub changed_paths: Vec<String>,
-    /// The sandbox denied a write; the user may approve an unsandboxed re-run.
-    sandbox_denied: bool,
+    /// The command of a `bash` call that ran under the sandbox.
+    sandboxed_command: Option<String>,
     /// The `tool_call_finished` event, sent once the result is committed.
     finished: Event,
     /// What self-correction needs to know about the call.
@@ -174,29 +174,8 @@ impl Orchestrator<'_> {
         if let Some(message) = self.correction.repeated(&call.name, &args) {
             return Err(self.refused(call, ToolCallStatus::Error, message));
         }
-        let command = args.get("command").and_then(serde_json::Value::as_str);
-        let verdict = (call.name == "bash").then(|| bash::classify(command.unwrap_or("")));
-        let action = mode_action(
-            self.mode,
-            &ModeFacts {
-                tool: &call.name,
-                known: tool.is_some(),
-                mutates: tool.as_ref().is_some_and(|t| t.mutates(&args)),
-                bash: verdict.as_ref(),
-                command,
-            },
-        );
-        match action {
-            ModeAction::Run => {}
-            ModeAction::Refuse(message) => {
-                let target = plan::one_paragraph(&args.to_string(), 200);
-                let by = format!("agent mode {}", self.mode.as_str());
-                self.gate
-                    .record_mode(call, &target, "deny", &by, "refused")
-                    .await;
-                return Err(self.refused(call, ToolCallStatus::Denied, message));
-            }
-            ModeAction::Queue => return Err(self.queue(call, tool.as_deref(), args).await),
+        if let Some(outcome) = self.apply_mode(call, tool.as_ref(), &args).await {
+            return Err(outcome);
         }
         let Some(tool) = tool else {
             let message = format!("unknown tool '{}'; it was not run.", call.name);
@@ -205,12 +184,23 @@ impl Orchestrator<'_> {
         if let Some(outcome) = self.pending_view(call, &args) {
             return Err(outcome);
         }
-        if let Err(refusal) = self
+        match self
             .gate
             .check(call, tool.as_ref(), &mut args, self.emit, cancel)
             .await
         {
-            return Err(self.refused(call, refusal.status, refusal.message));
+            Ok(Cleared::AsSent) => {}
+            // The user replaced the command: the new text passes the agent mode and the
+            // whole gate again, as if the model had sent it.
+            Ok(Cleared::Edited) => {
+                if let Some(outcome) = self.apply_mode(call, Some(&tool), &args).await {
+                    return Err(outcome);
+                }
+                if let Err(refusal) = self.gate.check_edited(call, tool.as_ref(), &args).await {
+                    return Err(self.refused(call, refusal.status, refusal.message));
+                }
+            }
+            Err(refusal) => return Err(self.refused(call, refusal.status, refusal.message)),
         }
         let mutates = tool.mutates(&args);
         if !mutates {
@@ -228,6 +218,43 @@ impl Orchestrator<'_> {
             args,
             mutates,
         })
+    }
+
+    /// Applies the agent mode to a call: `Some` is the outcome of a call the mode refuses
+    /// or queues (plan mode); `None` lets it on to the gate.
+    async fn apply_mode(
+        &mut self,
+        call: &ToolCall,
+        tool: Option<&Arc<dyn Tool>>,
+        args: &serde_json::Value,
+    ) -> Option<CallOutcome> {
+        let command = args.get("command").and_then(serde_json::Value::as_str);
+        let verdict = (call.name == "bash").then(|| bash::classify(command.unwrap_or("")));
+        let action = mode_action(
+            self.mode,
+            &ModeFacts {
+                tool: &call.name,
+                known: tool.is_some(),
+                mutates: tool.is_some_and(|t| t.mutates(args)),
+                bash: verdict.as_ref(),
+                command,
+            },
+        );
+        match action {
+            ModeAction::Run => None,
+            ModeAction::Refuse(message) => {
+                let target = plan::one_paragraph(&args.to_string(), 200);
+                let by = format!("agent mode {}", self.mode.as_str());
+                self.gate
+                    .record_mode(call, &target, "deny", &by, "refused")
+                    .await;
+                Some(self.refused(call, ToolCallStatus::Denied, message))
+            }
+            ModeAction::Queue => Some(
+                self.queue(call, tool.map(|t| t.as_ref()), args.clone())
+                    .await,
+            ),
+        }
     }
 
     /// Plan mode: records the call as a proposed change instead of running it. A call
@@ -330,14 +357,15 @@ impl Orchestrator<'_> {
                 is_error,
             },
             changed_paths: Vec::new(),
-            sandbox_denied: false,
+            sandboxed_command: None,
             finished,
             facts: Facts::answered(&call.arguments, status),
         }
     }
 
-    /// Runs a mutating call; when the sandbox denied one of its writes, offers the user
-    /// an unsandboxed re-run of exactly that call.
+    /// Runs a mutating call. When the command ran sandboxed and atto's own parse shows
+    /// it writes where the sandbox does not permit, a person may approve running exactly
+    /// that call again without the sandbox.
     async fn run_mutating(&mut self, p: Prepared, cancel: &CancellationToken) -> CallOutcome {
         let again = Prepared {
             call: p.call.clone(),
@@ -353,26 +381,42 @@ impl Orchestrator<'_> {
         self.checkpoints
             .before_call(self.turn, &p.call.name, &target)
             .await;
-        let first = self.run_one(p, self.sandbox.clone(), cancel).await;
-        if !first.sandbox_denied || cancel.is_cancelled() {
+        let mut first = self.run_one(p, self.sandbox.clone(), cancel).await;
+        let blocked = match (&self.sandbox, first.sandboxed_command()) {
+            (Some(sandbox), Some(command)) if !cancel.is_cancelled() => {
+                crate::sandbox_evidence::blocked_writes(command, sandbox, self.workspace)
+            }
+            _ => Vec::new(),
+        };
+        if blocked.is_empty() {
             return first;
         }
         // The sandboxed attempt is shown; only the final result enters the history.
         (self.emit)(first.finished.clone());
-        if !self
+        match self
             .gate
-            .confirm_unsandboxed(&again.call, &again.args, self.emit, cancel)
+            .confirm_unsandboxed(&again.call, &again.args, &blocked, self.emit, cancel)
             .await
         {
-            return first;
+            Ok(()) => {
+                let mut second = self.run_one(again, None, cancel).await;
+                second.result.content = format!(
+                    "(the sandboxed run could not write {}; this is an approved re-run WITHOUT \
+                     the sandbox)\n{}",
+                    blocked.join(", "),
+                    second.result.content
+                );
+                second
+            }
+            Err(refusal) => {
+                first.result.content.push_str(&format!(
+                    "\n[the sandbox does not permit writing {}. {}]",
+                    blocked.join(", "),
+                    refusal.message
+                ));
+                first
+            }
         }
-        let mut second = self.run_one(again, None, cancel).await;
-        second.result.content = format!(
-            "(the first run was stopped by the sandbox; the user approved this unsandboxed \
-             re-run)\n{}",
-            second.result.content
-        );
-        second
     }
 
     async fn run_one(
@@ -394,8 +438,11 @@ impl Orchestrator<'_> {
         });
         let started = Instant::now();
         let mut sandboxed = None;
-        let mut sandbox_denied = false;
         let mut fallback = None;
+        let command = args
+            .get("command")
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_owned);
         let (status, content, changed_paths) = if cancel.is_cancelled() {
             let msg = "cancelled by the user before it ran; nothing was done.".to_owned();
             (ToolCallStatus::Cancelled, msg, Vec::new())
@@ -413,7 +460,6 @@ impl Orchestrator<'_> {
                         .sandbox
                         .as_ref()
                         .map(|s| matches!(s, SandboxStatus::Applied { .. }));
-                    sandbox_denied = out.sandbox_denied;
                     (ToolCallStatus::Ok, out.content, out.changed_paths)
                 }
                 Ok(Err(ToolError::Cancelled)) => (
@@ -453,7 +499,7 @@ impl Orchestrator<'_> {
                 is_error: status != ToolCallStatus::Ok,
             },
             changed_paths,
-            sandbox_denied,
+            sandboxed_command: command.filter(|_| sandboxed == Some(true)),
             finished,
             facts: Facts {
                 args: correction::arguments(&call.arguments),
@@ -462,6 +508,13 @@ impl Orchestrator<'_> {
                 fallback,
             },
         }
+    }
+}
+
+impl CallOutcome {
+    /// The command, when this was a `bash` call that ran under the sandbox.
+    fn sandboxed_command(&self) -> Option<&str> {
+        self.sandboxed_command.as_deref()
     }
 }
 

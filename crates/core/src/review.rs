@@ -139,11 +139,19 @@ impl Apply<'_> {
         let run = AssertUnwindSafe(tool.run(change.args.clone(), &ctx))
             .catch_unwind()
             .await;
+        let blocked = match (&self.sandbox, change.args.get("command")) {
+            (Some(sandbox), Some(serde_json::Value::String(command))) => {
+                crate::sandbox_evidence::blocked_writes(command, sandbox, self.workspace)
+            }
+            _ => Vec::new(),
+        };
         match run {
-            Ok(Ok(out)) if out.sandbox_denied => (
+            Ok(Ok(out)) if !blocked.is_empty() => (
                 ChangeStatus::Failed,
                 format!(
-                    "the OS sandbox stopped a write outside the workspace: {}",
+                    "the OS sandbox does not permit writing {} (run it yourself, or in yolo \
+                     mode, if it is needed): {}",
+                    blocked.join(", "),
                     truncate::head_and_tail(&out.content, self.max_output_bytes)
                 ),
             ),

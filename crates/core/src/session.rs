@@ -74,6 +74,11 @@ pub struct SessionOptions {
     pub checkpoints: Option<Arc<atto_checkpoint::Checkpoints>>,
     /// How the structured planner starts (`/auto-rollback` and `/auto-plan` change it).
     pub planner: crate::planner::Settings,
+    /// How long an approval waits for its answer before it counts as "no"; `None` waits
+    /// as long as the session lives.
+    pub approval_deadline: Option<std::time::Duration>,
+    /// Exact commands the user allowed to re-run without the sandbox, unasked.
+    pub unsandboxed_commands: Vec<String>,
 }
 
 /// Starts a session on the current tokio runtime and returns the handle to drive it.
@@ -130,6 +135,8 @@ pub fn spawn_session(mut options: SessionOptions) -> AgentHandle {
             commands_sandboxed: options.sandbox.is_some(),
             workspace: options.workspace.clone(),
             protected_dirs: std::mem::take(&mut options.protected_dirs),
+            approval_deadline: options.approval_deadline,
+            unsandboxed_commands: std::mem::take(&mut options.unsandboxed_commands),
         },
         audit,
         approval_rx,

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 mod common;
 
-use common::{call, calls, fixture, start, text, turn_events};
+use common::{call, calls, fixture, start, start_gated, text, turn_events};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn interrupt_kills_a_running_command_and_the_session_stays_usable() {
@@ -201,4 +201,46 @@ async fn time_limit_cancels_a_running_command() {
     assert!(started.elapsed() < Duration::from_secs(10));
     assert_eq!(result.status, TurnStatus::LimitReached);
     assert!(result.error.unwrap().contains("time limit"));
+}
+
+/// Without an OS sandbox, WARN commands ask even in auto-safe — unless the user granted
+/// them: a rule from the config (no store id) counts as a grant.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_sandbox_a_granted_warn_command_runs_unasked() {
+    let f = fixture(vec![
+        calls(vec![call("bash", json!({"command": "touch granted"}))]),
+        text("done"),
+    ])
+    .await;
+    let grant = atto_policy::gate::Grant {
+        id: None,
+        rule: atto_policy::gate::Rule::parse("bash(touch granted)").unwrap(),
+        action: atto_policy::gate::Action::Allow,
+        origin: "user config".into(),
+    };
+    let permission = atto_policy::gate::PermissionSetting {
+        mode: atto_protocol::PermissionMode::AutoSafe,
+        deny_asks: false,
+    };
+    let mut handle = start_gated(
+        &f,
+        ToolRegistry::builtin(),
+        Limits::default(),
+        permission,
+        vec![grant],
+    );
+    handle
+        .submit(Op::UserInput {
+            text: "touch it".into(),
+        })
+        .unwrap();
+    let (events, result) = turn_events(&mut handle).await;
+    assert!(
+        !events
+            .iter()
+            .any(|e| matches!(e, Event::ApprovalRequired(_))),
+        "a granted command asked: {events:?}"
+    );
+    assert_eq!(result.status, TurnStatus::Completed);
+    assert!(f.workspace.join("granted").exists());
 }

@@ -45,6 +45,10 @@ pub struct ApprovalRequest {
     pub reasons: Vec<String>,
     /// The rule an "always allow" answer would save.
     pub suggested_rule: String,
+    /// The call would run WITHOUT the OS sandbox. Only a person can approve this, and
+    /// only once: "always" answers, grants and `--on-ask allow` never do.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unsandboxed: bool,
 }
 
 /// The user's answer to an approval request.

@@ -24,6 +24,7 @@ mod planner_effort;
 mod planner_parallel;
 mod policy;
 mod sessions;
+mod trust;
 mod tui;
 mod tui_harness;
 mod tui_pickers;

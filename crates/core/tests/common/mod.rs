@@ -58,6 +58,22 @@ pub async fn fixture(replies: Vec<Reply>) -> Fixture {
 }
 
 pub fn start(f: &Fixture, tools: ToolRegistry, limits: Limits) -> AgentHandle {
+    // These tests are about the engine, not the gate: everything is allowed.
+    let yolo = atto_policy::gate::PermissionSetting {
+        mode: atto_protocol::PermissionMode::Yolo,
+        deny_asks: false,
+    };
+    start_gated(f, tools, limits, yolo, Vec::new())
+}
+
+/// [`start`] with a permission setting and grants, no sandbox and no store.
+pub fn start_gated(
+    f: &Fixture,
+    tools: ToolRegistry,
+    limits: Limits,
+    permission: atto_policy::gate::PermissionSetting,
+    grants: Vec<atto_policy::gate::Grant>,
+) -> AgentHandle {
     let provider = ResolvedProvider {
         name: "testkit".into(),
         base_url: format!("{}/v1", f.server.base_url()),
@@ -81,12 +97,8 @@ pub fn start(f: &Fixture, tools: ToolRegistry, limits: Limits) -> AgentHandle {
         tools,
         limits,
         instructions: Vec::new(),
-        // These tests are about the engine, not the gate: everything is allowed.
-        permission: atto_policy::gate::PermissionSetting {
-            mode: atto_protocol::PermissionMode::Yolo,
-            deny_asks: false,
-        },
-        grants: Vec::new(),
+        permission,
+        grants,
         store: None,
         sandbox: None,
         trust: false,
@@ -96,6 +108,8 @@ pub fn start(f: &Fixture, tools: ToolRegistry, limits: Limits) -> AgentHandle {
         mode: atto_protocol::AgentMode::Build,
         checkpoints: None,
         planner: atto_core::planner::Settings::default(),
+        approval_deadline: None,
+        unsandboxed_commands: Vec::new(),
     })
 }
 

@@ -18,6 +18,7 @@ mod patterns;
 mod redirect;
 mod rules;
 mod scripts;
+mod targets;
 mod testcmd;
 mod walk;
 mod words;
@@ -28,6 +29,7 @@ use std::cell::RefCell;
 use serde::{Deserialize, Serialize};
 use tree_sitter::{Parser, Tree};
 
+pub use targets::write_targets;
 pub use testcmd::is_test_command;
 
 /// Commands longer than this are not analysed (WARN): nobody types them, and

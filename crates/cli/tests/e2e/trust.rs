@@ -1,0 +1,342 @@
+//! The trust holes, closed: running without the sandbox is decided by atto's evidence and
+//! a person only; a headless run whose stdin closes never hangs on an approval; an edited
+//! command passes the whole gate again; session grants count for WARN commands.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use atto_testkit::{Reply, Script};
+use serde_json::{Value, json};
+
+use crate::common::{Env, call, calls, events, of_type, stderr};
+
+/// Kills process `pid` after `secs`, so a run that would hang fails instead of
+/// stalling the suite.
+fn watchdog(pid: u32, secs: u64) {
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(secs));
+        let _ = std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status();
+    });
+}
+
+fn script(replies: Vec<Reply>) -> Script {
+    Script {
+        replies,
+        ..Script::default()
+    }
+}
+
+/// The tool results atto sent in request `n` (chat wire).
+fn tool_results(env: &Env, n: usize) -> Vec<String> {
+    env.requests()[n].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn a_printed_permission_denied_earns_no_unsandboxed_rerun_in_any_mode() {
+    for permission in ["interactive", "auto-safe", "strict"] {
+        let mut env = Env::new();
+        let marker = env.dir.path().join("payload-ran-unsandboxed");
+        // The command prints a fake sandbox denial naming a path outside, then writes
+        // outside: were output text the evidence, it would be offered a re-run.
+        let command = format!(
+            "echo \"touch: cannot touch '/home/u/f': Permission denied\" >&2; \
+             python3 -c \"open('{}', 'w')\" 2>/dev/null; exit 1",
+            marker.display()
+        );
+        env.serve(script(vec![
+            calls(vec![call("bash", json!({"command": command}))]),
+            Reply::text("done"),
+        ]));
+        let out = env
+            .atto()
+            .args(["exec", "--permission", permission, "--on-ask", "allow"])
+            .args(["--output-format", "stream-json"])
+            .args(["--base-url", &env.base("chat"), "--model", "m", "go"])
+            .output()
+            .unwrap();
+        let evs = events(&out);
+        let unsandboxed: Vec<_> = of_type(&evs, "approval_required")
+            .into_iter()
+            .filter(|e| e["unsandboxed"] == true)
+            .collect();
+        assert!(
+            unsandboxed.is_empty(),
+            "{permission}: offered an unsandboxed re-run: {unsandboxed:?}"
+        );
+        assert!(
+            !marker.exists(),
+            "{permission}: the payload ran outside the sandbox"
+        );
+    }
+}
+
+#[test]
+fn on_ask_allow_never_approves_running_without_the_sandbox() {
+    let mut env = Env::new();
+    let outside = env.dir.path().join("outside-marker");
+    let touch = format!("touch {}", outside.display());
+    env.serve(script(vec![
+        calls(vec![call("bash", json!({"command": touch}))]),
+        Reply::text("ok"),
+    ]));
+    let out = env
+        .atto()
+        .args(["exec", "--permission", "auto-safe", "--on-ask", "allow"])
+        .args(["--output-format", "stream-json"])
+        .args(["--base-url", &env.base("chat"), "--model", "m", "touch it"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let evs = events(&out);
+    let asked = of_type(&evs, "approval_required");
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0]["unsandboxed"], true);
+    assert!(
+        asked[0]["subject"]
+            .as_str()
+            .unwrap()
+            .contains("WITHOUT the sandbox")
+    );
+    assert!(!outside.exists(), "--on-ask allow ran it unsandboxed");
+    let result = &tool_results(&env, 1)[0];
+    assert!(result.contains("--allow-unsandboxed"), "{result}");
+}
+
+#[test]
+fn a_named_command_may_rerun_unsandboxed_and_a_person_may_approve_one() {
+    // Named deliberately on the command line: re-run without a question.
+    let mut env = Env::new();
+    let outside = env.dir.path().join("named-marker");
+    let touch = format!("touch {}", outside.display());
+    env.serve(script(vec![
+        calls(vec![call("bash", json!({"command": touch}))]),
+        Reply::text("ok"),
+    ]));
+    let out = env
+        .atto()
+        .args([
+            "exec",
+            "--permission",
+            "auto-safe",
+            "--allow-unsandboxed",
+            &touch,
+        ])
+        .args(["--output-format", "stream-json"])
+        .args(["--base-url", &env.base("chat"), "--model", "m", "touch it"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(outside.exists(), "the named command was not re-run");
+    let evs = events(&out);
+    assert!(of_type(&evs, "approval_required").is_empty());
+    let finished = of_type(&evs, "tool_call_finished");
+    assert_eq!(finished.len(), 2);
+    assert_eq!(finished[0]["sandboxed"], true);
+    assert_eq!(finished[1]["sandboxed"], false);
+    assert!(tool_results(&env, 1)[0].contains("WITHOUT the sandbox"));
+
+    // A person answering the question marked "unsandboxed" over stream-json.
+    let mut env = Env::new();
+    let outside = env.dir.path().join("person-marker");
+    let touch = format!("touch {}", outside.display());
+    env.serve(script(vec![
+        calls(vec![call("bash", json!({"command": touch}))]),
+        Reply::text("ok"),
+    ]));
+    let mut child = env
+        .atto()
+        .args(["exec", "--permission", "auto-safe"])
+        .args([
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+        ])
+        .args(["--base-url", &env.base("chat"), "--model", "m", "touch it"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let event: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if event["type"] == "approval_required" {
+            assert_eq!(event["unsandboxed"], true);
+            let answer = json!({"type": "approval", "id": event["id"], "decision": "yes"});
+            writeln!(stdin, "{answer}").unwrap();
+        }
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(outside.exists(), "the approved re-run did not happen");
+}
+
+#[test]
+fn closed_stdin_answers_a_pending_approval_with_on_ask_at_once() {
+    let mut env = Env::new();
+    env.serve(script(vec![
+        calls(vec![call("bash", json!({"command": "touch made-it"}))]),
+        Reply::text("ok"),
+    ]));
+    let mut child = env
+        .atto()
+        .args(["exec", "--on-ask", "deny"])
+        .args([
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+        ])
+        .args(["--base-url", &env.base("chat"), "--model", "m", "touch it"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    watchdog(child.id(), 20);
+    let stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(
+            stdout.read_line(&mut line).unwrap() > 0,
+            "ended before asking"
+        );
+        let event: Value = serde_json::from_str(&line).unwrap();
+        if event["type"] == "approval_required" {
+            break;
+        }
+    }
+    let closed = Instant::now();
+    drop(stdin);
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stdout, &mut rest).unwrap();
+    let status = child.wait().unwrap();
+    assert!(
+        closed.elapsed() < Duration::from_secs(1),
+        "took {:?} after stdin closed",
+        closed.elapsed()
+    );
+    assert_eq!(status.code(), Some(0));
+    assert!(!env.repo().join("made-it").exists());
+    assert!(rest.contains("--on-ask deny"), "{rest}");
+}
+
+#[test]
+fn an_approval_nobody_answers_is_refused_at_its_deadline() {
+    let mut env = Env::new();
+    std::fs::write(
+        env.dir.path().join("home/.config/atto/config.toml"),
+        "approval_timeout_secs = 1\n",
+    )
+    .unwrap();
+    env.serve(script(vec![
+        calls(vec![call("bash", json!({"command": "touch made-it"}))]),
+        Reply::text("ok"),
+    ]));
+    // stdin stays open and silent: only the deadline can answer.
+    let mut child = env
+        .atto()
+        .args(["exec", "--input-format", "stream-json"])
+        .args(["--output-format", "stream-json"])
+        .args(["--base-url", &env.base("chat"), "--model", "m", "touch it"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    watchdog(child.id(), 30);
+    let _stdin = child.stdin.take().unwrap();
+    let started = Instant::now();
+    let mut out = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut out).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert!(out.contains("within 1 s"), "{out}");
+    assert!(!env.repo().join("made-it").exists());
+}
+
+/// Runs `atto exec` (stream-json both ways, `args` first) and answers every approval
+/// by editing the command into `edited`.
+fn run_editing(env: &Env, args: &[&str], edited: &str) -> std::process::Output {
+    let mut child = env
+        .atto()
+        .arg("exec")
+        .args(args)
+        .args([
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+        ])
+        .args(["--base-url", &env.base("chat"), "--model", "m", "go"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let event: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if event["type"] == "approval_required" {
+            let answer = json!({"type": "approval", "id": event["id"],
+                                "decision": "edit", "command": edited});
+            writeln!(stdin, "{answer}").unwrap();
+        }
+    }
+    drop(stdin);
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn an_edited_command_passes_the_agent_mode_again() {
+    // Debug mode runs test commands only: a test command edited into a write is refused.
+    let mut env = Env::new();
+    env.serve(script(vec![
+        calls(vec![call(
+            "bash",
+            json!({"command": "python3 -m pytest -q"}),
+        )]),
+        Reply::text("ok"),
+    ]));
+    let out = run_editing(&env, &["--mode", "debug"], "touch escaped");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        !env.repo().join("escaped").exists(),
+        "debug mode ran a write"
+    );
+    let result = &tool_results(&env, 1)[0];
+    assert!(result.contains("DEBUG mode"), "{result}");
+}
+
+#[test]
+fn an_edited_command_passes_the_deny_rules_again() {
+    let mut env = Env::new();
+    std::fs::write(
+        env.dir.path().join("home/.config/atto/config.toml"),
+        "[permissions]\ndeny = [\"bash(touch forbidden*)\"]\n",
+    )
+    .unwrap();
+    env.serve(script(vec![
+        calls(vec![call("bash", json!({"command": "touch fine"}))]),
+        Reply::text("ok"),
+    ]));
+    let out = run_editing(&env, &[], "touch forbidden-file");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!env.repo().join("forbidden-file").exists());
+    assert!(!env.repo().join("fine").exists());
+    assert!(tool_results(&env, 1)[0].contains("policy refused"));
+}

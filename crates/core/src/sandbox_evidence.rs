@@ -1,0 +1,85 @@
+//! Atto's own evidence that the OS sandbox stopped a command: the paths the parsed
+//! command line writes that the sandbox does not permit.
+//!
+//! Owns: that judgement, for the unsandboxed re-run offer. Deliberately never reads the
+//! command's output: a command controls what it prints, so "Permission denied" in its
+//! output proves nothing (a command could print it to earn an unsandboxed re-run).
+
+use std::path::{Component, Path, PathBuf};
+
+use atto_policy::bash;
+use atto_tools::Sandbox;
+
+/// The paths `command` writes (as its command line shows) that `sandbox` keeps it from
+/// writing, resolved against `workspace`, where commands start. Empty when every visible
+/// target is permitted or there is none.
+pub(crate) fn blocked_writes(command: &str, sandbox: &Sandbox, workspace: &Path) -> Vec<String> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    bash::write_targets(command)
+        .into_iter()
+        .filter(|target| {
+            let path = resolve(target, workspace, home.as_deref());
+            !sandbox.writable().iter().any(|dir| path.starts_with(dir))
+        })
+        .collect()
+}
+
+/// `target` as an absolute path: `~` expanded, relative paths joined to `workspace`,
+/// `.` and `..` removed, and the longest existing ancestor's symlinks resolved (a link
+/// cannot disguise where a write lands).
+fn resolve(target: &str, workspace: &Path, home: Option<&Path>) -> PathBuf {
+    let joined = match (target.strip_prefix('~'), home) {
+        (Some(rest), Some(home)) => home.join(rest.trim_start_matches('/')),
+        _ => workspace.join(target),
+    };
+    let mut clean = PathBuf::new();
+    for part in joined.components() {
+        match part {
+            Component::ParentDir => {
+                clean.pop();
+            }
+            Component::CurDir => {}
+            other => clean.push(other),
+        }
+    }
+    let mut existing = clean.as_path();
+    let mut rest: Vec<&std::ffi::OsStr> = Vec::new();
+    while !existing.exists() {
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name);
+                existing = parent;
+            }
+            _ => return clean,
+        }
+    }
+    let mut real = existing
+        .canonicalize()
+        .unwrap_or_else(|_| existing.to_path_buf());
+    for name in rest.into_iter().rev() {
+        real.push(name);
+    }
+    real
+}
+
+#[cfg(test)]
+mod tests {
+    use super::resolve;
+    use std::path::Path;
+
+    #[test]
+    fn paths_resolve_before_they_are_judged() {
+        let ws = Path::new("/nonexistent-ws/a");
+        let home = Some(Path::new("/nonexistent-home"));
+        assert_eq!(
+            resolve("x/../y", ws, home),
+            Path::new("/nonexistent-ws/a/y")
+        );
+        assert_eq!(resolve("../../etc/x", ws, home), Path::new("/etc/x"));
+        assert_eq!(
+            resolve("~/.ssh/k", ws, home),
+            Path::new("/nonexistent-home/.ssh/k")
+        );
+        assert_eq!(resolve("/opt//x", ws, home), Path::new("/opt/x"));
+    }
+}
