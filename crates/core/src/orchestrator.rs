@@ -174,16 +174,13 @@ impl Orchestrator<'_> {
         if let Some(message) = self.correction.repeated(&call.name, &args) {
             return Err(self.refused(call, ToolCallStatus::Error, message));
         }
-        if let Some(outcome) = self.apply_mode(call, tool.as_ref(), &args).await {
+        if let Some(outcome) = self.apply_mode(call, tool.as_ref(), &args, cancel).await {
             return Err(outcome);
         }
         let Some(tool) = tool else {
             let message = format!("unknown tool '{}'; it was not run.", call.name);
             return Err(self.refused(call, ToolCallStatus::Error, message));
         };
-        if let Some(outcome) = self.pending_view(call, &args) {
-            return Err(outcome);
-        }
         match self
             .gate
             .check(call, tool.as_ref(), &mut args, self.emit, cancel)
@@ -193,7 +190,7 @@ impl Orchestrator<'_> {
             // The user replaced the command: the new text passes the agent mode and the
             // whole gate again, as if the model had sent it.
             Ok(Cleared::Edited) => {
-                if let Some(outcome) = self.apply_mode(call, Some(&tool), &args).await {
+                if let Some(outcome) = self.apply_mode(call, Some(&tool), &args, cancel).await {
                     return Err(outcome);
                 }
                 if let Err(refusal) = self.gate.check_edited(call, tool.as_ref(), &args).await {
@@ -201,6 +198,10 @@ impl Orchestrator<'_> {
                 }
             }
             Err(refusal) => return Err(self.refused(call, refusal.status, refusal.message)),
+        }
+        // Answered only once the read passed the boundary, the gate and the audit.
+        if let Some(outcome) = self.pending_view(call, &args) {
+            return Err(outcome);
         }
         let mutates = tool.mutates(&args);
         if !mutates {
@@ -227,6 +228,7 @@ impl Orchestrator<'_> {
         call: &ToolCall,
         tool: Option<&Arc<dyn Tool>>,
         args: &serde_json::Value,
+        cancel: &CancellationToken,
     ) -> Option<CallOutcome> {
         let command = args.get("command").and_then(serde_json::Value::as_str);
         let verdict = (call.name == "bash").then(|| bash::classify(command.unwrap_or("")));
@@ -251,7 +253,7 @@ impl Orchestrator<'_> {
                 Some(self.refused(call, ToolCallStatus::Denied, message))
             }
             ModeAction::Queue => Some(
-                self.queue(call, tool.map(|t| t.as_ref()), args.clone())
+                self.queue(call, tool.map(|t| t.as_ref()), args.clone(), cancel)
                     .await,
             ),
         }
@@ -263,12 +265,16 @@ impl Orchestrator<'_> {
         &mut self,
         call: &ToolCall,
         tool: Option<&dyn Tool>,
-        args: serde_json::Value,
+        mut args: serde_json::Value,
+        cancel: &CancellationToken,
     ) -> CallOutcome {
         if let Some(tool) = tool
             && let Some(refusal) = self.gate.refuses(call, tool, &args).await
         {
             return self.refused(call, refusal.status, refusal.message);
+        }
+        if let Err(outcome) = self.plan_read(call, &mut args, cancel).await {
+            return outcome;
         }
         match self.plan.queue(self.task, call, &args, self.reason).await {
             Ok(change) => {
@@ -290,6 +296,66 @@ impl Orchestrator<'_> {
                 outcome
             }
             Err(message) => self.refused(call, ToolCallStatus::Error, message),
+        }
+    }
+
+    /// Queuing a file change reads the file to plan against it: that read passes the
+    /// workspace boundary, the gate (strict mode asks) and the audit exactly as a
+    /// `read_file` call would, before anything is read. The path is put in the
+    /// workspace-relative form, so one file has one name in the plan.
+    async fn plan_read(
+        &mut self,
+        call: &ToolCall,
+        args: &mut serde_json::Value,
+        cancel: &CancellationToken,
+    ) -> Result<(), CallOutcome> {
+        let path = match args.get("path").and_then(serde_json::Value::as_str) {
+            Some(path) if plan::is_file_tool(&call.name) => path.to_owned(),
+            _ => return Ok(()),
+        };
+        let ctx = ToolContext {
+            workspace: self.workspace.clone(),
+            cancel: cancel.clone(),
+            sandbox: None,
+            trust: self.trust,
+        };
+        let resolved = atto_tools::paths::resolve_for(&ctx, &path).map_err(|err| {
+            self.refused(
+                call,
+                ToolCallStatus::Denied,
+                format!("this {} call was not queued: {err}", call.name),
+            )
+        })?;
+        let relative = atto_tools::paths::relative(self.workspace, &resolved);
+        let Some(reader) = self.tools.get("read_file") else {
+            return Ok(());
+        };
+        let read = ToolCall {
+            id: call.id.clone(),
+            name: "read_file".to_owned(),
+            arguments: serde_json::json!({ "path": relative }).to_string(),
+        };
+        let mut read_args = serde_json::json!({ "path": relative });
+        match self
+            .gate
+            .check(&read, reader.as_ref(), &mut read_args, self.emit, cancel)
+            .await
+        {
+            Ok(_) => {
+                if let Some(map) = args.as_object_mut() {
+                    map.insert("path".into(), serde_json::Value::String(relative));
+                }
+                Ok(())
+            }
+            Err(refusal) => Err(self.refused(
+                call,
+                refusal.status,
+                format!(
+                    "this {} call was not queued: reading {path} to plan the change was \
+                     refused ({})",
+                    call.name, refusal.message
+                ),
+            )),
         }
     }
 

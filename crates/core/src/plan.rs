@@ -553,7 +553,7 @@ fn missing_argument(tool: &str, args: &Value) -> Option<&'static str> {
 }
 
 /// Tools whose effect on one file plan mode can predict.
-fn is_file_tool(tool: &str) -> bool {
+pub(crate) fn is_file_tool(tool: &str) -> bool {
     matches!(tool, "write_file" | "edit_file" | "delete_file")
 }
 

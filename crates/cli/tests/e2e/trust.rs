@@ -340,3 +340,65 @@ fn an_edited_command_passes_the_deny_rules_again() {
     assert!(!env.repo().join("fine").exists());
     assert!(tool_results(&env, 1)[0].contains("policy refused"));
 }
+
+#[test]
+fn plan_mode_never_reads_outside_the_workspace_to_queue_an_edit() {
+    let mut env = Env::new();
+    // A readable file beside the workspace, and a system file.
+    std::fs::write(env.dir.path().join("secret.txt"), "SECRET-LINE one\nSECRET-LINE two\n")
+        .unwrap();
+    let edit = |path: &str| {
+        call(
+            "edit_file",
+            json!({"path": path, "old_string": "SECRET-LINE three", "new_string": "x"}),
+        )
+    };
+    env.serve(script(vec![
+        calls(vec![edit("../secret.txt")]),
+        calls(vec![edit("/etc/hostname")]),
+        Reply::text("ok"),
+    ]));
+    let out = env
+        .atto()
+        .args(["exec", "--mode", "plan", "--output-format", "stream-json"])
+        .args(["--base-url", &env.base("chat"), "--model", "m", "edit them"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    for (n, result) in [(1, &tool_results(&env, 1)[0]), (2, &tool_results(&env, 2)[1])] {
+        assert!(result.contains("outside the workspace"), "{n}: {result}");
+        assert!(!result.contains("SECRET-LINE"), "{n}: quoted a file outside: {result}");
+    }
+    assert!(of_type(&events(&out), "change_queued").is_empty());
+}
+
+#[test]
+fn in_strict_mode_planning_an_edit_asks_for_the_read_first() {
+    let mut env = Env::new();
+    env.write("a.txt", "one\n");
+    env.serve(script(vec![
+        calls(vec![call(
+            "edit_file",
+            json!({"path": "a.txt", "old_string": "one", "new_string": "two"}),
+        )]),
+        calls(vec![call("read_file", json!({"path": "a.txt", "pending": true}))]),
+        Reply::text("ok"),
+    ]));
+    let out = env
+        .atto()
+        .args(["exec", "--mode", "plan", "--permission", "strict"])
+        .args(["--on-ask", "deny", "--output-format", "stream-json"])
+        .args(["--base-url", &env.base("chat"), "--model", "m", "edit"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let evs = events(&out);
+    let asked: Vec<_> = of_type(&evs, "approval_required")
+        .into_iter()
+        .map(|e| e["tool"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(asked, ["read_file", "read_file"], "{asked:?}");
+    assert!(of_type(&evs, "change_queued").is_empty());
+    let pending = &tool_results(&env, 2)[1];
+    assert!(!pending.contains("two"), "the pending view answered unasked: {pending}");
+}
