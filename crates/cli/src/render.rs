@@ -6,16 +6,21 @@ use atto_core::present;
 use atto_protocol::{EVENT_SCHEMA, EVENT_SCHEMA_VERSION, Event, FinalResult, ToolCallStatus};
 use serde_json::Value;
 
+mod clean;
 mod effort;
 mod planner;
+
+pub use clean::{Clean, visible};
 
 /// Lines of a tool's output shown under its call.
 const SUMMARY_LINES: usize = 3;
 
-/// Writes events as readable text: answer text to `text`, progress to `progress`.
+/// Writes events as readable text: answer text to `text`, progress to `progress`. Both
+/// pass through [`Clean`]: no escape sequence or control character from the model, a
+/// tool or a command reaches the terminal.
 pub struct TextRenderer<T: Write, P: Write> {
-    pub text: T,
-    pub progress: P,
+    text: Clean<T>,
+    progress: Clean<P>,
     /// Whether the last thing written to `text` ended a line.
     at_line_start: bool,
     in_thinking: bool,
@@ -24,8 +29,8 @@ pub struct TextRenderer<T: Write, P: Write> {
 impl<T: Write, P: Write> TextRenderer<T, P> {
     pub fn new(text: T, progress: P) -> Self {
         Self {
-            text,
-            progress,
+            text: Clean::new(text),
+            progress: Clean::new(progress),
             at_line_start: true,
             in_thinking: false,
         }
@@ -115,15 +120,22 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
             }
             Event::ApprovalRequired(request) => {
                 self.end_text_line()?;
+                // Shown, never obeyed: a carriage return or an escape sequence must not
+                // hide part of what would run.
                 writeln!(
                     self.progress,
-                    "approval needed: {} [{}]\n{}",
+                    "approval needed: {} [{}]{}\n{}",
                     request.tool,
                     request.risk,
-                    indent(&request.subject)
+                    if request.unsandboxed {
+                        " — this runs WITHOUT the sandbox"
+                    } else {
+                        ""
+                    },
+                    indent(&visible(&request.subject))
                 )?;
                 for reason in &request.reasons {
-                    writeln!(self.progress, "  - {reason}")?;
+                    writeln!(self.progress, "  - {}", visible(reason))?;
                 }
                 self.progress.flush()?;
             }
@@ -560,7 +572,10 @@ mod tests {
             name: "bash".into(),
             arguments: serde_json::json!({"command": "ls -la\nrm x"}),
         });
-        assert_eq!(String::from_utf8(r.text).unwrap(), "Hello\n");
-        assert_eq!(String::from_utf8(r.progress).unwrap(), "→ bash ls -la\n");
+        assert_eq!(String::from_utf8(r.text.into_inner()).unwrap(), "Hello\n");
+        assert_eq!(
+            String::from_utf8(r.progress.into_inner()).unwrap(),
+            "→ bash ls -la\n"
+        );
     }
 }

@@ -3,7 +3,7 @@
 
 use atto_core::AgentHandle;
 use atto_core::commands::{self, Command, State};
-use atto_protocol::{AgentMode, ApprovalDecision, Event, GrantScope, Op};
+use atto_protocol::{AgentMode, ApprovalDecision, ApprovalRequest, Event, GrantScope, Op};
 use tokio::io::{AsyncBufReadExt, BufReader, Lines, Stdin};
 
 use crate::ExitCode;
@@ -229,29 +229,14 @@ async fn wait(
             Event::PlanGenerated { .. } | Event::PlanRevised { .. } => state.plan_waiting = true,
             Event::PlanConfirmed { .. } | Event::PlanRejected { .. } => state.plan_waiting = false,
             Event::ApprovalRequired(request) => {
-                eprintln!(
-                    "  [y] yes  [n reason] no  [a] always, this session  [A] always, this \
-                     project ({})  [e command] edit and run",
-                    request.suggested_rule
-                );
-                match answer(lines).await {
-                    Answer::Line(line) => {
-                        let _ = ops.submit(Op::Approval {
-                            id: request.id.clone(),
-                            decision: approval_answer(&line),
-                        });
-                    }
-                    // No input left: a "no", as for any unclear answer.
-                    Answer::Ended => {
-                        let _ = ops.submit(Op::Approval {
-                            id: request.id.clone(),
-                            decision: approval_answer(""),
-                        });
-                    }
-                    Answer::Interrupted => {
-                        let _ = ops.submit(Op::Interrupt);
-                    }
-                }
+                let decision = ask_approval(request, lines).await;
+                let _ = ops.submit(match decision {
+                    Some(decision) => Op::Approval {
+                        id: request.id.clone(),
+                        decision,
+                    },
+                    None => Op::Interrupt,
+                });
             }
             Event::PlanDecisionRequired { number, .. } => {
                 eprintln!("  answer with an option's number or text");
@@ -312,62 +297,129 @@ async fn answer(lines: &mut Lines<BufReader<Stdin>>) -> Answer {
     }
 }
 
-/// Reads an answer typed at an approval prompt. Anything unclear is a "no".
-fn approval_answer(line: &str) -> ApprovalDecision {
+/// Asks at an approval prompt until the answer is one it offers; `None` is Ctrl-C (stop
+/// what runs). End of input is a "no": nobody is left to approve.
+async fn ask_approval(
+    request: &ApprovalRequest,
+    lines: &mut Lines<BufReader<Stdin>>,
+) -> Option<ApprovalDecision> {
+    let offer = choices(request);
+    eprintln!("  {offer}");
+    loop {
+        match answer(lines).await {
+            Answer::Line(line) => match approval_answer(&line, request) {
+                Some(decision) => return Some(decision),
+                None => eprintln!("  not an answer here: {offer}"),
+            },
+            Answer::Ended => return Some(ApprovalDecision::No { reason: None }),
+            Answer::Interrupted => return None,
+        }
+    }
+}
+
+/// The answers an approval prompt offers: editing only for commands, and only a plain
+/// yes or no for running without the sandbox (no rule can grant that).
+fn choices(request: &ApprovalRequest) -> String {
+    if request.unsandboxed {
+        return "[y] yes, run it once WITHOUT the sandbox  [n reason] no".to_owned();
+    }
+    let mut offer = format!(
+        "[y] yes  [n reason] no  [a] always, this session  [A] always, this project ({})",
+        request.suggested_rule
+    );
+    if request.tool == "bash" {
+        offer.push_str("  [e command] edit and run");
+    }
+    offer
+}
+
+/// Reads an answer typed at an approval prompt; `None` when it is not one of the answers
+/// this prompt offers (the prompt asks again).
+fn approval_answer(line: &str, request: &ApprovalRequest) -> Option<ApprovalDecision> {
     let line = line.trim();
     let (word, rest) = line.split_once(' ').unwrap_or((line, ""));
     let rest = rest.trim();
-    match word {
+    let decision = match word {
         "y" | "yes" => ApprovalDecision::Yes,
-        "a" => ApprovalDecision::Always {
+        "n" | "no" => ApprovalDecision::No {
+            reason: Some(rest.to_owned()).filter(|r| !r.is_empty()),
+        },
+        "a" if !request.unsandboxed => ApprovalDecision::Always {
             scope: GrantScope::Session,
             rule: None,
         },
-        "A" => ApprovalDecision::Always {
+        "A" if !request.unsandboxed => ApprovalDecision::Always {
             scope: GrantScope::Project,
             rule: None,
         },
-        "e" if !rest.is_empty() => ApprovalDecision::Edit {
-            command: rest.to_owned(),
-        },
-        _ => ApprovalDecision::No {
-            reason: (word == "n" || word == "no")
-                .then(|| rest.to_owned())
-                .filter(|r| !r.is_empty()),
-        },
-    }
+        "e" if !rest.is_empty() && request.tool == "bash" && !request.unsandboxed => {
+            ApprovalDecision::Edit {
+                command: rest.to_owned(),
+            }
+        }
+        _ => return None,
+    };
+    Some(decision)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn request(tool: &str, unsandboxed: bool) -> ApprovalRequest {
+        ApprovalRequest {
+            id: "approval-1".into(),
+            call_id: "c".into(),
+            tool: tool.into(),
+            subject: "x".into(),
+            risk: "WARN".into(),
+            reasons: Vec::new(),
+            suggested_rule: "bash(x)".into(),
+            unsandboxed,
+        }
+    }
+
     #[test]
     fn approval_answers() {
-        assert_eq!(approval_answer("y"), ApprovalDecision::Yes);
+        let bash = request("bash", false);
+        let answer = |line: &str| approval_answer(line, &bash);
+        assert_eq!(answer("y"), Some(ApprovalDecision::Yes));
         assert_eq!(
-            approval_answer("n use rg instead"),
-            ApprovalDecision::No {
+            answer("n use rg instead"),
+            Some(ApprovalDecision::No {
                 reason: Some("use rg instead".into())
-            }
+            })
         );
         assert_eq!(
-            approval_answer("A"),
-            ApprovalDecision::Always {
+            answer("A"),
+            Some(ApprovalDecision::Always {
                 scope: GrantScope::Project,
                 rule: None
-            }
+            })
         );
         assert_eq!(
-            approval_answer("e ls -la"),
-            ApprovalDecision::Edit {
+            answer("e ls -la"),
+            Some(ApprovalDecision::Edit {
                 command: "ls -la".into()
-            }
+            })
         );
-        assert_eq!(approval_answer(""), ApprovalDecision::No { reason: None });
+        // Unclear answers are asked again, never taken as "no".
+        assert_eq!(answer(""), None);
+        assert_eq!(answer("maybe"), None);
+        assert_eq!(answer("e"), None);
+        // Editing is offered for commands only.
+        let write = request("write_file", false);
+        assert_eq!(approval_answer("e ls", &write), None);
+        assert!(!choices(&write).contains("[e"));
+        assert!(choices(&bash).contains("[e command]"));
+        // Running without the sandbox: yes or no, never a rule.
+        let unsandboxed = request("bash", true);
+        assert_eq!(approval_answer("a", &unsandboxed), None);
+        assert_eq!(approval_answer("A", &unsandboxed), None);
         assert_eq!(
-            approval_answer("maybe"),
-            ApprovalDecision::No { reason: None }
+            approval_answer("y", &unsandboxed),
+            Some(ApprovalDecision::Yes)
         );
+        assert!(choices(&unsandboxed).contains("WITHOUT the sandbox"));
     }
 }

@@ -345,8 +345,11 @@ fn an_edited_command_passes_the_deny_rules_again() {
 fn plan_mode_never_reads_outside_the_workspace_to_queue_an_edit() {
     let mut env = Env::new();
     // A readable file beside the workspace, and a system file.
-    std::fs::write(env.dir.path().join("secret.txt"), "SECRET-LINE one\nSECRET-LINE two\n")
-        .unwrap();
+    std::fs::write(
+        env.dir.path().join("secret.txt"),
+        "SECRET-LINE one\nSECRET-LINE two\n",
+    )
+    .unwrap();
     let edit = |path: &str| {
         call(
             "edit_file",
@@ -365,9 +368,15 @@ fn plan_mode_never_reads_outside_the_workspace_to_queue_an_edit() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    for (n, result) in [(1, &tool_results(&env, 1)[0]), (2, &tool_results(&env, 2)[1])] {
+    for (n, result) in [
+        (1, &tool_results(&env, 1)[0]),
+        (2, &tool_results(&env, 2)[1]),
+    ] {
         assert!(result.contains("outside the workspace"), "{n}: {result}");
-        assert!(!result.contains("SECRET-LINE"), "{n}: quoted a file outside: {result}");
+        assert!(
+            !result.contains("SECRET-LINE"),
+            "{n}: quoted a file outside: {result}"
+        );
     }
     assert!(of_type(&events(&out), "change_queued").is_empty());
 }
@@ -381,7 +390,10 @@ fn in_strict_mode_planning_an_edit_asks_for_the_read_first() {
             "edit_file",
             json!({"path": "a.txt", "old_string": "one", "new_string": "two"}),
         )]),
-        calls(vec![call("read_file", json!({"path": "a.txt", "pending": true}))]),
+        calls(vec![call(
+            "read_file",
+            json!({"path": "a.txt", "pending": true}),
+        )]),
         Reply::text("ok"),
     ]));
     let out = env
@@ -400,5 +412,52 @@ fn in_strict_mode_planning_an_edit_asks_for_the_read_first() {
     assert_eq!(asked, ["read_file", "read_file"], "{asked:?}");
     assert!(of_type(&evs, "change_queued").is_empty());
     let pending = &tool_results(&env, 2)[1];
-    assert!(!pending.contains("two"), "the pending view answered unasked: {pending}");
+    assert!(
+        !pending.contains("two"),
+        "the pending view answered unasked: {pending}"
+    );
+}
+
+#[test]
+fn the_line_session_cleans_model_text_and_shows_hidden_parts_of_a_command() {
+    let mut env = Env::new();
+    // A command whose carriage return would hide its first half on a terminal.
+    let sneaky = "touch pwned-by-cr\recho harmless";
+    env.serve(script(vec![
+        Reply::text("\u{1b}[2J\u{1b}]0;title\u{7}hello \u{202e}there"),
+        calls(vec![call("bash", json!({"command": sneaky}))]),
+        Reply::text("ok"),
+    ]));
+    let out = crate::common::run_line_session(
+        &env,
+        "m",
+        &[],
+        // An unclear answer is asked again; the `n` that follows answers it.
+        "hi\nrun it\nmaybe\nn\n",
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let err = stderr(&out);
+    for text in [&stdout, &std::borrow::Cow::Borrowed(err.as_str())] {
+        assert!(
+            !text.contains('\u{1b}'),
+            "an escape reached the terminal: {text:?}"
+        );
+        assert!(
+            !text.contains('\u{202e}'),
+            "a bidi override reached the terminal"
+        );
+    }
+    assert!(stdout.contains("hello there"), "{stdout:?}");
+    assert!(err.contains("touch pwned-by-cr␍echo harmless"), "{err}");
+    assert!(err.contains("not an answer here"), "{err}");
+    assert!(!env.repo().join("pwned-by-cr").exists());
+    // "maybe" was not sent to the model as a prompt: two prompts, three requests.
+    let prompts: Vec<String> = env
+        .requests()
+        .iter()
+        .filter_map(|r| r.body["messages"].as_array()?.last().cloned())
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].to_string())
+        .collect();
+    assert!(prompts.iter().all(|p| !p.contains("maybe")), "{prompts:?}");
 }
