@@ -475,7 +475,7 @@ pub fn result_line(result: &FinalResult) -> String {
         atto_protocol::TurnStatus::LimitReached => "stopped at a limit",
     };
     let u = &result.usage;
-    let tokens = u.input_tokens + u.output_tokens + u.cache_read_tokens + u.cache_write_tokens;
+    let tokens = atto_llm::total_tokens(u);
     let cost = match result.cost_usd {
         Some(c) => format!("${c:.4}"),
         None => "cost unknown".to_owned(),

@@ -99,6 +99,10 @@ pub const COMMANDS: &[CommandInfo] = &[
         about: "change the current goal's status, or remove it",
     },
     CommandInfo {
+        usage: "/goal budget N|none",
+        about: "change the current goal's token budget (then /goal resume a budget-limited one)",
+    },
+    CommandInfo {
         usage: "/goals [add \"TEXT\" | done N]",
         about: "list the goals, add one, or mark the N-th open goal done",
     },
@@ -210,6 +214,20 @@ pub fn parse(line: &str, state: &State) -> Result<Command, String> {
             "blocked" => GoalCommand::Blocked,
             _ => GoalCommand::Clear,
         })),
+        ("goal", ["budget", n]) => {
+            let tokens = match *n {
+                "none" | "off" => None,
+                n => match n.replace('_', "").parse::<u64>() {
+                    Ok(n) => Some(n),
+                    Err(_) => {
+                        return Err(format!(
+                            "/goal budget takes a number of tokens (or none), not '{n}'"
+                        ));
+                    }
+                },
+            };
+            Ok(goal(GoalCommand::Budget { tokens }))
+        }
         ("goal", _) => {
             let text = body["goal".len()..].trim();
             let (objective, budget) = match text.rsplit_once("--budget") {

@@ -201,6 +201,17 @@ fn modes_and_plan_commands() {
         }))
     );
     assert_eq!(parse("/goal pause", &plan), Ok(goal(GoalCommand::Pause)));
+    assert_eq!(
+        parse("/goal budget 80_000", &plan),
+        Ok(goal(GoalCommand::Budget {
+            tokens: Some(80_000)
+        }))
+    );
+    assert_eq!(
+        parse("/goal budget none", &plan),
+        Ok(goal(GoalCommand::Budget { tokens: None }))
+    );
+    assert!(parse("/goal budget lots", &plan).is_err());
     assert_eq!(parse("/goal", &plan), Ok(goal(GoalCommand::List)));
     assert_eq!(
         parse("/goals add \"write docs\"", &plan),

@@ -19,6 +19,7 @@ mod retry;
 mod secret;
 pub mod sse;
 mod tls;
+mod usage;
 mod wire;
 
 use std::borrow::Cow;
@@ -42,6 +43,7 @@ pub use provider::{
 pub use retry::RetryPolicy;
 use retry::RetryingClient;
 pub use secret::Secret;
+pub use usage::{add_usage, total_tokens};
 
 /// A boxed, sendable future.
 pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;

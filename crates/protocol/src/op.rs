@@ -28,6 +28,12 @@ pub enum GoalCommand {
         /// Position in the open goals, 1-based.
         number: u32,
     },
+    /// `/goal budget N|none`: change the current goal's token budget.
+    Budget {
+        /// Tokens; `None` removes the limit.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tokens: Option<u64>,
+    },
     /// Pause the current goal.
     Pause,
     /// Resume the current goal.

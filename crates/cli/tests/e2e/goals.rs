@@ -101,3 +101,72 @@ fn goal_commands_change_status_and_bad_ones_are_one_line_errors() {
     assert!(last.contains("[complete] second"), "{err}");
     assert!(err.contains("[active] first objective"), "resume: {err}");
 }
+
+/// A reply that writes a file and reports `tokens` of usage.
+fn costly_write(n: usize, tokens: u64) -> Reply {
+    Reply {
+        tool_calls: vec![call(
+            "write_file",
+            json!({"path": format!("f{n}.txt"), "content": "x\n"}),
+        )],
+        usage: Some(atto_testkit::ScriptUsage {
+            input_tokens: tokens - 100,
+            output_tokens: 100,
+            ..Default::default()
+        }),
+        ..Reply::default()
+    }
+}
+
+#[test]
+fn a_goal_budget_stops_the_work_between_model_calls() {
+    let mut env = Env::new();
+    let mut replies: Vec<Reply> = (0..8).map(|n| costly_write(n, 2100)).collect();
+    replies.push(Reply::text("resumed and done"));
+    env.serve(Script {
+        replies,
+        ..Script::default()
+    });
+    let err = line_session(&env, "/goal write files --budget 5000\nstart\n/goals\n");
+    let reqs = env.requests();
+    // 2,100 tokens a call: after three calls (6,300) the budget is spent, and no fourth
+    // call is sent.
+    assert_eq!(reqs.len(), 3, "{err}");
+    // The third call may produce no more than the budget has left (5,000 - 4,200).
+    let max = reqs[2].body["max_tokens"].as_u64().unwrap();
+    assert!(max <= 800, "third call allowed {max} output tokens");
+    assert!(err.contains("budget_limited"), "{err}");
+    assert!(err.contains("[budget_limited] write files"), "{err}");
+
+    // Raising the budget makes room to resume the goal.
+    let out = crate::common::run_line_session(
+        &env,
+        "m",
+        &["-c", "--permission", "auto-safe"],
+        "/goal budget 50000\n/goal resume\n/goals\n",
+    );
+    let err = stderr(&out);
+    assert!(
+        err.contains("[active] write files · 6300 tokens of 50000"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_provider_usage_limit_stops_the_goal_as_usage_limited() {
+    let mut env = Env::new();
+    env.serve(Script {
+        replies: vec![Reply {
+            fault: Some(atto_testkit::Fault::Status {
+                status: 402,
+                body: Some(r#"{"error":{"message":"You exceeded your current quota"}}"#.into()),
+                retry_after: None,
+            }),
+            ..Reply::default()
+        }],
+        ..Script::default()
+    });
+    let err = line_session(&env, "/goal ship it\nstart\n/goals\n");
+    assert!(err.contains("usage_limited"), "{err}");
+    assert!(err.contains("[usage_limited] ship it"), "{err}");
+}

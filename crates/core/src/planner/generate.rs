@@ -189,8 +189,5 @@ pub async fn ask(client: &dyn ModelClient, ask: Ask<'_>) -> Generated {
 }
 
 fn add(total: &mut Usage, usage: &Usage) {
-    total.input_tokens += usage.input_tokens;
-    total.output_tokens += usage.output_tokens;
-    total.cache_read_tokens += usage.cache_read_tokens;
-    total.cache_write_tokens += usage.cache_write_tokens;
+    atto_llm::add_usage(total, usage);
 }

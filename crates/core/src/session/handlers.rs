@@ -68,6 +68,7 @@ impl Session {
                 .goals
                 .done(usize::try_from(number).unwrap_or(usize::MAX))
                 .map(drop),
+            C::Budget { tokens } => work.goals.set_budget(tokens).map(drop),
             C::Pause => work.goals.pause().map(drop),
             C::Resume => work.goals.resume().map(drop),
             C::Complete => work.goals.complete().map(drop),
@@ -90,19 +91,26 @@ impl Session {
         }
     }
 
-    /// Charges a turn's tokens and time to the active goals; says when one hits its budget.
-    pub(super) async fn charge_goals(&mut self, result: &FinalResult) {
-        let tokens = result.usage.input_tokens
-            + result.usage.output_tokens
-            + result.usage.cache_read_tokens
-            + result.usage.cache_write_tokens;
+    /// Charges one model call's tokens to the active goals as soon as its reply is in,
+    /// so a goal's budget holds between the calls of a turn; says when one hits it.
+    pub(super) async fn charge_call(&mut self, usage: &atto_protocol::Usage) {
+        self.charge_goals(atto_llm::total_tokens(usage), 0).await;
+    }
+
+    /// Charges a finished turn's wall time to the active goals (its tokens were charged
+    /// call by call).
+    pub(super) async fn charge_turn_time(&mut self, result: &FinalResult) {
+        self.charge_goals(0, result.duration_ms).await;
+    }
+
+    async fn charge_goals(&mut self, tokens: u64, time_ms: u64) {
         let mut work = self.work.lock().await;
         if work.goals.active().is_empty() {
             return;
         }
         let limited: Vec<String> = work
             .goals
-            .add_usage(tokens, result.duration_ms)
+            .add_usage(tokens, time_ms)
             .iter()
             .map(|g| g.objective.clone())
             .collect();
@@ -112,9 +120,54 @@ impl Session {
             self.emit(Event::Notice {
                 message: format!(
                     "goal \"{objective}\" reached its token budget and stopped \
-                     (budget_limited); /goal resume after raising it with /goal TEXT --budget N"
+                     (budget_limited); raise it with /goal budget N, then /goal resume"
                 ),
             });
+        }
+    }
+
+    /// The provider's usage limit (quota, billing) stops all goal work: the active goals
+    /// become usage-limited.
+    pub(super) async fn usage_limit_hit(&mut self) {
+        let mut work = self.work.lock().await;
+        let stopped: Vec<String> = work
+            .goals
+            .hit_usage_limit()
+            .iter()
+            .map(|g| g.objective.clone())
+            .collect();
+        if stopped.is_empty() {
+            return;
+        }
+        work.save().await;
+        drop(work);
+        for objective in stopped {
+            self.emit(Event::Notice {
+                message: format!(
+                    "goal \"{objective}\" stopped: the provider's usage limit was reached \
+                     (usage_limited); /goal resume once your quota allows"
+                ),
+            });
+        }
+    }
+
+    /// How much the current goal may still spend: what one model call of its work may
+    /// produce at most, or whether its budget is already spent.
+    pub(super) async fn goal_room(&self) -> GoalRoom {
+        let work = self.work.lock().await;
+        let Some(goal) = work.goals.current() else {
+            return GoalRoom::NoGoal;
+        };
+        match (goal.status, goal.token_budget) {
+            (atto_protocol::GoalStatus::BudgetLimited, _) => GoalRoom::Spent,
+            (atto_protocol::GoalStatus::Active, None) => GoalRoom::Unbounded,
+            (atto_protocol::GoalStatus::Active, Some(budget)) if goal.tokens_used >= budget => {
+                GoalRoom::Spent
+            }
+            (atto_protocol::GoalStatus::Active, Some(budget)) => {
+                GoalRoom::Room(budget - goal.tokens_used)
+            }
+            _ => GoalRoom::NoGoal,
         }
     }
 
@@ -228,4 +281,17 @@ impl Session {
             }
         }
     }
+}
+
+/// What the current goal lets the next model call spend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum GoalRoom {
+    /// No goal is being pursued.
+    NoGoal,
+    /// An active goal without a budget.
+    Unbounded,
+    /// An active goal with this many tokens left.
+    Room(u64),
+    /// The goal's budget is used up.
+    Spent,
 }

@@ -51,7 +51,7 @@ impl Session {
                     }
                     let result = self.drive_turn(text, &mut inbox).await;
                     let turn = self.turns;
-                    self.charge_goals(&result).await;
+                    self.charge_turn_time(&result).await;
                     self.emit(Event::TurnCompleted { turn, result });
                     if inbox.gone {
                         break;

@@ -232,6 +232,7 @@ impl Session {
             }
         };
         let (calls, text) = self.count_reply(&response, &mut worker.state);
+        self.charge_call(&response.usage).await;
         worker.messages.push(Message::Assistant {
             parts: response.parts,
         });

@@ -369,7 +369,7 @@ impl Session {
                 });
             }
             let changed = result.files_changed.clone();
-            self.charge_goals(&result).await;
+            self.charge_turn_time(&result).await;
             self.emit(Event::TurnCompleted {
                 turn: worker.turn,
                 result,
@@ -492,7 +492,7 @@ impl Session {
         let reported = report::take(&self.planner.slot);
         let end = step_end(&result, reported, budget);
         let turn = self.turns;
-        self.charge_goals(&result).await;
+        self.charge_turn_time(&result).await;
         self.emit(Event::TurnCompleted { turn, result });
         end
     }

@@ -13,12 +13,17 @@ use atto_protocol::{AssistantPart, Event, FailureKind, FinalResult, Message, Tur
 use atto_tools::CancellationToken;
 
 use super::Session;
+use super::handlers::GoalRoom;
 use crate::limits::Limits;
 use crate::orchestrator::Orchestrator;
 use crate::prompt;
 
 /// How many times one prompt's work is continued toward an active goal.
 const MAX_GOAL_NUDGES: u32 = 10;
+
+/// What a turn stopped by its goal's token budget says.
+const GOAL_SPENT: &str = "stopped: the goal's token budget is spent (budget_limited). Raise it \
+     with /goal budget N, then /goal resume to continue.";
 
 /// The user text of a message that continues toward the goal (atto's, not the user's).
 const GOAL_CONTINUE: &str = "(continue toward the goal)";
@@ -49,17 +54,35 @@ impl Session {
         let mut turn = TurnState::new();
         let mut nudges = 0u32;
         let mut corrections = crate::correction::Corrections::new(&task);
+        // Work toward an active goal stops the moment its budget is spent, between any two
+        // model calls, and no call may produce more than the budget has left.
+        let goal_work = matches!(
+            self.goal_room().await,
+            GoalRoom::Unbounded | GoalRoom::Room(_)
+        );
         loop {
             if let Some(status) = limit_hit(&self.options.limits, &turn) {
                 return turn.finish(status, Some(status_message(&self.options.limits, &turn)));
             }
+            let room = self.goal_room().await;
+            if goal_work && room == GoalRoom::Spent {
+                return turn.finish(TurnStatus::LimitReached, Some(GOAL_SPENT.to_owned()));
+            }
+            let max_output_tokens = match room {
+                GoalRoom::Room(left) if goal_work => self
+                    .options
+                    .limits
+                    .max_output_tokens
+                    .min(u32::try_from(left).unwrap_or(u32::MAX)),
+                _ => self.options.limits.max_output_tokens,
+            };
             turn.rounds += 1;
             // Borrowed: a long history is not copied for every model call.
             let request = ModelRequest {
                 system: Cow::Borrowed(&self.system),
                 messages: Cow::Borrowed(&self.history),
                 tools: Cow::Borrowed(&self.tool_specs),
-                max_output_tokens: self.options.limits.max_output_tokens,
+                max_output_tokens,
                 effort: self.effort,
             };
             let events = self.events.clone();
@@ -89,11 +112,15 @@ impl Session {
                     self.emit(Event::Error {
                         message: message.clone(),
                     });
+                    if crate::failure::is_usage_limit(&err) {
+                        self.usage_limit_hit().await;
+                    }
                     turn.failure = Some(crate::failure::kind(&err));
                     return turn.finish(TurnStatus::Failed, Some(message));
                 }
             };
             let (calls, text) = self.count_reply(&response, &mut turn);
+            self.charge_call(&response.usage).await;
             self.record(Message::Assistant {
                 parts: response.parts,
             })
@@ -207,6 +234,8 @@ pub(super) struct TurnState {
     started: Instant,
     pub rounds: u32,
     usage: Usage,
+    /// Replies counted: with none, the cost is unknown rather than zero.
+    replies: u32,
     cost: Option<f64>,
     pub files_changed: BTreeSet<String>,
     pub text: String,
@@ -219,6 +248,7 @@ impl TurnState {
             started: Instant::now(),
             rounds: 0,
             usage: Usage::default(),
+            replies: 0,
             cost: Some(0.0),
             files_changed: BTreeSet::new(),
             text: String::new(),
@@ -227,10 +257,8 @@ impl TurnState {
     }
 
     pub(super) fn add_usage(&mut self, usage: &Usage, cost: Option<f64>) {
-        self.usage.input_tokens += usage.input_tokens;
-        self.usage.output_tokens += usage.output_tokens;
-        self.usage.cache_read_tokens += usage.cache_read_tokens;
-        self.usage.cache_write_tokens += usage.cache_write_tokens;
+        atto_llm::add_usage(&mut self.usage, usage);
+        self.replies += 1;
         self.cost = match (self.cost, cost) {
             (Some(a), Some(b)) => Some(a + b),
             _ => None,
@@ -242,7 +270,7 @@ impl TurnState {
             status,
             rounds: self.rounds,
             usage: self.usage,
-            cost_usd: if self.rounds == 0 { None } else { self.cost },
+            cost_usd: if self.replies == 0 { None } else { self.cost },
             files_changed: std::mem::take(&mut self.files_changed)
                 .into_iter()
                 .collect(),
