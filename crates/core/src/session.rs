@@ -150,7 +150,7 @@ pub fn spawn_session(mut options: SessionOptions) -> AgentHandle {
     let keeper = Keeper::new(options.checkpoints.clone(), ev_tx.clone());
     // Offered to the model only in plan steps, so it is registered after the specs are
     // taken; the specs of a step's turn add it.
-    let tool_specs = options.tools.specs();
+    let tool_specs = mode_specs(&options.tools, options.mode);
     let mut planner = Planner::new(
         options.store.clone(),
         options.session_id.clone(),
@@ -247,4 +247,21 @@ impl Session {
             session: &self.options.session_id,
         }
     }
+}
+
+/// The tools the model is offered in `mode` (review and debug hide what they would
+/// refuse; see `atto_policy::gate::offered`). A mode switch changes this list, which
+/// costs one prompt-cache miss on the next request. The plan-step report tool is added
+/// only for steps.
+pub(crate) fn mode_specs(tools: &ToolRegistry, mode: AgentMode) -> Vec<atto_protocol::ToolSpec> {
+    let empty = serde_json::Value::Object(serde_json::Map::new());
+    tools
+        .specs()
+        .into_iter()
+        .filter(|spec| spec.name != crate::planner::report::NAME)
+        .filter(|spec| {
+            let writes = tools.get(&spec.name).is_some_and(|t| t.mutates(&empty));
+            atto_policy::gate::offered(mode, &spec.name, writes)
+        })
+        .collect()
 }

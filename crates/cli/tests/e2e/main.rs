@@ -14,6 +14,7 @@ mod demo;
 mod exec_wire;
 mod faults;
 mod goals;
+mod new_user;
 mod plan_headless;
 mod plan_mode;
 mod plan_resume;

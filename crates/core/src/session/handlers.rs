@@ -30,6 +30,9 @@ impl Session {
     /// (codewhale's yolo) applies too, and leaving such a mode restores the permission the
     /// session started with.
     pub(super) fn set_mode(&mut self, mode: AgentMode, permission: Option<PermissionMode>) {
+        if mode != self.mode {
+            self.tool_specs = super::mode_specs(&self.options.tools, mode);
+        }
         self.mode = mode;
         let setting = match permission {
             Some(PermissionMode::Yolo) => {

@@ -112,6 +112,20 @@ pub fn mode_action(mode: AgentMode, call: &ModeFacts<'_>) -> ModeAction {
     }
 }
 
+/// Whether the model is offered `tool` at all in `mode` (`writes`: the tool can change
+/// files or state). Review hides every tool that writes or runs commands; debug hides
+/// the ones that write files but keeps commands for its test runs; build and plan offer
+/// everything (plan mode queues what writes). What is offered is only what the model
+/// sees: [`mode_action`] still judges every call.
+pub fn offered(mode: AgentMode, tool: &str, writes: bool) -> bool {
+    let execute = EXECUTE_TOOLS.contains(&tool);
+    match mode {
+        AgentMode::Build | AgentMode::Plan => true,
+        AgentMode::Review => !writes && !execute,
+        AgentMode::Debug => execute || !writes,
+    }
+}
+
 /// The seeds' DEBUG whitelist, as shown to the model.
 pub const TEST_WHITELIST: &str = "pytest, python -m pytest, npm test, npx jest, cargo test, go test, \
                                   make test, mypy, ruff check, tsc --noEmit, eslint";

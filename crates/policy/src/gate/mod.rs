@@ -15,7 +15,8 @@ use atto_protocol::{DangerLevel, PermissionMode};
 use crate::bash::{BashRisk, Verdict};
 
 pub use agent::{
-    ModeAction, ModeFacts, TEST_WHITELIST, is_write_tool_name, mode_action, parse_agent_mode,
+    ModeAction, ModeFacts, TEST_WHITELIST, is_write_tool_name, mode_action, offered,
+    parse_agent_mode,
 };
 pub use matrix::{Action, bash_action, level_action};
 pub use mode::{PermissionSetting, parse_permission, stricter};

@@ -1,0 +1,62 @@
+//! What a new user tripped over, each pinned: the tools a mode offers, modes that survive
+//! a resume, ids whose short form is unique, `/undo` that stays in its session.
+
+use atto_testkit::{Reply, Script};
+
+use crate::common::{Env, stderr};
+
+/// The tool names atto offered in request `n`.
+fn offered(env: &Env, n: usize) -> Vec<String> {
+    env.requests()[n].body["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .map(|t| t["function"]["name"].as_str().unwrap_or("").to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn review_and_debug_modes_offer_only_the_tools_they_allow() {
+    for (mode, must, must_not) in [
+        (
+            "review",
+            &["read_file", "grep"][..],
+            &["write_file", "edit_file", "bash"][..],
+        ),
+        (
+            "debug",
+            &["read_file", "bash"][..],
+            &["write_file", "delete_file"][..],
+        ),
+        ("plan", &["write_file", "bash"][..], &[][..]),
+    ] {
+        let mut env = Env::new();
+        env.serve(Script {
+            replies: vec![Reply::text("ok")],
+            ..Script::default()
+        });
+        let out = env
+            .atto()
+            .args(["exec", "--mode", mode])
+            .args(["--base-url", &env.base("chat"), "--model", "m", "look"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let tools = offered(&env, 0);
+        for name in must {
+            assert!(
+                tools.iter().any(|t| t == name),
+                "{mode}: {name} missing: {tools:?}"
+            );
+        }
+        for name in must_not {
+            assert!(
+                !tools.iter().any(|t| t == name),
+                "{mode}: {name} offered: {tools:?}"
+            );
+        }
+    }
+}
