@@ -44,7 +44,17 @@ pub fn setting(
     {
         let tighter =
             parse_permission(text).map_err(|e| SetupError(format!("in .atto/config.toml: {e}")))?;
-        setting.mode = stricter(setting.mode, tighter.mode);
+        let mode = stricter(setting.mode, tighter.mode);
+        if mode != tighter.mode {
+            // Said once, at start: a project cannot widen what atto does.
+            eprintln!(
+                "atto: warning: .atto/config.toml asks for {text:?}, which is looser than this \
+                 session's {}; a project config may only tighten permissions, so it was \
+                 ignored",
+                atto_policy::gate::permission_name(setting.mode)
+            );
+        }
+        setting.mode = mode;
         setting.deny_asks |= tighter.deny_asks;
     }
     Ok(setting)

@@ -204,7 +204,7 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
                     self.progress,
                     "mode: {} (permission: {})",
                     mode.label(),
-                    permission_name(*permission)
+                    atto_policy::gate::permission_name(*permission)
                 )?;
             }
             Event::ChangeQueued { change } => {
@@ -346,15 +346,6 @@ fn line_per_row(rows: impl Iterator<Item = String>) -> String {
         out.push('\n');
     }
     out
-}
-
-fn permission_name(mode: atto_protocol::PermissionMode) -> &'static str {
-    match mode {
-        atto_protocol::PermissionMode::Strict => "strict",
-        atto_protocol::PermissionMode::Interactive => "interactive",
-        atto_protocol::PermissionMode::AutoSafe => "auto-safe",
-        atto_protocol::PermissionMode::Yolo => "yolo",
-    }
 }
 
 /// `/show-plan`: every change in order with tool, target, reason, status and its preview.

@@ -72,7 +72,7 @@ impl Audit {
             decision: decision.to_owned(),
             outcome: Some(outcome.to_owned()),
             decided_by: decided_by.to_owned(),
-            mode: Some(mode_name(self.mode).to_owned()),
+            mode: Some(atto_policy::gate::permission_name(self.mode).to_owned()),
         };
         if let Err(err) = store.audit(entry).await {
             self.store_failed("write the audit log", &err);
@@ -145,15 +145,5 @@ impl Audit {
             .await
             .map(|_| ())
             .map_err(|e| format!("could not revoke the grant: {e}"))
-    }
-}
-
-/// The config spelling of a permission mode.
-pub(crate) fn mode_name(mode: PermissionMode) -> &'static str {
-    match mode {
-        PermissionMode::Strict => "strict",
-        PermissionMode::Interactive => "interactive",
-        PermissionMode::AutoSafe => "auto-safe",
-        PermissionMode::Yolo => "yolo",
     }
 }

@@ -60,3 +60,33 @@ fn review_and_debug_modes_offer_only_the_tools_they_allow() {
         }
     }
 }
+
+#[test]
+fn a_project_config_that_loosens_permissions_is_named_once() {
+    let mut env = Env::new();
+    env.write(".atto/config.toml", "permission_mode = \"yolo\"\n");
+    env.serve(Script {
+        replies: vec![Reply::text("ok")],
+        ..Script::default()
+    });
+    let out = env
+        .atto()
+        .args([
+            "exec",
+            "--base-url",
+            &env.base("chat"),
+            "--model",
+            "m",
+            "hi",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert_eq!(
+        err.matches("may only tighten permissions").count(),
+        1,
+        "{err}"
+    );
+    assert!(err.contains("\"yolo\""), "{err}");
+}

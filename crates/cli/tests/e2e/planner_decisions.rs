@@ -123,3 +123,26 @@ fn ctrl_c_at_a_decision_stops_the_plan_and_the_session_goes_on() {
     assert_eq!(done.len(), 1, "{err}");
     assert_eq!(done[0]["text"], "hi");
 }
+
+#[test]
+fn a_waiting_step_plan_is_rejected_whole_and_a_step_number_is_refused() {
+    let mut env = Env::new();
+    env.serve(Script::new(vec![plan_reply(&plan_with_decision())]));
+    let out = run(
+        &env,
+        "/auto \"write the config\"\n/reject 2\n/reject not now\n",
+    );
+    let ev = events(&out);
+    let err = stderr(&out);
+    let errors = of_type(&ev, "error");
+    assert!(
+        errors.iter().any(|e| e["message"]
+            .as_str()
+            .unwrap()
+            .contains("a step plan is rejected whole")),
+        "{errors:?}"
+    );
+    let rejected = of_type(&ev, "plan_rejected");
+    assert_eq!(rejected.len(), 1, "{err}");
+    assert_eq!(env.requests().len(), 1, "only the planning request");
+}

@@ -3,7 +3,7 @@
 //! shuts it down or goes away. Turns, plan runs and the answers themselves live in the
 //! sibling modules; this one only dispatches.
 
-use atto_protocol::{Event, Op};
+use atto_protocol::{Event, Op, PlanSelection};
 use tokio::sync::mpsc;
 
 use super::Session;
@@ -30,155 +30,193 @@ impl Session {
         });
         let mut inbox = drive::Inbox::new(ops);
         while let Some(op) = inbox.next().await {
-            match op {
-                Op::UserInput { text } => {
-                    if self.planner.waiting.is_some() {
-                        self.refine_plan(text, &mut inbox).await;
-                        if inbox.gone {
-                            break;
-                        }
-                        continue;
-                    }
-                    if self.should_plan(&text) {
-                        let drafted = self.generate_plan(text.clone(), &mut inbox).await;
-                        if inbox.gone {
-                            break;
-                        }
-                        // Failed: the prompt runs as a plain turn instead.
-                        if drafted != planning::Drafted::Failed {
-                            continue;
-                        }
-                    }
-                    let result = self.drive_turn(text, &mut inbox).await;
-                    let turn = self.turns;
-                    self.charge_turn_time(&result).await;
-                    self.emit(Event::TurnCompleted { turn, result });
-                    if inbox.gone {
-                        break;
-                    }
-                }
-                Op::AutoPlan { task } => {
-                    self.generate_plan(task, &mut inbox).await;
-                    if inbox.gone {
-                        break;
-                    }
-                }
-                Op::PlanDecision { number, .. } => self.emit(Event::Error {
-                    message: format!(
-                        "no plan step is waiting for a decision (step {number}); nothing was changed"
-                    ),
-                }),
-                Op::PlannerSettings {
-                    auto_rollback_on_failure,
-                    detect,
-                    threshold,
-                    parallel,
-                } => self.planner_settings(planning::SettingsChange {
-                    auto_rollback: auto_rollback_on_failure,
-                    detect,
-                    threshold,
-                    parallel,
-                }),
-                Op::Fork { label } => {
-                    // The parent's files as the conversation leaves it, for a later switch.
-                    let leaving = self.thread_name();
-                    self.keeper.leaving_thread(self.turns, &leaving).await;
-                    let threads = self.threads();
-                    let forked = threads
-                        .fork(&self.recorder.thread, self.history.len(), label)
-                        .await;
-                    match forked {
-                        Ok(thread) => {
-                            let len = self.history.len();
-                            self.recorder.set_thread(thread.id.clone(), len);
-                            self.emit(Event::ThreadSwitched { thread });
-                        }
-                        Err(message) => self.emit(Event::Error { message }),
-                    }
-                }
-                Op::ListThreads => {
-                    let threads = self.threads();
-                    match threads.list(&self.recorder.thread).await {
-                        Ok(threads) => self.emit(Event::ThreadList { threads }),
-                        Err(message) => self.emit(Event::Error { message }),
-                    }
-                }
-                Op::SwitchThread { id } => {
-                    let leaving = self.thread_name();
-                    let threads = self.threads();
-                    let switched = threads.switch(&id).await;
-                    if self.enter_thread(switched) {
-                        self.offer_files(&leaving, false).await;
-                    }
-                }
-                Op::Rollback => {
-                    let leaving = self.thread_name();
-                    let threads = self.threads();
-                    let switched = threads.rollback(&self.recorder.thread).await;
-                    if self.enter_thread(switched) {
-                        self.offer_files(&leaving, true).await;
-                    }
-                }
-                Op::SetMode { mode, permission } => self.set_mode(mode, permission),
-                Op::SetEffort { effort } => self.set_effort(effort),
-                Op::ShowPlan if self.planner.waiting.is_some() => self.show_task_plan(),
-                Op::ApprovePlan { selection } if self.planner.waiting.is_some() => {
-                    self.run_plan(selection, &mut inbox).await;
-                    if inbox.gone {
-                        break;
-                    }
-                }
-                Op::RejectPlan { reason, .. } if self.planner.waiting.is_some() => {
-                    self.reject_task_plan(reason).await;
-                }
-                Op::ShowPlan => {
-                    let previews = self.plan.previews();
-                    self.emit(Event::Plan {
-                        plan: self.plan.plan().cloned(),
-                        previews,
-                    });
-                }
-                Op::ApprovePlan { selection } => self.decide_plan(selection, None, true).await,
-                Op::RejectPlan { selection, reason } => {
-                    self.decide_plan(selection, reason, false).await;
-                }
-                Op::Goal { command } => self.goal(command).await,
-                Op::ListCheckpoints { limit } => {
-                    match self.keeper.list(limit.unwrap_or(DEFAULT_LIST)).await {
-                        Ok(checkpoints) => self.emit(Event::CheckpointList { checkpoints }),
-                        Err(message) => self.emit(Event::Error { message }),
-                    }
-                }
-                Op::RestoreCheckpoint { id } => {
-                    let restored = self.keeper.restore(id).await;
-                    self.restored(id, restored);
-                }
-                Op::Undo => match self.keeper.undo().await {
-                    Ok((turn, report)) => {
-                        self.emit(Event::Notice {
-                            message: format!("undid the file changes of turn {turn}"),
-                        });
-                        self.restored(0, Ok(report));
-                    }
-                    Err(message) => self.emit(Event::Error { message }),
-                },
-                Op::SetTrust { on } => {
-                    self.trust = on;
-                    self.emit(Event::TrustChanged { on });
-                }
-                Op::ListGrants => {
-                    let grants = self.gate.list().await;
-                    self.emit(Event::GrantList { grants });
-                }
-                Op::RevokeGrant { number } => match self.gate.revoke(number).await {
-                    Ok(message) => self.emit(Event::Notice { message }),
-                    Err(message) => self.emit(Event::Error { message }),
-                },
-                // Nothing is running: nothing to interrupt, no question open.
-                Op::Interrupt | Op::Approval { .. } => {}
-                Op::Shutdown => break,
+            if matches!(op, Op::Shutdown) {
+                break;
+            }
+            self.answer(op, &mut inbox).await;
+            if inbox.gone {
+                break;
             }
         }
         self.emit(Event::SessionEnded);
+    }
+
+    /// Answers one op, by family.
+    async fn answer(&mut self, op: Op, inbox: &mut drive::Inbox) {
+        match op {
+            Op::UserInput { text } => self.user_input(text, inbox).await,
+            Op::AutoPlan { task } => {
+                self.generate_plan(task, inbox).await;
+            }
+            Op::PlanDecision { number, .. } => self.emit(Event::Error {
+                message: format!(
+                    "no plan step is waiting for a decision (step {number}); nothing was changed"
+                ),
+            }),
+            Op::PlannerSettings {
+                auto_rollback_on_failure,
+                detect,
+                threshold,
+                parallel,
+            } => self.planner_settings(planning::SettingsChange {
+                auto_rollback: auto_rollback_on_failure,
+                detect,
+                threshold,
+                parallel,
+            }),
+            op @ (Op::Fork { .. } | Op::ListThreads | Op::SwitchThread { .. } | Op::Rollback) => {
+                self.thread_op(op).await;
+            }
+            Op::SetMode { mode, permission } => self.set_mode(mode, permission),
+            Op::SetEffort { effort } => self.set_effort(effort),
+            op @ (Op::ShowPlan | Op::ApprovePlan { .. } | Op::RejectPlan { .. }) => {
+                self.plan_op(op, inbox).await;
+            }
+            Op::Goal { command } => self.goal(command).await,
+            op @ (Op::ListCheckpoints { .. } | Op::RestoreCheckpoint { .. } | Op::Undo) => {
+                self.checkpoint_op(op).await;
+            }
+            Op::SetTrust { on } => {
+                self.trust = on;
+                self.emit(Event::TrustChanged { on });
+            }
+            Op::ListGrants => {
+                let grants = self.gate.list().await;
+                self.emit(Event::GrantList { grants });
+            }
+            Op::RevokeGrant { number } => match self.gate.revoke(number).await {
+                Ok(message) => self.emit(Event::Notice { message }),
+                Err(message) => self.emit(Event::Error { message }),
+            },
+            // Nothing is running: nothing to interrupt, no question open. Shutdown is the
+            // caller's.
+            Op::Interrupt | Op::Approval { .. } | Op::Shutdown => {}
+        }
+    }
+
+    /// A prompt: a refinement while a step plan waits, a plan first when detection says
+    /// so, else a turn.
+    async fn user_input(&mut self, text: String, inbox: &mut drive::Inbox) {
+        if self.planner.waiting.is_some() {
+            self.refine_plan(text, inbox).await;
+            return;
+        }
+        if self.should_plan(&text) {
+            let drafted = self.generate_plan(text.clone(), inbox).await;
+            // Failed: the prompt runs as a plain turn instead.
+            if inbox.gone || drafted != planning::Drafted::Failed {
+                return;
+            }
+        }
+        let result = self.drive_turn(text, inbox).await;
+        let turn = self.turns;
+        self.charge_turn_time(&result).await;
+        self.emit(Event::TurnCompleted { turn, result });
+    }
+
+    /// `/fork`, `/threads`, `/switch`, `/rollback`.
+    async fn thread_op(&mut self, op: Op) {
+        match op {
+            Op::Fork { label } => {
+                // The parent's files as the conversation leaves it, for a later switch.
+                let leaving = self.thread_name();
+                self.keeper.leaving_thread(self.turns, &leaving).await;
+                let threads = self.threads();
+                let forked = threads
+                    .fork(&self.recorder.thread, self.history.len(), label)
+                    .await;
+                match forked {
+                    Ok(thread) => {
+                        let len = self.history.len();
+                        self.recorder.set_thread(thread.id.clone(), len);
+                        self.emit(Event::ThreadSwitched { thread });
+                    }
+                    Err(message) => self.emit(Event::Error { message }),
+                }
+            }
+            Op::ListThreads => {
+                let threads = self.threads();
+                match threads.list(&self.recorder.thread).await {
+                    Ok(threads) => self.emit(Event::ThreadList { threads }),
+                    Err(message) => self.emit(Event::Error { message }),
+                }
+            }
+            Op::SwitchThread { id } => {
+                let leaving = self.thread_name();
+                let threads = self.threads();
+                let switched = threads.switch(&id).await;
+                if self.enter_thread(switched) {
+                    self.offer_files(&leaving, false).await;
+                }
+            }
+            Op::Rollback => {
+                let leaving = self.thread_name();
+                let threads = self.threads();
+                let switched = threads.rollback(&self.recorder.thread).await;
+                if self.enter_thread(switched) {
+                    self.offer_files(&leaving, true).await;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// `/show-plan`, `/approve`, `/reject`: on the step plan while one waits, else on plan
+    /// mode's proposed changes.
+    async fn plan_op(&mut self, op: Op, inbox: &mut drive::Inbox) {
+        let step_plan = self.planner.waiting.is_some();
+        match op {
+            Op::ShowPlan if step_plan => self.show_task_plan(),
+            Op::ApprovePlan { selection } if step_plan => self.run_plan(selection, inbox).await,
+            Op::RejectPlan {
+                selection: PlanSelection::All,
+                reason,
+            } if step_plan => self.reject_task_plan(reason).await,
+            // A step plan is approved or rejected whole; single steps are edited in words.
+            Op::RejectPlan { .. } if step_plan => self.emit(Event::Error {
+                message: "a step plan is rejected whole: /reject [reason] rejects it; to drop \
+                          one step, type \"remove step N\" (or \"skip step N\"). Nothing was \
+                          changed."
+                    .to_owned(),
+            }),
+            Op::ShowPlan => {
+                let previews = self.plan.previews();
+                self.emit(Event::Plan {
+                    plan: self.plan.plan().cloned(),
+                    previews,
+                });
+            }
+            Op::ApprovePlan { selection } => self.decide_plan(selection, None, true).await,
+            Op::RejectPlan { selection, reason } => {
+                self.decide_plan(selection, reason, false).await;
+            }
+            _ => {}
+        }
+    }
+
+    /// `/restore list`, `/restore N`, `/undo`.
+    async fn checkpoint_op(&mut self, op: Op) {
+        match op {
+            Op::ListCheckpoints { limit } => {
+                match self.keeper.list(limit.unwrap_or(DEFAULT_LIST)).await {
+                    Ok(checkpoints) => self.emit(Event::CheckpointList { checkpoints }),
+                    Err(message) => self.emit(Event::Error { message }),
+                }
+            }
+            Op::RestoreCheckpoint { id } => {
+                let restored = self.keeper.restore(id).await;
+                self.restored(id, restored);
+            }
+            Op::Undo => match self.keeper.undo().await {
+                Ok((turn, report)) => {
+                    self.emit(Event::Notice {
+                        message: format!("undid the file changes of turn {turn}"),
+                    });
+                    self.restored(0, Ok(report));
+                }
+                Err(message) => self.emit(Event::Error { message }),
+            },
+            _ => {}
+        }
     }
 }

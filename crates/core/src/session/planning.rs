@@ -553,16 +553,15 @@ impl Session {
 
 /// How a step's turn ended, from the turn's result, the model's report and the budget.
 fn step_end(result: &FinalResult, reported: Option<report::StepReport>, budget: u64) -> StepEnd {
-    let used = result.usage.input_tokens
-        + result.usage.output_tokens
-        + result.usage.cache_read_tokens
-        + result.usage.cache_write_tokens;
+    let used = atto_llm::total_tokens(&result.usage);
     match (result.status, reported) {
         (TurnStatus::Cancelled, _) => StepEnd::Cancelled,
         (_, Some(report)) if report.failed => StepEnd::Failed(report.summary),
+        // The turn's own message names the limit that stopped it: rounds, time, the
+        // step's token budget or its goal's.
         (TurnStatus::LimitReached, _) => StepEnd::Failed(format!(
-            "stopped at its token budget ({used} of {budget} tokens used): {}",
-            result.error.as_deref().unwrap_or("limit reached")
+            "{} ({used} of its {budget}-token budget used)",
+            result.error.as_deref().unwrap_or("stopped at a limit")
         )),
         (TurnStatus::Failed, _) => StepEnd::Failed(
             result
@@ -583,5 +582,50 @@ fn step_end(result: &FinalResult, reported: Option<report::StepReport>, budget: 
                 .unwrap_or("done")
                 .to_owned(),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{StepEnd, step_end};
+    use atto_protocol::{FinalResult, TurnStatus, Usage};
+
+    fn stopped(error: &str) -> FinalResult {
+        FinalResult {
+            status: TurnStatus::LimitReached,
+            rounds: 3,
+            usage: Usage {
+                input_tokens: 900,
+                output_tokens: 100,
+                ..Usage::default()
+            },
+            cost_usd: None,
+            files_changed: Vec::new(),
+            text: String::new(),
+            error: Some(error.to_owned()),
+            failure: None,
+            duration_ms: 1,
+        }
+    }
+
+    #[test]
+    fn a_failed_step_names_the_limit_that_stopped_it() {
+        let rounds = step_end(
+            &stopped("stopped after 3 model calls (the round limit)"),
+            None,
+            50_000,
+        );
+        match rounds {
+            StepEnd::Failed(why) => {
+                assert!(why.contains("round limit"), "{why}");
+                assert!(why.contains("1000 of its 50000-token budget used"), "{why}");
+                assert!(!why.starts_with("stopped at its token budget"), "{why}");
+            }
+            _ => panic!("not a failure"),
+        }
+        let time = step_end(&stopped("stopped at the time limit"), None, 50_000);
+        assert!(
+            matches!(time, StepEnd::Failed(why) if why.starts_with("stopped at the time limit"))
+        );
     }
 }

@@ -19,7 +19,7 @@ pub use agent::{
     parse_agent_mode,
 };
 pub use matrix::{Action, bash_action, level_action};
-pub use mode::{PermissionSetting, parse_permission, stricter};
+pub use mode::{PermissionSetting, parse_permission, permission_name, stricter};
 pub use rule::{Rule, RuleError};
 
 /// A grant as the gate sees it: a parsed rule and what it decides.

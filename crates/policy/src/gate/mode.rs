@@ -20,6 +20,16 @@ impl Default for PermissionSetting {
     }
 }
 
+/// The config spelling of a permission mode (what [`parse_permission`] reads back).
+pub fn permission_name(mode: PermissionMode) -> &'static str {
+    match mode {
+        PermissionMode::Strict => "strict",
+        PermissionMode::Interactive => "interactive",
+        PermissionMode::AutoSafe => "auto-safe",
+        PermissionMode::Yolo => "yolo",
+    }
+}
+
 /// Parses `strict`, `interactive`, `auto-safe`, `yolo`, and codewhale's approval modes
 /// `suggest` (interactive), `auto` (auto-safe) and `never` (interactive, asks denied).
 pub fn parse_permission(text: &str) -> Result<PermissionSetting, String> {
