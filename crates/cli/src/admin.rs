@@ -210,7 +210,7 @@ pub fn fork_session(
 
 /// The database, opened as sessions open it (a damaged one is offered to be moved aside).
 fn open_store() -> Result<Store, Failure> {
-    crate::permissions::open_store().map_err(Failure::usage)
+    crate::permissions::open_store().map_err(|e| Failure::usage(e.to_string()))
 }
 
 /// A saved session (by id, prefix or `latest`) and its current thread's messages as

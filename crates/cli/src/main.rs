@@ -201,7 +201,13 @@ impl Failure {
 
 impl From<SetupError> for Failure {
     fn from(err: SetupError) -> Self {
-        Failure::usage(err.0)
+        Failure {
+            code: match err.1 {
+                setup::Retry::No => ExitCode::Usage,
+                setup::Retry::Later => ExitCode::Retryable,
+            },
+            message: err.0,
+        }
     }
 }
 

@@ -35,15 +35,15 @@ pub fn setting(
             .or_else(|| config.approval_mode.clone())
     };
     let mut setting = match chosen {
-        Some(text) => parse_permission(&text).map_err(SetupError)?,
+        Some(text) => parse_permission(&text).map_err(SetupError::fix)?,
         None => PermissionSetting::default(),
     };
     for text in [&project.permission_mode, &project.approval_mode]
         .into_iter()
         .flatten()
     {
-        let tighter =
-            parse_permission(text).map_err(|e| SetupError(format!("in .atto/config.toml: {e}")))?;
+        let tighter = parse_permission(text)
+            .map_err(|e| SetupError::fix(format!("in .atto/config.toml: {e}")))?;
         let mode = stricter(setting.mode, tighter.mode);
         if mode != tighter.mode {
             // Said once, at start: a project cannot widen what atto does.
@@ -108,7 +108,7 @@ fn add_rules(grants: &mut Vec<Grant>, rules: &RulesConfig, origin: &str) -> Resu
         (&rules.deny, Action::Deny),
     ] {
         for text in list {
-            let rule = Rule::parse(text).map_err(|e| SetupError(format!("{origin}: {e}")))?;
+            let rule = Rule::parse(text).map_err(|e| SetupError::fix(format!("{origin}: {e}")))?;
             grants.push(Grant {
                 id: None,
                 rule,
@@ -120,25 +120,49 @@ fn add_rules(grants: &mut Vec<Grant>, rules: &RulesConfig, origin: &str) -> Resu
     Ok(())
 }
 
+/// Why the database could not be opened.
+pub enum OpenFailure {
+    /// Busy or failing right now (another process holds it past the busy timeout, an I/O
+    /// error): a run must not go on without its records, so it stops (exit 75).
+    Busy(String),
+    /// Missing, unusable or damaged: said, and the session runs without saved sessions,
+    /// grants and the audit log.
+    Unusable(String),
+}
+
+impl std::fmt::Display for OpenFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OpenFailure::Busy(m) | OpenFailure::Unusable(m) => f.write_str(m),
+        }
+    }
+}
+
 /// Opens the database, or says why not: sessions, grants and the audit log are then off
 /// for this run, loudly; nothing is deleted. A damaged database can be moved aside: in a
 /// terminal atto offers it, elsewhere the message says how.
-pub fn open_store() -> Result<Store, String> {
-    let path = atto_store::default_path().map_err(|e| e.to_string())?;
+pub fn open_store() -> Result<Store, OpenFailure> {
+    let unusable = |e: &dyn std::fmt::Display| OpenFailure::Unusable(e.to_string());
+    let path = atto_store::default_path().map_err(|e| unusable(&e))?;
     match Store::open(&path) {
         Ok(store) => Ok(store),
         Err(err @ atto_store::StoreError::Corrupt { .. }) => {
             if offer_move_aside(&err) {
-                let moved = atto_store::move_aside(&path).map_err(|e| e.to_string())?;
+                let moved = atto_store::move_aside(&path).map_err(|e| unusable(&e))?;
                 eprintln!("atto: moved the damaged database to {}", moved.display());
-                Store::open(&path).map_err(|e| e.to_string())
+                Store::open(&path).map_err(|e| unusable(&e))
             } else {
-                Err(format!(
+                Err(OpenFailure::Unusable(format!(
                     "{err} (`atto store move-aside` keeps it under a new name and starts fresh)"
-                ))
+                )))
             }
         }
-        Err(err) => Err(err.to_string()),
+        Err(
+            err @ (atto_store::StoreError::Locked { .. }
+            | atto_store::StoreError::Io { .. }
+            | atto_store::StoreError::DiskFull { .. }),
+        ) => Err(OpenFailure::Busy(err.to_string())),
+        Err(err) => Err(unusable(&err)),
     }
 }
 

@@ -14,10 +14,27 @@ use crate::GlobalArgs;
 use crate::config::{Config, ProjectConfig};
 use crate::permissions::{self, PermissionFlags};
 
-/// A setup problem: bad flags, config or environment. Always exit code 2.
+/// A setup problem: bad flags, config or environment (exit code 2), or a shared resource
+/// that is busy right now, such as the database held by another process (exit code 75).
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub struct SetupError(pub String);
+pub struct SetupError(pub String, pub Retry);
+
+/// Whether running again later may succeed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Retry {
+    /// Fix the flags, config or environment first.
+    No,
+    /// Busy or unavailable for now.
+    Later,
+}
+
+impl SetupError {
+    /// A problem to fix before running again.
+    pub fn fix(message: impl Into<String>) -> Self {
+        SetupError(message.into(), Retry::No)
+    }
+}
 
 /// Limits given on the command line, over the config's.
 #[derive(Debug, Default, Clone)]
@@ -30,12 +47,12 @@ pub struct LimitFlags {
 /// holding `.git`, else the current directory. Returned canonical.
 pub fn workspace(flag: Option<&Path>) -> Result<(PathBuf, PathBuf), SetupError> {
     let cwd = std::env::current_dir()
-        .map_err(|e| SetupError(format!("cannot read the current directory: {e}")))?;
+        .map_err(|e| SetupError::fix(format!("cannot read the current directory: {e}")))?;
     let cwd = cwd.canonicalize().unwrap_or(cwd);
     let root = match flag {
-        Some(dir) => dir
-            .canonicalize()
-            .map_err(|e| SetupError(format!("workspace {} is not usable: {e}", dir.display())))?,
+        Some(dir) => dir.canonicalize().map_err(|e| {
+            SetupError::fix(format!("workspace {} is not usable: {e}", dir.display()))
+        })?,
         None => cwd
             .ancestors()
             .find(|dir| dir.join(".git").exists())
@@ -43,7 +60,7 @@ pub fn workspace(flag: Option<&Path>) -> Result<(PathBuf, PathBuf), SetupError> 
             .to_path_buf(),
     };
     if !root.is_dir() {
-        return Err(SetupError(format!(
+        return Err(SetupError::fix(format!(
             "workspace {} is not a directory",
             root.display()
         )));
@@ -60,7 +77,7 @@ pub fn provider(global: &GlobalArgs, config: &Config) -> Result<ResolvedProvider
         wire: global.wire.or(config.wire),
     };
     atto_llm::resolve(&choice, &config.providers, &|name| std::env::var(name).ok())
-        .map_err(|e| SetupError(e.to_string()))
+        .map_err(|e| SetupError::fix(e.to_string()))
 }
 
 /// Everything needed to start a session.
@@ -86,7 +103,7 @@ pub fn start(launch: Launch<'_>) -> Result<(AgentHandle, String), SetupError> {
         ..ClientOptions::default()
     };
     let client =
-        atto_llm::connect(launch.provider, options).map_err(|e| SetupError(e.to_string()))?;
+        atto_llm::connect(launch.provider, options).map_err(|e| SetupError::fix(e.to_string()))?;
     start_with_client(launch, client)
 }
 
@@ -96,11 +113,22 @@ pub fn start_with_client(
     launch: Launch<'_>,
     client: std::sync::Arc<dyn atto_llm::ModelClient>,
 ) -> Result<(AgentHandle, String), SetupError> {
-    let project = ProjectConfig::load(&launch.workspace).map_err(|e| SetupError(e.to_string()))?;
+    let project =
+        ProjectConfig::load(&launch.workspace).map_err(|e| SetupError::fix(e.to_string()))?;
     let permission = permissions::setting(&launch.permissions, launch.config, &project)?;
     let store = match permissions::open_store() {
         Ok(store) => Some(store),
-        Err(err) => {
+        // Failing closed: no call runs without its audit record and grants.
+        Err(permissions::OpenFailure::Busy(err)) => {
+            return Err(SetupError(
+                format!(
+                    "{err} Nothing was run: atto does not act without its audit log. Try again \
+                     in a moment (exit 75: retryable)."
+                ),
+                Retry::Later,
+            ));
+        }
+        Err(permissions::OpenFailure::Unusable(err)) => {
             eprintln!(
                 "atto: warning: {err} — saved sessions, grants and the audit log are off for this run"
             );
@@ -123,7 +151,7 @@ pub fn start_with_client(
         None => (uuid::Uuid::now_v7().to_string(), None),
         Some(which) => {
             let Some(store) = store.as_ref() else {
-                return Err(SetupError(
+                return Err(SetupError::fix(
                     "cannot resume: the session database is not available (see the warning \
                      above)"
                         .to_owned(),
@@ -230,20 +258,20 @@ fn saved_history(
     let here = workspace.display().to_string();
     let row = store
         .find_session_blocking(&here, which)
-        .map_err(|e| SetupError(e.to_string()))?;
+        .map_err(|e| SetupError::fix(e.to_string()))?;
     if row.workspace != here {
-        return Err(SetupError(format!(
+        return Err(SetupError::fix(format!(
             "session {} belongs to {}; run atto there to resume it",
             row.id, row.workspace
         )));
     }
     let bodies = store
         .thread_history_blocking(&row.current_thread)
-        .map_err(|e| SetupError(e.to_string()))?;
+        .map_err(|e| SetupError::fix(e.to_string()))?;
     let mut history = Vec::with_capacity(bodies.len());
     for (n, body) in bodies.iter().enumerate() {
         let message = serde_json::from_str(body).map_err(|e| {
-            SetupError(format!(
+            SetupError::fix(format!(
                 "message {} of session {} cannot be read ({e}); the session was not resumed",
                 n + 1,
                 row.id

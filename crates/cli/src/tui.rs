@@ -119,7 +119,7 @@ pub fn start(
 /// This workspace's saved sessions, newest first, as the picker lists them.
 fn session_choices(workspace: &std::path::Path) -> Result<Vec<SessionChoice>, Failure> {
     let store = permissions::open_store().map_err(|e| {
-        Failure::from(SetupError(format!(
+        Failure::from(SetupError::fix(format!(
             "cannot list saved sessions: {e}; give a session id to -r instead"
         )))
     })?;

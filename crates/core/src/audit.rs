@@ -1,6 +1,8 @@
 //! The audit trail of policy decisions and the durable side of grants, written through
-//! the store. Every decision is recorded before the call it allows runs. A store that
-//! fails is reported (once per problem) and never stops the session.
+//! the store. Every decision is recorded before the call it allows runs. A decision that
+//! could not be recorded fails closed: [`Audit::failure`] says why, the gate refuses the
+//! call and the turn stops (retryable). Other store failures (a grant's use count, a
+//! saved grant) are reported once and do not stop the session.
 
 use atto_policy::gate::Decision;
 use atto_protocol::{Event, GrantScope, PermissionMode};
@@ -14,6 +16,8 @@ pub(crate) struct Audit {
     pub mode: PermissionMode,
     pub events: mpsc::UnboundedSender<Event>,
     warned: bool,
+    /// Why the last decision could not be recorded, once one could not.
+    failure: Option<String>,
 }
 
 impl Audit {
@@ -31,7 +35,13 @@ impl Audit {
             mode,
             events,
             warned: false,
+            failure: None,
         }
+    }
+
+    /// Why decisions can no longer be recorded, if they cannot: nothing may run then.
+    pub(crate) fn failure(&self) -> Option<&str> {
+        self.failure.as_deref()
     }
 
     pub(crate) fn warn(&self, message: String) {
@@ -76,6 +86,7 @@ impl Audit {
         };
         if let Err(err) = store.audit(entry).await {
             self.store_failed("write the audit log", &err);
+            self.failure = Some(err.to_string());
         }
     }
 

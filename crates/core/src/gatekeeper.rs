@@ -133,6 +133,7 @@ impl Gatekeeper {
                 self.audit
                     .record(&call.name, &target, &decision, "auto")
                     .await;
+                self.recorded()?;
                 Ok(Cleared::AsSent)
             }
             Action::Deny => {
@@ -148,8 +149,25 @@ impl Gatekeeper {
                 let answer = self
                     .ask(call, &facts, &decision, Sandboxing::Kept, emit, cancel)
                     .await?;
-                self.answered(call, args, &facts, decision, answer).await
+                let cleared = self.answered(call, args, &facts, decision, answer).await?;
+                self.recorded()?;
+                Ok(cleared)
             }
+        }
+    }
+
+    /// Fails closed when the decision just made could not be written to the audit log:
+    /// nothing runs without its record.
+    fn recorded(&self) -> Result<(), Refusal> {
+        match self.audit.failure() {
+            None => Ok(()),
+            Some(why) => Err(Refusal {
+                status: ToolCallStatus::Error,
+                message: format!(
+                    "this call was not run: its approval could not be written to the audit log \
+                     ({why}). atto stops rather than act without a record."
+                ),
+            }),
         }
     }
 
@@ -180,7 +198,7 @@ impl Gatekeeper {
         self.audit
             .record(&call.name, &subject, &decision, "approved edited")
             .await;
-        Ok(())
+        self.recorded()
     }
 
     /// For a call plan mode is about to queue: the refusal if policy would deny it
@@ -238,7 +256,7 @@ impl Gatekeeper {
                 "approved (plan)",
             )
             .await;
-        Ok(())
+        self.recorded()
     }
 
     /// Records what the agent mode did with a call (queued it, or refused it).
@@ -446,7 +464,7 @@ impl Gatekeeper {
             self.audit
                 .record(&call.name, command, &decision, "allowed unsandboxed")
                 .await;
-            return Ok(());
+            return self.recorded();
         }
         let facts = Facts {
             tool: call.name.clone(),
@@ -492,7 +510,7 @@ impl Gatekeeper {
         self.audit
             .record(&call.name, command, &decision, outcome)
             .await;
-        result
+        result.and_then(|()| self.recorded())
     }
 
     async fn save_grant(&mut self, rule: Rule, scope: GrantScope) {

@@ -1,6 +1,7 @@
 //! Committing a session's messages to the store in order, each before anything that
 //! reports it as done — so a killed process loses at most the reply being streamed.
-//! A store that fails is reported once; the session goes on in memory.
+//! A store that fails is reported once and [`Recorder::failure`] says why: the turn
+//! stops there (retryable) rather than run on with a history nobody can resume.
 
 use atto_protocol::{Event, Message};
 use atto_store::Store;
@@ -13,6 +14,8 @@ pub(crate) struct Recorder {
     /// `seq` of the next message.
     next_seq: i64,
     warned: bool,
+    /// Why a message could not be committed, once one could not.
+    failure: Option<String>,
     events: mpsc::UnboundedSender<Event>,
 }
 
@@ -28,8 +31,14 @@ impl Recorder {
             thread,
             next_seq: i64::try_from(messages_so_far).unwrap_or(i64::MAX - 1) + 1,
             warned: false,
+            failure: None,
             events,
         }
+    }
+
+    /// Why the history could not be saved, if it could not.
+    pub(crate) fn failure(&self) -> Option<&str> {
+        self.failure.as_deref()
     }
 
     /// Appends to `thread` from now on, after `messages_so_far` messages of its history.
@@ -64,6 +73,7 @@ impl Recorder {
     /// Reports (once) that history is not being saved, and stops trying.
     pub(crate) fn failed(&mut self, err: &str) {
         self.store = None;
+        self.failure.get_or_insert_with(|| err.to_owned());
         if !self.warned {
             self.warned = true;
             let _ = self.events.send(Event::Warning {

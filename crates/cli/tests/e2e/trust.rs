@@ -461,3 +461,54 @@ fn the_line_session_cleans_model_text_and_shows_hidden_parts_of_a_command() {
         .collect();
     assert!(prompts.iter().all(|p| !p.contains("maybe")), "{prompts:?}");
 }
+
+#[test]
+fn a_write_does_not_run_while_the_database_cannot_record_it() {
+    let mut env = Env::new();
+    env.serve(script(vec![
+        calls(vec![call(
+            "write_file",
+            json!({"path": "a.txt", "content": "x"}),
+        )]),
+        Reply::text("done"),
+    ]));
+    // Create the database, then hold it with an exclusive lock from another process.
+    let made = env.atto().arg("sessions").output().unwrap();
+    assert!(made.status.success(), "{}", stderr(&made));
+    let db = env.dir.path().join("home/atto-data/atto.db");
+    assert!(db.exists());
+    let mut holder = std::process::Command::new("python3")
+        .args([
+            "-c",
+            "import sqlite3,sys,time\n\
+             c=sqlite3.connect(sys.argv[1], isolation_level=None)\n\
+             c.execute('BEGIN EXCLUSIVE')\n\
+             print('locked', flush=True)\n\
+             time.sleep(60)",
+        ])
+        .arg(&db)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut ready = String::new();
+    BufReader::new(holder.stdout.as_mut().unwrap())
+        .read_line(&mut ready)
+        .unwrap();
+    assert_eq!(ready.trim(), "locked");
+    let out = env
+        .atto()
+        .args(["exec", "--permission", "auto-safe"])
+        .args(["--base-url", &env.base("chat"), "--model", "m", "write it"])
+        .output()
+        .unwrap();
+    let _ = holder.kill();
+    let _ = holder.wait();
+    assert_eq!(out.status.code(), Some(75), "{}", stderr(&out));
+    assert!(
+        !env.repo().join("a.txt").exists(),
+        "the write ran unrecorded"
+    );
+    let err = stderr(&out);
+    eprintln!("{err}");
+    assert!(err.contains("audit log"), "{err}");
+}

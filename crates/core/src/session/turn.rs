@@ -61,6 +61,9 @@ impl Session {
             GoalRoom::Unbounded | GoalRoom::Room(_)
         );
         loop {
+            if let Some(stopped) = self.store_failed(&mut turn) {
+                return stopped;
+            }
             if let Some(status) = limit_hit(&self.options.limits, &turn) {
                 return turn.finish(status, Some(status_message(&self.options.limits, &turn)));
             }
@@ -190,6 +193,26 @@ impl Session {
                 return turn.finish(TurnStatus::Cancelled, None);
             }
         }
+    }
+
+    /// Stops the turn when the database could not record its history or a decision:
+    /// atto fails closed rather than act without its records (retryable).
+    fn store_failed(&self, turn: &mut TurnState) -> Option<FinalResult> {
+        let why = self
+            .gate
+            .audit
+            .failure()
+            .or_else(|| self.recorder.failure())?;
+        let message = format!(
+            "stopped: the session database could not record this session ({why}), and atto \
+             does not act without its history and audit log. Nothing more was run; try again \
+             when the database is available."
+        );
+        self.emit(Event::Error {
+            message: message.clone(),
+        });
+        turn.failure = Some(atto_protocol::FailureKind::Transient);
+        Some(turn.finish(TurnStatus::Failed, Some(message)))
     }
 }
 
