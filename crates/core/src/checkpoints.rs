@@ -1,7 +1,9 @@
 //! The engine's side of file checkpoints: when to snapshot (before each mutating call; the
-//! first one of a turn marks the turn's boundary), running the side repository's git work
-//! off the async runtime, and turning failures into warnings — a snapshot that fails never
-//! breaks the turn. What a snapshot is and how restoring works belong to `atto-checkpoint`.
+//! first one of a turn marks the turn's boundary) and running the side repository's git
+//! work off the async runtime. A snapshot that fails before a call is that call's problem
+//! ([`Keeper::before_call`] says why; the orchestrator refuses or asks); checkpoints
+//! switched off as a whole (too large, no git) are said once, loudly. What a snapshot is
+//! and how restoring works belong to `atto-checkpoint`.
 
 use std::sync::Arc;
 
@@ -51,8 +53,15 @@ impl Keeper {
     }
 
     /// Records the workspace before a mutating call of `turn`. The first of a turn is the
-    /// turn's boundary: the state the turn started from, which `/undo` returns to.
-    pub(crate) async fn before_call(&mut self, turn: u32, tool: &str, target: &str) {
+    /// turn's boundary: the state the turn started from, which `/undo` returns to. `Err`
+    /// says why no checkpoint could be taken (not when checkpoints are off as a whole:
+    /// that was said once at the start).
+    pub(crate) async fn before_call(
+        &mut self,
+        turn: u32,
+        tool: &str,
+        target: &str,
+    ) -> Result<(), String> {
         let first = self.last_turn != Some(turn);
         let note = if first {
             format!("start of turn {turn}, before {tool} {target}")
@@ -64,7 +73,10 @@ impl Keeper {
             tool: Some(tool.to_owned()),
             note,
         };
-        let taken = self.take(label).await;
+        let taken = match self.try_take(label).await {
+            Ok(taken) => taken,
+            Err(why) => return Err(why),
+        };
         if let Some(watched) = &mut self.watched {
             watched.calls += 1;
             if watched.first.is_none() {
@@ -77,6 +89,7 @@ impl Keeper {
                 self.changed_turns.push(turn);
             }
         }
+        Ok(())
     }
 
     /// Starts counting mutating calls and remembering the snapshot before the first one:
@@ -168,38 +181,41 @@ impl Keeper {
         list.iter().find(|s| s.note == note).map(|s| s.id)
     }
 
+    /// A snapshot where failing is not a call's problem (plan steps, thread switches):
+    /// a failure is a warning.
     async fn take(&mut self, label: SnapshotLabel) -> Option<Snapshot> {
-        if self.off {
-            return None;
-        }
-        let inner = Arc::clone(self.inner.as_ref()?);
-        let result = tokio::task::spawn_blocking(move || inner.snapshot_quick(&label)).await;
-        match result {
-            Ok(Ok(snapshot)) => Some(snapshot),
-            Ok(Err(err)) => {
-                self.failed(&err);
-                None
-            }
-            Err(join) => {
-                self.warn(format!(
-                    "checkpoint failed (internal error: {join}); the call runs without one"
-                ));
+        match self.try_take(label).await {
+            Ok(taken) => taken,
+            Err(why) => {
+                self.warn(format!("no checkpoint was taken: {why}"));
                 None
             }
         }
     }
 
-    fn failed(&mut self, err: &CheckpointError) {
-        if matches!(
-            err,
-            CheckpointError::Disabled { .. } | CheckpointError::GitMissing { .. }
-        ) {
-            self.off = true;
-            self.warn(format!(
-                "{err}. File changes in this session cannot be undone with /restore or /undo."
-            ));
-        } else {
-            self.warn(format!("no checkpoint was taken before this call: {err}"));
+    /// `Ok(None)`: checkpoints are off for this session (said once). `Err`: this snapshot
+    /// failed, and why.
+    async fn try_take(&mut self, label: SnapshotLabel) -> Result<Option<Snapshot>, String> {
+        if self.off {
+            return Ok(None);
+        }
+        let Some(inner) = self.inner.as_ref().map(Arc::clone) else {
+            return Ok(None);
+        };
+        let result = tokio::task::spawn_blocking(move || inner.snapshot_quick(&label)).await;
+        match result {
+            Ok(Ok(snapshot)) => Ok(Some(snapshot)),
+            Ok(Err(
+                err @ (CheckpointError::Disabled { .. } | CheckpointError::GitMissing { .. }),
+            )) => {
+                self.off = true;
+                self.warn(format!(
+                    "{err}. File changes in this session cannot be undone with /restore or /undo."
+                ));
+                Ok(None)
+            }
+            Ok(Err(err)) => Err(err.to_string()),
+            Err(join) => Err(format!("internal error: {join}")),
         }
     }
 

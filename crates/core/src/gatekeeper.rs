@@ -513,6 +513,75 @@ impl Gatekeeper {
         result.and_then(|()| self.recorded())
     }
 
+    /// A mutating call whose checkpoint could not be taken (`why`): in the auto modes it
+    /// does not run; in interactive and strict modes the user decides, once, knowing
+    /// `/undo` cannot reverse it. Never silently run without one.
+    pub(crate) async fn confirm_without_checkpoint(
+        &mut self,
+        call: &ToolCall,
+        args: &Value,
+        why: &str,
+        emit: &(dyn Fn(Event) + Send + Sync),
+        cancel: &CancellationToken,
+    ) -> Result<(), Refusal> {
+        let subject = subject(
+            &call.name,
+            args,
+            args.get("command").and_then(Value::as_str),
+        );
+        let decision = Decision {
+            action: Action::Ask,
+            decided_by: "no checkpoint could be taken before this call".to_owned(),
+            grant_id: None,
+            grant_index: None,
+            risk: "WARN".to_owned(),
+            reasons: vec![
+                format!("the checkpoint before it failed: {why}"),
+                "running it anyway means /undo and /restore cannot reverse it".to_owned(),
+            ],
+        };
+        let refusal = Refusal {
+            status: ToolCallStatus::Error,
+            message: format!(
+                "this {} call was not run: no checkpoint could be taken before it ({why}), so \
+                 it could not be undone. Try again in a moment.",
+                call.name
+            ),
+        };
+        let line = subject.lines().next().unwrap_or("").to_owned();
+        if matches!(
+            self.permission.mode,
+            PermissionMode::AutoSafe | PermissionMode::Yolo
+        ) || self.permission.deny_asks
+        {
+            self.audit
+                .record(&call.name, &line, &decision, "refused: no checkpoint")
+                .await;
+            return Err(refusal);
+        }
+        let facts = Facts {
+            tool: call.name.clone(),
+            mutates: true,
+            verdict: None,
+            paths: Vec::new(),
+            subject: format!("run without a checkpoint: {subject}"),
+            command: None,
+        };
+        let answer = self
+            .ask(call, &facts, &decision, Sandboxing::Kept, emit, cancel)
+            .await?;
+        if answer == ApprovalDecision::Yes || matches!(answer, ApprovalDecision::Always { .. }) {
+            self.audit
+                .record(&call.name, &line, &decision, "approved without checkpoint")
+                .await;
+            return self.recorded();
+        }
+        self.audit
+            .record(&call.name, &line, &decision, "declined: no checkpoint")
+            .await;
+        Err(refusal)
+    }
+
     async fn save_grant(&mut self, rule: Rule, scope: GrantScope) {
         let id = match scope {
             GrantScope::Session => None,

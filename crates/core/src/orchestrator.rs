@@ -444,9 +444,17 @@ impl Orchestrator<'_> {
             .find_map(|k| p.args.get(*k).and_then(serde_json::Value::as_str))
             .map(|t| plan::one_paragraph(t, 80))
             .unwrap_or_default();
-        self.checkpoints
+        if let Err(why) = self
+            .checkpoints
             .before_call(self.turn, &p.call.name, &target)
-            .await;
+            .await
+            && let Err(refusal) = self
+                .gate
+                .confirm_without_checkpoint(&p.call, &p.args, &why, self.emit, cancel)
+                .await
+        {
+            return self.refused(&p.call, refusal.status, refusal.message);
+        }
         let mut first = self.run_one(p, self.sandbox.clone(), cancel).await;
         let blocked = match (&self.sandbox, first.sandboxed_command()) {
             (Some(sandbox), Some(command)) if !cancel.is_cancelled() => {
