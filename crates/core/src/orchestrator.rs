@@ -51,6 +51,9 @@ pub(crate) struct Orchestrator<'a> {
     pub turn: u32,
     /// The turn's self-correction state: attempts, and calls that already failed.
     pub correction: &'a mut Corrections,
+    /// A plan step running beside others may change only the files it declared
+    /// (normalized, workspace-relative); `None` outside such a batch.
+    pub scope: Option<&'a [String]>,
 }
 
 /// A call that passed argument checks and is ready to run.
@@ -181,6 +184,9 @@ impl Orchestrator<'_> {
             let message = format!("unknown tool '{}'; it was not run.", call.name);
             return Err(self.refused(call, ToolCallStatus::Error, message));
         };
+        if let Some(message) = self.out_of_scope(call, &args) {
+            return Err(self.refused(call, ToolCallStatus::Denied, message));
+        }
         match self
             .gate
             .check(call, tool.as_ref(), &mut args, self.emit, cancel)
@@ -219,6 +225,28 @@ impl Orchestrator<'_> {
             args,
             mutates,
         })
+    }
+
+    /// For a plan step running beside others: why a file tool's write is refused when its
+    /// path is not one of the step's declared files.
+    fn out_of_scope(&self, call: &ToolCall, args: &serde_json::Value) -> Option<String> {
+        let scope = self.scope?;
+        if !plan::is_file_tool(&call.name) {
+            return None;
+        }
+        let path = args.get("path").and_then(serde_json::Value::as_str)?;
+        let relative = atto_tools::paths::resolve(self.workspace, path)
+            .map(|abs| atto_tools::paths::relative(self.workspace, &abs))
+            .unwrap_or_else(|_| path.to_owned());
+        if crate::planner::execute::in_scope(scope, &relative) {
+            return None;
+        }
+        Some(format!(
+            "this plan step runs beside other steps and may change only its own files ({}); \
+             {relative} is not one of them, so it was not changed. Leave it to the step that \
+             owns it, or report the step failed if it cannot be done without it.",
+            scope.join(", ")
+        ))
     }
 
     /// Applies the agent mode to a call: `Some` is the outcome of a call the mode refuses

@@ -39,6 +39,11 @@ pub struct Reply {
     /// A failure to inject instead of (or into) this reply.
     #[serde(default)]
     pub fault: Option<Fault>,
+    /// Serve this reply only to a request whose body (as JSON text) contains this text;
+    /// until one does, requests take the next reply without a condition. For requests
+    /// whose arrival order is not fixed (parallel plan steps).
+    #[serde(default)]
+    pub when: Option<String>,
     /// Milliseconds to wait before sending the response headers.
     #[serde(default)]
     pub delay_ms: u64,

@@ -39,7 +39,10 @@ pub struct RecordedRequest {
 
 struct State {
     replies: Vec<Reply>,
+    /// How many replies were served.
     next: usize,
+    /// Which replies were served.
+    used: Vec<bool>,
     requests: Vec<RecordedRequest>,
     subscribers: Vec<mpsc::UnboundedSender<RecordedRequest>>,
 }
@@ -90,6 +93,7 @@ impl ScriptedServer {
             state: Mutex::new(State {
                 replies: script.replies,
                 next: 0,
+                used: Vec::new(),
                 requests: Vec::new(),
                 subscribers: Vec::new(),
             }),
@@ -202,11 +206,23 @@ fn admit(shared: &Shared, req: &Request, body: &Value) -> Answer {
     let Some(wire) = Wire::from_path(&req.path) else {
         return Answer::NotFound;
     };
-    let Some(reply) = state.replies.get(state.next).cloned() else {
+    // The first unserved reply whose condition this request meets (none: any request).
+    let text = body.to_string();
+    let served = state.used.len().max(state.replies.len());
+    state.used.resize(served, false);
+    let chosen = (0..state.replies.len()).find(|&i| {
+        !state.used[i]
+            && state.replies[i]
+                .when
+                .as_deref()
+                .is_none_or(|needle| text.contains(needle))
+    });
+    let Some(index) = chosen else {
         return Answer::Exhausted(state.next);
     };
+    state.used[index] = true;
     state.next += 1;
-    Answer::Reply(wire, state.next, Box::new(reply))
+    Answer::Reply(wire, index + 1, Box::new(state.replies[index].clone()))
 }
 
 async fn handle_connection(stream: TcpStream, shared: Arc<Shared>) {

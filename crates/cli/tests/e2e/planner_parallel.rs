@@ -33,6 +33,15 @@ fn slow(reply: Reply) -> Reply {
     }
 }
 
+/// `reply`, served only to a request of plan step `n` (of 3): the steps of a batch send
+/// their requests at once, in no fixed order.
+fn for_step(n: u32, reply: Reply) -> Reply {
+    Reply {
+        when: Some(format!("Plan step {n} of 3")),
+        ..reply
+    }
+}
+
 /// The statuses of a `plan_summary`, in step order.
 fn statuses(summary: &Value) -> Vec<String> {
     summary["outcomes"]
@@ -82,10 +91,10 @@ fn independent_steps_run_together_and_join_the_history_in_step_order() {
     let [b_calls, b_text] = writing_step("b.txt", "b\n", "completed", "wrote b");
     let mut replies = vec![
         plan_reply(&diamond()),
-        slow(a_calls),
-        slow(b_calls),
-        a_text,
-        b_text,
+        for_step(1, slow(a_calls)),
+        for_step(2, slow(b_calls)),
+        for_step(1, a_text),
+        for_step(2, b_text),
     ];
     replies.extend(writing_step("c.txt", "c\n", "completed", "wrote c"));
     env.serve(Script::new(replies));
@@ -139,7 +148,7 @@ fn independent_steps_run_together_and_join_the_history_in_step_order() {
             text.starts_with(&format!("Plan step {step} of 3"))
                 && text.contains(&format!(
                     "\n\nStep {sibling} runs at the same time as this one, on other files. \
-                     Change only this step's files: {file}."
+                     This step may change only its own files: {file}"
                 ))
         })
     };
@@ -183,8 +192,8 @@ fn failing_batch(bad: Reply) -> (Env, Vec<Value>, String) {
     let good = calls(vec![write("a.txt", "a\n"), report("completed", "wrote a")]);
     env.serve(Script::new(vec![
         plan_reply(&diamond()),
-        slow(good),
-        slow(bad),
+        for_step(1, slow(good)),
+        for_step(2, slow(bad)),
         Reply::text("Step done."),
         Reply::text("Step done."),
     ]));
@@ -247,15 +256,24 @@ fn a_failed_step_of_a_batch_rolls_back_what_its_commands_changed_too() {
     assert_eq!(failed.len(), 1, "{err}");
     assert_eq!(failed[0]["rolled_back"], true);
     assert_eq!(env.read("b.txt"), "original b\n", "bash's change is undone");
+    // out/made.txt is not one of the step's files: undone as soon as its command ran.
     assert!(
-        !env.repo().join("out").exists(),
-        "what bash created is gone: {err}"
+        !env.repo().join("out/made.txt").exists(),
+        "what bash created outside the step's files is gone: {err}"
+    );
+    let warned = of_type(&ev, "warning");
+    assert!(
+        warned.iter().any(|w| w["message"]
+            .as_str()
+            .unwrap()
+            .contains("also changed out/made.txt, and those changes were undone")),
+        "{warned:?}"
     );
     assert_eq!(env.read("a.txt"), "a\n", "the sibling's file stays written");
     let restored = of_type(&ev, "restored");
     assert_eq!(restored.len(), 1);
     assert_eq!(restored[0]["restored"], json!(["b.txt"]));
-    assert_eq!(restored[0]["deleted"], json!(["out/made.txt"]));
+    assert_eq!(restored[0]["deleted"], json!([]));
 }
 
 #[test]
@@ -342,4 +360,47 @@ fn an_interrupt_cancels_every_step_of_a_batch_and_the_session_goes_on() {
     assert_eq!(reqs.len(), 4);
     let last = layout(&reqs[3].body);
     assert_eq!(last, ["user:step1", "user:step2", "user"], "{last:?}");
+}
+
+#[test]
+fn a_step_of_a_batch_cannot_change_a_siblings_files() {
+    // Step 2 tries to write step 1's file with a file tool and with a command; both are
+    // kept from it, and step 1's change stands.
+    let mut env = Env::new();
+    env.write("a.txt", "original a\n");
+    let good = calls(vec![write("a.txt", "a\n"), report("completed", "wrote a")]);
+    let intruder = calls(vec![
+        write("a.txt", "stolen\n"),
+        call(
+            "bash",
+            json!({"command": "printf b > b.txt && printf x > c.txt"}),
+        ),
+        report("completed", "wrote b"),
+    ]);
+    let mut replies = vec![
+        plan_reply(&diamond()),
+        for_step(1, slow(good)),
+        for_step(2, slow(intruder)),
+        Reply::text("Step done."),
+        Reply::text("Step done."),
+    ];
+    replies.extend(writing_step("c.txt", "c\n", "completed", "wrote c"));
+    env.serve(Script::new(replies));
+    let out = run(&env, "/auto-parallel on\n/auto \"three files\"\n/approve\n");
+    let ev = events(&out);
+    let err = stderr(&out);
+    assert_eq!(
+        env.read("a.txt"),
+        "a\n",
+        "a sibling overwrote step 1's file: {err}"
+    );
+    assert_eq!(env.read("b.txt"), "b", "step 2's own file is written");
+    let refused = of_type(&ev, "tool_call_finished")
+        .into_iter()
+        .filter(|e| e["name"] == "write_file" && e["status"] == "denied")
+        .count();
+    assert_eq!(refused, 1, "{err}");
+    // c.txt belongs to step 3: step 2's command's write to it was undone before step 3.
+    assert_eq!(env.read("c.txt"), "c\n");
+    assert_eq!(statuses(of_type(&ev, "plan_summary")[0]), ["completed"; 3]);
 }

@@ -101,6 +101,32 @@ fn normalize(path: &str, workspace: &Path) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join("/"))
 }
 
+/// The files step `index` declared, normalized: what it may change while it runs in a
+/// batch beside others. `None` when a declared path cannot be compared safely (such a
+/// step never runs in a batch).
+pub fn step_scope(plan: &TaskPlan, index: usize, workspace: &Path) -> Option<Vec<String>> {
+    plan.steps
+        .get(index)?
+        .files
+        .iter()
+        .map(|f| normalize(f, workspace))
+        .collect()
+}
+
+/// Whether workspace-relative `path` lies within `scope` (one of its files, or under one
+/// of its directories).
+pub fn in_scope(scope: &[String], path: &str) -> bool {
+    let Some(path) = normalize(path, Path::new("")) else {
+        return false;
+    };
+    scope.iter().any(|declared| {
+        path == *declared
+            || path
+                .strip_prefix(declared.as_str())
+                .is_some_and(|rest| rest.starts_with('/'))
+    })
+}
+
 /// Whether two normalized paths are the same or one holds the other.
 fn overlaps(a: &str, b: &str) -> bool {
     let inside = |x: &str, y: &str| x.strip_prefix(y).is_some_and(|rest| rest.starts_with('/'));
@@ -210,8 +236,8 @@ pub fn batch_step_prompt(plan: &TaskPlan, index: usize, batch: &[usize]) -> Stri
         [rest @ .., last] => format!("Steps {} and {last} run", rest.join(", ")),
     };
     format!(
-        "{base}\n\n{beside} at the same time as this one, on other files. Change only this \
-         step's files: {}.",
+        "{base}\n\n{beside} at the same time as this one, on other files. This step may \
+         change only its own files: {}; writes to any other file are refused or undone.",
         plan.steps[index].files.join(", ")
     )
 }
@@ -336,7 +362,8 @@ mod tests {
                 batch_step_prompt(&p, 0, batch),
                 format!(
                     "{alone}\n\n{beside} at the same time as this one, on other files. \
-                     Change only this step's files: a.rs, b.rs."
+                     This step may change only its own files: a.rs, b.rs; writes to any \
+                     other file are refused or undone."
                 )
             );
         }
@@ -360,5 +387,23 @@ mod tests {
                 .unwrap_or("")
                 .contains("step 2")
         );
+    }
+
+    #[test]
+    fn a_step_may_change_only_what_it_declared() {
+        let scope = vec!["src/a.rs".to_owned(), "docs".to_owned()];
+        for (path, inside) in [
+            ("src/a.rs", true),
+            ("./src/a.rs", true),
+            ("docs/x.md", true),
+            ("docs", true),
+            ("src/b.rs", false),
+            ("src/a.rs.bak", false),
+            ("docsx/y", false),
+            ("../src/a.rs", false),
+            ("", false),
+        ] {
+            assert_eq!(in_scope(&scope, path), inside, "{path}");
+        }
     }
 }

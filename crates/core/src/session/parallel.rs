@@ -48,6 +48,8 @@ pub(super) struct Worker {
     limits: Limits,
     state: TurnState,
     corrections: Corrections,
+    /// The files it declared: all it may change while its siblings run.
+    scope: Vec<String>,
     /// What its last `plan_step_result` call reported.
     pub report: Option<report::StepReport>,
     /// How its turn ended, once it has.
@@ -95,7 +97,9 @@ impl Session {
                 mode: self.mode,
                 complexity: Some(crate::complexity::classify(&task)),
             });
+            let scope = execute::step_scope(plan, i, &self.options.workspace).unwrap_or_default();
             workers.push(Worker {
+                scope,
                 index: i,
                 number: step.number,
                 turn: self.turns,
@@ -278,6 +282,7 @@ impl Session {
             checkpoints: &mut self.keeper,
             turn: worker.turn,
             correction: &mut worker.corrections,
+            scope: Some(&worker.scope),
         };
         let outcomes = orchestrator.run_calls(&calls, &response.stop, cancel).await;
         let watched = self.keeper.unwatch();
@@ -299,13 +304,53 @@ impl Session {
                 .keeper
                 .changed_since(worker.turn, first, worker.number)
                 .await;
-            worker.state.files_changed.extend(changed);
+            let (own, outside): (Vec<String>, Vec<String>) = changed
+                .into_iter()
+                .partition(|path| execute::in_scope(&worker.scope, path));
+            worker.state.files_changed.extend(own);
+            if !outside.is_empty() {
+                self.undo_outside(worker, first, outside).await;
+            }
         }
         if let Some(reported) = report::take(&self.planner.slot) {
             worker.report = Some(reported);
         }
         if cancel.is_cancelled() {
             worker.result = Some(worker.state.finish(TurnStatus::Cancelled, None));
+        }
+    }
+
+    /// A step's commands changed files outside its declared ones while its siblings ran:
+    /// those changes are put back as they were before the step's calls, and the step is
+    /// told, so no step's rollback can ever touch a sibling's files.
+    async fn undo_outside(&mut self, worker: &mut Worker, before: u32, outside: Vec<String>) {
+        let list = outside.join(", ");
+        let note = match self.keeper.restore_paths(before, outside).await {
+            Ok(_) => format!(
+                "[atto: this step runs beside other steps and may change only its own files \
+                 ({}); its commands also changed {list}, and those changes were undone]",
+                worker.scope.join(", ")
+            ),
+            Err(err) => format!(
+                "[atto: this step's commands changed {list}, outside its own files, and undoing \
+                 that failed ({err}); check those files]"
+            ),
+        };
+        self.emit(Event::Warning {
+            message: format!(
+                "plan step {}: {}",
+                worker.number,
+                note.trim_matches(['[', ']'])
+            ),
+        });
+        if let Some(Message::ToolResult(result)) = worker
+            .messages
+            .iter_mut()
+            .rev()
+            .find(|m| matches!(m, Message::ToolResult(_)))
+        {
+            result.content.push('\n');
+            result.content.push_str(&note);
         }
     }
 }

@@ -180,6 +180,7 @@ impl Session {
                 checkpoints: &mut self.keeper,
                 turn: self.turns,
                 correction: &mut corrections,
+                scope: None,
             };
             let outcomes = orchestrator
                 .run_calls(&calls, &response.stop, &cancel)
