@@ -111,10 +111,9 @@ impl Orchestrator<'_> {
         let verdict = self
             .correction
             .finished(&result.name, &result.content, &outcome.facts);
+        // The model gets the self-correction prompt; the user keeps seeing what failed
+        // (the attempt itself is its own event).
         if let Some(content) = verdict.content {
-            if let Event::ToolCallFinished { summary, .. } = &mut outcome.finished {
-                *summary = truncate::summary(&content, 200);
-            }
             result.content = content;
         }
         self.recorder
@@ -571,7 +570,11 @@ impl Orchestrator<'_> {
                 ),
                 Ok(Err(err)) => {
                     fallback = err.self_correct(&call.name);
-                    (ToolCallStatus::Error, err.to_string(), Vec::new())
+                    let status = match err {
+                        ToolError::InvalidArguments(_) => ToolCallStatus::InvalidArguments,
+                        _ => ToolCallStatus::Error,
+                    };
+                    (status, err.to_string(), Vec::new())
                 }
                 Err(_) => (
                     ToolCallStatus::Error,

@@ -116,13 +116,16 @@ async fn a_missed_edit_becomes_a_self_correct_attempt_that_then_succeeds() {
     assert!(first.contains("Please generate new tool calls using the suggested approach."));
     assert!(first.contains("attempt 1 of 3"));
 
-    // The event shows what the model got.
+    // The user sees what failed; the prompt to the model is the model's.
     let shown = finished(&events);
     assert_eq!(shown[0].0, ToolCallStatus::Error);
     assert!(
-        shown[0].1.starts_with("SELF_CORRECT_ATTEMPT: "),
+        shown[0]
+            .1
+            .starts_with("edit_file: greet.txt was not changed"),
         "{shown:?}"
     );
+    assert!(!shown[0].1.contains("SELF_CORRECT_ATTEMPT"), "{shown:?}");
 
     let corrections: Vec<&Event> = events
         .iter()

@@ -90,3 +90,30 @@ fn a_project_config_that_loosens_permissions_is_named_once() {
     );
     assert!(err.contains("\"yolo\""), "{err}");
 }
+
+#[test]
+fn arguments_that_break_a_tools_schema_are_invalid_arguments() {
+    let mut env = Env::new();
+    env.write("a.txt", "x\n");
+    env.serve(Script {
+        replies: vec![
+            crate::common::calls(vec![
+                crate::common::call(
+                    "edit_file",
+                    serde_json::json!({"path": "a.txt", "new_string": "y"}),
+                ),
+                crate::common::call("read_file", serde_json::json!({"path": ""})),
+            ]),
+            Reply::text("ok"),
+        ],
+        ..Script::default()
+    });
+    let out = env.exec("chat", "edit");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let events = crate::common::events(&out);
+    let statuses: Vec<_> = crate::common::of_type(&events, "tool_call_finished")
+        .into_iter()
+        .map(|e| e["status"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(statuses, ["invalid_arguments", "invalid_arguments"]);
+}
