@@ -1,7 +1,7 @@
 //! The engine's side of file checkpoints: when to snapshot (before each mutating call; the
 //! first one of a turn marks the turn's boundary) and running the side repository's git
 //! work off the async runtime. A snapshot that fails before a call is that call's problem
-//! ([`Keeper::before_call`] says why; the orchestrator refuses or asks); checkpoints
+//! ([`SessionCheckpoints::before_call`] says why; the orchestrator refuses or asks); checkpoints
 //! switched off as a whole (too large, no git) are said once, loudly. What a snapshot is
 //! and how restoring works belong to `atto-checkpoint`.
 
@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 pub(crate) const DEFAULT_LIST: u32 = 20;
 
 /// Checkpoints of one session's workspace.
-pub(crate) struct Keeper {
+pub(crate) struct SessionCheckpoints {
     inner: Option<Arc<Checkpoints>>,
     events: mpsc::UnboundedSender<Event>,
     /// Checkpoints were switched off (too large, git missing); said once, loudly.
@@ -24,7 +24,7 @@ pub(crate) struct Keeper {
     last_turn: Option<u32>,
     /// Turns that took a snapshot, newest last, for `/undo`.
     changed_turns: Vec<u32>,
-    /// The mutating calls since [`Keeper::watch`], while a parallel plan step's calls run.
+    /// The mutating calls since [`SessionCheckpoints::watch`], while a parallel plan step's calls run.
     watched: Option<Watched>,
 }
 
@@ -37,7 +37,7 @@ pub(crate) struct Watched {
     pub first: Option<u32>,
 }
 
-impl Keeper {
+impl SessionCheckpoints {
     pub(crate) fn new(
         inner: Option<Arc<Checkpoints>>,
         events: mpsc::UnboundedSender<Event>,
@@ -98,7 +98,7 @@ impl Keeper {
         self.watched = Some(Watched::default());
     }
 
-    /// Stops watching; what was seen since [`Keeper::watch`].
+    /// Stops watching; what was seen since [`SessionCheckpoints::watch`].
     pub(crate) fn unwatch(&mut self) -> Watched {
         self.watched.take().unwrap_or_default()
     }

@@ -78,7 +78,7 @@ struct Failed {
 
 /// What the tracker needs to know about a finished (or refused) call.
 #[derive(Debug)]
-pub(crate) struct Facts {
+pub(crate) struct CallEnding {
     /// The arguments as the model sent them, parsed; `None` when they are not JSON.
     pub args: Option<Value>,
     /// How it ended.
@@ -89,7 +89,7 @@ pub(crate) struct Facts {
     pub fallback: Option<Fallback>,
 }
 
-impl Facts {
+impl CallEnding {
     /// A call answered without running it: refused, queued, or a pending view.
     pub(crate) fn answered(raw_arguments: &str, status: ToolCallStatus) -> Self {
         Self {
@@ -151,7 +151,7 @@ impl Corrections {
     /// After a call finished with `content`: records a failure for repeat detection,
     /// turns a failure with a better route into a correction attempt (or, past the limit,
     /// into an order to stop), and reports a success that follows an attempt.
-    pub(crate) fn finished(&mut self, tool: &str, content: &str, facts: &Facts) -> Verdict {
+    pub(crate) fn finished(&mut self, tool: &str, content: &str, facts: &CallEnding) -> Verdict {
         match facts.status {
             ToolCallStatus::Ok => self.succeeded(tool, facts.mutates),
             ToolCallStatus::Error | ToolCallStatus::Denied => {
@@ -336,8 +336,8 @@ mod tests {
         }
     }
 
-    fn failed(args: Value, fallback: Option<Fallback>) -> Facts {
-        Facts {
+    fn failed(args: Value, fallback: Option<Fallback>) -> CallEnding {
+        CallEnding {
             args: Some(args),
             status: ToolCallStatus::Error,
             mutates: true,
@@ -345,8 +345,8 @@ mod tests {
         }
     }
 
-    fn ok(mutates: bool) -> Facts {
-        Facts {
+    fn ok(mutates: bool) -> CallEnding {
+        CallEnding {
             args: Some(json!({})),
             status: ToolCallStatus::Ok,
             mutates,
@@ -438,7 +438,7 @@ mod tests {
         c.finished(
             "edit_file",
             "edit_file: a.txt was not changed: old_string was not found\ncandidates...",
-            &Facts {
+            &CallEnding {
                 args: first,
                 status: ToolCallStatus::Error,
                 mutates: true,
@@ -471,7 +471,11 @@ mod tests {
         for (status, remembered) in cases {
             let mut c = Corrections::new("task");
             let args = json!({"command": "rm -rf /"});
-            c.finished("bash", "no", &Facts::answered(&args.to_string(), status));
+            c.finished(
+                "bash",
+                "no",
+                &CallEnding::answered(&args.to_string(), status),
+            );
             assert_eq!(
                 c.repeated("bash", &args).is_some(),
                 remembered,
@@ -483,7 +487,7 @@ mod tests {
         c.finished(
             "list_files",
             "no",
-            &Facts::answered(" ", ToolCallStatus::Denied),
+            &CallEnding::answered(" ", ToolCallStatus::Denied),
         );
         assert!(c.repeated("list_files", &json!({})).is_some());
     }

@@ -118,7 +118,7 @@ impl Gatekeeper {
         emit: &(dyn Fn(Event) + Send + Sync),
         cancel: &CancellationToken,
     ) -> Result<Cleared, Refusal> {
-        let facts = Facts::of(call, tool, args, &self.workspace);
+        let facts = GateInput::of(call, tool, args, &self.workspace);
         let decision = self.decide(&facts, tool);
         let target = facts.subject_line();
         if let Some(meta) = decision.grant_index.and_then(|i| self.meta.get_mut(i)) {
@@ -181,7 +181,7 @@ impl Gatekeeper {
         tool: &dyn Tool,
         args: &Value,
     ) -> Result<(), Refusal> {
-        let edited = Facts::of(call, tool, args, &self.workspace);
+        let edited = GateInput::of(call, tool, args, &self.workspace);
         let decision = self.decide(&edited, tool);
         let subject = edited.subject_line();
         if decision.action == Action::Deny
@@ -210,7 +210,7 @@ impl Gatekeeper {
         tool: &dyn Tool,
         args: &Value,
     ) -> Option<Refusal> {
-        let facts = Facts::of(call, tool, args, &self.workspace);
+        let facts = GateInput::of(call, tool, args, &self.workspace);
         let decision = self.decide(&facts, tool);
         if decision.action != Action::Deny || decision.decided_by.starts_with("approval mode never")
         {
@@ -233,7 +233,7 @@ impl Gatekeeper {
         tool: &dyn Tool,
         args: &Value,
     ) -> Result<(), Refusal> {
-        let facts = Facts::of(call, tool, args, &self.workspace);
+        let facts = GateInput::of(call, tool, args, &self.workspace);
         let mut decision = self.decide(&facts, tool);
         let refused = decision.action == Action::Deny
             && (decision.risk == "BLOCK" || decision.grant_index.is_some());
@@ -273,7 +273,7 @@ impl Gatekeeper {
             .await;
     }
 
-    fn decide(&self, facts: &Facts, tool: &dyn Tool) -> Decision {
+    fn decide(&self, facts: &GateInput, tool: &dyn Tool) -> Decision {
         let mut decision = gate::decide(
             &GateContext {
                 permission: self.permission,
@@ -313,7 +313,7 @@ impl Gatekeeper {
     async fn ask(
         &mut self,
         call: &ToolCall,
-        facts: &Facts,
+        facts: &GateInput,
         decision: &Decision,
         sandboxing: Sandboxing,
         emit: &(dyn Fn(Event) + Send + Sync),
@@ -370,7 +370,7 @@ impl Gatekeeper {
         &mut self,
         call: &ToolCall,
         args: &mut Value,
-        facts: &Facts,
+        facts: &GateInput,
         decision: Decision,
         answer: ApprovalDecision,
     ) -> Result<Cleared, Refusal> {
@@ -466,7 +466,7 @@ impl Gatekeeper {
                 .await;
             return self.recorded();
         }
-        let facts = Facts {
+        let facts = GateInput {
             tool: call.name.clone(),
             mutates: true,
             verdict: None,
@@ -559,7 +559,7 @@ impl Gatekeeper {
                 .await;
             return Err(refusal);
         }
-        let facts = Facts {
+        let facts = GateInput {
             tool: call.name.clone(),
             mutates: true,
             verdict: None,
@@ -670,7 +670,7 @@ enum Sandboxing {
 }
 
 /// What the gate and the approval prompt need to know about one call.
-struct Facts {
+struct GateInput {
     tool: String,
     mutates: bool,
     verdict: Option<Verdict>,
@@ -681,8 +681,8 @@ struct Facts {
     command: Option<String>,
 }
 
-impl Facts {
-    fn of(call: &ToolCall, tool: &dyn Tool, args: &Value, workspace: &Path) -> Facts {
+impl GateInput {
+    fn of(call: &ToolCall, tool: &dyn Tool, args: &Value, workspace: &Path) -> GateInput {
         let command = args
             .get("command")
             .and_then(Value::as_str)
@@ -694,7 +694,7 @@ impl Facts {
             .and_then(Value::as_str)
             .map(|p| vec![rule_path(workspace, p)])
             .unwrap_or_default();
-        Facts {
+        GateInput {
             tool: call.name.clone(),
             mutates: tool.mutates(args),
             subject: subject(&call.name, args, command.as_deref()),

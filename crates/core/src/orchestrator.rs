@@ -18,8 +18,8 @@ use atto_tools::{
 };
 use futures_util::FutureExt as _;
 
-use crate::checkpoints::Keeper;
-use crate::correction::{self, Corrections, Facts};
+use crate::checkpoints::SessionCheckpoints;
+use crate::correction::{self, CallEnding, Corrections};
 use crate::gatekeeper::{Cleared, Gatekeeper};
 use crate::plan::{self, PlanQueue, View};
 use crate::recorder::Recorder;
@@ -46,7 +46,7 @@ pub(crate) struct Orchestrator<'a> {
     /// What the model wrote alongside these calls: a queued change's stated reason.
     pub reason: &'a str,
     /// File checkpoints, taken before each mutating call.
-    pub checkpoints: &'a mut Keeper,
+    pub checkpoints: &'a mut SessionCheckpoints,
     /// The turn these calls belong to.
     pub turn: u32,
     /// The turn's self-correction state: attempts, and calls that already failed.
@@ -57,7 +57,7 @@ pub(crate) struct Orchestrator<'a> {
 }
 
 /// A call that passed argument checks and is ready to run.
-struct Prepared {
+struct ReadyCall {
     call: ToolCall,
     tool: Arc<dyn Tool>,
     args: serde_json::Value,
@@ -73,7 +73,7 @@ pub(crate) struct CallOutcome {
     /// The `tool_call_finished` event, sent once the result is committed.
     finished: Event,
     /// What self-correction needs to know about the call.
-    facts: Facts,
+    facts: CallEnding,
 }
 
 impl Orchestrator<'_> {
@@ -85,7 +85,7 @@ impl Orchestrator<'_> {
         cancel: &CancellationToken,
     ) -> Vec<CallOutcome> {
         let mut outcomes = Vec::with_capacity(calls.len());
-        let mut batch: Vec<Prepared> = Vec::new();
+        let mut batch: Vec<ReadyCall> = Vec::new();
         for call in calls {
             match self.prepare(call, stop, cancel).await {
                 Err(outcome) => {
@@ -127,7 +127,7 @@ impl Orchestrator<'_> {
     /// Runs the pending read-only calls together.
     async fn flush(
         &mut self,
-        batch: &mut Vec<Prepared>,
+        batch: &mut Vec<ReadyCall>,
         cancel: &CancellationToken,
         outcomes: &mut Vec<CallOutcome>,
     ) {
@@ -154,7 +154,7 @@ impl Orchestrator<'_> {
         call: &ToolCall,
         stop: &StopReason,
         cancel: &CancellationToken,
-    ) -> Result<Prepared, CallOutcome> {
+    ) -> Result<ReadyCall, CallOutcome> {
         let tool = self.tools.get(&call.name);
         // An external tool whose name reads as a write is queued in plan mode even when it
         // is not connected: every attempt to write lands in the plan.
@@ -218,7 +218,7 @@ impl Orchestrator<'_> {
                 .unwrap_or("");
             self.plan.explored(format!("{} {target}", call.name));
         }
-        Ok(Prepared {
+        Ok(ReadyCall {
             call: call.clone(),
             tool,
             args,
@@ -452,15 +452,15 @@ impl Orchestrator<'_> {
             changed_paths: Vec::new(),
             sandboxed_command: None,
             finished,
-            facts: Facts::answered(&call.arguments, status),
+            facts: CallEnding::answered(&call.arguments, status),
         }
     }
 
     /// Runs a mutating call. When the command ran sandboxed and atto's own parse shows
     /// it writes where the sandbox does not permit, a person may approve running exactly
     /// that call again without the sandbox.
-    async fn run_mutating(&mut self, p: Prepared, cancel: &CancellationToken) -> CallOutcome {
-        let again = Prepared {
+    async fn run_mutating(&mut self, p: ReadyCall, cancel: &CancellationToken) -> CallOutcome {
+        let again = ReadyCall {
             call: p.call.clone(),
             tool: Arc::clone(&p.tool),
             args: p.args.clone(),
@@ -522,11 +522,11 @@ impl Orchestrator<'_> {
 
     async fn run_one(
         &self,
-        p: Prepared,
+        p: ReadyCall,
         sandbox: Option<Arc<Sandbox>>,
         cancel: &CancellationToken,
     ) -> CallOutcome {
-        let Prepared {
+        let ReadyCall {
             call,
             tool,
             args,
@@ -606,7 +606,7 @@ impl Orchestrator<'_> {
             changed_paths,
             sandboxed_command: command.filter(|_| sandboxed == Some(true)),
             finished,
-            facts: Facts {
+            facts: CallEnding {
                 args: correction::arguments(&call.arguments),
                 status,
                 mutates,

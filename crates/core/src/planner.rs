@@ -58,7 +58,7 @@ pub(crate) struct Planner {
     /// The plan waiting for refinement, `/approve` or `/reject`.
     pub waiting: Option<TaskPlan>,
     /// Where `plan_step_result` reports land.
-    pub slot: report::ReportSlot,
+    pub step_report: report::ReportSlot,
     store: Option<Store>,
     session: String,
     events: mpsc::UnboundedSender<Event>,
@@ -73,7 +73,7 @@ impl Planner {
         Self {
             settings: Settings::default(),
             waiting: None,
-            slot: report::ReportSlot::default(),
+            step_report: report::ReportSlot::default(),
             store,
             session,
             events,

@@ -16,7 +16,7 @@ use crate::plan::{self, PlanQueue};
 use crate::truncate;
 
 /// What applying changes needs from the session.
-pub(crate) struct Apply<'a> {
+pub(crate) struct ApprovedChanges<'a> {
     pub plan: &'a mut PlanQueue,
     pub gate: &'a mut Gatekeeper,
     pub tools: &'a ToolRegistry,
@@ -26,7 +26,7 @@ pub(crate) struct Apply<'a> {
     pub max_output_bytes: usize,
 }
 
-impl Apply<'_> {
+impl ApprovedChanges<'_> {
     /// Runs the selected changes in order; `Err` (one line) when the selection is invalid,
     /// in which case nothing changed.
     pub(crate) async fn approve(

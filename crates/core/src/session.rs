@@ -16,7 +16,7 @@ use atto_tools::{Sandbox, ToolRegistry};
 use tokio::sync::mpsc;
 
 use crate::audit::Audit;
-use crate::checkpoints::Keeper;
+use crate::checkpoints::SessionCheckpoints;
 use crate::gatekeeper::{GateSetup, Gatekeeper};
 use crate::handle::AgentHandle;
 use crate::limits::Limits;
@@ -26,7 +26,7 @@ use crate::planner::report::StepResultTool;
 use crate::prompt::{self, ProjectInstructions, PromptInputs};
 use crate::recorder::Recorder;
 use crate::threads::Threads;
-use crate::work::{SharedWork, Work, WorkTool};
+use crate::work::{GoalsAndTasks, SharedGoalsAndTasks, WorkTool};
 
 mod drive;
 mod handlers;
@@ -86,7 +86,7 @@ pub fn spawn_session(mut options: SessionOptions) -> AgentHandle {
     let (op_tx, op_rx) = mpsc::unbounded_channel();
     let (ev_tx, ev_rx) = mpsc::unbounded_channel();
     let current_turn = Arc::new(std::sync::atomic::AtomicU32::new(0));
-    let work: SharedWork = Arc::new(tokio::sync::Mutex::new(Work::new(
+    let work: SharedGoalsAndTasks = Arc::new(tokio::sync::Mutex::new(GoalsAndTasks::new(
         options.store.clone(),
         options.session_id.clone(),
         ev_tx.clone(),
@@ -147,7 +147,7 @@ pub fn spawn_session(mut options: SessionOptions) -> AgentHandle {
         options.workspace.clone(),
         ev_tx.clone(),
     );
-    let keeper = Keeper::new(options.checkpoints.clone(), ev_tx.clone());
+    let keeper = SessionCheckpoints::new(options.checkpoints.clone(), ev_tx.clone());
     // Offered to the model only in plan steps, so it is registered after the specs are
     // taken; the specs of a step's turn add it.
     let tool_specs = mode_specs(&options.tools, options.mode);
@@ -158,7 +158,7 @@ pub fn spawn_session(mut options: SessionOptions) -> AgentHandle {
     );
     planner.settings = options.planner;
     options.tools.register(Arc::new(StepResultTool {
-        slot: Arc::clone(&planner.slot),
+        step_report: Arc::clone(&planner.step_report),
     }));
     let session = Session {
         planner,
@@ -198,11 +198,11 @@ struct Session {
     /// Plan mode's queue of proposed changes.
     plan: PlanQueue,
     /// File checkpoints.
-    keeper: Keeper,
+    keeper: SessionCheckpoints,
     /// The structured planner: settings and the task plan waiting for confirmation.
     planner: Planner,
     /// Tasks and goals.
-    work: SharedWork,
+    work: SharedGoalsAndTasks,
     /// The turn running now, shared with `revert_turn`.
     current_turn: Arc<std::sync::atomic::AtomicU32>,
     /// Facts for the model's next prompt (files restored under it, ...).

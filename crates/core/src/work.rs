@@ -14,7 +14,7 @@ use tokio::sync::{Mutex, mpsc};
 use crate::tasks::{GoalBook, TaskGraph};
 
 /// Tasks and goals of one session.
-pub(crate) struct Work {
+pub(crate) struct GoalsAndTasks {
     store: Option<Store>,
     session: String,
     pub tasks: TaskGraph,
@@ -23,9 +23,9 @@ pub(crate) struct Work {
 }
 
 /// Shared between the session and the tools.
-pub(crate) type SharedWork = Arc<Mutex<Work>>;
+pub(crate) type SharedGoalsAndTasks = Arc<Mutex<GoalsAndTasks>>;
 
-impl Work {
+impl GoalsAndTasks {
     pub(crate) fn new(
         store: Option<Store>,
         session: String,
@@ -158,13 +158,13 @@ enum Kind {
 /// The model's task and goal tools: `task_create`, `task_update`, `task_list`,
 /// `goal_update`. They track work; they change no file.
 pub(crate) struct WorkTool {
-    work: SharedWork,
+    work: SharedGoalsAndTasks,
     kind: Kind,
 }
 
 impl WorkTool {
     /// All four tools over one session's work.
-    pub(crate) fn all(work: &SharedWork) -> Vec<Arc<dyn Tool>> {
+    pub(crate) fn all(work: &SharedGoalsAndTasks) -> Vec<Arc<dyn Tool>> {
         [Kind::Create, Kind::Update, Kind::List, Kind::Goal]
             .into_iter()
             .map(|kind| {

@@ -1,5 +1,5 @@
 //! `plan_step_result`: the tool a plan step's turn reports its outcome with. Offered only
-//! in step turns; it changes no file, it only fills the slot the session reads when the
+//! in step turns; it changes no file, it only fills the step_report the session reads when the
 //! turn ends.
 
 use std::sync::{Arc, Mutex, PoisonError};
@@ -16,18 +16,21 @@ pub struct StepReport {
     pub summary: String,
 }
 
-/// The slot a report lands in, shared by the session and the tool.
+/// The step_report a report lands in, shared by the session and the tool.
 pub type ReportSlot = Arc<Mutex<Option<StepReport>>>;
 
-/// Takes the report out of the slot.
-pub fn take(slot: &ReportSlot) -> Option<StepReport> {
-    slot.lock().unwrap_or_else(PoisonError::into_inner).take()
+/// Takes the report out of the step_report.
+pub fn take(step_report: &ReportSlot) -> Option<StepReport> {
+    step_report
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take()
 }
 
 /// The tool as offered to the model in a step's turn.
-pub fn spec(slot: &ReportSlot) -> atto_protocol::ToolSpec {
+pub fn spec(step_report: &ReportSlot) -> atto_protocol::ToolSpec {
     let tool = StepResultTool {
-        slot: Arc::clone(slot),
+        step_report: Arc::clone(step_report),
     };
     atto_protocol::ToolSpec {
         name: NAME.to_owned(),
@@ -39,7 +42,7 @@ pub fn spec(slot: &ReportSlot) -> atto_protocol::ToolSpec {
 /// The tool.
 pub struct StepResultTool {
     /// Where reports go.
-    pub slot: ReportSlot,
+    pub step_report: ReportSlot,
 }
 
 /// The tool's name.
@@ -94,8 +97,10 @@ impl Tool for StepResultTool {
                 .and_then(Value::as_str)
                 .unwrap_or("")
                 .to_owned();
-            *self.slot.lock().unwrap_or_else(PoisonError::into_inner) =
-                Some(StepReport { failed, summary });
+            *self
+                .step_report
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = Some(StepReport { failed, summary });
             Ok(ToolOutput::text(if failed {
                 "recorded: the step failed. Stop working on it and end your turn."
             } else {

@@ -9,7 +9,7 @@ use atto_protocol::{
 use atto_tools::CancellationToken;
 
 use super::Session;
-use crate::review::Apply;
+use crate::review::ApprovedChanges;
 use crate::threads::Switched;
 
 impl Session {
@@ -211,7 +211,7 @@ impl Session {
             self.keeper.before_plan(self.turns).await;
         }
         let sandbox = self.command_sandbox();
-        let mut apply = Apply {
+        let mut apply = ApprovedChanges {
             plan: &mut self.plan,
             gate: &mut self.gate,
             tools: &self.options.tools,

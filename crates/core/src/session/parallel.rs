@@ -72,7 +72,7 @@ impl Session {
             plan.steps[i].checkpoint = checkpoint;
         }
         self.planner.save(plan).await;
-        let (context, reported) = self.prompt_context();
+        let (context, review_ids) = self.prompt_context();
         let mut workers = Vec::with_capacity(batch.len());
         for &i in batch {
             self.turns += 1;
@@ -113,8 +113,9 @@ impl Session {
                 result: None,
             });
         }
-        self.plan.reported(&reported).await;
-        self.tool_specs.push(report::spec(&self.planner.slot));
+        self.plan.reported(&review_ids).await;
+        self.tool_specs
+            .push(report::spec(&self.planner.step_report));
         let cancel = CancellationToken::new();
         let approvals = self.approvals.clone();
         let deadline = self.options.limits.max_duration;
@@ -253,9 +254,9 @@ impl Session {
             return;
         }
         self.current_turn.store(worker.turn, Ordering::Relaxed);
-        // The slot is shared; calls run one worker at a time, so what lands in it now is
+        // The step_report is shared; calls run one worker at a time, so what lands in it now is
         // this worker's report.
-        report::take(&self.planner.slot);
+        report::take(&self.planner.step_report);
         let events = self.events.clone();
         let emit = move |event: Event| {
             let _ = events.send(event);
@@ -286,7 +287,7 @@ impl Session {
         };
         let outcomes = orchestrator.run_calls(&calls, &response.stop, cancel).await;
         let watched = self.keeper.unwatch();
-        let reported = outcomes
+        let with_paths = outcomes
             .iter()
             .filter(|o| !o.changed_paths.is_empty())
             .count();
@@ -298,7 +299,7 @@ impl Session {
         // run one worker at a time, so whatever changed since the snapshot before this
         // reply's first mutating call is this step's doing: its rollback must cover it.
         if let Some(first) = watched.first
-            && watched.calls > reported
+            && watched.calls > with_paths
         {
             let changed = self
                 .keeper
@@ -312,8 +313,8 @@ impl Session {
                 self.undo_outside(worker, first, outside).await;
             }
         }
-        if let Some(reported) = report::take(&self.planner.slot) {
-            worker.report = Some(reported);
+        if let Some(report) = report::take(&self.planner.step_report) {
+            worker.report = Some(report);
         }
         if cancel.is_cancelled() {
             worker.result = Some(worker.state.finish(TurnStatus::Cancelled, None));

@@ -41,7 +41,7 @@ pub(super) struct SettingsChange {
 
 /// How the plan goes on after a step or a batch; later variants win.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Flow {
+enum PlanCourse {
     /// The next ready steps run.
     Go,
     /// A failure stopped the plan (auto-rollback).
@@ -302,9 +302,9 @@ impl Session {
                 self.run_alone(&mut plan, i, inbox).await
             };
             match flow {
-                Flow::Go => {}
-                Flow::Stop => break,
-                Flow::Cancelled => {
+                PlanCourse::Go => {}
+                PlanCourse::Stop => break,
+                PlanCourse::Cancelled => {
                     cancelled = true;
                     break;
                 }
@@ -336,9 +336,9 @@ impl Session {
     }
 
     /// Runs step `i` on its own, after its decision point if it has one.
-    async fn run_alone(&mut self, plan: &mut TaskPlan, i: usize, inbox: &mut Inbox) -> Flow {
+    async fn run_alone(&mut self, plan: &mut TaskPlan, i: usize, inbox: &mut Inbox) -> PlanCourse {
         if !self.decide_step(plan, i, inbox).await {
-            return Flow::Cancelled;
+            return PlanCourse::Cancelled;
         }
         let end = self.run_step(plan, i, inbox).await;
         self.settle(plan, i, end, Rollback::Checkpoint).await
@@ -352,9 +352,9 @@ impl Session {
         plan: &mut TaskPlan,
         batch: &[usize],
         inbox: &mut Inbox,
-    ) -> Flow {
+    ) -> PlanCourse {
         let workers = self.run_batch(plan, batch, inbox).await;
-        let mut flow = Flow::Go;
+        let mut flow = PlanCourse::Go;
         for worker in workers {
             let Some(result) = worker.result else {
                 continue;
@@ -387,7 +387,7 @@ impl Session {
         i: usize,
         end: StepEnd,
         rollback: Rollback,
-    ) -> Flow {
+    ) -> PlanCourse {
         match end {
             StepEnd::Completed(summary) => {
                 plan.steps[i].status = StepStatus::Completed;
@@ -396,19 +396,19 @@ impl Session {
                     number: plan.steps[i].number,
                     summary,
                 });
-                Flow::Go
+                PlanCourse::Go
             }
             StepEnd::Failed(error) => {
                 if self.step_failed(plan, i, error, rollback).await {
-                    Flow::Stop
+                    PlanCourse::Stop
                 } else {
-                    Flow::Go
+                    PlanCourse::Go
                 }
             }
             StepEnd::Cancelled => {
                 plan.steps[i].status = StepStatus::Failed;
                 plan.steps[i].result = Some("cancelled by the user".to_owned());
-                Flow::Cancelled
+                PlanCourse::Cancelled
             }
         }
     }
@@ -484,12 +484,13 @@ impl Session {
         let budget = plan.steps[i].token_budget;
         let saved_limit = self.options.limits.max_tokens;
         self.options.limits.max_tokens = Some(saved_limit.map_or(budget, |max| max.min(budget)));
-        self.tool_specs.push(report::spec(&self.planner.slot));
-        report::take(&self.planner.slot);
+        self.tool_specs
+            .push(report::spec(&self.planner.step_report));
+        report::take(&self.planner.step_report);
         let result = self.drive_turn(execute::step_prompt(plan, i), inbox).await;
         self.tool_specs.pop();
         self.options.limits.max_tokens = saved_limit;
-        let reported = report::take(&self.planner.slot);
+        let reported = report::take(&self.planner.step_report);
         let end = step_end(&result, reported, budget);
         let turn = self.turns;
         self.charge_turn_time(&result).await;

@@ -37,7 +37,7 @@ impl Session {
         self.turns += 1;
         self.current_turn
             .store(self.turns, std::sync::atomic::Ordering::Relaxed);
-        let (context, reported) = self.prompt_context();
+        let (context, review_ids) = self.prompt_context();
         let task = text.clone();
         self.record(Message::User {
             text,
@@ -50,11 +50,11 @@ impl Session {
             mode: self.mode,
             complexity: Some(crate::complexity::classify(&task)),
         });
-        self.plan.reported(&reported).await;
+        self.plan.reported(&review_ids).await;
         let mut turn = TurnState::new();
         let mut nudges = 0u32;
         let mut corrections = crate::correction::Corrections::new(&task);
-        // Work toward an active goal stops the moment its budget is spent, between any two
+        // GoalsAndTasks toward an active goal stops the moment its budget is spent, between any two
         // model calls, and no call may produce more than the budget has left.
         let goal_work = matches!(
             self.goal_room().await,
