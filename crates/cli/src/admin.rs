@@ -27,6 +27,9 @@ pub struct ExplainArgs {
 
 #[derive(Debug, Args)]
 pub struct GrantsArgs {
+    /// Workspace root (default: the enclosing git repository, else the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<std::path::PathBuf>,
     #[command(subcommand)]
     pub action: Option<GrantsAction>,
 }
@@ -108,6 +111,9 @@ pub fn grants(args: GrantsArgs, workspace: &std::path::Path) -> Result<ExitCode,
 
 #[derive(Debug, Args)]
 pub struct SessionsArgs {
+    /// Workspace root (default: the enclosing git repository, else the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<std::path::PathBuf>,
     #[command(subcommand)]
     pub action: Option<SessionsAction>,
 }
@@ -133,6 +139,9 @@ pub enum SessionsAction {
 
 #[derive(Debug, Args)]
 pub struct ForkArgs {
+    /// The session's options (model, permissions, modes), also accepted here.
+    #[command(flatten)]
+    pub session: crate::GlobalArgs,
     /// The session to copy: its id or a unique prefix (none: pick one in the terminal UI).
     pub id: Option<String>,
     /// Fork the latest session of this workspace.

@@ -46,6 +46,9 @@ pub enum OutputFormat {
 
 #[derive(Debug, Args)]
 pub struct ExecArgs {
+    /// The session's options (model, permissions, modes), also accepted here.
+    #[command(flatten)]
+    pub session: crate::GlobalArgs,
     /// The task. Standard input, when it is not a terminal, is appended to it (or is the
     /// task when none is given).
     pub task: Option<String>,

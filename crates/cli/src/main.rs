@@ -44,64 +44,81 @@ struct Cli {
     output_format: repl::LineFormat,
 }
 
-/// Options every command accepts.
-#[derive(Debug, Args)]
+/// The options of a session: model, permissions, modes, resuming. Given before the
+/// subcommand or after it (`atto --model m exec …`, `atto exec --model m …`); only the
+/// commands that start a session take them.
+#[derive(Debug, Args, Default, Clone)]
 pub struct GlobalArgs {
     /// Provider: openai, anthropic, deepseek, openrouter, ollama, lmstudio, vllm, or a
     /// [providers.NAME] table from the config.
-    #[arg(long, global = true, value_name = "NAME")]
+    #[arg(long, value_name = "NAME")]
     pub provider: Option<String>,
     /// Model id to send to the provider.
-    #[arg(long, global = true, value_name = "MODEL")]
+    #[arg(long, value_name = "MODEL")]
     pub model: Option<String>,
     /// Base URL of an OpenAI- or Anthropic-compatible endpoint.
-    #[arg(long, global = true, value_name = "URL")]
+    #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
     /// Wire protocol: chat, responses or anthropic.
-    #[arg(long, global = true, value_name = "WIRE", value_parser = parse_wire)]
+    #[arg(long, value_name = "WIRE", value_parser = parse_wire)]
     pub wire: Option<Wire>,
     /// Config file to use instead of ~/.config/atto/config.toml.
-    #[arg(long, global = true, value_name = "FILE")]
+    #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Workspace root (default: the enclosing git repository, else the current directory).
-    #[arg(long, global = true, value_name = "DIR")]
+    #[arg(long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
-    /// Permission mode: strict, interactive (default), auto-safe or yolo; codewhale's
-    /// approval modes suggest, auto and never are accepted too.
-    #[arg(long, global = true, value_name = "MODE")]
+    /// Permission mode: strict, interactive (default), auto-safe or yolo; also the approval
+    /// modes suggest (= interactive), auto (= auto-safe) and never (every question answered no).
+    #[arg(long, value_name = "MODE")]
     pub permission: Option<String>,
     /// Shorthand for --permission yolo: run everything without asking (implies --trust).
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub yolo: bool,
     /// Trust mode: file tools may reach outside the workspace.
-    #[arg(long, global = true)]
+    #[arg(long)]
     pub trust: bool,
     /// Agent mode: build (default; alias agent), plan (writes are queued for approval),
     /// review (read-only), debug (reads and test commands); yolo is build without asking.
-    #[arg(long, global = true, value_name = "MODE", value_parser = parse_mode)]
+    #[arg(long, value_name = "MODE", value_parser = parse_mode)]
     pub mode: Option<(AgentMode, bool)>,
     /// Resume a saved session: its id, a unique prefix of it, or `latest`. Without an id,
     /// the terminal UI shows a picker of this workspace's sessions.
     #[arg(
         short = 'r',
         long = "resume",
-        global = true,
         value_name = "ID",
         num_args = 0..=1,
         default_missing_value = ""
     )]
     pub resume: Option<String>,
     /// Resume the most recent session of this workspace.
-    #[arg(
-        short = 'c',
-        long = "continue",
-        global = true,
-        conflicts_with = "resume"
-    )]
+    #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
     pub continue_latest: bool,
 }
 
 impl GlobalArgs {
+    /// Takes what the subcommand was given (after its name) over what came before it.
+    fn absorb(&mut self, sub: &GlobalArgs) {
+        let pick = |a: &mut Option<String>, b: &Option<String>| {
+            if b.is_some() {
+                a.clone_from(b);
+            }
+        };
+        pick(&mut self.provider, &sub.provider);
+        pick(&mut self.model, &sub.model);
+        pick(&mut self.base_url, &sub.base_url);
+        pick(&mut self.permission, &sub.permission);
+        pick(&mut self.resume, &sub.resume);
+        self.wire = sub.wire.or(self.wire);
+        self.mode = sub.mode.or(self.mode);
+        self.config = sub.config.clone().or(self.config.take());
+        self.workspace = sub.workspace.clone().or(self.workspace.take());
+        self.yolo |= sub.yolo;
+        self.trust |= sub.trust;
+        self.continue_latest |= sub.continue_latest;
+    }
+
     /// Which saved session to resume, if any. A bare `-r` (the picker) is an error here:
     /// only the terminal UI can show the picker.
     fn resume_ref(&self) -> Result<Option<atto_store::SessionRef>, Failure> {
@@ -252,7 +269,24 @@ fn block_on<T>(
     result
 }
 
-fn run(cli: Cli) -> Result<ExitCode, Failure> {
+fn run(mut cli: Cli) -> Result<ExitCode, Failure> {
+    let session = match &cli.command {
+        Some(Command::Exec(args)) => Some(args.session.clone()),
+        Some(Command::Fork(args)) => Some(args.session.clone()),
+        Some(Command::Plan(args)) => Some(args.session.clone()),
+        Some(Command::Grants(args)) => Some(GlobalArgs {
+            workspace: args.workspace.clone(),
+            ..GlobalArgs::default()
+        }),
+        Some(Command::Sessions(args)) => Some(GlobalArgs {
+            workspace: args.workspace.clone(),
+            ..GlobalArgs::default()
+        }),
+        _ => None,
+    };
+    if let Some(session) = session {
+        cli.global.absorb(&session);
+    }
     match cli.command {
         // Commands that need no async runtime and no model.
         Some(Command::Policy(command)) => admin::policy(command),

@@ -27,6 +27,9 @@ use crate::{ExitCode, Failure, GlobalArgs, render};
 
 #[derive(Debug, Args)]
 pub struct PlanArgs {
+    /// The session's options (model, permissions, modes), also accepted here.
+    #[command(flatten)]
+    pub session: crate::GlobalArgs,
     #[command(subcommand)]
     pub action: PlanAction,
 }

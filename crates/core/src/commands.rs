@@ -127,6 +127,10 @@ pub const COMMANDS: &[CommandInfo] = &[
         about: "show this list",
     },
     CommandInfo {
+        usage: "/queue",
+        about: "the messages typed while a turn runs, waiting to be sent (terminal UI)",
+    },
+    CommandInfo {
         usage: "/exit",
         about: "end the session (also /quit)",
     },
@@ -365,6 +369,12 @@ pub fn parse(line: &str, state: &State) -> Result<Command, String> {
             }))
         }
         ("help", _) => Ok(Command::Help),
+        ("queue", _) => Err(
+            "/queue lists the messages typed while a turn runs in the terminal \
+                             UI; here each line waits for the answer before it is read, so \
+                             nothing is queued"
+                .to_owned(),
+        ),
         ("exit" | "quit", _) => Ok(Command::Exit),
         _ => Err(unknown(name)),
     }

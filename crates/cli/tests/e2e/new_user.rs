@@ -117,3 +117,41 @@ fn arguments_that_break_a_tools_schema_are_invalid_arguments() {
         .collect();
     assert_eq!(statuses, ["invalid_arguments", "invalid_arguments"]);
 }
+
+#[test]
+fn each_command_lists_only_the_options_it_takes() {
+    let env = Env::new();
+    let help = |args: &[&str]| {
+        let out = env.atto().args(args).arg("--help").output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let session_flags = ["--mode", "--yolo", "--permission", "--resume", "--model"];
+    for args in [
+        &["policy", "explain"][..],
+        &["store"],
+        &["grants"],
+        &["sessions"],
+    ] {
+        let text = help(args);
+        for flag in session_flags {
+            assert!(!text.contains(flag), "{args:?} lists {flag}:\n{text}");
+        }
+    }
+    let exec = help(&["exec"]);
+    for flag in session_flags {
+        assert!(exec.contains(flag), "exec lacks {flag}");
+    }
+    // Options still go before the subcommand, too.
+    let out = env
+        .atto()
+        .args(["--model", "m", "sessions"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // The help speaks the user's language, not the project's.
+    let top = help(&[]);
+    assert!(
+        !top.contains("codewhale") && !exec.contains("codewhale"),
+        "{top}"
+    );
+}

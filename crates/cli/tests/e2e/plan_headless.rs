@@ -330,7 +330,13 @@ fn bad_selections_and_unknown_sessions_are_one_line_and_change_nothing() {
     assert!(err.contains("'5-3'"), "{err}");
     let err = usage_error(&plan(&env, &["reject", "2"]));
     assert!(err.contains("there is no change 2"), "{err}");
-    let err = usage_error(&plan(&env, &["approve", "-r", "latest"]));
+    // A session is picked with --session: -r given to the session options is refused.
+    let resumed = env
+        .atto()
+        .args(["-r", "latest", "plan", "approve"])
+        .output()
+        .unwrap();
+    let err = usage_error(&resumed);
     assert!(err.contains("--session"), "{err}");
 
     assert_eq!(env.read("a.txt"), "one\n");
