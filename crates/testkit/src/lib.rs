@@ -22,6 +22,7 @@
 mod http;
 mod script;
 mod server;
+mod skip;
 mod sse;
 mod wire;
 
@@ -30,3 +31,4 @@ pub use script::{
     StreamOptions,
 };
 pub use server::{RecordedRequest, ScriptedServer};
+pub use skip::skipped;

@@ -241,7 +241,10 @@ fn a_full_data_disk_is_reported_and_nothing_runs_unrecorded() {
     match mounted {
         Ok(out) if out.status.success() => {}
         other => {
-            eprintln!("SKIPPED: cannot mount a tmpfs here ({other:?}); full-disk test not run");
+            atto_testkit::skipped(
+                "e2e checkpoints::a_full_data_disk",
+                &format!("cannot mount a tmpfs here ({other:?})"),
+            );
             return;
         }
     }
