@@ -23,10 +23,11 @@
 //!   namespace, where the mounts are locked and root's capabilities end.
 //! - **Use the network** unless allowed: Landlock denies TCP bind/connect (ABI 4+), and a
 //!   seccomp filter fails `socket()` for every family (`EACCES`), and `io_uring_setup`.
-//! - **Reach unix sockets outside the command** while the network is off (unless
-//!   [`SandboxConfig::allow_unix_sockets`]): `socket(AF_UNIX, ..)` fails, so ssh-agent, the
-//!   Docker socket, D-Bus and the user's systemd are unreachable by path; abstract sockets
-//!   made outside the command are scoped away by Landlock (ABI 6+). `socketpair()` works.
+//! - **Reach unix sockets outside the command** while the network is off: abstract
+//!   sockets made outside the command are scoped away by Landlock (ABI 6+), and unless
+//!   [`SandboxConfig::allow_unix_sockets`], `socket(AF_UNIX, ..)` fails (`EACCES`), so
+//!   ssh-agent, the Docker socket, D-Bus and the user's systemd are unreachable by path
+//!   too (Landlock cannot restrict `connect()` on pathname sockets). `socketpair()` works.
 //! - **Signal processes outside itself** (Landlock scoping, ABI 6+): it may signal its
 //!   own children, but neither atto, nor the user's processes, nor processes that an
 //!   earlier command left running (each command is a domain of its own).
@@ -44,8 +45,9 @@
 //!   temp dir that something unsandboxed later executes or trusts (a build script, a
 //!   `Makefile`, a git hook directory configured outside `.git`); read-only directories
 //!   that did not exist when the sandbox was prepared are not protected.
-//! - **Unix sockets when the network or unix sockets are allowed**, and abstract sockets
-//!   and signals on Landlock ABI < 6; such gaps are listed in [`SandboxStatus::Applied`].
+//! - **Unix sockets when the network is allowed**, pathname unix sockets when
+//!   [`SandboxConfig::allow_unix_sockets`] is set, and abstract sockets and signals on
+//!   Landlock ABI < 6; such gaps are listed in [`SandboxStatus::Applied`].
 //! - **`/proc` it may read**: command lines and public status of other processes.
 //! - **Resource use**: CPU, memory and disk are not limited here.
 //! - **Kernel bugs**: it is a layer of the kernel's own access control, no stronger.
@@ -81,9 +83,10 @@ pub struct SandboxConfig {
     pub read_only: Vec<PathBuf>,
     /// Whether the command may use the network.
     pub allow_network: bool,
-    /// With the network off, whether the command may still create unix sockets (and
-    /// reach abstract ones made outside it). Off: ssh-agent, Docker, D-Bus and systemd
-    /// sockets are unreachable. With the network allowed, unix sockets are allowed too.
+    /// With the network off, whether the command may still create unix sockets, and so
+    /// reach pathname sockets it can name (ssh-agent, Docker, D-Bus, systemd). Abstract
+    /// sockets made outside the command stay unreachable either way (Landlock ABI 6+).
+    /// With the network allowed, all unix sockets are allowed too.
     pub allow_unix_sockets: bool,
     /// How a command enters the mount namespace that makes `read_only` read-only.
     pub mount_namespace: MountNamespace,

@@ -47,9 +47,8 @@ pub(crate) fn prepare(
     config: &SandboxConfig,
 ) -> Result<Compiled, SandboxError> {
     let allow_network = config.allow_network;
-    let block_unix = !allow_network && !config.allow_unix_sockets;
     let abi = ruleset::kernel_abi().map_err(|reason| SandboxError::Unsupported { reason })?;
-    let ruleset = ruleset::build(writable, allow_network, block_unix, abi)?;
+    let ruleset = ruleset::build(writable, allow_network, abi)?;
     let seccomp_ok = seccomp::available();
     let filter = if allow_network || !seccomp_ok {
         None
@@ -75,7 +74,7 @@ pub(crate) fn prepare(
         gaps.push(format!(
             "signals to processes outside the sandbox are not blocked (Landlock ABI {abi} lacks scoping)"
         ));
-        if block_unix {
+        if !allow_network {
             gaps.push(format!(
                 "abstract unix sockets outside the sandbox stay reachable (Landlock ABI {abi} lacks scoping)"
             ));

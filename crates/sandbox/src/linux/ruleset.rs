@@ -1,7 +1,7 @@
 //! The Landlock ruleset: which writes are handled (all of them the kernel knows), where
 //! they stay allowed, TCP bind/connect handled with no rule when the network is off, and
 //! (ABI 6+) the scopes: no signals to processes outside the command's own domain, and no
-//! connecting to abstract unix sockets made outside it while unix sockets are off.
+//! connecting to abstract unix sockets made outside it while the network is off.
 //!
 //! Built with the `landlock` crate at the exact ABI the kernel reports, as a hard
 //! requirement, so nothing is silently dropped; what an older ABI cannot express is
@@ -66,12 +66,10 @@ fn crate_abi(v: u32) -> ABI {
     }
 }
 
-/// Creates the ruleset for kernel ABI `abi_version` and returns its fd. `scope_unix`
-/// scopes abstract unix sockets (where the ABI can).
+/// Creates the ruleset for kernel ABI `abi_version` and returns its fd.
 pub(super) fn build(
     writable: &[PathBuf],
     allow_network: bool,
-    scope_unix: bool,
     abi_version: u32,
 ) -> Result<OwnedFd, SandboxError> {
     let abi = crate_abi(abi_version);
@@ -90,7 +88,7 @@ pub(super) fn build(
     if abi_version >= SCOPE_ABI {
         // The command and its children share one domain, so they still signal each other.
         ruleset = ruleset.scope(Scope::Signal).map_err(ll)?;
-        if scope_unix {
+        if !allow_network {
             ruleset = ruleset.scope(Scope::AbstractUnixSocket).map_err(ll)?;
         }
     }
