@@ -115,6 +115,13 @@ async fn read_only_dirs_hold(how: MountNamespace) {
         let ran = run(None, &ws, attempt).await;
         assert_eq!(ran.code, Some(0), "{attempt} unsandboxed: {}", ran.output);
     }
+
+    // A protected directory removed since prepare is skipped, not a reason to fail.
+    std::fs::rename(ws.join(".git-old"), ws.join(".git")).unwrap();
+    std::fs::remove_dir_all(ws.join(".atto")).unwrap();
+    let ran = run(Some(&sb), &ws, "echo x > .git/y; echo still-runs").await;
+    assert!(ran.output.contains("still-runs"), "{}", ran.output);
+    assert!(ran.output.contains(EROFS), "{}", ran.output);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -190,4 +197,87 @@ async fn mounts_cannot_be_undone_in_a_user_namespace() {
 fn uid() -> u32 {
     use std::os::unix::fs::MetadataExt;
     std::fs::metadata("/proc/self").unwrap().uid()
+}
+
+/// Set in the re-executed test process that forbids itself to mount.
+const NESTED_ENV: &str = "ATTO_SANDBOX_TEST_NO_MOUNTS";
+
+/// Where mounting is not allowed, preparing says so (a gap, `protects_read_only` false,
+/// the directories really writable), and a sandbox prepared before that can no longer
+/// start commands at all rather than run them unprotected.
+#[test]
+fn without_mount_namespaces_the_gap_is_reported_and_nothing_runs_unprotected() {
+    if Sandbox::probe().landlock_abi == 0 {
+        eprintln!("SKIPPED: no Landlock on this kernel");
+        return;
+    }
+    if std::env::var_os(NESTED_ENV).is_none() {
+        // Restricting this process would affect the other tests: do it in a copy.
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "without_mount_namespaces_the_gap_is_reported_and_nothing_runs_unprotected",
+                "--nocapture",
+            ])
+            .env(NESTED_ENV, "1")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{text}");
+        assert!(text.contains("checked without mounts"), "{text}");
+        return;
+    }
+    use landlock::{AccessFs, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr};
+    let d = Dirs::new();
+    let before = protected(&d, MountNamespace::UserNamespace).unwrap();
+    // A Landlock domain forbids mounting to this process and its children. The layer
+    // only handles making block devices, allowed everywhere: otherwise harmless.
+    Ruleset::default()
+        .handle_access(AccessFs::MakeBlock)
+        .unwrap()
+        .create()
+        .unwrap()
+        .add_rule(PathBeneath::new(
+            PathFd::new("/").unwrap(),
+            AccessFs::MakeBlock,
+        ))
+        .unwrap()
+        .restrict_self()
+        .unwrap();
+    let ws = d.ws();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let marker = ws.join("ran");
+        let mut cmd = tokio::process::Command::new("bash");
+        cmd.arg("-c").arg(format!("touch '{}'", marker.display()));
+        before.apply(&mut cmd);
+        let err = cmd
+            .status()
+            .await
+            .expect_err("started without its read-only mounts");
+        assert!(!marker.exists(), "{err}");
+
+        let mut config = d.config(false);
+        config.read_only = vec![ws.join(".git"), ws.join(".atto")];
+        let after = Sandbox::prepare(&config).unwrap();
+        assert!(!after.protects_read_only());
+        assert!(after.read_only().is_empty());
+        let ran = run(Some(&after), &ws, "echo x > .git/hooks/pre-commit").await;
+        assert_eq!(ran.code, Some(0), "{}", ran.output);
+        let SandboxStatus::Applied { gaps } = ran.status else {
+            panic!("{:?}", ran.status);
+        };
+        assert!(
+            gaps.iter().any(|g| g.starts_with(
+                "`.git` and `.atto` stay writable: this system does not allow mount namespaces"
+            )),
+            "{gaps:?}"
+        );
+        assert!(after.permits_write(Path::new(".git/hooks/pre-commit"), &ws));
+    });
+    println!("checked without mounts");
 }

@@ -100,10 +100,18 @@ pub(super) fn plan(read_only: &[PathBuf], writable: &[PathBuf], how: MountNamesp
 
 /// The sentence for a gap: which directories stay writable and why.
 pub(super) fn gap(dirs: &[PathBuf], why: &io::Error) -> String {
-    let names: Vec<String> = dirs.iter().map(|d| display_short(d)).collect();
+    let mut names: Vec<String> = dirs.iter().map(|d| display_short(d)).collect();
+    let verb = if names.len() == 1 { "stays" } else { "stay" };
+    let last = names.pop().unwrap_or_default();
+    let list = if names.is_empty() {
+        last
+    } else {
+        format!("{} and {last}", names.join(", "))
+    };
     format!(
-        "{} stay writable: this system does not allow mount namespaces ({why})",
-        names.join(", ")
+        "{list} {verb} writable: this system does not allow mount namespaces ({why}); \
+         allowing unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone, or \
+         kernel.apparmor_restrict_unprivileged_userns on Ubuntu) would protect them"
     )
 }
 
