@@ -22,7 +22,8 @@
 //!   unmount anything, and a command running as uid 0 is moved into a further user
 //!   namespace, where the mounts are locked and root's capabilities end.
 //! - **Use the network** unless allowed: Landlock denies TCP bind/connect (ABI 4+), and a
-//!   seccomp filter fails `socket()` for every family (`EACCES`), and `io_uring_setup`.
+//!   seccomp filter fails `socket()` (`EACCES`) for every family (but `AF_UNIX` when unix
+//!   sockets are allowed), and `io_uring_setup`.
 //! - **Reach unix sockets outside the command** while the network is off: abstract
 //!   sockets made outside the command are scoped away by Landlock (ABI 6+), and unless
 //!   [`SandboxConfig::allow_unix_sockets`], `socket(AF_UNIX, ..)` fails (`EACCES`), so
@@ -32,8 +33,9 @@
 //!   own children, but neither atto, nor the user's processes, nor processes that an
 //!   earlier command left running (each command is a domain of its own).
 //! - **Trace or inspect processes outside itself**: Landlock confines `ptrace` and the
-//!   `/proc/<pid>` accesses that need it (`mem`, `environ`, `fd/`, `root/`, `ns/`) to its
-//!   own domain; `no_new_privs` keeps setuid programs from gaining privileges.
+//!   `/proc/<pid>` accesses that need it (`mem`, `environ`, `maps`, `fd/`, `root/`, `cwd`,
+//!   `ns/`) to its own domain, so it cannot read atto's environment or enter its
+//!   namespaces; `no_new_privs` keeps setuid programs from gaining privileges.
 //!
 //! # What it does not stop
 //!
@@ -43,12 +45,16 @@
 //!   close-on-exec) keep working; atto opens its own files close-on-exec.
 //! - **Everything in the writable paths**: a command can leave files in the workspace or
 //!   temp dir that something unsandboxed later executes or trusts (a build script, a
-//!   `Makefile`, a git hook directory configured outside `.git`); read-only directories
-//!   that did not exist when the sandbox was prepared are not protected.
+//!   `Makefile`, a nested repository's `.git` with hooks); read-only directories that did
+//!   not exist when the sandbox was prepared, or vanished since, are not protected (a
+//!   command may create them), nor are mounts beneath a writable path that were made
+//!   after the sandbox was prepared.
 //! - **Unix sockets when the network is allowed**, pathname unix sockets when
 //!   [`SandboxConfig::allow_unix_sockets`] is set, and abstract sockets and signals on
 //!   Landlock ABI < 6; such gaps are listed in [`SandboxStatus::Applied`].
-//! - **`/proc` it may read**: command lines and public status of other processes.
+//! - **`/proc` it may read**: command lines and public status of other processes. When
+//!   atto runs as root and no read-only directory brings a user namespace, the command
+//!   keeps root's capabilities and reads other processes' `environ` and `maps` too.
 //! - **Resource use**: CPU, memory and disk are not limited here.
 //! - **Kernel bugs**: it is a layer of the kernel's own access control, no stronger.
 

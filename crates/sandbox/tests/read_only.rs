@@ -92,7 +92,11 @@ async fn read_only_dirs_hold(how: MountNamespace) {
     .await;
     assert_eq!(ran.code, Some(0), "{}", ran.output);
     assert!(ran.output.contains("[core]"), "{}", ran.output);
-    assert!(ran.output.contains(&uid().to_string()), "{}", ran.output);
+    assert!(
+        ran.output.contains(&common::uid().to_string()),
+        "{}",
+        ran.output
+    );
     assert_eq!(std::fs::read_to_string(ws.join("file")).unwrap(), "ok\n");
 
     // atto knows the same from its configuration.
@@ -191,12 +195,6 @@ async fn mounts_cannot_be_undone_on_the_default_path() {
 #[tokio::test(flavor = "multi_thread")]
 async fn mounts_cannot_be_undone_in_a_user_namespace() {
     mounts_cannot_be_undone(MountNamespace::UserNamespace).await;
-}
-
-/// This process's effective uid (the owner of its `/proc` directory).
-fn uid() -> u32 {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata("/proc/self").unwrap().uid()
 }
 
 /// Set in the re-executed test process that forbids itself to mount.

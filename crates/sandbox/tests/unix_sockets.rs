@@ -1,7 +1,8 @@
 //! Unix sockets and signals against the real kernel. With the network off, a sandboxed
 //! command cannot connect to a pathname socket made outside it (`socket(AF_UNIX)` fails)
 //! unless unix sockets are allowed, nor to an abstract one (Landlock scope), while
-//! `socketpair` keeps working; it may signal its own children but no process outside.
+//! `socketpair` keeps working; it may signal its own children but no process outside, nor
+//! read another process's `/proc/<pid>/environ`.
 //! Everything denied here works unsandboxed, so these tests can fail.
 
 // Tests may unwrap: a panic is a failed test.
@@ -95,7 +96,7 @@ async fn unix_sockets_outside_are_unreachable() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn signals_reach_only_the_commands_own_processes() {
+async fn signals_and_proc_reach_only_the_commands_own_processes() {
     let d = Dirs::new();
     let Some(sb) = sandbox(&d.config(false)) else {
         return;
@@ -112,6 +113,8 @@ async fn signals_reach_only_the_commands_own_processes() {
     let kill_outside = format!("kill -TERM {pid} && echo sent");
     let kill_parent = "kill -0 $PPID && echo sent";
     let kill_own = "sleep 30 & kill $! && wait $!; echo own-killed $?";
+    // Another process's environment (tokens, keys) is behind the same ptrace check.
+    let environ = "tr '\\0' '\\n' < /proc/$PPID/environ | grep -c = ; cat /proc/self/environ > /dev/null && echo own-environ";
 
     let ran = run(Some(&sb), &ws, kill_own).await;
     assert!(ran.output.contains("own-killed 143"), "{}", ran.output);
@@ -128,6 +131,24 @@ async fn signals_reach_only_the_commands_own_processes() {
         outside.try_wait().unwrap().is_none(),
         "the sleep was killed"
     );
+    // A command running as real root (capabilities in the initial user namespace) still
+    // reads other processes' `environ`; the user namespace that read-only directories
+    // bring takes that away.
+    std::fs::create_dir(ws.join(".git")).unwrap();
+    let mut config = d.config(false);
+    config.read_only = vec![ws.join(".git")];
+    let namespaced = Sandbox::prepare(&config).unwrap();
+    let mut confined = vec![&namespaced];
+    if common::uid() != 0 {
+        confined.push(&sb);
+    }
+    for sb in confined {
+        let ran = run(Some(sb), &ws, environ).await;
+        assert!(ran.output.contains("Permission denied"), "{}", ran.output);
+        assert!(ran.output.contains("own-environ"), "{}", ran.output);
+    }
+    let ran = run(None, &ws, environ).await;
+    assert!(!ran.output.contains("Permission denied"), "{}", ran.output);
 
     // Unsandboxed, both signals arrive.
     let ran = run(None, &ws, kill_parent).await;
