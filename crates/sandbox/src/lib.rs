@@ -294,7 +294,7 @@ impl Sandbox {
     }
 
     /// One line for a command's result, e.g.
-    /// `writes limited to /ws, /tmp (read-only: /ws/.git); network and unix sockets off`.
+    /// `writes limited to /ws, /tmp (read-only: /ws/.git); unix sockets off, network off`.
     pub fn summary(&self) -> String {
         let paths: Vec<String> = self
             .writable
@@ -303,8 +303,8 @@ impl Sandbox {
             .collect();
         let net = match (self.allow_network, self.allow_unix_sockets) {
             (true, _) => "network allowed",
-            (false, true) => "network off (unix sockets allowed)",
-            (false, false) => "network and unix sockets off",
+            (false, true) => "unix sockets allowed, network off",
+            (false, false) => "unix sockets off, network off",
         };
         let mut line = format!("writes limited to {}", paths.join(", "));
         if !self.read_only.is_empty() {
