@@ -1,6 +1,8 @@
 //! What the sandbox adds to starting a command: `bash -c true` through tokio::process,
 //! unsandboxed vs with `Sandbox::apply` (network off, so Landlock and seccomp both apply),
-//! interleaved so both see the same machine load. Target: ≤ 2 ms added at the median.
+//! without and with read-only directories (`.git`, `.atto`: a mount namespace per
+//! command), interleaved so all see the same machine load. Target: ≤ 2 ms added at the
+//! median.
 //!
 //! Run: `cargo bench -p atto-sandbox` (plain `Instant` loop, no harness).
 
@@ -41,25 +43,44 @@ fn report(name: &str, mut samples: Vec<Duration>) -> Duration {
     at(0.5)
 }
 
-fn main() {
-    let ws = tempfile::tempdir().unwrap();
-    let config = SandboxConfig {
-        writable: vec![ws.path().to_path_buf(), std::env::temp_dir()],
-        allow_network: false,
-    };
-    println!("kernel: {:?}", Sandbox::probe());
-    let prep_start = Instant::now();
-    let sandbox = match Sandbox::prepare(&config) {
-        Ok(sb) => sb,
+fn prepare(config: &SandboxConfig, name: &str) -> Option<Sandbox> {
+    let start = Instant::now();
+    match Sandbox::prepare(config) {
+        Ok(sb) => {
+            println!(
+                "prepare {name} (once per session): {:.3}ms; {}",
+                start.elapsed().as_secs_f64() * 1e3,
+                sb.summary()
+            );
+            Some(sb)
+        }
         Err(e) => {
             println!("sandbox unavailable, nothing to compare: {e}");
-            return;
+            None
         }
+    }
+}
+
+fn main() {
+    let ws = tempfile::tempdir().unwrap();
+    for dir in [".git", ".atto"] {
+        std::fs::create_dir(ws.path().join(dir)).unwrap();
+    }
+    let config = SandboxConfig {
+        writable: vec![ws.path().to_path_buf(), std::env::temp_dir()],
+        ..SandboxConfig::default()
     };
-    println!(
-        "prepare (once per session): {:.3}ms",
-        prep_start.elapsed().as_secs_f64() * 1e3
-    );
+    let with_read_only = SandboxConfig {
+        read_only: vec![ws.path().join(".git"), ws.path().join(".atto")],
+        ..config.clone()
+    };
+    println!("kernel: {:?}", Sandbox::probe());
+    let Some(sandbox) = prepare(&config, "plain") else {
+        return;
+    };
+    let Some(protected) = prepare(&with_read_only, "read-only") else {
+        return;
+    };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -69,18 +90,24 @@ fn main() {
         for _ in 0..WARMUP {
             once(None).await;
             once(Some(&sandbox)).await;
+            once(Some(&protected)).await;
         }
         let mut plain = Vec::with_capacity(RUNS);
         let mut boxed = Vec::with_capacity(RUNS);
+        let mut mounted = Vec::with_capacity(RUNS);
         for _ in 0..RUNS {
             plain.push(once(None).await);
             boxed.push(once(Some(&sandbox)).await);
+            mounted.push(once(Some(&protected)).await);
         }
         let a = report("unsandboxed", plain);
         let b = report("sandboxed", boxed);
+        let c = report("+read-only", mounted);
+        let ms = |d: f64| d * 1e3;
         println!(
-            "added at the median: {:.3}ms (target ≤ 2ms)",
-            (b.as_secs_f64() - a.as_secs_f64()) * 1e3
+            "added at the median: {:.3}ms sandboxed, {:.3}ms with read-only dirs (target ≤ 2ms)",
+            ms(b.as_secs_f64() - a.as_secs_f64()),
+            ms(c.as_secs_f64() - a.as_secs_f64())
         );
     });
 }

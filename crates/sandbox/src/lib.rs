@@ -1,24 +1,68 @@
 //! OS sandbox for the commands atto runs on the model's behalf (the `bash` tool).
 //!
-//! Landlock limits writes (create, remove, rename, write, truncate, make directories,
-//! links, devices ...) to the configured writable paths plus the few character devices
-//! normal shells need; reads and execution stay free. Unless network access is allowed,
-//! Landlock's TCP rules (ABI 4+) and a seccomp filter that fails `socket()` for every
-//! family but `AF_UNIX` keep the command off the network.
-//!
 //! Owns: probing what the kernel offers ([`Sandbox::probe`]), compiling the restriction
 //! once per session ([`Sandbox::prepare`]), installing it in a child between fork and exec
-//! ([`Sandbox::apply`]) so atto itself is never restricted, and recognising a write the
-//! sandbox denied ([`Sandbox::denied_write`]).
+//! ([`Sandbox::apply`]) so atto itself is never restricted, and answering from atto's own
+//! knowledge whether the sandbox lets a command write a path ([`Sandbox::permits_write`],
+//! [`could_write`]). It never reads a command's output to decide anything: the command
+//! controls what it prints.
 //! Deliberately does not: decide when to sandbox (core and the permission mode do), run
-//! commands (the `bash` tool does), or fall back to asking when there is no sandbox
-//! (policy does, from [`SandboxStatus`]).
+//! commands or strip their environment (the `bash` tool does), or fall back to asking when
+//! there is no sandbox (policy does, from [`SandboxStatus`] and the gaps).
+//!
+//! # What a sandboxed command cannot do
+//!
+//! - **Write outside the writable paths** (Landlock): create, remove, rename, write,
+//!   truncate (ABI 3+), make directories, links or devices, except on a few character
+//!   devices (`/dev/null`, `/dev/tty`, `/dev/pts/*` ...).
+//! - **Write the read-only directories** beneath them (the workspace's `.git` and
+//!   `.atto`, atto's own config and data): each command runs in a private mount namespace
+//!   (inside a user namespace unless atto holds CAP_SYS_ADMIN) where they are read-only
+//!   bind mounts, so writes fail with `EROFS`. Landlock forbids the command to mount or
+//!   unmount anything, and a command running as uid 0 is moved into a further user
+//!   namespace, where the mounts are locked and root's capabilities end.
+//! - **Use the network** unless allowed: Landlock denies TCP bind/connect (ABI 4+), and a
+//!   seccomp filter fails `socket()` (`EACCES`) for every family (but `AF_UNIX` when unix
+//!   sockets are allowed), and `io_uring_setup`.
+//! - **Reach unix sockets outside the command** while the network is off: abstract
+//!   sockets made outside the command are scoped away by Landlock (ABI 6+), and unless
+//!   [`SandboxConfig::allow_unix_sockets`], `socket(AF_UNIX, ..)` fails (`EACCES`), so
+//!   ssh-agent, the Docker socket, D-Bus and the user's systemd are unreachable by path
+//!   too (Landlock cannot restrict `connect()` on pathname sockets). `socketpair()` works.
+//! - **Signal processes outside itself** (Landlock scoping, ABI 6+): it may signal its
+//!   own children, but neither atto, nor the user's processes, nor processes that an
+//!   earlier command left running (each command is a domain of its own).
+//! - **Trace or inspect processes outside itself**: Landlock confines `ptrace` and the
+//!   `/proc/<pid>` accesses that need it (`mem`, `environ`, `maps`, `fd/`, `root/`, `cwd`,
+//!   `ns/`) to its own domain, so it cannot read atto's environment or enter its
+//!   namespaces; `no_new_privs` keeps setuid programs from gaining privileges.
+//!
+//! # What it does not stop
+//!
+//! - **Reads**: every file the user can read stays readable (keys, tokens, other
+//!   projects); only the environment stripping in the `bash` tool hides variables.
+//! - **Open file descriptors** it inherits (a socket or file atto left open without
+//!   close-on-exec) keep working; atto opens its own files close-on-exec.
+//! - **Everything in the writable paths**: a command can leave files in the workspace or
+//!   temp dir that something unsandboxed later executes or trusts (a build script, a
+//!   `Makefile`, a nested repository's `.git` with hooks); read-only directories that did
+//!   not exist when the sandbox was prepared, or vanished since, are not protected (a
+//!   command may create them), nor are mounts beneath a writable path that were made
+//!   after the sandbox was prepared.
+//! - **Unix sockets when the network is allowed**, pathname unix sockets when
+//!   [`SandboxConfig::allow_unix_sockets`] is set, and abstract sockets and signals on
+//!   Landlock ABI < 6; such gaps are listed in [`SandboxStatus::Applied`].
+//! - **`/proc` it may read**: command lines and public status of other processes. When
+//!   atto runs as root and no read-only directory brings a user namespace, the command
+//!   keeps root's capabilities and reads other processes' `environ` and `maps` too.
+//! - **Resource use**: CPU, memory and disk are not limited here.
+//! - **Kernel bugs**: it is a layer of the kernel's own access control, no stronger.
 
-mod denial;
 #[cfg(target_os = "linux")]
 mod linux;
 #[cfg(not(target_os = "linux"))]
 mod other;
+mod paths;
 
 #[cfg(target_os = "linux")]
 use linux as imp;
@@ -30,7 +74,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-pub use denial::DeniedWrite;
+pub use paths::could_write;
 
 /// What a sandboxed command may do.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -38,8 +82,32 @@ pub struct SandboxConfig {
     /// Directories (or files) beneath which the command may write: the workspace and the
     /// temp dir(s). Each must exist when the sandbox is prepared.
     pub writable: Vec<PathBuf>,
+    /// Directories beneath the writable paths that commands must not write: the
+    /// workspace's `.git` and `.atto`, atto's config and data dirs. Those that exist when
+    /// the sandbox is prepared are made read-only for every command, where the system
+    /// allows mount namespaces ([`Sandbox::protects_read_only`]); the others are ignored.
+    pub read_only: Vec<PathBuf>,
     /// Whether the command may use the network.
     pub allow_network: bool,
+    /// With the network off, whether the command may still create unix sockets, and so
+    /// reach pathname sockets it can name (ssh-agent, Docker, D-Bus, systemd). Abstract
+    /// sockets made outside the command stay unreachable either way (Landlock ABI 6+).
+    /// With the network allowed, all unix sockets are allowed too.
+    pub allow_unix_sockets: bool,
+    /// How a command enters the mount namespace that makes `read_only` read-only.
+    pub mount_namespace: MountNamespace,
+}
+
+/// How a command enters its private mount namespace.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum MountNamespace {
+    /// A plain mount namespace when atto holds CAP_SYS_ADMIN (root), else a user
+    /// namespace owning a mount namespace, as an ordinary user gets.
+    #[default]
+    Auto,
+    /// Always through a user namespace, even as root: the path ordinary users take,
+    /// selectable so it can be tested (and used) where atto runs as root.
+    UserNamespace,
 }
 
 /// Whether one command ran sandboxed; recorded on every `bash` result.
@@ -128,30 +196,50 @@ impl SandboxError {
     }
 }
 
+/// What preparing compiled, and what it found this system cannot enforce.
+#[derive(Debug)]
+pub(crate) struct Compiled {
+    pub(crate) prepared: imp::Prepared,
+    /// Restrictions this system cannot enforce, in words.
+    pub(crate) gaps: Vec<String>,
+    /// The directories commands see read-only (canonical).
+    pub(crate) read_only: Vec<PathBuf>,
+    /// Whether every configured read-only directory that exists is protected.
+    pub(crate) protects_read_only: bool,
+}
+
 /// A restriction compiled once per session and applied cheaply to each command.
 #[derive(Debug)]
 pub struct Sandbox {
     prepared: Arc<imp::Prepared>,
     writable: Vec<PathBuf>,
+    read_only: Vec<PathBuf>,
+    protects_read_only: bool,
     allow_network: bool,
+    allow_unix_sockets: bool,
     gaps: Vec<String>,
 }
 
 impl Sandbox {
-    /// Compiles the Landlock ruleset and the seccomp filter for `config`. Fails when the
-    /// kernel has no Landlock (the error says why) or refuses the ruleset.
+    /// Compiles the mount namespace plan (probing once, in a throwaway child, that this
+    /// system allows it), the Landlock ruleset and the seccomp filter for `config`. Fails
+    /// when the kernel has no Landlock (the error says why) or refuses the ruleset; a
+    /// system without mount namespaces is a gap, not a failure.
     pub fn prepare(config: &SandboxConfig) -> Result<Sandbox, SandboxError> {
         let writable: Vec<PathBuf> = config
             .writable
             .iter()
             .map(|p| p.canonicalize().unwrap_or_else(|_| p.clone()))
             .collect();
-        let (prepared, gaps) = imp::prepare(&writable, config.allow_network)?;
+        let compiled = imp::prepare(&writable, config)?;
         Ok(Sandbox {
-            prepared: Arc::new(prepared),
+            prepared: Arc::new(compiled.prepared),
             writable,
+            read_only: compiled.read_only,
+            protects_read_only: compiled.protects_read_only,
             allow_network: config.allow_network,
-            gaps,
+            allow_unix_sockets: config.allow_unix_sockets,
+            gaps: compiled.gaps,
         })
     }
 
@@ -180,30 +268,59 @@ impl Sandbox {
         &self.writable
     }
 
-    /// One line for a command's result, e.g. `writes limited to /ws, /tmp; network off`.
+    /// The directories sandboxed commands see read-only (canonical): the configured
+    /// read-only directories that existed beneath a writable path at prepare time, or
+    /// none when [`Sandbox::protects_read_only`] is false.
+    pub fn read_only(&self) -> &[PathBuf] {
+        &self.read_only
+    }
+
+    /// Whether every configured read-only directory that existed at prepare time is
+    /// read-only for sandboxed commands. False when this system does not allow mount
+    /// namespaces (the gap says so): then a command may write them, and the gate should
+    /// ask before commands that might.
+    pub fn protects_read_only(&self) -> bool {
+        self.protects_read_only
+    }
+
+    /// Whether the sandbox lets a command write `path` (relative paths resolve against
+    /// `cwd`, `..` and the symlinks of its existing part as the kernel would): beneath a
+    /// writable path or one of the granted devices, and not beneath a read-only
+    /// directory. Decided from the configuration alone, never from a command's output:
+    /// "the command failed and it was parsed to write X, which the sandbox does not
+    /// permit" is evidence atto can trust.
+    pub fn permits_write(&self, path: &Path, cwd: &Path) -> bool {
+        paths::permitted(path, cwd, &self.writable, &self.read_only)
+    }
+
+    /// One line for a command's result, e.g.
+    /// `writes limited to /ws, /tmp (read-only: /ws/.git); unix sockets off, network off`.
     pub fn summary(&self) -> String {
         let paths: Vec<String> = self
             .writable
             .iter()
             .map(|p| p.display().to_string())
             .collect();
-        let net = if self.allow_network {
-            "network allowed"
-        } else {
-            "network off"
+        let net = match (self.allow_network, self.allow_unix_sockets) {
+            (true, _) => "network allowed",
+            (false, true) => "unix sockets allowed, network off",
+            (false, false) => "unix sockets off, network off",
         };
-        let mut line = format!("writes limited to {}; {net}", paths.join(", "));
+        let mut line = format!("writes limited to {}", paths.join(", "));
+        if !self.read_only.is_empty() {
+            let dirs: Vec<String> = self
+                .read_only
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect();
+            line.push_str(&format!(" (read-only: {})", dirs.join(", ")));
+        }
+        line.push_str("; ");
+        line.push_str(net);
         for gap in &self.gaps {
             line.push_str("; ");
             line.push_str(gap);
         }
         line
-    }
-
-    /// Recognises, in a sandboxed command's output, a write the sandbox denied: a
-    /// "Permission denied" (or read-only / not permitted) error naming a path outside the
-    /// writable paths that atto itself could write. `cwd` resolves relative paths.
-    pub fn denied_write(&self, output: &str, cwd: &Path) -> Option<DeniedWrite> {
-        denial::find(output, cwd, &self.writable)
     }
 }

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::{SandboxError, SandboxSupport};
+use crate::{Compiled, SandboxConfig, SandboxError, SandboxSupport};
 
 #[derive(Debug)]
 pub(crate) struct Prepared;
@@ -20,8 +20,8 @@ pub(crate) fn probe() -> SandboxSupport {
 
 pub(crate) fn prepare(
     _writable: &[PathBuf],
-    _allow_network: bool,
-) -> Result<(Prepared, Vec<String>), SandboxError> {
+    _config: &SandboxConfig,
+) -> Result<Compiled, SandboxError> {
     Err(SandboxError::Unsupported {
         reason: REASON.to_string(),
     })

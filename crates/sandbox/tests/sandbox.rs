@@ -6,87 +6,13 @@
 // Tests may unwrap: a panic is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod common;
+
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 
 use atto_sandbox::{Sandbox, SandboxConfig, SandboxError, SandboxStatus};
-
-struct Dirs {
-    ws: tempfile::TempDir,
-    tmp: tempfile::TempDir,
-    outside: tempfile::TempDir,
-}
-
-impl Dirs {
-    fn new() -> Self {
-        Self {
-            ws: tempfile::tempdir().unwrap(),
-            tmp: tempfile::tempdir().unwrap(),
-            outside: tempfile::tempdir().unwrap(),
-        }
-    }
-    fn ws(&self) -> PathBuf {
-        self.ws.path().canonicalize().unwrap()
-    }
-    fn tmp(&self) -> PathBuf {
-        self.tmp.path().canonicalize().unwrap()
-    }
-    fn outside(&self) -> PathBuf {
-        self.outside.path().canonicalize().unwrap()
-    }
-    fn config(&self, allow_network: bool) -> SandboxConfig {
-        SandboxConfig {
-            writable: vec![self.ws(), self.tmp()],
-            allow_network,
-        }
-    }
-}
-
-/// The sandbox for `config`, or `None` after asserting the kernel honestly has none.
-fn sandbox(config: &SandboxConfig) -> Option<Sandbox> {
-    let support = Sandbox::probe();
-    match Sandbox::prepare(config) {
-        Ok(sb) => {
-            assert!(
-                support.landlock_abi >= 1,
-                "prepared without Landlock: {support:?}"
-            );
-            Some(sb)
-        }
-        Err(SandboxError::Unsupported { reason }) => {
-            assert_eq!(support.landlock_abi, 0);
-            assert!(reason.contains("Landlock not supported"), "{reason}");
-            eprintln!("NO LANDLOCK ON THIS KERNEL: {reason}");
-            None
-        }
-        Err(e) => panic!("prepare failed: {e}"),
-    }
-}
-
-struct Ran {
-    code: Option<i32>,
-    output: String,
-    status: SandboxStatus,
-}
-
-async fn run(sb: Option<&Sandbox>, cwd: &Path, script: &str) -> Ran {
-    let mut cmd = tokio::process::Command::new("bash");
-    cmd.arg("-c").arg(script).current_dir(cwd);
-    let status = match sb {
-        Some(sb) => sb.apply(&mut cmd),
-        None => SandboxStatus::NotApplied {
-            reason: "sandbox off".into(),
-        },
-    };
-    let out = cmd.output().await.unwrap();
-    let mut output = String::from_utf8_lossy(&out.stdout).into_owned();
-    output.push_str(&String::from_utf8_lossy(&out.stderr));
-    Ran {
-        code: out.status.code(),
-        output,
-        status,
-    }
-}
+use common::{Dirs, run, sandbox};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn writes_are_limited_to_the_writable_paths() {
@@ -162,12 +88,11 @@ async fn writes_are_limited_to_the_writable_paths() {
     assert!(status.contains("Seccomp:\t0"), "{status}");
     assert!(status.contains("NoNewPrivs:\t0"), "{status}");
 
-    // The denied write is recognised as the sandbox's doing.
-    let ran = run(Some(&sb), &ws, &format!("touch {}", root_paths[1])).await;
-    let denied = sb.denied_write(&ran.output, &ws).unwrap();
-    assert_eq!(denied.path, PathBuf::from(&root_paths[1]));
-    let ran = run(Some(&sb), &ws, "touch ./fine; chmod 0 ./fine").await;
-    assert_eq!(sb.denied_write(&ran.output, &ws), None);
+    // atto knows from its configuration which of those writes the sandbox stops.
+    assert!(!sb.permits_write(Path::new(&root_paths[1]), &ws));
+    assert!(atto_sandbox::could_write(Path::new(&root_paths[1]), &ws));
+    assert!(!sb.permits_write(&outside.join("new"), &ws));
+    assert!(sb.permits_write(Path::new("inside"), &ws));
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -211,10 +136,6 @@ async fn network_is_off_unless_allowed() {
         let ran = run(Some(&off), &ws, &py).await;
         assert_ne!(ran.code, Some(0));
         assert!(ran.output.contains("PermissionError"), "{}", ran.output);
-        // AF_UNIX stays usable.
-        let unix = "python3 -c \"import socket; socket.socket(socket.AF_UNIX); print('unix-ok')\"";
-        let ran = run(Some(&off), &ws, unix).await;
-        assert!(ran.output.contains("unix-ok"), "{}", ran.output);
     } else {
         eprintln!("python3 not found: python checks skipped, bash /dev/tcp and /dev/udp used");
     }
@@ -253,11 +174,12 @@ fn status_and_errors_say_what_happened() {
 
     let support = Sandbox::probe();
     if support.landlock_abi == 0 {
+        eprintln!("SKIPPED: no Landlock on this kernel; prepare errors not checked");
         return;
     }
     let missing = SandboxConfig {
         writable: vec![PathBuf::from("/nonexistent/atto-sandbox")],
-        allow_network: false,
+        ..SandboxConfig::default()
     };
     let err = Sandbox::prepare(&missing).unwrap_err();
     assert!(matches!(err, SandboxError::WritablePath { .. }), "{err}");
@@ -288,6 +210,7 @@ const NESTED_ENV: &str = "ATTO_SANDBOX_TEST_NESTED";
 #[test]
 fn refused_restriction_stops_the_command() {
     if Sandbox::probe().landlock_abi == 0 {
+        eprintln!("SKIPPED: no Landlock on this kernel");
         return;
     }
     if std::env::var_os(NESTED_ENV).is_none() {

@@ -1,10 +1,12 @@
-//! Linux implementation: Landlock ruleset and seccomp filter built in the parent, both
-//! applied in the child by `child::restrict`.
+//! Linux implementation: mount namespace plan, Landlock ruleset and seccomp filter built
+//! in the parent, all applied in the child by `child::restrict`.
 //!
 //! Owns the split between "prepare before fork" (may allocate, may fail with a message)
-//! and "apply after fork" (raw syscalls only). Does not know about tools or policy.
+//! and "apply after fork" (raw syscalls only), and the gaps: what this system cannot
+//! enforce of the configured restriction, in words. Does not know about tools or policy.
 
 mod child;
+mod mounts;
 mod ruleset;
 mod seccomp;
 
@@ -12,11 +14,14 @@ use std::os::fd::OwnedFd;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::{SandboxError, SandboxSupport};
+use crate::{Compiled, SandboxConfig, SandboxError, SandboxSupport};
 
 /// Everything the child needs, ready before fork.
 #[derive(Debug)]
 pub(crate) struct Prepared {
+    /// The mount namespace making the read-only directories read-only; `None` when there
+    /// are none or the system does not allow it.
+    mounts: Option<mounts::Plan>,
     /// Landlock ruleset, close-on-exec, kept open for the session.
     ruleset: OwnedFd,
     /// Seccomp network filter; `None` when the network is allowed.
@@ -35,25 +40,45 @@ pub(crate) fn probe() -> SandboxSupport {
     }
 }
 
-/// Builds the ruleset and filter; returns them with the configured restrictions this
-/// kernel cannot enforce.
+/// Builds the namespace plan, ruleset and filter for `config`, with `writable` already
+/// canonical.
 pub(crate) fn prepare(
     writable: &[PathBuf],
-    allow_network: bool,
-) -> Result<(Prepared, Vec<String>), SandboxError> {
+    config: &SandboxConfig,
+) -> Result<Compiled, SandboxError> {
+    let allow_network = config.allow_network;
     let abi = ruleset::kernel_abi().map_err(|reason| SandboxError::Unsupported { reason })?;
     let ruleset = ruleset::build(writable, allow_network, abi)?;
     let seccomp_ok = seccomp::available();
     let filter = if allow_network || !seccomp_ok {
         None
     } else {
-        Some(seccomp::network_filter()?)
+        Some(seccomp::network_filter(config.allow_unix_sockets)?)
     };
     let mut gaps = Vec::new();
+    let (plan, read_only, protects_read_only) =
+        match mounts::plan(&config.read_only, writable, config.mount_namespace) {
+            mounts::Outcome::Nothing => (None, Vec::new(), true),
+            mounts::Outcome::Protected { plan, dirs } => (Some(plan), dirs, true),
+            mounts::Outcome::Unavailable { dirs, why } => {
+                gaps.push(mounts::gap(&dirs, &why));
+                (None, Vec::new(), false)
+            }
+        };
     if abi < 3 {
         gaps.push(format!(
             "truncating files outside the writable paths is not blocked (Landlock ABI {abi} lacks truncate control)"
         ));
+    }
+    if abi < ruleset::SCOPE_ABI {
+        gaps.push(format!(
+            "signals to processes outside the sandbox are not blocked (Landlock ABI {abi} lacks scoping)"
+        ));
+        if !allow_network {
+            gaps.push(format!(
+                "abstract unix sockets outside the sandbox stay reachable (Landlock ABI {abi} lacks scoping)"
+            ));
+        }
     }
     if !allow_network {
         match (abi >= 4, seccomp_ok) {
@@ -62,7 +87,7 @@ pub(crate) fn prepare(
                 "network restriction not applied by Landlock (ABI {abi} lacks TCP rules); seccomp still blocks it"
             )),
             (true, false) => gaps.push(
-                "only TCP is blocked: seccomp is unavailable, so UDP and other sockets are not"
+                "only TCP is blocked: seccomp is unavailable, so UDP, unix and other sockets are not"
                     .to_string(),
             ),
             (false, false) => gaps.push(format!(
@@ -70,21 +95,36 @@ pub(crate) fn prepare(
             )),
         }
     }
-    Ok((Prepared { ruleset, filter }, gaps))
+    Ok(Compiled {
+        prepared: Prepared {
+            mounts: plan,
+            ruleset,
+            filter,
+        },
+        gaps,
+        read_only,
+        protects_read_only,
+    })
 }
 
 /// Installs the pre-exec hook on `cmd`.
 pub(crate) fn install(prepared: &Arc<Prepared>, cmd: &mut tokio::process::Command) {
     let prepared = Arc::clone(prepared);
-    let hook = move || child::restrict(&prepared.ruleset, prepared.filter.as_ref());
+    let hook = move || {
+        child::restrict(
+            prepared.mounts.as_ref(),
+            &prepared.ruleset,
+            prepared.filter.as_ref(),
+        )
+    };
     #[expect(
         unsafe_code,
         reason = "pre_exec is unsafe: the hook runs between fork and exec"
     )]
     // SAFETY: the hook runs in the forked child, where only async-signal-safe work is
-    // allowed. It only reads memory prepared before fork (the ruleset fd and the compiled
-    // filter behind the Arc, cloned here in the parent) and makes raw syscalls; it does
-    // not allocate, lock, or drop anything.
+    // allowed. It only reads memory prepared before fork (the namespace plan, the ruleset
+    // fd and the compiled filter behind the Arc, cloned here in the parent) and makes raw
+    // syscalls; it does not allocate, lock, or drop anything.
     unsafe {
         cmd.pre_exec(hook);
     }

@@ -1,5 +1,7 @@
 //! The Landlock ruleset: which writes are handled (all of them the kernel knows), where
-//! they stay allowed, and TCP bind/connect handled with no rule when the network is off.
+//! they stay allowed, TCP bind/connect handled with no rule when the network is off, and
+//! (ABI 6+) the scopes: no signals to processes outside the command's own domain, and no
+//! connecting to abstract unix sockets made outside it while the network is off.
 //!
 //! Built with the `landlock` crate at the exact ABI the kernel reports, as a hard
 //! requirement, so nothing is silently dropped; what an older ABI cannot express is
@@ -11,20 +13,14 @@ use std::path::{Path, PathBuf};
 
 use landlock::{
     ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset,
-    RulesetAttr, RulesetCreatedAttr, path_beneath_rules,
+    RulesetAttr, RulesetCreatedAttr, Scope, path_beneath_rules,
 };
 
 use crate::SandboxError;
+use crate::paths::DEVICES;
 
-/// Character devices ordinary shells and tools write to or need ioctls on.
-const DEVICES: &[&str] = &[
-    "/dev/null",
-    "/dev/zero",
-    "/dev/full",
-    "/dev/tty",
-    "/dev/ptmx",
-    "/dev/pts",
-];
+/// First ABI with `LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET` and `LANDLOCK_SCOPE_SIGNAL`.
+pub(super) const SCOPE_ABI: u32 = 6;
 
 /// The Landlock ABI version the kernel offers, or why there is none.
 #[expect(unsafe_code, reason = "landlock_create_ruleset is a raw syscall")]
@@ -88,6 +84,13 @@ pub(super) fn build(
         ruleset = ruleset
             .handle_access(AccessNet::from_all(abi))
             .map_err(ll)?;
+    }
+    if abi_version >= SCOPE_ABI {
+        // The command and its children share one domain, so they still signal each other.
+        ruleset = ruleset.scope(Scope::Signal).map_err(ll)?;
+        if !allow_network {
+            ruleset = ruleset.scope(Scope::AbstractUnixSocket).map_err(ll)?;
+        }
     }
     let mut created = ruleset.create().map_err(ll)?;
     for path in writable {

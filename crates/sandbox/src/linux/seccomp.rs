@@ -1,6 +1,9 @@
-//! The seccomp network filter: `socket()` for any family but `AF_UNIX` fails with
-//! `EACCES`, and so does `io_uring_setup` (io_uring can create sockets without the
-//! `socket` syscall). Everything else is allowed.
+//! The seccomp network filter: `socket()` fails with `EACCES` for every family but
+//! `AF_UNIX`, and for `AF_UNIX` too unless unix sockets are allowed; so does
+//! `io_uring_setup` (io_uring can create sockets without the `socket` syscall).
+//! `socketpair()` is never filtered: a connected pair reaches nothing outside the command,
+//! and pipes between processes (python's multiprocessing, shells) rely on it. Everything
+//! else is allowed.
 //!
 //! Compiled with seccompiler before fork; installed in the child by `child.rs`. A
 //! foreign-architecture syscall (e.g. 32-bit `int 0x80`) kills the process, as
@@ -55,21 +58,29 @@ pub(super) fn available() -> bool {
 /// of their own.
 const X32_SYSCALL_BIT: i64 = 0x4000_0000;
 
-pub(super) fn network_filter() -> Result<Filter, SandboxError> {
+/// The filter for a command without network; `allow_unix` keeps `socket(AF_UNIX, ..)`.
+pub(super) fn network_filter(allow_unix: bool) -> Result<Filter, SandboxError> {
     let err = |e: seccompiler::BackendError| SandboxError::Seccomp(e.to_string());
     let arch = TargetArch::try_from(std::env::consts::ARCH)
         .map_err(|e| SandboxError::Seccomp(e.to_string()))?;
     let af_unix = u64::try_from(libc::AF_UNIX).map_err(|e| SandboxError::Seccomp(e.to_string()))?;
-    let not_unix = SeccompRule::new(vec![
-        SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, af_unix)
+    // No rule at all matches every call: then every `socket()` fails.
+    let socket_rules = if allow_unix {
+        vec![
+            SeccompRule::new(vec![
+                SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, af_unix)
+                    .map_err(err)?,
+            ])
             .map_err(err)?,
-    ])
-    .map_err(err)?;
+        ]
+    } else {
+        Vec::new()
+    };
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    rules.insert(libc::SYS_socket, vec![not_unix.clone()]);
+    rules.insert(libc::SYS_socket, socket_rules.clone());
     rules.insert(libc::SYS_io_uring_setup, Vec::new());
     if arch == TargetArch::x86_64 {
-        rules.insert(libc::SYS_socket | X32_SYSCALL_BIT, vec![not_unix]);
+        rules.insert(libc::SYS_socket | X32_SYSCALL_BIT, socket_rules);
         rules.insert(libc::SYS_io_uring_setup | X32_SYSCALL_BIT, Vec::new());
     }
     let filter = SeccompFilter::new(

@@ -1,0 +1,102 @@
+//! Helpers shared by the sandbox tests: temp dirs, preparing a sandbox (or asserting the
+//! kernel honestly has none), and running a script sandboxed or not.
+
+// Each test binary uses a different part of this module.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use atto_sandbox::{Sandbox, SandboxConfig, SandboxError, SandboxStatus};
+
+pub struct Dirs {
+    pub ws: tempfile::TempDir,
+    pub tmp: tempfile::TempDir,
+    pub outside: tempfile::TempDir,
+}
+
+impl Dirs {
+    pub fn new() -> Self {
+        Self {
+            ws: tempfile::tempdir().unwrap(),
+            tmp: tempfile::tempdir().unwrap(),
+            outside: tempfile::tempdir().unwrap(),
+        }
+    }
+    pub fn ws(&self) -> PathBuf {
+        self.ws.path().canonicalize().unwrap()
+    }
+    pub fn tmp(&self) -> PathBuf {
+        self.tmp.path().canonicalize().unwrap()
+    }
+    pub fn outside(&self) -> PathBuf {
+        self.outside.path().canonicalize().unwrap()
+    }
+    pub fn config(&self, allow_network: bool) -> SandboxConfig {
+        SandboxConfig {
+            writable: vec![self.ws(), self.tmp()],
+            allow_network,
+            ..SandboxConfig::default()
+        }
+    }
+}
+
+/// The sandbox for `config`, or `None` after asserting the kernel honestly has none.
+pub fn sandbox(config: &SandboxConfig) -> Option<Sandbox> {
+    let support = Sandbox::probe();
+    match Sandbox::prepare(config) {
+        Ok(sb) => {
+            assert!(
+                support.landlock_abi >= 1,
+                "prepared without Landlock: {support:?}"
+            );
+            Some(sb)
+        }
+        Err(SandboxError::Unsupported { reason }) => {
+            assert_eq!(support.landlock_abi, 0);
+            assert!(reason.contains("Landlock not supported"), "{reason}");
+            eprintln!("SKIPPED: no Landlock on this kernel: {reason}");
+            None
+        }
+        Err(e) => panic!("prepare failed: {e}"),
+    }
+}
+
+pub struct Ran {
+    pub code: Option<i32>,
+    pub output: String,
+    pub status: SandboxStatus,
+}
+
+pub async fn run(sb: Option<&Sandbox>, cwd: &Path, script: &str) -> Ran {
+    let mut cmd = tokio::process::Command::new("bash");
+    cmd.arg("-c").arg(script).current_dir(cwd);
+    let status = match sb {
+        Some(sb) => sb.apply(&mut cmd),
+        None => SandboxStatus::NotApplied {
+            reason: "sandbox off".into(),
+        },
+    };
+    let out = cmd.output().await.unwrap();
+    let mut output = String::from_utf8_lossy(&out.stdout).into_owned();
+    output.push_str(&String::from_utf8_lossy(&out.stderr));
+    Ran {
+        code: out.status.code(),
+        output,
+        status,
+    }
+}
+
+/// Whether `python3` runs here; tests that need it say when they skip.
+pub async fn has_python(cwd: &Path) -> bool {
+    let ok = run(None, cwd, "python3 -c 'print(1)'").await.code == Some(0);
+    if !ok {
+        eprintln!("SKIPPED: python3 not found; python checks not run");
+    }
+    ok
+}
+
+/// This process's effective uid (the owner of its `/proc` directory).
+pub fn uid() -> u32 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").unwrap().uid()
+}
