@@ -43,6 +43,9 @@ pub struct Config {
     pub permissions: RulesConfig,
     /// Whether sandboxed commands may use the network (default: no).
     pub allow_network: Option<bool>,
+    /// Whether sandboxed commands may open unix sockets while the network is off (default:
+    /// no: ssh-agent, Docker, D-Bus and systemd sockets stay out of reach).
+    pub allow_unix_sockets: Option<bool>,
     /// How `/auto` plans start.
     #[serde(default)]
     pub planner: PlannerConfig,

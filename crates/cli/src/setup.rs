@@ -142,10 +142,7 @@ pub fn start_with_client(
     }
     let sandbox = match permission.mode {
         PermissionMode::Yolo => None,
-        _ => sandbox(
-            &launch.workspace,
-            launch.config.allow_network.unwrap_or(false),
-        ),
+        _ => sandbox(&launch.workspace, launch.config),
     };
     let (session_id, resume) = match &launch.resume {
         None => (uuid::Uuid::now_v7().to_string(), None),
@@ -230,12 +227,16 @@ fn limits(config: &Config, flags: &LimitFlags) -> Limits {
     limits
 }
 
-/// Prepares the OS sandbox for commands: writes only in the workspace and the temp dir.
+/// Prepares the OS sandbox for commands: writes only in the workspace and the temp dir,
+/// never in the repository's git directory, `.atto/` or atto's own config and data.
 /// Where the kernel offers none, says so once; WARN commands then always ask.
-fn sandbox(workspace: &Path, allow_network: bool) -> Option<std::sync::Arc<Sandbox>> {
+fn sandbox(workspace: &Path, config: &Config) -> Option<std::sync::Arc<Sandbox>> {
     let config = SandboxConfig {
         writable: vec![workspace.to_path_buf(), std::env::temp_dir()],
-        allow_network,
+        allow_network: config.allow_network.unwrap_or(false),
+        allow_unix_sockets: config.allow_unix_sockets.unwrap_or(false),
+        read_only: read_only_dirs(workspace),
+        ..SandboxConfig::default()
     };
     match Sandbox::prepare(&config) {
         Ok(sandbox) => Some(std::sync::Arc::new(sandbox)),
@@ -247,6 +248,27 @@ fn sandbox(workspace: &Path, allow_network: bool) -> Option<std::sync::Arc<Sandb
             None
         }
     }
+}
+
+/// What sandboxed commands may never write: the workspace's `.git` (and, when `.git` is
+/// a file — a worktree or submodule — the git directory it points to and the common
+/// directory behind that), `.atto/`, and atto's config and data dirs. Hooks and config
+/// written there would run later, outside any sandbox.
+fn read_only_dirs(workspace: &Path) -> Vec<PathBuf> {
+    let mut dirs = vec![workspace.join(".git"), workspace.join(".atto")];
+    let dot_git = workspace.join(".git");
+    if dot_git.is_file()
+        && let Ok(text) = std::fs::read_to_string(&dot_git)
+        && let Some(target) = text.lines().find_map(|l| l.strip_prefix("gitdir:"))
+    {
+        let git_dir = workspace.join(target.trim());
+        if let Ok(common) = std::fs::read_to_string(git_dir.join("commondir")) {
+            dirs.push(git_dir.join(common.trim()));
+        }
+        dirs.push(git_dir);
+    }
+    dirs.extend(permissions::protected_dirs().into_iter().map(PathBuf::from));
+    dirs
 }
 
 /// The id and messages of a saved session of this workspace.

@@ -5,61 +5,32 @@
 //! command's output: a command controls what it prints, so "Permission denied" in its
 //! output proves nothing (a command could print it to earn an unsandboxed re-run).
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use atto_policy::bash;
 use atto_tools::Sandbox;
 
 /// The paths `command` writes (as its command line shows) that `sandbox` keeps it from
-/// writing, resolved against `workspace`, where commands start. Empty when every visible
-/// target is permitted or there is none.
+/// writing but atto itself could write, resolved against `workspace`, where commands
+/// start. Empty when every visible target is permitted, or could not be written anyway.
 pub(crate) fn blocked_writes(command: &str, sandbox: &Sandbox, workspace: &Path) -> Vec<String> {
     let home = std::env::var_os("HOME").map(PathBuf::from);
     bash::write_targets(command)
         .into_iter()
         .filter(|target| {
             let path = resolve(target, workspace, home.as_deref());
-            !sandbox.writable().iter().any(|dir| path.starts_with(dir))
+            !sandbox.permits_write(&path, workspace) && atto_sandbox::could_write(&path, workspace)
         })
         .collect()
 }
 
-/// `target` as an absolute path: `~` expanded, relative paths joined to `workspace`,
-/// `.` and `..` removed, and the longest existing ancestor's symlinks resolved (a link
-/// cannot disguise where a write lands).
+/// `target` as an absolute path: `~` expanded and relative paths joined to `workspace`
+/// (the sandbox resolves `..` and symlinks as the kernel would).
 fn resolve(target: &str, workspace: &Path, home: Option<&Path>) -> PathBuf {
-    let joined = match (target.strip_prefix('~'), home) {
+    match (target.strip_prefix('~'), home) {
         (Some(rest), Some(home)) => home.join(rest.trim_start_matches('/')),
         _ => workspace.join(target),
-    };
-    let mut clean = PathBuf::new();
-    for part in joined.components() {
-        match part {
-            Component::ParentDir => {
-                clean.pop();
-            }
-            Component::CurDir => {}
-            other => clean.push(other),
-        }
     }
-    let mut existing = clean.as_path();
-    let mut rest: Vec<&std::ffi::OsStr> = Vec::new();
-    while !existing.exists() {
-        match (existing.parent(), existing.file_name()) {
-            (Some(parent), Some(name)) => {
-                rest.push(name);
-                existing = parent;
-            }
-            _ => return clean,
-        }
-    }
-    let mut real = existing
-        .canonicalize()
-        .unwrap_or_else(|_| existing.to_path_buf());
-    for name in rest.into_iter().rev() {
-        real.push(name);
-    }
-    real
 }
 
 #[cfg(test)]

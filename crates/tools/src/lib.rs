@@ -68,9 +68,6 @@ pub struct ToolOutput {
     pub changed_paths: Vec<String>,
     /// Whether the command ran under the OS sandbox; `None` for tools that run none.
     pub sandbox: Option<SandboxStatus>,
-    /// The sandbox denied a write outside the writable paths: core may offer the user an
-    /// unsandboxed re-run.
-    pub sandbox_denied: bool,
 }
 
 impl ToolOutput {

@@ -20,6 +20,7 @@ fn sandboxed(tmp: &tempfile::TempDir) -> Option<Ws> {
     let config = SandboxConfig {
         writable: vec![ws.root().to_path_buf(), tmp.path().to_path_buf()],
         allow_network: false,
+        ..SandboxConfig::default()
     };
     match Sandbox::prepare(&config) {
         Ok(sb) => {
@@ -54,73 +55,10 @@ async fn sandboxed_run_is_recorded_and_stated() {
         "{:?}",
         out.sandbox
     );
-    assert!(!out.sandbox_denied);
     let last = out.content.lines().last().unwrap();
     assert!(last.starts_with("[sandbox: writes limited to "), "{last}");
     assert!(last.contains(&ws.root().display().to_string()), "{last}");
     assert!(last.ends_with("network off]"), "{last}");
-}
-
-#[tokio::test]
-async fn denied_write_is_flagged_and_explained() {
-    let tmp = tempfile::tempdir().unwrap();
-    let outside = tempfile::tempdir().unwrap();
-    let Some(ws) = sandboxed(&tmp) else { return };
-    let target = outside.path().canonicalize().unwrap().join("x");
-    let out = ws
-        .call(
-            "bash",
-            json!({"command": format!("echo start; touch {}; echo after", target.display())}),
-        )
-        .await
-        .unwrap();
-    assert!(!target.exists());
-    assert!(out.sandbox_denied, "{}", out.content);
-    assert!(matches!(out.sandbox, Some(SandboxStatus::Applied { .. })));
-    assert!(
-        out.content.contains(&format!(
-            "the sandbox denied a write outside the workspace ({}: ",
-            target.display()
-        )),
-        "{}",
-        out.content
-    );
-    assert!(
-        out.content
-            .contains("ask the user to approve running it unsandboxed if it is needed"),
-        "{}",
-        out.content
-    );
-
-    // A permission error inside the workspace is not the sandbox's doing.
-    let out = ws
-        .call(
-            "bash",
-            json!({"command": "echo \"touch: cannot touch './x': Permission denied\" >&2; exit 1"}),
-        )
-        .await
-        .unwrap();
-    assert!(!out.sandbox_denied, "{}", out.content);
-
-    // The approved unsandboxed re-run: no sandbox, and the write goes through.
-    let mut plain = Ws::new();
-    plain.ctx.sandbox = None;
-    let out = plain
-        .call(
-            "bash",
-            json!({"command": format!("touch {}", target.display())}),
-        )
-        .await
-        .unwrap();
-    assert!(target.exists(), "{}", out.content);
-    assert_eq!(
-        out.sandbox,
-        Some(SandboxStatus::NotApplied {
-            reason: "sandbox off".into()
-        })
-    );
-    assert!(!out.sandbox_denied);
-    assert!(!out.content.contains("[sandbox:"), "{}", out.content);
 }
 
 #[tokio::test]
@@ -134,7 +72,6 @@ async fn network_off_under_the_sandbox() {
     assert!(!out.content.contains("connected"), "{}", out.content);
     assert!(out.content.contains("Permission denied"), "{}", out.content);
     // A refused connection is not a denied write.
-    assert!(!out.sandbox_denied, "{}", out.content);
 
     let plain = Ws::new();
     let out = plain.call("bash", json!({"command": cmd})).await.unwrap();
@@ -150,5 +87,4 @@ async fn tools_that_run_no_command_record_no_sandbox() {
         .await
         .unwrap();
     assert_eq!(out.sandbox, None);
-    assert!(!out.sandbox_denied);
 }

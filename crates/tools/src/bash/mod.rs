@@ -218,17 +218,11 @@ async fn run_command(command: &str, secs: u64, ctx: &ToolContext) -> Result<Tool
             "\n[the command exited but left background processes holding its output; they were killed. Redirect a background job's output to a file to keep it running]",
         );
     }
-    let mut sandbox_denied = false;
     if let (Some(sb), SandboxStatus::Applied { .. }) = (&ctx.sandbox, &sandbox) {
         content.push_str(&format!("\n[sandbox: {}]", sb.summary()));
-        if let Some(denied) = sb.denied_write(&rendered, &ctx.workspace) {
-            sandbox_denied = true;
-            content.push_str(&format!("\n[{}]", denied.message()));
-        }
     }
     Ok(ToolOutput {
         sandbox: Some(sandbox),
-        sandbox_denied,
         ..ToolOutput::text(content)
     })
 }
