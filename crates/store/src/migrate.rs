@@ -1,5 +1,5 @@
-//! The schema, as numbered migrations applied in order, each in its own transaction, the
-//! version reached kept in `PRAGMA user_version`. A later table arrives as the next number
+//! The schema, as numbered migrations applied in order, all missing ones in one transaction,
+//! the version reached kept in `PRAGMA user_version`. A later table arrives as the next number
 //! appended to [`MIGRATIONS`]; a migration that has shipped is never edited. This module does
 //! not decide what to do with a database newer than [`LATEST`] (see `open`).
 
@@ -194,24 +194,29 @@ pub(crate) fn schema_version(conn: &Connection) -> rusqlite::Result<i64> {
     conn.pragma_query_value(None, "user_version", |row| row.get(0))
 }
 
-/// Applies every migration above the database's version. Each runs in an IMMEDIATE
-/// transaction that re-reads the version first, so two processes opening the same old
-/// database at once apply each step exactly once.
-pub(crate) fn migrate(conn: &mut Connection) -> rusqlite::Result<()> {
-    let current = schema_version(conn)?;
-    for &(version, sql) in MIGRATIONS {
-        if i64::from(version) <= current {
-            continue;
-        }
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        if schema_version(&tx)? >= i64::from(version) {
-            continue;
-        }
-        tx.execute_batch(sql)?;
-        tx.pragma_update(None, "user_version", version)?;
-        tx.commit()?;
+/// Brings the database up to [`LATEST`] and returns the version it has afterwards (above
+/// `LATEST` if a newer atto got there first; nothing is applied then). All missing steps run
+/// in one IMMEDIATE transaction that re-reads the version once it holds the write lock: when
+/// several processes open an old database at once, one migrates while the others wait on the
+/// lock, then see the new version and apply nothing, and no process ever sees half a schema.
+pub(crate) fn migrate(conn: &mut Connection) -> rusqlite::Result<i64> {
+    let found = schema_version(conn)?;
+    if found >= i64::from(LATEST) {
+        return Ok(found);
     }
-    Ok(())
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let current = schema_version(&tx)?;
+    if current >= i64::from(LATEST) {
+        return Ok(current);
+    }
+    for &(version, sql) in MIGRATIONS {
+        if i64::from(version) > current {
+            tx.execute_batch(sql)?;
+        }
+    }
+    tx.pragma_update(None, "user_version", LATEST)?;
+    tx.commit()?;
+    Ok(i64::from(LATEST))
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! workspace, finding one by id, prefix or "latest", and loading its history. Messages are
 //! stored as the caller's JSON; this module does not know their shape.
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde::Serialize;
 
 use crate::{Store, StoreError};
@@ -46,7 +46,7 @@ impl Store {
     pub async fn create_session(&self, s: NewSession) -> Result<(), StoreError> {
         let now = crate::now_ms();
         self.call(move |conn| {
-            let tx = conn.unchecked_transaction()?;
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             tx.execute(
                 "INSERT INTO sessions (id, workspace, created_at, updated_at, provider, model) \
                  VALUES (?1, ?2, ?3, ?3, ?4, ?5)",
@@ -73,7 +73,7 @@ impl Store {
         let thread = thread.to_owned();
         let now = crate::now_ms();
         self.call(move |conn| {
-            let tx = conn.unchecked_transaction()?;
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             tx.prepare_cached(
                 "INSERT INTO messages (thread_id, seq, body, created_at) VALUES (?1, ?2, ?3, ?4)",
             )?
@@ -140,7 +140,7 @@ impl Store {
         let id = id.to_owned();
         let now = crate::now_ms();
         self.call_blocking(move |conn| {
-            let tx = conn.unchecked_transaction()?;
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let current: String = tx.query_row(
                 "SELECT COALESCE(current_thread, id) FROM sessions WHERE id = ?1",
                 params![source],
@@ -268,7 +268,7 @@ impl Store {
         let (session, id, parent) = (session.to_owned(), id.to_owned(), parent.to_owned());
         let now = crate::now_ms();
         self.call(move |conn| {
-            let tx = conn.unchecked_transaction()?;
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             tx.execute(
                 "INSERT INTO threads (id, session_id, parent_thread, fork_seq, label, created_at) \
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
