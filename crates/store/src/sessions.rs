@@ -1,11 +1,13 @@
 //! Sessions and their messages: creating a session, appending each message as it happens
 //! (so a killed process loses at most the reply being streamed), listing sessions of a
-//! workspace, finding one by id, prefix or "latest", and loading its history. Messages are
+//! workspace, finding one by id, unique prefix (see `ids`) or "latest", and loading its
+//! history. Messages are
 //! stored as the caller's JSON; this module does not know their shape.
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde::Serialize;
 
+use crate::ids::{IdKind, resolve, short_id};
 use crate::{Store, StoreError};
 
 /// A session as listed.
@@ -21,6 +23,9 @@ pub struct SessionRow {
     pub messages: i64,
     /// The thread a resume continues.
     pub current_thread: String,
+    /// The shortest prefix of `id`, 8 characters at least, that no other session's id
+    /// starts with: what to show and what `atto -r` accepts (see [`crate::short_form`]).
+    pub short_id: String,
 }
 
 /// What a new session records.
@@ -99,8 +104,10 @@ impl Store {
             let mut stmt = conn.prepare(&format!(
                 "{SELECT} WHERE s.workspace = ?1 ORDER BY s.updated_at DESC, s.rowid DESC LIMIT ?2"
             ))?;
-            let rows = stmt.query_map(params![workspace, limit], row)?;
-            rows.collect()
+            let rows = stmt
+                .query_map(params![workspace, limit], row)?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            rows.into_iter().map(|r| with_short_id(conn, r)).collect()
         })
     }
 
@@ -188,7 +195,13 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRow> {
         model: r.get(6)?,
         messages: r.get(7)?,
         current_thread: r.get(8)?,
+        short_id: String::new(),
     })
+}
+
+fn with_short_id(conn: &Connection, mut row: SessionRow) -> rusqlite::Result<SessionRow> {
+    row.short_id = short_id(conn, IdKind::Session, &row.id)?;
+    Ok(row)
 }
 
 fn find(
@@ -208,37 +221,36 @@ fn find(
                     row,
                 )
                 .optional()?;
-            Ok(found.ok_or_else(|| {
-                StoreError::NotFound(format!(
+            match found {
+                Some(found) => Ok(Ok(with_short_id(conn, found)?)),
+                None => Ok(Err(StoreError::NotFound(format!(
                     "no saved session in {workspace}; `atto sessions` lists them"
-                ))
-            }))
+                )))),
+            }
         }
         SessionRef::Id(prefix) => {
-            let pattern = format!("{}%", prefix.replace(['%', '_'], ""));
-            let mut stmt = conn.prepare(&format!("{SELECT} WHERE s.id LIKE ?1 LIMIT 2"))?;
-            let rows: Vec<SessionRow> = stmt
-                .query_map(params![pattern], row)?
-                .collect::<rusqlite::Result<_>>()?;
-            Ok(match rows.len() {
-                1 => rows
-                    .into_iter()
-                    .next()
-                    .ok_or_else(|| unreachable_none(prefix)),
-                0 => Err(StoreError::NotFound(format!(
-                    "no session matches '{prefix}'; `atto sessions` lists them"
-                ))),
-                _ => Err(StoreError::NotFound(format!(
-                    "'{prefix}' matches more than one session; give more of the id"
-                ))),
-            })
+            let describe = |id: &str| title_of(conn, id);
+            let id = match resolve(conn, IdKind::Session, prefix, describe)? {
+                Ok(id) => id,
+                Err(err) => return Ok(Err(err)),
+            };
+            let found = conn.query_row(&format!("{SELECT} WHERE s.id = ?1"), params![id], row)?;
+            Ok(Ok(with_short_id(conn, found)?))
         }
     }
 }
 
-/// A vector of length one always yields its item; this keeps the code free of unwrap.
-fn unreachable_none(prefix: &str) -> StoreError {
-    StoreError::NotFound(format!("no session matches '{prefix}'"))
+/// A session's title, for telling sessions apart in a message; `None` if it has none or
+/// cannot be read.
+fn title_of(conn: &Connection, id: &str) -> Option<String> {
+    conn.query_row(
+        "SELECT title FROM sessions WHERE id = ?1",
+        params![id],
+        |r| r.get::<_, Option<String>>(0),
+    )
+    .ok()
+    .flatten()
+    .map(|t| format!("\"{t}\""))
 }
 
 /// A thread of a session, as `/threads` shows it.
