@@ -26,6 +26,7 @@ mod ids;
 mod migrate;
 mod open;
 mod plans;
+mod session_settings;
 mod sessions;
 mod task_plans;
 mod tasks;

@@ -13,6 +13,7 @@ const MIGRATIONS: &[(u32, &str)] = &[
     (3, V3_PENDING_PLANS),
     (4, V4_TASKS_AND_GOALS),
     (5, V5_TASK_PLANS),
+    (6, V6_SESSION_MODES),
 ];
 
 /// The newest schema version this build knows.
@@ -186,6 +187,14 @@ CREATE TABLE task_plans (
     updated_at INTEGER NOT NULL                         -- unix ms, last change to it
 ) STRICT;
 CREATE INDEX task_plans_session ON task_plans (session_id, updated_at);
+";
+
+/// The agent mode and permission mode a session last ran in, so a resume restores them
+/// (NULL: not recorded, as for every session older than this step). The values are the front
+/// ends' words (`plan`, `ask`, ...); the store does not check them.
+const V6_SESSION_MODES: &str = "
+ALTER TABLE sessions ADD COLUMN agent_mode TEXT;
+ALTER TABLE sessions ADD COLUMN permission_mode TEXT;
 ";
 
 /// The schema version recorded in the file (0 for a new or foreign database). Reading it is
@@ -383,6 +392,46 @@ mod tests {
             )
             .unwrap();
         assert_eq!(left, 0);
+    }
+
+    /// A file exactly as the previous release left it (every step but the last applied),
+    /// holding a session, is upgraded in place: its rows stay and the new columns start
+    /// empty, then work.
+    #[test]
+    fn a_database_one_version_old_is_upgraded_keeping_its_sessions() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("atto.db");
+        let conn = Connection::open(&path).unwrap();
+        for &(version, sql) in &MIGRATIONS[..MIGRATIONS.len() - 1] {
+            conn.execute_batch(sql).unwrap();
+            conn.pragma_update(None, "user_version", version).unwrap();
+        }
+        conn.execute_batch(
+            "INSERT INTO sessions (id, workspace, created_at, updated_at, title, label) \
+                 VALUES ('s-old', '/w', 5, 6, 'fix the build', 'first try');
+             INSERT INTO threads (id, session_id, created_at) VALUES ('s-old', 's-old', 5);
+             INSERT INTO messages (thread_id, seq, body, created_at)
+                 VALUES ('s-old', 1, '{\"type\":\"user\",\"text\":\"hi\"}', 6);",
+        )
+        .unwrap();
+        drop(conn);
+
+        let store = crate::Store::open(&path).unwrap();
+        let which = crate::SessionRef::Id("s-old".to_owned());
+        let old = store.find_session_blocking("/w", &which).unwrap();
+        assert_eq!(old.title.as_deref(), Some("fix the build"));
+        assert_eq!(old.label.as_deref(), Some("first try"));
+        assert_eq!((old.messages, old.answered), (1, false));
+        assert_eq!((old.agent_mode, old.permission_mode), (None, None));
+        store
+            .set_session_modes_blocking("s-old", Some("plan"), Some("ask"))
+            .unwrap();
+        let now = store.find_session_blocking("/w", &which).unwrap();
+        assert_eq!(now.agent_mode.as_deref(), Some("plan"));
+        assert_eq!(now.permission_mode.as_deref(), Some("ask"));
+        drop(store);
+        let conn = Connection::open(&path).unwrap();
+        assert_eq!(schema_version(&conn).unwrap(), i64::from(LATEST));
     }
 
     #[test]

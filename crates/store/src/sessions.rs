@@ -1,8 +1,10 @@
 //! Sessions and their messages: creating a session, appending each message as it happens
 //! (so a killed process loses at most the reply being streamed), listing sessions of a
-//! workspace, finding one by id, unique prefix (see `ids`) or "latest", and loading its
-//! history. Messages are
-//! stored as the caller's JSON; this module does not know their shape.
+//! workspace, finding one by id, unique prefix (see `ids`) or "latest", loading its history,
+//! and forking it (its modes and label are set in `session_settings`). Messages are stored
+//! as the caller's JSON; all this module knows of their shape is that a model reply has
+//! `"type": "assistant"` (`atto_protocol::Message`), which tells a session the model never
+//! answered from one it did.
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde::Serialize;
@@ -26,6 +28,19 @@ pub struct SessionRow {
     /// The shortest prefix of `id`, 8 characters at least, that no other session's id
     /// starts with: what to show and what `atto -r` accepts (see [`crate::short_form`]).
     pub short_id: String,
+    /// The session this one was forked from, if it was.
+    pub parent_session: Option<String>,
+    /// How many of the parent's messages the fork copied.
+    pub fork_point: Option<i64>,
+    /// The name given to it (by a fork, or [`Store::set_session_label`]).
+    pub label: Option<String>,
+    /// The agent mode it last ran in (`None`: not recorded).
+    pub agent_mode: Option<String>,
+    /// The permission mode it last ran in (`None`: not recorded).
+    pub permission_mode: Option<String>,
+    /// Whether the model ever replied in it (in its first or its current thread); a session
+    /// that never reached the model has only the user's messages.
+    pub answered: bool,
 }
 
 /// What a new session records.
@@ -136,7 +151,7 @@ impl Store {
 
 impl Store {
     /// Copies session `source` into a new session `id` that records its parent and fork
-    /// point (the number of messages copied). The source is unchanged.
+    /// point (the number of messages copied) and keeps its modes. The source is unchanged.
     pub fn fork_session_blocking(
         &self,
         source: &str,
@@ -157,9 +172,9 @@ impl Store {
             let copied = i64::try_from(bodies.len()).unwrap_or(i64::MAX);
             tx.execute(
                 "INSERT INTO sessions (id, workspace, created_at, updated_at, title, provider, \
-                 model, parent_session, fork_point, label) \
-                 SELECT ?2, workspace, ?3, ?3, title, provider, model, id, ?4, ?5 \
-                 FROM sessions WHERE id = ?1",
+                 model, parent_session, fork_point, label, agent_mode, permission_mode) \
+                 SELECT ?2, workspace, ?3, ?3, title, provider, model, id, ?4, ?5, agent_mode, \
+                 permission_mode FROM sessions WHERE id = ?1",
                 params![source, id, now, copied, label],
             )?;
             tx.execute(
@@ -182,7 +197,12 @@ impl Store {
 
 const SELECT: &str = "SELECT s.id, s.workspace, s.created_at, s.updated_at, s.title, \
      s.provider, s.model, (SELECT COUNT(*) FROM messages m WHERE m.thread_id = s.id), \
-     COALESCE(s.current_thread, s.id) FROM sessions s";
+     COALESCE(s.current_thread, s.id), s.parent_session, s.fork_point, s.label, s.agent_mode, \
+     s.permission_mode, EXISTS (SELECT 1 FROM messages m \
+         WHERE m.thread_id IN (s.id, COALESCE(s.current_thread, s.id)) \
+         AND CASE WHEN json_valid(m.body) THEN json_extract(m.body, '$.type') = 'assistant' \
+             ELSE 0 END) \
+     FROM sessions s";
 
 fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRow> {
     Ok(SessionRow {
@@ -196,6 +216,12 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRow> {
         messages: r.get(7)?,
         current_thread: r.get(8)?,
         short_id: String::new(),
+        parent_session: r.get(9)?,
+        fork_point: r.get(10)?,
+        label: r.get(11)?,
+        agent_mode: r.get(12)?,
+        permission_mode: r.get(13)?,
+        answered: r.get(14)?,
     })
 }
 
