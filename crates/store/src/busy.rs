@@ -22,13 +22,13 @@ pub(crate) struct Patience {
     /// What SQLite's busy handler waits on one attempt.
     pub(crate) busy_timeout: Duration,
     /// How much longer than `busy_timeout` retries may go on.
-    pub(crate) retry_for: Duration,
+    pub(crate) busy_retry: Duration,
 }
 
 impl Patience {
     /// The bound on one request's waiting, from its first attempt to its last.
     pub(crate) fn total(self) -> Duration {
-        self.busy_timeout.saturating_add(self.retry_for)
+        self.busy_timeout.saturating_add(self.busy_retry)
     }
 }
 
@@ -147,7 +147,7 @@ mod tests {
         let mut conn = Connection::open_in_memory().unwrap();
         let patience = Patience {
             busy_timeout: Duration::from_millis(50),
-            retry_for: Duration::from_secs(5),
+            busy_retry: Duration::from_secs(5),
         };
         let mut tries = 0;
         let got = retry(&mut conn, patience, |_| {
@@ -166,7 +166,7 @@ mod tests {
         let mut conn = Connection::open_in_memory().unwrap();
         let patience = Patience {
             busy_timeout: Duration::from_millis(40),
-            retry_for: Duration::from_millis(60),
+            busy_retry: Duration::from_millis(60),
         };
         let started = Instant::now();
         let err = retry(&mut conn, patience, |_| -> rusqlite::Result<()> {

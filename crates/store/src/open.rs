@@ -67,7 +67,7 @@ impl OpenOptions {
     pub(crate) fn patience(&self) -> Patience {
         Patience {
             busy_timeout: self.busy_timeout,
-            retry_for: self.busy_retry,
+            busy_retry: self.busy_retry,
         }
     }
 }
