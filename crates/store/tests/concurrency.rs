@@ -206,9 +206,10 @@ fn a_database_held_past_the_bound_fails_a_write_in_time_and_writes_nothing() {
     let started = Instant::now();
     let err = store.audit_blocking(audit_entry("s", 1)).unwrap_err();
     let took = started.elapsed();
-    // The busy timeout, then the retries: 250 ms in all, and not much more.
+    // The busy timeout, then the retries: 250 ms in all, and not much more (the default
+    // bound would be 8 s).
     assert!(
-        took >= Duration::from_millis(250) && took < Duration::from_millis(1500),
+        took >= Duration::from_millis(250) && took < Duration::from_millis(2500),
         "{took:?}"
     );
     assert!(err.is_unavailable(), "{err:?}");
@@ -273,9 +274,8 @@ fn a_connection_dropped_inside_a_write_blocks_no_one() {
         )
         .unwrap();
     drop(other);
-    let started = Instant::now();
+    // A lock left behind would make this fail as unavailable after the short bound.
     store.audit_blocking(audit_entry("s", 2)).unwrap();
-    assert!(started.elapsed() < Duration::from_millis(150));
     assert_eq!(audit_rows(&path), 1);
 }
 
