@@ -3,6 +3,11 @@
 //! worker ever waits on disk; CLI code without a runtime uses the blocking twin. This module
 //! knows no tables (see `grants`, `audit`) and does not open the database (see `open`).
 //!
+//! A request that meets another process's lock is run again from the start (see `busy`) until
+//! the bound set when opening runs out; then it fails with [`StoreError::Locked`] having
+//! changed nothing. Requests hold no transaction between them, so nothing stays locked while
+//! atto waits for the model.
+//!
 //! Reads go through the same thread as writes. That keeps one connection and one order of
 //! events; a pool of read connections can be added beside it if reads ever queue behind
 //! writes for too long.
@@ -15,6 +20,7 @@ use std::thread::JoinHandle;
 use rusqlite::Connection;
 
 use crate::StoreError;
+use crate::busy::{self, Patience};
 use crate::open::{OpenOptions, open_connection};
 
 /// A request for the writer thread.
@@ -33,6 +39,8 @@ pub struct Store {
 
 struct Inner {
     path: PathBuf,
+    /// How long one request may wait for other processes.
+    patience: Patience,
     /// `None` only while dropping.
     jobs: Option<mpsc::Sender<Job>>,
     /// `None` only while dropping.
@@ -63,6 +71,7 @@ impl Store {
         Ok(Store {
             inner: Arc::new(Inner {
                 path: path.to_path_buf(),
+                patience: opts.patience(),
                 jobs: Some(jobs),
                 writer: Some(writer),
             }),
@@ -75,15 +84,19 @@ impl Store {
     }
 
     /// Runs `f` on the writer thread and awaits its result without blocking the runtime.
-    pub(crate) async fn call<T, F>(&self, f: F) -> Result<T, StoreError>
+    /// `f` runs again if it fails because another process holds the database, so it must
+    /// leave nothing behind when it fails: one statement, or one transaction begun
+    /// `IMMEDIATE` (see `busy`).
+    pub(crate) async fn call<T, F>(&self, mut f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
-        F: FnOnce(&mut Connection) -> rusqlite::Result<T> + Send + 'static,
+        F: FnMut(&mut Connection) -> rusqlite::Result<T> + Send + 'static,
     {
         let (reply, answer) = tokio::sync::oneshot::channel();
+        let patience = self.inner.patience;
         self.send(Box::new(move |conn| {
             // The caller may have stopped waiting; the work is done either way.
-            let _ = reply.send(f(conn));
+            let _ = reply.send(busy::retry(conn, patience, &mut f));
         }))?;
         match answer.await {
             Ok(result) => result.map_err(|e| StoreError::from_sqlite(self.path(), e)),
@@ -93,17 +106,18 @@ impl Store {
 
     /// Runs `f` on the writer thread and blocks the current thread until it is done. For code
     /// that runs without an async runtime (CLI subcommands); never call it from a runtime
-    /// worker.
-    pub(crate) fn call_blocking<T, F>(&self, f: F) -> Result<T, StoreError>
+    /// worker. `f` may run more than once, as for [`Store::call`].
+    pub(crate) fn call_blocking<T, F>(&self, mut f: F) -> Result<T, StoreError>
     where
         T: Send + 'static,
-        F: FnOnce(&mut Connection) -> rusqlite::Result<T> + Send + 'static,
+        F: FnMut(&mut Connection) -> rusqlite::Result<T> + Send + 'static,
     {
         // A std channel rather than the oneshot's `blocking_recv`, which panics when a
         // runtime happens to be entered on this thread.
         let (reply, answer) = mpsc::sync_channel(1);
+        let patience = self.inner.patience;
         self.send(Box::new(move |conn| {
-            let _ = reply.send(f(conn));
+            let _ = reply.send(busy::retry(conn, patience, &mut f));
         }))?;
         match answer.recv() {
             Ok(result) => result.map_err(|e| StoreError::from_sqlite(self.path(), e)),

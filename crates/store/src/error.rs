@@ -1,7 +1,8 @@
 //! `StoreError`: every way the store can fail, each message saying what happened, what was
 //! not done and what to do next; and the one place that turns a SQLite error into one of
-//! them. It does not decide whether a caller retries or offers to move a file aside — the
-//! front ends do, from the variant.
+//! them, and [`StoreErrorKind`], the few classes callers act on. It does not decide whether a
+//! caller retries, fails closed or offers to move a file aside — the front ends do, from the
+//! kind or the variant.
 
 use std::path::{Path, PathBuf};
 
@@ -74,10 +75,12 @@ pub enum StoreError {
         supported: u32,
     },
 
-    /// Another connection kept the database locked for longer than the busy timeout.
+    /// Another connection kept the database locked for longer than the busy timeout and the
+    /// retries after it ([`StoreErrorKind::Unavailable`]).
     #[error(
         "another atto process holds the database {} and did not release it in time; this \
-         change or read was not done. Finish or close the other atto session and try again.",
+         change or read was not done. Try again in a moment; if it keeps happening, finish or \
+         close the other atto session.",
         path.display()
     )]
     Locked {
@@ -193,7 +196,9 @@ impl StoreError {
         };
         let detail = message.clone().unwrap_or_else(|| code.to_string());
         match code.code {
-            ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => StoreError::Locked { path },
+            ErrorCode::DatabaseBusy
+            | ErrorCode::DatabaseLocked
+            | ErrorCode::FileLockingProtocolFailed => StoreError::Locked { path },
             ErrorCode::DatabaseCorrupt | ErrorCode::NotADatabase => {
                 StoreError::Corrupt { path, detail }
             }
@@ -201,9 +206,9 @@ impl StoreError {
             ErrorCode::CannotOpen | ErrorCode::PermissionDenied | ErrorCode::ReadOnly => {
                 StoreError::CannotOpen { path, detail }
             }
-            ErrorCode::SystemIoFailure
-            | ErrorCode::FileLockingProtocolFailed
-            | ErrorCode::NoLargeFileSupport => StoreError::Io { path, detail },
+            ErrorCode::SystemIoFailure | ErrorCode::NoLargeFileSupport => {
+                StoreError::Io { path, detail }
+            }
             ErrorCode::InternalMalfunction
             | ErrorCode::OperationAborted
             | ErrorCode::OutOfMemory
@@ -223,6 +228,53 @@ impl StoreError {
     }
 }
 
+/// What a caller can do about a [`StoreError`], in a few classes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StoreErrorKind {
+    /// Other atto processes held the database past every wait: nothing was done, and the
+    /// same request may succeed later. A run that depends on the store stops here (exit 75,
+    /// "try again") rather than go on without its records.
+    Unavailable,
+    /// The file is damaged, not an atto database, or holds a row this atto cannot read.
+    Damaged,
+    /// The disk (or the database's size limit) is full.
+    Full,
+    /// The file was written by a newer atto.
+    Newer,
+    /// The file or its directory cannot be found, created, read or written.
+    Inaccessible,
+    /// The request itself was refused (unknown id, invalid value); the store is fine.
+    Refused,
+    /// A bug in atto or an unexpected SQLite state; the writer may have stopped.
+    Bug,
+}
+
+impl StoreError {
+    /// The class of this error. Every kind but [`StoreErrorKind::Refused`] means the store
+    /// could not do what was asked, so whatever must be recorded first (an audit row, a
+    /// grant) was not.
+    pub fn kind(&self) -> StoreErrorKind {
+        match self {
+            StoreError::Locked { .. } => StoreErrorKind::Unavailable,
+            StoreError::Corrupt { .. } | StoreError::Unreadable { .. } => StoreErrorKind::Damaged,
+            StoreError::DiskFull { .. } => StoreErrorKind::Full,
+            StoreError::NewerSchema { .. } => StoreErrorKind::Newer,
+            StoreError::NoDataDir
+            | StoreError::Dir { .. }
+            | StoreError::CannotOpen { .. }
+            | StoreError::Io { .. }
+            | StoreError::MoveAside { .. } => StoreErrorKind::Inaccessible,
+            StoreError::NotFound(_) | StoreError::Invalid { .. } => StoreErrorKind::Refused,
+            StoreError::Closed { .. } | StoreError::Sqlite { .. } => StoreErrorKind::Bug,
+        }
+    }
+
+    /// Whether other atto processes held the database past every wait (retry later; exit 75).
+    pub fn is_unavailable(&self) -> bool {
+        self.kind() == StoreErrorKind::Unavailable
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -236,6 +288,9 @@ mod tests {
         let p = Path::new("/data/atto.db");
         let cases: &[(i32, &str)] = &[
             (rusqlite::ffi::SQLITE_BUSY, "Locked"),
+            (rusqlite::ffi::SQLITE_BUSY_SNAPSHOT, "Locked"),
+            (rusqlite::ffi::SQLITE_LOCKED, "Locked"),
+            (rusqlite::ffi::SQLITE_PROTOCOL, "Locked"),
             (rusqlite::ffi::SQLITE_CORRUPT, "Corrupt"),
             (rusqlite::ffi::SQLITE_NOTADB, "Corrupt"),
             (rusqlite::ffi::SQLITE_FULL, "DiskFull"),
@@ -252,5 +307,31 @@ mod tests {
                 "code {code}: path missing in {got}"
             );
         }
+    }
+
+    #[test]
+    fn only_a_held_database_is_unavailable() {
+        let p = Path::new("/data/atto.db");
+        let cases: &[(i32, StoreErrorKind)] = &[
+            (rusqlite::ffi::SQLITE_BUSY, StoreErrorKind::Unavailable),
+            (rusqlite::ffi::SQLITE_PROTOCOL, StoreErrorKind::Unavailable),
+            (rusqlite::ffi::SQLITE_CORRUPT, StoreErrorKind::Damaged),
+            (rusqlite::ffi::SQLITE_FULL, StoreErrorKind::Full),
+            (rusqlite::ffi::SQLITE_READONLY, StoreErrorKind::Inaccessible),
+            (
+                rusqlite::ffi::SQLITE_IOERR_WRITE,
+                StoreErrorKind::Inaccessible,
+            ),
+            (rusqlite::ffi::SQLITE_CONSTRAINT, StoreErrorKind::Bug),
+        ];
+        for (code, want) in cases {
+            let err = StoreError::from_sqlite(p, failure(*code));
+            assert_eq!(err.kind(), *want, "code {code}: {err:?}");
+            assert_eq!(err.is_unavailable(), *want == StoreErrorKind::Unavailable);
+        }
+        assert_eq!(
+            StoreError::NotFound("x".to_owned()).kind(),
+            StoreErrorKind::Refused
+        );
     }
 }

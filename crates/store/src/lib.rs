@@ -3,7 +3,10 @@
 //! on a dedicated thread off the async runtime, and atto's tables: remembered grants and the
 //! audit log (`grants`, `audit`), sessions with their threads and messages (`sessions`), and
 //! plan mode's pending plans with their proposed changes (`plans`), the planner's task plans
-//! (`task_plans`). Later tables arrive as
+//! (`task_plans`). Many atto processes may share the file: writes take the write lock
+//! before they read (`BEGIN IMMEDIATE`), a request that meets another process's lock is
+//! retried within one bound (`busy`), and an error says whether the database was merely
+//! unavailable ([`StoreError::is_unavailable`]). Later tables arrive as
 //! further migrations and modules here. The crate decides nothing about policy or plans: it
 //! stores what it is given.
 //!
@@ -16,19 +19,23 @@
 
 mod actor;
 mod audit;
+mod busy;
 mod error;
 mod grants;
+mod ids;
 mod migrate;
 mod open;
 mod plans;
+mod session_settings;
 mod sessions;
 mod task_plans;
 mod tasks;
 
 pub use actor::Store;
 pub use audit::AuditEntry;
-pub use error::StoreError;
+pub use error::{StoreError, StoreErrorKind};
 pub use grants::{GrantRow, NewGrant};
+pub use ids::{IdKind, SHORT_ID_MIN, short_form};
 pub use migrate::LATEST as SCHEMA_VERSION;
 pub use open::{IntegrityCheck, OpenOptions, default_path, move_aside};
 pub use sessions::{NewSession, SessionRef, SessionRow, ThreadRow};

@@ -1,5 +1,5 @@
-//! The schema, as numbered migrations applied in order, each in its own transaction, the
-//! version reached kept in `PRAGMA user_version`. A later table arrives as the next number
+//! The schema, as numbered migrations applied in order, all missing ones in one transaction,
+//! the version reached kept in `PRAGMA user_version`. A later table arrives as the next number
 //! appended to [`MIGRATIONS`]; a migration that has shipped is never edited. This module does
 //! not decide what to do with a database newer than [`LATEST`] (see `open`).
 
@@ -13,6 +13,7 @@ const MIGRATIONS: &[(u32, &str)] = &[
     (3, V3_PENDING_PLANS),
     (4, V4_TASKS_AND_GOALS),
     (5, V5_TASK_PLANS),
+    (6, V6_SESSION_MODES),
 ];
 
 /// The newest schema version this build knows.
@@ -188,30 +189,43 @@ CREATE TABLE task_plans (
 CREATE INDEX task_plans_session ON task_plans (session_id, updated_at);
 ";
 
+/// The agent mode and permission mode a session last ran in, so a resume restores them
+/// (NULL: not recorded, as for every session older than this step). The values are the front
+/// ends' words (`plan`, `ask`, ...); the store does not check them.
+const V6_SESSION_MODES: &str = "
+ALTER TABLE sessions ADD COLUMN agent_mode TEXT;
+ALTER TABLE sessions ADD COLUMN permission_mode TEXT;
+";
+
 /// The schema version recorded in the file (0 for a new or foreign database). Reading it is
 /// the first read of the file, so a file that is not a database fails here.
 pub(crate) fn schema_version(conn: &Connection) -> rusqlite::Result<i64> {
     conn.pragma_query_value(None, "user_version", |row| row.get(0))
 }
 
-/// Applies every migration above the database's version. Each runs in an IMMEDIATE
-/// transaction that re-reads the version first, so two processes opening the same old
-/// database at once apply each step exactly once.
-pub(crate) fn migrate(conn: &mut Connection) -> rusqlite::Result<()> {
-    let current = schema_version(conn)?;
-    for &(version, sql) in MIGRATIONS {
-        if i64::from(version) <= current {
-            continue;
-        }
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        if schema_version(&tx)? >= i64::from(version) {
-            continue;
-        }
-        tx.execute_batch(sql)?;
-        tx.pragma_update(None, "user_version", version)?;
-        tx.commit()?;
+/// Brings the database up to [`LATEST`] and returns the version it has afterwards (above
+/// `LATEST` if a newer atto got there first; nothing is applied then). All missing steps run
+/// in one IMMEDIATE transaction that re-reads the version once it holds the write lock: when
+/// several processes open an old database at once, one migrates while the others wait on the
+/// lock, then see the new version and apply nothing, and no process ever sees half a schema.
+pub(crate) fn migrate(conn: &mut Connection) -> rusqlite::Result<i64> {
+    let found = schema_version(conn)?;
+    if found >= i64::from(LATEST) {
+        return Ok(found);
     }
-    Ok(())
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let current = schema_version(&tx)?;
+    if current >= i64::from(LATEST) {
+        return Ok(current);
+    }
+    for &(version, sql) in MIGRATIONS {
+        if i64::from(version) > current {
+            tx.execute_batch(sql)?;
+        }
+    }
+    tx.pragma_update(None, "user_version", LATEST)?;
+    tx.commit()?;
+    Ok(i64::from(LATEST))
 }
 
 #[cfg(test)]
@@ -378,6 +392,46 @@ mod tests {
             )
             .unwrap();
         assert_eq!(left, 0);
+    }
+
+    /// A file exactly as the previous release left it (every step but the last applied),
+    /// holding a session, is upgraded in place: its rows stay and the new columns start
+    /// empty, then work.
+    #[test]
+    fn a_database_one_version_old_is_upgraded_keeping_its_sessions() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("atto.db");
+        let conn = Connection::open(&path).unwrap();
+        for &(version, sql) in &MIGRATIONS[..MIGRATIONS.len() - 1] {
+            conn.execute_batch(sql).unwrap();
+            conn.pragma_update(None, "user_version", version).unwrap();
+        }
+        conn.execute_batch(
+            "INSERT INTO sessions (id, workspace, created_at, updated_at, title, label) \
+                 VALUES ('s-old', '/w', 5, 6, 'fix the build', 'first try');
+             INSERT INTO threads (id, session_id, created_at) VALUES ('s-old', 's-old', 5);
+             INSERT INTO messages (thread_id, seq, body, created_at)
+                 VALUES ('s-old', 1, '{\"type\":\"user\",\"text\":\"hi\"}', 6);",
+        )
+        .unwrap();
+        drop(conn);
+
+        let store = crate::Store::open(&path).unwrap();
+        let which = crate::SessionRef::Id("s-old".to_owned());
+        let old = store.find_session_blocking("/w", &which).unwrap();
+        assert_eq!(old.title.as_deref(), Some("fix the build"));
+        assert_eq!(old.label.as_deref(), Some("first try"));
+        assert_eq!((old.messages, old.answered), (1, false));
+        assert_eq!((old.agent_mode, old.permission_mode), (None, None));
+        store
+            .set_session_modes_blocking("s-old", Some("plan"), Some("ask"))
+            .unwrap();
+        let now = store.find_session_blocking("/w", &which).unwrap();
+        assert_eq!(now.agent_mode.as_deref(), Some("plan"));
+        assert_eq!(now.permission_mode.as_deref(), Some("ask"));
+        drop(store);
+        let conn = Connection::open(&path).unwrap();
+        assert_eq!(schema_version(&conn).unwrap(), i64::from(LATEST));
     }
 
     #[test]

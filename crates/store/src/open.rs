@@ -17,6 +17,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use rusqlite::{Connection, OpenFlags};
 
 use crate::StoreError;
+use crate::busy::{self, Patience};
 use crate::migrate;
 
 /// The database's file name inside the data directory.
@@ -28,9 +29,13 @@ const SIDE_SUFFIXES: [&str; 3] = ["-wal", "-shm", "-journal"];
 /// How to open the database. `OpenOptions::default()` is what atto uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OpenOptions {
-    /// How long to wait for another process's lock before giving up with
-    /// [`StoreError::Locked`].
+    /// How long SQLite waits for another process's lock on one attempt of a request.
     pub busy_timeout: Duration,
+    /// How much longer than `busy_timeout` a request keeps retrying (with backoff) when the
+    /// database is still held or SQLite gave up without waiting. After `busy_timeout +
+    /// busy_retry` in all the request fails with [`StoreError::Locked`], having changed
+    /// nothing.
+    pub busy_retry: Duration,
     /// Whether to run `PRAGMA quick_check` on open. It reads every page, so its cost grows
     /// with the file: about 4 ms for 1.7 MiB and 23 ms for 17 MiB on the development
     /// machine, against about 0.2 ms for the rest of opening. Once the database holds long
@@ -52,7 +57,17 @@ impl Default for OpenOptions {
     fn default() -> Self {
         OpenOptions {
             busy_timeout: Duration::from_millis(5000),
+            busy_retry: Duration::from_millis(3000),
             integrity_check: IntegrityCheck::Quick,
+        }
+    }
+}
+
+impl OpenOptions {
+    pub(crate) fn patience(&self) -> Patience {
+        Patience {
+            busy_timeout: self.busy_timeout,
+            busy_retry: self.busy_retry,
         }
     }
 }
@@ -103,22 +118,65 @@ pub(crate) fn ensure_dir(dir: &Path) -> Result<(), StoreError> {
 }
 
 /// Opens the database at `path`, refuses it if damaged or newer than this atto, sets the
-/// connection up and brings the schema up to date.
+/// connection up and brings the schema up to date. Other atto processes may be doing the same
+/// at the same moment: each step that needs a lock is retried as a whole (see `busy`) until
+/// the bound of `opts` runs out.
 pub(crate) fn open_connection(path: &Path, opts: &OpenOptions) -> Result<Connection, StoreError> {
     let err = |e| StoreError::from_sqlite(path, e);
     if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         ensure_dir(dir)?;
     }
-    // No SQLITE_OPEN_URI: a path is a path, even one that starts with "file:".
+    // No SQLITE_OPEN_URI: a path is a path, even one that starts with "file:". Two processes
+    // creating the file at once is fine: SQLite creates it empty and the first write makes it
+    // a database.
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
         | OpenFlags::SQLITE_OPEN_CREATE
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let mut conn = Connection::open_with_flags(path, flags).map_err(err)?;
     conn.busy_timeout(opts.busy_timeout).map_err(err)?;
+    busy::retry(&mut conn, opts.patience(), |conn| set_up(conn, path, opts)).map_err(err)??;
+    Ok(conn)
+}
 
+/// The outer result is SQLite's (retried when busy); the inner one a refusal.
+type Outcome<T> = rusqlite::Result<Result<T, StoreError>>;
+
+/// Checks the file, sets the connection up and migrates. Safe to run again after a busy
+/// error: every step either only reads or leaves the file as a second run expects it.
+fn set_up(conn: &mut Connection, path: &Path, opts: &OpenOptions) -> Outcome<()> {
     // Reads only until the file is known to be ours and sound: the first read of the header
     // is where a file that is not a database fails.
-    let found = migrate::schema_version(&conn).map_err(err)?;
+    let found = migrate::schema_version(conn)?;
+    if let Err(refusal) = check_version(path, found) {
+        return Ok(Err(refusal));
+    }
+    if opts.integrity_check == IntegrityCheck::Quick
+        && let Some(detail) = quick_check(conn)?
+    {
+        return Ok(Err(StoreError::Corrupt {
+            path: path.to_path_buf(),
+            detail,
+        }));
+    }
+
+    // Switching to WAL needs the file to itself for a moment, and SQLite answers busy at once
+    // rather than wait for it; a file another process already switched needs nothing.
+    // journal_mode answers with the mode in force; a file system without shared memory keeps
+    // the rollback journal, which is slower but just as safe, so it is accepted.
+    let mode: String = conn.pragma_query_value(None, "journal_mode", |row| row.get(0))?;
+    if !mode.eq_ignore_ascii_case("wal") {
+        let _mode: String =
+            conn.pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))?;
+    }
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    // Another, newer atto may have migrated the file since the first look.
+    let migrated = migrate::migrate(conn)?;
+    Ok(check_version(path, migrated))
+}
+
+/// Refuses a schema version this atto did not write.
+fn check_version(path: &Path, found: i64) -> Result<(), StoreError> {
     let Ok(found) = u32::try_from(found) else {
         return Err(StoreError::Corrupt {
             path: path.to_path_buf(),
@@ -132,26 +190,7 @@ pub(crate) fn open_connection(path: &Path, opts: &OpenOptions) -> Result<Connect
             supported: migrate::LATEST,
         });
     }
-    if opts.integrity_check == IntegrityCheck::Quick {
-        quick_check(&conn).map_err(err)?.map_or(Ok(()), |detail| {
-            Err(StoreError::Corrupt {
-                path: path.to_path_buf(),
-                detail,
-            })
-        })?;
-    }
-
-    // journal_mode answers with the mode in force; a file system without shared memory keeps
-    // the rollback journal, which is slower but just as safe, so it is accepted.
-    let _mode: String = conn
-        .pragma_update_and_check(None, "journal_mode", "WAL", |row| row.get(0))
-        .map_err(err)?;
-    conn.pragma_update(None, "synchronous", "NORMAL")
-        .map_err(err)?;
-    conn.pragma_update(None, "foreign_keys", "ON")
-        .map_err(err)?;
-    migrate::migrate(&mut conn).map_err(err)?;
-    Ok(conn)
+    Ok(())
 }
 
 /// Runs `PRAGMA quick_check`; `None` when the database is sound, else what it found.

@@ -1,11 +1,15 @@
 //! Sessions and their messages: creating a session, appending each message as it happens
 //! (so a killed process loses at most the reply being streamed), listing sessions of a
-//! workspace, finding one by id, prefix or "latest", and loading its history. Messages are
-//! stored as the caller's JSON; this module does not know their shape.
+//! workspace, finding one by id, unique prefix (see `ids`) or "latest", loading its history,
+//! and forking it (its modes and label are set in `session_settings`). Messages are stored
+//! as the caller's JSON; all this module knows of their shape is that a model reply has
+//! `"type": "assistant"` (`atto_protocol::Message`), which tells a session the model never
+//! answered from one it did.
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde::Serialize;
 
+use crate::ids::{IdKind, resolve, short_id};
 use crate::{Store, StoreError};
 
 /// A session as listed.
@@ -21,6 +25,22 @@ pub struct SessionRow {
     pub messages: i64,
     /// The thread a resume continues.
     pub current_thread: String,
+    /// The shortest prefix of `id`, 8 characters at least, that no other session's id
+    /// starts with: what to show and what `atto -r` accepts (see [`crate::short_form`]).
+    pub short_id: String,
+    /// The session this one was forked from, if it was.
+    pub parent_session: Option<String>,
+    /// How many of the parent's messages the fork copied.
+    pub fork_point: Option<i64>,
+    /// The name given to it (by a fork, or [`Store::set_session_label`]).
+    pub label: Option<String>,
+    /// The agent mode it last ran in (`None`: not recorded).
+    pub agent_mode: Option<String>,
+    /// The permission mode it last ran in (`None`: not recorded).
+    pub permission_mode: Option<String>,
+    /// Whether the model ever replied in it (in its first or its current thread); a session
+    /// that never reached the model has only the user's messages.
+    pub answered: bool,
 }
 
 /// What a new session records.
@@ -46,7 +66,7 @@ impl Store {
     pub async fn create_session(&self, s: NewSession) -> Result<(), StoreError> {
         let now = crate::now_ms();
         self.call(move |conn| {
-            let tx = conn.unchecked_transaction()?;
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             tx.execute(
                 "INSERT INTO sessions (id, workspace, created_at, updated_at, provider, model) \
                  VALUES (?1, ?2, ?3, ?3, ?4, ?5)",
@@ -73,7 +93,7 @@ impl Store {
         let thread = thread.to_owned();
         let now = crate::now_ms();
         self.call(move |conn| {
-            let tx = conn.unchecked_transaction()?;
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             tx.prepare_cached(
                 "INSERT INTO messages (thread_id, seq, body, created_at) VALUES (?1, ?2, ?3, ?4)",
             )?
@@ -99,8 +119,10 @@ impl Store {
             let mut stmt = conn.prepare(&format!(
                 "{SELECT} WHERE s.workspace = ?1 ORDER BY s.updated_at DESC, s.rowid DESC LIMIT ?2"
             ))?;
-            let rows = stmt.query_map(params![workspace, limit], row)?;
-            rows.collect()
+            let rows = stmt
+                .query_map(params![workspace, limit], row)?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            rows.into_iter().map(|r| with_short_id(conn, r)).collect()
         })
     }
 
@@ -129,7 +151,7 @@ impl Store {
 
 impl Store {
     /// Copies session `source` into a new session `id` that records its parent and fork
-    /// point (the number of messages copied). The source is unchanged.
+    /// point (the number of messages copied) and keeps its modes. The source is unchanged.
     pub fn fork_session_blocking(
         &self,
         source: &str,
@@ -140,7 +162,7 @@ impl Store {
         let id = id.to_owned();
         let now = crate::now_ms();
         self.call_blocking(move |conn| {
-            let tx = conn.unchecked_transaction()?;
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let current: String = tx.query_row(
                 "SELECT COALESCE(current_thread, id) FROM sessions WHERE id = ?1",
                 params![source],
@@ -150,9 +172,9 @@ impl Store {
             let copied = i64::try_from(bodies.len()).unwrap_or(i64::MAX);
             tx.execute(
                 "INSERT INTO sessions (id, workspace, created_at, updated_at, title, provider, \
-                 model, parent_session, fork_point, label) \
-                 SELECT ?2, workspace, ?3, ?3, title, provider, model, id, ?4, ?5 \
-                 FROM sessions WHERE id = ?1",
+                 model, parent_session, fork_point, label, agent_mode, permission_mode) \
+                 SELECT ?2, workspace, ?3, ?3, title, provider, model, id, ?4, ?5, agent_mode, \
+                 permission_mode FROM sessions WHERE id = ?1",
                 params![source, id, now, copied, label],
             )?;
             tx.execute(
@@ -175,7 +197,12 @@ impl Store {
 
 const SELECT: &str = "SELECT s.id, s.workspace, s.created_at, s.updated_at, s.title, \
      s.provider, s.model, (SELECT COUNT(*) FROM messages m WHERE m.thread_id = s.id), \
-     COALESCE(s.current_thread, s.id) FROM sessions s";
+     COALESCE(s.current_thread, s.id), s.parent_session, s.fork_point, s.label, s.agent_mode, \
+     s.permission_mode, EXISTS (SELECT 1 FROM messages m \
+         WHERE m.thread_id IN (s.id, COALESCE(s.current_thread, s.id)) \
+         AND CASE WHEN json_valid(m.body) THEN json_extract(m.body, '$.type') = 'assistant' \
+             ELSE 0 END) \
+     FROM sessions s";
 
 fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRow> {
     Ok(SessionRow {
@@ -188,7 +215,19 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRow> {
         model: r.get(6)?,
         messages: r.get(7)?,
         current_thread: r.get(8)?,
+        short_id: String::new(),
+        parent_session: r.get(9)?,
+        fork_point: r.get(10)?,
+        label: r.get(11)?,
+        agent_mode: r.get(12)?,
+        permission_mode: r.get(13)?,
+        answered: r.get(14)?,
     })
+}
+
+fn with_short_id(conn: &Connection, mut row: SessionRow) -> rusqlite::Result<SessionRow> {
+    row.short_id = short_id(conn, IdKind::Session, &row.id)?;
+    Ok(row)
 }
 
 fn find(
@@ -208,37 +247,36 @@ fn find(
                     row,
                 )
                 .optional()?;
-            Ok(found.ok_or_else(|| {
-                StoreError::NotFound(format!(
+            match found {
+                Some(found) => Ok(Ok(with_short_id(conn, found)?)),
+                None => Ok(Err(StoreError::NotFound(format!(
                     "no saved session in {workspace}; `atto sessions` lists them"
-                ))
-            }))
+                )))),
+            }
         }
         SessionRef::Id(prefix) => {
-            let pattern = format!("{}%", prefix.replace(['%', '_'], ""));
-            let mut stmt = conn.prepare(&format!("{SELECT} WHERE s.id LIKE ?1 LIMIT 2"))?;
-            let rows: Vec<SessionRow> = stmt
-                .query_map(params![pattern], row)?
-                .collect::<rusqlite::Result<_>>()?;
-            Ok(match rows.len() {
-                1 => rows
-                    .into_iter()
-                    .next()
-                    .ok_or_else(|| unreachable_none(prefix)),
-                0 => Err(StoreError::NotFound(format!(
-                    "no session matches '{prefix}'; `atto sessions` lists them"
-                ))),
-                _ => Err(StoreError::NotFound(format!(
-                    "'{prefix}' matches more than one session; give more of the id"
-                ))),
-            })
+            let describe = |id: &str| title_of(conn, id);
+            let id = match resolve(conn, IdKind::Session, prefix, describe)? {
+                Ok(id) => id,
+                Err(err) => return Ok(Err(err)),
+            };
+            let found = conn.query_row(&format!("{SELECT} WHERE s.id = ?1"), params![id], row)?;
+            Ok(Ok(with_short_id(conn, found)?))
         }
     }
 }
 
-/// A vector of length one always yields its item; this keeps the code free of unwrap.
-fn unreachable_none(prefix: &str) -> StoreError {
-    StoreError::NotFound(format!("no session matches '{prefix}'"))
+/// A session's title, for telling sessions apart in a message; `None` if it has none or
+/// cannot be read.
+fn title_of(conn: &Connection, id: &str) -> Option<String> {
+    conn.query_row(
+        "SELECT title FROM sessions WHERE id = ?1",
+        params![id],
+        |r| r.get::<_, Option<String>>(0),
+    )
+    .ok()
+    .flatten()
+    .map(|t| format!("\"{t}\""))
 }
 
 /// A thread of a session, as `/threads` shows it.
@@ -268,7 +306,7 @@ impl Store {
         let (session, id, parent) = (session.to_owned(), id.to_owned(), parent.to_owned());
         let now = crate::now_ms();
         self.call(move |conn| {
-            let tx = conn.unchecked_transaction()?;
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             tx.execute(
                 "INSERT INTO threads (id, session_id, parent_thread, fork_seq, label, created_at) \
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use atto_protocol::{TaskPlan, TaskPlanStatus};
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use crate::{Store, StoreError};
 
@@ -44,7 +44,9 @@ fn save(
     plan: &TaskPlan,
     session: &str,
 ) -> rusqlite::Result<Result<(), StoreError>> {
-    let found = conn
+    // The check and the write see the same database: the write lock is taken first.
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let found = tx
         .prepare_cached("SELECT 1 FROM sessions WHERE id = ?1")?
         .query_row(params![session], |_| Ok(()))
         .optional()?;
@@ -63,24 +65,24 @@ fn save(
         }
     };
     let now = crate::now_ms();
-    let changed = conn.execute(
+    let changed = tx.execute(
         "INSERT INTO task_plans (id, session_id, status, plan, created_at, updated_at)
          VALUES (?1, ?2, ?3, ?4, ?5, ?5)
          ON CONFLICT (id) DO UPDATE SET status = ?3, plan = ?4, updated_at = ?5
          WHERE session_id = ?2",
         params![plan.id, session, status_str(plan.status), json, now],
     )?;
-    Ok(if changed == 0 {
-        Err(StoreError::Invalid {
+    if changed == 0 {
+        return Ok(Err(StoreError::Invalid {
             what: format!(
                 "task plan {} is stored for another session than {session}",
                 plan.id
             ),
             hint: "Give it a new id.",
-        })
-    } else {
-        Ok(())
-    })
+        }));
+    }
+    tx.commit()?;
+    Ok(Ok(()))
 }
 
 fn latest(

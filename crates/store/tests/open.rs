@@ -290,6 +290,7 @@ fn a_data_dir_that_cannot_be_used_is_a_clear_error() {
 fn short_wait() -> OpenOptions {
     OpenOptions {
         busy_timeout: Duration::from_millis(150),
+        busy_retry: Duration::from_millis(50),
         ..OpenOptions::default()
     }
 }
