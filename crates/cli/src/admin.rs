@@ -168,17 +168,36 @@ pub fn fork(args: ForkArgs, workspace: &std::path::Path) -> Result<ExitCode, Fai
     };
     let forked = fork_session(workspace, &which, args.label)?;
     println!("{}", forked.id);
-    eprintln!(
-        "{forked}; continue it with `atto -r {}`",
-        &forked.id[..8.min(forked.id.len())]
-    );
+    eprintln!("{forked}; continue it with `atto -r {}`", forked.short);
+    if let Some(prompt) = piped_prompt() {
+        eprintln!(
+            "atto: note: atto fork only copies the session; the text on stdin ({} bytes) was \
+             not sent. Continue the copy with: atto exec --resume {} \"…\"",
+            prompt.len(),
+            forked.short
+        );
+    }
     Ok(ExitCode::Ok)
+}
+
+/// Text piped to a command that takes none, so it can be named rather than dropped.
+fn piped_prompt() -> Option<String> {
+    use std::io::{IsTerminal, Read};
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        return None;
+    }
+    let mut text = String::new();
+    stdin.lock().read_to_string(&mut text).ok()?;
+    (!text.trim().is_empty()).then_some(text)
 }
 
 /// A session copied by `fork_session`.
 pub struct Forked {
     /// The new session's id.
     pub id: String,
+    /// Its shortest unique prefix, as `atto -r` takes it.
+    pub short: String,
     /// The session it copies.
     pub source: String,
     /// Messages copied.
@@ -210,8 +229,12 @@ pub fn fork_session(
     let copied = store
         .fork_session_blocking(&source.id, &id, label)
         .map_err(|e| Failure::usage(e.to_string()))?;
+    let short = store
+        .short_id_blocking(atto_store::IdKind::Session, &id)
+        .unwrap_or_else(|_| id.clone());
     Ok(Forked {
         id,
+        short,
         source: source.id,
         copied,
     })
@@ -253,15 +276,36 @@ pub fn sessions(args: SessionsArgs, workspace: &std::path::Path) -> Result<ExitC
             let rows = store
                 .sessions_blocking(&here, 50)
                 .map_err(|e| Failure::usage(e.to_string()))?;
+            // A session of slash commands only holds no conversation: not listed.
+            let rows: Vec<_> = rows.into_iter().filter(|r| r.messages > 0).collect();
             if rows.is_empty() {
                 println!("no saved sessions in {here}");
             }
             for r in rows {
+                let size = if r.answered {
+                    format!("{:>4} messages", r.messages)
+                } else {
+                    "never answered".to_owned()
+                };
+                let label = r
+                    .label
+                    .as_deref()
+                    .map(|l| format!("[{l}] "))
+                    .unwrap_or_default();
+                let fork = r
+                    .parent_session
+                    .as_deref()
+                    .map(|p| {
+                        let short = store
+                            .short_id_blocking(atto_store::IdKind::Session, p)
+                            .unwrap_or_else(|_| p.to_owned());
+                        format!("  (fork of {short})")
+                    })
+                    .unwrap_or_default();
                 println!(
-                    "{}  {}  {:>4} messages  {}",
-                    r.id,
+                    "{:<10}  {}  {size}  {label}{}{fork}",
+                    r.short_id,
                     atto_core::time::utc_minute(r.updated_at),
-                    r.messages,
                     r.title.as_deref().unwrap_or("(no prompt yet)")
                 );
             }

@@ -109,7 +109,7 @@ pub async fn run(args: DemoArgs, wire: Option<Wire>) -> Result<ExitCode, Failure
             trust: false,
         },
         resume: None,
-        mode: atto_protocol::AgentMode::Build,
+        mode: Some(atto_protocol::AgentMode::Build),
         unsandboxed_commands: Vec::new(),
     })?;
     let prompt = "greet.py crashes when I run it. Fix it and check that it works.";

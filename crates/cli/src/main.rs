@@ -332,7 +332,7 @@ fn run(mut cli: Cli) -> Result<ExitCode, Failure> {
                     limits,
                     permissions: cli.global.permission_flags(),
                     resume: cli.global.resume_ref()?,
-                    mode: cli.global.agent_mode(),
+                    mode: cli.global.mode.map(|(mode, _)| mode),
                     unsandboxed_commands: args.allow_unsandboxed.clone(),
                 })?;
                 let options = exec::RunOptions {
@@ -370,7 +370,7 @@ fn run(mut cli: Cli) -> Result<ExitCode, Failure> {
                     limits: LimitFlags::default(),
                     permissions: cli.global.permission_flags(),
                     resume,
-                    mode: cli.global.agent_mode(),
+                    mode: cli.global.mode.map(|(mode, _)| mode),
                     unsandboxed_commands: Vec::new(),
                 })?;
                 Ok(repl::run(handle, cli.prompt, trust, mode, cli.output_format).await)

@@ -157,11 +157,15 @@ pub fn open_store() -> Result<Store, OpenFailure> {
                 )))
             }
         }
-        Err(
-            err @ (atto_store::StoreError::Locked { .. }
-            | atto_store::StoreError::Io { .. }
-            | atto_store::StoreError::DiskFull { .. }),
-        ) => Err(OpenFailure::Busy(err.to_string())),
+        // Held by other processes past every wait, the disk full, or failing I/O: for
+        // now, not for good.
+        Err(err)
+            if err.is_unavailable()
+                || err.kind() == atto_store::StoreErrorKind::Full
+                || matches!(err, atto_store::StoreError::Io { .. }) =>
+        {
+            Err(OpenFailure::Busy(err.to_string()))
+        }
         Err(err) => Err(unusable(&err)),
     }
 }

@@ -119,7 +119,7 @@ pub fn run(args: PlanArgs, global: &GlobalArgs) -> Result<ExitCode, Failure> {
                 limits: LimitFlags::default(),
                 permissions: global.permission_flags(),
                 resume: Some(session),
-                mode: AgentMode::Plan,
+                mode: Some(AgentMode::Plan),
                 unsandboxed_commands: Vec::new(),
             },
             client,

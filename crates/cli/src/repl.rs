@@ -79,7 +79,9 @@ pub async fn run(
         if matches!(event, Event::TaskPlanShown { .. }) {
             state.plan_waiting = true;
         }
-        if matches!(event, Event::SessionStarted { .. }) {
+        if let Event::SessionStarted { mode, .. } = &event {
+            // A resumed session may come back in the mode it last ran in.
+            state.commands.mode = *mode;
             break;
         }
     }

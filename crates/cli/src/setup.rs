@@ -90,8 +90,9 @@ pub struct Launch<'a> {
     pub permissions: PermissionFlags,
     /// A saved session to continue.
     pub resume: Option<SessionRef>,
-    /// The agent mode to start in.
-    pub mode: atto_protocol::AgentMode,
+    /// The agent mode asked for on the command line; `None`: build, or what a resumed
+    /// session last ran in.
+    pub mode: Option<atto_protocol::AgentMode>,
     /// Exact commands allowed to re-run without the sandbox (`--allow-unsandboxed`).
     pub unsandboxed_commands: Vec<String>,
 }
@@ -115,7 +116,7 @@ pub fn start_with_client(
 ) -> Result<(AgentHandle, String), SetupError> {
     let project =
         ProjectConfig::load(&launch.workspace).map_err(|e| SetupError::fix(e.to_string()))?;
-    let permission = permissions::setting(&launch.permissions, launch.config, &project)?;
+    let mut permission = permissions::setting(&launch.permissions, launch.config, &project)?;
     let store = match permissions::open_store() {
         Ok(store) => Some(store),
         // Failing closed: no call runs without its audit record and grants.
@@ -140,10 +141,8 @@ pub fn start_with_client(
     for warning in warnings {
         eprintln!("atto: warning: {warning}");
     }
-    let sandbox = match permission.mode {
-        PermissionMode::Yolo => None,
-        _ => sandbox(&launch.workspace, launch.config),
-    };
+    let mut start_notices = Vec::new();
+    let mut mode = launch.mode.unwrap_or(atto_protocol::AgentMode::Build);
     let (session_id, resume) = match &launch.resume {
         None => (uuid::Uuid::now_v7().to_string(), None),
         Some(which) => {
@@ -154,9 +153,20 @@ pub fn start_with_client(
                         .to_owned(),
                 ));
             };
-            let (id, thread, history) = saved_history(store, &launch.workspace, which)?;
-            (id, Some((thread, history)))
+            let saved = saved_history(store, &launch.workspace, which)?;
+            let restored = restore_modes(&saved.row, launch.mode, &launch.permissions, permission);
+            mode = restored.mode;
+            permission = restored.permission;
+            start_notices = restored.notices;
+            (
+                saved.row.id,
+                Some((saved.row.current_thread, saved.history)),
+            )
         }
+    };
+    let sandbox = match permission.mode {
+        PermissionMode::Yolo => None,
+        _ => sandbox(&launch.workspace, launch.config),
     };
     let checkpoints = checkpoints(&launch.workspace);
     let handle = spawn_session(SessionOptions {
@@ -174,7 +184,7 @@ pub fn start_with_client(
         client,
         tools: ToolRegistry::builtin(),
         limits: limits(launch.config, &launch.limits),
-        mode: launch.mode,
+        mode,
         checkpoints,
         planner: launch.config.planner_settings(),
         approval_deadline: launch.config.approval_deadline(),
@@ -185,6 +195,7 @@ pub fn start_with_client(
             .chain(&launch.unsandboxed_commands)
             .cloned()
             .collect(),
+        start_notices,
     });
     Ok((handle, session_id))
 }
@@ -271,12 +282,91 @@ fn read_only_dirs(workspace: &Path) -> Vec<PathBuf> {
     dirs
 }
 
-/// The id and messages of a saved session of this workspace.
+/// A saved session of this workspace: its row and its current thread's messages.
+struct Saved {
+    row: atto_store::SessionRow,
+    history: Vec<atto_protocol::Message>,
+}
+
+/// The modes a resumed session starts in, and what to say about them.
+struct RestoredModes {
+    mode: atto_protocol::AgentMode,
+    permission: atto_policy::gate::PermissionSetting,
+    notices: Vec<String>,
+}
+
+/// A resume continues in the agent mode the session last ran in, and in its permission
+/// mode when that was stricter than this invocation's; a flag given now wins, and either
+/// way the user is told.
+fn restore_modes(
+    row: &atto_store::SessionRow,
+    flag: Option<atto_protocol::AgentMode>,
+    flags: &permissions::PermissionFlags,
+    now: atto_policy::gate::PermissionSetting,
+) -> RestoredModes {
+    use atto_protocol::AgentMode;
+    let mut notices = Vec::new();
+    let saved = row
+        .agent_mode
+        .as_deref()
+        .and_then(|m| atto_policy::gate::parse_agent_mode(m).ok())
+        .map(|(mode, _)| mode);
+    let mode = match (flag, saved) {
+        (Some(flag), Some(saved)) if flag != saved => {
+            notices.push(format!(
+                "this session last ran in {} mode; --mode {} given now wins",
+                saved.as_str(),
+                flag.as_str()
+            ));
+            flag
+        }
+        (Some(flag), _) => flag,
+        (None, Some(saved)) => {
+            if saved != AgentMode::Build {
+                notices.push(format!(
+                    "resumed in {} mode, as the session last ran (/mode build to leave it)",
+                    saved.as_str()
+                ));
+            }
+            saved
+        }
+        (None, None) => AgentMode::Build,
+    };
+    let mut permission = now;
+    if let Some(saved) = row
+        .permission_mode
+        .as_deref()
+        .and_then(|p| atto_policy::gate::parse_permission(p).ok())
+        && atto_policy::gate::stricter(saved.mode, now.mode) == saved.mode
+        && saved.mode != now.mode
+    {
+        let saved_name = atto_policy::gate::permission_name(saved.mode);
+        let now_name = atto_policy::gate::permission_name(now.mode);
+        if flags.permission.is_some() || flags.yolo {
+            notices.push(format!(
+                "this session last ran with permission {saved_name}; the {now_name} given now wins"
+            ));
+        } else {
+            notices.push(format!(
+                "resumed with permission {saved_name}, as the session last ran (stricter than \
+                 {now_name}; --permission changes it)"
+            ));
+            permission.mode = saved.mode;
+        }
+    }
+    RestoredModes {
+        mode,
+        permission,
+        notices,
+    }
+}
+
+/// A saved session of this workspace, with its current thread's messages.
 fn saved_history(
     store: &atto_store::Store,
     workspace: &Path,
     which: &SessionRef,
-) -> Result<(String, String, Vec<atto_protocol::Message>), SetupError> {
+) -> Result<Saved, SetupError> {
     let here = workspace.display().to_string();
     let row = store
         .find_session_blocking(&here, which)
@@ -301,5 +391,5 @@ fn saved_history(
         })?;
         history.push(message);
     }
-    Ok((row.id, row.current_thread, history))
+    Ok(Saved { row, history })
 }

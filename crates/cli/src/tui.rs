@@ -101,7 +101,7 @@ pub fn start(
             limits: LimitFlags::default(),
             permissions: flags.clone(),
             resume,
-            mode,
+            mode: cli.global.mode.map(|(mode, _)| mode),
             unsandboxed_commands: Vec::new(),
         })?;
         let options = atto_tui::TuiOptions {

@@ -121,6 +121,7 @@ fn start(workspace: &Path, store: Store, server: &ScriptedServer) -> AgentHandle
         planner: atto_core::planner::Settings::default(),
         approval_deadline: None,
         unsandboxed_commands: Vec::new(),
+        start_notices: Vec::new(),
     })
 }
 

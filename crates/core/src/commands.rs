@@ -172,10 +172,11 @@ pub fn parse(line: &str, state: &State) -> Result<Command, String> {
             Ok(Command::Op(Op::Fork { label: Some(label) }))
         }
         ("threads", []) => Ok(Command::Op(Op::ListThreads)),
-        ("switch", [id]) => Ok(Command::Op(Op::SwitchThread {
-            id: (*id).to_owned(),
+        ("switch", []) => Err("usage: /switch ID or LABEL (see /threads)".to_owned()),
+        // A label may have spaces: everything after the command names the thread.
+        ("switch", _) => Ok(Command::Op(Op::SwitchThread {
+            id: body["switch".len()..].trim().trim_matches('"').to_owned(),
         })),
-        ("switch", _) => Err("usage: /switch ID (see /threads)".to_owned()),
         ("rollback", []) => Ok(Command::Op(Op::Rollback)),
         ("mode", [name]) => {
             let (mode, yolo) = parse_agent_mode(name)?;

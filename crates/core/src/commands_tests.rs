@@ -93,6 +93,12 @@ fn commands_parse_into_ops() {
         }))
     );
     assert!(parse("/switch", &State::default()).is_err());
+    assert_eq!(
+        parse("/switch \"Try React approach\"", &State::default()),
+        Ok(Command::Op(Op::SwitchThread {
+            id: "Try React approach".into()
+        }))
+    );
 }
 
 #[test]

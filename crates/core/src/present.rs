@@ -120,9 +120,11 @@ pub fn plan_heading(plan: &PendingPlan) -> [String; 2] {
         .filter(|c| c.status.is_open())
         .count();
     [
+        // A plan id is time-ordered (UUIDv7): plans made in the same minute share its
+        // first characters, so the random tail is what tells them apart.
         format!(
-            "plan {} [{}] — {} change(s), {open} pending",
-            &plan.id[..plan.id.len().min(8)],
+            "plan …{} [{}] — {} change(s), {open} pending",
+            &plan.id[plan.id.len().saturating_sub(8)..],
             plan.status.as_str(),
             plan.proposed_changes.len()
         ),

@@ -79,6 +79,8 @@ pub struct SessionOptions {
     pub approval_deadline: Option<std::time::Duration>,
     /// Exact commands the user allowed to re-run without the sandbox, unasked.
     pub unsandboxed_commands: Vec<String>,
+    /// Said once the session has started (e.g. which saved modes a resume restored).
+    pub start_notices: Vec<String>,
 }
 
 /// Starts a session on the current tokio runtime and returns the handle to drive it.

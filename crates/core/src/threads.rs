@@ -58,13 +58,24 @@ impl Threads<'_> {
     pub async fn switch(&self, id: &str) -> Result<Switched, String> {
         let rows = self.rows().await?;
         let wanted = if id == "main" { self.session } else { id };
-        let matches: Vec<&ThreadRow> = rows.iter().filter(|r| r.id.starts_with(wanted)).collect();
+        // The label /threads shows names a thread as well as its id does.
+        let label = id.trim_matches('"');
+        let by_label: Vec<&ThreadRow> = rows
+            .iter()
+            .filter(|r| r.label.as_deref() == Some(label))
+            .collect();
+        let matches: Vec<&ThreadRow> = if by_label.is_empty() {
+            rows.iter().filter(|r| r.id.starts_with(wanted)).collect()
+        } else {
+            by_label
+        };
         let row = match matches.as_slice() {
             [one] => *one,
             [] => return Err(format!("no thread '{id}'; /threads lists them")),
             _ => {
                 return Err(format!(
-                    "'{id}' matches more than one thread; give more of it"
+                    "'{id}' matches more than one thread; give more of its id (/threads lists \
+                     them)"
                 ));
             }
         };

@@ -155,3 +155,123 @@ fn each_command_lists_only_the_options_it_takes() {
         "{top}"
     );
 }
+
+#[test]
+fn a_resumed_session_keeps_its_agent_mode_and_a_stricter_permission() {
+    let mut env = Env::new();
+    let write = |path: &str| {
+        crate::common::calls(vec![crate::common::call(
+            "write_file",
+            serde_json::json!({"path": path, "content": "x\n"}),
+        )])
+    };
+    env.serve(Script {
+        replies: vec![
+            write("a.txt"),
+            Reply::text("queued"),
+            write("b.txt"),
+            Reply::text("queued again"),
+        ],
+        ..Script::default()
+    });
+    let first = env
+        .atto()
+        .args(["exec", "--mode", "plan", "--permission", "strict"])
+        .args(["--base-url", &env.base("chat"), "--model", "m", "plan a"])
+        .output()
+        .unwrap();
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    assert!(!env.repo().join("a.txt").exists());
+    // `-c` with no mode flag: still plan mode, still strict; said so.
+    let out = crate::common::run_line_session(&env, "m", &["-c"], "now b\n");
+    let err = stderr(&out);
+    assert!(
+        !env.repo().join("b.txt").exists(),
+        "wrote to disk after resume: {err}"
+    );
+    assert!(err.contains("resumed in plan mode"), "{err}");
+    assert!(err.contains("resumed with permission strict"), "{err}");
+    // A flag given on resume wins, and is announced.
+    let out = crate::common::run_line_session(&env, "m", &["-c", "--mode", "build"], "");
+    let err = stderr(&out);
+    assert!(err.contains("--mode build given now wins"), "{err}");
+}
+
+#[test]
+fn short_ids_stay_unique_and_sessions_that_never_reached_the_model_are_told_apart() {
+    let mut env = Env::new();
+    env.serve(Script {
+        replies: vec![Reply::text("one"), Reply::text("two")],
+        ..Script::default()
+    });
+    // Two sessions started within a second share their first 8 characters (UUIDv7).
+    for task in ["first task", "second task"] {
+        let out = env.exec("chat", task);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    }
+    // A session that never reached the model (nothing listens there), and one of slash
+    // commands only.
+    let unanswered = env
+        .atto()
+        .args([
+            "exec",
+            "--base-url",
+            "http://127.0.0.1:9/v1",
+            "--model",
+            "m",
+            "lost",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(unanswered.status.code(), Some(2));
+    crate::common::run_line_session(&env, "m", &[], "/threads\n");
+    let list = env.atto().arg("sessions").output().unwrap();
+    let list = String::from_utf8_lossy(&list.stdout).into_owned();
+    let rows: Vec<&str> = list.lines().collect();
+    assert_eq!(rows.len(), 3, "slash-only sessions are not listed:\n{list}");
+    let shorts: Vec<&str> = rows
+        .iter()
+        .map(|r| r.split_whitespace().next().unwrap())
+        .collect();
+    assert!(shorts.iter().all(|s| s.len() >= 8), "{shorts:?}");
+    let unique: std::collections::HashSet<_> = shorts.iter().collect();
+    assert_eq!(unique.len(), 3, "short ids collide:\n{list}");
+    assert!(list.contains("never answered  lost"), "{list}");
+    // Each short id resumes its own session.
+    for short in shorts {
+        let show = env
+            .atto()
+            .args(["sessions", "show", short])
+            .output()
+            .unwrap();
+        assert_eq!(show.status.code(), Some(0), "{short}: {}", stderr(&show));
+    }
+}
+
+#[test]
+fn fork_says_what_it_did_with_a_piped_prompt() {
+    let mut env = Env::new();
+    env.serve(Script {
+        replies: vec![Reply::text("one")],
+        ..Script::default()
+    });
+    assert_eq!(env.exec("chat", "first").status.code(), Some(0));
+    let mut child = env
+        .atto()
+        .args(["fork", "--last"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write as _;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"and now do more\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("was not sent"), "{}", stderr(&out));
+}

@@ -136,6 +136,20 @@ fn fork_copies_a_session_and_export_writes_it() {
     let list = String::from_utf8_lossy(&list.stdout).into_owned();
     assert!(list.contains("   2 messages"), "{list}");
     assert!(list.contains("   4 messages"), "{list}");
+    // The fork shows its label and where it came from.
+    assert!(
+        list.contains("[try B] Original question  (fork of "),
+        "{list}"
+    );
+    let json = env
+        .atto()
+        .args(["sessions", "export", &fork_id, "--format", "json"])
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert!(doc["session"]["parent_session"].is_string(), "{doc}");
+    assert_eq!(doc["session"]["fork_point"], 2, "{doc}");
+    assert_eq!(doc["session"]["label"], "try B");
 
     let md = env
         .atto()
@@ -177,6 +191,7 @@ fn threads_branch_switch_and_roll_back_without_touching_the_original() {
                   /threads\n\
                   /rollback\n\
                   r question\n\
+                  /switch Try B\n\
                   /switch main\n\
                   /threads\n";
     let out = run_line_session(&env, "m", &[], script);
@@ -186,6 +201,11 @@ fn threads_branch_switch_and_roll_back_without_touching_the_original() {
     assert!(err.contains("\"Try C\" (4 messages) ← current"), "{err}");
     assert!(err.contains("main (2 messages) ← current"), "{err}");
     assert!(err.contains("\"rollback of fork-"), "{err}");
+    // The label /threads shows switches as the id does.
+    assert!(
+        err.contains("now in thread fork-") && err.contains("\"Try B\" (4 messages)\n"),
+        "{err}"
+    );
 
     // Each branch saw only its own history.
     let reqs = env.requests();

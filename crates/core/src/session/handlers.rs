@@ -29,7 +29,7 @@ impl Session {
     /// `/mode`: switches the agent mode for the next turns; a permission given with it
     /// (codewhale's yolo) applies too, and leaving such a mode restores the permission the
     /// session started with.
-    pub(super) fn set_mode(&mut self, mode: AgentMode, permission: Option<PermissionMode>) {
+    pub(super) async fn set_mode(&mut self, mode: AgentMode, permission: Option<PermissionMode>) {
         if mode != self.mode {
             self.tool_specs = super::mode_specs(&self.options.tools, mode);
         }
@@ -53,10 +53,30 @@ impl Session {
         }
         self.gate.permission = setting;
         self.gate.audit.mode = setting.mode;
+        self.save_modes().await;
         self.emit(Event::ModeChanged {
             mode,
             permission: setting.mode,
         });
+    }
+
+    /// Records the agent and permission modes with the session, so a resume restores
+    /// them (a plan-mode session must not come back in build mode).
+    pub(super) async fn save_modes(&mut self) {
+        let Some(store) = self.recorder.store.clone() else {
+            return;
+        };
+        let permission = atto_policy::gate::permission_name(self.gate.permission.mode);
+        if let Err(err) = store
+            .set_session_modes(
+                &self.options.session_id,
+                Some(self.mode.as_str()),
+                Some(permission),
+            )
+            .await
+        {
+            self.recorder.failed(&err.to_string());
+        }
     }
 
     /// `/goal` and `/goals`.

@@ -28,6 +28,10 @@ impl Session {
             workspace: self.options.workspace.display().to_string(),
             mode: self.mode,
         });
+        self.save_modes().await;
+        for message in std::mem::take(&mut self.options.start_notices) {
+            self.emit(Event::Notice { message });
+        }
         let mut inbox = drive::Inbox::new(ops);
         while let Some(op) = inbox.next().await {
             if matches!(op, Op::Shutdown) {
@@ -67,7 +71,7 @@ impl Session {
             op @ (Op::Fork { .. } | Op::ListThreads | Op::SwitchThread { .. } | Op::Rollback) => {
                 self.thread_op(op).await;
             }
-            Op::SetMode { mode, permission } => self.set_mode(mode, permission),
+            Op::SetMode { mode, permission } => self.set_mode(mode, permission).await,
             Op::SetEffort { effort } => self.set_effort(effort),
             op @ (Op::ShowPlan | Op::ApprovePlan { .. } | Op::RejectPlan { .. }) => {
                 self.plan_op(op, inbox).await;

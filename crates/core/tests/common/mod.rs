@@ -110,6 +110,7 @@ pub fn start_gated(
         planner: atto_core::planner::Settings::default(),
         approval_deadline: None,
         unsandboxed_commands: Vec::new(),
+        start_notices: Vec::new(),
     })
 }
 
