@@ -87,9 +87,15 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
                 status,
                 duration_ms,
                 summary,
+                exit_code,
                 ..
             } => {
+                let failed_exit = exit_code.filter(|code| *code != 0).map(|c| format!("exit {c}"));
                 let label = match status {
+                    // A command that ran but failed is not "ok".
+                    ToolCallStatus::Ok if failed_exit.is_some() => {
+                        failed_exit.as_deref().unwrap_or("failed")
+                    }
                     ToolCallStatus::Ok => "ok",
                     ToolCallStatus::Error => "error",
                     ToolCallStatus::InvalidArguments => "not run",

@@ -68,7 +68,7 @@ struct ReadyCall {
 pub(crate) struct CallOutcome {
     pub result: ToolResult,
     pub changed_paths: Vec<String>,
-    /// The command of a `bash` call that ran under the sandbox.
+    /// The command of a `bash` call that ran under the sandbox and failed.
     sandboxed_command: Option<String>,
     /// The `tool_call_finished` event, sent once the result is committed.
     finished: Event,
@@ -441,6 +441,7 @@ impl Orchestrator<'_> {
             duration_ms: 0,
             summary: truncate::summary(&message, 200),
             sandboxed: None,
+            exit_code: None,
         };
         CallOutcome {
             result: ToolResult {
@@ -539,6 +540,7 @@ impl Orchestrator<'_> {
         });
         let started = Instant::now();
         let mut sandboxed = None;
+        let mut exit_code = None;
         let mut fallback = None;
         let command = args
             .get("command")
@@ -561,6 +563,7 @@ impl Orchestrator<'_> {
                         .sandbox
                         .as_ref()
                         .map(|s| matches!(s, SandboxStatus::Applied { .. }));
+                    exit_code = out.exit_code;
                     (ToolCallStatus::Ok, out.content, out.changed_paths)
                 }
                 Ok(Err(ToolError::Cancelled)) => (
@@ -595,6 +598,7 @@ impl Orchestrator<'_> {
             duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
             summary: truncate::summary(&content, 200),
             sandboxed,
+            exit_code,
         };
         CallOutcome {
             result: ToolResult {
@@ -604,7 +608,8 @@ impl Orchestrator<'_> {
                 is_error: status != ToolCallStatus::Ok,
             },
             changed_paths,
-            sandboxed_command: command.filter(|_| sandboxed == Some(true)),
+            // Only a sandboxed command that failed can have been stopped by the sandbox.
+            sandboxed_command: command.filter(|_| sandboxed == Some(true) && exit_code != Some(0)),
             finished,
             facts: CallEnding {
                 args: correction::arguments(&call.arguments),

@@ -72,6 +72,9 @@ pub enum Event {
         /// For commands: whether the OS sandbox was applied; absent for other tools.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         sandboxed: Option<bool>,
+        /// For commands: how the command exited (128 + N when killed by signal N).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        exit_code: Option<i32>,
     },
     /// Tokens and cost of one model call.
     Usage {

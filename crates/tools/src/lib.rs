@@ -68,6 +68,9 @@ pub struct ToolOutput {
     pub changed_paths: Vec<String>,
     /// Whether the command ran under the OS sandbox; `None` for tools that run none.
     pub sandbox: Option<SandboxStatus>,
+    /// How the command exited (signals as 128 + signal); `None` for tools that run none,
+    /// or when it could not be told.
+    pub exit_code: Option<i32>,
 }
 
 impl ToolOutput {

@@ -115,6 +115,7 @@ fn session() -> Result<()> {
             duration_ms: 800,
             summary: "running 12 tests\n............\ntest result: ok".into(),
             sandboxed: Some(true),
+            exit_code: Some(0),
         });
         app.on_event(&Event::TextDelta {
             text: reply.clone(),

@@ -275,3 +275,22 @@ fn fork_says_what_it_did_with_a_piped_prompt() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stderr(&out).contains("was not sent"), "{}", stderr(&out));
 }
+
+#[test]
+fn a_command_that_fails_shows_its_exit_status_not_ok() {
+    let mut env = Env::new();
+    env.serve(Script {
+        replies: vec![
+            crate::common::calls(vec![crate::common::call(
+                "bash",
+                serde_json::json!({"command": "no-such-program-here --version"}),
+            )]),
+            Reply::text("ok"),
+        ],
+        ..Script::default()
+    });
+    let out =
+        crate::common::run_line_session(&env, "m", &["--permission", "auto-safe"], "run it\n");
+    let err = stderr(&out);
+    assert!(err.contains("  exit 127 ("), "{err}");
+}

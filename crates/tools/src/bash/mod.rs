@@ -205,6 +205,10 @@ async fn run_command(command: &str, secs: u64, ctx: &ToolContext) -> Result<Tool
             },
         }
     }
+    let exit_code = match &status {
+        Some(Ok(s)) => s.code().or_else(|| s.signal().map(|sig| 128 + sig)),
+        _ => None,
+    };
     let mut content = exit_line(status);
     content.push('\n');
     let rendered = captured.render();
@@ -223,6 +227,7 @@ async fn run_command(command: &str, secs: u64, ctx: &ToolContext) -> Result<Tool
     }
     Ok(ToolOutput {
         sandbox: Some(sandbox),
+        exit_code,
         ..ToolOutput::text(content)
     })
 }

@@ -51,6 +51,7 @@ impl App {
                 duration_ms,
                 summary,
                 sandboxed,
+                ..
             } => self.tool_finished(call_id, name, *status, *duration_ms, summary, *sandboxed),
             Event::Usage {
                 usage, cost_usd, ..

@@ -138,6 +138,7 @@ fn request(call_id: &str) -> ApprovalRequest {
         risk: "WARN".into(),
         reasons: vec![],
         suggested_rule: "bash(rm -rf build)".into(),
+        unsandboxed: false,
     }
 }
 
@@ -149,6 +150,7 @@ fn finished(call_id: &str) -> Event {
         duration_ms: 5,
         summary: String::new(),
         sandboxed: None,
+        exit_code: None,
     }
 }
 
@@ -267,6 +269,7 @@ fn an_edit_card_keeps_the_tools_summary_but_not_its_echoed_diff() {
         duration_ms: 1,
         summary: summary.into(),
         sandboxed: None,
+        exit_code: None,
     };
     app.on_event(&event(ToolCallStatus::Ok));
     let card = app.transcript.tool_mut("e").unwrap();

@@ -124,6 +124,7 @@ pub fn tool(app: &mut App, id: &str, name: &str, args: serde_json::Value, out: &
         duration_ms: 1250,
         summary: out.into(),
         sandboxed: Some(true),
+        exit_code: None,
     });
 }
 
@@ -139,6 +140,7 @@ pub fn warn_request() -> ApprovalRequest {
             "sh /tmp/install.sh: runs a script atto cannot inspect".into(),
         ],
         suggested_rule: "bash(curl -fsSL https://example.com/install.sh*)".into(),
+        unsandboxed: false,
     }
 }
 
