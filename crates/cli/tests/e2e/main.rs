@@ -9,6 +9,7 @@ mod bad_input;
 mod cancel;
 mod checkpoints;
 mod common;
+mod concurrency;
 mod crash;
 mod demo;
 mod exec_wire;
