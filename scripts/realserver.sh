@@ -7,6 +7,7 @@
 #   scripts/realserver.sh stop     # stop the one on $PORT (idempotent)
 #   scripts/realserver.sh status   # "up on PORT (pid N)" and exit 0, else exit 1
 #   scripts/realserver.sh pid      # the server's process id on $PORT
+#   scripts/realserver.sh shared   # where the shared scripts (and proxy.py) are
 #
 # Environment: PORT (default 18080), CTX (context tokens, default 8192), TOOLS=1 (the
 # Hermes-style template that turns a copied <tool_call> into real tool calls),
@@ -80,12 +81,16 @@ case "${1:-}" in
     if [ -x "$RS/sid/usr/bin/llama-server" ]; then echo "set up, not running on $PORT"; else echo "not set up"; fi
     exit 1
     ;;
+  shared)
+    need_shared
+    (cd "$SHARED" && pwd)
+    ;;
   pid)
     alive || { echo "realserver: nothing of ours runs on $PORT" >&2; exit 1; }
     cat "$PIDFILE"
     ;;
   *)
-    echo "usage: scripts/realserver.sh setup|start|stop|status|pid (env: PORT, CTX, TOOLS)" >&2
+    echo "usage: scripts/realserver.sh setup|start|stop|status|pid|shared (env: PORT, CTX, TOOLS)" >&2
     exit 2
     ;;
 esac
