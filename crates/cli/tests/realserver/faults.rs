@@ -107,5 +107,10 @@ fn a_prompt_over_the_context_window_is_reported_as_a_context_overflow() {
             error.contains("context"),
             "{wire}: the message names the context: {error}"
         );
+        // Not the advice for a malformed request: the request was fine, just too long.
+        assert!(
+            !error.contains("check the model name"),
+            "{wire}: reported as a context overflow: {error}"
+        );
     }
 }
