@@ -15,13 +15,35 @@ apt_install() {
 # Real peers the tests use: git (repositories, checkpoints), python3 (tool runs), bash,
 # tmux (the terminal UI's end-to-end tests drive the real binary in it).
 missing=()
-for tool in git python3 bash tmux; do need "$tool" || missing+=("$tool"); done
+# curl and pip: the real model server's setup and health checks.
+for tool in git python3 bash tmux curl; do need "$tool" || missing+=("$tool"); done
 if [ ${#missing[@]} -gt 0 ]; then
   echo "installing: ${missing[*]}"
   pkgs=()
   for t in "${missing[@]}"; do case "$t" in python3) pkgs+=(python3);; *) pkgs+=("$t");; esac; done
   apt_install "${pkgs[@]}"
 fi
+need pip || need pip3 || python3 -m pip --version >/dev/null 2>&1 || apt_install python3-pip
+
+# The real model server (llama.cpp + SmolLM2-135M in a chroot) for the realserver e2e tests.
+# Setting it up needs root; elsewhere those tests say SKIPPED, except under CI, where they fail.
+if [ "$(id -u)" = 0 ]; then
+  echo "== real model server setup"
+  if scripts/realserver.sh setup; then
+    export ATTO_REALSERVER=1
+  elif [ "${CI:-}" = true ]; then
+    echo "real-server setup failed" >&2
+    exit 1
+  else
+    echo "SKIPPED real-server setup: scripts/realserver.sh setup failed (see above)"
+  fi
+elif [ "${CI:-}" = true ]; then
+  echo "the real-server setup needs root under CI" >&2
+  exit 1
+else
+  echo "SKIPPED real-server setup: it needs root (run: sudo scripts/realserver.sh setup, then ATTO_REALSERVER=1)"
+fi
+
 if ! need cargo; then
   echo "cargo is required (install Rust with rustup)" >&2
   exit 2
