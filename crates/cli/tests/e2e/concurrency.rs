@@ -145,9 +145,14 @@ fn assert_recorded(env: &Env, workspace: &Path, out: &Output, id: &str, n: usize
         );
     }
     let file = workspace.join(format!("f{n}.txt"));
+    let listing: Vec<String> = std::fs::read_dir(workspace)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
     assert_eq!(
-        std::fs::read_to_string(&file).unwrap(),
-        format!("edited {n}\n")
+        std::fs::read_to_string(&file).ok(),
+        Some(format!("edited {n}\n")),
+        "process {n}: {listing:?}\n{err}"
     );
 }
 
@@ -159,6 +164,8 @@ fn eight_processes_in_one_workspace_lose_nothing_three_times_over() {
         let tag = format!("t{trial_no}");
         let started = Instant::now();
         let runs = trial(&mut env, &workspace, &tag);
+        // The line sessions below only run slash commands: a server that answers nothing.
+        env.serve(Script::default());
         for (n, (out, id)) in runs.iter().enumerate() {
             assert_recorded(&env, &workspace, out, id, n);
         }
