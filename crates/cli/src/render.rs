@@ -59,6 +59,67 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
             return self.progress.flush();
         }
         match event {
+            Event::TextDelta { .. }
+            | Event::ThinkingDelta { .. } => {
+                self.write_stream(event)?;
+            }
+            Event::ToolCallStarted { .. }
+            | Event::ToolCallFinished { .. }
+            | Event::Retry(_)
+            | Event::ApprovalRequired(_) => {
+                self.write_calls(event)?;
+            }
+            Event::GrantList { .. }
+            | Event::ThreadList { .. }
+            | Event::Goals { .. }
+            | Event::CheckpointList { .. }
+            | Event::Plan { .. }
+            | Event::PlanDecided { .. }
+            | Event::ChangeQueued { .. } => {
+                self.write_lists(event)?;
+            }
+            Event::Restored { .. }
+            | Event::CorrectionAttempt { .. }
+            | Event::CorrectionSuccess { .. }
+            | Event::CorrectionFailed { .. } => {
+                self.write_recovery(event)?;
+            }
+            Event::ThreadSwitched { .. }
+            | Event::Notice { .. }
+            | Event::EffortChanged { .. }
+            | Event::TrustChanged { .. }
+            | Event::Warning { .. }
+            | Event::Error { .. }
+            | Event::TurnCompleted { .. }
+            | Event::ModeChanged { .. } => {
+                self.write_status(event)?;
+            }
+            Event::SessionStarted { .. }
+            | Event::TurnStarted { .. }
+            | Event::Usage { .. }
+            | Event::SessionEnded
+            // Written by `planner::text` above.
+            | Event::PlanGenerated { .. }
+            | Event::PlanGenerationFailed { .. }
+            | Event::PlanGenerationCancelled { .. }
+            | Event::PlanRevised { .. }
+            | Event::TaskPlanShown { .. }
+            | Event::PlanConfirmed { .. }
+            | Event::PlanRejected { .. }
+            | Event::PlanDecisionRequired { .. }
+            | Event::PlanStepStarted { .. }
+            | Event::PlanStepCompleted { .. }
+            | Event::PlanStepFailed { .. }
+            | Event::PlanStepSkipped { .. }
+            | Event::PlanSummary { .. }
+            | Event::PlannerSettingsChanged { .. } => {}
+        }
+        Ok(())
+    }
+
+    /// Answer and thinking text, streamed.
+    fn write_stream(&mut self, event: &Event) -> std::io::Result<()> {
+        match event {
             Event::TextDelta { text } => {
                 if self.in_thinking {
                     self.end_text_line()?;
@@ -76,6 +137,14 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
                 write!(self.progress, "{text}")?;
                 self.progress.flush()?;
             }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Tool calls, retries and approvals.
+    fn write_calls(&mut self, event: &Event) -> std::io::Result<()> {
+        match event {
             Event::ToolCallStarted {
                 name, arguments, ..
             } => {
@@ -90,7 +159,9 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
                 exit_code,
                 ..
             } => {
-                let failed_exit = exit_code.filter(|code| *code != 0).map(|c| format!("exit {c}"));
+                let failed_exit = exit_code
+                    .filter(|code| *code != 0)
+                    .map(|c| format!("exit {c}"));
                 let label = match status {
                     // A command that ran but failed is not "ok".
                     ToolCallStatus::Ok if failed_exit.is_some() => {
@@ -145,6 +216,14 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
                 }
                 self.progress.flush()?;
             }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Answers to listing commands: grants, threads, goals, checkpoints, plans.
+    fn write_lists(&mut self, event: &Event) -> std::io::Result<()> {
+        match event {
             Event::GrantList { grants } => {
                 self.end_text_line()?;
                 write!(self.progress, "{}", grant_table(grants))?;
@@ -152,66 +231,6 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
             Event::ThreadList { threads } => {
                 self.end_text_line()?;
                 write!(self.progress, "{}", thread_tree(threads))?;
-            }
-            Event::ThreadSwitched { thread } => {
-                self.end_text_line()?;
-                writeln!(
-                    self.progress,
-                    "now in thread {}{} ({} messages)",
-                    thread.id,
-                    thread
-                        .label
-                        .as_ref()
-                        .map(|l| format!(" \"{l}\""))
-                        .unwrap_or_default(),
-                    thread.messages
-                )?;
-            }
-            Event::Notice { message } => {
-                self.end_text_line()?;
-                writeln!(self.progress, "{message}")?;
-            }
-            Event::EffortChanged {
-                effort,
-                supported,
-                model,
-            } => {
-                self.end_text_line()?;
-                writeln!(self.progress, "{}", effort::line(*effort, *supported, model))?;
-            }
-            Event::TrustChanged { on } => {
-                self.end_text_line()?;
-                let state = if *on {
-                    "on: file tools may reach outside the workspace"
-                } else {
-                    "off: file tools stay inside the workspace"
-                };
-                writeln!(self.progress, "trust {state}")?;
-            }
-            Event::Warning { message } => {
-                self.end_text_line()?;
-                writeln!(self.progress, "warning: {message}")?;
-            }
-            Event::Error { message } => {
-                self.end_text_line()?;
-                writeln!(self.progress, "error: {message}")?;
-            }
-            Event::TurnCompleted { result, .. } => {
-                self.end_text_line()?;
-                // A failure was already reported by its error event; one line is enough.
-                if result.status != atto_protocol::TurnStatus::Failed {
-                    writeln!(self.progress, "{}", result_line(result))?;
-                }
-                self.progress.flush()?;
-            }
-            Event::ModeChanged { mode, permission } => {
-                self.end_text_line()?;
-                writeln!(
-                    self.progress,
-                    "mode: {} (permission: {})",
-                    mode.label(),
-                    atto_policy::gate::permission_name(*permission)
-                )?;
             }
             Event::ChangeQueued { change } => {
                 self.end_text_line()?;
@@ -239,6 +258,14 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
                 self.end_text_line()?;
                 write!(self.progress, "{}", checkpoint_table(checkpoints))?;
             }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Restores and self-correction.
+    fn write_recovery(&mut self, event: &Event) -> std::io::Result<()> {
+        match event {
             Event::Restored {
                 checkpoint,
                 safety_checkpoint,
@@ -255,7 +282,7 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
                 writeln!(
                     self.progress,
                     "{what}: {} file(s) written back, {} removed; /restore {safety_checkpoint} \
-                     undoes this",
+                 undoes this",
                     restored.len(),
                     deleted.len()
                 )?;
@@ -299,25 +326,80 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
                     "  self-correction gave up on {tool} after {attempts} attempt(s)"
                 )?;
             }
-            Event::SessionStarted { .. }
-            | Event::TurnStarted { .. }
-            | Event::Usage { .. }
-            | Event::SessionEnded
-            // Written by `planner::text` above.
-            | Event::PlanGenerated { .. }
-            | Event::PlanGenerationFailed { .. }
-            | Event::PlanGenerationCancelled { .. }
-            | Event::PlanRevised { .. }
-            | Event::TaskPlanShown { .. }
-            | Event::PlanConfirmed { .. }
-            | Event::PlanRejected { .. }
-            | Event::PlanDecisionRequired { .. }
-            | Event::PlanStepStarted { .. }
-            | Event::PlanStepCompleted { .. }
-            | Event::PlanStepFailed { .. }
-            | Event::PlanStepSkipped { .. }
-            | Event::PlanSummary { .. }
-            | Event::PlannerSettingsChanged { .. } => {}
+
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Session status: modes, settings, notices, warnings, errors, turn ends.
+    fn write_status(&mut self, event: &Event) -> std::io::Result<()> {
+        match event {
+            Event::ThreadSwitched { thread } => {
+                self.end_text_line()?;
+                writeln!(
+                    self.progress,
+                    "now in thread {}{} ({} messages)",
+                    thread.id,
+                    thread
+                        .label
+                        .as_ref()
+                        .map(|l| format!(" \"{l}\""))
+                        .unwrap_or_default(),
+                    thread.messages
+                )?;
+            }
+            Event::Notice { message } => {
+                self.end_text_line()?;
+                writeln!(self.progress, "{message}")?;
+            }
+            Event::EffortChanged {
+                effort,
+                supported,
+                model,
+            } => {
+                self.end_text_line()?;
+                writeln!(
+                    self.progress,
+                    "{}",
+                    effort::line(*effort, *supported, model)
+                )?;
+            }
+            Event::TrustChanged { on } => {
+                self.end_text_line()?;
+                let state = if *on {
+                    "on: file tools may reach outside the workspace"
+                } else {
+                    "off: file tools stay inside the workspace"
+                };
+                writeln!(self.progress, "trust {state}")?;
+            }
+            Event::Warning { message } => {
+                self.end_text_line()?;
+                writeln!(self.progress, "warning: {message}")?;
+            }
+            Event::Error { message } => {
+                self.end_text_line()?;
+                writeln!(self.progress, "error: {message}")?;
+            }
+            Event::TurnCompleted { result, .. } => {
+                self.end_text_line()?;
+                // A failure was already reported by its error event; one line is enough.
+                if result.status != atto_protocol::TurnStatus::Failed {
+                    writeln!(self.progress, "{}", result_line(result))?;
+                }
+                self.progress.flush()?;
+            }
+            Event::ModeChanged { mode, permission } => {
+                self.end_text_line()?;
+                writeln!(
+                    self.progress,
+                    "mode: {} (permission: {})",
+                    mode.label(),
+                    atto_policy::gate::permission_name(*permission)
+                )?;
+            }
+            _ => {}
         }
         Ok(())
     }

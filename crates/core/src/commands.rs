@@ -147,13 +147,52 @@ pub struct State {
 
 /// Parses a line that starts with `/`. Errors are one line and change nothing.
 pub fn parse(line: &str, state: &State) -> Result<Command, String> {
-    let trust = state.trust;
     let line = line.trim();
     let body = line.strip_prefix('/').unwrap_or(line);
     let mut words = body.split_whitespace();
     let name = words.next().unwrap_or("");
     let args: Vec<&str> = words.collect();
-    match (name, args.as_slice()) {
+    let input = Input {
+        name,
+        args: &args,
+        body,
+        state,
+    };
+    match name {
+        "grants" | "trust" | "fork" | "threads" | "switch" | "rollback" => session_command(&input),
+        "mode" | "plan" => mode_command(&input),
+        "restore" | "undo" => checkpoints_command(&input),
+        "goal" | "goals" => goals_command(&input),
+        "auto" | "effort" | "auto-rollback" | "auto-parallel" | "auto-plan" => {
+            planner_command(&input)
+        }
+        "show-plan" | "approve" | "reject" => review_command(&input),
+        _ => match (name, args.as_slice()) {
+            ("help", _) => Ok(Command::Help),
+            ("queue", _) => Err(
+                "/queue lists the messages typed while a turn runs in the terminal \
+                             UI; here each line waits for the answer before it is read, so \
+                             nothing is queued"
+                    .to_owned(),
+            ),
+            ("exit" | "quit", _) => Ok(Command::Exit),
+            _ => Err(unknown(name)),
+        },
+    }
+}
+
+/// A slash command split up: its name, its words, the text after the `/`.
+struct Input<'a> {
+    name: &'a str,
+    args: &'a [&'a str],
+    body: &'a str,
+    state: &'a State,
+}
+
+/// `/grants`, `/trust`, and the thread commands `/fork`, `/threads`, `/switch`, `/rollback`.
+fn session_command(i: &Input<'_>) -> Result<Command, String> {
+    let (name, body, state) = (i.name, i.body, i.state);
+    match (name, i.args) {
         ("grants", []) => Ok(Command::Op(Op::ListGrants)),
         ("grants", ["revoke", n]) => match n.parse::<u32>() {
             Ok(number) if number > 0 => Ok(Command::Op(Op::RevokeGrant { number })),
@@ -162,7 +201,7 @@ pub fn parse(line: &str, state: &State) -> Result<Command, String> {
             )),
         },
         ("grants", _) => Err("usage: /grants, or /grants revoke N".to_owned()),
-        ("trust", []) => Ok(Command::Op(Op::SetTrust { on: !trust })),
+        ("trust", []) => Ok(Command::Op(Op::SetTrust { on: !state.trust })),
         ("trust", ["on"]) => Ok(Command::Op(Op::SetTrust { on: true })),
         ("trust", ["off"]) => Ok(Command::Op(Op::SetTrust { on: false })),
         ("trust", _) => Err("usage: /trust, /trust on or /trust off".to_owned()),
@@ -178,6 +217,14 @@ pub fn parse(line: &str, state: &State) -> Result<Command, String> {
             id: body["switch".len()..].trim().trim_matches('"').to_owned(),
         })),
         ("rollback", []) => Ok(Command::Op(Op::Rollback)),
+        _ => Err(unknown(name)),
+    }
+}
+
+/// `/mode NAME` and `/plan`.
+fn mode_command(i: &Input<'_>) -> Result<Command, String> {
+    let (name, state) = (i.name, i.state);
+    match (name, i.args) {
         ("mode", [name]) => {
             let (mode, yolo) = parse_agent_mode(name)?;
             Ok(Command::Op(Op::SetMode {
@@ -199,6 +246,14 @@ pub fn parse(line: &str, state: &State) -> Result<Command, String> {
             permission: None,
         })),
         ("plan", _) => Err("/plan takes no arguments (it toggles plan mode)".to_owned()),
+        _ => Err(unknown(name)),
+    }
+}
+
+/// `/restore list [N]`, `/restore N`, `/undo`.
+fn checkpoints_command(i: &Input<'_>) -> Result<Command, String> {
+    let name = i.name;
+    match (name, i.args) {
         ("restore", [] | ["list"]) => Ok(Command::Op(Op::ListCheckpoints { limit: None })),
         ("restore", ["list", n]) => match n.parse::<u32>() {
             Ok(limit) if limit > 0 => Ok(Command::Op(Op::ListCheckpoints { limit: Some(limit) })),
@@ -211,6 +266,16 @@ pub fn parse(line: &str, state: &State) -> Result<Command, String> {
             )),
         },
         ("restore", _) => Err("usage: /restore list [N], or /restore N".to_owned()),
+        ("undo", []) => Ok(Command::Op(Op::Undo)),
+        ("undo", _) => Err("/undo takes no arguments".to_owned()),
+        _ => Err(unknown(name)),
+    }
+}
+
+/// `/goal …` and `/goals …`.
+fn goals_command(i: &Input<'_>) -> Result<Command, String> {
+    let (name, body) = (i.name, i.body);
+    match (name, i.args) {
         ("goal", []) | ("goals", []) => Ok(goal(GoalCommand::List)),
         ("goal", [word]) if GOAL_WORDS.contains(word) => Ok(goal(match *word {
             "pause" => GoalCommand::Pause,
@@ -275,6 +340,14 @@ pub fn parse(line: &str, state: &State) -> Result<Command, String> {
             )),
         },
         ("goals", _) => Err("usage: /goals, /goals add \"TEXT\" or /goals done N".to_owned()),
+        _ => Err(unknown(name)),
+    }
+}
+
+/// The step planner: `/auto`, `/effort`, `/auto-rollback`, `/auto-parallel`, `/auto-plan`.
+fn planner_command(i: &Input<'_>) -> Result<Command, String> {
+    let (name, body) = (i.name, i.body);
+    match (name, i.args) {
         ("auto", []) => Err("usage: /auto \"TASK\"".to_owned()),
         ("auto", _) => Ok(Command::Op(Op::AutoPlan {
             task: body["auto".len()..]
@@ -332,8 +405,14 @@ pub fn parse(line: &str, state: &State) -> Result<Command, String> {
             }))
         }
         ("auto-plan", _) => Err("usage: /auto-plan on|off [THRESHOLD]".to_owned()),
-        ("undo", []) => Ok(Command::Op(Op::Undo)),
-        ("undo", _) => Err("/undo takes no arguments".to_owned()),
+        _ => Err(unknown(name)),
+    }
+}
+
+/// Plan review: `/show-plan`, `/approve [picks]`, `/reject [picks] [reason]`.
+fn review_command(i: &Input<'_>) -> Result<Command, String> {
+    let (name, body) = (i.name, i.body);
+    match (name, i.args) {
         ("show-plan", []) => Ok(Command::Op(Op::ShowPlan)),
         ("show-plan", _) => Err("/show-plan takes no arguments".to_owned()),
         ("approve", []) => Ok(Command::Op(Op::ApprovePlan {
@@ -369,14 +448,6 @@ pub fn parse(line: &str, state: &State) -> Result<Command, String> {
                 reason: (!reason.is_empty()).then(|| reason.to_owned()),
             }))
         }
-        ("help", _) => Ok(Command::Help),
-        ("queue", _) => Err(
-            "/queue lists the messages typed while a turn runs in the terminal \
-                             UI; here each line waits for the answer before it is read, so \
-                             nothing is queued"
-                .to_owned(),
-        ),
-        ("exit" | "quit", _) => Ok(Command::Exit),
         _ => Err(unknown(name)),
     }
 }

@@ -189,7 +189,7 @@ fn eight_processes_in_one_workspace_lose_nothing_three_times_over() {
 
 #[test]
 fn two_processes_share_a_data_dir_but_not_a_workspace() {
-    let mut env = Env::new();
+    let env = Env::new();
     let other = env.dir.path().join("other");
     std::fs::create_dir_all(&other).unwrap();
     assert!(
