@@ -19,6 +19,11 @@ impl Session {
         self.plan.load().await;
         self.work.lock().await.load().await;
         self.planner.load().await;
+        // Said before the session is announced: front ends show what comes before
+        // `session_started` as the session's opening, before reading any command.
+        for message in std::mem::take(&mut self.options.start_notices) {
+            self.emit(Event::Notice { message });
+        }
         let info = self.options.client.info().clone();
         self.emit(Event::SessionStarted {
             session_id: self.options.session_id.clone(),
@@ -29,9 +34,6 @@ impl Session {
             mode: self.mode,
         });
         self.save_modes().await;
-        for message in std::mem::take(&mut self.options.start_notices) {
-            self.emit(Event::Notice { message });
-        }
         let mut inbox = drive::Inbox::new(ops);
         while let Some(op) = inbox.next().await {
             if matches!(op, Op::Shutdown) {
