@@ -41,11 +41,7 @@ pub fn find_project_instructions(workspace: &Path, cwd: &Path) -> Vec<ProjectIns
             };
             let mut text = String::from_utf8_lossy(&bytes).into_owned();
             if text.len() > MAX_INSTRUCTION_BYTES {
-                let mut cut = MAX_INSTRUCTION_BYTES;
-                while !text.is_char_boundary(cut) {
-                    cut -= 1;
-                }
-                text.truncate(cut);
+                text.truncate(text.floor_char_boundary(MAX_INSTRUCTION_BYTES));
                 text.push_str("\n[... cut: the file is longer than 32 KB ...]");
             }
             let rel = path.strip_prefix(workspace).unwrap_or(&path);

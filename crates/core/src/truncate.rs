@@ -6,8 +6,8 @@ pub(crate) fn head_and_tail(text: &str, max: usize) -> String {
     if text.len() <= max {
         return text.to_owned();
     }
-    let head_len = floor_char_boundary(text, max * 2 / 3);
-    let tail_start = ceil_char_boundary(text, text.len() - (max - head_len).min(text.len()));
+    let head_len = text.floor_char_boundary(max * 2 / 3);
+    let tail_start = text.ceil_char_boundary(text.len() - (max - head_len).min(text.len()));
     let tail_start = tail_start.max(head_len);
     let omitted = tail_start - head_len;
     format!(
@@ -19,29 +19,12 @@ pub(crate) fn head_and_tail(text: &str, max: usize) -> String {
 
 /// The first `max` bytes of `text` on one line, for event summaries.
 pub(crate) fn summary(text: &str, max: usize) -> String {
-    let cut = floor_char_boundary(text, max);
+    let cut = text.floor_char_boundary(max);
     let mut out = text[..cut].to_owned();
     if cut < text.len() {
         out.push('…');
     }
     out
-}
-
-fn floor_char_boundary(text: &str, mut i: usize) -> usize {
-    if i >= text.len() {
-        return text.len();
-    }
-    while !text.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
-}
-
-fn ceil_char_boundary(text: &str, mut i: usize) -> usize {
-    while i < text.len() && !text.is_char_boundary(i) {
-        i += 1;
-    }
-    i
 }
 
 #[cfg(test)]
