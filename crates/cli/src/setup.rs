@@ -164,9 +164,12 @@ pub fn start_with_client(
             )
         }
     };
-    let sandbox = match permission.mode {
-        PermissionMode::Yolo => None,
-        _ => sandbox(&launch.workspace, launch.config),
+    let (sandbox, sandbox_off_reason) = match permission.mode {
+        PermissionMode::Yolo => (None, None),
+        _ => match sandbox(&launch.workspace, launch.config) {
+            Ok(sandbox) => (Some(sandbox), None),
+            Err(why) => (None, Some(why)),
+        },
     };
     let checkpoints = checkpoints(&launch.workspace);
     let handle = spawn_session(SessionOptions {
@@ -196,6 +199,7 @@ pub fn start_with_client(
             .cloned()
             .collect(),
         start_notices,
+        sandbox_off_reason,
     });
     Ok((handle, session_id))
 }
@@ -240,8 +244,9 @@ fn limits(config: &Config, flags: &LimitFlags) -> Limits {
 
 /// Prepares the OS sandbox for commands: writes only in the workspace and the temp dir,
 /// never in the repository's git directory, `.atto/` or atto's own config and data.
-/// Where the kernel offers none, says so once; WARN commands then always ask.
-fn sandbox(workspace: &Path, config: &Config) -> Option<std::sync::Arc<Sandbox>> {
+/// Where it cannot be prepared, says why once (the reason is also the session's sandbox
+/// state); WARN commands then always ask.
+fn sandbox(workspace: &Path, config: &Config) -> Result<std::sync::Arc<Sandbox>, String> {
     let config = SandboxConfig {
         writable: vec![workspace.to_path_buf(), std::env::temp_dir()],
         allow_network: config.allow_network.unwrap_or(false),
@@ -249,16 +254,15 @@ fn sandbox(workspace: &Path, config: &Config) -> Option<std::sync::Arc<Sandbox>>
         read_only: read_only_dirs(workspace),
         ..SandboxConfig::default()
     };
-    match Sandbox::prepare(&config) {
-        Ok(sandbox) => Some(std::sync::Arc::new(sandbox)),
-        Err(err) => {
+    Sandbox::prepare(&config)
+        .map(std::sync::Arc::new)
+        .map_err(|err| {
             eprintln!(
                 "atto: warning: commands will run without an OS sandbox ({err}); every \
                  command that is not provably read-only will ask for approval"
             );
-            None
-        }
-    }
+            format!("no OS sandbox: {err}")
+        })
 }
 
 /// What sandboxed commands may never write: the workspace's `.git` (and, when `.git` is

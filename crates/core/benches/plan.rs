@@ -122,6 +122,7 @@ fn start(workspace: &Path, store: Store, server: &ScriptedServer) -> AgentHandle
         approval_deadline: None,
         unsandboxed_commands: Vec::new(),
         start_notices: Vec::new(),
+        sandbox_off_reason: None,
     })
 }
 

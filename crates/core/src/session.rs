@@ -81,6 +81,8 @@ pub struct SessionOptions {
     pub unsandboxed_commands: Vec<String>,
     /// Said once the session has started (e.g. which saved modes a resume restored).
     pub start_notices: Vec<String>,
+    /// Why `sandbox` is `None` outside yolo (the kernel's or the setup's words).
+    pub sandbox_off_reason: Option<String>,
 }
 
 /// Starts a session on the current tokio runtime and returns the handle to drive it.

@@ -26,6 +26,12 @@ pub enum Event {
         /// The agent mode it starts in.
         #[serde(default)]
         mode: AgentMode,
+        /// The permission mode it starts in.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        permission: Option<crate::PermissionMode>,
+        /// Whether commands run under the OS sandbox in this session, as prepared.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sandbox: Option<SandboxState>,
     },
     /// A turn began.
     TurnStarted {
@@ -476,4 +482,13 @@ pub enum FailureKind {
     Transient,
     /// The provider refused the request for another reason (bad request, context too long).
     Request,
+}
+
+/// Whether a session's commands run sandboxed, as the session prepared it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SandboxState {
+    /// The sandbox is prepared and applied to every command.
+    pub applied: bool,
+    /// What it restricts (applied), or why commands run without it.
+    pub detail: String,
 }

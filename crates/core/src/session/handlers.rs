@@ -60,6 +60,30 @@ impl Session {
         });
     }
 
+    /// Whether this session's commands run sandboxed, from what was prepared (not from a
+    /// probe of the kernel): yolo runs them without it, and so does a system where it
+    /// could not be prepared.
+    pub(super) fn sandbox_state(&self) -> atto_protocol::SandboxState {
+        match (self.command_sandbox(), self.gate.permission.mode) {
+            (Some(sandbox), _) => atto_protocol::SandboxState {
+                applied: true,
+                detail: sandbox.summary(),
+            },
+            (None, PermissionMode::Yolo) => atto_protocol::SandboxState {
+                applied: false,
+                detail: "yolo: commands run without the sandbox".to_owned(),
+            },
+            (None, _) => atto_protocol::SandboxState {
+                applied: false,
+                detail: self
+                    .options
+                    .sandbox_off_reason
+                    .clone()
+                    .unwrap_or_else(|| "no OS sandbox on this system".to_owned()),
+            },
+        }
+    }
+
     /// Records the agent and permission modes with the session, so a resume restores
     /// them (a plan-mode session must not come back in build mode).
     pub(super) async fn save_modes(&mut self) {

@@ -32,6 +32,8 @@ impl Session {
             wire: info.wire.to_string(),
             workspace: self.options.workspace.display().to_string(),
             mode: self.mode,
+            permission: Some(self.gate.permission.mode),
+            sandbox: Some(self.sandbox_state()),
         });
         self.save_modes().await;
         let mut inbox = drive::Inbox::new(ops);

@@ -111,6 +111,7 @@ pub fn start_gated(
         approval_deadline: None,
         unsandboxed_commands: Vec::new(),
         start_notices: Vec::new(),
+        sandbox_off_reason: None,
     })
 }
 

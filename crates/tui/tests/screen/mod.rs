@@ -153,6 +153,8 @@ pub fn busy_app() -> App {
         wire: "chat".into(),
         workspace: "/work/demo".into(),
         mode: AgentMode::Plan,
+        permission: None,
+        sandbox: None,
     });
     app.push_user("add a hello module and wire it into main");
     app.on_event(&Event::TurnStarted {
