@@ -8,6 +8,7 @@
 //! in `rules`; the destructive patterns in `block`.
 
 use super::patterns;
+use super::protected;
 use super::walk::Walker;
 use super::words::{self, Word};
 use super::{BashRisk, block, rules, wrappers};
@@ -53,6 +54,17 @@ pub(crate) struct Judge {
     pub code_runner: bool,
     /// What the command prints, when known statically (`echo`, `printf`).
     pub output: Option<String>,
+    /// The words of the program that actually runs (wrappers dropped),
+    /// program name normalised; set by the innermost `judge_at`.
+    pub argv: Option<Vec<String>>,
+    /// The whole command line as typed, wrappers included, normalised; set
+    /// by the walker for the segment it pushes.
+    pub invocation: Option<String>,
+    /// Writes into `.git/`/`.atto/` or configures git to run a program.
+    pub protected_write: bool,
+    /// An interpreter (`python`, `perl` …) reading its program from standard
+    /// input: a here-doc it reads is scanned as that language.
+    pub stdin_lang: Option<String>,
 }
 
 impl Judge {
@@ -67,6 +79,10 @@ impl Judge {
             shell: false,
             code_runner: false,
             output: None,
+            argv: None,
+            invocation: None,
+            protected_write: false,
+            stdin_lang: None,
         }
     }
 
@@ -138,6 +154,15 @@ pub(crate) fn judge_at(w: &mut Walker<'_>, words: &[Word], depth: usize) -> Judg
     };
     if let Some(reason) = block::check(&prog, args, w.cwd_protected.as_deref()) {
         j.raise(BashRisk::Block, &reason);
+    }
+    if let Some(reason) = protected::write_target(&prog, args) {
+        j.raise(BashRisk::Warn, &reason);
+        j.protected_write = true;
+    }
+    if j.argv.is_none() {
+        let mut argv = vec![prog.clone()];
+        argv.extend(args.iter().map(|a| a.text.clone()));
+        j.argv = Some(argv);
     }
     if !trusted {
         j.raise(

@@ -8,6 +8,7 @@ use tree_sitter::Node;
 
 use super::BashRisk;
 use super::block;
+use super::protected;
 use super::walk::{Walker, raise, text};
 use super::words;
 
@@ -31,7 +32,14 @@ impl Walker<'_> {
             .unwrap_or("");
         let dest = node.child_by_field_name("destination");
         let dest_word = dest.map(|d| words::eval(d, src)).unwrap_or_default();
-        let judged = block::redirect_risk(op, &dest_word, dest.map(|d| d.kind()));
+        let mut judged = block::redirect_risk(op, &dest_word, dest.map(|d| d.kind()));
+        if let Some((risk, _)) = &judged
+            && protected::is_protected_path(&dest_word.text)
+        {
+            self.protected_redirects += 1;
+            let reason = protected::protected_reason(&format!("the redirection {op}"), &dest_word.text);
+            judged = Some(((*risk).max(BashRisk::Warn), reason));
+        }
         match (judged, subst) {
             (Some(j), _) => Some(j),
             (None, true) => Some((
@@ -49,6 +57,7 @@ impl Walker<'_> {
             self.walk(body, src);
         }
         let body_range = start..self.segs.len();
+        let hits = self.protected_redirects;
         let mut floor: Vec<(BashRisk, String)> = Vec::new();
         let mut heredoc: Option<Node<'_>> = None;
         let mut input_fetch = false;
@@ -108,10 +117,12 @@ impl Walker<'_> {
             .clone()
             .filter(|&i| self.segs[i].level == level)
             .collect();
+        let protected_write = self.protected_redirects > hits;
         for &i in &direct {
             for (risk, reason) in &floor {
                 raise(&mut self.segs[i].seg, *risk, reason);
             }
+            self.segs[i].seg.protected_write |= protected_write;
             if self.segs[i].stdin_code && input_fetch {
                 raise(
                     &mut self.segs[i].seg,
@@ -133,6 +144,9 @@ impl Walker<'_> {
         if direct.is_empty() && !floor.is_empty() {
             for (risk, reason) in &floor {
                 self.note(text(node, src), *risk, reason);
+                if let Some(last) = self.segs.last_mut() {
+                    last.seg.protected_write |= protected_write;
+                }
             }
         }
         // `bash <<EOF … EOF` runs the body as code.

@@ -43,6 +43,8 @@ pub(crate) struct Seg {
     pub feeds: Option<String>,
     /// How many command substitutions deep this segment runs.
     pub level: usize,
+    /// An interpreter reading its program from standard input (`python3 -`).
+    pub stdin_lang: Option<String>,
 }
 
 /// Walks trees and collects segments; one walker per `classify` call.
@@ -58,6 +60,9 @@ pub(crate) struct Walker<'p> {
     /// Names of functions defined in this command: calling them runs a body
     /// that was already judged.
     pub functions: Vec<String>,
+    /// How many redirections so far wrote into a protected directory; a
+    /// segment whose redirections raise it is a protected write.
+    pub protected_redirects: usize,
 }
 
 /// Parses and walks `command`, returning its segments in order.
@@ -70,6 +75,7 @@ pub(crate) fn segments_of(parser: &mut Parser, command: &str) -> Vec<Segment> {
         segs: Vec::new(),
         cwd_protected: None,
         functions: Vec::new(),
+        protected_redirects: 0,
     };
     w.walk_source(command);
     w.segs.into_iter().map(|s| s.seg).collect()
@@ -138,6 +144,7 @@ impl Walker<'_> {
                 program: None,
                 risk,
                 reasons: vec![reason.to_string()],
+                ..Segment::default()
             },
             fetch: false,
             decode: false,
@@ -145,6 +152,7 @@ impl Walker<'_> {
             shell: false,
             feeds: None,
             level: self.level,
+            stdin_lang: None,
         });
     }
 
@@ -156,6 +164,9 @@ impl Walker<'_> {
                 program: j.program,
                 risk: j.risk,
                 reasons: j.reasons,
+                command: j.argv.map(|a| a.join(" ")).unwrap_or_default(),
+                invocation: j.invocation.unwrap_or_default(),
+                protected_write: j.protected_write,
             },
             fetch: j.fetch,
             decode: j.decode,
@@ -163,6 +174,7 @@ impl Walker<'_> {
             shell: j.shell,
             feeds: j.output,
             level: self.level,
+            stdin_lang: j.stdin_lang,
         });
         self.segs.len() - 1
     }
@@ -294,6 +306,7 @@ impl Walker<'_> {
 
     fn command(&mut self, node: Node<'_>, src: &[u8]) {
         let start = self.segs.len();
+        let hits = self.protected_redirects;
         let mut floor: Vec<(BashRisk, String)> = Vec::new();
         let mut words: Vec<Word> = Vec::new();
         let mut cursor = node.walk();
@@ -342,11 +355,13 @@ impl Walker<'_> {
             for (risk, reason) in floor {
                 j.raise(risk, &reason);
             }
+            j.protected_write |= self.protected_redirects > hits;
             self.push_judged(cmd_text, j);
             return;
         }
         let words = expand_name_braces(words::split_ifs(words));
         let mut j = command::judge(self, &words);
+        j.invocation = Some(invocation(&words));
         if words.iter().any(|w| w.has_subst) {
             j.raise(
                 BashRisk::Warn,
@@ -364,6 +379,7 @@ impl Walker<'_> {
         for (risk, reason) in floor {
             j.raise(risk, &reason);
         }
+        j.protected_write |= self.protected_redirects > hits;
         self.push_judged(cmd_text, j);
     }
 }
@@ -382,6 +398,27 @@ fn expand_name_braces(mut words: Vec<Word>) -> Vec<Word> {
         .collect();
     words.splice(0..1, expanded);
     words
+}
+
+/// `"/usr/bin/git"  push` → `git push`: the program normalised, words
+/// unquoted and single-spaced. Empty when a word is decided at run time: an
+/// allow rule must not match a guess.
+fn invocation(words: &[Word]) -> String {
+    let mut out = String::new();
+    if words.iter().any(|w| w.dynamic) {
+        return out;
+    }
+    for (k, w) in words.iter().enumerate() {
+        if k > 0 {
+            out.push(' ');
+        }
+        if k == 0 {
+            out.push_str(&command::normalize_program(&w.text).0);
+        } else {
+            out.push_str(&w.text);
+        }
+    }
+    out
 }
 
 /// Raises a segment's risk and records why.
