@@ -7,6 +7,7 @@
 //! Wrappers that run another command live in `wrappers`; per-program tables
 //! in `rules`; the destructive patterns in `block`.
 
+use super::interp;
 use super::patterns;
 use super::protected;
 use super::walk::Walker;
@@ -186,7 +187,7 @@ fn dispatch(w: &mut Walker<'_>, prog: &str, args: &[Word], depth: usize) -> Judg
     if SHELLS.contains(&prog) {
         return shell(w, prog, args);
     }
-    if let Some(j) = interpreter(prog, args) {
+    if let Some(j) = interpreter(w, prog, args) {
         return j;
     }
     match prog {
@@ -376,7 +377,7 @@ pub(crate) fn code_string(w: &mut Walker<'_>, prog: &str, what: &str, code: &Wor
 /// Interpreters run code we do not analyse: WARN, except `--version`.
 /// The seeds list `python -c` as a safe prefix; arbitrary python can write
 /// files, so it is deliberately WARN here.
-fn interpreter(prog: &str, args: &[Word]) -> Option<Judge> {
+fn interpreter(w: &mut Walker<'_>, prog: &str, args: &[Word]) -> Option<Judge> {
     let (code, module, version, with_arg): (&[&str], &[&str], &[&str], &[&str]) = match prog {
         p if p.starts_with("python") || p.starts_with("pypy") => (
             &["-c"],
@@ -417,12 +418,31 @@ fn interpreter(prog: &str, args: &[Word]) -> Option<Judge> {
     while let Some(a) = args.get(i) {
         let t = a.text.as_str();
         let is_cluster = t.starts_with('-') && !t.starts_with("--") && t.len() > 1;
-        if code.contains(&t) || (is_cluster && t[1..].chars().any(|c| short_code.contains(&c))) {
+        let long_eq = t
+            .split_once('=')
+            .filter(|(o, _)| code.contains(o))
+            .map(|(_, v)| v.to_string());
+        if code.contains(&t)
+            || long_eq.is_some()
+            || (is_cluster && t[1..].chars().any(|c| short_code.contains(&c)))
+        {
             let mut j = Judge::warn(
                 Some(prog),
-                &format!("runs {prog} code given on the command line (not analysed)"),
+                &format!("runs {prog} code given on the command line"),
             );
             j.code_runner = true;
+            // `-c CODE`, `--eval=CODE`, `-pe CODE`, `-e'CODE'`.
+            let inline = is_cluster
+                .then(|| t[1..].find(|c| short_code.contains(&c)))
+                .flatten()
+                .map(|k| &t[k + 2..])
+                .filter(|v| !v.is_empty());
+            let body = long_eq
+                .or(inline.map(str::to_string))
+                .or_else(|| args.get(i + 1).map(|a| a.text.clone()));
+            if let Some(body) = body {
+                interp::scan(w, prog, &body, &mut j);
+            }
             return Some(j);
         }
         if module.contains(&t) {
@@ -451,6 +471,7 @@ fn interpreter(prog: &str, args: &[Word]) -> Option<Judge> {
         &format!("{prog} reads code from its input and runs it"),
     );
     j.stdin_code = true;
+    j.stdin_lang = Some(prog.to_string());
     Some(j)
 }
 

@@ -14,6 +14,8 @@ mod command;
 mod defs;
 mod find;
 mod git;
+mod interp;
+mod launchers;
 mod patterns;
 mod protected;
 mod redirect;

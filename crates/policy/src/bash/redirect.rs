@@ -8,6 +8,8 @@ use tree_sitter::Node;
 
 use super::BashRisk;
 use super::block;
+use super::command::Judge;
+use super::interp;
 use super::protected;
 use super::walk::{Walker, raise, text};
 use super::words;
@@ -47,6 +49,22 @@ impl Walker<'_> {
                 "uses the output of a command substitution".into(),
             )),
             (None, false) => None,
+        }
+    }
+
+    /// `python3 - <<EOF`: an interpreter reading a here-doc runs it.
+    pub(super) fn scan_stdin_code(&mut self, direct: &[usize], body: &str) {
+        for &i in direct {
+            let Some(lang) = self.segs[i].stdin_lang.clone() else {
+                continue;
+            };
+            let mut j = Judge::warn(Some(&lang), &format!("{lang} runs the here-doc as code"));
+            interp::scan(self, &lang, body, &mut j);
+            if j.risk > self.segs[i].seg.risk
+                && let Some(reason) = j.reasons.first()
+            {
+                raise(&mut self.segs[i].seg, j.risk, reason);
+            }
         }
     }
 
@@ -157,6 +175,7 @@ impl Walker<'_> {
             if runs_body {
                 self.walk_source(body);
             }
+            self.scan_stdin_code(&direct, body);
         }
         if let Some(p) = pipe {
             let mut c = p.walk();

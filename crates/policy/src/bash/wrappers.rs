@@ -3,24 +3,25 @@
 //! Owns the option grammar of `sudo`, `doas`, `env`, `nice`, `ionice`,
 //! `timeout`, `nohup`, `time`, `command`, `builtin`, `exec`, `stdbuf`,
 //! `setsid`, `xargs`, `watch`, `su`, `busybox` and `find -exec`, so the
-//! command they run is judged as if typed directly. It does not judge plain
-//! programs (that is `rules`).
+//! command they run is judged as if typed directly. Launchers that set up
+//! a process (architecture, scheduling, limits, namespaces, locks) are in
+//! `launchers`. It does not judge plain programs (that is `rules`).
 
 use super::command::{self, Judge, judge_at};
 use super::defs::is_dangerous_var;
 use super::walk::Walker;
 use super::words::Word;
-use super::{BashRisk, block, find};
+use super::{BashRisk, block, find, launchers};
 
 /// Short options that take an argument, long ones that take one when not
 /// written `--opt=value`, and whether `-10` style numbers are options.
-struct Opts {
-    with_arg: &'static str,
-    long_with_arg: &'static [&'static str],
-    numeric: bool,
+pub(super) struct Opts {
+    pub with_arg: &'static str,
+    pub long_with_arg: &'static [&'static str],
+    pub numeric: bool,
 }
 
-const NO_OPTS: Opts = Opts {
+pub(super) const NO_OPTS: Opts = Opts {
     with_arg: "",
     long_with_arg: &[],
     numeric: false,
@@ -156,13 +157,13 @@ pub(crate) fn unwrap(w: &mut Walker<'_>, prog: &str, args: &[Word], depth: usize
             _ => Judge::safe(Some(prog), "busybox lists its applets"),
         },
         "find" => find::find(w, args, d),
-        _ => return None,
+        _ => return launchers::unwrap(w, prog, args, d),
     };
     Some(j)
 }
 
 /// Returns the index of the first operand after the options.
-fn skip_options(args: &[Word], o: &Opts) -> usize {
+pub(super) fn skip_options(args: &[Word], o: &Opts) -> usize {
     let mut i = 0;
     while let Some(a) = args.get(i) {
         let t = a.text.as_str();
