@@ -66,6 +66,16 @@ pub(crate) struct Judge {
     /// An interpreter (`python`, `perl` …) reading its program from standard
     /// input: a here-doc it reads is scanned as that language.
     pub stdin_lang: Option<String>,
+    /// `xargs CMD`: the command that runs with the words read from input,
+    /// judged again when a pipeline shows what that input is.
+    pub xargs: Option<XargsPlan>,
+}
+
+/// What `xargs` runs: its command and the `-I` replacement string, if any.
+#[derive(Debug, Clone)]
+pub(crate) struct XargsPlan {
+    pub command: Vec<Word>,
+    pub replace: Option<String>,
 }
 
 impl Judge {
@@ -84,6 +94,7 @@ impl Judge {
             invocation: None,
             protected_write: false,
             stdin_lang: None,
+            xargs: None,
         }
     }
 

@@ -16,6 +16,7 @@ mod find;
 mod git;
 mod interp;
 mod launchers;
+mod listings;
 mod patterns;
 mod protected;
 mod redirect;

@@ -12,7 +12,7 @@ use std::ops::Range;
 use tree_sitter::{Node, Parser};
 
 use super::block;
-use super::command::{self, Judge};
+use super::command::{self, Judge, XargsPlan};
 use super::patterns;
 use super::words::{self, Word};
 use super::{BashRisk, Segment};
@@ -45,6 +45,8 @@ pub(crate) struct Seg {
     pub level: usize,
     /// An interpreter reading its program from standard input (`python3 -`).
     pub stdin_lang: Option<String>,
+    /// `xargs CMD`: judged again with the words a pipeline feeds it.
+    pub xargs: Option<XargsPlan>,
 }
 
 /// Walks trees and collects segments; one walker per `classify` call.
@@ -153,6 +155,7 @@ impl Walker<'_> {
             feeds: None,
             level: self.level,
             stdin_lang: None,
+            xargs: None,
         });
     }
 
@@ -175,6 +178,7 @@ impl Walker<'_> {
             feeds: j.output,
             level: self.level,
             stdin_lang: j.stdin_lang,
+            xargs: j.xargs,
         });
         self.segs.len() - 1
     }
@@ -278,6 +282,14 @@ impl Walker<'_> {
     pub(super) fn link_pipeline(&mut self, ranges: Vec<Range<usize>>) {
         for (i, range) in ranges.iter().enumerate().skip(1) {
             for idx in range.clone() {
+                if let Some(plan) = self.segs[idx].xargs.clone() {
+                    let fed: Vec<String> = ranges[..i]
+                        .iter()
+                        .flat_map(|r| r.clone())
+                        .filter_map(|u| self.segs[u].feeds.clone())
+                        .collect();
+                    self.rejudge_xargs(idx, &plan, &fed);
+                }
                 if !self.segs[idx].stdin_code {
                     continue;
                 }
@@ -300,6 +312,48 @@ impl Walker<'_> {
                         self.walk_source(&body);
                     }
                 }
+            }
+        }
+    }
+
+    /// `echo / | xargs rm -rf`: judge xargs' command with the words it is
+    /// fed (each in place of the `-I` string, or appended).
+    fn rejudge_xargs(&mut self, idx: usize, plan: &XargsPlan, fed: &[String]) {
+        let items: Vec<&str> = fed
+            .iter()
+            .flat_map(|f| f.split(|c: char| c.is_whitespace() || c == '\0'))
+            .filter(|s| !s.is_empty())
+            .take(16)
+            .collect();
+        if items.is_empty() {
+            return;
+        }
+        let runs: Vec<Vec<Word>> = match &plan.replace {
+            Some(r) => items
+                .iter()
+                .map(|item| {
+                    plan.command
+                        .iter()
+                        .map(|w| Word {
+                            text: w.text.replace(r.as_str(), item),
+                            ..w.clone()
+                        })
+                        .collect()
+                })
+                .collect(),
+            None => {
+                let mut run = plan.command.clone();
+                run.extend(items.iter().map(|s| Word::literal(s)));
+                vec![run]
+            }
+        };
+        for run in runs {
+            let inner = command::judge_at(self, &run, 1);
+            if inner.risk > self.segs[idx].seg.risk
+                && let Some(reason) = inner.reasons.first()
+            {
+                let reason = format!("with the input it is fed, xargs runs: {reason}");
+                raise(&mut self.segs[idx].seg, inner.risk, &reason);
             }
         }
     }
@@ -359,7 +413,7 @@ impl Walker<'_> {
             self.push_judged(cmd_text, j);
             return;
         }
-        let words = expand_name_braces(words::split_ifs(words));
+        let words = expand_braces(words::split_ifs(words));
         let mut j = command::judge(self, &words);
         j.invocation = Some(invocation(&words));
         if words.iter().any(|w| w.has_subst) {
@@ -382,6 +436,27 @@ impl Walker<'_> {
         j.protected_write |= self.protected_redirects > hits;
         self.push_judged(cmd_text, j);
     }
+}
+
+/// Bash brace-expands every unquoted word before the program sees it:
+/// `{rm,-rf,/}` becomes three words, `sort {-,}-output=x` gets an option.
+fn expand_braces(words: Vec<Word>) -> Vec<Word> {
+    let words = expand_name_braces(words);
+    let mut out = Vec::with_capacity(words.len());
+    for (k, w) in words.into_iter().enumerate() {
+        if k == 0 || !w.brace || w.dynamic || !w.text.contains(',') {
+            out.push(w);
+            continue;
+        }
+        for alt in patterns::expand_braces(&w.text, 64) {
+            out.push(Word {
+                text: alt,
+                brace: false,
+                ..w.clone()
+            });
+        }
+    }
+    out
 }
 
 /// `{rm,-rf,/}` as a program name is brace-expanded by bash into words.

@@ -7,7 +7,7 @@
 //! a process (architecture, scheduling, limits, namespaces, locks) are in
 //! `launchers`. It does not judge plain programs (that is `rules`).
 
-use super::command::{self, Judge, judge_at};
+use super::command::{self, Judge, XargsPlan, judge_at};
 use super::defs::is_dangerous_var;
 use super::walk::Walker;
 use super::words::Word;
@@ -379,6 +379,10 @@ fn xargs(w: &mut Walker<'_>, args: &[Word], depth: usize) -> Judge {
         j.risk,
         &format!("xargs runs {prog} with arguments read from its input"),
     );
+    j.xargs = Some(XargsPlan {
+        command: rest.to_vec(),
+        replace: replace_string(&args[..i]),
+    });
     if j.risk == BashRisk::Safe && !XARGS_SAFE.contains(&prog.as_str()) {
         j.raise(
             BashRisk::Warn,
@@ -388,6 +392,26 @@ fn xargs(w: &mut Walker<'_>, args: &[Word], depth: usize) -> Judge {
         );
     }
     j
+}
+
+/// The `-I R` / `-iR` / `--replace[=R]` string of xargs (`{}` by default).
+fn replace_string(opts: &[Word]) -> Option<String> {
+    for (k, a) in opts.iter().enumerate() {
+        let t = a.text.as_str();
+        if t == "-I" {
+            return opts.get(k + 1).map(|r| r.text.clone());
+        }
+        if let Some(r) = t.strip_prefix("-I").or_else(|| t.strip_prefix("-i")) {
+            return Some(if r.is_empty() { "{}".to_string() } else { r.to_string() });
+        }
+        if t == "--replace" {
+            return Some("{}".to_string());
+        }
+        if let Some(r) = t.strip_prefix("--replace=") {
+            return Some(r.to_string());
+        }
+    }
+    None
 }
 
 fn watch(w: &mut Walker<'_>, args: &[Word], depth: usize) -> Judge {
