@@ -379,9 +379,12 @@ pub(crate) fn check(prog: &str, args: &[Word], cwd: Option<&str>) -> Option<Stri
             };
             // `cp /dev/null /etc/fstab` empties a file the system needs.
             let empty_source = ops.len() >= 2
-                && ops[..ops.len() - 1]
-                    .iter()
-                    .any(|s| matches!(lexical_normalize(&s.text).as_str(), "/dev/null" | "/dev/zero"));
+                && ops[..ops.len() - 1].iter().any(|s| {
+                    matches!(
+                        lexical_normalize(&s.text).as_str(),
+                        "/dev/null" | "/dev/zero"
+                    )
+                });
             if let (true, Some(dest)) = (empty_source && prog != "tee", ops.last())
                 && system_file(&dest.text)
             {

@@ -71,7 +71,10 @@ pub(crate) fn judge(args: &[Word]) -> Judge {
             "-c" => {
                 override_config = Some("git -c overrides configuration, which can run programs");
                 if let Some(kv) = args.get(i + 1) {
-                    let (k, v) = kv.text.split_once('=').map_or((kv.text.as_str(), None), |(k, v)| (k, Some(v)));
+                    let (k, v) = kv
+                        .text
+                        .split_once('=')
+                        .map_or((kv.text.as_str(), None), |(k, v)| (k, Some(v)));
                     if protected::runs_program_setting(k, v) {
                         program_key = Some(k.to_string());
                     }
@@ -146,9 +149,9 @@ fn texts(rest: &[Word]) -> Vec<&str> {
 fn subcommand(sub: &str, rest: &[Word]) -> Judge {
     let r = texts(rest);
     match sub {
-        "cat-file" if r.iter().any(|t| matches!(*t, "--textconv" | "--filters")) => warn(
-            "git cat-file --textconv/--filters runs the repository's conversion programs",
-        ),
+        "cat-file" if r.iter().any(|t| matches!(*t, "--textconv" | "--filters")) => {
+            warn("git cat-file --textconv/--filters runs the repository's conversion programs")
+        }
         _ if READERS.contains(&sub) => safe(&format!("git {sub} only reads the repository")),
         _ if DIFFERS.contains(&sub) => differ(sub, &r),
         "help" => {
@@ -270,7 +273,10 @@ fn config(r: &[&str]) -> Judge {
         if matches!(*t, "set" | "unset" | "add") && ops.is_empty() && i == 1 {
             continue;
         }
-        if matches!(*t, "-f" | "--file" | "--blob" | "--type" | "--default" | "--comment" | "--value") {
+        if matches!(
+            *t,
+            "-f" | "--file" | "--blob" | "--type" | "--default" | "--comment" | "--value"
+        ) {
             i += 1;
             continue;
         }
@@ -284,7 +290,9 @@ fn config(r: &[&str]) -> Judge {
     {
         j.raise(
             BashRisk::Warn,
-            &format!("git config {key} makes git run a program: configuring git always needs approval"),
+            &format!(
+                "git config {key} makes git run a program: configuring git always needs approval"
+            ),
         );
         j.protected_write = true;
     }

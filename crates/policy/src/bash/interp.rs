@@ -86,7 +86,10 @@ pub(crate) fn scan(w: &mut Walker<'_>, prog: &str, code: &str, j: &mut Judge) {
         if let Some(p) = block::protected(target, w.cwd_protected.as_deref()) {
             j.raise(
                 BashRisk::Block,
-                &format!("the {prog} code deletes {} ({}) with {name}", p.path, p.what),
+                &format!(
+                    "the {prog} code deletes {} ({}) with {name}",
+                    p.path, p.what
+                ),
             );
         }
     }

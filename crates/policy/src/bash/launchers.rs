@@ -8,11 +8,11 @@
 //! changes how the command runs. The simple wrappers (`sudo`, `env`, `nice`
 //! …) are in `wrappers`.
 
+use super::BashRisk;
 use super::command::{self, Judge, judge_at};
 use super::walk::Walker;
 use super::words::Word;
 use super::wrappers::{NO_OPTS, Opts, skip_options};
-use super::BashRisk;
 
 /// Names under which util-linux `setarch` runs with the architecture implied.
 const SETARCH_ALIASES: &[&str] = &[
@@ -70,7 +70,12 @@ fn spec(prog: &str) -> Option<Launcher> {
         },
         "prlimit" => Launcher {
             pid_opts: &["-p", "--pid"],
-            ..launcher("po", &["--pid", "--output"], 0, "runs the command with resource limits")
+            ..launcher(
+                "po",
+                &["--pid", "--output"],
+                0,
+                "runs the command with resource limits",
+            )
         },
         "fakeroot" => launcher(
             "lsib",
@@ -80,7 +85,14 @@ fn spec(prog: &str) -> Option<Launcher> {
         ),
         "unshare" => launcher(
             "SGRw",
-            &["--setuid", "--setgid", "--root", "--wd", "--propagation", "--setgroups"],
+            &[
+                "--setuid",
+                "--setgid",
+                "--root",
+                "--wd",
+                "--propagation",
+                "--setgroups",
+            ],
             0,
             "runs the command in new namespaces",
         ),
@@ -117,17 +129,32 @@ fn spec(prog: &str) -> Option<Launcher> {
         ),
         "firejail" => launcher("", &[], 0, "runs the command in a sandbox"),
         "numactl" => launcher("CNmPi", &[], 0, "runs the command with a memory policy"),
-        "cpulimit" => launcher("lpe", &["--limit", "--pid", "--exe"], 0, "runs the command with a CPU limit"),
+        "cpulimit" => launcher(
+            "lpe",
+            &["--limit", "--pid", "--exe"],
+            0,
+            "runs the command with a CPU limit",
+        ),
         "trickle" => launcher("dutwn", &[], 0, "runs the command with a bandwidth limit"),
         "faketime" => launcher("", &[], 1, "runs the command with a fake clock"),
-        "xvfb-run" => launcher("nsfe", &["--server-num", "--server-args", "--auth-file", "--error-file"], 0, "runs the command with a virtual display"),
-        "strace" | "ltrace" => launcher(
-            "eopsSaIbuEPX",
-            &["--output"],
+        "xvfb-run" => launcher(
+            "nsfe",
+            &[
+                "--server-num",
+                "--server-args",
+                "--auth-file",
+                "--error-file",
+            ],
             0,
-            "traces the command",
+            "runs the command with a virtual display",
         ),
-        "caffeinate" => launcher("tw", &[], 0, "runs the command while keeping the machine awake"),
+        "strace" | "ltrace" => launcher("eopsSaIbuEPX", &["--output"], 0, "traces the command"),
+        "caffeinate" => launcher(
+            "tw",
+            &[],
+            0,
+            "runs the command while keeping the machine awake",
+        ),
         _ => return None,
     };
     Some(l)
@@ -207,7 +234,10 @@ fn script(w: &mut Walker<'_>, args: &[Word]) -> Judge {
             j.raise(BashRisk::Warn, writes);
             j
         }
-        None => Judge::warn(Some("script"), "script starts a shell and records it into a file"),
+        None => Judge::warn(
+            Some("script"),
+            "script starts a shell and records it into a file",
+        ),
     }
 }
 
@@ -321,7 +351,8 @@ fn option_value(args: &[Word], short: char, long: &str, operands: usize) -> Opti
                 ..a.clone()
             });
         }
-        if t.starts_with('-') && !t.starts_with("--")
+        if t.starts_with('-')
+            && !t.starts_with("--")
             && let Some(pos) = t[1..].find(short)
         {
             let inline = &t[pos + 2..];

@@ -9,8 +9,27 @@ use super::words::Word;
 
 /// Programs whose `SUB --help` prints help without running SUB.
 const HELP_BY_SUBCOMMAND: &[&str] = &[
-    "cargo", "npm", "pnpm", "yarn", "bun", "docker", "podman", "kubectl", "gh", "pip", "pip3",
-    "uv", "go", "terraform", "helm", "brew", "apt", "apt-get", "dnf", "systemctl", "rustup",
+    "cargo",
+    "npm",
+    "pnpm",
+    "yarn",
+    "bun",
+    "docker",
+    "podman",
+    "kubectl",
+    "gh",
+    "pip",
+    "pip3",
+    "uv",
+    "go",
+    "terraform",
+    "helm",
+    "brew",
+    "apt",
+    "apt-get",
+    "dnf",
+    "systemctl",
+    "rustup",
 ];
 
 /// `docker`/`podman` subcommands (and `OBJECT VERB` pairs) that only read.

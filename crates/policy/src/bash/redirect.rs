@@ -39,7 +39,8 @@ impl Walker<'_> {
             && protected::is_protected_path(&dest_word.text)
         {
             self.protected_redirects += 1;
-            let reason = protected::protected_reason(&format!("the redirection {op}"), &dest_word.text);
+            let reason =
+                protected::protected_reason(&format!("the redirection {op}"), &dest_word.text);
             judged = Some(((*risk).max(BashRisk::Warn), reason));
         }
         match (judged, subst) {

@@ -215,6 +215,9 @@ pub(crate) fn judge_program(prog: &str, args: &[Word]) -> Judge {
     if SHELL_STATE.contains(&prog) {
         return safe(prog, &format!("{prog} changes no files (shell builtin)"));
     }
+    if let Some(j) = runs_helper(prog, args) {
+        return j;
+    }
     if READ_ONLY.contains(&prog) {
         return safe(prog, &format!("{prog} only reads"));
     }
@@ -243,6 +246,25 @@ pub(crate) fn judge_program(prog: &str, args: &[Word]) -> Judge {
         );
     }
     j
+}
+
+/// Options of otherwise read-only programs that start a helper program or
+/// load code: `diff3 --diff-program`, binutils' `--plugin`.
+fn runs_helper(prog: &str, args: &[Word]) -> Option<Judge> {
+    let opts: &[&str] = match prog {
+        "diff3" | "sdiff" | "zdiff" => &["--diff-program"],
+        "nm" | "objdump" | "size" | "readelf" | "strings" => &["--plugin"],
+        "ps" => &["--pager"],
+        _ => return None,
+    };
+    let hit = args.iter().find(|a| {
+        opts.iter()
+            .any(|o| a.text == *o || a.text.starts_with(&format!("{o}=")))
+    })?;
+    Some(warn(
+        prog,
+        &format!("{prog} {} runs or loads another program", hit.text),
+    ))
 }
 
 pub(super) fn texts(args: &[Word]) -> Vec<&str> {
@@ -297,7 +319,10 @@ fn judge_known(prog: &str, args: &[Word]) -> Judge {
             } else if t.iter().any(|a| a.starts_with("--compress-program")) {
                 warn(prog, "sort --compress-program runs a program")
             } else if has_opt(&t, 'T', "--temporary-directory", "kot") {
-                warn(prog, "sort -T writes temporary files into the given directory")
+                warn(
+                    prog,
+                    "sort -T writes temporary files into the given directory",
+                )
             } else {
                 safe(prog, "sort only prints")
             }
@@ -311,7 +336,10 @@ fn judge_known(prog: &str, args: &[Word]) -> Judge {
             }) {
                 warn(prog, "rg --pre runs a preprocessor program on each file")
             } else if has_opt(&t, 'z', "--search-zip", "efgmrtATBCEMj") {
-                warn(prog, "rg -z runs decompression programs on compressed files")
+                warn(
+                    prog,
+                    "rg -z runs decompression programs on compressed files",
+                )
             } else {
                 safe(prog, "rg only reads")
             }

@@ -415,7 +415,7 @@ impl Walker<'_> {
         }
         let words = expand_braces(words::split_ifs(words));
         let mut j = command::judge(self, &words);
-        j.invocation = Some(invocation(&words));
+        j.invocation = Some(invocation(&words, j.argv.as_deref()));
         if words.iter().any(|w| w.has_subst) {
             j.raise(
                 BashRisk::Warn,
@@ -478,16 +478,26 @@ fn expand_name_braces(mut words: Vec<Word>) -> Vec<Word> {
 /// `"/usr/bin/git"  push` → `git push`: the program normalised, words
 /// unquoted and single-spaced. Empty when a word is decided at run time: an
 /// allow rule must not match a guess.
-fn invocation(words: &[Word]) -> String {
+/// The program behind wrappers (`sudo /usr/bin/git push`) is normalised too
+/// when `argv`, the command that runs, ends the line.
+fn invocation(words: &[Word], argv: Option<&[String]>) -> String {
     let mut out = String::new();
     if words.iter().any(|w| w.dynamic) {
         return out;
     }
+    let inner = argv.and_then(|a| {
+        let start = words.len().checked_sub(a.len())?;
+        let tail_matches = words[start + 1..]
+            .iter()
+            .zip(&a[1..])
+            .all(|(w, t)| &w.text == t);
+        tail_matches.then_some(start)
+    });
     for (k, w) in words.iter().enumerate() {
         if k > 0 {
             out.push(' ');
         }
-        if k == 0 {
+        if k == 0 || Some(k) == inner {
             out.push_str(&command::normalize_program(&w.text).0);
         } else {
             out.push_str(&w.text);

@@ -402,7 +402,11 @@ fn replace_string(opts: &[Word]) -> Option<String> {
             return opts.get(k + 1).map(|r| r.text.clone());
         }
         if let Some(r) = t.strip_prefix("-I").or_else(|| t.strip_prefix("-i")) {
-            return Some(if r.is_empty() { "{}".to_string() } else { r.to_string() });
+            return Some(if r.is_empty() {
+                "{}".to_string()
+            } else {
+                r.to_string()
+            });
         }
         if t == "--replace" {
             return Some("{}".to_string());

@@ -126,11 +126,15 @@ pub fn decide(ctx: &GateContext<'_>, call: &CallFacts<'_>) -> Decision {
     // classifier marks commands that write into `.git/`/`.atto/` or make git
     // run a program): no mode and no allow grant skips the question.
     let protected_target = if call.mutates {
-        call.paths.iter().find(|p| protected(p)).cloned().or_else(|| {
-            call.bash
-                .filter(|v| v.protected_write)
-                .map(|v| protected_segment(v))
-        })
+        call.paths
+            .iter()
+            .find(|p| protected(p))
+            .cloned()
+            .or_else(|| {
+                call.bash
+                    .filter(|v| v.protected_write)
+                    .map(protected_segment)
+            })
     } else {
         None
     };

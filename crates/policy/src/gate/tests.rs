@@ -285,19 +285,41 @@ fn bash_writes_into_protected_directories_ask_in_every_mode() {
         }
         // An allow grant does not skip the question either.
         let grants = [grant("bash(*)", Allow)];
-        assert_eq!(decide_bash(AutoSafe, command, &grants).action, Ask, "{command}");
+        assert_eq!(
+            decide_bash(AutoSafe, command, &grants).action,
+            Ask,
+            "{command}"
+        );
     }
 }
 
 #[test]
 fn reading_protected_directories_is_not_a_protected_write() {
-    for command in ["cat .git/config", "ls .git/hooks", "git config --get core.pager"] {
-        assert_eq!(decide_bash(AutoSafe, command, &[]).action, Allow, "{command}");
-        assert_eq!(decide_bash(Interactive, command, &[]).action, Allow, "{command}");
+    for command in [
+        "cat .git/config",
+        "ls .git/hooks",
+        "git config --get core.pager",
+    ] {
+        assert_eq!(
+            decide_bash(AutoSafe, command, &[]).action,
+            Allow,
+            "{command}"
+        );
+        assert_eq!(
+            decide_bash(Interactive, command, &[]).action,
+            Allow,
+            "{command}"
+        );
     }
     // An ordinary write stays auto-allowed in auto-safe.
-    assert_eq!(decide_bash(AutoSafe, "echo x > notes.txt", &[]).action, Allow);
-    assert_eq!(decide_bash(AutoSafe, "git config user.name me", &[]).action, Allow);
+    assert_eq!(
+        decide_bash(AutoSafe, "echo x > notes.txt", &[]).action,
+        Allow
+    );
+    assert_eq!(
+        decide_bash(AutoSafe, "git config user.name me", &[]).action,
+        Allow
+    );
 }
 
 #[test]
@@ -320,7 +342,11 @@ fn deny_rules_match_every_spelling_of_the_command() {
         let d = decide_bash(Yolo, command, &grants);
         assert_eq!(d.action, Deny, "{command}: {}", d.decided_by);
     }
-    for command in ["git push origin", "git log --force", "echo git push --force"] {
+    for command in [
+        "git push origin",
+        "git log --force",
+        "echo git push --force",
+    ] {
         let d = decide_bash(Yolo, command, &grants);
         assert_eq!(d.action, Allow, "{command}: {}", d.decided_by);
     }
@@ -329,7 +355,11 @@ fn deny_rules_match_every_spelling_of_the_command() {
 #[test]
 fn ask_rules_match_normalised_spellings() {
     let grants = [grant("bash(npm publish*)", Ask)];
-    for command in ["npm  publish", "\"npm\" publish --tag x", "sudo npm publish"] {
+    for command in [
+        "npm  publish",
+        "\"npm\" publish --tag x",
+        "sudo npm publish",
+    ] {
         assert_eq!(decide_bash(Yolo, command, &grants).action, Ask, "{command}");
     }
 }
@@ -342,7 +372,11 @@ fn allow_grants_match_normalised_spellings_but_not_past_wrappers() {
         "\"git\" push origin",
         "/usr/bin/git push origin",
     ] {
-        assert_eq!(decide_bash(Interactive, command, &grants).action, Allow, "{command}");
+        assert_eq!(
+            decide_bash(Interactive, command, &grants).action,
+            Allow,
+            "{command}"
+        );
     }
     for command in [
         "sudo git push origin",
@@ -350,6 +384,10 @@ fn allow_grants_match_normalised_spellings_but_not_past_wrappers() {
         "git push origin && rm -rf build",
         "git push origin $(cat x)",
     ] {
-        assert_eq!(decide_bash(Interactive, command, &grants).action, Ask, "{command}");
+        assert_eq!(
+            decide_bash(Interactive, command, &grants).action,
+            Ask,
+            "{command}"
+        );
     }
 }
