@@ -347,9 +347,17 @@ pub(crate) fn check(prog: &str, args: &[Word], cwd: Option<&str>) -> Option<Stri
         }
         "truncate" => operands(args)
             .into_iter()
-            .filter(|a| !a.text.starts_with('+'))
-            .find(|a| system_file(&a.text) && !is_size(&a.text))
+            .find(|a| (system_file(&a.text) || raw_device(&a.text)) && !is_size(&a.text))
             .map(|a| format!("truncate changes the size of the system file {}", a.text)),
+        "rsync" if args.iter().any(|a| a.text.starts_with("--delete")) => {
+            let dest = operands(args).into_iter().last()?;
+            let alts = known(dest).unwrap_or_default();
+            let p = alts.iter().find_map(|alt| protected(alt, cwd))?;
+            Some(format!(
+                "rsync --delete deletes everything in {} ({}) that the source lacks",
+                p.path, p.what
+            ))
+        }
         "fdisk" | "sfdisk" | "cfdisk" | "parted" | "gdisk" | "sgdisk" | "blkdiscard" | "shred" => {
             let listing = args.iter().any(|a| {
                 matches!(

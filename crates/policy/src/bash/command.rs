@@ -425,29 +425,44 @@ fn interpreter(w: &mut Walker<'_>, prog: &str, args: &[Word]) -> Option<Judge> {
             &format!("{prog} {} only prints information", args[0].text),
         ));
     }
+    // Short options that take the rest of their word as a value
+    // (`-MFile::Path`, `-rfileutils`): a code letter after them is not one.
+    let attached: &str = match prog {
+        "perl" => "MmIlx0iDdCF",
+        "ruby" => "rIECxFKT",
+        "node" | "nodejs" => "r",
+        "php" => "dc",
+        "lua" | "luajit" => "l",
+        _ => "WXQ",
+    };
+    let code_at = |t: &str| -> Option<usize> {
+        for (k, c) in t[1..].char_indices() {
+            if short_code.contains(&c) {
+                return Some(k);
+            }
+            if attached.contains(c) {
+                return None;
+            }
+        }
+        None
+    };
     let mut i = 0;
     while let Some(a) = args.get(i) {
         let t = a.text.as_str();
         let is_cluster = t.starts_with('-') && !t.starts_with("--") && t.len() > 1;
+        let cluster_code = is_cluster.then(|| code_at(t)).flatten();
         let long_eq = t
             .split_once('=')
             .filter(|(o, _)| code.contains(o))
             .map(|(_, v)| v.to_string());
-        if code.contains(&t)
-            || long_eq.is_some()
-            || (is_cluster && t[1..].chars().any(|c| short_code.contains(&c)))
-        {
+        if code.contains(&t) || long_eq.is_some() || cluster_code.is_some() {
             let mut j = Judge::warn(
                 Some(prog),
                 &format!("runs {prog} code given on the command line"),
             );
             j.code_runner = true;
             // `-c CODE`, `--eval=CODE`, `-pe CODE`, `-e'CODE'`.
-            let inline = is_cluster
-                .then(|| t[1..].find(|c| short_code.contains(&c)))
-                .flatten()
-                .map(|k| &t[k + 2..])
-                .filter(|v| !v.is_empty());
+            let inline = cluster_code.map(|k| &t[k + 2..]).filter(|v| !v.is_empty());
             let body = long_eq
                 .or(inline.map(str::to_string))
                 .or_else(|| args.get(i + 1).map(|a| a.text.clone()));

@@ -120,6 +120,7 @@ impl Walker<'_> {
             had_subst = self.substitutions_in(value, src);
             // Arithmetic, `${x@P}` or eval of this variable would run it.
             let v = words::eval(value, src);
+            self.remember_var(name, &v);
             if !v.dynamic && (v.text.contains("$(") || v.text.contains('`')) {
                 found.push((
                     BashRisk::Warn,

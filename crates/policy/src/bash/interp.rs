@@ -65,6 +65,21 @@ const TREE_DELETES: &[&str] = &[
     "removedirs",
 ];
 
+/// Expressions that evaluate to the home directory.
+const HOME_EXPRS: &[&str] = &[
+    "Dir.home",
+    "Path.home()",
+    "os.homedir()",
+    "expanduser",
+    "ENV['HOME']",
+    "ENV[\"HOME\"]",
+    "$ENV{HOME}",
+    "$ENV{'HOME'}",
+    "environ['HOME']",
+    "environ[\"HOME\"]",
+    "env.HOME",
+];
+
 /// Scans `code` (in the language of `prog`) and judges what it would run:
 /// shell strings become their own segments; a tree deletion of a protected
 /// path raises `j` to BLOCK.
@@ -80,7 +95,11 @@ pub(crate) fn scan(w: &mut Walker<'_>, prog: &str, code: &str, j: &mut Judge) {
         w.walk_source(&literals.join(" "));
     }
     for (name, literals) in calls(code, TREE_DELETES) {
-        let Some(target) = literals.first() else {
+        // `rm_rf(Dir.home)`, `rmtree(os.path.expanduser("~"))`.
+        let after = code.split(name).nth(1).unwrap_or("");
+        let head: String = after.chars().take(60).collect();
+        let home = HOME_EXPRS.iter().any(|h| head.contains(h));
+        let Some(target) = literals.first().map(String::as_str).or(home.then_some("~")) else {
             continue;
         };
         if let Some(p) = block::protected(target, w.cwd_protected.as_deref()) {

@@ -18,6 +18,11 @@ impl Walker<'_> {
     /// Judges one redirection; `None` when it neither writes nor matters.
     pub(super) fn redirect(&mut self, node: Node<'_>, src: &[u8]) -> Option<(BashRisk, String)> {
         let subst = self.substitutions_in(node, src);
+        if node.kind() == "herestring_redirect" {
+            let mut cursor = node.walk();
+            let word = node.named_children(&mut cursor).next();
+            self.herestring = word.map(|w| words::eval(w, src).text);
+        }
         if node.kind() != "file_redirect" {
             return subst.then(|| {
                 (
@@ -168,15 +173,12 @@ impl Walker<'_> {
                 }
             }
         }
-        // `bash <<EOF … EOF` runs the body as code.
+        // `bash <<EOF … EOF` and `bash <<< 'code'` run their input as code.
         if let Some(body) = &body_text {
-            let runs_body = direct
-                .iter()
-                .any(|&i| self.segs[i].stdin_code && self.segs[i].shell);
-            if runs_body {
-                self.walk_source(body);
-            }
-            self.scan_stdin_code(&direct, body);
+            self.run_input(&direct, body);
+        }
+        if let Some(h) = self.herestring.take() {
+            self.run_input(&direct, &h);
         }
         if let Some(p) = pipe {
             let mut c = p.walk();

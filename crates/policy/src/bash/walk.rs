@@ -65,6 +65,12 @@ pub(crate) struct Walker<'p> {
     /// How many redirections so far wrote into a protected directory; a
     /// segment whose redirections raise it is a protected write.
     pub protected_redirects: usize,
+    /// The text of the last here-string (`<<< 'code'`) seen, for the
+    /// command that reads it.
+    pub herestring: Option<String>,
+    /// Values of variables set earlier in this command line (`x=/; rm -rf
+    /// $x`, `for d in / …`), the most dangerous one per name.
+    pub vars: Vec<(String, String)>,
 }
 
 /// Parses and walks `command`, returning its segments in order.
@@ -78,6 +84,8 @@ pub(crate) fn segments_of(parser: &mut Parser, command: &str) -> Vec<Segment> {
         cwd_protected: None,
         functions: Vec::new(),
         protected_redirects: 0,
+        herestring: None,
+        vars: Vec::new(),
     };
     w.walk_source(command);
     w.segs.into_iter().map(|s| s.seg).collect()
@@ -203,6 +211,10 @@ impl Walker<'_> {
                 self.link_pipeline(ranges);
             }
             "function_definition" => self.function(node, src),
+            "for_statement" => {
+                self.loop_variable(node, src);
+                self.children(node, src);
+            }
             "variable_assignment" => self.assignment(node, src, None),
             "declaration_command" | "unset_command" => self.declaration(node, src),
             "test_command" => {
@@ -316,6 +328,72 @@ impl Walker<'_> {
         }
     }
 
+    /// Remembers a static value of `name` (a guessable one replaces an
+    /// earlier value only when it names a protected path).
+    pub(super) fn remember_var(&mut self, name: &str, v: &Word) {
+        if v.dynamic || name.is_empty() {
+            self.vars.retain(|(n, _)| n != name);
+            return;
+        }
+        let dangerous = block::protected(&v.text, None).is_some();
+        match self.vars.iter_mut().find(|(n, _)| n == name) {
+            Some((_, old)) if dangerous || block::protected(old, None).is_none() => {
+                old.clone_from(&v.text)
+            }
+            Some(_) => {}
+            None => self.vars.push((name.to_string(), v.text.clone())),
+        }
+    }
+
+    /// `for d in / ~; do …`: the loop variable takes each value.
+    fn loop_variable(&mut self, node: Node<'_>, src: &[u8]) {
+        let Some(var) = node.child_by_field_name("variable") else {
+            return;
+        };
+        let name = text(var, src).to_string();
+        self.vars.retain(|(n, _)| *n != name);
+        let mut cursor = node.walk();
+        let values: Vec<Node<'_>> = node.children_by_field_name("value", &mut cursor).collect();
+        for v in values {
+            let w = words::eval(v, src);
+            for alt in patterns::expand_braces(&w.text, 16) {
+                self.remember_var(
+                    &name,
+                    &Word {
+                        text: alt,
+                        ..w.clone()
+                    },
+                );
+            }
+        }
+    }
+
+    /// `$x` / `${x}` as a whole word, where `x` was set earlier in the line.
+    fn known_vars(&self, words: Vec<Word>) -> Vec<Word> {
+        words
+            .into_iter()
+            .map(|w| {
+                if !w.dynamic || w.guessable {
+                    return w;
+                }
+                let name = w
+                    .text
+                    .strip_prefix("${")
+                    .and_then(|t| t.strip_suffix('}'))
+                    .or_else(|| w.text.strip_prefix('$'));
+                let value = name.and_then(|n| self.vars.iter().find(|(v, _)| v == n));
+                match value {
+                    Some((_, value)) => Word {
+                        text: value.clone(),
+                        guessable: true,
+                        ..w
+                    },
+                    None => w,
+                }
+            })
+            .collect()
+    }
+
     /// `echo / | xargs rm -rf`: judge xargs' command with the words it is
     /// fed (each in place of the `-I` string, or appended).
     fn rejudge_xargs(&mut self, idx: usize, plan: &XargsPlan, fed: &[String]) {
@@ -413,7 +491,7 @@ impl Walker<'_> {
             self.push_judged(cmd_text, j);
             return;
         }
-        let words = expand_braces(words::split_ifs(words));
+        let words = expand_braces(words::split_ifs(self.known_vars(words)));
         let mut j = command::judge(self, &words);
         j.invocation = Some(invocation(&words, j.argv.as_deref()));
         if words.iter().any(|w| w.has_subst) {
@@ -434,7 +512,21 @@ impl Walker<'_> {
             j.raise(risk, &reason);
         }
         j.protected_write |= self.protected_redirects > hits;
-        self.push_judged(cmd_text, j);
+        let idx = self.push_judged(cmd_text, j);
+        if let Some(h) = self.herestring.take() {
+            self.run_input(&[idx], &h);
+        }
+    }
+
+    /// Code a shell or interpreter reads from a here-doc or here-string.
+    pub(super) fn run_input(&mut self, direct: &[usize], body: &str) {
+        if direct
+            .iter()
+            .any(|&i| self.segs[i].stdin_code && self.segs[i].shell)
+        {
+            self.walk_source(body);
+        }
+        self.scan_stdin_code(direct, body);
     }
 }
 
