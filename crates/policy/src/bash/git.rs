@@ -1,10 +1,13 @@
 //! `git`: which subcommands only read the repository.
 //!
-//! SAFE: status, log, diff, show, branch/tag/stash/remote/config listing and
-//! the plumbing readers. Everything else (push, reset, checkout, clean,
-//! commit, fetch, pull …) and any `-c` override is WARN. It does not protect
-//! against a repository whose own config runs programs; that is the sandbox's
-//! job.
+//! SAFE: status, log, diff, show, branch/tag/stash/remote/config listing, the
+//! plumbing readers, dry runs (`clean -n`) and `SUB --help`. Everything else
+//! (push, reset, checkout, clean, commit, fetch, pull …), options that run
+//! programs (`--ext-diff`, `--textconv`) and `-c` overrides other than
+//! cosmetic keys are WARN; setting a key that runs a program (`git config
+//! core.hooksPath …`, `git -c core.fsmonitor=…`) is also a protected write.
+//! It does not protect against a repository whose own config runs programs;
+//! that is the sandbox's job.
 
 use super::BashRisk;
 use super::command::Judge;
@@ -68,6 +71,7 @@ pub(crate) fn judge(args: &[Word]) -> Judge {
         let t = a.text.as_str();
         match t {
             "-C" | "--git-dir" | "--work-tree" | "--namespace" => i += 2,
+            "-c" if args.get(i + 1).is_some_and(|kv| harmless_key(&kv.text)) => i += 2,
             "-c" => {
                 override_config = Some("git -c overrides configuration, which can run programs");
                 if let Some(kv) = args.get(i + 1) {
@@ -140,6 +144,25 @@ pub(crate) fn judge(args: &[Word]) -> Judge {
         j.protected_write = true;
     }
     j
+}
+
+/// `git -c KEY=VALUE` for keys that only change how output looks.
+fn harmless_key(kv: &str) -> bool {
+    let key = kv.split('=').next().unwrap_or(kv).to_ascii_lowercase();
+    key.starts_with("color.")
+        || key.starts_with("advice.")
+        || matches!(
+            key.as_str(),
+            "core.quotepath"
+                | "core.abbrev"
+                | "log.date"
+                | "log.decorate"
+                | "log.follow"
+                | "column.ui"
+                | "i18n.logoutputencoding"
+                | "user.name"
+                | "user.email"
+        )
 }
 
 fn texts(rest: &[Word]) -> Vec<&str> {
