@@ -12,6 +12,7 @@ mod builtins;
 mod changers;
 mod command;
 mod defs;
+mod feeds;
 mod find;
 mod git;
 mod interp;
