@@ -151,6 +151,26 @@ pub(crate) fn unwrap(w: &mut Walker<'_>, prog: &str, args: &[Word], depth: usize
         }
         "xargs" => xargs(w, args, d),
         "watch" => watch(w, args, d),
+        // `runuser -u USER [--] CMD …` runs CMD directly (no shell).
+        "runuser"
+            if args
+                .iter()
+                .any(|a| a.text == "-u" || a.text.starts_with("--user")) =>
+        {
+            let o = Opts {
+                with_arg: "ugGw",
+                long_with_arg: &[
+                    "--user",
+                    "--group",
+                    "--supp-group",
+                    "--whitelist-environment",
+                ],
+                numeric: false,
+            };
+            let mut j = inner(w, prog, args, &o, d, "runuser without a command");
+            j.raise(BashRisk::Warn, "runuser runs the command as another user");
+            j
+        }
         "su" | "runuser" => su(w, prog, args),
         "busybox" => match args.first() {
             Some(a) if !a.text.starts_with('-') => judge_at(w, args, d),
