@@ -238,3 +238,50 @@ fn a_newline_inside_a_quoted_code_string_separates_commands() {
     let v = classify("sh -c \"ls\nrm -rf /\"");
     assert_eq!(v.risk, BashRisk::Block, "{:?}", v.reasons);
 }
+
+#[test]
+fn writes_into_protected_directories_are_marked() {
+    for command in [
+        "echo x > .git/hooks/pre-commit",
+        "ls && cp hook .git/hooks/pre-push",
+        "sudo tee .atto/config.toml < x",
+        "git config core.hooksPath h",
+        "git -c core.sshCommand=x fetch",
+        "bash -c 'echo x >> .git/config'",
+        "dd if=x of=.git/config",
+    ] {
+        let v = classify(command);
+        assert!(v.protected_write, "{command}: {:?}", v.segments);
+        assert!(v.risk >= BashRisk::Warn, "{command}");
+        assert!(
+            v.segments
+                .iter()
+                .filter(|s| s.protected_write)
+                .flat_map(|s| &s.reasons)
+                .any(|r| r.contains("approval")),
+            "{command}: {:?}",
+            v.segments
+        );
+    }
+    for command in [
+        "cat .git/config",
+        "echo x > notes.txt",
+        "git config user.name me",
+        "cp .git/config backup.txt",
+        "git commit -m x",
+    ] {
+        let v = classify(command);
+        assert!(!v.protected_write, "{command}: {:?}", v.segments);
+    }
+}
+
+#[test]
+fn segments_carry_their_normalised_command() {
+    let v = classify("sudo -u me  \"/usr/bin/git\"  push  '--force' && ls");
+    assert_eq!(v.segments[0].command, "git push --force");
+    assert_eq!(v.segments[0].invocation, "sudo -u me git push --force");
+    assert_eq!(v.segments[1].command, "ls");
+    // A word decided at run time leaves no invocation for allow rules to match.
+    let v = classify("git push $REMOTE");
+    assert_eq!(v.segments[0].invocation, "");
+}

@@ -290,6 +290,11 @@ pub(crate) fn redirect_risk(
     Some((BashRisk::Warn, format!("writes to a file via {op}")))
 }
 
+/// `truncate -s 0 FILE` has the size as its own word; it is not a target.
+fn is_size(t: &str) -> bool {
+    t.starts_with(|c: char| c.is_ascii_digit()) && !t.contains('/')
+}
+
 /// Positional (non-option) arguments; `--` ends options.
 fn operands(args: &[Word]) -> Vec<&Word> {
     let mut out = Vec::new();
@@ -330,11 +335,29 @@ pub(crate) fn check(prog: &str, args: &[Word], cwd: Option<&str>) -> Option<Stri
         {
             Some(format!("{p} formats a filesystem or wipes a disk"))
         }
-        "dd" => args
-            .iter()
-            .filter_map(|a| a.text.strip_prefix("of="))
-            .find(|of| raw_device(of))
-            .map(|of| format!("dd writes directly to the device {of}")),
+        "dd" => {
+            let of = args.iter().find_map(|a| a.text.strip_prefix("of="))?;
+            if raw_device(of) {
+                Some(format!("dd writes directly to the device {of}"))
+            } else if system_file(of) && !args.iter().any(|a| a.text.contains("conv=notrunc")) {
+                Some(format!("dd overwrites the system file {of}"))
+            } else {
+                None
+            }
+        }
+        "truncate" => operands(args)
+            .into_iter()
+            .find(|a| (system_file(&a.text) || raw_device(&a.text)) && !is_size(&a.text))
+            .map(|a| format!("truncate changes the size of the system file {}", a.text)),
+        "rsync" if args.iter().any(|a| a.text.starts_with("--delete")) => {
+            let dest = operands(args).into_iter().last()?;
+            let alts = known(dest).unwrap_or_default();
+            let p = alts.iter().find_map(|alt| protected(alt, cwd))?;
+            Some(format!(
+                "rsync --delete deletes everything in {} ({}) that the source lacks",
+                p.path, p.what
+            ))
+        }
         "fdisk" | "sfdisk" | "cfdisk" | "parted" | "gdisk" | "sgdisk" | "blkdiscard" | "shred" => {
             let listing = args.iter().any(|a| {
                 matches!(
@@ -362,6 +385,19 @@ pub(crate) fn check(prog: &str, args: &[Word], cwd: Option<&str>) -> Option<Stri
             } else {
                 ops.last().into_iter().collect()
             };
+            // `cp /dev/null /etc/fstab` empties a file the system needs.
+            let empty_source = ops.len() >= 2
+                && ops[..ops.len() - 1].iter().any(|s| {
+                    matches!(
+                        lexical_normalize(&s.text).as_str(),
+                        "/dev/null" | "/dev/zero"
+                    )
+                });
+            if let (true, Some(dest)) = (empty_source && prog != "tee", ops.last())
+                && system_file(&dest.text)
+            {
+                return Some(format!("{prog} empties the system file {}", dest.text));
+            }
             targets
                 .into_iter()
                 .find(|t| raw_device(&t.text))

@@ -7,7 +7,9 @@
 //! Wrappers that run another command live in `wrappers`; per-program tables
 //! in `rules`; the destructive patterns in `block`.
 
+use super::interp;
 use super::patterns;
+use super::protected;
 use super::walk::Walker;
 use super::words::{self, Word};
 use super::{BashRisk, block, rules, wrappers};
@@ -53,6 +55,27 @@ pub(crate) struct Judge {
     pub code_runner: bool,
     /// What the command prints, when known statically (`echo`, `printf`).
     pub output: Option<String>,
+    /// The words of the program that actually runs (wrappers dropped),
+    /// program name normalised; set by the innermost `judge_at`.
+    pub argv: Option<Vec<String>>,
+    /// The whole command line as typed, wrappers included, normalised; set
+    /// by the walker for the segment it pushes.
+    pub invocation: Option<String>,
+    /// Writes into `.git/`/`.atto/` or configures git to run a program.
+    pub protected_write: bool,
+    /// An interpreter (`python`, `perl` …) reading its program from standard
+    /// input: a here-doc it reads is scanned as that language.
+    pub stdin_lang: Option<String>,
+    /// `xargs CMD`: the command that runs with the words read from input,
+    /// judged again when a pipeline shows what that input is.
+    pub xargs: Option<XargsPlan>,
+}
+
+/// What `xargs` runs: its command and the `-I` replacement string, if any.
+#[derive(Debug, Clone)]
+pub(crate) struct XargsPlan {
+    pub command: Vec<Word>,
+    pub replace: Option<String>,
 }
 
 impl Judge {
@@ -67,6 +90,11 @@ impl Judge {
             shell: false,
             code_runner: false,
             output: None,
+            argv: None,
+            invocation: None,
+            protected_write: false,
+            stdin_lang: None,
+            xargs: None,
         }
     }
 
@@ -139,6 +167,15 @@ pub(crate) fn judge_at(w: &mut Walker<'_>, words: &[Word], depth: usize) -> Judg
     if let Some(reason) = block::check(&prog, args, w.cwd_protected.as_deref()) {
         j.raise(BashRisk::Block, &reason);
     }
+    if let Some(reason) = protected::write_target(&prog, args) {
+        j.raise(BashRisk::Warn, &reason);
+        j.protected_write = true;
+    }
+    if j.argv.is_none() {
+        let mut argv = vec![prog.clone()];
+        argv.extend(args.iter().map(|a| a.text.clone()));
+        j.argv = Some(argv);
+    }
     if !trusted {
         j.raise(
             BashRisk::Warn,
@@ -161,7 +198,7 @@ fn dispatch(w: &mut Walker<'_>, prog: &str, args: &[Word], depth: usize) -> Judg
     if SHELLS.contains(&prog) {
         return shell(w, prog, args);
     }
-    if let Some(j) = interpreter(prog, args) {
+    if let Some(j) = interpreter(w, prog, args) {
         return j;
     }
     match prog {
@@ -351,7 +388,7 @@ pub(crate) fn code_string(w: &mut Walker<'_>, prog: &str, what: &str, code: &Wor
 /// Interpreters run code we do not analyse: WARN, except `--version`.
 /// The seeds list `python -c` as a safe prefix; arbitrary python can write
 /// files, so it is deliberately WARN here.
-fn interpreter(prog: &str, args: &[Word]) -> Option<Judge> {
+fn interpreter(w: &mut Walker<'_>, prog: &str, args: &[Word]) -> Option<Judge> {
     let (code, module, version, with_arg): (&[&str], &[&str], &[&str], &[&str]) = match prog {
         p if p.starts_with("python") || p.starts_with("pypy") => (
             &["-c"],
@@ -388,16 +425,50 @@ fn interpreter(prog: &str, args: &[Word]) -> Option<Judge> {
             &format!("{prog} {} only prints information", args[0].text),
         ));
     }
+    // Short options that take the rest of their word as a value
+    // (`-MFile::Path`, `-rfileutils`): a code letter after them is not one.
+    let attached: &str = match prog {
+        "perl" => "MmIlx0iDdCF",
+        "ruby" => "rIECxFKT",
+        "node" | "nodejs" => "r",
+        "php" => "dc",
+        "lua" | "luajit" => "l",
+        _ => "WXQ",
+    };
+    let code_at = |t: &str| -> Option<usize> {
+        for (k, c) in t[1..].char_indices() {
+            if short_code.contains(&c) {
+                return Some(k);
+            }
+            if attached.contains(c) {
+                return None;
+            }
+        }
+        None
+    };
     let mut i = 0;
     while let Some(a) = args.get(i) {
         let t = a.text.as_str();
         let is_cluster = t.starts_with('-') && !t.starts_with("--") && t.len() > 1;
-        if code.contains(&t) || (is_cluster && t[1..].chars().any(|c| short_code.contains(&c))) {
+        let cluster_code = is_cluster.then(|| code_at(t)).flatten();
+        let long_eq = t
+            .split_once('=')
+            .filter(|(o, _)| code.contains(o))
+            .map(|(_, v)| v.to_string());
+        if code.contains(&t) || long_eq.is_some() || cluster_code.is_some() {
             let mut j = Judge::warn(
                 Some(prog),
-                &format!("runs {prog} code given on the command line (not analysed)"),
+                &format!("runs {prog} code given on the command line"),
             );
             j.code_runner = true;
+            // `-c CODE`, `--eval=CODE`, `-pe CODE`, `-e'CODE'`.
+            let inline = cluster_code.map(|k| &t[k + 2..]).filter(|v| !v.is_empty());
+            let body = long_eq
+                .or(inline.map(str::to_string))
+                .or_else(|| args.get(i + 1).map(|a| a.text.clone()));
+            if let Some(body) = body {
+                interp::scan(w, prog, &body, &mut j);
+            }
             return Some(j);
         }
         if module.contains(&t) {
@@ -426,6 +497,7 @@ fn interpreter(prog: &str, args: &[Word]) -> Option<Judge> {
         &format!("{prog} reads code from its input and runs it"),
     );
     j.stdin_code = true;
+    j.stdin_lang = Some(prog.to_string());
     Some(j)
 }
 

@@ -67,7 +67,34 @@ const DANGEROUS_VARS: &[&str] = &[
     "EDITOR",
     "VISUAL",
     "LESSOPEN",
+    "LESSCLOSE",
+    "LESSKEY",
+    "LESSKEYIN",
     "MANPAGER",
+    "MANOPT",
+    "BROWSER",
+    "SYSTEMD_PAGER",
+    "GIT_SSH",
+    "SSH_ASKPASS",
+    "SUDO_ASKPASS",
+    "PS4",
+    "PS0",
+    // Config files and default options named by the environment: they can
+    // turn on flags that run programs (`--pre`, `--use-compress-program`).
+    "RIPGREP_CONFIG_PATH",
+    "TAR_OPTIONS",
+    "GREP_OPTIONS",
+    "LESS",
+    "XDG_CONFIG_HOME",
+    "HOME",
+    "ZDOTDIR",
+    "INPUTRC",
+    "PIP_CONFIG_FILE",
+    "NPM_CONFIG_USERCONFIG",
+    "CARGO_HOME",
+    "RUSTC_WRAPPER",
+    "CC",
+    "CXX",
 ];
 
 /// Does setting `name` change which program runs or what it loads?
@@ -93,6 +120,7 @@ impl Walker<'_> {
             had_subst = self.substitutions_in(value, src);
             // Arithmetic, `${x@P}` or eval of this variable would run it.
             let v = words::eval(value, src);
+            self.remember_var(name, &v);
             if !v.dynamic && (v.text.contains("$(") || v.text.contains('`')) {
                 found.push((
                     BashRisk::Warn,

@@ -1,13 +1,17 @@
 //! `git`: which subcommands only read the repository.
 //!
-//! SAFE: status, log, diff, show, branch/tag/stash/remote/config listing and
-//! the plumbing readers. Everything else (push, reset, checkout, clean,
-//! commit, fetch, pull …) and any `-c` override is WARN. It does not protect
-//! against a repository whose own config runs programs; that is the sandbox's
-//! job.
+//! SAFE: status, log, diff, show, branch/tag/stash/remote/config listing, the
+//! plumbing readers, dry runs (`clean -n`) and `SUB --help`. Everything else
+//! (push, reset, checkout, clean, commit, fetch, pull …), options that run
+//! programs (`--ext-diff`, `--textconv`) and `-c` overrides other than
+//! cosmetic keys are WARN; setting a key that runs a program (`git config
+//! core.hooksPath …`, `git -c core.fsmonitor=…`) is also a protected write.
+//! It does not protect against a repository whose own config runs programs;
+//! that is the sandbox's job.
 
 use super::BashRisk;
 use super::command::Judge;
+use super::protected;
 use super::words::Word;
 
 /// Subcommands that only read, whatever their flags.
@@ -61,13 +65,24 @@ fn warn(reason: &str) -> Judge {
 /// Judges `git ARGS`.
 pub(crate) fn judge(args: &[Word]) -> Judge {
     let mut override_config = None;
+    let mut program_key: Option<String> = None;
     let mut i = 0;
     while let Some(a) = args.get(i) {
         let t = a.text.as_str();
         match t {
             "-C" | "--git-dir" | "--work-tree" | "--namespace" => i += 2,
+            "-c" if args.get(i + 1).is_some_and(|kv| harmless_key(&kv.text)) => i += 2,
             "-c" => {
                 override_config = Some("git -c overrides configuration, which can run programs");
+                if let Some(kv) = args.get(i + 1) {
+                    let (k, v) = kv
+                        .text
+                        .split_once('=')
+                        .map_or((kv.text.as_str(), None), |(k, v)| (k, Some(v)));
+                    if protected::runs_program_setting(k, v) {
+                        program_key = Some(k.to_string());
+                    }
+                }
                 i += 2;
             }
             "--no-pager"
@@ -107,15 +122,47 @@ pub(crate) fn judge(args: &[Word]) -> Judge {
         return safe("git without a subcommand only prints help");
     };
     let rest = &args[i + 1..];
+    let help = rest
+        .iter()
+        .take_while(|a| a.text != "--")
+        .any(|a| matches!(a.text.as_str(), "--help" | "-h"));
     let mut j = if sub.dynamic {
         warn("the git subcommand comes from an expansion")
+    } else if help && override_config.is_none() && rest.iter().all(|a| !a.dynamic) {
+        safe(&format!("git {} --help only prints help", sub.text))
     } else {
         subcommand(sub.text.as_str(), rest)
     };
     if let Some(reason) = override_config {
         j.raise(BashRisk::Warn, reason);
     }
+    if let Some(key) = program_key {
+        j.raise(
+            BashRisk::Warn,
+            &format!("git -c {key} makes git run a program: configuring git always needs approval"),
+        );
+        j.protected_write = true;
+    }
     j
+}
+
+/// `git -c KEY=VALUE` for keys that only change how output looks.
+fn harmless_key(kv: &str) -> bool {
+    let key = kv.split('=').next().unwrap_or(kv).to_ascii_lowercase();
+    key.starts_with("color.")
+        || key.starts_with("advice.")
+        || matches!(
+            key.as_str(),
+            "core.quotepath"
+                | "core.abbrev"
+                | "log.date"
+                | "log.decorate"
+                | "log.follow"
+                | "column.ui"
+                | "i18n.logoutputencoding"
+                | "user.name"
+                | "user.email"
+        )
 }
 
 fn texts(rest: &[Word]) -> Vec<&str> {
@@ -125,6 +172,9 @@ fn texts(rest: &[Word]) -> Vec<&str> {
 fn subcommand(sub: &str, rest: &[Word]) -> Judge {
     let r = texts(rest);
     match sub {
+        "cat-file" if r.iter().any(|t| matches!(*t, "--textconv" | "--filters")) => {
+            warn("git cat-file --textconv/--filters runs the repository's conversion programs")
+        }
         _ if READERS.contains(&sub) => safe(&format!("git {sub} only reads the repository")),
         _ if DIFFERS.contains(&sub) => differ(sub, &r),
         "help" => {
@@ -155,38 +205,15 @@ fn subcommand(sub: &str, rest: &[Word]) -> Judge {
             Some(&("list" | "show")) => safe("git stash list/show only reads"),
             _ => warn("git stash changes the working tree"),
         },
-        "config" => {
-            let reading = r.iter().any(|t| {
-                matches!(
-                    *t,
-                    "--get"
-                        | "--get-all"
-                        | "--get-regexp"
-                        | "--get-urlmatch"
-                        | "--get-color"
-                        | "--list"
-                        | "-l"
-                )
-            }) || matches!(r.first(), Some(&("get" | "list")));
-            let editing = r.iter().any(|t| {
-                matches!(
-                    *t,
-                    "-e" | "--edit"
-                        | "--add"
-                        | "--unset"
-                        | "--unset-all"
-                        | "--replace-all"
-                        | "--rename-section"
-                        | "--remove-section"
-                        | "set"
-                        | "unset"
-                        | "edit"
-                )
+        "config" => config(&r),
+        "clean" => {
+            let dry = r.iter().take_while(|t| **t != "--").any(|t| {
+                *t == "--dry-run" || (t.starts_with('-') && !t.starts_with("--") && t.contains('n'))
             });
-            if reading && !editing {
-                safe("git config only reads configuration")
+            if dry {
+                safe("git clean -n only lists what it would delete")
             } else {
-                warn("git config changes configuration")
+                warn("git clean deletes untracked files")
             }
         }
         "reflog" => match r.first() {
@@ -213,7 +240,6 @@ fn subcommand(sub: &str, rest: &[Word]) -> Judge {
         "checkout" | "switch" | "restore" => warn(&format!(
             "git {sub} changes the working tree and may discard changes"
         )),
-        "clean" => warn("git clean deletes untracked files"),
         "fetch" | "pull" | "clone" | "ls-remote" | "submodule" => warn(&format!(
             "git {sub} contacts the network and changes the repository"
         )),
@@ -223,11 +249,89 @@ fn subcommand(sub: &str, rest: &[Word]) -> Judge {
     }
 }
 
+/// `git config`: reading is SAFE; setting a key that runs a program (also
+/// `--global`/`--system`) or editing the file is a protected write.
+fn config(r: &[&str]) -> Judge {
+    let reading = r.iter().any(|t| {
+        matches!(
+            *t,
+            "--get"
+                | "--get-all"
+                | "--get-regexp"
+                | "--get-urlmatch"
+                | "--get-color"
+                | "--get-colorbool"
+                | "--list"
+                | "-l"
+        )
+    }) || matches!(r.first(), Some(&("get" | "list")));
+    let editing = r.iter().any(|t| {
+        matches!(
+            *t,
+            "-e" | "--edit"
+                | "--add"
+                | "--unset"
+                | "--unset-all"
+                | "--replace-all"
+                | "--rename-section"
+                | "--remove-section"
+                | "set"
+                | "unset"
+                | "edit"
+        )
+    });
+    if reading && !editing {
+        return safe("git config only reads configuration");
+    }
+    if r.iter().any(|t| matches!(*t, "-e" | "--edit" | "edit")) {
+        let mut j = warn("git config --edit opens the configuration in an editor");
+        j.protected_write = true;
+        return j;
+    }
+    // Operands after the options that take a value: KEY [VALUE].
+    let mut ops: Vec<&str> = Vec::new();
+    let mut i = 0;
+    while let Some(t) = r.get(i) {
+        i += 1;
+        if matches!(*t, "set" | "unset" | "add") && ops.is_empty() && i == 1 {
+            continue;
+        }
+        if matches!(
+            *t,
+            "-f" | "--file" | "--blob" | "--type" | "--default" | "--comment" | "--value"
+        ) {
+            i += 1;
+            continue;
+        }
+        if !t.starts_with('-') {
+            ops.push(t);
+        }
+    }
+    let mut j = warn("git config changes configuration");
+    if let Some(key) = ops.first()
+        && protected::runs_program_setting(key, ops.get(1).copied())
+    {
+        j.raise(
+            BashRisk::Warn,
+            &format!(
+                "git config {key} makes git run a program: configuring git always needs approval"
+            ),
+        );
+        j.protected_write = true;
+    }
+    j
+}
+
 fn differ(sub: &str, r: &[&str]) -> Judge {
     if r.iter()
         .any(|t| *t == "--output" || t.starts_with("--output="))
     {
         return warn(&format!("git {sub} --output writes to a file"));
+    }
+    if r.contains(&"--textconv") {
+        return warn(&format!(
+            "git {sub} --textconv runs the repository's text conversion programs"
+        ));
     }
     if r.contains(&"--ext-diff") {
         return warn(&format!(

@@ -12,9 +12,14 @@ mod builtins;
 mod changers;
 mod command;
 mod defs;
+mod feeds;
 mod find;
 mod git;
+mod interp;
+mod launchers;
+mod listings;
 mod patterns;
+mod protected;
 mod redirect;
 mod rules;
 mod scripts;
@@ -38,13 +43,17 @@ pub const MAX_COMMAND_BYTES: usize = 64 * 1024;
 
 /// How risky running a bash command is. Ordered: the verdict is the worst
 /// segment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+/// The default is WARN: what has not been judged is not proven read-only.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum BashRisk {
     /// Provably read-only.
     Safe,
     /// May change files, state or the network, runs project code, or could
     /// not be proven read-only.
+    #[default]
     Warn,
     /// Destroys the system or disk, or runs remote/obfuscated code blindly.
     Block,
@@ -62,7 +71,7 @@ impl BashRisk {
 }
 
 /// One executed command, after unwrapping wrappers such as `sudo` or `env`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Segment {
     /// The source text of the segment (including its redirections).
     pub text: String,
@@ -72,6 +81,21 @@ pub struct Segment {
     pub risk: BashRisk,
     /// Human sentences explaining the risk ("rm deletes files").
     pub reasons: Vec<String>,
+    /// The command that actually runs, wrappers (`sudo`, `env`, `nice` …)
+    /// dropped: program name normalised (`/usr/bin/git` → `git`), words
+    /// unquoted and joined by single spaces. Empty for notes that are not a
+    /// program run. Deny and ask rules match it as well as `text`.
+    #[serde(default)]
+    pub command: String,
+    /// The whole invocation, wrappers included, normalised the same way
+    /// (`sudo git push --force`). Allow rules match it as well as `text`, so
+    /// normalisation never widens a grant past a wrapper.
+    #[serde(default)]
+    pub invocation: String,
+    /// Writes into a protected directory (`.git/`, `.atto/`) or configures
+    /// git to run a program: the gate asks in every mode but yolo.
+    #[serde(default)]
+    pub protected_write: bool,
 }
 
 /// The classification of a whole command line.
@@ -83,6 +107,10 @@ pub struct Verdict {
     pub reasons: Vec<String>,
     /// Every judged segment, in source order.
     pub segments: Vec<Segment>,
+    /// Some segment writes into a protected directory or configures git to
+    /// run a program (see `Segment::protected_write`).
+    #[serde(default)]
+    pub protected_write: bool,
 }
 
 thread_local! {
@@ -167,6 +195,7 @@ pub fn classify(command: &str) -> Verdict {
             program: None,
             risk: BashRisk::Warn,
             reasons: vec!["the bash parser could not be loaded".to_string()],
+            ..Segment::default()
         }]
     });
     verdict_of(segments)
@@ -180,6 +209,7 @@ fn precheck(command: &str) -> Option<Verdict> {
             program: None,
             risk,
             reasons: vec![reason.to_string()],
+            ..Segment::default()
         }])
     };
     if command.len() > MAX_COMMAND_BYTES {
@@ -217,6 +247,7 @@ pub(crate) fn verdict_of(segments: Vec<Segment>) -> Verdict {
             risk: BashRisk::Safe,
             reasons: vec!["nothing to run".to_string()],
             segments,
+            protected_write: false,
         };
     }
     let risk = segments
@@ -232,9 +263,11 @@ pub(crate) fn verdict_of(segments: Vec<Segment>) -> Verdict {
             }
         }
     }
+    let protected_write = segments.iter().any(|s| s.protected_write);
     Verdict {
         risk,
         reasons,
         segments,
+        protected_write,
     }
 }

@@ -8,6 +8,9 @@ use tree_sitter::Node;
 
 use super::BashRisk;
 use super::block;
+use super::command::Judge;
+use super::interp;
+use super::protected;
 use super::walk::{Walker, raise, text};
 use super::words;
 
@@ -15,6 +18,11 @@ impl Walker<'_> {
     /// Judges one redirection; `None` when it neither writes nor matters.
     pub(super) fn redirect(&mut self, node: Node<'_>, src: &[u8]) -> Option<(BashRisk, String)> {
         let subst = self.substitutions_in(node, src);
+        if node.kind() == "herestring_redirect" {
+            let mut cursor = node.walk();
+            let word = node.named_children(&mut cursor).next();
+            self.herestring = word.map(|w| words::eval(w, src).text);
+        }
         if node.kind() != "file_redirect" {
             return subst.then(|| {
                 (
@@ -31,7 +39,15 @@ impl Walker<'_> {
             .unwrap_or("");
         let dest = node.child_by_field_name("destination");
         let dest_word = dest.map(|d| words::eval(d, src)).unwrap_or_default();
-        let judged = block::redirect_risk(op, &dest_word, dest.map(|d| d.kind()));
+        let mut judged = block::redirect_risk(op, &dest_word, dest.map(|d| d.kind()));
+        if let Some((risk, _)) = &judged
+            && protected::is_protected_path(&dest_word.text)
+        {
+            self.protected_redirects += 1;
+            let reason =
+                protected::protected_reason(&format!("the redirection {op}"), &dest_word.text);
+            judged = Some(((*risk).max(BashRisk::Warn), reason));
+        }
         match (judged, subst) {
             (Some(j), _) => Some(j),
             (None, true) => Some((
@@ -42,6 +58,22 @@ impl Walker<'_> {
         }
     }
 
+    /// `python3 - <<EOF`: an interpreter reading a here-doc runs it.
+    pub(super) fn scan_stdin_code(&mut self, direct: &[usize], body: &str) {
+        for &i in direct {
+            let Some(lang) = self.segs[i].stdin_lang.clone() else {
+                continue;
+            };
+            let mut j = Judge::warn(Some(&lang), &format!("{lang} runs the here-doc as code"));
+            interp::scan(self, &lang, body, &mut j);
+            if j.risk > self.segs[i].seg.risk
+                && let Some(reason) = j.reasons.first()
+            {
+                raise(&mut self.segs[i].seg, j.risk, reason);
+            }
+        }
+    }
+
     pub(super) fn redirected(&mut self, node: Node<'_>, src: &[u8]) {
         let level = self.level;
         let start = self.segs.len();
@@ -49,6 +81,7 @@ impl Walker<'_> {
             self.walk(body, src);
         }
         let body_range = start..self.segs.len();
+        let hits = self.protected_redirects;
         let mut floor: Vec<(BashRisk, String)> = Vec::new();
         let mut heredoc: Option<Node<'_>> = None;
         let mut input_fetch = false;
@@ -108,10 +141,12 @@ impl Walker<'_> {
             .clone()
             .filter(|&i| self.segs[i].level == level)
             .collect();
+        let protected_write = self.protected_redirects > hits;
         for &i in &direct {
             for (risk, reason) in &floor {
                 raise(&mut self.segs[i].seg, *risk, reason);
             }
+            self.segs[i].seg.protected_write |= protected_write;
             if self.segs[i].stdin_code && input_fetch {
                 raise(
                     &mut self.segs[i].seg,
@@ -133,16 +168,17 @@ impl Walker<'_> {
         if direct.is_empty() && !floor.is_empty() {
             for (risk, reason) in &floor {
                 self.note(text(node, src), *risk, reason);
+                if let Some(last) = self.segs.last_mut() {
+                    last.seg.protected_write |= protected_write;
+                }
             }
         }
-        // `bash <<EOF … EOF` runs the body as code.
+        // `bash <<EOF … EOF` and `bash <<< 'code'` run their input as code.
         if let Some(body) = &body_text {
-            let runs_body = direct
-                .iter()
-                .any(|&i| self.segs[i].stdin_code && self.segs[i].shell);
-            if runs_body {
-                self.walk_source(body);
-            }
+            self.run_input(&direct, body);
+        }
+        if let Some(h) = self.herestring.take() {
+            self.run_input(&direct, &h);
         }
         if let Some(p) = pipe {
             let mut c = p.walk();

@@ -12,7 +12,7 @@
 use super::changers::CHANGERS;
 use super::command::Judge;
 use super::words::Word;
-use super::{BashRisk, builtins, git, scripts};
+use super::{BashRisk, builtins, git, listings, scripts};
 
 /// Read-only whatever their arguments: no flag of theirs writes a file, runs
 /// a program or touches the network.
@@ -215,10 +215,26 @@ pub(crate) fn judge_program(prog: &str, args: &[Word]) -> Judge {
     if SHELL_STATE.contains(&prog) {
         return safe(prog, &format!("{prog} changes no files (shell builtin)"));
     }
+    if let Some(j) = runs_helper(prog, args) {
+        return j;
+    }
     if READ_ONLY.contains(&prog) {
         return safe(prog, &format!("{prog} only reads"));
     }
     let mut j = judge_known(prog, args);
+    // `sort -[o]x`, `git log --ext-dif?`: a glob in option position may
+    // expand (to a file named like an option) into a flag that writes.
+    if j.risk == BashRisk::Safe
+        && let Some(a) = args.iter().find(|a| a.glob && a.text.starts_with('-'))
+    {
+        j.raise(
+            BashRisk::Warn,
+            &format!(
+                "the option {} of {prog} is a glob, so the flag it becomes cannot be checked",
+                a.text
+            ),
+        );
+    }
     // These programs have flags that write or execute; a flag hidden in an
     // expansion cannot be checked.
     if j.risk == BashRisk::Safe && args.iter().any(|a| a.dynamic) {
@@ -230,6 +246,25 @@ pub(crate) fn judge_program(prog: &str, args: &[Word]) -> Judge {
         );
     }
     j
+}
+
+/// Options of otherwise read-only programs that start a helper program or
+/// load code: `diff3 --diff-program`, binutils' `--plugin`.
+fn runs_helper(prog: &str, args: &[Word]) -> Option<Judge> {
+    let opts: &[&str] = match prog {
+        "diff3" | "sdiff" | "zdiff" => &["--diff-program"],
+        "nm" | "objdump" | "size" | "readelf" | "strings" => &["--plugin"],
+        "ps" => &["--pager"],
+        _ => return None,
+    };
+    let hit = args.iter().find(|a| {
+        opts.iter()
+            .any(|o| a.text == *o || a.text.starts_with(&format!("{o}=")))
+    })?;
+    Some(warn(
+        prog,
+        &format!("{prog} {} runs or loads another program", hit.text),
+    ))
 }
 
 pub(super) fn texts(args: &[Word]) -> Vec<&str> {
@@ -271,6 +306,9 @@ fn judge_known(prog: &str, args: &[Word]) -> Judge {
     if VERSIONED.contains(&prog) && matches!(t.as_slice(), ["--version"]) {
         return safe(prog, &format!("{prog} --version only prints its version"));
     }
+    if let Some(j) = listings::read_only_form(prog, args) {
+        return j;
+    }
     match prog {
         "git" => git::judge(args),
         "sed" | "gsed" => scripts::sed(args),
@@ -280,6 +318,11 @@ fn judge_known(prog: &str, args: &[Word]) -> Judge {
                 warn(prog, "sort -o writes its output to a file")
             } else if t.iter().any(|a| a.starts_with("--compress-program")) {
                 warn(prog, "sort --compress-program runs a program")
+            } else if has_opt(&t, 'T', "--temporary-directory", "kot") {
+                warn(
+                    prog,
+                    "sort -T writes temporary files into the given directory",
+                )
             } else {
                 safe(prog, "sort only prints")
             }
@@ -292,6 +335,11 @@ fn judge_known(prog: &str, args: &[Word]) -> Judge {
                     || a.starts_with("--hostname-bin")
             }) {
                 warn(prog, "rg --pre runs a preprocessor program on each file")
+            } else if has_opt(&t, 'z', "--search-zip", "efgmrtATBCEMj") {
+                warn(
+                    prog,
+                    "rg -z runs decompression programs on compressed files",
+                )
             } else {
                 safe(prog, "rg only reads")
             }

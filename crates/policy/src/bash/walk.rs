@@ -5,14 +5,16 @@
 //! bounds on nesting. Redirections and here-docs are in `redirect`,
 //! assignments and functions in `defs`. What one command means is decided in
 //! `command` (wrappers, shells) and `rules` (per-program tables); this module
-//! only links what it learns across segments, e.g. `curl … | sh`.
+//! only links what it learns across segments, e.g. `curl … | sh`; what
+//! earlier words tell later commands (variables, xargs input, here-strings)
+//! is in `feeds`.
 
 use std::ops::Range;
 
 use tree_sitter::{Node, Parser};
 
 use super::block;
-use super::command::{self, Judge};
+use super::command::{self, Judge, XargsPlan};
 use super::patterns;
 use super::words::{self, Word};
 use super::{BashRisk, Segment};
@@ -43,6 +45,10 @@ pub(crate) struct Seg {
     pub feeds: Option<String>,
     /// How many command substitutions deep this segment runs.
     pub level: usize,
+    /// An interpreter reading its program from standard input (`python3 -`).
+    pub stdin_lang: Option<String>,
+    /// `xargs CMD`: judged again with the words a pipeline feeds it.
+    pub xargs: Option<XargsPlan>,
 }
 
 /// Walks trees and collects segments; one walker per `classify` call.
@@ -58,6 +64,15 @@ pub(crate) struct Walker<'p> {
     /// Names of functions defined in this command: calling them runs a body
     /// that was already judged.
     pub functions: Vec<String>,
+    /// How many redirections so far wrote into a protected directory; a
+    /// segment whose redirections raise it is a protected write.
+    pub protected_redirects: usize,
+    /// The text of the last here-string (`<<< 'code'`) seen, for the
+    /// command that reads it.
+    pub herestring: Option<String>,
+    /// Values of variables set earlier in this command line (`x=/; rm -rf
+    /// $x`, `for d in / …`), the most dangerous one per name.
+    pub vars: Vec<(String, String)>,
 }
 
 /// Parses and walks `command`, returning its segments in order.
@@ -70,6 +85,9 @@ pub(crate) fn segments_of(parser: &mut Parser, command: &str) -> Vec<Segment> {
         segs: Vec::new(),
         cwd_protected: None,
         functions: Vec::new(),
+        protected_redirects: 0,
+        herestring: None,
+        vars: Vec::new(),
     };
     w.walk_source(command);
     w.segs.into_iter().map(|s| s.seg).collect()
@@ -138,6 +156,7 @@ impl Walker<'_> {
                 program: None,
                 risk,
                 reasons: vec![reason.to_string()],
+                ..Segment::default()
             },
             fetch: false,
             decode: false,
@@ -145,6 +164,8 @@ impl Walker<'_> {
             shell: false,
             feeds: None,
             level: self.level,
+            stdin_lang: None,
+            xargs: None,
         });
     }
 
@@ -156,6 +177,9 @@ impl Walker<'_> {
                 program: j.program,
                 risk: j.risk,
                 reasons: j.reasons,
+                command: j.argv.map(|a| a.join(" ")).unwrap_or_default(),
+                invocation: j.invocation.unwrap_or_default(),
+                protected_write: j.protected_write,
             },
             fetch: j.fetch,
             decode: j.decode,
@@ -163,6 +187,8 @@ impl Walker<'_> {
             shell: j.shell,
             feeds: j.output,
             level: self.level,
+            stdin_lang: j.stdin_lang,
+            xargs: j.xargs,
         });
         self.segs.len() - 1
     }
@@ -187,6 +213,10 @@ impl Walker<'_> {
                 self.link_pipeline(ranges);
             }
             "function_definition" => self.function(node, src),
+            "for_statement" => {
+                self.loop_variable(node, src);
+                self.children(node, src);
+            }
             "variable_assignment" => self.assignment(node, src, None),
             "declaration_command" | "unset_command" => self.declaration(node, src),
             "test_command" => {
@@ -266,6 +296,14 @@ impl Walker<'_> {
     pub(super) fn link_pipeline(&mut self, ranges: Vec<Range<usize>>) {
         for (i, range) in ranges.iter().enumerate().skip(1) {
             for idx in range.clone() {
+                if let Some(plan) = self.segs[idx].xargs.clone() {
+                    let fed: Vec<String> = ranges[..i]
+                        .iter()
+                        .flat_map(|r| r.clone())
+                        .filter_map(|u| self.segs[u].feeds.clone())
+                        .collect();
+                    self.rejudge_xargs(idx, &plan, &fed);
+                }
                 if !self.segs[idx].stdin_code {
                     continue;
                 }
@@ -294,6 +332,7 @@ impl Walker<'_> {
 
     fn command(&mut self, node: Node<'_>, src: &[u8]) {
         let start = self.segs.len();
+        let hits = self.protected_redirects;
         let mut floor: Vec<(BashRisk, String)> = Vec::new();
         let mut words: Vec<Word> = Vec::new();
         let mut cursor = node.walk();
@@ -342,11 +381,13 @@ impl Walker<'_> {
             for (risk, reason) in floor {
                 j.raise(risk, &reason);
             }
+            j.protected_write |= self.protected_redirects > hits;
             self.push_judged(cmd_text, j);
             return;
         }
-        let words = expand_name_braces(words::split_ifs(words));
+        let words = expand_braces(words::split_ifs(self.known_vars(words)));
         let mut j = command::judge(self, &words);
+        j.invocation = Some(invocation(&words, j.argv.as_deref()));
         if words.iter().any(|w| w.has_subst) {
             j.raise(
                 BashRisk::Warn,
@@ -364,8 +405,33 @@ impl Walker<'_> {
         for (risk, reason) in floor {
             j.raise(risk, &reason);
         }
-        self.push_judged(cmd_text, j);
+        j.protected_write |= self.protected_redirects > hits;
+        let idx = self.push_judged(cmd_text, j);
+        if let Some(h) = self.herestring.take() {
+            self.run_input(&[idx], &h);
+        }
     }
+}
+
+/// Bash brace-expands every unquoted word before the program sees it:
+/// `{rm,-rf,/}` becomes three words, `sort {-,}-output=x` gets an option.
+fn expand_braces(words: Vec<Word>) -> Vec<Word> {
+    let words = expand_name_braces(words);
+    let mut out = Vec::with_capacity(words.len());
+    for (k, w) in words.into_iter().enumerate() {
+        if k == 0 || !w.brace || w.dynamic || !w.text.contains(',') {
+            out.push(w);
+            continue;
+        }
+        for alt in patterns::expand_braces(&w.text, 64) {
+            out.push(Word {
+                text: alt,
+                brace: false,
+                ..w.clone()
+            });
+        }
+    }
+    out
 }
 
 /// `{rm,-rf,/}` as a program name is brace-expanded by bash into words.
@@ -382,6 +448,37 @@ fn expand_name_braces(mut words: Vec<Word>) -> Vec<Word> {
         .collect();
     words.splice(0..1, expanded);
     words
+}
+
+/// `"/usr/bin/git"  push` → `git push`: the program normalised, words
+/// unquoted and single-spaced. Empty when a word is decided at run time: an
+/// allow rule must not match a guess.
+/// The program behind wrappers (`sudo /usr/bin/git push`) is normalised too
+/// when `argv`, the command that runs, ends the line.
+fn invocation(words: &[Word], argv: Option<&[String]>) -> String {
+    let mut out = String::new();
+    if words.iter().any(|w| w.dynamic) {
+        return out;
+    }
+    let inner = argv.and_then(|a| {
+        let start = words.len().checked_sub(a.len())?;
+        let tail_matches = words[start + 1..]
+            .iter()
+            .zip(&a[1..])
+            .all(|(w, t)| &w.text == t);
+        tail_matches.then_some(start)
+    });
+    for (k, w) in words.iter().enumerate() {
+        if k > 0 {
+            out.push(' ');
+        }
+        if k == 0 || Some(k) == inner {
+            out.push_str(&command::normalize_program(&w.text).0);
+        } else {
+            out.push_str(&w.text);
+        }
+    }
+    out
 }
 
 /// Raises a segment's risk and records why.

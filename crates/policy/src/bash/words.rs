@@ -28,6 +28,9 @@ pub(crate) struct Word {
     pub has_subst: bool,
     /// Contains an unquoted glob character (`*`, `?`, `[`).
     pub glob: bool,
+    /// Contains an unquoted `{` or `}`, so bash may brace-expand it into
+    /// several words (`{-,}-output=x`).
+    pub brace: bool,
 }
 
 impl Word {
@@ -76,6 +79,7 @@ fn eval_into(node: Node<'_>, src: &[u8], w: &mut Word, quoted: bool, nest: usize
             if !quoted && raw.contains(['*', '?', '[']) {
                 w.glob |= has_unescaped_glob(raw);
             }
+            w.brace |= !quoted && raw.contains(['{', '}']);
             w.text.push_str(&unescape_unquoted(raw));
         }
         "raw_string" => {
@@ -162,6 +166,7 @@ fn eval_into(node: Node<'_>, src: &[u8], w: &mut Word, quoted: bool, nest: usize
             }
         }
         "brace_expression" | "word" | "extglob_pattern" | "regex" | "test_operator" => {
+            w.brace |= !quoted && raw.contains(['{', '}']);
             w.text.push_str(raw)
         }
         _ => {
@@ -384,6 +389,7 @@ pub(crate) fn join(prev: &mut Word, next: Word) {
     prev.guessable &= next.guessable;
     prev.has_subst |= next.has_subst;
     prev.glob |= next.glob;
+    prev.brace |= next.brace;
 }
 
 /// Splits words that hold an `$IFS` guess into separate words, as bash's word

@@ -3,24 +3,25 @@
 //! Owns the option grammar of `sudo`, `doas`, `env`, `nice`, `ionice`,
 //! `timeout`, `nohup`, `time`, `command`, `builtin`, `exec`, `stdbuf`,
 //! `setsid`, `xargs`, `watch`, `su`, `busybox` and `find -exec`, so the
-//! command they run is judged as if typed directly. It does not judge plain
-//! programs (that is `rules`).
+//! command they run is judged as if typed directly. Launchers that set up
+//! a process (architecture, scheduling, limits, namespaces, locks) are in
+//! `launchers`. It does not judge plain programs (that is `rules`).
 
-use super::command::{self, Judge, judge_at};
+use super::command::{self, Judge, XargsPlan, judge_at};
 use super::defs::is_dangerous_var;
 use super::walk::Walker;
 use super::words::Word;
-use super::{BashRisk, block, find};
+use super::{BashRisk, block, find, launchers};
 
 /// Short options that take an argument, long ones that take one when not
 /// written `--opt=value`, and whether `-10` style numbers are options.
-struct Opts {
-    with_arg: &'static str,
-    long_with_arg: &'static [&'static str],
-    numeric: bool,
+pub(super) struct Opts {
+    pub with_arg: &'static str,
+    pub long_with_arg: &'static [&'static str],
+    pub numeric: bool,
 }
 
-const NO_OPTS: Opts = Opts {
+pub(super) const NO_OPTS: Opts = Opts {
     with_arg: "",
     long_with_arg: &[],
     numeric: false,
@@ -150,19 +151,39 @@ pub(crate) fn unwrap(w: &mut Walker<'_>, prog: &str, args: &[Word], depth: usize
         }
         "xargs" => xargs(w, args, d),
         "watch" => watch(w, args, d),
+        // `runuser -u USER [--] CMD …` runs CMD directly (no shell).
+        "runuser"
+            if args
+                .iter()
+                .any(|a| a.text == "-u" || a.text.starts_with("--user")) =>
+        {
+            let o = Opts {
+                with_arg: "ugGw",
+                long_with_arg: &[
+                    "--user",
+                    "--group",
+                    "--supp-group",
+                    "--whitelist-environment",
+                ],
+                numeric: false,
+            };
+            let mut j = inner(w, prog, args, &o, d, "runuser without a command");
+            j.raise(BashRisk::Warn, "runuser runs the command as another user");
+            j
+        }
         "su" | "runuser" => su(w, prog, args),
         "busybox" => match args.first() {
             Some(a) if !a.text.starts_with('-') => judge_at(w, args, d),
             _ => Judge::safe(Some(prog), "busybox lists its applets"),
         },
         "find" => find::find(w, args, d),
-        _ => return None,
+        _ => return launchers::unwrap(w, prog, args, d),
     };
     Some(j)
 }
 
 /// Returns the index of the first operand after the options.
-fn skip_options(args: &[Word], o: &Opts) -> usize {
+pub(super) fn skip_options(args: &[Word], o: &Opts) -> usize {
     let mut i = 0;
     while let Some(a) = args.get(i) {
         let t = a.text.as_str();
@@ -378,6 +399,10 @@ fn xargs(w: &mut Walker<'_>, args: &[Word], depth: usize) -> Judge {
         j.risk,
         &format!("xargs runs {prog} with arguments read from its input"),
     );
+    j.xargs = Some(XargsPlan {
+        command: rest.to_vec(),
+        replace: replace_string(&args[..i]),
+    });
     if j.risk == BashRisk::Safe && !XARGS_SAFE.contains(&prog.as_str()) {
         j.raise(
             BashRisk::Warn,
@@ -387,6 +412,30 @@ fn xargs(w: &mut Walker<'_>, args: &[Word], depth: usize) -> Judge {
         );
     }
     j
+}
+
+/// The `-I R` / `-iR` / `--replace[=R]` string of xargs (`{}` by default).
+fn replace_string(opts: &[Word]) -> Option<String> {
+    for (k, a) in opts.iter().enumerate() {
+        let t = a.text.as_str();
+        if t == "-I" {
+            return opts.get(k + 1).map(|r| r.text.clone());
+        }
+        if let Some(r) = t.strip_prefix("-I").or_else(|| t.strip_prefix("-i")) {
+            return Some(if r.is_empty() {
+                "{}".to_string()
+            } else {
+                r.to_string()
+            });
+        }
+        if t == "--replace" {
+            return Some("{}".to_string());
+        }
+        if let Some(r) = t.strip_prefix("--replace=") {
+            return Some(r.to_string());
+        }
+    }
+    None
 }
 
 fn watch(w: &mut Walker<'_>, args: &[Word], depth: usize) -> Judge {

@@ -123,16 +123,26 @@ pub fn decide(ctx: &GateContext<'_>, call: &CallFacts<'_>) -> Decision {
                 .iter()
                 .any(|d| Path::new(p).starts_with(d))
     };
-    if call.mutates && call.paths.iter().any(protected) {
-        let path = call
-            .paths
+    // The same protection for file tools (by path) and for bash (the
+    // classifier marks commands that write into `.git/`/`.atto/` or make git
+    // run a program): no mode and no allow grant skips the question.
+    let protected_target = if call.mutates {
+        call.paths
             .iter()
             .find(|p| protected(p))
             .cloned()
-            .unwrap_or_default();
+            .or_else(|| {
+                call.bash
+                    .filter(|v| v.protected_write)
+                    .map(protected_segment)
+            })
+    } else {
+        None
+    };
+    if let Some(target) = protected_target {
         let d = decision(
             Action::Ask,
-            format!("writes to {path}: repository internals and atto's own files always ask"),
+            format!("writes to {target}: repository internals and atto's own files always ask"),
             false,
         );
         return never_asks(ctx, d);
@@ -176,6 +186,15 @@ fn matching_grant<'g>(grants: &'g [Grant], call: &CallFacts<'_>) -> Option<(usiz
             Action::Ask => 1,
             Action::Allow => 0,
         })
+}
+
+/// The first segment of `v` that is a protected write, for the decision line.
+fn protected_segment(v: &Verdict) -> String {
+    v.segments
+        .iter()
+        .find(|s| s.protected_write)
+        .map(|s| format!("`{}`", s.text))
+        .unwrap_or_default()
 }
 
 fn is_protected(path: &str) -> bool {

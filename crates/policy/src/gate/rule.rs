@@ -2,7 +2,9 @@
 //! `edit_file(src/**)`, `mcp_github_*`.
 //!
 //! The tool part is a wildcard over tool names. The pattern is matched against each
-//! executed command segment for `bash` (fnmatch, `*` spans anything) and against each
+//! executed command segment for `bash` (fnmatch, `*` spans anything) — as written and
+//! in its normalised form (program path dropped, words unquoted and single-spaced; for
+//! ask and deny rules also with wrappers such as `sudo`/`env` dropped) — and against each
 //! target path, workspace-relative, for file tools (`**` spans directories). An allow
 //! rule must cover every segment and every path of a call — so a prefix grant never
 //! approves a chained command it does not fully cover — while an ask or deny rule
@@ -142,7 +144,17 @@ impl Rule {
                 verdict
                     .segments
                     .iter()
-                    .map(|s| pattern.command.is_match(s.text.trim()))
+                    .map(|s| {
+                        // Normalised spellings (`"git"  push`, `/usr/bin/git push`)
+                        // match like the plain one. Only ask and deny rules look
+                        // past wrappers (`sudo git push`): an allow grant for
+                        // `git push*` must not approve `sudo git push`.
+                        let inner = (!every).then_some(s.command.as_str());
+                        [Some(s.text.trim()), Some(s.invocation.as_str()), inner]
+                            .into_iter()
+                            .flatten()
+                            .any(|form| !form.is_empty() && pattern.command.is_match(form))
+                    })
                     .collect(),
             );
         }

@@ -266,3 +266,128 @@ fn malformed_rules_are_clear_errors() {
     }
     assert!(Rule::parse("mcp_github_*").is_ok());
 }
+
+#[test]
+fn bash_writes_into_protected_directories_ask_in_every_mode() {
+    for command in [
+        "echo x > .git/hooks/pre-commit",
+        "cp hook.sh .git/hooks/pre-push",
+        "sed -i s/a/b/ .git/config",
+        "git config core.hooksPath hooks",
+        "git config --global core.pager 'sh -c x'",
+        "git -c core.fsmonitor=./x status",
+        "echo '[x]' >> .atto/config.toml",
+    ] {
+        for mode in [AutoSafe, Interactive, Yolo] {
+            let d = decide_bash(mode, command, &[]);
+            assert_eq!(d.action, Ask, "{mode:?} {command}: {}", d.decided_by);
+            assert!(d.decided_by.contains("always ask"), "{}", d.decided_by);
+        }
+        // An allow grant does not skip the question either.
+        let grants = [grant("bash(*)", Allow)];
+        assert_eq!(
+            decide_bash(AutoSafe, command, &grants).action,
+            Ask,
+            "{command}"
+        );
+    }
+}
+
+#[test]
+fn reading_protected_directories_is_not_a_protected_write() {
+    for command in [
+        "cat .git/config",
+        "ls .git/hooks",
+        "git config --get core.pager",
+    ] {
+        assert_eq!(
+            decide_bash(AutoSafe, command, &[]).action,
+            Allow,
+            "{command}"
+        );
+        assert_eq!(
+            decide_bash(Interactive, command, &[]).action,
+            Allow,
+            "{command}"
+        );
+    }
+    // An ordinary write stays auto-allowed in auto-safe.
+    assert_eq!(
+        decide_bash(AutoSafe, "echo x > notes.txt", &[]).action,
+        Allow
+    );
+    assert_eq!(
+        decide_bash(AutoSafe, "git config user.name me", &[]).action,
+        Allow
+    );
+}
+
+#[test]
+fn deny_rules_match_every_spelling_of_the_command() {
+    let grants = [grant("bash(git push --force*)", Deny)];
+    for command in [
+        "git push --force",
+        "git  push --force origin",
+        "git push  --force",
+        "\"git\" push --force",
+        "'git' 'push' \"--force\"",
+        "/usr/bin/git push --force",
+        "env git push --force",
+        "env GIT_TRACE=1 git push --force",
+        "command git push --force",
+        "sudo git push --force",
+        "ls && git push --force",
+        "bash -c 'git push --force'",
+    ] {
+        let d = decide_bash(Yolo, command, &grants);
+        assert_eq!(d.action, Deny, "{command}: {}", d.decided_by);
+    }
+    for command in [
+        "git push origin",
+        "git log --force",
+        "echo git push --force",
+    ] {
+        let d = decide_bash(Yolo, command, &grants);
+        assert_eq!(d.action, Allow, "{command}: {}", d.decided_by);
+    }
+}
+
+#[test]
+fn ask_rules_match_normalised_spellings() {
+    let grants = [grant("bash(npm publish*)", Ask)];
+    for command in [
+        "npm  publish",
+        "\"npm\" publish --tag x",
+        "sudo npm publish",
+    ] {
+        assert_eq!(decide_bash(Yolo, command, &grants).action, Ask, "{command}");
+    }
+}
+
+#[test]
+fn allow_grants_match_normalised_spellings_but_not_past_wrappers() {
+    let grants = [grant("bash(git push origin*)", Allow)];
+    for command in [
+        "git  push origin main",
+        "\"git\" push origin",
+        "/usr/bin/git push origin",
+    ] {
+        assert_eq!(
+            decide_bash(Interactive, command, &grants).action,
+            Allow,
+            "{command}"
+        );
+    }
+    for command in [
+        "sudo git push origin",
+        "env GIT_SSH_COMMAND=x git push origin",
+        "git push origin && rm -rf build",
+        "git push origin $(cat x)",
+    ] {
+        assert_eq!(
+            decide_bash(Interactive, command, &grants).action,
+            Ask,
+            "{command}"
+        );
+    }
+}
