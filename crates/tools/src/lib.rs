@@ -68,9 +68,14 @@ pub struct ToolOutput {
     pub changed_paths: Vec<String>,
     /// Whether the command ran under the OS sandbox; `None` for tools that run none.
     pub sandbox: Option<SandboxStatus>,
-    /// The sandbox denied a write outside the writable paths: core may offer the user an
-    /// unsandboxed re-run.
+    /// Always `false` from the built-in tools. It used to be read from the command's own
+    /// output, which the command controls; core now decides from `exit_code` and
+    /// `sandbox`. Kept so callers still build.
     pub sandbox_denied: bool,
+    /// How the command exited, as a shell reports it (`128 + n` when killed by signal
+    /// `n`); `None` for tools that run no command or when the status is unknown. Anything
+    /// but `Some(0)` is a failed command, even though the call itself succeeded.
+    pub exit_code: Option<i32>,
 }
 
 impl ToolOutput {

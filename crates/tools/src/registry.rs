@@ -35,7 +35,7 @@ impl ToolRegistry {
             Arc::new(WriteFileTool),
             Arc::new(EditFileTool),
             Arc::new(DeleteFileTool),
-            Arc::new(BashTool),
+            Arc::new(BashTool::default()),
         ];
         for tool in tools {
             registry.register(tool);
