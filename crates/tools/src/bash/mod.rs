@@ -1,9 +1,10 @@
 //! `bash`: run a shell command in the workspace and report its exit code and output.
 //!
 //! Owns process handling: its own process group (so a timeout or cancel kills every
-//! process the command started), secret-free environment, bounded output capture.
-//! Applies the OS sandbox the context carries (`ToolContext::sandbox`) to the command's
-//! process and records whether it ran sandboxed and how it exited (`ToolOutput::exit_code`).
+//! process the command started), an environment of allowlisted variables only (`env`),
+//! bounded output capture. Applies the OS sandbox the context carries
+//! (`ToolContext::sandbox`) to the command's process and records whether it ran
+//! sandboxed and how it exited (`ToolOutput::exit_code`).
 //! Deliberately does not judge whether a command is safe (`atto-policy` classifies
 //! commands before this runs), nor decide whether to sandbox (core does), nor read the
 //! command's output for what the sandbox did: the command controls its output, so a

@@ -42,16 +42,8 @@ pub fn preview_patch(
     input: &str,
     mut read: impl FnMut(&str) -> Result<Option<String>, ToolError>,
 ) -> Result<PatchPlan, ToolError> {
-    let ops = parse_patch(input).map_err(malformed)?;
+    let ops = parse_patch(input)?;
     plan(&ops, &mut read)
-}
-
-/// The error for a patch that does not parse.
-pub(crate) fn malformed(reason: String) -> ToolError {
-    ToolError::PatchFailed {
-        reason: format!("the patch is malformed: {reason}"),
-        stale_file: None,
-    }
 }
 
 fn failed(reason: String) -> ToolError {

@@ -81,7 +81,7 @@ impl Tool for ApplyPatchTool {
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let args: Args = parse_args(args)?;
-            let ops = parse_patch(&args.input).map_err(apply::malformed)?;
+            let ops = parse_patch(&args.input)?;
             // Every path is checked at the boundary before anything is read.
             let mut abs_of: HashMap<String, PathBuf> = HashMap::new();
             let ops = ops

@@ -69,6 +69,8 @@ pub struct PatchChunk {
     pub end_of_file: bool,
 }
 
+use crate::ToolError;
+
 const BEGIN: &str = "*** Begin Patch";
 const END: &str = "*** End Patch";
 const ADD: &str = "*** Add File:";
@@ -77,9 +79,16 @@ const UPDATE: &str = "*** Update File:";
 const MOVE: &str = "*** Move to:";
 const END_OF_FILE: &str = "*** End of File";
 
-/// Parses a patch into its file operations, in order. The error says which line is
-/// wrong and how, for the model.
-pub fn parse_patch(input: &str) -> Result<Vec<PatchOp>, String> {
+/// Parses a patch into its file operations, in order, without touching the disk. The
+/// error (`ToolError::PatchFailed`) says which line is wrong and how, for the model.
+pub fn parse_patch(input: &str) -> Result<Vec<PatchOp>, ToolError> {
+    parse(input).map_err(|reason| ToolError::PatchFailed {
+        reason: format!("the patch is malformed: {reason}"),
+        stale_file: None,
+    })
+}
+
+fn parse(input: &str) -> Result<Vec<PatchOp>, String> {
     let all: Vec<&str> = input.trim().lines().collect();
     let body = envelope(&all)?;
     let mut ops = Vec::new();
@@ -143,7 +152,7 @@ pub fn parse_patch(input: &str) -> Result<Vec<PatchOp>, String> {
 
 /// Every path a patch touches (moves count both ends), in order, each once: what plan
 /// mode needs to queue a patch without applying it.
-pub fn patch_paths(input: &str) -> Result<Vec<String>, String> {
+pub fn patch_paths(input: &str) -> Result<Vec<String>, ToolError> {
     let mut paths: Vec<String> = Vec::new();
     for op in parse_patch(input)? {
         for path in op.paths() {
@@ -380,7 +389,7 @@ mod tests {
             ),
         ];
         for (patch, want) in cases {
-            let e = parse_patch(patch).unwrap_err();
+            let e = parse_patch(patch).unwrap_err().to_string();
             assert!(e.contains(want), "{patch:?}: {e}");
         }
     }
