@@ -74,6 +74,16 @@ pub enum ToolError {
         /// What did not match, with candidate lines when there are any.
         reason: String,
     },
+    /// A patch could not be applied; no file was changed (what was written before the
+    /// failure was restored).
+    #[error("apply_patch: nothing was changed: {reason}")]
+    PatchFailed {
+        /// What went wrong, naming the file and the chunk.
+        reason: String,
+        /// The workspace-relative file whose text did not match a chunk: the model's idea
+        /// of it is out of date.
+        stale_file: Option<String>,
+    },
     /// The operating system refused a file operation.
     #[error("could not {action} {path}: {source}")]
     Io {
@@ -140,6 +150,17 @@ impl ToolError {
                 ),
                 vec!["read_file", "edit_file", "write_file"],
             ),
+            Self::PatchFailed {
+                stale_file: Some(path),
+                ..
+            } => (
+                format!(
+                    "Read {path} again with read_file, then send the patch again with its ` ` \
+                     and `-` lines copied exactly from the current text (and an `@@` line \
+                     naming a line above each change when the lines occur more than once)."
+                ),
+                vec!["read_file", "apply_patch"],
+            ),
             Self::NotFound { path, suggestions }
                 if matches!(tool, "read_file" | "edit_file" | "delete_file") =>
             {
@@ -157,6 +178,7 @@ impl ToolError {
                 )
             }
             Self::EditFailed { .. }
+            | Self::PatchFailed { .. }
             | Self::NotFound { .. }
             | Self::InvalidArguments(_)
             | Self::OutsideWorkspace { .. }

@@ -1,4 +1,5 @@
-//! The `Tool` trait and atto's built-in tools: file reading and editing, search, bash.
+//! The `Tool` trait and atto's built-in tools: file reading and editing (including the
+//! `apply_patch` envelope), search, bash.
 //!
 //! Owns: what a tool is (`Tool`), what it gets (`ToolContext`), what it returns
 //! (`ToolOutput`, `ToolError`), the registry of built-in tools, and the workspace path
@@ -12,6 +13,7 @@
 mod bash;
 mod error;
 mod fs_tools;
+mod patch;
 pub mod paths;
 mod registry;
 mod search;
@@ -27,7 +29,11 @@ pub use atto_sandbox::{Sandbox, SandboxStatus};
 pub use bash::BashTool;
 pub use error::{Fallback, ToolError};
 pub use fs_tools::{DeleteFileTool, EditFileTool, ReadFileTool, WriteFileTool, preview_edit};
-pub use registry::ToolRegistry;
+pub use patch::{
+    ApplyPatchTool, FileChange, PatchChunk, PatchOp, PatchPlan, offers_apply_patch, parse_patch,
+    patch_paths, preview_patch,
+};
+pub use registry::{BuiltinOptions, ToolRegistry};
 pub use search::{GlobTool, GrepTool, ListFilesTool};
 
 /// A boxed, sendable future, as returned by [`Tool::run`].
@@ -68,8 +74,9 @@ pub struct ToolOutput {
     pub changed_paths: Vec<String>,
     /// Whether the command ran under the OS sandbox; `None` for tools that run none.
     pub sandbox: Option<SandboxStatus>,
-    /// How the command exited (signals as 128 + signal); `None` for tools that run none,
-    /// or when it could not be told.
+    /// How the command exited, as a shell reports it (`128 + n` when killed by signal
+    /// `n`); `None` for tools that run no command or when the status is unknown. Anything
+    /// but `Some(0)` is a failed command, even though the call itself succeeded.
     pub exit_code: Option<i32>,
 }
 

@@ -7,9 +7,20 @@ use std::sync::Arc;
 use atto_protocol::ToolSpec;
 
 use crate::{
-    BashTool, DeleteFileTool, EditFileTool, GlobTool, GrepTool, ListFilesTool, ReadFileTool, Tool,
-    WriteFileTool,
+    ApplyPatchTool, BashTool, DeleteFileTool, EditFileTool, GlobTool, GrepTool, ListFilesTool,
+    ReadFileTool, Tool, WriteFileTool,
 };
+
+/// What the built-in registry offers beyond the defaults.
+#[derive(Debug, Clone, Default)]
+pub struct BuiltinOptions {
+    /// Offer `apply_patch` (after `edit_file`): for models trained on it, see
+    /// [`crate::offers_apply_patch`].
+    pub apply_patch: bool,
+    /// Inherited environment variables bash commands see on top of the built-in
+    /// allowlist, by exact name (the user's `pass_env` setting).
+    pub pass_env: Vec<String>,
+}
 
 /// Tools by name, in registration order.
 #[derive(Clone, Default)]
@@ -24,19 +35,28 @@ impl std::fmt::Debug for ToolRegistry {
 }
 
 impl ToolRegistry {
-    /// Every built-in tool: reads and searches first, then writes, then bash.
+    /// The default built-in tools: reads and searches first, then writes, then bash.
+    /// `apply_patch` is not among them; see [`Self::builtin_with`].
     pub fn builtin() -> Self {
+        Self::builtin_with(&BuiltinOptions::default())
+    }
+
+    /// The built-in tools as `options` shape them.
+    pub fn builtin_with(options: &BuiltinOptions) -> Self {
         let mut registry = Self::empty();
-        let tools: [Arc<dyn Tool>; 8] = [
+        let mut tools: Vec<Arc<dyn Tool>> = vec![
             Arc::new(ReadFileTool),
             Arc::new(ListFilesTool),
             Arc::new(GlobTool),
             Arc::new(GrepTool),
             Arc::new(WriteFileTool),
             Arc::new(EditFileTool),
-            Arc::new(DeleteFileTool),
-            Arc::new(BashTool),
         ];
+        if options.apply_patch {
+            tools.push(Arc::new(ApplyPatchTool));
+        }
+        tools.push(Arc::new(DeleteFileTool));
+        tools.push(Arc::new(BashTool::with_env(options.pass_env.clone())));
         for tool in tools {
             registry.register(tool);
         }

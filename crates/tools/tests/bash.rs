@@ -47,6 +47,24 @@ fn assert_all_dead(ws: &Ws, files: &[&str]) {
 }
 
 #[tokio::test]
+async fn the_exit_status_is_in_the_output_structure() {
+    let ws = Ws::new();
+    let cases = [
+        ("true", Some(0)),
+        ("exit 3", Some(3)),
+        ("atto-no-such-command-xyz", Some(127)),
+        ("kill -9 $$", Some(137)),
+    ];
+    for (command, code) in cases {
+        let out = ws
+            .call("bash", json!({ "command": command }))
+            .await
+            .unwrap();
+        assert_eq!(out.exit_code, code, "{command}: {}", out.content);
+    }
+}
+
+#[tokio::test]
 async fn reports_exit_code_and_interleaved_output() {
     let ws = Ws::new();
     let out = ws

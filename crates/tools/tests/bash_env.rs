@@ -1,4 +1,4 @@
-//! bash strips secret-looking variables from the inherited environment.
+//! bash passes commands only an allowlist of inherited variables, plus the ones named.
 //!
 //! Its own test binary with a single test: setting process environment variables is
 //! only sound while no other thread reads them.
@@ -8,11 +8,12 @@
 
 mod common;
 
+use atto_tools::{BashTool, Tool};
 use common::Ws;
 use serde_json::json;
 
 #[test]
-fn secret_variables_are_not_inherited() {
+fn commands_see_only_the_allowlist_and_named_variables() {
     // SAFETY: this binary runs only this test, and no other thread exists yet: the
     // runtime is built below.
     #[allow(
@@ -21,9 +22,12 @@ fn secret_variables_are_not_inherited() {
     )]
     unsafe {
         std::env::set_var("FOO_API_KEY", "sk-123");
-        std::env::set_var("my_token", "t");
-        std::env::set_var("AWS_REGION", "eu");
-        std::env::set_var("ATTO_TEST_PLAIN", "visible");
+        std::env::set_var("NPM_AUTH", "a");
+        std::env::set_var("DATABASE_URL", "postgres://u:p@h/db");
+        std::env::set_var("SSH_AUTH_SOCK", "/tmp/agent.sock");
+        std::env::set_var("BASH_ENV", "/tmp/evil.sh");
+        std::env::set_var("ATTO_TEST_PLAIN", "named");
+        std::env::set_var("LC_ATTO_TEST", "c");
         std::env::remove_var("TERM");
     }
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -31,12 +35,22 @@ fn secret_variables_are_not_inherited() {
         .build()
         .unwrap();
     let ws = Ws::new();
-    let out = rt.block_on(ws.ok(
-        "bash",
-        json!({"command": "echo \"[${FOO_API_KEY-unset}] [${my_token-unset}] [${AWS_REGION-unset}] [$ATTO_TEST_PLAIN] [$TERM] [${PATH:+path}]\""}),
-    ));
+    let command = "echo \"[${FOO_API_KEY-unset}] [${NPM_AUTH-unset}] [${DATABASE_URL-unset}] \
+                   [${SSH_AUTH_SOCK-unset}] [${BASH_ENV-unset}] [${ATTO_TEST_PLAIN-unset}] \
+                   [$LC_ATTO_TEST] [$TERM] [$PAGER] [${PATH:+path}]\"";
+    let out = rt.block_on(ws.ok("bash", json!({ "command": command })));
     assert_eq!(
         out,
-        "exit code: 0\n[unset] [unset] [unset] [visible] [dumb] [path]\n"
+        "exit code: 0\n[unset] [unset] [unset] [unset] [unset] [unset] [c] [dumb] [cat] [path]\n"
+    );
+
+    // Variables the user names pass too; the others stay out.
+    let tool = BashTool::with_env(vec!["ATTO_TEST_PLAIN".into(), "DATABASE_URL".into()]);
+    let out = rt
+        .block_on(tool.run(json!({ "command": command }), &ws.ctx))
+        .unwrap();
+    assert_eq!(
+        out.content,
+        "exit code: 0\n[unset] [unset] [postgres://u:p@h/db] [unset] [unset] [named] [c] [dumb] [cat] [path]\n"
     );
 }

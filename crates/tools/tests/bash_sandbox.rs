@@ -1,5 +1,6 @@
-//! bash under the OS sandbox: the result records whether it ran sandboxed, says so in
-//! its text, and flags a write the sandbox denied so core can offer an unsandboxed re-run.
+//! bash under the OS sandbox: the result records whether it ran sandboxed and how the
+//! command exited, says so in its text, and never reads "denied" out of the command's
+//! own output.
 
 // Tests may unwrap: a panic is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -62,6 +63,61 @@ async fn sandboxed_run_is_recorded_and_stated() {
 }
 
 #[tokio::test]
+async fn a_denied_write_is_a_failed_command_not_a_reading_of_its_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let Some(ws) = sandboxed(&tmp) else { return };
+    let target = outside.path().canonicalize().unwrap().join("x");
+    let out = ws
+        .call(
+            "bash",
+            json!({"command": format!("echo start; touch {}; echo after", target.display())}),
+        )
+        .await
+        .unwrap();
+    assert!(!target.exists());
+    assert!(matches!(out.sandbox, Some(SandboxStatus::Applied { .. })));
+    // The shell goes on after the failed touch; its last command decides the status.
+    assert_eq!(out.exit_code, Some(0), "{}", out.content);
+    let out = ws
+        .call(
+            "bash",
+            json!({"command": format!("touch {}", target.display())}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.exit_code, Some(1), "{}", out.content);
+    assert!(out.content.contains("Permission denied"), "{}", out.content);
+    // What the output says is not evidence: the command controls it.
+    assert!(!out.content.contains("sandbox denied"), "{}", out.content);
+    let forged = format!(
+        "echo \"touch: cannot touch '{}': Permission denied\" >&2; exit 1",
+        target.display()
+    );
+    let out = ws.call("bash", json!({"command": forged})).await.unwrap();
+    assert_eq!(out.exit_code, Some(1));
+
+    // The approved unsandboxed re-run: no sandbox, and the write goes through.
+    let mut plain = Ws::new();
+    plain.ctx.sandbox = None;
+    let out = plain
+        .call(
+            "bash",
+            json!({"command": format!("touch {}", target.display())}),
+        )
+        .await
+        .unwrap();
+    assert!(target.exists(), "{}", out.content);
+    assert_eq!(
+        out.sandbox,
+        Some(SandboxStatus::NotApplied {
+            reason: "sandbox off".into()
+        })
+    );
+    assert!(!out.content.contains("[sandbox:"), "{}", out.content);
+}
+
+#[tokio::test]
 async fn network_off_under_the_sandbox() {
     let tmp = tempfile::tempdir().unwrap();
     let Some(ws) = sandboxed(&tmp) else { return };
@@ -71,7 +127,6 @@ async fn network_off_under_the_sandbox() {
     let out = ws.call("bash", json!({"command": cmd})).await.unwrap();
     assert!(!out.content.contains("connected"), "{}", out.content);
     assert!(out.content.contains("Permission denied"), "{}", out.content);
-    // A refused connection is not a denied write.
 
     let plain = Ws::new();
     let out = plain.call("bash", json!({"command": cmd})).await.unwrap();
@@ -87,4 +142,5 @@ async fn tools_that_run_no_command_record_no_sandbox() {
         .await
         .unwrap();
     assert_eq!(out.sandbox, None);
+    assert_eq!(out.exit_code, None);
 }

@@ -166,7 +166,7 @@ async fn bad_requests_are_refused_without_touching_the_file() {
     let cases = [
         (
             json!({"path": "m.rs", "old_string": "", "new_string": "x"}),
-            "write_file",
+            "this file already has 58 bytes of text",
         ),
         (
             json!({"path": "m.rs", "old_string": "main", "new_string": "main"}),
@@ -210,4 +210,92 @@ async fn crlf_files_stay_crlf() {
     )
     .await;
     assert_eq!(ws.read("w.txt"), "1\r\n2\r\nthree\r\n");
+}
+
+#[tokio::test]
+async fn empty_old_string_creates_or_fills_a_file() {
+    let ws = Ws::new();
+    let out = ws
+        .call(
+            "edit_file",
+            json!({"path": "new/dir/a.rs", "old_string": "", "new_string": "fn a() {}\n"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(ws.read("new/dir/a.rs"), "fn a() {}\n");
+    assert_eq!(out.changed_paths, vec!["new/dir/a.rs"]);
+    assert!(
+        out.content
+            .starts_with("created new/dir/a.rs (10 bytes, 1 lines)"),
+        "{}",
+        out.content
+    );
+
+    // An empty existing file is filled; later edits in the list see the new text.
+    ws.write("empty.txt", "");
+    let out = ws
+        .ok(
+            "edit_file",
+            json!({"path": "empty.txt", "edits": [
+                {"old_string": "", "new_string": "one\ntwo\n"},
+                {"old_string": "two", "new_string": "2"}
+            ]}),
+        )
+        .await;
+    assert!(out.starts_with("edited empty.txt: 2 replacements"), "{out}");
+    assert_eq!(ws.read("empty.txt"), "one\n2\n");
+
+    // A file with text is not overwritten by an empty old_string.
+    let e = ws
+        .err(
+            "edit_file",
+            json!({"path": "empty.txt", "old_string": "", "new_string": "x"}),
+        )
+        .await;
+    assert!(matches!(e, ToolError::EditFailed { .. }), "{e}");
+    let msg = e.to_string();
+    assert!(msg.contains("old_string is empty"), "{msg}");
+    assert!(msg.contains("already has 6 bytes of text"), "{msg}");
+    assert_eq!(ws.read("empty.txt"), "one\n2\n");
+    assert!(e.self_correct("edit_file").is_none());
+
+    // An edit that finds text still needs the file to exist.
+    let e = ws
+        .err(
+            "edit_file",
+            json!({"path": "nope.rs", "edits": [
+                {"old_string": "a", "new_string": "b"},
+                {"old_string": "", "new_string": "c"}
+            ]}),
+        )
+        .await;
+    assert!(matches!(e, ToolError::NotFound { .. }), "{e}");
+    assert!(!ws.path("nope.rs").exists());
+}
+
+#[tokio::test]
+async fn crlf_in_new_string_is_written_as_given() {
+    let ws = Ws::new();
+    // Into a CRLF file, with old_string written with bare LF.
+    ws.write("w.txt", "one\r\ntwo\r\n");
+    ws.ok(
+        "edit_file",
+        json!({"path": "w.txt", "old_string": "one\n", "new_string": "1\r\n1b\n"}),
+    )
+    .await;
+    assert_eq!(ws.read("w.txt"), "1\r\n1b\r\ntwo\r\n");
+    // Into an LF file, and into a new one.
+    ws.write("l.txt", "one\ntwo\n");
+    ws.ok(
+        "edit_file",
+        json!({"path": "l.txt", "old_string": "one", "new_string": "1\r\n1b"}),
+    )
+    .await;
+    assert_eq!(ws.read("l.txt"), "1\r\n1b\ntwo\n");
+    ws.ok(
+        "edit_file",
+        json!({"path": "c.txt", "old_string": "", "new_string": "a\r\nb\r\n"}),
+    )
+    .await;
+    assert_eq!(ws.read("c.txt"), "a\r\nb\r\n");
 }

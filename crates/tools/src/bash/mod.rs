@@ -1,11 +1,14 @@
 //! `bash`: run a shell command in the workspace and report its exit code and output.
 //!
 //! Owns process handling: its own process group (so a timeout or cancel kills every
-//! process the command started), secret-free environment, bounded output capture.
-//! Applies the OS sandbox the context carries (`ToolContext::sandbox`) to the command's
-//! process, records whether it ran sandboxed, and says when the sandbox denied a write.
+//! process the command started), an environment of allowlisted variables only (`env`),
+//! bounded output capture. Applies the OS sandbox the context carries
+//! (`ToolContext::sandbox`) to the command's process and records whether it ran
+//! sandboxed and how it exited (`ToolOutput::exit_code`).
 //! Deliberately does not judge whether a command is safe (`atto-policy` classifies
-//! commands before this runs) nor decide whether to sandbox (core does).
+//! commands before this runs), nor decide whether to sandbox (core does), nor read the
+//! command's output for what the sandbox did: the command controls its output, so a
+//! printed "Permission denied" proves nothing.
 
 mod capture;
 mod env;
@@ -36,8 +39,18 @@ const LINGER: Duration = Duration::from_millis(500);
 const REAP_WAIT: Duration = Duration::from_secs(5);
 
 /// Runs shell commands.
-#[derive(Debug, Default)]
-pub struct BashTool;
+#[derive(Debug, Clone, Default)]
+pub struct BashTool {
+    pass_env: Vec<String>,
+}
+
+impl BashTool {
+    /// A bash tool whose commands also see the inherited variables named in `pass_env`
+    /// (exact names), on top of the built-in allowlist of harmless ones.
+    pub fn with_env(pass_env: Vec<String>) -> Self {
+        Self { pass_env }
+    }
+}
 
 #[derive(Deserialize)]
 struct Args {
@@ -88,7 +101,7 @@ impl Tool for BashTool {
                 .timeout
                 .unwrap_or(DEFAULT_TIMEOUT_SECS)
                 .clamp(1, MAX_TIMEOUT_SECS);
-            run_command(&args.command, secs, ctx).await
+            run_command(&args.command, secs, &self.pass_env, ctx).await
         })
     }
 }
@@ -106,7 +119,12 @@ fn shell() -> &'static str {
     })
 }
 
-async fn run_command(command: &str, secs: u64, ctx: &ToolContext) -> Result<ToolOutput, ToolError> {
+async fn run_command(
+    command: &str,
+    secs: u64,
+    pass_env: &[String],
+    ctx: &ToolContext,
+) -> Result<ToolOutput, ToolError> {
     if ctx.cancel.is_cancelled() {
         return Err(ToolError::Cancelled);
     }
@@ -134,9 +152,14 @@ async fn run_command(command: &str, secs: u64, ctx: &ToolContext) -> Result<Tool
         .stderr(writer)
         .process_group(0)
         .kill_on_drop(true);
-    for (name, _) in std::env::vars_os() {
-        if env::is_secret(&name.to_string_lossy()) {
-            cmd.env_remove(&name);
+    // The command sees the allowlist, never the rest of atto's environment.
+    cmd.env_clear();
+    for (name, value) in std::env::vars_os() {
+        if name
+            .to_str()
+            .is_some_and(|name| env::passes(name, pass_env))
+        {
+            cmd.env(name, value);
         }
     }
     cmd.env("PAGER", "cat")
@@ -205,10 +228,7 @@ async fn run_command(command: &str, secs: u64, ctx: &ToolContext) -> Result<Tool
             },
         }
     }
-    let exit_code = match &status {
-        Some(Ok(s)) => s.code().or_else(|| s.signal().map(|sig| 128 + sig)),
-        _ => None,
-    };
+    let exit_code = exit_code(status.as_ref());
     let mut content = exit_line(status);
     content.push('\n');
     let rendered = captured.render();
@@ -230,6 +250,15 @@ async fn run_command(command: &str, secs: u64, ctx: &ToolContext) -> Result<Tool
         exit_code,
         ..ToolOutput::text(content)
     })
+}
+
+/// The exit status as a shell reports it (`128 + n` for death by signal `n`), or `None`
+/// when it is unknown.
+fn exit_code(status: Option<&std::io::Result<ExitStatus>>) -> Option<i32> {
+    let status = status?.as_ref().ok()?;
+    status
+        .code()
+        .or_else(|| status.signal().map(|sig| 128 + sig))
 }
 
 fn exit_line(status: Option<std::io::Result<ExitStatus>>) -> String {

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::matching;
-use super::{atomic_write, existing_file};
+use super::{atomic_write, existing_file, human_bytes};
 use crate::support::{blocking, lenient_bool, parse_args};
 use crate::{BoxFuture, Tool, ToolContext, ToolError, ToolOutput, paths};
 
@@ -85,7 +85,7 @@ impl Tool for EditFileTool {
             "type": "object",
             "properties": {
                 "path": {"type": "string", "description": "File path, relative to the workspace"},
-                "old_string": {"type": "string", "description": "Exact text to replace"},
+                "old_string": {"type": "string", "description": "Exact text to replace; empty creates a new (or fills an empty) file"},
                 "new_string": {"type": "string", "description": "Replacement text"},
                 "replace_all": {"type": "boolean", "description": "Replace every match (default false)"},
                 "edits": {
@@ -141,26 +141,31 @@ fn apply_edits(
     let mut replacements = 0;
     let mut notes = Vec::new();
     for (n, e) in edits.iter().enumerate() {
+        let failed = |reason: String| ToolError::EditFailed {
+            path: rel.to_owned(),
+            reason: if edits.len() > 1 {
+                format!(
+                    "edit {} of {} failed, so none were applied: {reason}",
+                    n + 1,
+                    edits.len()
+                )
+            } else {
+                reason
+            },
+        };
+        if e.old_string.is_empty() {
+            text = fill_empty(&text, &e.new_string).map_err(failed)?;
+            replacements += 1;
+            continue;
+        }
         // A model writes "\n"; a CRLF file needs "\r\n" to match and to stay consistent.
         let (old, new) = if crlf && !e.old_string.contains('\r') {
             (to_crlf(&e.old_string), to_crlf(&e.new_string))
         } else {
             (e.old_string.clone(), e.new_string.clone())
         };
-        let applied = matching::apply(&text, &old, &new, e.replace_all.unwrap_or(false)).map_err(
-            |reason| ToolError::EditFailed {
-                path: rel.to_owned(),
-                reason: if edits.len() > 1 {
-                    format!(
-                        "edit {} of {} failed, so none were applied: {reason}",
-                        n + 1,
-                        edits.len()
-                    )
-                } else {
-                    reason
-                },
-            },
-        )?;
+        let applied =
+            matching::apply(&text, &old, &new, e.replace_all.unwrap_or(false)).map_err(failed)?;
         if let Some((from, to)) = applied.fuzzy_lines {
             let which = if edits.len() > 1 {
                 format!("edit {}", n + 1)
@@ -177,9 +182,29 @@ fn apply_edits(
     Ok((text, replacements, notes))
 }
 
+/// The text an empty `old_string` makes: `new` written as given into a file that is
+/// empty (or does not exist yet). A file with text has no place for it.
+fn fill_empty(text: &str, new: &str) -> Result<String, String> {
+    if !text.is_empty() {
+        return Err(format!(
+            "old_string is empty, which only creates a file or fills an empty one, but this \
+             file already has {} of text. Put the exact text to replace in old_string, or use \
+             write_file to replace the whole file",
+            human_bytes(text.len() as u64)
+        ));
+    }
+    if new.is_empty() {
+        return Err(
+            "old_string and new_string are both empty; there is nothing to write".to_owned(),
+        );
+    }
+    Ok(new.to_owned())
+}
+
 /// What `edit_file` with these arguments would make of a file whose text is `original`,
 /// without touching the disk: plan mode uses it to show and check queued edits against a
-/// file as it will be. Errors are the ones `edit_file` would report.
+/// file as it will be. Errors are the ones `edit_file` would report. A file that does not
+/// exist yet is previewed as `original == ""`: an empty `old_string` creates it.
 pub fn preview_edit(original: &str, args: &serde_json::Value) -> Result<String, ToolError> {
     let (path, edits) = parse_args::<Args>(args.clone())?.into_edits()?;
     apply_edits(&path, original, &edits).map(|(text, _, _)| text)
@@ -187,7 +212,12 @@ pub fn preview_edit(original: &str, args: &serde_json::Value) -> Result<String, 
 
 fn edit(ws: &Path, abs: &Path, edits: &[Edit]) -> Result<ToolOutput, ToolError> {
     let rel = paths::relative(ws, abs);
-    let size = existing_file(ws, abs)?.len();
+    let creates = edits.first().is_some_and(|e| e.old_string.is_empty());
+    let size = match existing_file(ws, abs) {
+        Ok(meta) => meta.len(),
+        Err(ToolError::NotFound { .. }) if creates => return create(ws, abs, edits),
+        Err(e) => return Err(e),
+    };
     let bytes = std::fs::read(abs).map_err(|source| ToolError::Io {
         action: "read",
         path: rel.clone(),
@@ -223,8 +253,30 @@ fn edit(ws: &Path, abs: &Path, edits: &[Edit]) -> Result<ToolOutput, ToolError> 
     })
 }
 
+/// A file that does not exist yet, made by edits whose first has an empty `old_string`.
+fn create(ws: &Path, abs: &Path, edits: &[Edit]) -> Result<ToolOutput, ToolError> {
+    let rel = paths::relative(ws, abs);
+    let (text, _, notes) = apply_edits(&rel, "", edits)?;
+    atomic_write(ws, abs, text.as_bytes())?;
+    let mut out = format!(
+        "created {rel} ({}, {} lines)",
+        human_bytes(text.len() as u64),
+        text.lines().count()
+    );
+    for note in &notes {
+        out.push('\n');
+        out.push_str(note);
+    }
+    Ok(ToolOutput {
+        content: out,
+        changed_paths: vec![rel],
+        ..ToolOutput::default()
+    })
+}
+
+/// Bare `\n` line breaks as `\r\n`; breaks that already are `\r\n` stay as they are.
 fn to_crlf(s: &str) -> String {
-    s.replace('\n', "\r\n")
+    s.replace("\r\n", "\n").replace('\n', "\r\n")
 }
 
 /// A unified diff with two lines of context, capped at `MAX_DIFF_LINES`.

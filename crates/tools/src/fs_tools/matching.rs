@@ -33,9 +33,7 @@ pub(crate) fn apply(
     replace_all: bool,
 ) -> Result<Applied, String> {
     if old.is_empty() {
-        return Err(
-            "old_string is empty; to create or overwrite a whole file use write_file".into(),
-        );
+        return Err("old_string is empty; there is no text to find".into());
     }
     if old == new {
         return Err("old_string and new_string are identical; there is nothing to change".into());
@@ -66,19 +64,25 @@ pub(crate) fn apply(
 /// The whitespace-tolerant fallback: lines compared with whitespace runs collapsed and
 /// ends trimmed; applied only when exactly one window of lines matches.
 fn fuzzy(text: &str, old: &str, new: &str, replace_all: bool) -> Result<Applied, String> {
+    let lines = Lines::new(text);
+    let norm: Vec<String> = lines.iter().map(normalize).collect();
+    let as_given = windows(&norm, &normalized_lines(old));
+    // Blank lines leading old_string are first read as blank lines of the file. When the
+    // file has none there, they are the line break that ends the line before (as in an
+    // exact match), so when new_string starts with the same break, both drop it and the
+    // file keeps its own: the edit neither adds nor removes a newline.
+    let (old, new, matches) = match shared_leading_blank_lines(old, new) {
+        Some((old_rest, new_rest)) if as_given.is_empty() => (
+            old_rest,
+            new_rest,
+            windows(&norm, &normalized_lines(old_rest)),
+        ),
+        _ => (old, new, as_given),
+    };
     let had_newline = old.ends_with('\n');
     let old_body = strip_newline(old);
-    let old_lines: Vec<String> = old_body.split('\n').map(normalize).collect();
-    let lines = Lines::new(text);
+    let old_lines = normalized_lines(old);
     let k = old_lines.len();
-    let matches: Vec<usize> = if old_lines.iter().all(String::is_empty) || k > lines.len() {
-        Vec::new()
-    } else {
-        let norm: Vec<String> = lines.iter().map(normalize).collect();
-        (0..=norm.len() - k)
-            .filter(|&i| norm[i..i + k] == old_lines[..])
-            .collect()
-    };
     match matches[..] {
         [] => Err(not_found(&lines, &old_lines)),
         [i] => {
@@ -114,6 +118,39 @@ fn fuzzy(text: &str, old: &str, new: &str, replace_all: bool) -> Result<Applied,
             ))
         }
     }
+}
+
+/// `old`'s lines (without a final line break), whitespace-normalized.
+fn normalized_lines(old: &str) -> Vec<String> {
+    strip_newline(old).split('\n').map(normalize).collect()
+}
+
+/// Where `old_lines` matches whole lines of `norm` (already normalized).
+fn windows(norm: &[String], old_lines: &[String]) -> Vec<usize> {
+    let k = old_lines.len();
+    if old_lines.iter().all(String::is_empty) || k > norm.len() {
+        return Vec::new();
+    }
+    (0..=norm.len() - k)
+        .filter(|&i| norm[i..i + k] == old_lines[..])
+        .collect()
+}
+
+/// `old` and `new` without the blank lines that lead `old`, when `new` starts with the
+/// very same text and something is left of `old`.
+fn shared_leading_blank_lines<'a>(old: &'a str, new: &'a str) -> Option<(&'a str, &'a str)> {
+    let mut cut = 0;
+    while let Some(end) = old[cut..].find('\n') {
+        if !old[cut..cut + end].trim().is_empty() {
+            break;
+        }
+        cut += end + 1;
+    }
+    let rest = &old[cut..];
+    if cut == 0 || rest.trim().is_empty() || !new.starts_with(&old[..cut]) {
+        return None;
+    }
+    Some((rest, &new[cut..]))
 }
 
 /// The "not found" reason, with the closest window of lines when one is similar enough.
@@ -340,6 +377,54 @@ mod tests {
     fn fuzzy_keeps_crlf_terminators() {
         let a = apply("a\r\n  b  c\r\nd\r\n", "b c", "X", false).unwrap();
         assert_eq!(a.text, "a\r\n  X\r\nd\r\n");
+    }
+
+    #[test]
+    fn leading_blank_line_neither_adds_nor_drops_newlines() {
+        // (file, old_string, new_string, expected): indentation differs, so every case
+        // goes through the whitespace-tolerant match.
+        let cases = [
+            // No blank line in the file: the leading break is the previous line's end.
+            (
+                "a\n\tfoo();\nb\n",
+                "\n  foo();",
+                "\n  bar();",
+                "a\n\tbar();\nb\n",
+            ),
+            (
+                "a\n\tfoo();\nb\n",
+                "\n  foo();\n",
+                "\n  bar();\n",
+                "a\n\tbar();\nb\n",
+            ),
+            (
+                "a\n\tfoo();\nb\n",
+                "  \n  foo();\n",
+                "  \n  bar();\n",
+                "a\n\tbar();\nb\n",
+            ),
+            // A blank line in the file stays.
+            (
+                "a\n\n\tfoo();\nb\n",
+                "\n  foo();",
+                "\n  bar();",
+                "a\n\n\tbar();\nb\n",
+            ),
+            (
+                "a\r\n\tfoo();\r\nb\r\n",
+                "\r\n  foo();",
+                "\r\n  bar();",
+                "a\r\n\tbar();\r\nb\r\n",
+            ),
+        ];
+        for (text, old, new, want) in cases {
+            let a = apply(text, old, new, false).unwrap();
+            assert_eq!(a.text, want, "{old:?} -> {new:?} in {text:?}");
+            assert!(a.fuzzy_lines.is_some());
+        }
+        // new_string without the break would join lines: not guessed, reported.
+        let e = apply("a\n\tfoo();\nb\n", "\n  foo();", "  bar();", false).unwrap_err();
+        assert!(e.contains("old_string was not found"), "{e}");
     }
 
     #[test]
