@@ -52,6 +52,11 @@ pub struct Config {
     /// Seconds an approval waits for an answer before it counts as "no" (default 600;
     /// 0 waits for ever).
     pub approval_timeout_secs: Option<u64>,
+    /// Environment variables commands see besides the built-in harmless set (exact names).
+    #[serde(default)]
+    pub pass_env: Vec<String>,
+    /// Offer the `apply_patch` tool (default: to models trained on it, GPT-5 and Codex).
+    pub apply_patch: Option<bool>,
     /// Exact commands that may re-run WITHOUT the sandbox when the sandbox stopped them,
     /// without a question (nothing else ever runs unsandboxed unasked).
     #[serde(default)]

@@ -172,6 +172,7 @@ pub fn start_with_client(
         },
     };
     let checkpoints = checkpoints(&launch.workspace);
+    let model = client.info().model.clone();
     let handle = spawn_session(SessionOptions {
         permission,
         grants,
@@ -185,7 +186,13 @@ pub fn start_with_client(
         instructions: find_project_instructions(&launch.workspace, &launch.cwd),
         workspace: launch.workspace,
         client,
-        tools: ToolRegistry::builtin(),
+        tools: ToolRegistry::builtin_with(&atto_tools::BuiltinOptions {
+            apply_patch: launch
+                .config
+                .apply_patch
+                .unwrap_or_else(|| atto_tools::offers_apply_patch(&model)),
+            pass_env: launch.config.pass_env.clone(),
+        }),
         limits: limits(launch.config, &launch.limits),
         mode,
         checkpoints,

@@ -689,11 +689,17 @@ impl GateInput {
             .map(str::to_owned);
         let verdict =
             (call.name == "bash").then(|| bash::classify(command.as_deref().unwrap_or("")));
-        let paths: Vec<String> = args
-            .get("path")
-            .and_then(Value::as_str)
-            .map(|p| vec![rule_path(workspace, p)])
-            .unwrap_or_default();
+        // A patch names its files inside its text: rules and protected paths see them all.
+        let named: Vec<String> = match (call.name.as_str(), args.get("path")) {
+            ("apply_patch", _) => args
+                .get("input")
+                .and_then(Value::as_str)
+                .and_then(|input| atto_tools::patch_paths(input).ok())
+                .unwrap_or_default(),
+            (_, Some(Value::String(p))) => vec![p.clone()],
+            _ => Vec::new(),
+        };
+        let paths: Vec<String> = named.iter().map(|p| rule_path(workspace, p)).collect();
         GateInput {
             tool: call.name.clone(),
             mutates: tool.mutates(args),

@@ -326,9 +326,9 @@ impl Orchestrator<'_> {
         }
     }
 
-    /// Queuing a file change reads the file to plan against it: that read passes the
-    /// workspace boundary, the gate (strict mode asks) and the audit exactly as a
-    /// `read_file` call would, before anything is read. The path is put in the
+    /// Queuing a file change reads the files it touches to plan against them: each read
+    /// passes the workspace boundary, the gate (strict mode asks) and the audit exactly as
+    /// a `read_file` call would, before anything is read. A single path is put in the
     /// workspace-relative form, so one file has one name in the plan.
     async fn plan_read(
         &mut self,
@@ -336,17 +336,55 @@ impl Orchestrator<'_> {
         args: &mut serde_json::Value,
         cancel: &CancellationToken,
     ) -> Result<(), CallOutcome> {
-        let path = match args.get("path").and_then(serde_json::Value::as_str) {
-            Some(path) if plan::is_file_tool(&call.name) => path.to_owned(),
+        let single = args
+            .get("path")
+            .and_then(serde_json::Value::as_str)
+            .filter(|_| plan::is_file_tool(&call.name))
+            .map(str::to_owned);
+        let paths = match (&single, call.name.as_str()) {
+            (Some(path), _) => vec![path.clone()],
+            (None, "apply_patch") => {
+                let input = args
+                    .get("input")
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or("");
+                atto_tools::patch_paths(input).map_err(|err| {
+                    self.refused(
+                        call,
+                        ToolCallStatus::Error,
+                        format!("this patch was not queued: {err}"),
+                    )
+                })?
+            }
             _ => return Ok(()),
         };
+        let mut relatives = Vec::with_capacity(paths.len());
+        for path in &paths {
+            relatives.push(self.read_for_plan(call, path, cancel).await?);
+        }
+        if let (Some(relative), Some(map)) = (relatives.pop(), args.as_object_mut())
+            && single.is_some()
+        {
+            map.insert("path".into(), serde_json::Value::String(relative));
+        }
+        Ok(())
+    }
+
+    /// One read `plan_read` makes: the boundary, then the gate as for `read_file`.
+    /// Returns the path in workspace-relative form.
+    async fn read_for_plan(
+        &mut self,
+        call: &ToolCall,
+        path: &str,
+        cancel: &CancellationToken,
+    ) -> Result<String, CallOutcome> {
         let ctx = ToolContext {
             workspace: self.workspace.clone(),
             cancel: cancel.clone(),
             sandbox: None,
             trust: self.trust,
         };
-        let resolved = atto_tools::paths::resolve_for(&ctx, &path).map_err(|err| {
+        let resolved = atto_tools::paths::resolve_for(&ctx, path).map_err(|err| {
             self.refused(
                 call,
                 ToolCallStatus::Denied,
@@ -355,7 +393,7 @@ impl Orchestrator<'_> {
         })?;
         let relative = atto_tools::paths::relative(self.workspace, &resolved);
         let Some(reader) = self.tools.get("read_file") else {
-            return Ok(());
+            return Ok(relative);
         };
         let read = ToolCall {
             id: call.id.clone(),
@@ -368,12 +406,7 @@ impl Orchestrator<'_> {
             .check(&read, reader.as_ref(), &mut read_args, self.emit, cancel)
             .await
         {
-            Ok(_) => {
-                if let Some(map) = args.as_object_mut() {
-                    map.insert("path".into(), serde_json::Value::String(relative));
-                }
-                Ok(())
-            }
+            Ok(_) => Ok(relative),
             Err(refusal) => Err(self.refused(
                 call,
                 refusal.status,

@@ -181,6 +181,12 @@ impl PlanQueue {
                             ));
                         }
                     }
+                    // An empty old_string creates the file: plan it against empty text.
+                    View::Absent
+                        if args
+                            .get("old_string")
+                            .and_then(Value::as_str)
+                            .is_some_and(str::is_empty) => {}
                     View::Absent => {
                         return Err(format!(
                             "this edit was not queued: {path} does not exist (and no queued \
@@ -548,6 +554,7 @@ fn missing_argument(tool: &str, args: &Value) -> Option<&'static str> {
         "write_file" if !text("content") => Some("string `content`"),
         "edit_file" | "delete_file" if !text("path") => Some("string `path`"),
         "bash" if !text("command") => Some("string `command`"),
+        "apply_patch" if !text("input") => Some("string `input` (the patch)"),
         _ => None,
     }
 }
@@ -561,6 +568,17 @@ pub(crate) fn is_file_tool(tool: &str) -> bool {
 pub fn target_of(change: &ProposedChange) -> String {
     if let Some(path) = &change.path {
         return path.clone();
+    }
+    if change.tool == "apply_patch" {
+        let input = change
+            .args
+            .get("input")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        return match atto_tools::patch_paths(input) {
+            Ok(paths) => one_paragraph(&paths.join(", "), 120),
+            Err(_) => "a patch".to_owned(),
+        };
     }
     match change.args.get("command").and_then(Value::as_str) {
         Some(command) => one_paragraph(command, 120),
@@ -580,13 +598,18 @@ fn apply(before: &View, change: &ProposedChange) -> View {
                 .to_owned(),
         ),
         "delete_file" => View::Absent,
-        "edit_file" => match before {
-            View::Text(text) => match atto_tools::preview_edit(text, &change.args) {
+        "edit_file" => {
+            let text = match before {
+                View::Text(text) => text.as_str(),
+                // An empty old_string creates a file that is not there.
+                View::Absent => "",
+                View::Opaque(_) => return before.clone(),
+            };
+            match atto_tools::preview_edit(text, &change.args) {
                 Ok(after) => View::Text(after),
                 Err(err) => View::Opaque(format!("an edit that no longer applies ({err})")),
-            },
-            other => other.clone(),
-        },
+            }
+        }
         _ => before.clone(),
     }
 }

@@ -12,6 +12,7 @@ mod common;
 mod concurrency;
 mod crash;
 mod demo;
+mod edit_tools;
 mod exec_wire;
 mod faults;
 mod goals;
