@@ -6,6 +6,7 @@
 //! of the transcript, the approval dialog and the open panel. Key handling lives
 //! in `keys`; drawing in `view`.
 
+mod modes;
 mod planner;
 mod reduce;
 
@@ -132,6 +133,8 @@ pub struct App {
     /// The panel last scrolled and how many lines down; another panel starts at the top.
     panel_scroll: (Option<Panel>, usize),
     page: u16,
+    /// Tab was pressed once in BUILD: a second Tab enters YOLO (see `app::modes`).
+    yolo_armed: bool,
 }
 
 impl App {
@@ -163,6 +166,7 @@ impl App {
             dialog_scroll: 0,
             panel_scroll: (None, 0),
             page: 10,
+            yolo_armed: false,
         }
     }
 

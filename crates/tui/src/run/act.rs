@@ -1,7 +1,7 @@
 //! Carrying out a key's action on the interface state: composer edits, the Esc stack,
 //! mode cycling, scrolling, panels, and answering the approval dialog with `Op::Approval`.
 
-use atto_protocol::{AgentMode, ApprovalDecision, GrantScope, Op, PermissionMode, ReasoningEffort};
+use atto_protocol::{ApprovalDecision, GrantScope, Op, ReasoningEffort};
 
 use super::Ui;
 use crate::app::{DialogInput, Panel};
@@ -21,6 +21,9 @@ impl Ui {
             && self.dialog_edit(&action)
         {
             return true;
+        }
+        if action != Action::CycleMode && action != Action::None {
+            self.app.disarm_yolo();
         }
         let c = &mut self.composer;
         match action {
@@ -228,21 +231,8 @@ impl Ui {
 
     /// Tab on an idle composer: Plan → Build → YOLO → Plan (review and debug go to Plan).
     fn cycle_mode(&mut self) {
-        let yolo = self.app.permission() == PermissionMode::Yolo;
-        let op = match (self.app.mode(), yolo) {
-            (AgentMode::Build, false) => Op::SetMode {
-                mode: AgentMode::Build,
-                permission: Some(PermissionMode::Yolo),
-            },
-            (AgentMode::Plan, _) => Op::SetMode {
-                mode: AgentMode::Build,
-                permission: None,
-            },
-            _ => Op::SetMode {
-                mode: AgentMode::Plan,
-                permission: None,
-            },
-        };
-        self.send(op);
+        if let Some(op) = self.app.cycle_mode() {
+            self.send(op);
+        }
     }
 }
