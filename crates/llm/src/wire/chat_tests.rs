@@ -276,3 +276,24 @@ fn reasoning_effort_is_sent_only_when_set() {
         assert_eq!(body["max_tokens"], 4096, "the output limit is unchanged");
     }
 }
+
+#[test]
+fn a_call_id_sent_under_two_indices_surfaces_once() {
+    let stream = concat!(
+        r#"data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","function":{"name":"ls","arguments":"{}"}}]},"finish_reason":null}]}"#,
+        "\n\n",
+        r#"data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_1","function":{"name":"ls","arguments":"{}"}}]},"finish_reason":null}]}"#,
+        "\n\n",
+        r#"data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+        "\n\ndata: [DONE]\n\n"
+    );
+    let r = decode(Wire::Chat, stream).1.unwrap();
+    assert_eq!(
+        r.parts,
+        vec![AssistantPart::ToolCall(ToolCall {
+            id: "call_1".into(),
+            name: "ls".into(),
+            arguments: "{}".into(),
+        })]
+    );
+}

@@ -121,27 +121,51 @@ impl Slots {
         self.0.get_mut(at)
     }
 
+    /// The slot of the tool call with this id, if one was started.
+    pub(crate) fn tool_slot(&self, id: &str) -> Option<usize> {
+        self.0
+            .iter()
+            .position(|s| matches!(s, Slot::Tool(call) if call.id == id))
+    }
+
     pub(crate) fn has_tool_calls(&self) -> bool {
         self.0.iter().any(|s| matches!(s, Slot::Tool(_)))
     }
 
     /// The finished parts; empty text and empty unsigned reasoning are dropped.
+    ///
+    /// One call id is one call: a tool call whose id an earlier call of this reply
+    /// already has is dropped, so no reply ever asks for the same call twice. Its
+    /// arguments are kept only when the earlier call has none (a server that announced
+    /// the call once and sent it whole a second time).
     pub(crate) fn into_parts(self) -> Vec<AssistantPart> {
-        self.0
-            .into_iter()
-            .filter_map(|slot| match slot {
-                Slot::Text(text) if text.is_empty() => None,
-                Slot::Text(text) => Some(AssistantPart::Text { text }),
+        let mut parts: Vec<AssistantPart> = Vec::with_capacity(self.0.len());
+        for slot in self.0 {
+            let part = match slot {
+                Slot::Text(text) if text.is_empty() => continue,
+                Slot::Text(text) => AssistantPart::Text { text },
                 Slot::Thinking { text, signature } if text.is_empty() && signature.is_none() => {
-                    None
+                    continue;
                 }
-                Slot::Thinking { text, signature } => {
-                    Some(AssistantPart::Thinking { text, signature })
+                Slot::Thinking { text, signature } => AssistantPart::Thinking { text, signature },
+                Slot::Redacted(data) => AssistantPart::RedactedThinking { data },
+                Slot::Tool(call) => {
+                    let earlier = parts.iter_mut().find_map(|p| match p {
+                        AssistantPart::ToolCall(c) if c.id == call.id => Some(c),
+                        _ => None,
+                    });
+                    if let Some(earlier) = earlier {
+                        if earlier.arguments.is_empty() {
+                            earlier.arguments = call.arguments;
+                        }
+                        continue;
+                    }
+                    AssistantPart::ToolCall(call)
                 }
-                Slot::Redacted(data) => Some(AssistantPart::RedactedThinking { data }),
-                Slot::Tool(call) => Some(AssistantPart::ToolCall(call)),
-            })
-            .collect()
+            };
+            parts.push(part);
+        }
+        parts
     }
 }
 

@@ -242,3 +242,112 @@ fn reasoning_effort_goes_in_the_reasoning_object() {
     );
     assert_eq!(body["max_output_tokens"], 4096);
 }
+
+/// llama.cpp's Responses stream: no `output_index` anywhere, the item id only inside
+/// `item` on `output_item.*`, and `item_id` on the deltas.
+const LLAMA_CPP: &str = r#"event: response.created
+data: {"type":"response.created","response":{"id":"resp_l","object":"response","status":"in_progress"}}
+
+event: response.in_progress
+data: {"type":"response.in_progress","response":{"id":"resp_l","object":"response","status":"in_progress"}}
+
+event: response.output_item.added
+data: {"type":"response.output_item.added","item":{"id":"msg_l","type":"message","status":"in_progress","role":"assistant","content":[]}}
+
+event: response.output_text.delta
+data: {"type":"response.output_text.delta","item_id":"msg_l","delta":"Running it."}
+
+event: response.output_item.done
+data: {"type":"response.output_item.done","item":{"id":"msg_l","type":"message","status":"completed","role":"assistant","content":[{"type":"output_text","text":"Running it."}]}}
+
+event: response.output_item.added
+data: {"type":"response.output_item.added","item":{"id":"fc_l","type":"function_call","status":"in_progress","arguments":"","call_id":"fc_l","name":"bash"}}
+
+event: response.function_call_arguments.delta
+data: {"type":"response.function_call_arguments.delta","item_id":"fc_l","delta":"{\"command\":\"echo run >> log.txt\"}"}
+
+event: response.output_item.done
+data: {"type":"response.output_item.done","item":{"id":"fc_l","type":"function_call","status":"completed","arguments":"{\"command\":\"echo run >> log.txt\"}","call_id":"fc_l","name":"bash"}}
+
+event: response.completed
+data: {"type":"response.completed","response":{"id":"resp_l","object":"response","status":"completed","usage":{"input_tokens":50,"output_tokens":12,"total_tokens":62}}}
+
+"#;
+
+#[test]
+fn items_without_output_index_are_matched_by_item_id() {
+    let (updates, result) = decode(Wire::Responses, LLAMA_CPP);
+    let r = result.unwrap();
+    assert_eq!(
+        r.parts,
+        vec![
+            AssistantPart::Text {
+                text: "Running it.".into()
+            },
+            AssistantPart::ToolCall(ToolCall {
+                id: "fc_l".into(),
+                name: "bash".into(),
+                arguments: r#"{"command":"echo run >> log.txt"}"#.into(),
+            }),
+        ]
+    );
+    assert_eq!(r.stop, StopReason::ToolUse);
+    let begins = updates
+        .iter()
+        .filter(|u| matches!(u, StreamUpdate::ToolCallBegin { .. }))
+        .count();
+    assert_eq!(begins, 1, "{updates:?}");
+    assert_eq!(text_of(&updates), "Running it.");
+}
+
+#[test]
+fn items_without_any_locator_are_matched_by_position() {
+    // Neither `output_index` nor an item id: each `done` closes the oldest open item.
+    let stream = concat!(
+        r#"data: {"type":"response.output_item.added","item":{"type":"function_call","call_id":"c1","name":"ls","arguments":""}}"#,
+        "\n\n",
+        r#"data: {"type":"response.output_item.done","item":{"type":"function_call","call_id":"c1","name":"ls","arguments":"{}"}}"#,
+        "\n\n",
+        r#"data: {"type":"response.output_item.added","item":{"type":"message","content":[]}}"#,
+        "\n\n",
+        r#"data: {"type":"response.output_item.done","item":{"type":"message","content":[{"type":"output_text","text":"done"}]}}"#,
+        "\n\n",
+        r#"data: {"type":"response.completed","response":{"status":"completed"}}"#,
+        "\n\n"
+    );
+    let r = decode(Wire::Responses, stream).1.unwrap();
+    assert_eq!(
+        r.parts,
+        vec![
+            AssistantPart::ToolCall(ToolCall {
+                id: "c1".into(),
+                name: "ls".into(),
+                arguments: "{}".into(),
+            }),
+            AssistantPart::Text {
+                text: "done".into()
+            },
+        ]
+    );
+}
+
+#[test]
+fn a_repeated_call_id_surfaces_once() {
+    // Two distinct items carrying one call id (a confused server): one call is kept.
+    let stream = concat!(
+        r#"data: {"type":"response.output_item.done","output_index":0,"item":{"id":"a","type":"function_call","call_id":"dup","name":"ls","arguments":"{}"}}"#,
+        "\n\n",
+        r#"data: {"type":"response.output_item.done","output_index":1,"item":{"id":"b","type":"function_call","call_id":"dup","name":"ls","arguments":"{}"}}"#,
+        "\n\n",
+        r#"data: {"type":"response.completed","response":{"status":"completed"}}"#,
+        "\n\n"
+    );
+    let (updates, result) = decode(Wire::Responses, stream);
+    let r = result.unwrap();
+    assert_eq!(r.parts.len(), 1, "{:?}", r.parts);
+    let begins = updates
+        .iter()
+        .filter(|u| matches!(u, StreamUpdate::ToolCallBegin { .. }))
+        .count();
+    assert_eq!(begins, 1, "{updates:?}");
+}
