@@ -9,7 +9,7 @@ use atto_protocol::{AssistantPart, Message, StopReason, ToolCall, Usage, user_te
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Slot, Slots, parse};
+use super::{Slot, Slots, arguments_text, parse};
 use crate::error::from_event;
 use crate::sse::SseEvent;
 use crate::{ModelError, ModelRequest, ModelResponse, StreamUpdate};
@@ -33,7 +33,7 @@ pub(crate) fn body(model: &str, req: &ModelRequest<'_>) -> Value {
                         AssistantPart::ToolCall(c) => calls.push(json!({
                             "id": c.id,
                             "type": "function",
-                            "function": {"name": c.name, "arguments": c.arguments},
+                            "function": {"name": c.name, "arguments": arguments_text(&c.arguments)},
                         })),
                         AssistantPart::Thinking { .. } | AssistantPart::RedactedThinking { .. } => {
                         }
@@ -63,8 +63,14 @@ pub(crate) fn body(model: &str, req: &ModelRequest<'_>) -> Value {
         "messages": messages,
         "stream": true,
         "stream_options": {"include_usage": true},
-        "max_tokens": req.max_output_tokens,
     });
+    // OpenAI's reasoning models reject `max_tokens`; everyone else knows only it.
+    let limit = if takes_max_completion_tokens(model) {
+        "max_completion_tokens"
+    } else {
+        "max_tokens"
+    };
+    body[limit] = json!(req.max_output_tokens);
     if let Some(effort) = req.effort {
         body["reasoning_effort"] = json!(crate::effort_name(effort));
     }
@@ -80,6 +86,19 @@ pub(crate) fn body(model: &str, req: &ModelRequest<'_>) -> Value {
             .collect();
     }
     body
+}
+
+/// Whether `model` is one of OpenAI's reasoning models (o1, o3, o4…, the GPT-5 family,
+/// codex-mini), which take `max_completion_tokens` on the chat wire. A router's
+/// `vendor/` prefix is ignored, as in [`crate::takes_effort`].
+fn takes_max_completion_tokens(model: &str) -> bool {
+    let lower = model.to_ascii_lowercase();
+    let id = lower.rsplit('/').next().unwrap_or(&lower);
+    let o_series = ["o1", "o3", "o4"].iter().any(|p| {
+        id.strip_prefix(p)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('-'))
+    });
+    o_series || id.starts_with("gpt-5") || id.starts_with("codex-mini")
 }
 
 #[derive(Deserialize)]

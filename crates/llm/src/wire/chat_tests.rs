@@ -233,8 +233,12 @@ fn request_body_layout() {
     assert_eq!(assistant["tool_calls"][0]["id"], "call_a");
     assert_eq!(assistant["tool_calls"][0]["type"], "function");
     assert_eq!(
-        assistant["tool_calls"][1]["function"]["arguments"], r#"{"path":"#,
-        "arguments are sent back exactly as received"
+        assistant["tool_calls"][0]["function"]["arguments"], r#"{"path":"a.rs"}"#,
+        "valid arguments are sent back exactly as received"
+    );
+    assert_eq!(
+        assistant["tool_calls"][1]["function"]["arguments"], "{}",
+        "cut-off arguments would make the server reject the whole history"
     );
     assert!(assistant.get("reasoning_content").is_none());
     assert_eq!(messages[4]["tool_call_id"], "call_b");
@@ -273,7 +277,10 @@ fn reasoning_effort_is_sent_only_when_set() {
             body.get("reasoning").is_none(),
             "the Responses shape is not sent"
         );
-        assert_eq!(body["max_tokens"], 4096, "the output limit is unchanged");
+        assert_eq!(
+            body["max_completion_tokens"], 4096,
+            "the output limit is unchanged"
+        );
     }
 }
 
@@ -296,4 +303,27 @@ fn a_call_id_sent_under_two_indices_surfaces_once() {
             arguments: "{}".into(),
         })]
     );
+}
+
+#[test]
+fn openai_reasoning_models_take_max_completion_tokens() {
+    for model in [
+        "o1",
+        "o1-mini",
+        "o3",
+        "o4-mini",
+        "openai/o3",
+        "gpt-5",
+        "gpt-5-mini",
+        "codex-mini-latest",
+    ] {
+        let body = body(model, &sample_request());
+        assert_eq!(body["max_completion_tokens"], 4096, "{model}");
+        assert!(body.get("max_tokens").is_none(), "{model}");
+    }
+    for model in ["gpt-4.1", "deepseek-chat", "llama3", "o1x", "qwen3-o3"] {
+        let body = body(model, &sample_request());
+        assert_eq!(body["max_tokens"], 4096, "{model}");
+        assert!(body.get("max_completion_tokens").is_none(), "{model}");
+    }
 }

@@ -180,13 +180,24 @@ pub(crate) fn parse<T: DeserializeOwned>(data: &str) -> Result<T, ModelError> {
     })
 }
 
-/// Tool-call arguments as a JSON object for formats that need structured input:
-/// invalid or non-object text becomes `{}` (the call was already answered with an
-/// error result, so its exact arguments no longer matter to the model).
+/// Tool-call arguments as a JSON object, for history sent back to any wire. Invalid or
+/// non-object text (a call cut off by the output limit: `{"path":`) becomes `{}`: the
+/// call was already answered with an error result, which follows it as usual, and
+/// servers such as llama.cpp answer 500 to invalid JSON in history, which would wedge
+/// the session on a request that can never succeed.
 pub(crate) fn arguments_object(arguments: &str) -> serde_json::Value {
     match serde_json::from_str::<serde_json::Value>(arguments) {
         Ok(v @ serde_json::Value::Object(_)) => v,
         _ => serde_json::Value::Object(serde_json::Map::new()),
+    }
+}
+
+/// [`arguments_object`] as the JSON text the OpenAI wires carry; valid arguments are
+/// sent exactly as received (no re-serialisation, so prompt caches keep matching).
+pub(crate) fn arguments_text(arguments: &str) -> std::borrow::Cow<'_, str> {
+    match serde_json::from_str::<serde_json::Value>(arguments) {
+        Ok(serde_json::Value::Object(_)) => std::borrow::Cow::Borrowed(arguments),
+        _ => std::borrow::Cow::Borrowed("{}"),
     }
 }
 
@@ -333,5 +344,9 @@ mod tests {
         assert_eq!(arguments_object(r#"{"a":1}"#)["a"], 1);
         assert_eq!(arguments_object(r#"{"a":"#), serde_json::json!({}));
         assert_eq!(arguments_object("[1]"), serde_json::json!({}));
+        assert_eq!(arguments_text(r#"{"a": 1}"#), r#"{"a": 1}"#);
+        assert_eq!(arguments_text(r#"{"#), "{}");
+        assert_eq!(arguments_text(""), "{}");
+        assert_eq!(arguments_text("null"), "{}");
     }
 }

@@ -10,7 +10,7 @@ use atto_protocol::{AssistantPart, Message, StopReason, ToolCall, Usage, user_te
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Slot, Slots, parse};
+use super::{Slot, Slots, arguments_text, parse};
 use crate::error::from_event;
 use crate::sse::SseEvent;
 use crate::{ModelError, ModelRequest, ModelResponse, StreamUpdate};
@@ -36,7 +36,7 @@ pub(crate) fn body(model: &str, req: &ModelRequest<'_>) -> Value {
                             "type": "function_call",
                             "call_id": c.id,
                             "name": c.name,
-                            "arguments": c.arguments,
+                            "arguments": arguments_text(&c.arguments),
                         })),
                         AssistantPart::Text { .. }
                         | AssistantPart::Thinking { .. }

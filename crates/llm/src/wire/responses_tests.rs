@@ -223,7 +223,11 @@ fn request_body_layout() {
     assert_eq!(input[0]["content"][0]["type"], "input_text");
     assert_eq!(input[1]["content"][0]["type"], "output_text");
     assert_eq!(input[2]["call_id"], "call_a");
-    assert_eq!(input[3]["arguments"], r#"{"path":"#);
+    assert_eq!(input[2]["arguments"], r#"{"path":"a.rs"}"#);
+    assert_eq!(
+        input[3]["arguments"], "{}",
+        "cut-off arguments would make the server reject the whole history"
+    );
     assert_eq!(input[5]["output"], "invalid arguments");
 }
 
