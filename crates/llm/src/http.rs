@@ -89,14 +89,17 @@ impl HttpModelClient {
         let mut sse = SseDecoder::new();
         let mut decoder = Decoder::new(self.info.wire, &self.info.model);
         let mut events = Vec::new();
+        let mut received = Received::default();
         loop {
             let chunk = match response.chunk().await {
                 Ok(Some(chunk)) => chunk,
                 Ok(None) => break,
-                Err(e) => return Err(self.cut(&e)),
+                Err(e) => return Err(self.cut(&e, &received)),
             };
+            received.bytes += chunk.len();
             sse.feed(&chunk, &mut events);
             for event in events.drain(..) {
+                received.events += 1;
                 if decoder.event(&event, on_update)? {
                     // Terminal event: the reply is whole; the rest of the body is not
                     // needed, and dropping the response releases the connection.
@@ -104,13 +107,13 @@ impl HttpModelClient {
                 }
             }
         }
-        sse.finish(&mut events);
-        for event in events.drain(..) {
-            if decoder.event(&event, on_update)? {
-                break;
-            }
-        }
-        decoder.finish()
+        received.unfinished_event = sse.finish();
+        decoder.finish().map_err(|e| match e {
+            ModelError::StreamCut(why) => ModelError::StreamCut(format!(
+                "{why}; the server closed the connection after {received}"
+            )),
+            other => other,
+        })
     }
 
     fn transport(&self, e: &reqwest::Error) -> ModelError {
@@ -131,14 +134,17 @@ impl HttpModelClient {
         ModelError::Transport(self.scrub(&format!("{what} ({}): {}", self.url, chain(e))))
     }
 
-    fn cut(&self, e: &reqwest::Error) -> ModelError {
+    fn cut(&self, e: &reqwest::Error, received: &Received) -> ModelError {
         if e.is_timeout() {
             ModelError::StreamCut(format!(
-                "the server sent nothing for {} s",
+                "the server sent nothing for {} s, after {received}",
                 self.idle_timeout.as_secs()
             ))
         } else {
-            ModelError::StreamCut(self.scrub(&format!("the connection broke: {}", chain(e))))
+            ModelError::StreamCut(self.scrub(&format!(
+                "the connection was lost after {received}: {}",
+                chain(e)
+            )))
         }
     }
 
@@ -188,6 +194,30 @@ impl HttpModelClient {
                       it may not support streaming on this endpoint"
                 .to_owned(),
         }
+    }
+}
+
+/// How much of a streamed reply arrived, for the message when the stream breaks.
+#[derive(Debug, Default)]
+struct Received {
+    bytes: usize,
+    events: usize,
+    /// The stream ended inside an event (no blank line after it).
+    unfinished_event: bool,
+}
+
+impl std::fmt::Display for Received {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let plural = if self.events == 1 { "" } else { "s" };
+        write!(
+            f,
+            "{} event{plural} ({} bytes) of the reply",
+            self.events, self.bytes
+        )?;
+        if self.unfinished_event {
+            f.write_str(", the last one unfinished")?;
+        }
+        Ok(())
     }
 }
 

@@ -241,10 +241,66 @@ async fn each_wire_survives_hostile_framing() {
                 line_ending,
                 keepalive_comments: true,
                 chunk_bytes: Some(3),
-                no_trailing_newline: true,
+                no_trailing_newline: false,
             };
             round_trip(wire, options).await;
         }
+    }
+}
+
+/// A stream that ends without its wire's terminal event, or with it unterminated (no
+/// blank line, so per the SSE standard never dispatched), is a cut stream: retried, and
+/// never a success made of whatever text arrived.
+#[tokio::test]
+async fn streams_ending_before_their_terminal_event_are_cut_and_retried() {
+    for wire in WIRES {
+        // Everything but the terminal event (text, tool calls, finish reason, usage),
+        // then a clean end of the body; the retry gets the whole reply.
+        let server = ScriptedServer::start(Script::new(vec![
+            Reply {
+                fault: Some(Fault::EndEarly { after_events: None }),
+                ..tool_reply()
+            },
+            tool_reply(),
+        ]))
+        .await
+        .unwrap();
+        let client = connect(&provider(&server.base_url(), wire, None), fast_options(2)).unwrap();
+        let (updates, result) = run(client.as_ref(), &request(vec![user("hi")])).await;
+        let r = result.unwrap_or_else(|e| panic!("{wire}: {e}"));
+        assert_eq!(tool_calls(&r).len(), 2, "{wire}");
+        let notices: Vec<_> = updates
+            .iter()
+            .filter_map(|u| match u {
+                StreamUpdate::Retry(n) => Some(n),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(notices.len(), 1, "{wire}: {updates:?}");
+        assert!(
+            notices[0].reason.contains("cut off") && notices[0].reason.contains("events"),
+            "{wire}: {}",
+            notices[0].reason
+        );
+
+        // Every reply's terminal event lacks its blank line: never dispatched.
+        let unterminated = Script {
+            replies: vec![tool_reply(), tool_reply()],
+            options: StreamOptions {
+                no_trailing_newline: true,
+                ..StreamOptions::default()
+            },
+        };
+        let server = ScriptedServer::start(unterminated).await.unwrap();
+        let client = connect(&provider(&server.base_url(), wire, None), fast_options(2)).unwrap();
+        let (_, result) = run(client.as_ref(), &request(vec![user("hi")])).await;
+        let err = result.unwrap_err();
+        assert!(
+            matches!(&err, ModelError::Exhausted { attempts: 2, last, .. } if matches!(**last, ModelError::StreamCut(_))),
+            "{wire}: {err:?}"
+        );
+        assert!(err.to_string().contains("unfinished"), "{wire}: {err}");
+        assert_eq!(server.requests().len(), 2, "{wire}");
     }
 }
 

@@ -225,6 +225,9 @@ pub(crate) struct Decoder {
     model: String,
     slots: Slots,
     blocks: Vec<OpenBlock>,
+    /// The index the next `content_block_start` must carry: blocks are numbered 0, 1,
+    /// 2… in stream order, whatever their kind.
+    next_index: u32,
     stop_reason: Option<String>,
     usage: Usage,
     done: bool,
@@ -236,6 +239,7 @@ impl Decoder {
             model: model.to_owned(),
             slots: Slots::default(),
             blocks: Vec::new(),
+            next_index: 0,
             stop_reason: None,
             usage: Usage::default(),
             done: false,
@@ -259,8 +263,25 @@ impl Decoder {
             Event::ContentBlockStart {
                 index,
                 content_block,
-            } => self.start_block(index, content_block, on_update),
-            Event::ContentBlockDelta { index, delta } => self.delta(index, delta, on_update),
+            } => {
+                if index != self.next_index {
+                    return Err(ModelError::Decode(format!(
+                        "content block {index} started where block {} was due (indices skip \
+                         or arrive out of order)",
+                        self.next_index
+                    )));
+                }
+                self.next_index += 1;
+                self.start_block(index, content_block, on_update);
+            }
+            Event::ContentBlockDelta { index, delta } => {
+                if index >= self.next_index {
+                    return Err(ModelError::Decode(format!(
+                        "a delta for content block {index}, which was never started"
+                    )));
+                }
+                self.delta(index, delta, on_update);
+            }
             Event::MessageDelta { delta, usage } => {
                 if delta.stop_reason.is_some() {
                     self.stop_reason = delta.stop_reason;

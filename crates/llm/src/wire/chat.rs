@@ -115,6 +115,9 @@ struct Chunk {
 
 #[derive(Deserialize)]
 struct Choice {
+    /// Which of `n` choices; servers that send one choice may leave it out.
+    #[serde(default)]
+    index: u32,
     #[serde(default)]
     delta: Option<Delta>,
     #[serde(default)]
@@ -252,8 +255,9 @@ impl Decoder {
                 cache_write_tokens: 0,
             };
         }
-        // atto asks for one choice; any others are ignored.
-        if let Some(choice) = chunk.choices.into_iter().next() {
+        // atto asks for one choice; a proxy or `n > 1` may interleave others, which are
+        // not part of this reply.
+        if let Some(choice) = chunk.choices.into_iter().find(|c| c.index == 0) {
             if let Some(delta) = choice.delta {
                 self.delta(delta, on_update);
             }
@@ -360,12 +364,13 @@ impl Decoder {
     }
 
     pub(crate) fn finish(self) -> Result<ModelResponse, ModelError> {
-        // Some servers close without `[DONE]`; a finish_reason proves the reply is whole.
-        let Some(reason) = self.finish_reason else {
+        // Without `[DONE]` nothing proves the stream was not cut after a finish_reason
+        // (a proxy or a dying server can close there): it is a cut stream, retried.
+        let (true, Some(reason)) = (self.done, self.finish_reason) else {
             return Err(ModelError::StreamCut(if self.done {
                 "the stream ended with [DONE] but no finish_reason".to_owned()
             } else {
-                "the stream ended before a finish_reason".to_owned()
+                "the stream ended before [DONE]".to_owned()
             }));
         };
         let has_tools = self.slots.has_tool_calls();

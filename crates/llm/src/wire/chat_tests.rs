@@ -141,16 +141,44 @@ fn stream_cut_before_finish_is_an_error_even_with_complete_looking_args() {
 }
 
 #[test]
-fn finish_reason_without_done_is_accepted() {
+fn finish_reason_without_done_is_a_cut_stream() {
     let stream = concat!(
         r#"data: {"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}]}"#,
-        "\n"
+        "\n\n"
     );
     let (_, result) = decode(Wire::Chat, stream);
+    let err = result.unwrap_err();
+    assert!(matches!(err, ModelError::StreamCut(_)), "{err:?}");
+    assert!(err.is_retryable());
+}
+
+#[test]
+fn done_without_its_blank_line_is_a_cut_stream() {
+    let stream = concat!(
+        r#"data: {"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}]}"#,
+        "\n\ndata: [DONE]\n"
+    );
+    let err = decode(Wire::Chat, stream).1.unwrap_err();
+    assert!(matches!(err, ModelError::StreamCut(_)), "{err:?}");
+}
+
+#[test]
+fn only_choice_zero_is_assembled() {
+    let stream = concat!(
+        r#"data: {"choices":[{"index":0,"delta":{"content":"one"},"finish_reason":null}]}"#,
+        "\n\n",
+        r#"data: {"choices":[{"index":1,"delta":{"content":"two"},"finish_reason":null}]}"#,
+        "\n\n",
+        r#"data: {"choices":[{"index":1,"delta":{"tool_calls":[{"index":0,"id":"x","function":{"name":"ls","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}"#,
+        "\n\n",
+        r#"data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+        "\n\ndata: [DONE]\n\n"
+    );
+    let (updates, result) = decode(Wire::Chat, stream);
     let r = result.unwrap();
+    assert_eq!(r.parts, vec![AssistantPart::Text { text: "one".into() }]);
     assert_eq!(r.stop, StopReason::EndTurn);
-    assert_eq!(r.model, "requested-model");
-    assert_eq!(r.usage, Usage::default());
+    assert_eq!(text_of(&updates), "one");
 }
 
 #[test]

@@ -228,14 +228,7 @@ pub(crate) mod testutil {
                 }
             }
         }
-        sse.finish(&mut events);
-        for ev in events.drain(..) {
-            match decoder.event(&ev, &mut on_update) {
-                Ok(true) => break,
-                Ok(false) => {}
-                Err(e) => return (updates, Err(e)),
-            }
-        }
+        sse.finish();
         (updates, decoder.finish())
     }
 

@@ -164,13 +164,16 @@ fn cut_before_completed_is_stream_cut() {
 
 #[test]
 fn failed_and_error_events_are_provider_errors() {
-    let failed = r#"data: {"type":"response.failed","response":{"status":"failed","error":{"code":"server_error","message":"The model failed"}}}"#;
+    let failed = r#"data: {"type":"response.failed","response":{"status":"failed","error":{"code":"server_error","message":"The model failed"}}}
+
+"#;
     let err = decode(Wire::Responses, failed).1.unwrap_err();
     assert!(err.is_retryable(), "{err:?}");
     assert!(err.to_string().contains("The model failed"));
 
-    let error =
-        r#"data: {"type":"error","code":"rate_limit_exceeded","message":"Slow down","param":null}"#;
+    let error = r#"data: {"type":"error","code":"rate_limit_exceeded","message":"Slow down","param":null}
+
+"#;
     let err = decode(Wire::Responses, error).1.unwrap_err();
     assert!(
         matches!(
@@ -183,7 +186,9 @@ fn failed_and_error_events_are_provider_errors() {
         "{err:?}"
     );
 
-    let nested = r#"data: {"type":"error","error":{"type":"invalid_request_error","code":"context_length_exceeded","message":"Your input exceeds the context window of this model."}}"#;
+    let nested = r#"data: {"type":"error","error":{"type":"invalid_request_error","code":"context_length_exceeded","message":"Your input exceeds the context window of this model."}}
+
+"#;
     let err = decode(Wire::Responses, nested).1.unwrap_err();
     assert!(matches!(err, ModelError::ContextTooLong { .. }), "{err:?}");
 }
