@@ -346,13 +346,18 @@ async fn rate_limit_with_retry_after_zero_then_success() {
 
 #[tokio::test]
 async fn server_errors_exhaust_and_stay_retryable() {
-    let fail = || Reply {
+    let fail = || {
+        Reply {
         fault: Some(Fault::Status {
             status: 500,
-            body: None,
+            body: Some(
+                r#"{"error":{"code":500,"message":"tools param requires --jinja flag","type":"server_error"}}"#
+                    .into(),
+            ),
             retry_after: None,
         }),
         ..Reply::default()
+    }
     };
     let server = ScriptedServer::start(Script::new((0..6).map(|_| fail()).collect()))
         .await
@@ -367,11 +372,26 @@ async fn server_errors_exhaust_and_stay_retryable() {
     assert!(err.is_retryable(), "{err:?}");
     // The circuit breaker opens after three failures, before the five attempts are used.
     assert!(
-        matches!(&err, ModelError::Exhausted { attempts: 3, last } if matches!(**last, ModelError::Status { status: 500, .. })),
+        matches!(&err, ModelError::Exhausted { attempts: 3, max_attempts: 5, breaker_opened: true, last, .. } if matches!(**last, ModelError::Status { status: 500, .. })),
         "{err:?}"
     );
     assert_eq!(server.requests().len(), 3);
     assert_eq!(updates.len(), 2);
+    for u in &updates {
+        let StreamUpdate::Retry(n) = u else {
+            panic!("{u:?}")
+        };
+        assert_eq!(n.max_attempts, 5);
+    }
+    // llama.cpp's answer without --jinja: said once, plainly, with why retries stopped.
+    let text = err.to_string();
+    assert_eq!(
+        text.matches("tools param requires --jinja").count(),
+        1,
+        "{text}"
+    );
+    assert!(text.contains("3 attempts of 5"), "{text}");
+    assert!(text.contains("misconfigured"), "{text}");
     // Further calls fail fast without reaching the server.
     let (_, result) = run(client.as_ref(), &request(vec![user("hi")])).await;
     assert!(
@@ -581,4 +601,56 @@ async fn json_instead_of_a_stream_is_classified_not_retried_blindly() {
     assert!(matches!(err, ModelError::BadRequest { .. }), "{err:?}");
     assert!(err.to_string().contains("event stream"), "{err}");
     assert_eq!(server.requests().len(), 2, "neither was retried");
+}
+
+/// A server that streams part of a reply and then dies (its socket and listener gone):
+/// the failure is a lost connection, retried, and reported as such — never as "nothing
+/// is listening … no request was sent".
+#[tokio::test]
+async fn a_server_dying_mid_reply_is_a_lost_connection() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.unwrap();
+        let mut buf = vec![0u8; 64 * 1024];
+        let _ = socket.read(&mut buf).await.unwrap();
+        let mut out = String::from(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n",
+        );
+        for i in 0..83 {
+            let event = format!(
+                "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"w{i} \"}}}}]}}\n\n"
+            );
+            out.push_str(&format!("{:x}\r\n{event}\r\n", event.len()));
+        }
+        socket.write_all(out.as_bytes()).await.unwrap();
+        socket.flush().await.unwrap();
+        // The process dies: the connection drops mid-body and nothing listens any more.
+        drop(socket);
+        drop(listener);
+    });
+    let client = connect(
+        &provider(&format!("http://{addr}"), Wire::Chat, None),
+        fast_options(3),
+    )
+    .unwrap();
+    let (updates, result) = run(client.as_ref(), &request(vec![user("hi")])).await;
+    server.await.unwrap();
+    let err = result.unwrap_err();
+    let text = err.to_string();
+    assert!(
+        matches!(&err, ModelError::Exhausted { last, .. } if matches!(**last, ModelError::Transport(_))),
+        "{err:?}"
+    );
+    assert!(err.is_retryable());
+    assert!(text.contains("stopped accepting connections"), "{text}");
+    assert!(text.contains("83 events"), "{text}");
+    assert!(!text.contains("No request was sent"), "{text}");
+    let retries = updates
+        .iter()
+        .filter(|u| matches!(u, StreamUpdate::Retry(_)))
+        .count();
+    assert_eq!(retries, 2, "{updates:?}");
 }
