@@ -142,8 +142,12 @@ pub struct ModelResponse {
     pub parts: Vec<AssistantPart>,
     /// Why the model stopped.
     pub stop: StopReason,
-    /// Tokens of this call (`input_tokens` excludes cache reads and writes).
+    /// Tokens of this call (`input_tokens` excludes cache reads and writes). All zeros
+    /// when the server reported none: see `usage_reported`.
     pub usage: Usage,
+    /// Whether the server reported usage. When false the token counts (and so the
+    /// cost) are unknown, not zero: callers must not add them up as zero.
+    pub usage_reported: bool,
     /// Model id the provider reported (or the one requested).
     pub model: String,
 }

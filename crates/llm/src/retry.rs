@@ -289,6 +289,7 @@ mod tests {
                     parts: Vec::new(),
                     stop: StopReason::EndTurn,
                     usage: Usage::default(),
+                    usage_reported: false,
                     model: "m".into(),
                 })
             })

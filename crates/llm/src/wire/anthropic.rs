@@ -230,6 +230,7 @@ pub(crate) struct Decoder {
     next_index: u32,
     stop_reason: Option<String>,
     usage: Usage,
+    usage_reported: bool,
     done: bool,
 }
 
@@ -242,6 +243,7 @@ impl Decoder {
             next_index: 0,
             stop_reason: None,
             usage: Usage::default(),
+            usage_reported: false,
             done: false,
         }
     }
@@ -302,6 +304,7 @@ impl Decoder {
 
     /// `message_delta` counts are cumulative and win over `message_start`'s.
     fn merge_usage(&mut self, u: &AnthropicUsage) {
+        self.usage_reported = true;
         let set = |field: &mut u64, v: Option<u64>| {
             if let Some(v) = v {
                 *field = v;
@@ -421,6 +424,7 @@ impl Decoder {
             parts: self.slots.into_parts(),
             stop,
             usage: self.usage,
+            usage_reported: self.usage_reported,
             model: self.model,
         })
     }

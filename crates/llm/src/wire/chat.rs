@@ -199,6 +199,7 @@ pub(crate) struct Decoder {
     tools: Vec<Pending>,
     finish_reason: Option<String>,
     usage: Usage,
+    usage_reported: bool,
     done: bool,
 }
 
@@ -210,6 +211,7 @@ impl Decoder {
             tools: Vec::new(),
             finish_reason: None,
             usage: Usage::default(),
+            usage_reported: false,
             done: false,
         }
     }
@@ -243,6 +245,7 @@ impl Decoder {
             self.model = model;
         }
         if let Some(u) = chunk.usage {
+            self.usage_reported = true;
             let cached = u
                 .prompt_tokens_details
                 .and_then(|d| d.cached_tokens)
@@ -387,6 +390,7 @@ impl Decoder {
             parts: self.slots.into_parts(),
             stop,
             usage: self.usage,
+            usage_reported: self.usage_reported,
             model: self.model,
         })
     }

@@ -355,3 +355,15 @@ fn openai_reasoning_models_take_max_completion_tokens() {
         assert!(body.get("max_completion_tokens").is_none(), "{model}");
     }
 }
+
+#[test]
+fn usage_is_unknown_when_the_server_reports_none() {
+    let stream = concat!(
+        r#"data: {"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}]}"#,
+        "\n\ndata: [DONE]\n\n"
+    );
+    let r = decode(Wire::Chat, stream).1.unwrap();
+    assert!(!r.usage_reported);
+    let (_, with) = decode(Wire::Chat, PARALLEL_TOOLS);
+    assert!(with.unwrap().usage_reported);
+}

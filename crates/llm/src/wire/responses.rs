@@ -269,6 +269,7 @@ pub(crate) struct Decoder {
     items: Vec<OpenItem>,
     stop: Option<StopReason>,
     usage: Usage,
+    usage_reported: bool,
 }
 
 impl Decoder {
@@ -279,6 +280,7 @@ impl Decoder {
             items: Vec::new(),
             stop: None,
             usage: Usage::default(),
+            usage_reported: false,
         }
     }
 
@@ -480,6 +482,7 @@ impl Decoder {
     fn completed(&mut self, response: &Response) {
         self.note_model(response);
         if let Some(u) = &response.usage {
+            self.usage_reported = true;
             let cached = u
                 .input_tokens_details
                 .as_ref()
@@ -516,6 +519,7 @@ impl Decoder {
             parts: self.slots.into_parts(),
             stop,
             usage: self.usage,
+            usage_reported: self.usage_reported,
             model: self.model,
         })
     }

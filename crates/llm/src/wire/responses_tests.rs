@@ -360,3 +360,16 @@ fn a_repeated_call_id_surfaces_once() {
         .count();
     assert_eq!(begins, 1, "{updates:?}");
 }
+
+#[test]
+fn usage_is_unknown_when_completed_carries_none() {
+    let stream = concat!(
+        r#"data: {"type":"response.output_text.delta","delta":"hi"}"#,
+        "\n\n",
+        r#"data: {"type":"response.completed","response":{"status":"completed"}}"#,
+        "\n\n"
+    );
+    let r = decode(Wire::Responses, stream).1.unwrap();
+    assert!(!r.usage_reported);
+    assert!(decode(Wire::Responses, LLAMA_CPP).1.unwrap().usage_reported);
+}
