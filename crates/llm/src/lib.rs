@@ -20,6 +20,7 @@ mod secret;
 pub mod sse;
 mod tls;
 mod wire;
+mod wire_log;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -42,6 +43,7 @@ pub use provider::{
 pub use retry::RetryPolicy;
 use retry::RetryingClient;
 pub use secret::Secret;
+pub use wire_log::WireLog;
 
 /// A boxed, sendable future.
 pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
@@ -190,6 +192,9 @@ pub struct ClientOptions {
     pub connect_timeout: Duration,
     /// Longest silence while waiting for response bytes.
     pub idle_timeout: Duration,
+    /// Where to record every exchange for diagnosis (`--debug`); `None` records
+    /// nothing and costs nothing.
+    pub wire_log: Option<Arc<WireLog>>,
 }
 
 impl Default for ClientOptions {
@@ -198,6 +203,7 @@ impl Default for ClientOptions {
             retry: RetryPolicy::default(),
             connect_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(300),
+            wire_log: None,
         }
     }
 }
@@ -214,7 +220,9 @@ pub fn connect(
     let _ = rustls::crypto::ring::default_provider().install_default();
     let inner = http::HttpModelClient::new(provider, &options)?;
     let breaker = breaker::shared(&provider.name, &provider.base_url, &provider.model);
-    Ok(Arc::new(RetryingClient::new(inner, options.retry, breaker)))
+    Ok(Arc::new(
+        RetryingClient::new(inner, options.retry, breaker).with_log(options.wire_log),
+    ))
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use atto_protocol::RetryNotice;
 
 use crate::breaker::Breaker;
+use crate::wire_log::WireLog;
 use crate::{
     BoxFuture, ModelClient, ModelError, ModelInfo, ModelRequest, ModelResponse, StreamUpdate,
 };
@@ -111,6 +112,7 @@ pub(crate) struct RetryingClient<C> {
     inner: C,
     policy: RetryPolicy,
     breaker: Arc<Breaker>,
+    log: Option<Arc<WireLog>>,
 }
 
 impl<C: ModelClient> RetryingClient<C> {
@@ -119,7 +121,14 @@ impl<C: ModelClient> RetryingClient<C> {
             inner,
             policy,
             breaker,
+            log: None,
         }
+    }
+
+    /// Records retries and breaker changes in `log` too.
+    pub(crate) fn with_log(mut self, log: Option<Arc<WireLog>>) -> Self {
+        self.log = log;
+        self
     }
 
     async fn run(
@@ -132,6 +141,10 @@ impl<C: ModelClient> RetryingClient<C> {
         let mut same_each_time = true;
         for attempt in 1..=max_attempts {
             if let Err(retry_in) = self.breaker.admit() {
+                if let Some(log) = &self.log {
+                    let detail = format!("call refused; a trial in {} ms", retry_in.as_millis());
+                    log.breaker(&self.inner.info().model, "open", &detail);
+                }
                 return Err(match last {
                     // The breaker opened during this call's own retries (another caller
                     // may have added the last failure): report the provider's failure,
@@ -173,6 +186,9 @@ impl<C: ModelClient> RetryingClient<C> {
                 same_each_time &= previous.what_happened() == err.what_happened();
             }
             let opened = self.breaker.record_failure();
+            if opened && let Some(log) = &self.log {
+                log.breaker(&self.inner.info().model, "open", &err.what_happened());
+            }
             // Once the breaker is open no further attempt would be admitted: stop now
             // rather than announce a retry that cannot happen.
             if attempt == max_attempts || opened {
@@ -185,12 +201,16 @@ impl<C: ModelClient> RetryingClient<C> {
                 });
             }
             let delay = self.policy.delay(attempt, err.retry_after());
-            on_update(StreamUpdate::Retry(RetryNotice {
+            let notice = RetryNotice {
                 attempt,
                 max_attempts,
                 delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
                 reason: err.to_string(),
-            }));
+            };
+            if let Some(log) = &self.log {
+                log.retry(attempt, max_attempts, notice.delay_ms, &notice.reason);
+            }
+            on_update(StreamUpdate::Retry(notice));
             tokio::time::sleep(delay).await;
             last = Some(err);
         }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use atto_llm::{
     ClientOptions, ModelClient, ModelError, ModelRequest, ModelResponse, ResolvedProvider,
-    RetryPolicy, Secret, StreamUpdate, Wire, connect,
+    RetryPolicy, Secret, StreamUpdate, Wire, WireLog, connect,
 };
 use atto_protocol::{AssistantPart, Message, StopReason, ToolCall, ToolResult, ToolSpec, Usage};
 use atto_testkit::{
@@ -38,6 +38,7 @@ fn fast_options(max_attempts: u32) -> ClientOptions {
         },
         connect_timeout: Duration::from_secs(5),
         idle_timeout: Duration::from_secs(10),
+        ..ClientOptions::default()
     }
 }
 
@@ -653,4 +654,82 @@ async fn a_server_dying_mid_reply_is_a_lost_connection() {
         .filter(|u| matches!(u, StreamUpdate::Retry(_)))
         .count();
     assert_eq!(retries, 2, "{updates:?}");
+}
+
+/// With the wire log on, a scripted exchange (a 500, a retry, a streamed reply) is in
+/// the file: request URL, headers and body, the response status, every event with its
+/// time, the retry and the outcome; the API key value never is.
+#[tokio::test]
+async fn the_wire_log_records_the_exchange_without_the_key() {
+    const KEY: &str = "sk-wirelog-secret-4242";
+    let dir = std::env::temp_dir().join(format!("atto-wirelog-it-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for wire in WIRES {
+        let path = dir.join(format!("{wire}.jsonl"));
+        let _ = std::fs::remove_file(&path);
+        let log = std::sync::Arc::new(WireLog::create(&path).unwrap());
+        assert_eq!(log.path(), path.as_path());
+        let server = ScriptedServer::start(Script::new(vec![
+            Reply {
+                fault: Some(Fault::Status {
+                    status: 500,
+                    body: Some(format!("upstream broke; you sent {KEY}")),
+                    retry_after: None,
+                }),
+                ..Reply::default()
+            },
+            tool_reply(),
+        ]))
+        .await
+        .unwrap();
+        let options = ClientOptions {
+            wire_log: Some(log.clone()),
+            ..fast_options(3)
+        };
+        let client = connect(&provider(&server.base_url(), wire, Some(KEY)), options).unwrap();
+        let (_, result) = run(client.as_ref(), &request(vec![user("log me please")])).await;
+        result.unwrap_or_else(|e| panic!("{wire}: {e}"));
+
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(!text.contains(KEY), "{wire}: the key leaked into the log");
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let of = |kind: &str| -> Vec<&serde_json::Value> {
+            lines.iter().filter(|l| l["kind"] == kind).collect()
+        };
+        let requests = of("request");
+        assert_eq!(requests.len(), 2, "{wire}: {text}");
+        assert!(requests[0]["url"].as_str().unwrap().starts_with("http://"));
+        assert!(
+            requests[0]["body"].to_string().contains("log me please"),
+            "{wire}"
+        );
+        assert_eq!(requests[0]["body"]["model"], "test-model");
+        let headers = requests[0]["headers"].as_object().unwrap();
+        let credential = headers
+            .get("authorization")
+            .or_else(|| headers.get("x-api-key"))
+            .unwrap_or_else(|| panic!("{wire}: {headers:?}"));
+        assert_eq!(credential, "[redacted]");
+        let statuses: Vec<_> = of("response").iter().map(|r| r["status"].clone()).collect();
+        assert_eq!(statuses, [500, 200], "{wire}");
+        assert_eq!(of("error_body").len(), 1, "{wire}");
+        assert_eq!(of("retry").len(), 1, "{wire}");
+        let events = of("event");
+        assert!(events.len() > 5, "{wire}: {text}");
+        assert!(events.iter().all(|e| e["ms"].is_u64() && e["call"] == 2));
+        assert!(
+            events
+                .iter()
+                .any(|e| e["data"].as_str().unwrap().contains("call_1")),
+            "{wire}: the tool call is in the events"
+        );
+        let ends = of("end");
+        assert_eq!(ends.len(), 2, "{wire}");
+        assert_eq!(ends[0]["ok"], false);
+        assert_eq!(ends[1]["ok"], true);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
