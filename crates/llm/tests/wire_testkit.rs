@@ -733,3 +733,67 @@ async fn the_wire_log_records_the_exchange_without_the_key() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// llama.cpp's Responses stream replayed over HTTP (no `output_index`, ids only inside
+/// `item`): one tool call, run once; and the next request sends a cut-off call's
+/// arguments as `{}` on every wire.
+#[tokio::test]
+async fn llama_cpp_responses_stream_gives_one_call_and_history_stays_valid() {
+    let raw = concat!(
+        "event: response.created\n",
+        r#"data: {"type":"response.created","response":{"id":"resp_l","object":"response","status":"in_progress"}}"#,
+        "\n\nevent: response.output_item.added\n",
+        r#"data: {"type":"response.output_item.added","item":{"id":"fc_l","type":"function_call","status":"in_progress","arguments":"","call_id":"fc_l","name":"read"}}"#,
+        "\n\nevent: response.function_call_arguments.delta\n",
+        r#"data: {"type":"response.function_call_arguments.delta","item_id":"fc_l","delta":"{\"path\":\"a\"}"}"#,
+        "\n\nevent: response.output_item.done\n",
+        r#"data: {"type":"response.output_item.done","item":{"id":"fc_l","type":"function_call","status":"completed","arguments":"{\"path\":\"a\"}","call_id":"fc_l","name":"read"}}"#,
+        "\n\nevent: response.completed\n",
+        r#"data: {"type":"response.completed","response":{"id":"resp_l","status":"completed","usage":{"input_tokens":5,"output_tokens":3}}}"#,
+        "\n\n"
+    );
+    let server = ScriptedServer::start(Script::new(vec![Reply {
+        fault: Some(Fault::RawStream { body: raw.into() }),
+        ..Reply::default()
+    }]))
+    .await
+    .unwrap();
+    let client = connect(
+        &provider(&server.base_url(), Wire::Responses, None),
+        fast_options(1),
+    )
+    .unwrap();
+    let r = run(client.as_ref(), &request(vec![user("hi")]))
+        .await
+        .1
+        .unwrap();
+    let calls = tool_calls(&r);
+    assert_eq!(calls.len(), 1, "{:?}", r.parts);
+    assert_eq!(calls[0].arguments, r#"{"path":"a"}"#);
+
+    let cut = Message::Assistant {
+        parts: vec![AssistantPart::ToolCall(ToolCall {
+            id: "c1".into(),
+            name: "read".into(),
+            arguments: "{".into(),
+        })],
+    };
+    let result = Message::ToolResult(ToolResult {
+        call_id: "c1".into(),
+        name: "read".into(),
+        content: "the arguments were cut off".into(),
+        is_error: true,
+    });
+    for wire in WIRES {
+        let server = ScriptedServer::start(Script::new(vec![Reply::text("ok")]))
+            .await
+            .unwrap();
+        let client = connect(&provider(&server.base_url(), wire, None), fast_options(1)).unwrap();
+        let req = request(vec![user("go"), cut.clone(), result.clone()]);
+        run(client.as_ref(), &req).await.1.unwrap();
+        let body = server.requests()[0].body.to_string();
+        assert!(!body.contains(r#""arguments":"{""#), "{wire}: {body}");
+        let sent_empty = body.contains(r#""arguments":"{}""#) || body.contains(r#""input":{}"#);
+        assert!(sent_empty, "{wire}: {body}");
+    }
+}
