@@ -3,7 +3,7 @@
 //!
 //! Owns: the wire formats (request bodies, stream decoding), the SSE decoder, error
 //! classification, retries with backoff, a per-model circuit breaker, provider presets
-//! and resolution, and prices. Does not own: the conversation (atto-core keeps it),
+//! and resolution, prices, and the optional wire log for diagnosing a provider. Does not own: the conversation (atto-core keeps it),
 //! prompts, tools, or what to do with a reply.
 //!
 //! [`connect`] gives a [`ModelClient`] with retries and the breaker applied; each
