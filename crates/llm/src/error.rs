@@ -99,11 +99,19 @@ pub enum ModelError {
         /// When a trial call will be let through.
         retry_in: Duration,
     },
-    /// Every allowed attempt failed with a retryable error.
-    #[error("the model call failed after {attempts} attempts; last error: {last}")]
+    /// Every attempt made failed with a retryable error: all that the retry policy
+    /// allowed, or fewer when the circuit breaker opened.
+    #[error("{}", exhausted_message(*.attempts, *.max_attempts, *.breaker_opened, *.same_each_time, last))]
     Exhausted {
         /// Attempts made.
         attempts: u32,
+        /// Attempts the retry policy allowed (the `max_attempts` of the retry notices).
+        max_attempts: u32,
+        /// The circuit breaker opened and stopped the retries before `max_attempts`.
+        breaker_opened: bool,
+        /// Every attempt failed with the same message: more likely a permanent fault
+        /// of the server or the request than a passing one.
+        same_each_time: bool,
         /// The last attempt's error.
         last: Box<ModelError>,
     },
@@ -203,7 +211,77 @@ fn status_is_retryable(status: u16) -> bool {
     matches!(status, 408 | 409 | 429 | 500..=599)
 }
 
+/// The final message after retries: what the server said, once and plainly, how many
+/// attempts were made and why they stopped, and what to do.
+fn exhausted_message(
+    attempts: u32,
+    max_attempts: u32,
+    breaker_opened: bool,
+    same_each_time: bool,
+    last: &ModelError,
+) -> String {
+    let tries = if attempts == 1 {
+        "1 attempt".to_owned()
+    } else {
+        format!("{attempts} attempts")
+    };
+    let stopped = if breaker_opened && attempts < max_attempts {
+        format!(
+            " of {max_attempts} (the circuit breaker stopped the retries: calls to this model keep failing)"
+        )
+    } else {
+        String::new()
+    };
+    let next = if same_each_time && attempts > 1 {
+        "every attempt got the same answer, so the server is more likely misconfigured or \
+         refusing this request than busy: fix what it says, then try again"
+    } else {
+        "no reply was kept; try again later, and check the server if it keeps failing"
+    };
+    format!(
+        "the model call failed after {tries}{stopped}: {}. {next}",
+        last.what_happened()
+    )
+}
+
 impl ModelError {
+    /// What happened, without the advice the full message adds: the server's own words
+    /// where there are some.
+    pub fn what_happened(&self) -> String {
+        match self {
+            ModelError::Transport(what) => format!("could not reach the model server: {what}"),
+            ModelError::Refused(url) => {
+                format!("nothing is listening at {url} (connection refused)")
+            }
+            ModelError::Status {
+                status, message, ..
+            } => format!("the model server answered HTTP {status}: {message}"),
+            ModelError::Auth {
+                status, message, ..
+            } => format!("the model server refused the credentials (HTTP {status}): {message}"),
+            ModelError::BadRequest { message } => {
+                format!("the model server rejected the request: {message}")
+            }
+            ModelError::ContextTooLong { message } => {
+                format!("the conversation is too long for the model's context window: {message}")
+            }
+            ModelError::Overloaded { message } => {
+                format!("the model provider is overloaded: {message}")
+            }
+            ModelError::Provider { kind, message } => {
+                format!("the model provider reported an error mid-reply ({kind}): {message}")
+            }
+            ModelError::StreamCut(what) => format!("the model's reply was cut off: {what}"),
+            ModelError::Decode(what) => {
+                format!("the model server sent a malformed stream event: {what}")
+            }
+            ModelError::Exhausted { last, .. } => last.what_happened(),
+            ModelError::CircuitOpen { .. } | ModelError::Setup(_) | ModelError::Cancelled => {
+                self.to_string()
+            }
+        }
+    }
+
     /// Whether the same request may succeed if sent again later.
     pub fn is_retryable(&self) -> bool {
         match self {
@@ -256,7 +334,10 @@ pub(crate) fn from_http(f: &HttpFailure<'_>) -> ModelError {
     } else {
         message
     };
-    if looks_like_context_overflow(&message) && !matches!(f.status, 401 | 403 | 429) {
+    let overflow = looks_like_context_overflow(&message)
+        || kind.as_deref().is_some_and(looks_like_context_overflow);
+    // 413: the request is too large to take; a shorter conversation is the cure too.
+    if (overflow && !matches!(f.status, 401 | 403 | 429)) || f.status == 413 {
         return ModelError::ContextTooLong { message };
     }
     match f.status {
@@ -293,7 +374,7 @@ pub(crate) fn from_event(kind: &str, message: &str) -> ModelError {
     } else {
         message.to_owned()
     };
-    if looks_like_context_overflow(&message) || kind == "context_length_exceeded" {
+    if looks_like_context_overflow(&message) || looks_like_context_overflow(kind) {
         return ModelError::ContextTooLong { message };
     }
     ModelError::Provider {
@@ -314,10 +395,17 @@ fn auth_hint(had_key: bool, key_env: Option<&str>) -> String {
 pub(crate) fn looks_like_context_overflow(message: &str) -> bool {
     let lower = message.to_ascii_lowercase();
     [
+        // OpenAI
         "context_length_exceeded",
-        "prompt is too long",
         "maximum context length",
         "context window",
+        // Anthropic
+        "prompt is too long",
+        // llama.cpp (`exceed_context_size_error`) and other local servers
+        "exceed_context_size",
+        "exceeds the available context size",
+        "context size",
+        "context length",
     ]
     .iter()
     .any(|needle| lower.contains(needle))
@@ -412,6 +500,72 @@ mod tests {
     }
 
     #[test]
+    fn context_overflow_from_each_provider_is_its_own_failure() {
+        let table: &[(u16, &str)] = &[
+            // llama.cpp
+            (
+                400,
+                r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":9000,"n_ctx":8192}}"#,
+            ),
+            (
+                400,
+                r#"{"error":{"code":400,"message":"request too long","type":"exceed_context_size_error"}}"#,
+            ),
+            // OpenAI
+            (
+                400,
+                r#"{"error":{"message":"Your input exceeds the context window of this model.","type":"invalid_request_error","code":"context_length_exceeded"}}"#,
+            ),
+            // Anthropic
+            (
+                400,
+                r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#,
+            ),
+            (
+                413,
+                r#"{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum allowed number of bytes."}}"#,
+            ),
+            (500, "the prompt exceeds the context size of the model"),
+        ];
+        for &(status, body) in table {
+            let e = classify(status, body);
+            assert!(
+                matches!(e, ModelError::ContextTooLong { .. }),
+                "{body}: {e:?}"
+            );
+            assert!(!e.is_retryable(), "{body}");
+            let text = e.to_string();
+            assert!(text.contains("compact"), "{text}");
+            assert!(!text.contains("check the model name"), "{text}");
+        }
+        let e = from_event("exceed_context_size_error", "too long");
+        assert!(matches!(e, ModelError::ContextTooLong { .. }), "{e:?}");
+    }
+
+    #[test]
+    fn exhausted_says_what_the_server_said_once_and_how_it_stopped() {
+        let body = r#"{"error":{"code":500,"message":"tools param requires --jinja flag","type":"server_error"}}"#;
+        let e = ModelError::Exhausted {
+            attempts: 3,
+            max_attempts: 5,
+            breaker_opened: true,
+            same_each_time: true,
+            last: Box::new(classify(500, body)),
+        };
+        let text = e.to_string();
+        assert_eq!(
+            text.matches("tools param requires --jinja flag").count(),
+            1,
+            "{text}"
+        );
+        assert!(text.contains("HTTP 500"), "{text}");
+        assert!(text.contains("3 attempts of 5"), "{text}");
+        assert!(text.contains("circuit breaker"), "{text}");
+        assert!(text.contains("misconfigured"), "{text}");
+        assert!(!text.contains("worth retrying"), "{text}");
+    }
+
+    #[test]
     fn auth_hint_names_the_variable_and_key_is_scrubbed() {
         let key = Secret::new("sk-abcdef123456");
         let e = from_http(&HttpFailure {
@@ -452,11 +606,17 @@ mod tests {
     fn exhausted_inherits_retryability() {
         let e = ModelError::Exhausted {
             attempts: 3,
+            max_attempts: 3,
+            breaker_opened: false,
+            same_each_time: false,
             last: Box::new(classify(500, "boom")),
         };
         assert!(e.is_retryable());
         let e = ModelError::Exhausted {
             attempts: 1,
+            max_attempts: 1,
+            breaker_opened: false,
+            same_each_time: false,
             last: Box::new(classify(400, "bad")),
         };
         assert!(!e.is_retryable());

@@ -5,6 +5,7 @@
 //! transport failures to [`ModelError`]. It makes exactly one attempt; retrying and
 //! the circuit breaker belong to `retry`.
 
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use reqwest::header::{self, HeaderMap, HeaderValue};
@@ -14,6 +15,7 @@ use crate::retry::parse_retry_after;
 use crate::secret::Secret;
 use crate::sse::SseDecoder;
 use crate::wire::{self, Decoder};
+use crate::wire_log::{CallLog, WireLog};
 use crate::{
     BoxFuture, ClientOptions, ModelClient, ModelError, ModelInfo, ModelRequest, ModelResponse,
     ResolvedProvider, StreamUpdate, Wire, tls,
@@ -30,6 +32,9 @@ pub(crate) struct HttpModelClient {
     key: Option<Secret>,
     key_env: Option<String>,
     idle_timeout: Duration,
+    log: Option<Arc<WireLog>>,
+    /// The headers every request carries, for the wire log (reqwest adds them at send).
+    headers: HeaderMap,
 }
 
 impl HttpModelClient {
@@ -42,12 +47,13 @@ impl HttpModelClient {
             tls::warm_up(crypto.clone());
         }
         let tls = tls::client_config(crypto).map_err(ModelError::Setup)?;
+        let headers = default_headers(provider)?;
         let http = reqwest::Client::builder()
             .tls_backend_preconfigured(tls)
             .connect_timeout(options.connect_timeout)
             .read_timeout(options.idle_timeout)
             .user_agent(concat!("atto/", env!("CARGO_PKG_VERSION")))
-            .default_headers(default_headers(provider)?)
+            .default_headers(headers.clone())
             .build()
             .map_err(|e| ModelError::Setup(e.to_string()))?;
         Ok(HttpModelClient {
@@ -62,6 +68,8 @@ impl HttpModelClient {
             key: provider.api_key.clone(),
             key_env: provider.api_key_env.clone(),
             idle_timeout: options.idle_timeout,
+            log: options.wire_log.clone(),
+            headers,
         })
     }
 
@@ -72,6 +80,29 @@ impl HttpModelClient {
     ) -> Result<ModelResponse, ModelError> {
         let body = serde_json::to_vec(&wire::body(self.info.wire, &self.info.model, req))
             .map_err(|e| ModelError::Setup(format!("cannot encode the request: {e}")))?;
+        let log = self
+            .log
+            .as_deref()
+            .map(|log| log.request(&self.url, &self.headers, &body, self.key.as_ref()));
+        let mut received = Received::default();
+        let result = self
+            .exchange(body, log.as_ref(), &mut received, on_update)
+            .await;
+        if let Some(log) = &log {
+            let error = result.as_ref().err().map(ToString::to_string);
+            log.end(received.events, received.bytes, error.as_deref());
+        }
+        result
+    }
+
+    /// Sends `body` and reads the reply, counting what arrives into `received`.
+    async fn exchange(
+        &self,
+        body: Vec<u8>,
+        log: Option<&CallLog<'_>>,
+        received: &mut Received,
+        on_update: &mut (dyn FnMut(StreamUpdate) + Send),
+    ) -> Result<ModelResponse, ModelError> {
         let mut response = self
             .http
             .post(&self.url)
@@ -80,11 +111,14 @@ impl HttpModelClient {
             .await
             .map_err(|e| self.transport(&e))?;
         let status = response.status();
+        if let Some(log) = log {
+            log.response(status.as_u16(), response.headers());
+        }
         if !status.is_success() {
-            return Err(self.status_error(response).await);
+            return Err(self.status_error(response, log).await);
         }
         if is_json(&response) {
-            return Err(self.unstreamed(response).await);
+            return Err(self.unstreamed(response, log).await);
         }
         let mut sse = SseDecoder::new();
         let mut decoder = Decoder::new(self.info.wire, &self.info.model);
@@ -93,10 +127,15 @@ impl HttpModelClient {
             let chunk = match response.chunk().await {
                 Ok(Some(chunk)) => chunk,
                 Ok(None) => break,
-                Err(e) => return Err(self.cut(&e)),
+                Err(e) => return Err(self.cut(&e, received)),
             };
+            received.bytes += chunk.len();
             sse.feed(&chunk, &mut events);
             for event in events.drain(..) {
+                received.events += 1;
+                if let Some(log) = log {
+                    log.event(event.event.as_deref(), &event.data);
+                }
                 if decoder.event(&event, on_update)? {
                     // Terminal event: the reply is whole; the rest of the body is not
                     // needed, and dropping the response releases the connection.
@@ -104,13 +143,13 @@ impl HttpModelClient {
                 }
             }
         }
-        sse.finish(&mut events);
-        for event in events.drain(..) {
-            if decoder.event(&event, on_update)? {
-                break;
-            }
-        }
-        decoder.finish()
+        received.unfinished_event = sse.finish();
+        decoder.finish().map_err(|e| match e {
+            ModelError::StreamCut(why) => ModelError::StreamCut(format!(
+                "{why}; the server closed the connection after {received}"
+            )),
+            other => other,
+        })
     }
 
     fn transport(&self, e: &reqwest::Error) -> ModelError {
@@ -131,14 +170,17 @@ impl HttpModelClient {
         ModelError::Transport(self.scrub(&format!("{what} ({}): {}", self.url, chain(e))))
     }
 
-    fn cut(&self, e: &reqwest::Error) -> ModelError {
+    fn cut(&self, e: &reqwest::Error, received: &Received) -> ModelError {
         if e.is_timeout() {
             ModelError::StreamCut(format!(
-                "the server sent nothing for {} s",
+                "the server sent nothing for {} s, after {received}",
                 self.idle_timeout.as_secs()
             ))
         } else {
-            ModelError::StreamCut(self.scrub(&format!("the connection broke: {}", chain(e))))
+            ModelError::StreamCut(self.scrub(&format!(
+                "the connection was lost after {received}: {}",
+                chain(e)
+            )))
         }
     }
 
@@ -149,7 +191,11 @@ impl HttpModelClient {
         }
     }
 
-    async fn status_error(&self, mut response: reqwest::Response) -> ModelError {
+    async fn status_error(
+        &self,
+        mut response: reqwest::Response,
+        log: Option<&CallLog<'_>>,
+    ) -> ModelError {
         let status = response.status().as_u16();
         let retry_after = response
             .headers()
@@ -157,6 +203,9 @@ impl HttpModelClient {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| parse_retry_after(v, SystemTime::now()));
         let body = read_bounded(&mut response).await;
+        if let Some(log) = log {
+            log.error_body(&body);
+        }
         from_http(&HttpFailure {
             status,
             body: &body,
@@ -168,8 +217,15 @@ impl HttpModelClient {
 
     /// A 200 answer with a JSON body instead of an event stream: either an error some
     /// gateways send with a success status, or a server that ignored `stream: true`.
-    async fn unstreamed(&self, mut response: reqwest::Response) -> ModelError {
+    async fn unstreamed(
+        &self,
+        mut response: reqwest::Response,
+        log: Option<&CallLog<'_>>,
+    ) -> ModelError {
         let body = self.scrub(&read_bounded(&mut response).await);
+        if let Some(log) = log {
+            log.error_body(&body);
+        }
         let parsed: Option<serde_json::Value> = serde_json::from_str(&body).ok();
         if let Some(err) = parsed.as_ref().and_then(|v| v.get("error")) {
             let field = |name: &str| err.get(name).and_then(|f| f.as_str()).unwrap_or("");
@@ -188,6 +244,30 @@ impl HttpModelClient {
                       it may not support streaming on this endpoint"
                 .to_owned(),
         }
+    }
+}
+
+/// How much of a streamed reply arrived, for the message when the stream breaks.
+#[derive(Debug, Default)]
+struct Received {
+    bytes: usize,
+    events: usize,
+    /// The stream ended inside an event (no blank line after it).
+    unfinished_event: bool,
+}
+
+impl std::fmt::Display for Received {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let plural = if self.events == 1 { "" } else { "s" };
+        write!(
+            f,
+            "{} event{plural} ({} bytes) of the reply",
+            self.events, self.bytes
+        )?;
+        if self.unfinished_event {
+            f.write_str(", the last one unfinished")?;
+        }
+        Ok(())
     }
 }
 

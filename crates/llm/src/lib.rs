@@ -3,7 +3,7 @@
 //!
 //! Owns: the wire formats (request bodies, stream decoding), the SSE decoder, error
 //! classification, retries with backoff, a per-model circuit breaker, provider presets
-//! and resolution, and prices. Does not own: the conversation (atto-core keeps it),
+//! and resolution, prices, and the optional wire log for diagnosing a provider. Does not own: the conversation (atto-core keeps it),
 //! prompts, tools, or what to do with a reply.
 //!
 //! [`connect`] gives a [`ModelClient`] with retries and the breaker applied; each
@@ -21,6 +21,7 @@ pub mod sse;
 mod tls;
 mod usage;
 mod wire;
+mod wire_log;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -44,6 +45,7 @@ pub use retry::RetryPolicy;
 use retry::RetryingClient;
 pub use secret::Secret;
 pub use usage::{add_usage, total_tokens};
+pub use wire_log::WireLog;
 
 /// A boxed, sendable future.
 pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
@@ -144,8 +146,12 @@ pub struct ModelResponse {
     pub parts: Vec<AssistantPart>,
     /// Why the model stopped.
     pub stop: StopReason,
-    /// Tokens of this call (`input_tokens` excludes cache reads and writes).
+    /// Tokens of this call (`input_tokens` excludes cache reads and writes). All zeros
+    /// when the server reported none: see `usage_reported`.
     pub usage: Usage,
+    /// Whether the server reported usage. When false the token counts (and so the
+    /// cost) are unknown, not zero: callers must not add them up as zero.
+    pub usage_reported: bool,
     /// Model id the provider reported (or the one requested).
     pub model: String,
 }
@@ -188,6 +194,9 @@ pub struct ClientOptions {
     pub connect_timeout: Duration,
     /// Longest silence while waiting for response bytes.
     pub idle_timeout: Duration,
+    /// Where to record every exchange for diagnosis (`--debug`); `None` records
+    /// nothing and costs nothing.
+    pub wire_log: Option<Arc<WireLog>>,
 }
 
 impl Default for ClientOptions {
@@ -196,6 +205,7 @@ impl Default for ClientOptions {
             retry: RetryPolicy::default(),
             connect_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(300),
+            wire_log: None,
         }
     }
 }
@@ -212,7 +222,9 @@ pub fn connect(
     let _ = rustls::crypto::ring::default_provider().install_default();
     let inner = http::HttpModelClient::new(provider, &options)?;
     let breaker = breaker::shared(&provider.name, &provider.base_url, &provider.model);
-    Ok(Arc::new(RetryingClient::new(inner, options.retry, breaker)))
+    Ok(Arc::new(
+        RetryingClient::new(inner, options.retry, breaker).with_log(options.wire_log),
+    ))
 }
 
 #[cfg(test)]

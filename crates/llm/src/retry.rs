@@ -11,6 +11,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use atto_protocol::RetryNotice;
 
 use crate::breaker::Breaker;
+use crate::wire_log::WireLog;
 use crate::{
     BoxFuture, ModelClient, ModelError, ModelInfo, ModelRequest, ModelResponse, StreamUpdate,
 };
@@ -111,6 +112,7 @@ pub(crate) struct RetryingClient<C> {
     inner: C,
     policy: RetryPolicy,
     breaker: Arc<Breaker>,
+    log: Option<Arc<WireLog>>,
 }
 
 impl<C: ModelClient> RetryingClient<C> {
@@ -119,7 +121,14 @@ impl<C: ModelClient> RetryingClient<C> {
             inner,
             policy,
             breaker,
+            log: None,
         }
+    }
+
+    /// Records retries and breaker changes in `log` too.
+    pub(crate) fn with_log(mut self, log: Option<Arc<WireLog>>) -> Self {
+        self.log = log;
+        self
     }
 
     async fn run(
@@ -129,13 +138,22 @@ impl<C: ModelClient> RetryingClient<C> {
     ) -> Result<ModelResponse, ModelError> {
         let max_attempts = self.policy.max_attempts.max(1);
         let mut last: Option<ModelError> = None;
+        let mut same_each_time = true;
         for attempt in 1..=max_attempts {
             if let Err(retry_in) = self.breaker.admit() {
+                if let Some(log) = &self.log {
+                    let detail = format!("call refused; a trial in {} ms", retry_in.as_millis());
+                    log.breaker(&self.inner.info().model, "open", &detail);
+                }
                 return Err(match last {
-                    // The breaker opened during this call's own retries: report the
-                    // provider's failure, which is what the caller can act on.
+                    // The breaker opened during this call's own retries (another caller
+                    // may have added the last failure): report the provider's failure,
+                    // which is what the caller can act on.
                     Some(last) => ModelError::Exhausted {
                         attempts: attempt - 1,
+                        max_attempts,
+                        breaker_opened: true,
+                        same_each_time,
                         last: Box::new(last),
                     },
                     None => ModelError::CircuitOpen {
@@ -151,25 +169,48 @@ impl<C: ModelClient> RetryingClient<C> {
                 }
                 Err(err) => err,
             };
+            let err = match (err, &last) {
+                // A server that answered the previous attempt and now refuses connections
+                // died or is restarting: a network failure, not a wrong URL.
+                (ModelError::Refused(url), Some(previous)) => ModelError::Transport(format!(
+                    "the server at {url} stopped accepting connections (connection refused) \
+                     after the previous attempt failed: {}",
+                    previous.what_happened()
+                )),
+                (err, _) => err,
+            };
             if !err.is_retryable() {
                 return Err(err);
             }
+            if let Some(previous) = &last {
+                same_each_time &= previous.what_happened() == err.what_happened();
+            }
             let opened = self.breaker.record_failure();
+            if opened && let Some(log) = &self.log {
+                log.breaker(&self.inner.info().model, "open", &err.what_happened());
+            }
             // Once the breaker is open no further attempt would be admitted: stop now
             // rather than announce a retry that cannot happen.
             if attempt == max_attempts || opened {
                 return Err(ModelError::Exhausted {
                     attempts: attempt,
+                    max_attempts,
+                    breaker_opened: opened && attempt < max_attempts,
+                    same_each_time,
                     last: Box::new(err),
                 });
             }
             let delay = self.policy.delay(attempt, err.retry_after());
-            on_update(StreamUpdate::Retry(RetryNotice {
+            let notice = RetryNotice {
                 attempt,
                 max_attempts,
                 delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
                 reason: err.to_string(),
-            }));
+            };
+            if let Some(log) = &self.log {
+                log.retry(attempt, max_attempts, notice.delay_ms, &notice.reason);
+            }
+            on_update(StreamUpdate::Retry(notice));
             tokio::time::sleep(delay).await;
             last = Some(err);
         }
@@ -268,6 +309,7 @@ mod tests {
                     parts: Vec::new(),
                     stop: StopReason::EndTurn,
                     usage: Usage::default(),
+                    usage_reported: false,
                     model: "m".into(),
                 })
             })
@@ -355,9 +397,13 @@ mod tests {
         let r = c.stream(&request(), &mut |_| {}).await;
         let err = r.unwrap_err();
         assert!(
-            matches!(&err, ModelError::Exhausted { attempts: 3, last } if matches!(**last, ModelError::Status { status: 500, .. })),
+            matches!(&err, ModelError::Exhausted { attempts: 3, max_attempts: 5, breaker_opened: true, last, .. } if matches!(**last, ModelError::Status { status: 500, .. })),
             "{err:?}"
         );
+        // The numbers agree with the retry notices (max 5), and the cut is explained.
+        let text = err.to_string();
+        assert!(text.contains("3 attempts of 5"), "{text}");
+        assert!(text.contains("circuit breaker"), "{text}");
         assert!(err.is_retryable());
         assert_eq!(*c.inner.calls.lock().unwrap(), 3);
         // The next call fails fast without a request.
@@ -372,6 +418,36 @@ mod tests {
             "{err:?}"
         );
         assert_eq!(*c.inner.calls.lock().unwrap(), 4);
+    }
+
+    #[tokio::test]
+    async fn refused_after_a_lost_connection_is_a_network_failure_and_retried() {
+        let (c, _) = client(vec![
+            Err(ModelError::StreamCut(
+                "the connection was lost after 83 events (9000 bytes) of the reply".into(),
+            )),
+            Err(ModelError::Refused("http://x/chat/completions".into())),
+            Ok(()),
+        ]);
+        let mut notices = Vec::new();
+        let r = c.stream(&request(), &mut |u| notices.push(u)).await;
+        assert!(r.is_ok(), "{r:?}");
+        assert_eq!(notices.len(), 2);
+        let StreamUpdate::Retry(n) = &notices[1] else {
+            panic!("{notices:?}")
+        };
+        assert!(
+            n.reason.contains("stopped accepting connections"),
+            "{}",
+            n.reason
+        );
+        assert!(n.reason.contains("83 events"), "{}", n.reason);
+        assert!(!n.reason.contains("No request was sent"), "{}", n.reason);
+
+        // Refused on the first attempt stays a setup problem, reported at once.
+        let (c, _) = client(vec![Err(ModelError::Refused("http://x".into())), Ok(())]);
+        let err = c.stream(&request(), &mut |_| {}).await.unwrap_err();
+        assert!(matches!(err, ModelError::Refused(_)), "{err:?}");
     }
 
     #[tokio::test]

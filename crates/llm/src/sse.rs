@@ -1,7 +1,9 @@
 //! Server-sent events decoding: bytes in, `(event, data)` pairs out.
 //!
-//! Owns the SSE line grammar (LF, CRLF and lone CR line ends, comments, multi-line data,
-//! a last event without its blank line). It is pure and byte-buffered: a chunk may end
+//! Owns the SSE line grammar (LF, CRLF and lone CR line ends, comments, multi-line data).
+//! As the standard says, an event is dispatched only by the blank line that ends it: a
+//! last event without one is discarded at the end of the stream, so a stream cut inside
+//! an event never yields a half-received event. It is pure and byte-buffered: a chunk may end
 //! anywhere, even inside a UTF-8 character or between the CR and LF of one line end.
 //! It does not know what the events mean; `wire::*` interprets them.
 //!
@@ -72,15 +74,17 @@ impl SseDecoder {
         self.partial.extend_from_slice(rest);
     }
 
-    /// Ends the stream: a last line without a line end, and a last event without its
-    /// blank line, are still delivered.
-    pub fn finish(&mut self, out: &mut Vec<SseEvent>) {
-        if !self.partial.is_empty() {
-            let line = std::mem::take(&mut self.partial);
-            self.line(&line, out);
-        }
-        self.dispatch(out);
+    /// Ends the stream. An event still unterminated (no blank line after it) is
+    /// discarded, as the SSE standard requires: it may be cut short. Returns whether
+    /// anything was discarded.
+    pub fn finish(&mut self) -> bool {
+        let discarded = !self.partial.is_empty() || self.has_data || self.event.is_some();
+        self.partial.clear();
+        self.event = None;
+        self.data.clear();
+        self.has_data = false;
         self.after_cr = false;
+        discarded
     }
 
     fn line(&mut self, mut line: &[u8], out: &mut Vec<SseEvent>) {
@@ -140,7 +144,7 @@ mod tests {
         let mut d = SseDecoder::new();
         let mut out = Vec::new();
         d.feed(input, &mut out);
-        d.finish(&mut out);
+        d.finish();
         out
     }
 
@@ -150,7 +154,7 @@ mod tests {
         for b in input {
             d.feed(std::slice::from_ref(b), &mut out);
         }
-        d.finish(&mut out);
+        d.finish();
         out
     }
 
@@ -193,7 +197,7 @@ mod tests {
         d.feed(b"data: a\r", &mut out);
         d.feed(b"\n\r", &mut out);
         d.feed(b"\ndata: b\r\n\r\n", &mut out);
-        d.finish(&mut out);
+        d.finish();
         // Had the LF after the chunk-final CR counted as a second line end, "a" would
         // have been dispatched on its own before the blank line; it is, once, either way,
         // but "b" must not be merged into it.
@@ -222,13 +226,14 @@ mod tests {
     }
 
     #[test]
-    fn last_event_without_trailing_blank_line_or_newline_is_delivered() {
+    fn last_event_without_its_blank_line_is_not_dispatched() {
+        assert_eq!(whole(b"data: a\n\ndata: b"), vec![ev(None, "a")]);
+        assert_eq!(whole(b"data: a\n"), vec![]);
+        assert_eq!(whole(b"data: a\r"), vec![]);
         assert_eq!(
-            whole(b"data: a\n\ndata: b"),
-            vec![ev(None, "a"), ev(None, "b")]
+            whole(b"data: a\r\n\r\ndata: [DONE]\r\n"),
+            vec![ev(None, "a")]
         );
-        assert_eq!(whole(b"data: a\n"), vec![ev(None, "a")]);
-        assert_eq!(whole(b"data: a\r"), vec![ev(None, "a")]);
     }
 
     #[test]
@@ -253,7 +258,11 @@ mod tests {
         let input = "event: message_start\r\ndata: {\"t\":\"héllo 👋\"}\r\n\r\n: ka\rdata: x\r\rdata: y\ndata: z\n\ndata: end"
             .as_bytes();
         let want = whole(input);
-        assert_eq!(want.len(), 4);
+        assert_eq!(
+            want.len(),
+            3,
+            "the unterminated last event is not dispatched"
+        );
         assert_eq!(bytewise(input), want);
         for size in 2..input.len() {
             let mut d = SseDecoder::new();
@@ -261,7 +270,7 @@ mod tests {
             for chunk in input.chunks(size) {
                 d.feed(chunk, &mut out);
             }
-            d.finish(&mut out);
+            d.finish();
             assert_eq!(out, want, "chunk size {size}");
         }
     }

@@ -113,6 +113,7 @@ fn options() -> ClientOptions {
         },
         connect_timeout: Duration::from_secs(5),
         idle_timeout: Duration::from_secs(10),
+        ..ClientOptions::default()
     }
 }
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use atto_llm::{
     ClientOptions, ModelClient, ModelError, ModelRequest, ModelResponse, ResolvedProvider,
-    RetryPolicy, Secret, StreamUpdate, Wire, connect,
+    RetryPolicy, Secret, StreamUpdate, Wire, WireLog, connect,
 };
 use atto_protocol::{AssistantPart, Message, StopReason, ToolCall, ToolResult, ToolSpec, Usage};
 use atto_testkit::{
@@ -38,6 +38,7 @@ fn fast_options(max_attempts: u32) -> ClientOptions {
         },
         connect_timeout: Duration::from_secs(5),
         idle_timeout: Duration::from_secs(10),
+        ..ClientOptions::default()
     }
 }
 
@@ -241,10 +242,66 @@ async fn each_wire_survives_hostile_framing() {
                 line_ending,
                 keepalive_comments: true,
                 chunk_bytes: Some(3),
-                no_trailing_newline: true,
+                no_trailing_newline: false,
             };
             round_trip(wire, options).await;
         }
+    }
+}
+
+/// A stream that ends without its wire's terminal event, or with it unterminated (no
+/// blank line, so per the SSE standard never dispatched), is a cut stream: retried, and
+/// never a success made of whatever text arrived.
+#[tokio::test]
+async fn streams_ending_before_their_terminal_event_are_cut_and_retried() {
+    for wire in WIRES {
+        // Everything but the terminal event (text, tool calls, finish reason, usage),
+        // then a clean end of the body; the retry gets the whole reply.
+        let server = ScriptedServer::start(Script::new(vec![
+            Reply {
+                fault: Some(Fault::EndEarly { after_events: None }),
+                ..tool_reply()
+            },
+            tool_reply(),
+        ]))
+        .await
+        .unwrap();
+        let client = connect(&provider(&server.base_url(), wire, None), fast_options(2)).unwrap();
+        let (updates, result) = run(client.as_ref(), &request(vec![user("hi")])).await;
+        let r = result.unwrap_or_else(|e| panic!("{wire}: {e}"));
+        assert_eq!(tool_calls(&r).len(), 2, "{wire}");
+        let notices: Vec<_> = updates
+            .iter()
+            .filter_map(|u| match u {
+                StreamUpdate::Retry(n) => Some(n),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(notices.len(), 1, "{wire}: {updates:?}");
+        assert!(
+            notices[0].reason.contains("cut off") && notices[0].reason.contains("events"),
+            "{wire}: {}",
+            notices[0].reason
+        );
+
+        // Every reply's terminal event lacks its blank line: never dispatched.
+        let unterminated = Script {
+            replies: vec![tool_reply(), tool_reply()],
+            options: StreamOptions {
+                no_trailing_newline: true,
+                ..StreamOptions::default()
+            },
+        };
+        let server = ScriptedServer::start(unterminated).await.unwrap();
+        let client = connect(&provider(&server.base_url(), wire, None), fast_options(2)).unwrap();
+        let (_, result) = run(client.as_ref(), &request(vec![user("hi")])).await;
+        let err = result.unwrap_err();
+        assert!(
+            matches!(&err, ModelError::Exhausted { attempts: 2, last, .. } if matches!(**last, ModelError::StreamCut(_))),
+            "{wire}: {err:?}"
+        );
+        assert!(err.to_string().contains("unfinished"), "{wire}: {err}");
+        assert_eq!(server.requests().len(), 2, "{wire}");
     }
 }
 
@@ -290,13 +347,18 @@ async fn rate_limit_with_retry_after_zero_then_success() {
 
 #[tokio::test]
 async fn server_errors_exhaust_and_stay_retryable() {
-    let fail = || Reply {
+    let fail = || {
+        Reply {
         fault: Some(Fault::Status {
             status: 500,
-            body: None,
+            body: Some(
+                r#"{"error":{"code":500,"message":"tools param requires --jinja flag","type":"server_error"}}"#
+                    .into(),
+            ),
             retry_after: None,
         }),
         ..Reply::default()
+    }
     };
     let server = ScriptedServer::start(Script::new((0..6).map(|_| fail()).collect()))
         .await
@@ -311,11 +373,26 @@ async fn server_errors_exhaust_and_stay_retryable() {
     assert!(err.is_retryable(), "{err:?}");
     // The circuit breaker opens after three failures, before the five attempts are used.
     assert!(
-        matches!(&err, ModelError::Exhausted { attempts: 3, last } if matches!(**last, ModelError::Status { status: 500, .. })),
+        matches!(&err, ModelError::Exhausted { attempts: 3, max_attempts: 5, breaker_opened: true, last, .. } if matches!(**last, ModelError::Status { status: 500, .. })),
         "{err:?}"
     );
     assert_eq!(server.requests().len(), 3);
     assert_eq!(updates.len(), 2);
+    for u in &updates {
+        let StreamUpdate::Retry(n) = u else {
+            panic!("{u:?}")
+        };
+        assert_eq!(n.max_attempts, 5);
+    }
+    // llama.cpp's answer without --jinja: said once, plainly, with why retries stopped.
+    let text = err.to_string();
+    assert_eq!(
+        text.matches("tools param requires --jinja").count(),
+        1,
+        "{text}"
+    );
+    assert!(text.contains("3 attempts of 5"), "{text}");
+    assert!(text.contains("misconfigured"), "{text}");
     // Further calls fail fast without reaching the server.
     let (_, result) = run(client.as_ref(), &request(vec![user("hi")])).await;
     assert!(
@@ -525,4 +602,198 @@ async fn json_instead_of_a_stream_is_classified_not_retried_blindly() {
     assert!(matches!(err, ModelError::BadRequest { .. }), "{err:?}");
     assert!(err.to_string().contains("event stream"), "{err}");
     assert_eq!(server.requests().len(), 2, "neither was retried");
+}
+
+/// A server that streams part of a reply and then dies (its socket and listener gone):
+/// the failure is a lost connection, retried, and reported as such — never as "nothing
+/// is listening … no request was sent".
+#[tokio::test]
+async fn a_server_dying_mid_reply_is_a_lost_connection() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.unwrap();
+        let mut buf = vec![0u8; 64 * 1024];
+        let _ = socket.read(&mut buf).await.unwrap();
+        let mut out = String::from(
+            "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n",
+        );
+        for i in 0..83 {
+            let event = format!(
+                "data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"w{i} \"}}}}]}}\n\n"
+            );
+            out.push_str(&format!("{:x}\r\n{event}\r\n", event.len()));
+        }
+        socket.write_all(out.as_bytes()).await.unwrap();
+        socket.flush().await.unwrap();
+        // The process dies: the connection drops mid-body and nothing listens any more.
+        drop(socket);
+        drop(listener);
+    });
+    let client = connect(
+        &provider(&format!("http://{addr}"), Wire::Chat, None),
+        fast_options(3),
+    )
+    .unwrap();
+    let (updates, result) = run(client.as_ref(), &request(vec![user("hi")])).await;
+    server.await.unwrap();
+    let err = result.unwrap_err();
+    let text = err.to_string();
+    assert!(
+        matches!(&err, ModelError::Exhausted { last, .. } if matches!(**last, ModelError::Transport(_))),
+        "{err:?}"
+    );
+    assert!(err.is_retryable());
+    assert!(text.contains("stopped accepting connections"), "{text}");
+    assert!(text.contains("83 events"), "{text}");
+    assert!(!text.contains("No request was sent"), "{text}");
+    let retries = updates
+        .iter()
+        .filter(|u| matches!(u, StreamUpdate::Retry(_)))
+        .count();
+    assert_eq!(retries, 2, "{updates:?}");
+}
+
+/// With the wire log on, a scripted exchange (a 500, a retry, a streamed reply) is in
+/// the file: request URL, headers and body, the response status, every event with its
+/// time, the retry and the outcome; the API key value never is.
+#[tokio::test]
+async fn the_wire_log_records_the_exchange_without_the_key() {
+    const KEY: &str = "sk-wirelog-secret-4242";
+    let dir = std::env::temp_dir().join(format!("atto-wirelog-it-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for wire in WIRES {
+        let path = dir.join(format!("{wire}.jsonl"));
+        let _ = std::fs::remove_file(&path);
+        let log = std::sync::Arc::new(WireLog::create(&path).unwrap());
+        assert_eq!(log.path(), path.as_path());
+        let server = ScriptedServer::start(Script::new(vec![
+            Reply {
+                fault: Some(Fault::Status {
+                    status: 500,
+                    body: Some(format!("upstream broke; you sent {KEY}")),
+                    retry_after: None,
+                }),
+                ..Reply::default()
+            },
+            tool_reply(),
+        ]))
+        .await
+        .unwrap();
+        let options = ClientOptions {
+            wire_log: Some(log.clone()),
+            ..fast_options(3)
+        };
+        let client = connect(&provider(&server.base_url(), wire, Some(KEY)), options).unwrap();
+        let (_, result) = run(client.as_ref(), &request(vec![user("log me please")])).await;
+        result.unwrap_or_else(|e| panic!("{wire}: {e}"));
+
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(!text.contains(KEY), "{wire}: the key leaked into the log");
+        let lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let of = |kind: &str| -> Vec<&serde_json::Value> {
+            lines.iter().filter(|l| l["kind"] == kind).collect()
+        };
+        let requests = of("request");
+        assert_eq!(requests.len(), 2, "{wire}: {text}");
+        assert!(requests[0]["url"].as_str().unwrap().starts_with("http://"));
+        assert!(
+            requests[0]["body"].to_string().contains("log me please"),
+            "{wire}"
+        );
+        assert_eq!(requests[0]["body"]["model"], "test-model");
+        let headers = requests[0]["headers"].as_object().unwrap();
+        let credential = headers
+            .get("authorization")
+            .or_else(|| headers.get("x-api-key"))
+            .unwrap_or_else(|| panic!("{wire}: {headers:?}"));
+        assert_eq!(credential, "[redacted]");
+        let statuses: Vec<_> = of("response").iter().map(|r| r["status"].clone()).collect();
+        assert_eq!(statuses, [500, 200], "{wire}");
+        assert_eq!(of("error_body").len(), 1, "{wire}");
+        assert_eq!(of("retry").len(), 1, "{wire}");
+        let events = of("event");
+        assert!(events.len() > 5, "{wire}: {text}");
+        assert!(events.iter().all(|e| e["ms"].is_u64() && e["call"] == 2));
+        assert!(
+            events
+                .iter()
+                .any(|e| e["data"].as_str().unwrap().contains("call_1")),
+            "{wire}: the tool call is in the events"
+        );
+        let ends = of("end");
+        assert_eq!(ends.len(), 2, "{wire}");
+        assert_eq!(ends[0]["ok"], false);
+        assert_eq!(ends[1]["ok"], true);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// llama.cpp's Responses stream replayed over HTTP (no `output_index`, ids only inside
+/// `item`): one tool call, run once; and the next request sends a cut-off call's
+/// arguments as `{}` on every wire.
+#[tokio::test]
+async fn llama_cpp_responses_stream_gives_one_call_and_history_stays_valid() {
+    let raw = concat!(
+        "event: response.created\n",
+        r#"data: {"type":"response.created","response":{"id":"resp_l","object":"response","status":"in_progress"}}"#,
+        "\n\nevent: response.output_item.added\n",
+        r#"data: {"type":"response.output_item.added","item":{"id":"fc_l","type":"function_call","status":"in_progress","arguments":"","call_id":"fc_l","name":"read"}}"#,
+        "\n\nevent: response.function_call_arguments.delta\n",
+        r#"data: {"type":"response.function_call_arguments.delta","item_id":"fc_l","delta":"{\"path\":\"a\"}"}"#,
+        "\n\nevent: response.output_item.done\n",
+        r#"data: {"type":"response.output_item.done","item":{"id":"fc_l","type":"function_call","status":"completed","arguments":"{\"path\":\"a\"}","call_id":"fc_l","name":"read"}}"#,
+        "\n\nevent: response.completed\n",
+        r#"data: {"type":"response.completed","response":{"id":"resp_l","status":"completed","usage":{"input_tokens":5,"output_tokens":3}}}"#,
+        "\n\n"
+    );
+    let server = ScriptedServer::start(Script::new(vec![Reply {
+        fault: Some(Fault::RawStream { body: raw.into() }),
+        ..Reply::default()
+    }]))
+    .await
+    .unwrap();
+    let client = connect(
+        &provider(&server.base_url(), Wire::Responses, None),
+        fast_options(1),
+    )
+    .unwrap();
+    let r = run(client.as_ref(), &request(vec![user("hi")]))
+        .await
+        .1
+        .unwrap();
+    let calls = tool_calls(&r);
+    assert_eq!(calls.len(), 1, "{:?}", r.parts);
+    assert_eq!(calls[0].arguments, r#"{"path":"a"}"#);
+
+    let cut = Message::Assistant {
+        parts: vec![AssistantPart::ToolCall(ToolCall {
+            id: "c1".into(),
+            name: "read".into(),
+            arguments: "{".into(),
+        })],
+    };
+    let result = Message::ToolResult(ToolResult {
+        call_id: "c1".into(),
+        name: "read".into(),
+        content: "the arguments were cut off".into(),
+        is_error: true,
+    });
+    for wire in WIRES {
+        let server = ScriptedServer::start(Script::new(vec![Reply::text("ok")]))
+            .await
+            .unwrap();
+        let client = connect(&provider(&server.base_url(), wire, None), fast_options(1)).unwrap();
+        let req = request(vec![user("go"), cut.clone(), result.clone()]);
+        run(client.as_ref(), &req).await.1.unwrap();
+        let body = server.requests()[0].body.to_string();
+        assert!(!body.contains(r#""arguments":"{""#), "{wire}: {body}");
+        let sent_empty = body.contains(r#""arguments":"{}""#) || body.contains(r#""input":{}"#);
+        assert!(sent_empty, "{wire}: {body}");
+    }
 }

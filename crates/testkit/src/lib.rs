@@ -4,8 +4,9 @@
 //! (`…/chat/completions`), OpenAI Responses (`…/responses`) and Anthropic Messages
 //! (`…/messages`) requests, streamed (SSE over a chunked body) or not, from a [`Script`]
 //! consumed one reply per model request. It records every request and can inject faults:
-//! HTTP error statuses, delays, streams cut mid-chunk, malformed chunks and mid-stream
-//! error events. It does not check what clients send beyond parsing it; tests assert on
+//! HTTP error statuses, delays, streams cut mid-chunk, streams ended cleanly before
+//! their terminal event, malformed chunks, mid-stream error events, and recorded
+//! event streams replayed verbatim. It does not check what clients send beyond parsing it; tests assert on
 //! [`ScriptedServer::requests`].
 //!
 //! ```no_run

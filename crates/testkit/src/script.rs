@@ -133,6 +133,23 @@ pub enum Fault {
         /// Human-readable message.
         message: String,
     },
+    /// Stream the reply's first `after_events` events, then end the body cleanly (the
+    /// terminating empty chunk is sent): a server or proxy that closed the stream before
+    /// its terminal event (`[DONE]`, `message_stop`, `response.completed`).
+    EndEarly {
+        /// Complete SSE events sent before the clean end; `None` sends all but the last
+        /// (the wire's terminal event).
+        #[serde(default)]
+        after_events: Option<usize>,
+    },
+    /// Answer a streaming request with this SSE text verbatim (status 200,
+    /// `text/event-stream`), ignoring the reply's content: replays a recorded exchange
+    /// from a real server (for instance llama.cpp's own event layout). The text is sent
+    /// as written, so it decides its own line ends and blank lines.
+    RawStream {
+        /// The whole event-stream body.
+        body: String,
+    },
 }
 
 fn default_error_type() -> String {
@@ -306,6 +323,26 @@ mod tests {
         }
         assert_eq!(s.options.line_ending, LineEnding::Crlf);
         assert_eq!(s.options.chunk_bytes, Some(3));
+    }
+
+    #[test]
+    fn parses_the_end_early_and_raw_stream_faults() {
+        let s = Script::from_json(
+            r#"{"replies":[
+                {"fault":{"kind":"end_early","after_events":4}},
+                {"fault":{"kind":"raw_stream","body":"data: [DONE]\n\n"}}
+              ]}"#,
+        )
+        .unwrap();
+        assert!(matches!(
+            s.replies[0].fault,
+            Some(Fault::EndEarly {
+                after_events: Some(4)
+            })
+        ));
+        assert!(
+            matches!(&s.replies[1].fault, Some(Fault::RawStream { body }) if body == "data: [DONE]\n\n")
+        );
     }
 
     #[test]

@@ -298,10 +298,17 @@ async fn respond<W: AsyncWrite + Unpin>(
         return http::write_full(conn, *status, "application/json", &extra, body.as_bytes()).await;
     }
     if streaming {
+        if let Some(Fault::RawStream { body }) = &reply.fault {
+            return sse::write_raw(conn, body.as_bytes(), options).await;
+        }
         let mut events = wire.stream_events(ctx, reply);
         let mut cut_after = None;
         match &reply.fault {
             Some(Fault::Cut { after_events }) => cut_after = Some(*after_events),
+            Some(Fault::EndEarly { after_events }) => {
+                let keep = after_events.unwrap_or(events.len().saturating_sub(1));
+                events.truncate(keep);
+            }
             Some(Fault::MalformedChunk { after_events }) => {
                 let at = (*after_events).min(events.len());
                 events.insert(at, wire.malformed_event());
@@ -314,13 +321,13 @@ async fn respond<W: AsyncWrite + Unpin>(
                 events.truncate(*after_events);
                 events.push(wire.error_event(ctx, events.len(), error_type, message));
             }
-            Some(Fault::Status { .. }) | None => {}
+            Some(Fault::Status { .. } | Fault::RawStream { .. }) | None => {}
         }
         return sse::write_stream(conn, &events, options, cut_after).await;
     }
     let full = wire.full_body(ctx, reply).to_string();
     match &reply.fault {
-        Some(Fault::Cut { .. }) => {
+        Some(Fault::Cut { .. } | Fault::EndEarly { .. }) => {
             http::write_truncated(conn, "application/json", full.as_bytes(), full.len() / 2).await
         }
         Some(Fault::MalformedChunk { .. }) => {
@@ -349,6 +356,9 @@ async fn respond<W: AsyncWrite + Unpin>(
                 body.to_string().as_bytes(),
             )
             .await
+        }
+        Some(Fault::RawStream { body }) => {
+            http::write_full(conn, 200, "text/event-stream", &[], body.as_bytes()).await
         }
         Some(Fault::Status { .. }) | None => {
             http::write_full(conn, 200, "application/json", &[], full.as_bytes()).await

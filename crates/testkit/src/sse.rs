@@ -116,6 +116,20 @@ pub(crate) async fn write_stream<W: AsyncWrite + Unpin>(
     }
 }
 
+/// Write `body` verbatim as a chunked `text/event-stream` response, in pieces of
+/// `opts.chunk_bytes` when set.
+pub(crate) async fn write_raw<W: AsyncWrite + Unpin>(
+    w: &mut W,
+    body: &[u8],
+    opts: &StreamOptions,
+) -> io::Result<()> {
+    let mut out = ChunkedWriter::start(w, "text/event-stream").await?;
+    for piece in body.chunks(opts.chunk_bytes.unwrap_or(body.len()).max(1)) {
+        out.chunk(piece).await?;
+    }
+    out.finish().await
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

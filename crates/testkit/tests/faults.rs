@@ -299,3 +299,44 @@ async fn shutdown_stops_listening() {
     server.shutdown().await;
     assert!(tokio::net::TcpStream::connect(a).await.is_err());
 }
+
+#[tokio::test]
+async fn end_early_ends_the_body_cleanly_without_the_terminal_event() {
+    let server = start(Script::new(vec![faulty(Fault::EndEarly {
+        after_events: Some(2),
+    })]))
+    .await;
+    let resp = post(&server, "/v1/chat/completions", CHAT_STREAM).await;
+    assert_eq!(resp.status, 200);
+    assert!(resp.complete, "the body ends with its terminating chunk");
+    let (evs, rest) = parse_sse(&resp.text());
+    assert_eq!(evs.len(), 2);
+    assert!(rest.is_none());
+    assert!(!resp.text().contains("[DONE]"));
+
+    let server = start(Script::new(vec![faulty(Fault::EndEarly {
+        after_events: None,
+    })]))
+    .await;
+    let resp = post(&server, "/v1/chat/completions", CHAT_STREAM).await;
+    let (evs, _) = parse_sse(&resp.text());
+    assert!(evs.len() > 2, "{evs:?}");
+    assert!(
+        !resp.text().contains("[DONE]"),
+        "only the terminal event is left out"
+    );
+}
+
+#[tokio::test]
+async fn raw_stream_is_sent_verbatim() {
+    let body = "event: x\ndata: {\"a\":1}\n\ndata: unterminated";
+    let server = start(Script::new(vec![faulty(Fault::RawStream {
+        body: body.into(),
+    })]))
+    .await;
+    let resp = post(&server, "/v1/responses", r#"{"stream":true}"#).await;
+    assert_eq!(resp.status, 200);
+    assert!(resp.complete);
+    assert_eq!(resp.headers["content-type"], "text/event-stream");
+    assert_eq!(resp.text(), body);
+}

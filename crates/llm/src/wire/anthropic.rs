@@ -225,8 +225,12 @@ pub(crate) struct Decoder {
     model: String,
     slots: Slots,
     blocks: Vec<OpenBlock>,
+    /// The index the next `content_block_start` must carry: blocks are numbered 0, 1,
+    /// 2… in stream order, whatever their kind.
+    next_index: u32,
     stop_reason: Option<String>,
     usage: Usage,
+    usage_reported: bool,
     done: bool,
 }
 
@@ -236,8 +240,10 @@ impl Decoder {
             model: model.to_owned(),
             slots: Slots::default(),
             blocks: Vec::new(),
+            next_index: 0,
             stop_reason: None,
             usage: Usage::default(),
+            usage_reported: false,
             done: false,
         }
     }
@@ -259,8 +265,25 @@ impl Decoder {
             Event::ContentBlockStart {
                 index,
                 content_block,
-            } => self.start_block(index, content_block, on_update),
-            Event::ContentBlockDelta { index, delta } => self.delta(index, delta, on_update),
+            } => {
+                if index != self.next_index {
+                    return Err(ModelError::Decode(format!(
+                        "content block {index} started where block {} was due (indices skip \
+                         or arrive out of order)",
+                        self.next_index
+                    )));
+                }
+                self.next_index += 1;
+                self.start_block(index, content_block, on_update);
+            }
+            Event::ContentBlockDelta { index, delta } => {
+                if index >= self.next_index {
+                    return Err(ModelError::Decode(format!(
+                        "a delta for content block {index}, which was never started"
+                    )));
+                }
+                self.delta(index, delta, on_update);
+            }
             Event::MessageDelta { delta, usage } => {
                 if delta.stop_reason.is_some() {
                     self.stop_reason = delta.stop_reason;
@@ -281,6 +304,7 @@ impl Decoder {
 
     /// `message_delta` counts are cumulative and win over `message_start`'s.
     fn merge_usage(&mut self, u: &AnthropicUsage) {
+        self.usage_reported = true;
         let set = |field: &mut u64, v: Option<u64>| {
             if let Some(v) = v {
                 *field = v;
@@ -400,6 +424,7 @@ impl Decoder {
             parts: self.slots.into_parts(),
             stop,
             usage: self.usage,
+            usage_reported: self.usage_reported,
             model: self.model,
         })
     }

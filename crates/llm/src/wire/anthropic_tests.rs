@@ -198,7 +198,8 @@ fn redacted_thinking_is_kept_for_replay() {
         "\n\n",
         r#"data: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":3}}"#,
         "\n\n",
-        r#"data: {"type":"message_stop"}"#
+        r#"data: {"type":"message_stop"}"#,
+        "\n\n"
     );
     let (updates, result) = decode(Wire::Anthropic, stream);
     let r = result.unwrap();
@@ -318,4 +319,36 @@ fn reasoning_effort_enables_thinking_with_a_budget_below_max_tokens() {
     roomy.max_output_tokens = 64_000;
     roomy.effort = Some(ReasoningEffort::High);
     assert_eq!(body("claude-opus-4-1", &roomy)["max_tokens"], 64_000);
+}
+
+#[test]
+fn content_block_indices_that_skip_or_go_back_are_a_protocol_error() {
+    let start = |i: u32| {
+        format!(
+            "data: {{\"type\":\"content_block_start\",\"index\":{i},\"content_block\":{{\"type\":\"text\",\"text\":\"\"}}}}\n\n"
+        )
+    };
+    let head = r#"data: {"type":"message_start","message":{"model":"m"}}"#.to_owned() + "\n\n";
+    let stop = concat!(
+        r#"data: {"type":"message_delta","delta":{"stop_reason":"end_turn"}}"#,
+        "\n\n",
+        r#"data: {"type":"message_stop"}"#,
+        "\n\n"
+    );
+    let ok = format!("{head}{}{}{stop}", start(0), start(1));
+    assert!(decode(Wire::Anthropic, &ok).1.is_ok());
+    for bad in [
+        format!("{head}{}{stop}", start(1)),
+        format!("{head}{}{}{stop}", start(0), start(2)),
+        format!("{head}{}{}{}{stop}", start(0), start(1), start(1)),
+        format!(
+            "{head}{}{}{stop}",
+            start(0),
+            r#"data: {"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"x"}}"#.to_owned() + "\n\n"
+        ),
+    ] {
+        let err = decode(Wire::Anthropic, &bad).1.unwrap_err();
+        assert!(matches!(err, ModelError::Decode(_)), "{err:?}");
+        assert!(err.to_string().contains("content block"), "{err}");
+    }
 }

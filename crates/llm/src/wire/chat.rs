@@ -9,7 +9,7 @@ use atto_protocol::{AssistantPart, Message, StopReason, ToolCall, Usage, user_te
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Slot, Slots, parse};
+use super::{Slot, Slots, arguments_text, parse};
 use crate::error::from_event;
 use crate::sse::SseEvent;
 use crate::{ModelError, ModelRequest, ModelResponse, StreamUpdate};
@@ -33,7 +33,7 @@ pub(crate) fn body(model: &str, req: &ModelRequest<'_>) -> Value {
                         AssistantPart::ToolCall(c) => calls.push(json!({
                             "id": c.id,
                             "type": "function",
-                            "function": {"name": c.name, "arguments": c.arguments},
+                            "function": {"name": c.name, "arguments": arguments_text(&c.arguments)},
                         })),
                         AssistantPart::Thinking { .. } | AssistantPart::RedactedThinking { .. } => {
                         }
@@ -63,8 +63,14 @@ pub(crate) fn body(model: &str, req: &ModelRequest<'_>) -> Value {
         "messages": messages,
         "stream": true,
         "stream_options": {"include_usage": true},
-        "max_tokens": req.max_output_tokens,
     });
+    // OpenAI's reasoning models reject `max_tokens`; everyone else knows only it.
+    let limit = if takes_max_completion_tokens(model) {
+        "max_completion_tokens"
+    } else {
+        "max_tokens"
+    };
+    body[limit] = json!(req.max_output_tokens);
     if let Some(effort) = req.effort {
         body["reasoning_effort"] = json!(crate::effort_name(effort));
     }
@@ -82,6 +88,19 @@ pub(crate) fn body(model: &str, req: &ModelRequest<'_>) -> Value {
     body
 }
 
+/// Whether `model` is one of OpenAI's reasoning models (o1, o3, o4…, the GPT-5 family,
+/// codex-mini), which take `max_completion_tokens` on the chat wire. A router's
+/// `vendor/` prefix is ignored, as in [`crate::takes_effort`].
+fn takes_max_completion_tokens(model: &str) -> bool {
+    let lower = model.to_ascii_lowercase();
+    let id = lower.rsplit('/').next().unwrap_or(&lower);
+    let o_series = ["o1", "o3", "o4"].iter().any(|p| {
+        id.strip_prefix(p)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('-'))
+    });
+    o_series || id.starts_with("gpt-5") || id.starts_with("codex-mini")
+}
+
 #[derive(Deserialize)]
 struct Chunk {
     #[serde(default)]
@@ -96,6 +115,9 @@ struct Chunk {
 
 #[derive(Deserialize)]
 struct Choice {
+    /// Which of `n` choices; servers that send one choice may leave it out.
+    #[serde(default)]
+    index: u32,
     #[serde(default)]
     delta: Option<Delta>,
     #[serde(default)]
@@ -177,6 +199,7 @@ pub(crate) struct Decoder {
     tools: Vec<Pending>,
     finish_reason: Option<String>,
     usage: Usage,
+    usage_reported: bool,
     done: bool,
 }
 
@@ -188,6 +211,7 @@ impl Decoder {
             tools: Vec::new(),
             finish_reason: None,
             usage: Usage::default(),
+            usage_reported: false,
             done: false,
         }
     }
@@ -221,6 +245,7 @@ impl Decoder {
             self.model = model;
         }
         if let Some(u) = chunk.usage {
+            self.usage_reported = true;
             let cached = u
                 .prompt_tokens_details
                 .and_then(|d| d.cached_tokens)
@@ -233,8 +258,9 @@ impl Decoder {
                 cache_write_tokens: 0,
             };
         }
-        // atto asks for one choice; any others are ignored.
-        if let Some(choice) = chunk.choices.into_iter().next() {
+        // atto asks for one choice; a proxy or `n > 1` may interleave others, which are
+        // not part of this reply.
+        if let Some(choice) = chunk.choices.into_iter().find(|c| c.index == 0) {
             if let Some(delta) = choice.delta {
                 self.delta(delta, on_update);
             }
@@ -341,12 +367,13 @@ impl Decoder {
     }
 
     pub(crate) fn finish(self) -> Result<ModelResponse, ModelError> {
-        // Some servers close without `[DONE]`; a finish_reason proves the reply is whole.
-        let Some(reason) = self.finish_reason else {
+        // Without `[DONE]` nothing proves the stream was not cut after a finish_reason
+        // (a proxy or a dying server can close there): it is a cut stream, retried.
+        let (true, Some(reason)) = (self.done, self.finish_reason) else {
             return Err(ModelError::StreamCut(if self.done {
                 "the stream ended with [DONE] but no finish_reason".to_owned()
             } else {
-                "the stream ended before a finish_reason".to_owned()
+                "the stream ended before [DONE]".to_owned()
             }));
         };
         let has_tools = self.slots.has_tool_calls();
@@ -363,6 +390,7 @@ impl Decoder {
             parts: self.slots.into_parts(),
             stop,
             usage: self.usage,
+            usage_reported: self.usage_reported,
             model: self.model,
         })
     }

@@ -141,16 +141,44 @@ fn stream_cut_before_finish_is_an_error_even_with_complete_looking_args() {
 }
 
 #[test]
-fn finish_reason_without_done_is_accepted() {
+fn finish_reason_without_done_is_a_cut_stream() {
     let stream = concat!(
         r#"data: {"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}]}"#,
-        "\n"
+        "\n\n"
     );
     let (_, result) = decode(Wire::Chat, stream);
+    let err = result.unwrap_err();
+    assert!(matches!(err, ModelError::StreamCut(_)), "{err:?}");
+    assert!(err.is_retryable());
+}
+
+#[test]
+fn done_without_its_blank_line_is_a_cut_stream() {
+    let stream = concat!(
+        r#"data: {"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}]}"#,
+        "\n\ndata: [DONE]\n"
+    );
+    let err = decode(Wire::Chat, stream).1.unwrap_err();
+    assert!(matches!(err, ModelError::StreamCut(_)), "{err:?}");
+}
+
+#[test]
+fn only_choice_zero_is_assembled() {
+    let stream = concat!(
+        r#"data: {"choices":[{"index":0,"delta":{"content":"one"},"finish_reason":null}]}"#,
+        "\n\n",
+        r#"data: {"choices":[{"index":1,"delta":{"content":"two"},"finish_reason":null}]}"#,
+        "\n\n",
+        r#"data: {"choices":[{"index":1,"delta":{"tool_calls":[{"index":0,"id":"x","function":{"name":"ls","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}"#,
+        "\n\n",
+        r#"data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}"#,
+        "\n\ndata: [DONE]\n\n"
+    );
+    let (updates, result) = decode(Wire::Chat, stream);
     let r = result.unwrap();
+    assert_eq!(r.parts, vec![AssistantPart::Text { text: "one".into() }]);
     assert_eq!(r.stop, StopReason::EndTurn);
-    assert_eq!(r.model, "requested-model");
-    assert_eq!(r.usage, Usage::default());
+    assert_eq!(text_of(&updates), "one");
 }
 
 #[test]
@@ -233,8 +261,12 @@ fn request_body_layout() {
     assert_eq!(assistant["tool_calls"][0]["id"], "call_a");
     assert_eq!(assistant["tool_calls"][0]["type"], "function");
     assert_eq!(
-        assistant["tool_calls"][1]["function"]["arguments"], r#"{"path":"#,
-        "arguments are sent back exactly as received"
+        assistant["tool_calls"][0]["function"]["arguments"], r#"{"path":"a.rs"}"#,
+        "valid arguments are sent back exactly as received"
+    );
+    assert_eq!(
+        assistant["tool_calls"][1]["function"]["arguments"], "{}",
+        "cut-off arguments would make the server reject the whole history"
     );
     assert!(assistant.get("reasoning_content").is_none());
     assert_eq!(messages[4]["tool_call_id"], "call_b");
@@ -273,6 +305,65 @@ fn reasoning_effort_is_sent_only_when_set() {
             body.get("reasoning").is_none(),
             "the Responses shape is not sent"
         );
-        assert_eq!(body["max_tokens"], 4096, "the output limit is unchanged");
+        assert_eq!(
+            body["max_completion_tokens"], 4096,
+            "the output limit is unchanged"
+        );
     }
+}
+
+#[test]
+fn a_call_id_sent_under_two_indices_surfaces_once() {
+    let stream = concat!(
+        r#"data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","function":{"name":"ls","arguments":"{}"}}]},"finish_reason":null}]}"#,
+        "\n\n",
+        r#"data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"call_1","function":{"name":"ls","arguments":"{}"}}]},"finish_reason":null}]}"#,
+        "\n\n",
+        r#"data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#,
+        "\n\ndata: [DONE]\n\n"
+    );
+    let r = decode(Wire::Chat, stream).1.unwrap();
+    assert_eq!(
+        r.parts,
+        vec![AssistantPart::ToolCall(ToolCall {
+            id: "call_1".into(),
+            name: "ls".into(),
+            arguments: "{}".into(),
+        })]
+    );
+}
+
+#[test]
+fn openai_reasoning_models_take_max_completion_tokens() {
+    for model in [
+        "o1",
+        "o1-mini",
+        "o3",
+        "o4-mini",
+        "openai/o3",
+        "gpt-5",
+        "gpt-5-mini",
+        "codex-mini-latest",
+    ] {
+        let body = body(model, &sample_request());
+        assert_eq!(body["max_completion_tokens"], 4096, "{model}");
+        assert!(body.get("max_tokens").is_none(), "{model}");
+    }
+    for model in ["gpt-4.1", "deepseek-chat", "llama3", "o1x", "qwen3-o3"] {
+        let body = body(model, &sample_request());
+        assert_eq!(body["max_tokens"], 4096, "{model}");
+        assert!(body.get("max_completion_tokens").is_none(), "{model}");
+    }
+}
+
+#[test]
+fn usage_is_unknown_when_the_server_reports_none() {
+    let stream = concat!(
+        r#"data: {"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}]}"#,
+        "\n\ndata: [DONE]\n\n"
+    );
+    let r = decode(Wire::Chat, stream).1.unwrap();
+    assert!(!r.usage_reported);
+    let (_, with) = decode(Wire::Chat, PARALLEL_TOOLS);
+    assert!(with.unwrap().usage_reported);
 }

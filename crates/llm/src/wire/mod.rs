@@ -121,27 +121,51 @@ impl Slots {
         self.0.get_mut(at)
     }
 
+    /// The slot of the tool call with this id, if one was started.
+    pub(crate) fn tool_slot(&self, id: &str) -> Option<usize> {
+        self.0
+            .iter()
+            .position(|s| matches!(s, Slot::Tool(call) if call.id == id))
+    }
+
     pub(crate) fn has_tool_calls(&self) -> bool {
         self.0.iter().any(|s| matches!(s, Slot::Tool(_)))
     }
 
     /// The finished parts; empty text and empty unsigned reasoning are dropped.
+    ///
+    /// One call id is one call: a tool call whose id an earlier call of this reply
+    /// already has is dropped, so no reply ever asks for the same call twice. Its
+    /// arguments are kept only when the earlier call has none (a server that announced
+    /// the call once and sent it whole a second time).
     pub(crate) fn into_parts(self) -> Vec<AssistantPart> {
-        self.0
-            .into_iter()
-            .filter_map(|slot| match slot {
-                Slot::Text(text) if text.is_empty() => None,
-                Slot::Text(text) => Some(AssistantPart::Text { text }),
+        let mut parts: Vec<AssistantPart> = Vec::with_capacity(self.0.len());
+        for slot in self.0 {
+            let part = match slot {
+                Slot::Text(text) if text.is_empty() => continue,
+                Slot::Text(text) => AssistantPart::Text { text },
                 Slot::Thinking { text, signature } if text.is_empty() && signature.is_none() => {
-                    None
+                    continue;
                 }
-                Slot::Thinking { text, signature } => {
-                    Some(AssistantPart::Thinking { text, signature })
+                Slot::Thinking { text, signature } => AssistantPart::Thinking { text, signature },
+                Slot::Redacted(data) => AssistantPart::RedactedThinking { data },
+                Slot::Tool(call) => {
+                    let earlier = parts.iter_mut().find_map(|p| match p {
+                        AssistantPart::ToolCall(c) if c.id == call.id => Some(c),
+                        _ => None,
+                    });
+                    if let Some(earlier) = earlier {
+                        if earlier.arguments.is_empty() {
+                            earlier.arguments = call.arguments;
+                        }
+                        continue;
+                    }
+                    AssistantPart::ToolCall(call)
                 }
-                Slot::Redacted(data) => Some(AssistantPart::RedactedThinking { data }),
-                Slot::Tool(call) => Some(AssistantPart::ToolCall(call)),
-            })
-            .collect()
+            };
+            parts.push(part);
+        }
+        parts
     }
 }
 
@@ -156,13 +180,24 @@ pub(crate) fn parse<T: DeserializeOwned>(data: &str) -> Result<T, ModelError> {
     })
 }
 
-/// Tool-call arguments as a JSON object for formats that need structured input:
-/// invalid or non-object text becomes `{}` (the call was already answered with an
-/// error result, so its exact arguments no longer matter to the model).
+/// Tool-call arguments as a JSON object, for history sent back to any wire. Invalid or
+/// non-object text (a call cut off by the output limit: `{"path":`) becomes `{}`: the
+/// call was already answered with an error result, which follows it as usual, and
+/// servers such as llama.cpp answer 500 to invalid JSON in history, which would wedge
+/// the session on a request that can never succeed.
 pub(crate) fn arguments_object(arguments: &str) -> serde_json::Value {
     match serde_json::from_str::<serde_json::Value>(arguments) {
         Ok(v @ serde_json::Value::Object(_)) => v,
         _ => serde_json::Value::Object(serde_json::Map::new()),
+    }
+}
+
+/// [`arguments_object`] as the JSON text the OpenAI wires carry; valid arguments are
+/// sent exactly as received (no re-serialisation, so prompt caches keep matching).
+pub(crate) fn arguments_text(arguments: &str) -> std::borrow::Cow<'_, str> {
+    match serde_json::from_str::<serde_json::Value>(arguments) {
+        Ok(serde_json::Value::Object(_)) => std::borrow::Cow::Borrowed(arguments),
+        _ => std::borrow::Cow::Borrowed("{}"),
     }
 }
 
@@ -193,14 +228,7 @@ pub(crate) mod testutil {
                 }
             }
         }
-        sse.finish(&mut events);
-        for ev in events.drain(..) {
-            match decoder.event(&ev, &mut on_update) {
-                Ok(true) => break,
-                Ok(false) => {}
-                Err(e) => return (updates, Err(e)),
-            }
-        }
+        sse.finish();
         (updates, decoder.finish())
     }
 
@@ -309,5 +337,9 @@ mod tests {
         assert_eq!(arguments_object(r#"{"a":1}"#)["a"], 1);
         assert_eq!(arguments_object(r#"{"a":"#), serde_json::json!({}));
         assert_eq!(arguments_object("[1]"), serde_json::json!({}));
+        assert_eq!(arguments_text(r#"{"a": 1}"#), r#"{"a": 1}"#);
+        assert_eq!(arguments_text(r#"{"#), "{}");
+        assert_eq!(arguments_text(""), "{}");
+        assert_eq!(arguments_text("null"), "{}");
     }
 }

@@ -10,7 +10,7 @@ use atto_protocol::{AssistantPart, Message, StopReason, ToolCall, Usage, user_te
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Slot, Slots, parse};
+use super::{Slot, Slots, arguments_text, parse};
 use crate::error::from_event;
 use crate::sse::SseEvent;
 use crate::{ModelError, ModelRequest, ModelResponse, StreamUpdate};
@@ -36,7 +36,7 @@ pub(crate) fn body(model: &str, req: &ModelRequest<'_>) -> Value {
                             "type": "function_call",
                             "call_id": c.id,
                             "name": c.name,
-                            "arguments": c.arguments,
+                            "arguments": arguments_text(&c.arguments),
                         })),
                         AssistantPart::Text { .. }
                         | AssistantPart::Thinking { .. }
@@ -228,7 +228,39 @@ struct ErrorBody {
 struct OpenItem {
     output_index: Option<u32>,
     item_id: Option<String>,
+    kind: ItemKind,
+    /// `output_item.done` was seen for it.
+    done: bool,
     slot: usize,
+}
+
+/// What an output item holds, to pair an `output_item.done` that names no item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ItemKind {
+    Message,
+    FunctionCall,
+    Reasoning,
+    Other,
+}
+
+impl Item {
+    fn id(&self) -> Option<&String> {
+        match self {
+            Item::Message { id, .. }
+            | Item::FunctionCall { id, .. }
+            | Item::Reasoning { id, .. } => id.as_ref(),
+            Item::Other => None,
+        }
+    }
+
+    fn kind(&self) -> ItemKind {
+        match self {
+            Item::Message { .. } => ItemKind::Message,
+            Item::FunctionCall { .. } => ItemKind::FunctionCall,
+            Item::Reasoning { .. } => ItemKind::Reasoning,
+            Item::Other => ItemKind::Other,
+        }
+    }
 }
 
 pub(crate) struct Decoder {
@@ -237,6 +269,7 @@ pub(crate) struct Decoder {
     items: Vec<OpenItem>,
     stop: Option<StopReason>,
     usage: Usage,
+    usage_reported: bool,
 }
 
 impl Decoder {
@@ -247,6 +280,7 @@ impl Decoder {
             items: Vec::new(),
             stop: None,
             usage: Usage::default(),
+            usage_reported: false,
         }
     }
 
@@ -321,19 +355,36 @@ impl Decoder {
         }
     }
 
-    fn position(&self, at: &Locator) -> Option<usize> {
+    /// The slot an event belongs to: by `output_index`, else by item id (the event's
+    /// `item_id` or, on `output_item.*`, the item's own `id`), else — for an
+    /// `output_item.done` with neither — the oldest item not yet done. Servers differ in
+    /// which of these they send (llama.cpp sends no `output_index`).
+    fn position(&self, at: &Locator, item: Option<&Item>) -> Option<usize> {
+        if let Some(n) = at.output_index
+            && let Some(open) = self.items.iter().find(|i| i.output_index == Some(n))
+        {
+            return Some(open.slot);
+        }
+        let id = at.item_id.as_ref().or_else(|| item.and_then(Item::id));
+        if let Some(id) = id {
+            return self
+                .items
+                .iter()
+                .find(|i| i.item_id.as_ref() == Some(id))
+                .map(|i| i.slot);
+        }
+        if at.output_index.is_some() {
+            return None;
+        }
+        let item = item?;
         self.items
             .iter()
-            .find(|i| match (at.output_index, &at.item_id) {
-                (Some(n), _) => i.output_index == Some(n),
-                (None, Some(id)) => i.item_id.as_ref() == Some(id),
-                (None, None) => false,
-            })
+            .find(|i| !i.done && i.kind == item.kind())
             .map(|i| i.slot)
     }
 
     fn find(&mut self, at: &Locator) -> Option<&mut Slot> {
-        let slot = self.position(at)?;
+        let slot = self.position(at, None)?;
         self.slots.get_mut(slot)
     }
 
@@ -344,7 +395,7 @@ impl Decoder {
         item: &Item,
         on_update: &mut dyn FnMut(StreamUpdate),
     ) -> Option<usize> {
-        if let Some(slot) = self.position(at) {
+        if let Some(slot) = self.position(at, Some(item)) {
             return Some(slot);
         }
         let (item_id, slot) = match item {
@@ -359,6 +410,18 @@ impl Decoder {
             Item::FunctionCall {
                 id, call_id, name, ..
             } => {
+                // A second item with a call id already seen continues that call: one
+                // call id is one call (see `Slots::into_parts`).
+                if let Some(slot) = self.slots.tool_slot(call_id) {
+                    self.items.push(OpenItem {
+                        output_index: at.output_index,
+                        item_id: id.clone().or_else(|| at.item_id.clone()),
+                        kind: item.kind(),
+                        done: false,
+                        slot,
+                    });
+                    return Some(slot);
+                }
                 on_update(StreamUpdate::ToolCallBegin {
                     id: call_id.clone(),
                     name: name.clone(),
@@ -378,6 +441,8 @@ impl Decoder {
         self.items.push(OpenItem {
             output_index: at.output_index,
             item_id: item_id.clone().or_else(|| at.item_id.clone()),
+            kind: item.kind(),
+            done: false,
             slot,
         });
         Some(slot)
@@ -388,6 +453,9 @@ impl Decoder {
         let Some(slot) = self.slot_for(at, &item, on_update) else {
             return;
         };
+        if let Some(open) = self.items.iter_mut().find(|i| i.slot == slot && !i.done) {
+            open.done = true;
+        }
         let Some(target) = self.slots.get_mut(slot) else {
             return;
         };
@@ -414,6 +482,7 @@ impl Decoder {
     fn completed(&mut self, response: &Response) {
         self.note_model(response);
         if let Some(u) = &response.usage {
+            self.usage_reported = true;
             let cached = u
                 .input_tokens_details
                 .as_ref()
@@ -450,6 +519,7 @@ impl Decoder {
             parts: self.slots.into_parts(),
             stop,
             usage: self.usage,
+            usage_reported: self.usage_reported,
             model: self.model,
         })
     }

@@ -164,13 +164,16 @@ fn cut_before_completed_is_stream_cut() {
 
 #[test]
 fn failed_and_error_events_are_provider_errors() {
-    let failed = r#"data: {"type":"response.failed","response":{"status":"failed","error":{"code":"server_error","message":"The model failed"}}}"#;
+    let failed = r#"data: {"type":"response.failed","response":{"status":"failed","error":{"code":"server_error","message":"The model failed"}}}
+
+"#;
     let err = decode(Wire::Responses, failed).1.unwrap_err();
     assert!(err.is_retryable(), "{err:?}");
     assert!(err.to_string().contains("The model failed"));
 
-    let error =
-        r#"data: {"type":"error","code":"rate_limit_exceeded","message":"Slow down","param":null}"#;
+    let error = r#"data: {"type":"error","code":"rate_limit_exceeded","message":"Slow down","param":null}
+
+"#;
     let err = decode(Wire::Responses, error).1.unwrap_err();
     assert!(
         matches!(
@@ -183,7 +186,9 @@ fn failed_and_error_events_are_provider_errors() {
         "{err:?}"
     );
 
-    let nested = r#"data: {"type":"error","error":{"type":"invalid_request_error","code":"context_length_exceeded","message":"Your input exceeds the context window of this model."}}"#;
+    let nested = r#"data: {"type":"error","error":{"type":"invalid_request_error","code":"context_length_exceeded","message":"Your input exceeds the context window of this model."}}
+
+"#;
     let err = decode(Wire::Responses, nested).1.unwrap_err();
     assert!(matches!(err, ModelError::ContextTooLong { .. }), "{err:?}");
 }
@@ -223,7 +228,11 @@ fn request_body_layout() {
     assert_eq!(input[0]["content"][0]["type"], "input_text");
     assert_eq!(input[1]["content"][0]["type"], "output_text");
     assert_eq!(input[2]["call_id"], "call_a");
-    assert_eq!(input[3]["arguments"], r#"{"path":"#);
+    assert_eq!(input[2]["arguments"], r#"{"path":"a.rs"}"#);
+    assert_eq!(
+        input[3]["arguments"], "{}",
+        "cut-off arguments would make the server reject the whole history"
+    );
     assert_eq!(input[5]["output"], "invalid arguments");
 }
 
@@ -241,4 +250,126 @@ fn reasoning_effort_goes_in_the_reasoning_object() {
         "the Chat shape is not sent"
     );
     assert_eq!(body["max_output_tokens"], 4096);
+}
+
+/// llama.cpp's Responses stream: no `output_index` anywhere, the item id only inside
+/// `item` on `output_item.*`, and `item_id` on the deltas.
+const LLAMA_CPP: &str = r#"event: response.created
+data: {"type":"response.created","response":{"id":"resp_l","object":"response","status":"in_progress"}}
+
+event: response.in_progress
+data: {"type":"response.in_progress","response":{"id":"resp_l","object":"response","status":"in_progress"}}
+
+event: response.output_item.added
+data: {"type":"response.output_item.added","item":{"id":"msg_l","type":"message","status":"in_progress","role":"assistant","content":[]}}
+
+event: response.output_text.delta
+data: {"type":"response.output_text.delta","item_id":"msg_l","delta":"Running it."}
+
+event: response.output_item.done
+data: {"type":"response.output_item.done","item":{"id":"msg_l","type":"message","status":"completed","role":"assistant","content":[{"type":"output_text","text":"Running it."}]}}
+
+event: response.output_item.added
+data: {"type":"response.output_item.added","item":{"id":"fc_l","type":"function_call","status":"in_progress","arguments":"","call_id":"fc_l","name":"bash"}}
+
+event: response.function_call_arguments.delta
+data: {"type":"response.function_call_arguments.delta","item_id":"fc_l","delta":"{\"command\":\"echo run >> log.txt\"}"}
+
+event: response.output_item.done
+data: {"type":"response.output_item.done","item":{"id":"fc_l","type":"function_call","status":"completed","arguments":"{\"command\":\"echo run >> log.txt\"}","call_id":"fc_l","name":"bash"}}
+
+event: response.completed
+data: {"type":"response.completed","response":{"id":"resp_l","object":"response","status":"completed","usage":{"input_tokens":50,"output_tokens":12,"total_tokens":62}}}
+
+"#;
+
+#[test]
+fn items_without_output_index_are_matched_by_item_id() {
+    let (updates, result) = decode(Wire::Responses, LLAMA_CPP);
+    let r = result.unwrap();
+    assert_eq!(
+        r.parts,
+        vec![
+            AssistantPart::Text {
+                text: "Running it.".into()
+            },
+            AssistantPart::ToolCall(ToolCall {
+                id: "fc_l".into(),
+                name: "bash".into(),
+                arguments: r#"{"command":"echo run >> log.txt"}"#.into(),
+            }),
+        ]
+    );
+    assert_eq!(r.stop, StopReason::ToolUse);
+    let begins = updates
+        .iter()
+        .filter(|u| matches!(u, StreamUpdate::ToolCallBegin { .. }))
+        .count();
+    assert_eq!(begins, 1, "{updates:?}");
+    assert_eq!(text_of(&updates), "Running it.");
+}
+
+#[test]
+fn items_without_any_locator_are_matched_by_position() {
+    // Neither `output_index` nor an item id: each `done` closes the oldest open item.
+    let stream = concat!(
+        r#"data: {"type":"response.output_item.added","item":{"type":"function_call","call_id":"c1","name":"ls","arguments":""}}"#,
+        "\n\n",
+        r#"data: {"type":"response.output_item.done","item":{"type":"function_call","call_id":"c1","name":"ls","arguments":"{}"}}"#,
+        "\n\n",
+        r#"data: {"type":"response.output_item.added","item":{"type":"message","content":[]}}"#,
+        "\n\n",
+        r#"data: {"type":"response.output_item.done","item":{"type":"message","content":[{"type":"output_text","text":"done"}]}}"#,
+        "\n\n",
+        r#"data: {"type":"response.completed","response":{"status":"completed"}}"#,
+        "\n\n"
+    );
+    let r = decode(Wire::Responses, stream).1.unwrap();
+    assert_eq!(
+        r.parts,
+        vec![
+            AssistantPart::ToolCall(ToolCall {
+                id: "c1".into(),
+                name: "ls".into(),
+                arguments: "{}".into(),
+            }),
+            AssistantPart::Text {
+                text: "done".into()
+            },
+        ]
+    );
+}
+
+#[test]
+fn a_repeated_call_id_surfaces_once() {
+    // Two distinct items carrying one call id (a confused server): one call is kept.
+    let stream = concat!(
+        r#"data: {"type":"response.output_item.done","output_index":0,"item":{"id":"a","type":"function_call","call_id":"dup","name":"ls","arguments":"{}"}}"#,
+        "\n\n",
+        r#"data: {"type":"response.output_item.done","output_index":1,"item":{"id":"b","type":"function_call","call_id":"dup","name":"ls","arguments":"{}"}}"#,
+        "\n\n",
+        r#"data: {"type":"response.completed","response":{"status":"completed"}}"#,
+        "\n\n"
+    );
+    let (updates, result) = decode(Wire::Responses, stream);
+    let r = result.unwrap();
+    assert_eq!(r.parts.len(), 1, "{:?}", r.parts);
+    let begins = updates
+        .iter()
+        .filter(|u| matches!(u, StreamUpdate::ToolCallBegin { .. }))
+        .count();
+    assert_eq!(begins, 1, "{updates:?}");
+}
+
+#[test]
+fn usage_is_unknown_when_completed_carries_none() {
+    let stream = concat!(
+        r#"data: {"type":"response.output_text.delta","delta":"hi"}"#,
+        "\n\n",
+        r#"data: {"type":"response.completed","response":{"status":"completed"}}"#,
+        "\n\n"
+    );
+    let r = decode(Wire::Responses, stream).1.unwrap();
+    assert!(!r.usage_reported);
+    assert!(decode(Wire::Responses, LLAMA_CPP).1.unwrap().usage_reported);
 }
