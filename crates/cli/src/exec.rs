@@ -210,6 +210,14 @@ pub async fn run(
         ));
         eprintln!("atto: {}", result.error.as_deref().unwrap_or(""));
     }
+    if result.status == TurnStatus::Failed
+        && let Some(log) = crate::setup::wire_log_path()
+    {
+        eprintln!(
+            "atto: every request and response of this run is in {}",
+            log.display()
+        );
+    }
     if options.format != OutputFormat::Text {
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "{}", render::result_json(session_id, 1, &result));

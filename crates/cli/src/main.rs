@@ -92,6 +92,10 @@ pub struct GlobalArgs {
         default_missing_value = ""
     )]
     pub resume: Option<String>,
+    /// Write every model exchange (requests with keys redacted, responses, stream events
+    /// with timings, retries) to a log under the data dir; also ATTO_LOG=debug.
+    #[arg(long)]
+    pub debug: bool,
     /// Resume the most recent session of this workspace.
     #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
     pub continue_latest: bool,
@@ -116,6 +120,7 @@ impl GlobalArgs {
         self.workspace = sub.workspace.clone().or(self.workspace.take());
         self.yolo |= sub.yolo;
         self.trust |= sub.trust;
+        self.debug |= sub.debug;
         self.continue_latest |= sub.continue_latest;
     }
 
@@ -334,6 +339,7 @@ fn run(mut cli: Cli) -> Result<ExitCode, Failure> {
                     resume: cli.global.resume_ref()?,
                     mode: cli.global.mode.map(|(mode, _)| mode),
                     unsandboxed_commands: args.allow_unsandboxed.clone(),
+                    debug: cli.global.debug,
                 })?;
                 let options = exec::RunOptions {
                     format: args.output_format,
@@ -372,6 +378,7 @@ fn run(mut cli: Cli) -> Result<ExitCode, Failure> {
                     resume,
                     mode: cli.global.mode.map(|(mode, _)| mode),
                     unsandboxed_commands: Vec::new(),
+                    debug: cli.global.debug,
                 })?;
                 Ok(repl::run(handle, cli.prompt, trust, mode, cli.output_format).await)
             })

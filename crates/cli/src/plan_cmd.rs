@@ -121,6 +121,7 @@ pub fn run(args: PlanArgs, global: &GlobalArgs) -> Result<ExitCode, Failure> {
                 resume: Some(session),
                 mode: Some(AgentMode::Plan),
                 unsandboxed_commands: Vec::new(),
+                debug: false,
             },
             client,
         )?;

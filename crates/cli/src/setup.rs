@@ -95,12 +95,54 @@ pub struct Launch<'a> {
     pub mode: Option<atto_protocol::AgentMode>,
     /// Exact commands allowed to re-run without the sandbox (`--allow-unsandboxed`).
     pub unsandboxed_commands: Vec<String>,
+    /// `--debug`: write the wire log.
+    pub debug: bool,
+}
+
+/// The wire log of this run, when `--debug` or `ATTO_LOG=debug` asked for one: where a
+/// failed run says the details are.
+static WIRE_LOG: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// Where this run's wire log is, if it writes one.
+pub fn wire_log_path() -> Option<&'static Path> {
+    WIRE_LOG.get().map(PathBuf::as_path)
+}
+
+/// Opens the wire log under the data dir (`logs/wire-<time>-<pid>.jsonl`) when asked for.
+fn wire_log(asked: bool) -> Option<std::sync::Arc<atto_llm::WireLog>> {
+    let asked = asked || std::env::var("ATTO_LOG").is_ok_and(|v| v.eq_ignore_ascii_case("debug"));
+    if !asked {
+        return None;
+    }
+    let dir = atto_store::default_path().ok()?.parent()?.join("logs");
+    let name = format!(
+        "wire-{}-{}.jsonl",
+        atto_core::time::utc_minute(atto_core::time::now_ms()).replace([' ', ':'], "-"),
+        std::process::id()
+    );
+    let path = dir.join(name);
+    let opened = std::fs::create_dir_all(&dir).and_then(|()| atto_llm::WireLog::create(&path));
+    match opened {
+        Ok(log) => {
+            eprintln!("atto: writing every model exchange to {}", path.display());
+            let _ = WIRE_LOG.set(path);
+            Some(std::sync::Arc::new(log))
+        }
+        Err(err) => {
+            eprintln!(
+                "atto: warning: cannot write the debug log {} ({err})",
+                path.display()
+            );
+            None
+        }
+    }
 }
 
 /// Connects the model client and starts the session.
 pub fn start(launch: Launch<'_>) -> Result<(AgentHandle, String), SetupError> {
     let options = ClientOptions {
         retry: launch.config.retry_policy(),
+        wire_log: wire_log(launch.debug),
         ..ClientOptions::default()
     };
     let client =

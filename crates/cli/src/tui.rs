@@ -103,6 +103,7 @@ pub fn start(
             resume,
             mode: cli.global.mode.map(|(mode, _)| mode),
             unsandboxed_commands: Vec::new(),
+            debug: cli.global.debug,
         })?;
         let options = atto_tui::TuiOptions {
             first_prompt: cli.prompt.clone(),

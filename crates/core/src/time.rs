@@ -23,7 +23,7 @@ pub fn utc_minute(ms: i64) -> String {
 }
 
 /// Now, in Unix milliseconds (0 if the clock is before 1970).
-pub(crate) fn now_ms() -> i64 {
+pub fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))

@@ -165,3 +165,44 @@ fn truncated_tool_json_is_never_executed() {
     assert!(fed_back.contains("cut off"), "{fed_back}");
     assert!(fed_back.contains("not run"), "{fed_back}");
 }
+
+#[test]
+fn debug_writes_the_wire_log_and_a_failed_run_says_where() {
+    let mut env = Env::new();
+    env.serve(Script {
+        replies: vec![Reply {
+            fault: Some(atto_testkit::Fault::Status {
+                status: 400,
+                body: Some(r#"{"error":{"message":"model not found: nope"}}"#.into()),
+                retry_after: None,
+            }),
+            ..Reply::default()
+        }],
+        ..Script::default()
+    });
+    let out = env
+        .atto()
+        .env("OPENAI_API_KEY", "sk-test-secret-value")
+        .args(["exec", "--debug", "--provider", "openai"])
+        .args(["--base-url", &env.base("chat"), "--model", "nope", "hi"])
+        .output()
+        .unwrap();
+    assert_ne!(out.status.code(), Some(0));
+    let err = stderr(&out);
+    let path = err
+        .lines()
+        .find_map(|l| l.strip_prefix("atto: every request and response of this run is in "))
+        .unwrap_or_else(|| panic!("no log named: {err}"));
+    let log = std::fs::read_to_string(path.trim()).unwrap();
+    assert!(log.contains("model not found: nope"), "{log}");
+    assert!(log.contains("\"hi"), "the request body is logged: {log}");
+    assert!(
+        !log.contains("sk-test-secret-value"),
+        "the key leaked into the log"
+    );
+    // Without --debug nothing is written.
+    let logs = env.dir.path().join("home/atto-data/logs");
+    let before = std::fs::read_dir(&logs).unwrap().count();
+    let _ = env.exec("chat", "again");
+    assert_eq!(std::fs::read_dir(&logs).unwrap().count(), before);
+}

@@ -336,7 +336,12 @@ impl Session {
         response: &atto_llm::ModelResponse,
         turn: &mut TurnState,
     ) -> (Vec<atto_protocol::ToolCall>, String) {
-        let cost = atto_llm::cost_usd(&response.model, &response.usage);
+        // A reply that reported no usage has an unknown cost, not a free one.
+        let cost = if response.usage_reported {
+            atto_llm::cost_usd(&response.model, &response.usage)
+        } else {
+            None
+        };
         self.emit(Event::Usage {
             model: response.model.clone(),
             usage: response.usage,
