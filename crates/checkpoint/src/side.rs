@@ -5,17 +5,19 @@
 //! Crash safety: every file is written to a temporary name and renamed into place, and `HEAD`
 //! comes last, because git only takes a directory with a `HEAD` for a repository. Each open
 //! checks every piece and adds what is missing, so an interrupted creation is finished by the
-//! next open. What a snapshot holds is decided elsewhere (`walk`, `lib`).
+//! next open. Two processes creating the repository at once write the same files, each to its
+//! own temporary name, so whichever rename lands last leaves the same content. What a snapshot holds is decided elsewhere (`walk`, `lib`).
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use crate::error::CheckpointError;
 
 /// Makes sure `side` is a complete bare repository. Returns true when it holds no refs
 /// (created just now), so the caller knows the snapshot list is empty without asking git.
 pub(crate) fn ensure(side: &Path) -> Result<bool, CheckpointError> {
-    for dir in ["objects", "refs/heads", "refs/tags"] {
+    for dir in ["objects", "refs/heads", "refs/tags", crate::git::INDEX_DIR] {
         let dir = side.join(dir);
         std::fs::create_dir_all(&dir).map_err(|e| CheckpointError::io(&dir, e))?;
     }
@@ -23,6 +25,7 @@ pub(crate) fn ensure(side: &Path) -> Result<bool, CheckpointError> {
     if !config.is_file() {
         write_atomically(&config, &config_text(side))?;
     }
+    remove_stale_indexes(&side.join(crate::git::INDEX_DIR));
     let head = side.join("HEAD");
     if head.is_file() {
         return Ok(false);
@@ -30,6 +33,26 @@ pub(crate) fn ensure(side: &Path) -> Result<bool, CheckpointError> {
     let empty = !side.join("packed-refs").exists() && !side.join("refs/atto").exists();
     write_atomically(&head, "ref: refs/heads/main\n")?;
     Ok(empty)
+}
+
+/// Private index files (see `git`) untouched for two days: left by processes that ended
+/// without cleaning up. A live handle whose file goes only rebuilds it on its next snapshot.
+fn remove_stale_indexes(dir: &Path) {
+    const STALE: Duration = Duration::from_secs(2 * 24 * 60 * 60);
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|m| m.elapsed().ok())
+            .is_some_and(|age| age > STALE);
+        if old {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }
 
 /// What `git init --bare` would write on this machine, minus what the side repo never uses.
