@@ -256,16 +256,22 @@ fn output(mut cmd: Command, what: &str, input: Option<&[u8]>) -> Result<Vec<u8>,
     let mut child = cmd.spawn().map_err(|e| CheckpointError::GitMissing {
         detail: e.to_string(),
     })?;
-    if let (Some(bytes), Some(mut stdin)) = (input, child.stdin.take()) {
-        // A write error here means git exited early; its status and stderr say why.
-        let _ = stdin.write_all(bytes);
-    }
-    let out = child
-        .wait_with_output()
-        .map_err(|e| CheckpointError::GitFailed {
-            command: what.to_owned(),
-            stderr: e.to_string(),
-        })?;
+    let stdin = child.stdin.take();
+    // Input is written from its own thread: git may fill its stdout pipe before it has read
+    // all of stdin (`cat-file --batch`, `diff-tree --stdin`), and both sides would wait.
+    let out = std::thread::scope(|scope| {
+        if let (Some(bytes), Some(mut stdin)) = (input, stdin) {
+            scope.spawn(move || {
+                // A write error here means git exited early; its status and stderr say why.
+                let _ = stdin.write_all(bytes);
+            });
+        }
+        child.wait_with_output()
+    })
+    .map_err(|e| CheckpointError::GitFailed {
+        command: what.to_owned(),
+        stderr: e.to_string(),
+    })?;
     if out.status.success() {
         return Ok(out.stdout);
     }
@@ -296,10 +302,21 @@ fn one_line(stderr: &[u8], code: Option<i32>) -> String {
     line
 }
 
-/// Splits NUL-terminated output (`-z`) into strings.
-pub(crate) fn split_nul(out: &[u8]) -> Vec<String> {
-    out.split(|b| *b == 0)
-        .filter(|s| !s.is_empty())
-        .map(|s| String::from_utf8_lossy(s).into_owned())
-        .collect()
+/// A workspace-relative path from the bytes git stores for it. File names are bytes: on Unix
+/// every byte comes back as it was; elsewhere git's names are UTF-8 (`/` becomes the
+/// platform's separator when the path is used).
+#[cfg(unix)]
+pub(crate) fn path_of(bytes: &[u8]) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    PathBuf::from(OsStr::from_bytes(bytes))
+}
+
+#[cfg(not(unix))]
+pub(crate) fn path_of(bytes: &[u8]) -> PathBuf {
+    PathBuf::from(String::from_utf8_lossy(bytes).into_owned())
+}
+
+/// Splits NUL-terminated output (`-z`) into byte strings.
+pub(crate) fn split_nul_bytes(out: &[u8]) -> Vec<&[u8]> {
+    out.split(|b| *b == 0).filter(|s| !s.is_empty()).collect()
 }

@@ -19,10 +19,12 @@
 //! date in memory; and a stat fingerprint of the workspace (see `fingerprint`) lets a
 //! snapshot of an unchanged workspace skip `git add` and `write-tree`.
 
+mod apply;
 mod error;
 mod fingerprint;
 mod git;
 mod meta;
+mod plan;
 mod record;
 mod restore;
 mod side;
@@ -33,7 +35,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 pub use error::CheckpointError;
-use git::{Git, split_nul};
+use git::{Git, path_of, split_nul_bytes};
 use meta::Entry;
 use record::State;
 
@@ -104,6 +106,9 @@ pub struct RestoreReport {
     /// Files in the snapshot that were left alone because a file now ignored (or inside a
     /// nested repository) sits at that path.
     pub kept: Vec<String>,
+    /// Every path restored or deleted, exactly (file names are bytes; the lists above are
+    /// for display and replace bytes that are not UTF-8).
+    pub changed: Vec<PathBuf>,
 }
 
 /// Checkpoints of one workspace. Cheap to share between threads (`Arc<Checkpoints>`) or to
@@ -245,7 +250,23 @@ impl Checkpoints {
     /// `older` and `newer`, as `files_changed` lists them: what one command changed, when
     /// the two snapshots frame it. Costs no git process when both hold the same tree, one
     /// otherwise.
+    /// Paths whose names are not UTF-8 are shown with replacement characters: use
+    /// [`Checkpoints::changed_paths_between`] for the exact names.
     pub fn changed_between(&self, older: u32, newer: u32) -> Result<Vec<String>, CheckpointError> {
+        let paths = self.changed_paths_between(older, newer)?;
+        Ok(paths
+            .iter()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect())
+    }
+
+    /// [`Checkpoints::changed_between`] with exact names: what a command changed, byte for
+    /// byte, workspace-relative.
+    pub fn changed_paths_between(
+        &self,
+        older: u32,
+        newer: u32,
+    ) -> Result<Vec<PathBuf>, CheckpointError> {
         let mut state = self.lock();
         let trees = |entries: &[Entry]| {
             let tree = |id| entries.iter().find(|e| e.id == id).map(|e| e.tree.clone());
@@ -268,7 +289,8 @@ impl Checkpoints {
             }
         };
         let changed = self.changes(&[(&new_tree, &old_tree)])?;
-        Ok(changed.into_iter().next().unwrap_or_default())
+        let paths = changed.into_iter().next().unwrap_or_default();
+        Ok(paths.iter().map(|p| path_of(p)).collect())
     }
 
     /// Restores the state before turn `turn`'s first change: its first snapshot, whichever
@@ -330,7 +352,7 @@ impl Checkpoints {
 
     /// Paths differing between each `(new, old)` tree pair, in one git call; none for a pair
     /// whose old tree is `""` (no snapshot before it).
-    fn changes(&self, pairs: &[(&str, &str)]) -> Result<Vec<Vec<String>>, CheckpointError> {
+    fn changes(&self, pairs: &[(&str, &str)]) -> Result<Vec<Vec<Vec<u8>>>, CheckpointError> {
         let mut result = vec![Vec::new(); pairs.len()];
         let differs = |(a, b): &(&str, &str)| a != b && !b.is_empty();
         let input: String = pairs
@@ -365,20 +387,25 @@ impl Checkpoints {
                 continue;
             }
             let end = rest.iter().position(|b| *b == 0).unwrap_or(rest.len());
-            let (Some(i), Some(path)) = (current, split_nul(&rest[..end]).pop()) else {
+            let (Some(i), Some(path)) = (current, split_nul_bytes(&rest[..end]).pop()) else {
                 return Err(CheckpointError::Corrupt {
                     what: "diff-tree --stdin output".into(),
                     side: self.git.side().to_path_buf(),
                 });
             };
-            result[i].push(path);
+            result[i].push(path.to_vec());
             rest = rest.get(end + 1..).unwrap_or_default();
         }
         Ok(result)
     }
 }
 
-fn to_snapshot(e: &Entry, files_changed: Vec<String>) -> Snapshot {
+/// `files_changed` is for display: names that are not UTF-8 get replacement characters.
+fn to_snapshot(e: &Entry, files_changed: Vec<Vec<u8>>) -> Snapshot {
+    let files_changed = files_changed
+        .iter()
+        .map(|p| String::from_utf8_lossy(p).into_owned())
+        .collect();
     Snapshot {
         id: e.id,
         commit: e.commit.clone(),

@@ -84,7 +84,7 @@ impl Checkpoints {
         state: &mut State,
         label: &SnapshotLabel,
         changes: Changes,
-    ) -> Result<(Entry, Vec<String>), CheckpointError> {
+    ) -> Result<(Entry, Vec<Vec<u8>>), CheckpointError> {
         if state.entries.is_none() {
             self.reload(state)?;
         }
@@ -153,7 +153,7 @@ impl Checkpoints {
         &self,
         state: &mut State,
         changes: Changes,
-    ) -> Result<(Entry, Vec<String>), CheckpointError> {
+    ) -> Result<(Entry, Vec<Vec<u8>>), CheckpointError> {
         let entries = state.entries();
         let Some(newest) = entries.first().cloned() else {
             return Err(CheckpointError::Corrupt {
