@@ -28,6 +28,8 @@ pub(crate) struct Entry {
     pub(crate) session: Option<String>,
     pub(crate) note: String,
     pub(crate) created_at_ms: i64,
+    /// Directories with no file in the tree (see `walk`), relative, as bytes.
+    pub(crate) empty_dirs: Vec<Vec<u8>>,
 }
 
 /// What a snapshot's commit message records besides its tree.
@@ -38,6 +40,7 @@ pub(crate) struct Message<'a> {
     pub(crate) session: Option<&'a str>,
     pub(crate) note: &'a str,
     pub(crate) now_ms: i64,
+    pub(crate) empty_dirs: &'a [Vec<u8>],
 }
 
 /// The commit message for a snapshot. It holds no id, so one commit can be offered under a
@@ -48,8 +51,13 @@ pub(crate) fn message(m: Message<'_>) -> String {
         .session
         .map(|s| format!("atto-session: {}\n", single_line(s)))
         .unwrap_or_default();
+    let dirs: String = m
+        .empty_dirs
+        .iter()
+        .map(|d| format!("atto-empty-dir: {}\n", escape(d)))
+        .collect();
     format!(
-        "atto checkpoint\n\natto-turn: {}\natto-tool: {tool}\n{session}atto-time-ms: {}\n\n{}\n",
+        "atto checkpoint\n\natto-turn: {}\natto-tool: {tool}\n{session}{dirs}atto-time-ms: {}\n\n{}\n",
         m.turn,
         m.now_ms,
         clean_note(m.note)
@@ -77,6 +85,7 @@ pub(crate) fn parse_refs(out: &[u8]) -> Vec<Entry> {
                 session: parsed.session,
                 note: parsed.note,
                 created_at_ms: parsed.created_at_ms,
+                empty_dirs: parsed.empty_dirs,
             })
         })
         .collect()
@@ -89,6 +98,7 @@ struct Parsed {
     session: Option<String>,
     note: String,
     created_at_ms: i64,
+    empty_dirs: Vec<Vec<u8>>,
 }
 
 fn parse_message(msg: &str) -> Option<Parsed> {
@@ -97,6 +107,7 @@ fn parse_message(msg: &str) -> Option<Parsed> {
     lines.next()?;
     lines.next()?;
     let (mut turn, mut tool, mut time, mut session) = (None, None, None, None);
+    let mut empty_dirs = Vec::new();
     for line in lines.by_ref() {
         if line.is_empty() {
             break;
@@ -109,6 +120,7 @@ fn parse_message(msg: &str) -> Option<Parsed> {
             "atto-tool" => tool = Some((!value.is_empty()).then(|| value.to_owned())),
             "atto-time-ms" => time = value.parse().ok(),
             "atto-session" if !value.is_empty() => session = Some(value.to_owned()),
+            "atto-empty-dir" => empty_dirs.extend(unescape(value)),
             _ => {}
         }
     }
@@ -119,7 +131,39 @@ fn parse_message(msg: &str) -> Option<Parsed> {
         session,
         note,
         created_at_ms: time?,
+        empty_dirs,
     })
+}
+
+/// A path as one line of ASCII: `%XX` for every byte but letters, digits and `-._/`.
+fn escape(path: &[u8]) -> String {
+    path.iter()
+        .map(|&b| {
+            if b.is_ascii_alphanumeric() || b"-._/".contains(&b) {
+                char::from(b).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+/// [`escape`] reversed; `None` for text it cannot have written.
+fn unescape(text: &str) -> Option<Vec<u8>> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    (!out.is_empty()).then_some(out)
 }
 
 fn single_line(s: &str) -> String {
@@ -151,6 +195,7 @@ mod tests {
             session: Some("s-1\n"),
             note: "before\x01 edit\nline two",
             now_ms: 1_700,
+            empty_dirs: &[b"empty".to_vec(), b"odd %\n\xff/x".to_vec()],
         });
         let raw = format!("0000000007\0c0ffee\0beef\0{msg}\u{1e}\n");
         let entries = parse_refs(raw.as_bytes());
@@ -165,6 +210,7 @@ mod tests {
                 session: Some("s-1".into()),
                 note: "before edit\nline two".into(),
                 created_at_ms: 1_700,
+                empty_dirs: vec![b"empty".to_vec(), b"odd %\n\xff/x".to_vec()],
             }]
         );
     }
@@ -177,6 +223,7 @@ mod tests {
             session: None,
             note: "",
             now_ms: 5,
+            empty_dirs: &[],
         });
         let raw = format!("0000000001\0a\0b\0{msg}\u{1e}\n");
         let e = &parse_refs(raw.as_bytes())[0];

@@ -6,7 +6,8 @@
 //! - the fingerprint matches and the turn is the same: the newest snapshot is returned, no git;
 //! - the fingerprint matches under a new turn: `commit-tree` of the newest snapshot's tree and
 //!   `update-ref`, two processes;
-//! - otherwise `add -A`, `write-tree`, and the two above when the tree or turn is new.
+//! - otherwise `add -A`, `write-tree`, and the two above when the tree, the empty
+//!   directories or the turn are new.
 //!
 //! A stale list (another atto process took snapshots) is harmless here: a fingerprint match
 //! still proves the workspace holds that snapshot's tree. An id is claimed by creating its ref
@@ -113,7 +114,7 @@ impl Checkpoints {
                     self.remember(state, fingerprint);
                 }
             } else {
-                self.commit(state, prev.tree.clone(), label)?;
+                self.commit(state, prev.tree.clone(), &survey.empty_dirs, label)?;
                 match prints.current {
                     Some(fingerprint) => self.remember(state, fingerprint),
                     None => state.known = None,
@@ -134,10 +135,13 @@ impl Checkpoints {
             .current
             .filter(|_| self.git.index_entries() == Some(prints.files));
         let same = newest.as_ref().is_some_and(|p| {
-            p.tree == tree && p.turn == label.turn && p.session.as_deref() == self.session()
+            p.tree == tree
+                && p.empty_dirs == survey.empty_dirs
+                && p.turn == label.turn
+                && p.session.as_deref() == self.session()
         });
         if !same {
-            self.commit(state, tree, label)?;
+            self.commit(state, tree, &survey.empty_dirs, label)?;
         }
         match trusted {
             Some(fingerprint) => self.remember(state, fingerprint),
@@ -175,6 +179,7 @@ impl Checkpoints {
         &self,
         state: &mut State,
         tree: String,
+        empty_dirs: &[Vec<u8>],
         label: &SnapshotLabel,
     ) -> Result<(), CheckpointError> {
         let now = now_ms();
@@ -184,6 +189,7 @@ impl Checkpoints {
             session: self.session.as_deref(),
             note: &label.note,
             now_ms: now,
+            empty_dirs,
         });
         let commit = self
             .git
@@ -211,6 +217,7 @@ impl Checkpoints {
                         session: self.session.as_deref().map(str::to_owned),
                         note: label.note.clone(),
                         created_at_ms: now,
+                        empty_dirs: empty_dirs.to_vec(),
                     };
                     state.entries.get_or_insert_default().insert(0, entry);
                     return Ok(());

@@ -1,6 +1,7 @@
 //! Restoring a snapshot, all or nothing: take a safety snapshot, diff its tree against the
 //! target's (entries with their modes, paths as bytes), delete what the target lacks and
-//! write what differs (see `apply`). When a step fails, every path already changed is put
+//! write what differs (see `apply`), then create the empty directories the target records
+//! and remove the empty ones it does not. When a step fails, every path already changed is put
 //! back as the safety snapshot holds it, and the error says exactly what failed and, should
 //! putting back fail too, which paths are left in which state. Unchanged files are not
 //! rewritten (their mtimes stay, so builds stay warm); ignored files and the user's `.git`
@@ -91,18 +92,20 @@ impl Checkpoints {
             safety_snapshot: safety.id,
             ..RestoreReport::default()
         };
-        if safety.tree == target.tree || only.is_some_and(<[_]>::is_empty) {
+        let same = safety.tree == target.tree && safety.empty_dirs == target.empty_dirs;
+        if same || only.is_some_and(<[_]>::is_empty) {
             return Ok(report);
         }
-        let mut plan = plan::diff(&self.git, &safety.tree, &target.tree)?;
+        let mut plan = if safety.tree == target.tree {
+            Vec::new()
+        } else {
+            plan::diff(&self.git, &safety.tree, &target.tree)?
+        };
         if let Some(only) = only {
             plan.retain(|c| {
                 let path = path_of(&c.path);
                 only.iter().any(|o| path.starts_with(o))
             });
-        }
-        if plan.is_empty() {
-            return Ok(report);
         }
         // From here on files change: no fingerprint stands for the newest snapshot any more.
         state.forget_fingerprint();
@@ -143,9 +146,77 @@ impl Checkpoints {
             }
             report.changed.push(path);
         }
+        let mut made = Vec::new();
+        if let Err(failed) = self.apply_dirs(safety, target, only, &mut report, &mut made) {
+            for dir in made.iter().rev() {
+                let _ = std::fs::remove_dir(dir);
+            }
+            return Err(self.roll_back(target.id, safety.id, &done, failed));
+        }
         report.restored.sort();
         report.deleted.sort();
         Ok(report)
+    }
+
+    /// After the files: creates the directories the target records as empty that are
+    /// missing (each one created listed in `made`, parents first), then removes those the
+    /// workspace held empty that the target does not record, where they are still empty.
+    fn apply_dirs(
+        &self,
+        safety: &Entry,
+        target: &Entry,
+        only: Option<&[&Path]>,
+        report: &mut RestoreReport,
+        made: &mut Vec<PathBuf>,
+    ) -> Result<(), (PathBuf, String)> {
+        let wanted =
+            |d: &&Vec<u8>| only.is_none_or(|o| o.iter().any(|p| path_of(d).starts_with(p)));
+        for dir in target.empty_dirs.iter().filter(wanted) {
+            let rel = path_of(dir);
+            let full = self.workspace.join(&rel);
+            match full.symlink_metadata() {
+                Ok(m) if m.is_dir() => continue,
+                Ok(_) => {
+                    report.kept.push(display(&rel));
+                    continue;
+                }
+                Err(_) => {}
+            }
+            let mut missing = vec![full.clone()];
+            let mut up = full.parent();
+            while let Some(d) = up.filter(|d| *d != self.workspace && !d.exists()) {
+                missing.push(d.to_path_buf());
+                up = d.parent();
+            }
+            if let Some(above) = up.filter(|d| *d != self.workspace)
+                && above.symlink_metadata().is_ok_and(|m| !m.is_dir())
+            {
+                let why = format!(
+                    "{} is not a directory; nothing is created below it",
+                    above.display()
+                );
+                return Err((rel, why));
+            }
+            for d in missing.into_iter().rev() {
+                std::fs::create_dir(&d).map_err(|e| (rel.clone(), e.to_string()))?;
+                made.push(d);
+            }
+            report.restored.push(display(&rel));
+            report.changed.push(rel);
+        }
+        // Deepest first, so a parent can go once its children have.
+        for dir in safety.empty_dirs.iter().filter(wanted).rev() {
+            if target.empty_dirs.contains(dir) {
+                continue;
+            }
+            let rel = path_of(dir);
+            // Still holding ignored files, or files the target put there: it stays.
+            if std::fs::remove_dir(self.workspace.join(&rel)).is_ok() {
+                report.deleted.push(display(&rel));
+                report.changed.push(rel);
+            }
+        }
+        Ok(())
     }
 
     /// Puts every path in `done` back as the safety snapshot holds it, newest change first,

@@ -1,6 +1,7 @@
 //! Restores of what `bash` commands do to files beyond their text: executable bits, symbolic
 //! links (one pointing outside the workspace), names with spaces, newlines and bytes that are
-//! not UTF-8, a file replaced by a directory and back; and a restore that fails half-way.
+//! not UTF-8, a file replaced by a directory and back, empty directories; and a restore that
+//! fails half-way.
 #![cfg(unix)]
 // Tests fail loudly on setup errors; workspace lints deny these outside #[test] functions.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -77,6 +78,7 @@ fn modes_links_and_odd_names_come_back_byte_for_byte() {
     fs::write(ws.join(not_utf8()), b"\xff bytes\n").unwrap();
     fs::write(ws.join("was_file"), "a file\n").unwrap();
     fs::write(ws.join("was_dir/inner.txt"), "inside\n").unwrap();
+    fs::create_dir_all(ws.join("empty/nested")).unwrap();
     let before = dump(&ws);
 
     let cp = Checkpoints::open(&data, &ws, Limits::default()).unwrap();
@@ -90,6 +92,7 @@ fn modes_links_and_odd_names_come_back_byte_for_byte() {
         rm was_file && mkdir was_file && echo now > was_file/inner.txt
         rm -r was_dir && echo flat > was_dir
         echo fresh > created.txt
+        rm -r empty && mkdir -p made/empty
     "#;
     let ran = Command::new("sh")
         .args(["-c", script])
@@ -125,6 +128,7 @@ fn modes_links_and_odd_names_come_back_byte_for_byte() {
     assert_eq!(fs::read_to_string(ws.join("was_dir")).unwrap(), "flat\n");
     assert!(ws.join("link_in").symlink_metadata().unwrap().is_file());
     assert!(!ws.join(not_utf8()).exists());
+    assert!(ws.join("made/empty").is_dir() && !ws.join("empty").exists());
 }
 
 #[test]
