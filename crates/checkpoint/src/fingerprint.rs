@@ -217,7 +217,7 @@ impl Builder {
 
     /// Hashes the racy files' contents and sums up. `extra` holds whatever else decides what
     /// a snapshot holds (the nested repositories it skips, the empty directories it records).
-    pub(crate) fn finish(mut self, extra: &(&[String], &[Vec<u8>])) -> Fingerprints {
+    pub(crate) fn finish(mut self, extra: &(&[Vec<u8>], &[Vec<u8>])) -> Fingerprints {
         let files = self.files;
         let none = Fingerprints {
             files,

@@ -16,7 +16,7 @@ use crate::fingerprint::{Builder, Fingerprints};
 #[derive(Debug, Default)]
 pub(crate) struct Survey {
     /// Nested repositories (directories below the root holding a `.git`), relative, `/`-separated.
-    pub(crate) nested_repos: Vec<String>,
+    pub(crate) nested_repos: Vec<Vec<u8>>,
     /// Directories (relative, as bytes, `/`-separated, sorted) with no file a snapshot holds
     /// anywhere below them: empty, or holding only ignored files.
     pub(crate) empty_dirs: Vec<Vec<u8>>,
@@ -110,12 +110,12 @@ pub(crate) fn survey(
             });
         }
     }
-    let mut nested_repos: Vec<String> = nested
+    let mut nested_repos: Vec<Vec<u8>> = nested
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .iter()
         .filter_map(|p| p.strip_prefix(workspace).ok())
-        .map(|p| p.to_string_lossy().replace('\\', "/"))
+        .map(relative_bytes)
         .collect();
     nested_repos.sort();
     // A directory holding a nested repository is not empty (git skips it, restores leave it).
@@ -177,7 +177,7 @@ mod tests {
         std::os::unix::fs::symlink("a.txt", dir.path().join("link")).unwrap();
         let prints = || Builder::new(std::time::SystemTime::now(), None);
         let survey = survey(dir.path(), 100, prints()).unwrap();
-        assert_eq!(survey.nested_repos, vec!["vendor/lib".to_owned()]);
+        assert_eq!(survey.nested_repos, vec![b"vendor/lib".to_vec()]);
         assert_eq!(survey.prints.files, 2, "a.txt and the symlink");
         assert!(survey.empty_dirs.is_empty(), "{:?}", survey.empty_dirs);
         assert!(survey.prints.current.is_some());
