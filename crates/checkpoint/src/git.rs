@@ -193,7 +193,7 @@ impl Drop for PrivateIndex {
 
 /// Whether git failed only because another process held a lock file it needed: git says
 /// "Unable to create '<path>.lock': File exists." and did nothing else.
-fn is_lock_busy(stderr: &str) -> bool {
+pub(crate) fn is_lock_busy(stderr: &str) -> bool {
     stderr.contains(".lock") && stderr.contains("File exists")
 }
 

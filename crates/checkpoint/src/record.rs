@@ -14,12 +14,14 @@
 //! with `update-ref <ref> <commit> <zero>`, which git makes atomic (create only if absent):
 //! when another process claimed it first, the list is read again and the next id is tried,
 //! with the same commit, until one is free. So two processes never record under one id, and
-//! neither loses its snapshot. Listing and restoring always read the list again.
+//! neither loses its snapshot. An id whose ref stays locked (a lock file left by a crashed
+//! process) is passed over. Listing and restoring always read the list again.
 
 use std::time::SystemTime;
 
 use crate::error::CheckpointError;
 use crate::fingerprint::{Builder, Fingerprint, Known};
+use crate::git::is_lock_busy;
 use crate::meta::{self, Entry};
 use crate::{Changes, Checkpoints, SnapshotLabel, now_ms, side, walk};
 
@@ -196,13 +198,17 @@ impl Checkpoints {
             .run_with_input(&["commit-tree", &tree, "-F", "-"], Some(msg.as_bytes()))?;
         let commit = String::from_utf8_lossy(&commit).trim().to_owned();
         let mut last_error = None;
+        // Ids passed over because a lock file on their ref outlived every retry: left behind
+        // by a process that crashed mid-update, it would otherwise block that id for good.
+        let mut skip = 0;
         for _ in 0..CLAIM_TRIES {
             let id = state
                 .entries()
                 .iter()
                 .map(|e| e.id)
                 .max()
-                .map_or(1, |n| n + 1);
+                .map_or(1, |n| n + 1)
+                + skip;
             match self
                 .git
                 .run(&["update-ref", &meta::ref_name(id), &commit, ZERO_OID])
@@ -226,7 +232,12 @@ impl Checkpoints {
                     if stderr.contains("already exists") =>
                 {
                     last_error = Some(CheckpointError::GitFailed { command, stderr });
+                    skip = 0;
                     self.reload(state)?;
+                }
+                Err(CheckpointError::GitFailed { command, stderr }) if is_lock_busy(&stderr) => {
+                    last_error = Some(CheckpointError::GitFailed { command, stderr });
+                    skip += 1;
                 }
                 Err(e) => return Err(e),
             }

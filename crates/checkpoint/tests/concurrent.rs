@@ -167,3 +167,22 @@ fn worker_process() {
         println!("taken {id} {trial}");
     }
 }
+
+/// A process that crashed while creating a checkpoint's ref leaves its lock file behind:
+/// later snapshots wait briefly, then pass over that id instead of failing for good.
+#[test]
+fn a_lock_file_left_by_a_crashed_process_does_not_block_snapshots() {
+    let (_root, ws, data) = dirs();
+    let cp = Checkpoints::open(&data, &ws, Limits::default()).unwrap();
+    let first = cp.snapshot_quick(&label(1)).unwrap();
+    let refs = cp.side_repo().join("refs/atto/checkpoints");
+    fs::write(refs.join(format!("{:010}.lock", first.id + 1)), "").unwrap();
+    fs::write(ws.join("shared.txt"), "changed\n").unwrap();
+    let second = cp.snapshot_quick(&label(1)).unwrap();
+    assert_eq!(second.id, first.id + 2);
+    cp.restore(first.id).unwrap();
+    assert_eq!(
+        fs::read_to_string(ws.join("shared.txt")).unwrap(),
+        "shared\n"
+    );
+}
