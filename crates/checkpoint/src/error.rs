@@ -53,6 +53,23 @@ pub enum CheckpointError {
         /// The underlying error.
         source: std::io::Error,
     },
+    /// A restore failed part-way. Every path it had changed was put back as the safety
+    /// snapshot holds it, unless `not_put_back` says otherwise.
+    #[error("{summary}")]
+    RestoreFailed {
+        /// The snapshot being restored.
+        target: u32,
+        /// The safety snapshot: the workspace as it was before the restore.
+        safety: u32,
+        /// The path the restore stopped at, and why; nothing was changed at it.
+        failed: (PathBuf, String),
+        /// How many paths the restore had changed before it stopped.
+        changed: usize,
+        /// Paths that could not be put back (left as the target has them), and why.
+        not_put_back: Vec<(PathBuf, String)>,
+        /// All of the above in one message.
+        summary: String,
+    },
     /// git printed something this crate could not understand.
     #[error(
         "unexpected output from git ({what}); the side repository may be damaged — delete {side} to start over"
@@ -66,6 +83,42 @@ pub enum CheckpointError {
 }
 
 impl CheckpointError {
+    pub(crate) fn restore_failed(
+        target: u32,
+        safety: u32,
+        failed: (PathBuf, String),
+        changed: usize,
+        not_put_back: Vec<(PathBuf, String)>,
+    ) -> Self {
+        let mut summary = format!(
+            "restoring checkpoint {target} failed at {}: {}",
+            failed.0.display(),
+            failed.1
+        );
+        if not_put_back.is_empty() {
+            summary.push_str(&format!(
+                "; the {changed} path(s) it had changed were put back, so the workspace is as                  it was before (checkpoint {safety} holds that state) — fix the cause and run                  /restore {target} again"
+            ));
+        } else {
+            let list: Vec<String> = not_put_back
+                .iter()
+                .map(|(path, why)| format!("{} ({why})", path.display()))
+                .collect();
+            summary.push_str(&format!(
+                "; of the {changed} path(s) it had changed, these could not be put back and                  are left as checkpoint {target} has them: {}; the others are as before —                  checkpoint {safety} holds the state before the restore: /restore {safety}                  returns to it",
+                list.join(", ")
+            ));
+        }
+        Self::RestoreFailed {
+            target,
+            safety,
+            failed,
+            changed,
+            not_put_back,
+            summary,
+        }
+    }
+
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Self::Io {
             path: path.into(),

@@ -38,7 +38,7 @@ const RACY_MAX_BYTES: u64 = 8 * 1024 * 1024;
 /// Where the newest snapshot's fingerprint is kept, inside the side repository.
 const FILE: &str = "atto-fingerprint";
 /// The first word of that file; a new hashing scheme gets a new word.
-const FORMAT: &str = "atto-fingerprint-1";
+const FORMAT: &str = "atto-fingerprint-2";
 
 /// The fingerprint of one walk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -216,8 +216,8 @@ impl Builder {
     }
 
     /// Hashes the racy files' contents and sums up. `extra` holds whatever else decides what
-    /// a snapshot holds (the nested repositories it skips).
-    pub(crate) fn finish(mut self, extra: &[String]) -> Fingerprints {
+    /// a snapshot holds (the nested repositories it skips, the empty directories it records).
+    pub(crate) fn finish(mut self, extra: &(&[Vec<u8>], &[Vec<u8>])) -> Fingerprints {
         let files = self.files;
         let none = Fingerprints {
             files,
@@ -293,7 +293,7 @@ mod tests {
     fn print(path: &Path, stat: Stat, now_ns: i128, earlier_ns: Option<i128>) -> Fingerprints {
         let mut b = Builder::new(at(now_ns), earlier_ns);
         b.add_stat(path, stat, None);
-        b.finish(&[])
+        b.finish(&(&[], &[]))
     }
 
     /// The racy-clean case: same size, same mtime and ctime, other bytes.

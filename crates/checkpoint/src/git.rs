@@ -3,13 +3,20 @@
 //! environment, so neither the user's repository nor their git configuration can leak in.
 //! This module knows how to run git (and counts every process it starts); it does not know
 //! what a checkpoint is.
+//!
+//! Many atto processes may use one side repository at once. Each handle therefore stages in
+//! an index file of its own (`atto-indexes/<pid>-<random>`, removed when the handle goes),
+//! seeded from the last one published to `atto-index` so a new process does not rehash the
+//! whole workspace; and a git command that fails only because another process holds a lock
+//! (`index.lock`, a ref's or `packed-refs`' lock) is run again after a short, growing pause.
 
 use std::ffi::{OsStr, OsString};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
 
 use crate::error::CheckpointError;
 
@@ -25,12 +32,19 @@ const CONFIG: &[&str] = &[
     "commit.gpgsign=false",
 ];
 
+/// Where the private index files live, inside the side repository.
+pub(crate) const INDEX_DIR: &str = "atto-indexes";
+/// The index last published by any handle: the seed of a new handle's private one.
+const SHARED_INDEX: &str = "atto-index";
+/// Pauses before running a command again that failed on another process's lock file.
+const LOCK_RETRIES_MS: &[u64] = &[5, 10, 20, 40, 80, 160, 320, 640];
+
 /// A handle on one side repository and the workspace it snapshots.
 #[derive(Debug, Clone)]
 pub(crate) struct Git {
     side: PathBuf,
     workspace: PathBuf,
-    index: PathBuf,
+    index: Arc<PrivateIndex>,
     /// `-c core.excludesFile=…` and `-c core.attributesFile=…` pointing at paths that never
     /// exist: unset, git would read the user's `~/.config/git/ignore` and `attributes`.
     no_user_files: [OsString; 2],
@@ -40,7 +54,12 @@ pub(crate) struct Git {
 
 impl Git {
     pub(crate) fn new(side: PathBuf, workspace: PathBuf) -> Self {
-        let index = side.join("atto-index");
+        let name = format!("{}-{:08x}", std::process::id(), fastrand::u32(..));
+        let index = Arc::new(PrivateIndex {
+            path: side.join(INDEX_DIR).join(name),
+            shared: side.join(SHARED_INDEX),
+            seeded: AtomicBool::new(false),
+        });
         let setting = |key: &str| {
             let mut s = OsString::from(format!("{key}="));
             s.push(side.join("no-user-file"));
@@ -68,7 +87,7 @@ impl Git {
     /// count); `None` when there is no readable index.
     pub(crate) fn index_entries(&self) -> Option<u64> {
         let mut head = [0u8; 12];
-        std::fs::File::open(&self.index)
+        std::fs::File::open(&self.index.path)
             .ok()?
             .read_exact(&mut head)
             .ok()?;
@@ -76,6 +95,22 @@ impl Git {
             return None;
         };
         Some(u64::from(u32::from_be_bytes([c0, c1, c2, c3])))
+    }
+
+    /// Makes sure the private index exists before `git add`, as a copy of the published one
+    /// when there is one: git then rehashes only files whose stat data changed since.
+    pub(crate) fn seed_index(&self) {
+        if self.index.seeded.swap(true, Ordering::Relaxed) || self.index.path.exists() {
+            return;
+        }
+        // Best effort: without a seed, `git add` builds the index from scratch (slower).
+        let _ = copy_keeping_mtime(&self.index.shared, &self.index.path);
+    }
+
+    /// Publishes the private index as the seed for handles opened later. Best effort, as
+    /// [`Git::seed_index`].
+    pub(crate) fn publish_index(&self) {
+        let _ = copy_keeping_mtime(&self.index.path, &self.index.shared);
     }
 
     /// Runs `git <args>` and returns its stdout.
@@ -89,9 +124,35 @@ impl Git {
         args: &[S],
         input: Option<&[u8]>,
     ) -> Result<Vec<u8>, CheckpointError> {
+        let mut pauses = LOCK_RETRIES_MS.iter();
+        loop {
+            match self.run_once(args, input) {
+                Err(CheckpointError::GitFailed { stderr, .. }) if is_lock_busy(&stderr) => {
+                    let Some(ms) = pauses.next() else {
+                        return Err(CheckpointError::GitFailed {
+                            command: describe(args),
+                            stderr: format!(
+                                "{stderr} (another atto process held the lock through {} tries)",
+                                LOCK_RETRIES_MS.len() + 1
+                            ),
+                        });
+                    };
+                    // Jitter keeps processes that collided once from colliding again.
+                    std::thread::sleep(Duration::from_millis(ms + fastrand::u64(0..=*ms)));
+                }
+                other => return other,
+            }
+        }
+    }
+
+    fn run_once<S: AsRef<OsStr>>(
+        &self,
+        args: &[S],
+        input: Option<&[u8]>,
+    ) -> Result<Vec<u8>, CheckpointError> {
         let mut cmd = Command::new("git");
         scrub_env(&mut cmd, &self.side);
-        cmd.env("GIT_INDEX_FILE", &self.index);
+        cmd.env("GIT_INDEX_FILE", &self.index.path);
         let mut git_dir = OsString::from("--git-dir=");
         git_dir.push(&self.side);
         let mut work_tree = OsString::from("--work-tree=");
@@ -114,6 +175,50 @@ impl Git {
         let out = self.run(args)?;
         Ok(String::from_utf8_lossy(&out).trim().to_owned())
     }
+}
+
+/// This handle's own index file; removed when the last clone of the handle goes.
+#[derive(Debug)]
+struct PrivateIndex {
+    path: PathBuf,
+    shared: PathBuf,
+    seeded: AtomicBool,
+}
+
+impl Drop for PrivateIndex {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Whether git failed only because another process held a lock file it needed: git says
+/// "Unable to create '<path>.lock': File exists." and did nothing else.
+pub(crate) fn is_lock_busy(stderr: &str) -> bool {
+    stderr.contains(".lock") && stderr.contains("File exists")
+}
+
+/// Copies `from` to `to` through a temporary sibling and a rename, keeping `from`'s mtime:
+/// git trusts an index entry's stat data only when the file is older than the index itself.
+fn copy_keeping_mtime(from: &Path, to: &Path) -> std::io::Result<()> {
+    let modified = std::fs::metadata(from)?.modified()?;
+    let mut tmp = to.as_os_str().to_owned();
+    tmp.push(format!(
+        ".tmp-{}-{:08x}",
+        std::process::id(),
+        fastrand::u32(..)
+    ));
+    let tmp = PathBuf::from(tmp);
+    let copied = std::fs::copy(from, &tmp).and_then(|_| {
+        std::fs::File::options()
+            .write(true)
+            .open(&tmp)?
+            .set_modified(modified)
+    });
+    let renamed = copied.and_then(|()| std::fs::rename(&tmp, to));
+    if renamed.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    renamed
 }
 
 /// Removes every inherited `GIT_*` variable (a hook or an outer git could have set `GIT_DIR`,
@@ -151,16 +256,22 @@ fn output(mut cmd: Command, what: &str, input: Option<&[u8]>) -> Result<Vec<u8>,
     let mut child = cmd.spawn().map_err(|e| CheckpointError::GitMissing {
         detail: e.to_string(),
     })?;
-    if let (Some(bytes), Some(mut stdin)) = (input, child.stdin.take()) {
-        // A write error here means git exited early; its status and stderr say why.
-        let _ = stdin.write_all(bytes);
-    }
-    let out = child
-        .wait_with_output()
-        .map_err(|e| CheckpointError::GitFailed {
-            command: what.to_owned(),
-            stderr: e.to_string(),
-        })?;
+    let stdin = child.stdin.take();
+    // Input is written from its own thread: git may fill its stdout pipe before it has read
+    // all of stdin (`cat-file --batch`, `diff-tree --stdin`), and both sides would wait.
+    let out = std::thread::scope(|scope| {
+        if let (Some(bytes), Some(mut stdin)) = (input, stdin) {
+            scope.spawn(move || {
+                // A write error here means git exited early; its status and stderr say why.
+                let _ = stdin.write_all(bytes);
+            });
+        }
+        child.wait_with_output()
+    })
+    .map_err(|e| CheckpointError::GitFailed {
+        command: what.to_owned(),
+        stderr: e.to_string(),
+    })?;
     if out.status.success() {
         return Ok(out.stdout);
     }
@@ -191,10 +302,21 @@ fn one_line(stderr: &[u8], code: Option<i32>) -> String {
     line
 }
 
-/// Splits NUL-terminated output (`-z`) into strings.
-pub(crate) fn split_nul(out: &[u8]) -> Vec<String> {
-    out.split(|b| *b == 0)
-        .filter(|s| !s.is_empty())
-        .map(|s| String::from_utf8_lossy(s).into_owned())
-        .collect()
+/// A workspace-relative path from the bytes git stores for it. File names are bytes: on Unix
+/// every byte comes back as it was; elsewhere git's names are UTF-8 (`/` becomes the
+/// platform's separator when the path is used).
+#[cfg(unix)]
+pub(crate) fn path_of(bytes: &[u8]) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    PathBuf::from(OsStr::from_bytes(bytes))
+}
+
+#[cfg(not(unix))]
+pub(crate) fn path_of(bytes: &[u8]) -> PathBuf {
+    PathBuf::from(String::from_utf8_lossy(bytes).into_owned())
+}
+
+/// Splits NUL-terminated output (`-z`) into byte strings.
+pub(crate) fn split_nul_bytes(out: &[u8]) -> Vec<&[u8]> {
+    out.split(|b| *b == 0).filter(|s| !s.is_empty()).collect()
 }

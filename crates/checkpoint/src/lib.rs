@@ -7,10 +7,11 @@
 //! everything it needs is in the side repository itself.
 //!
 //! Layout: `<data_dir>/checkpoints/<hash of the canonical workspace path>.git`, a bare repo
-//! with a private index (`atto-index`) and the newest snapshot's stat fingerprint
-//! (`atto-fingerprint`). Each snapshot is a parentless commit of the whole
-//! workspace tree under `refs/atto/checkpoints/<id>`, its message holding id, turn, tool, time
-//! and note. Parentless commits plus one ref each make pruning a ref deletion: no history
+//! with one private index per open handle (`atto-indexes/`), the last one published
+//! (`atto-index`) and the newest snapshot's stat fingerprint (`atto-fingerprint`). Each
+//! snapshot is a parentless commit of the whole workspace tree under
+//! `refs/atto/checkpoints/<id>`, its message holding turn, tool, session, time and note.
+//! Any number of atto processes may snapshot one workspace at once (see `record` and `git`). Parentless commits plus one ref each make pruning a ref deletion: no history
 //! rewrite, and [`Checkpoints::gc`] can reclaim what pruned snapshots held.
 //!
 //! Cost. Snapshots run before every mutating tool call, so each git process counts. The side
@@ -18,10 +19,12 @@
 //! date in memory; and a stat fingerprint of the workspace (see `fingerprint`) lets a
 //! snapshot of an unchanged workspace skip `git add` and `write-tree`.
 
+mod apply;
 mod error;
 mod fingerprint;
 mod git;
 mod meta;
+mod plan;
 mod record;
 mod restore;
 mod side;
@@ -32,7 +35,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 pub use error::CheckpointError;
-use git::{Git, split_nul};
+use git::{Git, path_of, split_nul_bytes};
 use meta::Entry;
 use record::State;
 
@@ -79,6 +82,9 @@ pub struct Snapshot {
     pub turn: u32,
     /// The tool it was taken before, if any.
     pub tool: Option<String>,
+    /// The session that took it (see [`Checkpoints::for_session`]); `None` when taken by a
+    /// handle without one, or before sessions were recorded.
+    pub session: Option<String>,
     /// The label's note.
     pub note: String,
     /// Wall-clock time it was taken, Unix milliseconds.
@@ -100,6 +106,9 @@ pub struct RestoreReport {
     /// Files in the snapshot that were left alone because a file now ignored (or inside a
     /// nested repository) sits at that path.
     pub kept: Vec<String>,
+    /// Every path restored or deleted, exactly (file names are bytes; the lists above are
+    /// for display and replace bytes that are not UTF-8).
+    pub changed: Vec<PathBuf>,
 }
 
 /// Checkpoints of one workspace. Cheap to share between threads (`Arc<Checkpoints>`) or to
@@ -112,6 +121,8 @@ pub struct Checkpoints {
     /// What this handle knows about the side repository. Held for a whole operation, because
     /// every operation also uses the one private index file.
     state: Arc<Mutex<State>>,
+    /// The session recorded in every snapshot this handle takes.
+    session: Option<Arc<str>>,
 }
 
 /// Whether a snapshot lists the paths it changed (one more git process when it did).
@@ -144,7 +155,25 @@ impl Checkpoints {
             workspace,
             limits,
             state: Arc::new(Mutex::new(State::new(empty))),
+            session: None,
         })
+    }
+
+    /// A handle on the same side repository (sharing this one's cache and lock) whose
+    /// snapshots record `session` as the session that took them, so that
+    /// [`Checkpoints::list_for_session`] and [`Checkpoints::undo_session_turn`] can tell one
+    /// session's checkpoints from another's.
+    #[must_use]
+    pub fn for_session(&self, session: &str) -> Self {
+        Self {
+            session: Some(Arc::from(session)),
+            ..self.clone()
+        }
+    }
+
+    /// The session this handle records, if any.
+    pub fn session(&self) -> Option<&str> {
+        self.session.as_deref()
     }
 
     /// The side repository (for diagnostics and "delete this to start over" messages).
@@ -176,18 +205,44 @@ impl Checkpoints {
         self.take(label, Changes::Skip)
     }
 
-    /// The newest `n` snapshots, newest first.
+    /// The newest `n` snapshots of every session, newest first.
     pub fn list(&self, n: usize) -> Result<Vec<Snapshot>, CheckpointError> {
+        self.list_where(n, |_| true)
+    }
+
+    /// The newest `n` snapshots taken by `session`, newest first. `files_changed` is still
+    /// what differs from the snapshot just before each one, whichever session took that.
+    pub fn list_for_session(
+        &self,
+        session: &str,
+        n: usize,
+    ) -> Result<Vec<Snapshot>, CheckpointError> {
+        self.list_where(n, |e| e.session.as_deref() == Some(session))
+    }
+
+    fn list_where(
+        &self,
+        n: usize,
+        keep: impl Fn(&Entry) -> bool,
+    ) -> Result<Vec<Snapshot>, CheckpointError> {
         let mut state = self.lock();
         let entries = self.reload(&mut state)?;
-        let shown = n.min(entries.len());
-        let pairs: Vec<(&str, &str)> = (0..shown)
-            .filter_map(|i| Some((entries[i].tree.as_str(), entries.get(i + 1)?.tree.as_str())))
+        let shown: Vec<usize> = (0..entries.len())
+            .filter(|&i| keep(&entries[i]))
+            .take(n)
             .collect();
-        let mut changes = self.changes(&pairs)?.into_iter();
-        Ok(entries[..shown]
+        let pairs: Vec<(&str, &str)> = shown
             .iter()
-            .map(|e| to_snapshot(e, changes.next().unwrap_or_default()))
+            .map(|&i| {
+                let older = entries.get(i + 1).map_or("", |e| e.tree.as_str());
+                (entries[i].tree.as_str(), older)
+            })
+            .collect();
+        let changes = self.changes(&pairs)?;
+        Ok(shown
+            .iter()
+            .zip(changes)
+            .map(|(&i, changed)| to_snapshot(&entries[i], changed))
             .collect())
     }
 
@@ -195,7 +250,23 @@ impl Checkpoints {
     /// `older` and `newer`, as `files_changed` lists them: what one command changed, when
     /// the two snapshots frame it. Costs no git process when both hold the same tree, one
     /// otherwise.
+    /// Paths whose names are not UTF-8 are shown with replacement characters: use
+    /// [`Checkpoints::changed_paths_between`] for the exact names.
     pub fn changed_between(&self, older: u32, newer: u32) -> Result<Vec<String>, CheckpointError> {
+        let paths = self.changed_paths_between(older, newer)?;
+        Ok(paths
+            .iter()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect())
+    }
+
+    /// [`Checkpoints::changed_between`] with exact names: what a command changed, byte for
+    /// byte, workspace-relative.
+    pub fn changed_paths_between(
+        &self,
+        older: u32,
+        newer: u32,
+    ) -> Result<Vec<PathBuf>, CheckpointError> {
         let mut state = self.lock();
         let trees = |entries: &[Entry]| {
             let tree = |id| entries.iter().find(|e| e.id == id).map(|e| e.tree.clone());
@@ -218,16 +289,37 @@ impl Checkpoints {
             }
         };
         let changed = self.changes(&[(&new_tree, &old_tree)])?;
-        Ok(changed.into_iter().next().unwrap_or_default())
+        let paths = changed.into_iter().next().unwrap_or_default();
+        Ok(paths.iter().map(|p| path_of(p)).collect())
     }
 
-    /// Restores the state before turn `turn`'s first change: its first snapshot.
+    /// Restores the state before turn `turn`'s first change: its first snapshot, whichever
+    /// session took it. Sessions number their turns alike, so with more than one session
+    /// on a workspace prefer [`Checkpoints::undo_session_turn`].
     pub fn undo_last_turn(&self, turn: u32) -> Result<RestoreReport, CheckpointError> {
+        self.undo_where(turn, |_| true)
+    }
+
+    /// Restores the state before turn `turn` of `session` changed anything: the first
+    /// snapshot that session took in that turn. Other sessions' snapshots are not considered.
+    pub fn undo_session_turn(
+        &self,
+        session: &str,
+        turn: u32,
+    ) -> Result<RestoreReport, CheckpointError> {
+        self.undo_where(turn, |e| e.session.as_deref() == Some(session))
+    }
+
+    fn undo_where(
+        &self,
+        turn: u32,
+        keep: impl Fn(&Entry) -> bool,
+    ) -> Result<RestoreReport, CheckpointError> {
         let mut state = self.lock();
         let first = self
             .reload(&mut state)?
             .iter()
-            .filter(|e| e.turn == turn)
+            .filter(|e| e.turn == turn && keep(e))
             .map(|e| e.id)
             .min()
             .ok_or(CheckpointError::NoCheckpointInTurn { turn })?;
@@ -258,12 +350,14 @@ impl Checkpoints {
         })
     }
 
-    /// Paths differing between each `(new, old)` tree pair, in one git call.
-    fn changes(&self, pairs: &[(&str, &str)]) -> Result<Vec<Vec<String>>, CheckpointError> {
+    /// Paths differing between each `(new, old)` tree pair, in one git call; none for a pair
+    /// whose old tree is `""` (no snapshot before it).
+    fn changes(&self, pairs: &[(&str, &str)]) -> Result<Vec<Vec<Vec<u8>>>, CheckpointError> {
         let mut result = vec![Vec::new(); pairs.len()];
+        let differs = |(a, b): &(&str, &str)| a != b && !b.is_empty();
         let input: String = pairs
             .iter()
-            .filter(|(a, b)| a != b)
+            .filter(|pair| differs(pair))
             .map(|(a, b)| format!("{a} {b}\n"))
             .collect();
         if input.is_empty() {
@@ -286,32 +380,38 @@ impl Checkpoints {
         let mut current = None;
         while !rest.is_empty() {
             let next = (current.map_or(0, |c| c + 1)..pairs.len())
-                .find(|&i| pairs[i].0 != pairs[i].1 && rest.starts_with(headers[i].as_bytes()));
+                .find(|&i| differs(&pairs[i]) && rest.starts_with(headers[i].as_bytes()));
             if let Some(i) = next {
                 current = Some(i);
                 rest = &rest[headers[i].len()..];
                 continue;
             }
             let end = rest.iter().position(|b| *b == 0).unwrap_or(rest.len());
-            let (Some(i), Some(path)) = (current, split_nul(&rest[..end]).pop()) else {
+            let (Some(i), Some(path)) = (current, split_nul_bytes(&rest[..end]).pop()) else {
                 return Err(CheckpointError::Corrupt {
                     what: "diff-tree --stdin output".into(),
                     side: self.git.side().to_path_buf(),
                 });
             };
-            result[i].push(path);
+            result[i].push(path.to_vec());
             rest = rest.get(end + 1..).unwrap_or_default();
         }
         Ok(result)
     }
 }
 
-fn to_snapshot(e: &Entry, files_changed: Vec<String>) -> Snapshot {
+/// `files_changed` is for display: names that are not UTF-8 get replacement characters.
+fn to_snapshot(e: &Entry, files_changed: Vec<Vec<u8>>) -> Snapshot {
+    let files_changed = files_changed
+        .iter()
+        .map(|p| String::from_utf8_lossy(p).into_owned())
+        .collect();
     Snapshot {
         id: e.id,
         commit: e.commit.clone(),
         turn: e.turn,
         tool: e.tool.clone(),
+        session: e.session.clone(),
         note: e.note.clone(),
         created_at_ms: e.created_at_ms,
         files_changed,

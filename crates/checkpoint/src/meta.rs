@@ -1,5 +1,6 @@
 //! What a checkpoint records about itself, and where: every snapshot is one commit whose
-//! message carries its id, turn, tool, time and note, under `refs/atto/checkpoints/<id>`.
+//! message carries its turn, tool, session, time and note, under `refs/atto/checkpoints/<id>`
+//! (the ref name is the id; messages written before sessions were recorded also repeat it).
 //! Listing therefore needs nothing but the side repository. This module formats and parses
 //! those messages and refs; it runs no git command itself.
 
@@ -23,16 +24,43 @@ pub(crate) struct Entry {
     pub(crate) tree: String,
     pub(crate) turn: u32,
     pub(crate) tool: Option<String>,
+    /// The session that took it; `None` for snapshots taken before sessions were recorded.
+    pub(crate) session: Option<String>,
     pub(crate) note: String,
     pub(crate) created_at_ms: i64,
+    /// Directories with no file in the tree (see `walk`), relative, as bytes.
+    pub(crate) empty_dirs: Vec<Vec<u8>>,
 }
 
-/// The commit message for a snapshot.
-pub(crate) fn message(id: u32, turn: u32, tool: Option<&str>, note: &str, now_ms: i64) -> String {
-    let tool = tool.map(single_line).unwrap_or_default();
+/// What a snapshot's commit message records besides its tree.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Message<'a> {
+    pub(crate) turn: u32,
+    pub(crate) tool: Option<&'a str>,
+    pub(crate) session: Option<&'a str>,
+    pub(crate) note: &'a str,
+    pub(crate) now_ms: i64,
+    pub(crate) empty_dirs: &'a [Vec<u8>],
+}
+
+/// The commit message for a snapshot. It holds no id, so one commit can be offered under a
+/// new id when another process took the one tried first.
+pub(crate) fn message(m: Message<'_>) -> String {
+    let tool = m.tool.map(single_line).unwrap_or_default();
+    let session = m
+        .session
+        .map(|s| format!("atto-session: {}\n", single_line(s)))
+        .unwrap_or_default();
+    let dirs: String = m
+        .empty_dirs
+        .iter()
+        .map(|d| format!("atto-empty-dir: {}\n", escape(d)))
+        .collect();
     format!(
-        "atto checkpoint {id}\n\natto-id: {id}\natto-turn: {turn}\natto-tool: {tool}\natto-time-ms: {now_ms}\n\n{}\n",
-        clean_note(note)
+        "atto checkpoint\n\natto-turn: {}\natto-tool: {tool}\n{session}{dirs}atto-time-ms: {}\n\n{}\n",
+        m.turn,
+        m.now_ms,
+        clean_note(m.note)
     )
 }
 
@@ -47,26 +75,39 @@ pub(crate) fn parse_refs(out: &[u8]) -> Vec<Entry> {
             let id = fields.next()?.parse().ok()?;
             let commit = fields.next()?.to_owned();
             let tree = fields.next()?.to_owned();
-            let (turn, tool, note, created_at_ms) = parse_message(fields.next()?)?;
+            let parsed = parse_message(fields.next()?)?;
             Some(Entry {
                 id,
                 commit,
                 tree,
-                turn,
-                tool,
-                note,
-                created_at_ms,
+                turn: parsed.turn,
+                tool: parsed.tool,
+                session: parsed.session,
+                note: parsed.note,
+                created_at_ms: parsed.created_at_ms,
+                empty_dirs: parsed.empty_dirs,
             })
         })
         .collect()
 }
 
-fn parse_message(msg: &str) -> Option<(u32, Option<String>, String, i64)> {
+/// A commit message read back.
+struct Parsed {
+    turn: u32,
+    tool: Option<String>,
+    session: Option<String>,
+    note: String,
+    created_at_ms: i64,
+    empty_dirs: Vec<Vec<u8>>,
+}
+
+fn parse_message(msg: &str) -> Option<Parsed> {
     let mut lines = msg.lines();
     // Subject and blank line.
     lines.next()?;
     lines.next()?;
-    let (mut turn, mut tool, mut time) = (None, None, None);
+    let (mut turn, mut tool, mut time, mut session) = (None, None, None, None);
+    let mut empty_dirs = Vec::new();
     for line in lines.by_ref() {
         if line.is_empty() {
             break;
@@ -78,11 +119,51 @@ fn parse_message(msg: &str) -> Option<(u32, Option<String>, String, i64)> {
             "atto-turn" => turn = value.parse().ok(),
             "atto-tool" => tool = Some((!value.is_empty()).then(|| value.to_owned())),
             "atto-time-ms" => time = value.parse().ok(),
+            "atto-session" if !value.is_empty() => session = Some(value.to_owned()),
+            "atto-empty-dir" => empty_dirs.extend(unescape(value)),
             _ => {}
         }
     }
     let note = lines.collect::<Vec<_>>().join("\n").trim_end().to_owned();
-    Some((turn?, tool?, note, time?))
+    Some(Parsed {
+        turn: turn?,
+        tool: tool?,
+        session,
+        note,
+        created_at_ms: time?,
+        empty_dirs,
+    })
+}
+
+/// A path as one line of ASCII: `%XX` for every byte but letters, digits and `-._/`.
+fn escape(path: &[u8]) -> String {
+    path.iter()
+        .map(|&b| {
+            if b.is_ascii_alphanumeric() || b"-._/".contains(&b) {
+                char::from(b).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+/// [`escape`] reversed; `None` for text it cannot have written.
+fn unescape(text: &str) -> Option<Vec<u8>> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    (!out.is_empty()).then_some(out)
 }
 
 fn single_line(s: &str) -> String {
@@ -108,13 +189,14 @@ mod tests {
 
     #[test]
     fn message_round_trips_through_ref_format() {
-        let msg = message(
-            7,
-            3,
-            Some("write\nfile"),
-            "before\x01 edit\nline two",
-            1_700,
-        );
+        let msg = message(Message {
+            turn: 3,
+            tool: Some("write\nfile"),
+            session: Some("s-1\n"),
+            note: "before\x01 edit\nline two",
+            now_ms: 1_700,
+            empty_dirs: &[b"empty".to_vec(), b"odd %\n\xff/x".to_vec()],
+        });
         let raw = format!("0000000007\0c0ffee\0beef\0{msg}\u{1e}\n");
         let entries = parse_refs(raw.as_bytes());
         assert_eq!(
@@ -125,18 +207,40 @@ mod tests {
                 tree: "beef".into(),
                 turn: 3,
                 tool: Some("write file".into()),
+                session: Some("s-1".into()),
                 note: "before edit\nline two".into(),
                 created_at_ms: 1_700,
+                empty_dirs: vec![b"empty".to_vec(), b"odd %\n\xff/x".to_vec()],
             }]
         );
     }
 
     #[test]
     fn no_tool_and_empty_note_parse() {
-        let msg = message(1, 0, None, "", 5);
+        let msg = message(Message {
+            turn: 0,
+            tool: None,
+            session: None,
+            note: "",
+            now_ms: 5,
+            empty_dirs: &[],
+        });
         let raw = format!("0000000001\0a\0b\0{msg}\u{1e}\n");
         let e = &parse_refs(raw.as_bytes())[0];
-        assert_eq!((e.tool.clone(), e.note.as_str()), (None, ""));
+        assert_eq!(
+            (e.tool.clone(), e.session.clone(), e.note.as_str()),
+            (None, None, "")
+        );
         assert_eq!(ref_name(12), "refs/atto/checkpoints/0000000012");
+    }
+
+    /// Side repositories on users' machines hold messages from before sessions were recorded.
+    #[test]
+    fn messages_written_by_older_versions_still_parse() {
+        let old = "atto checkpoint 4\n\natto-id: 4\natto-turn: 2\natto-tool: bash\natto-time-ms: 9\n\nnote\n";
+        let raw = format!("0000000004\0a\0b\0{old}\u{1e}\n");
+        let e = &parse_refs(raw.as_bytes())[0];
+        assert_eq!((e.id, e.turn, e.session.clone()), (4, 2, None));
+        assert_eq!((e.tool.as_deref(), e.note.as_str()), (Some("bash"), "note"));
     }
 }

@@ -6,22 +6,31 @@
 //! - the fingerprint matches and the turn is the same: the newest snapshot is returned, no git;
 //! - the fingerprint matches under a new turn: `commit-tree` of the newest snapshot's tree and
 //!   `update-ref`, two processes;
-//! - otherwise `add -A`, `write-tree`, and the two above when the tree or turn is new.
+//! - otherwise `add -A`, `write-tree`, and the two above when the tree, the empty
+//!   directories or the turn are new.
 //!
 //! A stale list (another atto process took snapshots) is harmless here: a fingerprint match
-//! still proves the workspace holds that snapshot's tree, and a taken id makes `update-ref`
-//! fail, after which the list is read again. Listing and restoring always read it again.
+//! still proves the workspace holds that snapshot's tree. An id is claimed by creating its ref
+//! with `update-ref <ref> <commit> <zero>`, which git makes atomic (create only if absent):
+//! when another process claimed it first, the list is read again and the next id is tried,
+//! with the same commit, until one is free. So two processes never record under one id, and
+//! neither loses its snapshot. An id whose ref stays locked (a lock file left by a crashed
+//! process) is passed over. Listing and restoring always read the list again.
 
 use std::time::SystemTime;
 
 use crate::error::CheckpointError;
 use crate::fingerprint::{Builder, Fingerprint, Known};
+use crate::git::is_lock_busy;
 use crate::meta::{self, Entry};
 use crate::{Changes, Checkpoints, SnapshotLabel, now_ms, side, walk};
 
 /// The object id git uses for "this ref must not exist yet".
 const ZERO_OID: &str = "0000000000000000000000000000000000000000";
 const DAY_MS: i64 = 24 * 60 * 60 * 1000;
+/// How many ids one snapshot tries before giving up: each failed try means another process
+/// recorded a snapshot in between, so this many only happens under a flood of them.
+const CLAIM_TRIES: usize = 64;
 
 /// What a [`Checkpoints`] handle knows about its side repository.
 #[derive(Debug)]
@@ -78,7 +87,7 @@ impl Checkpoints {
         state: &mut State,
         label: &SnapshotLabel,
         changes: Changes,
-    ) -> Result<(Entry, Vec<String>), CheckpointError> {
+    ) -> Result<(Entry, Vec<Vec<u8>>), CheckpointError> {
         if state.entries.is_none() {
             self.reload(state)?;
         }
@@ -100,14 +109,14 @@ impl Checkpoints {
             && prints.earlier == Some(value)
         {
             // The workspace holds `prev`'s tree.
-            if prev.turn == label.turn {
+            if prev.turn == label.turn && prev.session.as_deref() == self.session() {
                 // A fingerprint taken now hashes fewer contents when files have left the racy
                 // window since: store it so later walks read less.
                 if let Some(fingerprint) = prints.current.filter(|c| c.value != value) {
                     self.remember(state, fingerprint);
                 }
             } else {
-                self.commit(state, prev.tree.clone(), label)?;
+                self.commit(state, prev.tree.clone(), &survey.empty_dirs, label)?;
                 match prints.current {
                     Some(fingerprint) => self.remember(state, fingerprint),
                     None => state.known = None,
@@ -116,8 +125,10 @@ impl Checkpoints {
             return self.finish(state, changes);
         }
 
+        self.git.seed_index();
         self.git.run(&["add", "-A", "--", "."])?;
         let tree = self.git.line(&["write-tree"])?;
+        self.git.publish_index();
         // The fingerprint stands for this tree only if git indexed exactly as many files as
         // the walk saw. This catches files git keeps that the walk skips: tracked files that
         // a new `.gitignore` rule matches (`add -A` keeps them), and any disagreement between
@@ -125,11 +136,14 @@ impl Checkpoints {
         let trusted = prints
             .current
             .filter(|_| self.git.index_entries() == Some(prints.files));
-        let same = newest
-            .as_ref()
-            .is_some_and(|p| p.tree == tree && p.turn == label.turn);
+        let same = newest.as_ref().is_some_and(|p| {
+            p.tree == tree
+                && p.empty_dirs == survey.empty_dirs
+                && p.turn == label.turn
+                && p.session.as_deref() == self.session()
+        });
         if !same {
-            self.commit(state, tree, label)?;
+            self.commit(state, tree, &survey.empty_dirs, label)?;
         }
         match trusted {
             Some(fingerprint) => self.remember(state, fingerprint),
@@ -145,7 +159,7 @@ impl Checkpoints {
         &self,
         state: &mut State,
         changes: Changes,
-    ) -> Result<(Entry, Vec<String>), CheckpointError> {
+    ) -> Result<(Entry, Vec<Vec<u8>>), CheckpointError> {
         let entries = state.entries();
         let Some(newest) = entries.first().cloned() else {
             return Err(CheckpointError::Corrupt {
@@ -161,24 +175,40 @@ impl Checkpoints {
         Ok((newest, changed))
     }
 
-    /// Records `tree` as a new snapshot, the newest in `state`. The zero old value makes
-    /// `update-ref` fail instead of overwriting when another atto process took the id; the
-    /// list is then read again and the next free id tried, once.
+    /// Records `tree` as a new snapshot, the newest in `state`: claims the next id (see the
+    /// module doc), reading the list again after each id another process claimed first.
     fn commit(
         &self,
         state: &mut State,
         tree: String,
+        empty_dirs: &[Vec<u8>],
         label: &SnapshotLabel,
     ) -> Result<(), CheckpointError> {
-        let mut retried = false;
-        loop {
-            let id = state.entries().first().map_or(1, |p| p.id + 1);
-            let now = now_ms();
-            let msg = meta::message(id, label.turn, label.tool.as_deref(), &label.note, now);
-            let commit = self
-                .git
-                .run_with_input(&["commit-tree", &tree, "-F", "-"], Some(msg.as_bytes()))?;
-            let commit = String::from_utf8_lossy(&commit).trim().to_owned();
+        let now = now_ms();
+        let msg = meta::message(meta::Message {
+            turn: label.turn,
+            tool: label.tool.as_deref(),
+            session: self.session.as_deref(),
+            note: &label.note,
+            now_ms: now,
+            empty_dirs,
+        });
+        let commit = self
+            .git
+            .run_with_input(&["commit-tree", &tree, "-F", "-"], Some(msg.as_bytes()))?;
+        let commit = String::from_utf8_lossy(&commit).trim().to_owned();
+        let mut last_error = None;
+        // Ids passed over because a lock file on their ref outlived every retry: left behind
+        // by a process that crashed mid-update, it would otherwise block that id for good.
+        let mut skip = 0;
+        for _ in 0..CLAIM_TRIES {
+            let id = state
+                .entries()
+                .iter()
+                .map(|e| e.id)
+                .max()
+                .map_or(1, |n| n + 1)
+                + skip;
             match self
                 .git
                 .run(&["update-ref", &meta::ref_name(id), &commit, ZERO_OID])
@@ -190,19 +220,32 @@ impl Checkpoints {
                         tree,
                         turn: label.turn,
                         tool: label.tool.clone(),
+                        session: self.session.as_deref().map(str::to_owned),
                         note: label.note.clone(),
                         created_at_ms: now,
+                        empty_dirs: empty_dirs.to_vec(),
                     };
                     state.entries.get_or_insert_default().insert(0, entry);
                     return Ok(());
                 }
-                Err(e) if retried => return Err(e),
-                Err(_) => {
-                    retried = true;
+                Err(CheckpointError::GitFailed { command, stderr })
+                    if stderr.contains("already exists") =>
+                {
+                    last_error = Some(CheckpointError::GitFailed { command, stderr });
+                    skip = 0;
                     self.reload(state)?;
                 }
+                Err(CheckpointError::GitFailed { command, stderr }) if is_lock_busy(&stderr) => {
+                    last_error = Some(CheckpointError::GitFailed { command, stderr });
+                    skip += 1;
+                }
+                Err(e) => return Err(e),
             }
         }
+        Err(last_error.unwrap_or(CheckpointError::Corrupt {
+            what: "no id could be claimed".into(),
+            side: self.git.side().to_path_buf(),
+        }))
     }
 
     /// Makes `fingerprint` stand for the newest snapshot, here and for the next process.

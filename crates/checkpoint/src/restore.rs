@@ -1,18 +1,26 @@
-//! Restoring a snapshot: take a safety snapshot, diff its tree against the target's, delete
-//! what the target lacks, and check out only what differs. Unchanged files are not rewritten
-//! (their mtimes stay, so builds stay warm); ignored files and the user's `.git` are never
-//! touched, because they are in neither tree. `git clean` is never used.
+//! Restoring a snapshot, all or nothing: take a safety snapshot, diff its tree against the
+//! target's (entries with their modes, paths as bytes), delete what the target lacks and
+//! write what differs (see `apply`), then create the empty directories the target records
+//! and remove the empty ones it does not. When a step fails, every path already changed is put
+//! back as the safety snapshot holds it, and the error says exactly what failed and, should
+//! putting back fail too, which paths are left in which state. Unchanged files are not
+//! rewritten (their mtimes stay, so builds stay warm); ignored files and the user's `.git`
+//! are never touched, because they are in neither tree. Neither `git clean` nor
+//! `git checkout-index` is used: git only reads the side repository here.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use crate::apply::Writer;
 use crate::error::CheckpointError;
-use crate::git::split_nul;
+use crate::git::path_of;
+use crate::plan::{self, Change};
 use crate::record::State;
 use crate::{Changes, Checkpoints, Entry, RestoreReport, SnapshotLabel};
 
 impl Checkpoints {
     /// Makes the workspace match snapshot `id`, after recording the current state as a safety
-    /// snapshot (restore that one to undo this restore).
+    /// snapshot (restore that one to undo this restore). All or nothing: see
+    /// [`CheckpointError::RestoreFailed`].
     pub fn restore(&self, id: u32) -> Result<RestoreReport, CheckpointError> {
         let mut state = self.lock();
         self.reload(&mut state)?;
@@ -27,7 +35,7 @@ impl Checkpoints {
     ) -> Result<RestoreReport, CheckpointError> {
         let note = format!("safety snapshot before restoring checkpoint {id}");
         let (safety, target) = self.safety_snapshot(state, id, note)?;
-        self.apply(state, &safety.tree, &target.tree, safety.id, None)
+        self.apply(state, &safety, &target, None)
     }
 
     /// Finds snapshot `id` in the freshly read list and records the workspace as it is now
@@ -53,132 +61,205 @@ impl Checkpoints {
         Ok((safety, target))
     }
 
-    /// Restores only `paths` (workspace-relative, `/`-separated) from snapshot `id`: each one
-    /// the snapshot has is written back, each one it did not have is deleted; every other
-    /// file stays as it is. A safety snapshot of the current state is taken first, as by
-    /// [`Checkpoints::restore`]. Used to undo one plan step's files while the steps that ran
-    /// beside it keep theirs.
-    pub fn restore_paths(
+    /// Restores only `paths` (workspace-relative; a directory stands for everything under
+    /// it) from snapshot `id`: each one the snapshot has is written back, each one it did not
+    /// have is deleted; every other file stays as it is. A safety snapshot of the current
+    /// state is taken first, as by [`Checkpoints::restore`]. Used to undo one plan step's
+    /// files while the steps that ran beside it keep theirs.
+    pub fn restore_paths<P: AsRef<Path>>(
         &self,
         id: u32,
-        paths: &[String],
+        paths: &[P],
     ) -> Result<RestoreReport, CheckpointError> {
         let mut state = self.lock();
         self.reload(&mut state)?;
         let note = format!("safety snapshot before restoring some files of checkpoint {id}");
         let (safety, target) = self.safety_snapshot(&mut state, id, note)?;
-        if paths.is_empty() {
-            return Ok(RestoreReport {
-                safety_snapshot: safety.id,
-                ..RestoreReport::default()
-            });
-        }
-        self.apply(
-            &mut state,
-            &safety.tree,
-            &target.tree,
-            safety.id,
-            Some(paths),
-        )
+        let only: Vec<&Path> = paths.iter().map(AsRef::as_ref).collect();
+        self.apply(&mut state, &safety, &target, Some(&only))
     }
 
-    /// Makes the files that differ between `current_tree` (the workspace now) and
-    /// `target_tree` match the target; with `only`, just those paths.
+    /// Makes the paths that differ between the safety snapshot (the workspace now) and the
+    /// target match the target; with `only`, just those paths.
     fn apply(
         &self,
         state: &mut State,
-        current_tree: &str,
-        target_tree: &str,
-        safety_snapshot: u32,
-        only: Option<&[String]>,
+        safety: &Entry,
+        target: &Entry,
+        only: Option<&[&Path]>,
     ) -> Result<RestoreReport, CheckpointError> {
         let mut report = RestoreReport {
-            safety_snapshot,
+            safety_snapshot: safety.id,
             ..RestoreReport::default()
         };
-        if current_tree == target_tree {
+        let same = safety.tree == target.tree && safety.empty_dirs == target.empty_dirs;
+        if same || only.is_some_and(<[_]>::is_empty) {
             return Ok(report);
+        }
+        let mut plan = if safety.tree == target.tree {
+            Vec::new()
+        } else {
+            plan::diff(&self.git, &safety.tree, &target.tree)?
+        };
+        if let Some(only) = only {
+            plan.retain(|c| {
+                let path = path_of(&c.path);
+                only.iter().any(|o| path.starts_with(o))
+            });
         }
         // From here on files change: no fingerprint stands for the newest snapshot any more.
         state.forget_fingerprint();
-        let mut args: Vec<&str> = vec![
-            // Paths are file names, never patterns.
-            "--literal-pathspecs",
-            "diff-tree",
-            "-r",
-            "-z",
-            "--name-status",
-            "--no-renames",
-            current_tree,
-            target_tree,
-        ];
-        if let Some(paths) = only {
-            args.push("--");
-            args.extend(paths.iter().map(String::as_str));
-        }
-        let out = self.git.run(&args)?;
-        let fields = split_nul(&out);
-        let mut write = Vec::new();
-        for pair in fields.chunks(2) {
-            let [status, path] = pair else {
-                return Err(CheckpointError::Corrupt {
-                    what: "diff-tree --name-status output".into(),
-                    side: self.git.side().to_path_buf(),
-                });
-            };
-            match status.as_str() {
-                "D" => report.deleted.push(path.clone()),
-                status => write.push((status == "A", path.clone())),
+        // Deletions first, deepest first: a file may give way to a directory of the same
+        // name, or back. Then writes, in path order.
+        let (mut steps, mut writes): (Vec<Change>, Vec<Change>) =
+            plan.into_iter().partition(|c| c.to.is_none());
+        steps.sort_by(|a, b| b.path.cmp(&a.path));
+        writes.sort_by(|a, b| a.path.cmp(&b.path));
+        steps.extend(writes);
+        let oids: Vec<&str> = steps
+            .iter()
+            .filter_map(|c| c.to.as_ref().map(|b| b.oid.as_str()))
+            .collect();
+        let contents = plan::contents(&self.git, &oids)?;
+        let writer = Writer {
+            workspace: &self.workspace,
+            contents: &contents,
+        };
+        let mut done: Vec<&Change> = Vec::new();
+        for step in &steps {
+            let path = path_of(&step.path);
+            // Everything not ignored is in the safety snapshot, so something standing where
+            // the target creates a path is ignored (or in a nested repository): leave it.
+            if step.from.is_none() && self.workspace.join(&path).symlink_metadata().is_ok() {
+                report.kept.push(display(&path));
+                continue;
             }
-        }
-        // Deletions first: a file may give way to a directory of the same name, or back.
-        for path in &report.deleted {
-            self.delete(path)?;
-        }
-        for (created, path) in write {
-            // Everything not ignored was in the safety snapshot, so a file standing where the
-            // target wants to create one is ignored (or in a nested repository): leave it.
-            if created && self.workspace.join(&path).symlink_metadata().is_ok() {
-                report.kept.push(path);
-            } else {
-                report.restored.push(path);
+            // A failed step changed nothing at its path (writes land by rename, removals
+            // are single calls), so only the steps before it are put back.
+            if let Err(reason) = writer.put(&step.path, step.from.as_ref(), step.to.as_ref()) {
+                return Err(self.roll_back(target.id, safety.id, &done, (path, reason)));
             }
+            done.push(step);
+            match step.to {
+                Some(_) => report.restored.push(display(&path)),
+                None => report.deleted.push(display(&path)),
+            }
+            report.changed.push(path);
         }
-        // One-tree merge: entries whose content matches keep their stat data, so the next
-        // `git add -A` does not rehash the whole workspace. After a partial restore the index
-        // no longer matches the other files; the forgotten fingerprint makes the next
-        // snapshot stage them again.
-        self.git.run(&["read-tree", "-m", target_tree])?;
-        if !report.restored.is_empty() {
-            let mut input = report.restored.join("\0").into_bytes();
-            input.push(0);
-            self.git.run_with_input(
-                &["checkout-index", "-f", "-u", "-z", "--stdin"],
-                Some(&input),
-            )?;
+        let mut made = Vec::new();
+        if let Err(failed) = self.apply_dirs(safety, target, only, &mut report, &mut made) {
+            for dir in made.iter().rev() {
+                let _ = std::fs::remove_dir(dir);
+            }
+            return Err(self.roll_back(target.id, safety.id, &done, failed));
         }
+        report.restored.sort();
+        report.deleted.sort();
         Ok(report)
     }
 
-    /// Removes one file the target snapshot does not have, then any directories it leaves empty.
-    fn delete(&self, path: &str) -> Result<(), CheckpointError> {
-        let full = self.workspace.join(path);
-        match std::fs::remove_file(&full) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(CheckpointError::io(full, e)),
-        }
-        let mut dir = full.parent();
-        while let Some(d) = dir {
-            if d == self.workspace || !d.starts_with(&self.workspace) || !remove_if_empty(d) {
-                break;
+    /// After the files: creates the directories the target records as empty that are
+    /// missing (each one created listed in `made`, parents first), then removes those the
+    /// workspace held empty that the target does not record, where they are still empty.
+    fn apply_dirs(
+        &self,
+        safety: &Entry,
+        target: &Entry,
+        only: Option<&[&Path]>,
+        report: &mut RestoreReport,
+        made: &mut Vec<PathBuf>,
+    ) -> Result<(), (PathBuf, String)> {
+        let wanted =
+            |d: &&Vec<u8>| only.is_none_or(|o| o.iter().any(|p| path_of(d).starts_with(p)));
+        for dir in target.empty_dirs.iter().filter(wanted) {
+            let rel = path_of(dir);
+            let full = self.workspace.join(&rel);
+            match full.symlink_metadata() {
+                Ok(m) if m.is_dir() => continue,
+                Ok(_) => {
+                    report.kept.push(display(&rel));
+                    continue;
+                }
+                Err(_) => {}
             }
-            dir = d.parent();
+            let mut missing = vec![full.clone()];
+            let mut up = full.parent();
+            while let Some(d) = up.filter(|d| *d != self.workspace && !d.exists()) {
+                missing.push(d.to_path_buf());
+                up = d.parent();
+            }
+            if let Some(above) = up.filter(|d| *d != self.workspace)
+                && above.symlink_metadata().is_ok_and(|m| !m.is_dir())
+            {
+                let why = format!(
+                    "{} is not a directory; nothing is created below it",
+                    above.display()
+                );
+                return Err((rel, why));
+            }
+            for d in missing.into_iter().rev() {
+                std::fs::create_dir(&d).map_err(|e| (rel.clone(), e.to_string()))?;
+                made.push(d);
+            }
+            report.restored.push(display(&rel));
+            report.changed.push(rel);
+        }
+        // Deepest first, so a parent can go once its children have.
+        for dir in safety.empty_dirs.iter().filter(wanted).rev() {
+            if target.empty_dirs.contains(dir) {
+                continue;
+            }
+            let rel = path_of(dir);
+            // Still holding ignored files, or files the target put there: it stays.
+            if std::fs::remove_dir(self.workspace.join(&rel)).is_ok() {
+                report.deleted.push(display(&rel));
+                report.changed.push(rel);
+            }
         }
         Ok(())
     }
+
+    /// Puts every path in `done` back as the safety snapshot holds it, newest change first,
+    /// and describes what happened.
+    fn roll_back(
+        &self,
+        target: u32,
+        safety: u32,
+        done: &[&Change],
+        failed: (PathBuf, String),
+    ) -> CheckpointError {
+        let oids: Vec<&str> = done
+            .iter()
+            .filter_map(|c| c.from.as_ref().map(|b| b.oid.as_str()))
+            .collect();
+        let mut not_put_back = Vec::new();
+        match plan::contents(&self.git, &oids) {
+            Ok(contents) => {
+                let writer = Writer {
+                    workspace: &self.workspace,
+                    contents: &contents,
+                };
+                for step in done.iter().rev() {
+                    if let Err(reason) =
+                        writer.put(&step.path, step.to.as_ref(), step.from.as_ref())
+                    {
+                        not_put_back.push((path_of(&step.path), reason));
+                    }
+                }
+            }
+            Err(e) => {
+                let reason = e.to_string();
+                not_put_back = done
+                    .iter()
+                    .map(|c| (path_of(&c.path), reason.clone()))
+                    .collect();
+            }
+        }
+        CheckpointError::restore_failed(target, safety, failed, done.len(), not_put_back)
+    }
 }
 
-fn remove_if_empty(dir: &Path) -> bool {
-    std::fs::remove_dir(dir).is_ok()
+/// A path for the report's display lists.
+fn display(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
 }

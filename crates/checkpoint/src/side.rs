@@ -5,24 +5,27 @@
 //! Crash safety: every file is written to a temporary name and renamed into place, and `HEAD`
 //! comes last, because git only takes a directory with a `HEAD` for a repository. Each open
 //! checks every piece and adds what is missing, so an interrupted creation is finished by the
-//! next open. What a snapshot holds is decided elsewhere (`walk`, `lib`).
+//! next open. Two processes creating the repository at once write the same files, each to its
+//! own temporary name, so whichever rename lands last leaves the same content. What a snapshot holds is decided elsewhere (`walk`, `lib`).
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use crate::error::CheckpointError;
 
 /// Makes sure `side` is a complete bare repository. Returns true when it holds no refs
 /// (created just now), so the caller knows the snapshot list is empty without asking git.
 pub(crate) fn ensure(side: &Path) -> Result<bool, CheckpointError> {
-    for dir in ["objects", "refs/heads", "refs/tags"] {
+    for dir in ["objects", "refs/heads", "refs/tags", crate::git::INDEX_DIR] {
         let dir = side.join(dir);
         std::fs::create_dir_all(&dir).map_err(|e| CheckpointError::io(&dir, e))?;
     }
     let config = side.join("config");
     if !config.is_file() {
-        write_atomically(&config, &config_text(side))?;
+        write_atomically(&config, config_text(side))?;
     }
+    remove_stale_indexes(&side.join(crate::git::INDEX_DIR));
     let head = side.join("HEAD");
     if head.is_file() {
         return Ok(false);
@@ -30,6 +33,26 @@ pub(crate) fn ensure(side: &Path) -> Result<bool, CheckpointError> {
     let empty = !side.join("packed-refs").exists() && !side.join("refs/atto").exists();
     write_atomically(&head, "ref: refs/heads/main\n")?;
     Ok(empty)
+}
+
+/// Private index files (see `git`) untouched for two days: left by processes that ended
+/// without cleaning up. A live handle whose file goes only rebuilds it on its next snapshot.
+fn remove_stale_indexes(dir: &Path) {
+    const STALE: Duration = Duration::from_secs(2 * 24 * 60 * 60);
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|m| m.elapsed().ok())
+            .is_some_and(|age| age > STALE);
+        if old {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }
 
 /// What `git init --bare` would write on this machine, minus what the side repo never uses.
@@ -54,20 +77,22 @@ fn config_text(side: &Path) -> String {
 /// git would otherwise record as gitlinks, or refuse when they have no commit), and
 /// `<side>/info/attributes`, which outranks the workspace's `.gitattributes`, so snapshots
 /// hold files byte for byte: no line-ending conversion, `ident` expansion or re-encoding.
-/// Rewrites a file only when its content changes.
-pub(crate) fn write_info(side: &Path, nested_repos: &[String]) -> Result<(), CheckpointError> {
-    let mut exclude = String::from("# written by atto: never snapshot git metadata\n.git\n");
-    for repo in nested_repos {
-        exclude.push('/');
-        exclude.push_str(&escape_pattern(repo));
-        exclude.push_str("/\n");
+/// Rewrites a file only when its content changes. Names are bytes; a name holding a newline
+/// cannot be written as a pattern and is left out (git then refuses or records that nested
+/// repository, and the snapshot says so).
+pub(crate) fn write_info(side: &Path, nested_repos: &[Vec<u8>]) -> Result<(), CheckpointError> {
+    let mut exclude = b"# written by atto: never snapshot git metadata\n.git\n".to_vec();
+    for repo in nested_repos.iter().filter(|r| !r.contains(&b'\n')) {
+        exclude.push(b'/');
+        exclude.extend(escape_pattern(repo));
+        exclude.extend(b"/\n");
     }
-    let attributes = "# written by atto: snapshots hold files byte for byte\n\
+    let attributes: &[u8] = b"# written by atto: snapshots hold files byte for byte\n\
                       * -text -ident -filter -working-tree-encoding\n";
     let dir = side.join("info");
-    for (name, text) in [("exclude", exclude.as_str()), ("attributes", attributes)] {
+    for (name, text) in [("exclude", exclude.as_slice()), ("attributes", attributes)] {
         let path = dir.join(name);
-        if std::fs::read_to_string(&path).is_ok_and(|old| old == text) {
+        if std::fs::read(&path).is_ok_and(|old| old == text) {
             continue;
         }
         std::fs::create_dir_all(&dir).map_err(|e| CheckpointError::io(&dir, e))?;
@@ -78,7 +103,7 @@ pub(crate) fn write_info(side: &Path, nested_repos: &[String]) -> Result<(), Che
 
 /// Writes `text` to a temporary sibling of `path`, then renames it over `path`: readers see
 /// the old file or the new one, never half of one.
-pub(crate) fn write_atomically(path: &Path, text: &str) -> Result<(), CheckpointError> {
+pub(crate) fn write_atomically(path: &Path, text: impl AsRef<[u8]>) -> Result<(), CheckpointError> {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(format!(
@@ -93,16 +118,16 @@ pub(crate) fn write_atomically(path: &Path, text: &str) -> Result<(), Checkpoint
     })
 }
 
-/// Escapes a literal path for a gitignore pattern.
-fn escape_pattern(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
-    for (i, c) in path.chars().enumerate() {
-        let special =
-            matches!(c, '*' | '?' | '[' | ']' | '\\' | ' ') || (i == 0 && matches!(c, '#' | '!'));
+/// Escapes a literal path (bytes) for a gitignore pattern.
+fn escape_pattern(path: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(path.len());
+    for (i, &b) in path.iter().enumerate() {
+        let special = matches!(b, b'*' | b'?' | b'[' | b']' | b'\\' | b' ')
+            || (i == 0 && matches!(b, b'#' | b'!'));
         if special {
-            out.push('\\');
+            out.push(b'\\');
         }
-        out.push(c);
+        out.push(b);
     }
     out
 }
@@ -113,8 +138,8 @@ mod tests {
 
     #[test]
     fn patterns_are_escaped() {
-        assert_eq!(escape_pattern("a b/[x]*"), "a\\ b/\\[x\\]\\*");
-        assert_eq!(escape_pattern("#x/!y"), "\\#x/!y");
+        assert_eq!(escape_pattern(b"a b/[x]*"), b"a\\ b/\\[x\\]\\*");
+        assert_eq!(escape_pattern(b"#x/!y\xff"), b"\\#x/!y\xff");
     }
 
     #[test]

@@ -1,9 +1,11 @@
 //! One cheap pass over the workspace before each snapshot: it sums the size of the files a
 //! snapshot would hold (honouring `.gitignore` as git does) to enforce the size cap, finds
-//! nested git repositories so the side repository's `info/exclude` can skip them, and feeds
-//! every file's metadata to the stat fingerprint. It reads metadata only (the fingerprint
+//! nested git repositories so the side repository's `info/exclude` can skip them, lists the
+//! directories holding no such file (git does not record them; the snapshot's message does),
+//! and feeds every file's metadata to the stat fingerprint. It reads metadata only (the fingerprint
 //! reads the few files touched in the last seconds) and stops as soon as the cap is passed.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -14,7 +16,10 @@ use crate::fingerprint::{Builder, Fingerprints};
 #[derive(Debug, Default)]
 pub(crate) struct Survey {
     /// Nested repositories (directories below the root holding a `.git`), relative, `/`-separated.
-    pub(crate) nested_repos: Vec<String>,
+    pub(crate) nested_repos: Vec<Vec<u8>>,
+    /// Directories (relative, as bytes, `/`-separated, sorted) with no file a snapshot holds
+    /// anywhere below them: empty, or holding only ignored files.
+    pub(crate) empty_dirs: Vec<Vec<u8>>,
     /// The stat fingerprints of the files seen.
     pub(crate) prints: Fingerprints,
 }
@@ -53,6 +58,8 @@ pub(crate) fn survey(
             true
         });
     let mut total: u64 = 0;
+    let mut dirs = Vec::new();
+    let mut holding: HashSet<PathBuf> = HashSet::new();
     for entry in builder.build() {
         // Files that vanish or cannot be read mid-walk are git's business, not the cap's; but
         // a walk that missed something cannot vouch for the workspace.
@@ -64,8 +71,18 @@ pub(crate) fn survey(
             continue;
         };
         let (file, symlink) = (kind.is_file(), kind.is_symlink());
+        if kind.is_dir() && entry.depth() > 0 {
+            dirs.push(entry.path().to_path_buf());
+        }
         if !file && !symlink {
             continue;
+        }
+        let mut up = entry.path().parent();
+        while let Some(dir) = up.filter(|d| *d != workspace) {
+            if !holding.insert(dir.to_path_buf()) {
+                break;
+            }
+            up = dir.parent();
         }
         let Ok(meta) = entry.metadata() else {
             prints.broken();
@@ -93,19 +110,47 @@ pub(crate) fn survey(
             });
         }
     }
-    let mut nested_repos: Vec<String> = nested
+    let mut nested_repos: Vec<Vec<u8>> = nested
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .iter()
         .filter_map(|p| p.strip_prefix(workspace).ok())
-        .map(|p| p.to_string_lossy().replace('\\', "/"))
+        .map(relative_bytes)
         .collect();
     nested_repos.sort();
-    let prints = prints.finish(&nested_repos);
+    // A directory holding a nested repository is not empty (git skips it, restores leave it).
+    for repo in nested.lock().unwrap_or_else(PoisonError::into_inner).iter() {
+        let mut up = repo.parent();
+        while let Some(dir) = up.filter(|d| *d != workspace) {
+            holding.insert(dir.to_path_buf());
+            up = dir.parent();
+        }
+    }
+    let mut empty_dirs: Vec<Vec<u8>> = dirs
+        .iter()
+        .filter(|d| !holding.contains(*d))
+        .filter_map(|d| d.strip_prefix(workspace).ok())
+        .map(relative_bytes)
+        .collect();
+    empty_dirs.sort();
+    let prints = prints.finish(&(&nested_repos, &empty_dirs));
     Ok(Survey {
         nested_repos,
+        empty_dirs,
         prints,
     })
+}
+
+/// A relative path as git spells it: its bytes, `/`-separated.
+#[cfg(unix)]
+fn relative_bytes(path: &Path) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    path.as_os_str().as_bytes().to_vec()
+}
+
+#[cfg(not(unix))]
+fn relative_bytes(path: &Path) -> Vec<u8> {
+    path.to_string_lossy().replace('\\', "/").into_bytes()
 }
 
 fn human_bytes(n: u64) -> String {
@@ -132,8 +177,9 @@ mod tests {
         std::os::unix::fs::symlink("a.txt", dir.path().join("link")).unwrap();
         let prints = || Builder::new(std::time::SystemTime::now(), None);
         let survey = survey(dir.path(), 100, prints()).unwrap();
-        assert_eq!(survey.nested_repos, vec!["vendor/lib".to_owned()]);
+        assert_eq!(survey.nested_repos, vec![b"vendor/lib".to_vec()]);
         assert_eq!(survey.prints.files, 2, "a.txt and the symlink");
+        assert!(survey.empty_dirs.is_empty(), "{:?}", survey.empty_dirs);
         assert!(survey.prints.current.is_some());
         let err = super::survey(dir.path(), 3, prints()).unwrap_err();
         assert!(matches!(err, CheckpointError::Disabled { .. }), "{err}");
