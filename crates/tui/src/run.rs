@@ -238,6 +238,7 @@ impl Ui {
     fn context(&self) -> keys::Context {
         let dialog = match &self.app.approval {
             None if self.app.decision.is_some() => keys::Dialog::Decision,
+            None if self.app.yolo_confirm_open() => keys::Dialog::ConfirmYolo,
             None => keys::Dialog::Closed,
             Some(d) if d.input.is_some() => keys::Dialog::Typing,
             Some(_) => keys::Dialog::Choosing,

@@ -158,3 +158,22 @@ fn decision_dialog() {
     assert!(text.contains("more"), "{text}");
     assert!(text.contains("Esc"), "{text}");
 }
+
+#[test]
+fn yolo_question_says_what_yolo_gives_up() {
+    let mut app = app();
+    assert_eq!(app.cycle_mode(), None);
+    let text = screen(&mut app, &EMPTY, 80, 24);
+    insta::assert_snapshot!("yolo_question", text);
+    assert!(text.contains("enter YOLO?"), "{text}");
+    assert!(text.contains("without the OS sandbox"), "{text}");
+    assert!(text.contains("y enter YOLO"), "{text}");
+    // The badge still says BUILD: nothing changed until `y`.
+    assert!(
+        text.lines().last().unwrap_or("").contains("BUILD"),
+        "{text}"
+    );
+    app.decline_yolo();
+    let text = screen(&mut app, &EMPTY, 80, 24);
+    assert!(!text.contains("enter YOLO?"), "{text}");
+}

@@ -1,7 +1,8 @@
 //! Carrying out a key's action on the interface state: composer edits, the Esc stack,
-//! mode cycling, scrolling, panels, and answering the approval dialog with `Op::Approval`.
+//! mode cycling (which op to send is `App::cycle_mode`'s), scrolling, panels, and
+//! answering the approval dialog with `Op::Approval`.
 
-use atto_protocol::{AgentMode, ApprovalDecision, GrantScope, Op, PermissionMode, ReasoningEffort};
+use atto_protocol::{ApprovalDecision, GrantScope, Op, ReasoningEffort};
 
 use super::Ui;
 use crate::app::{DialogInput, Panel};
@@ -55,7 +56,22 @@ impl Ui {
                     c.queue(text);
                 }
             }
-            Action::CycleMode => self.cycle_mode(),
+            Action::CycleMode => {
+                if let Some(op) = self.app.cycle_mode() {
+                    self.send(op);
+                }
+            }
+            Action::EnterYolo => {
+                if let Some(op) = self.app.confirm_yolo() {
+                    self.send(op);
+                }
+            }
+            Action::SkipYolo => {
+                if let Some(op) = self.app.skip_yolo() {
+                    self.send(op);
+                }
+            }
+            Action::DeclineYolo => self.app.decline_yolo(),
             Action::CycleEffort => {
                 // default → low → medium → high → default; the session answers with
                 // `effort_changed`, which also says when the model takes none.
@@ -224,25 +240,5 @@ impl Ui {
                 decision,
             });
         }
-    }
-
-    /// Tab on an idle composer: Plan → Build → YOLO → Plan (review and debug go to Plan).
-    fn cycle_mode(&mut self) {
-        let yolo = self.app.permission() == PermissionMode::Yolo;
-        let op = match (self.app.mode(), yolo) {
-            (AgentMode::Build, false) => Op::SetMode {
-                mode: AgentMode::Build,
-                permission: Some(PermissionMode::Yolo),
-            },
-            (AgentMode::Plan, _) => Op::SetMode {
-                mode: AgentMode::Build,
-                permission: None,
-            },
-            _ => Op::SetMode {
-                mode: AgentMode::Plan,
-                permission: None,
-            },
-        };
-        self.send(op);
     }
 }
