@@ -205,6 +205,18 @@ impl App {
         self.push(Kind::Notice(crate::view::text::sanitize(text).into_owned()));
     }
 
+    /// `/help`: the commands and the keys, both in the transcript, where they wrap with
+    /// their columns kept and nothing is drawn over them.
+    pub fn push_help(&mut self) {
+        let commands = atto_core::commands::help();
+        let text = format!(
+            "commands:\n{}\n\nkeys:\n{}",
+            commands.trim_end(),
+            crate::view::keys_text()
+        );
+        self.push_notice(&text);
+    }
+
     /// A local error.
     pub fn push_error(&mut self, text: &str) {
         self.push(Kind::Error(crate::view::text::sanitize(text).into_owned()));

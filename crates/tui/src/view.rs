@@ -220,6 +220,15 @@ const KEYS: &[(&str, &str)] = &[
     ("y n a A e", "answer an approval"),
 ];
 
+/// The keys as text, one "  key   what it does" row each, for `/help`.
+pub fn keys_text() -> String {
+    let width = KEYS.iter().map(|(k, _)| text::width(k)).max().unwrap_or(0);
+    KEYS.iter()
+        .map(|(k, what)| format!("  {k:<width$}  {what}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 fn draw_keys(frame: &mut Frame<'_>, area: Rect, theme: Theme) {
     let w = area.width.min(64);
     let h = (u16::try_from(KEYS.len()).unwrap_or(u16::MAX) + 2).min(area.height);

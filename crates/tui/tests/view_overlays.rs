@@ -177,3 +177,35 @@ fn yolo_question_says_what_yolo_gives_up() {
     let text = screen(&mut app, &EMPTY, 80, 24);
     assert!(!text.contains("enter YOLO?"), "{text}");
 }
+
+#[test]
+fn help_wraps_with_its_columns_kept_and_nothing_drawn_over_it() {
+    let mut app = app();
+    app.push_help();
+    assert!(
+        !app.show_keys,
+        "the keys go in the transcript, not a box on top"
+    );
+    let text = screen(&mut app, &EMPTY, 40, 120);
+    insta::assert_snapshot!("help_40", text);
+    for box_char in ['┌', '│', '└'] {
+        assert!(!text.contains(box_char), "{text}");
+    }
+    let rows: Vec<&str> = text.lines().take_while(|l| !l.starts_with('─')).collect();
+    // Every row of the help is indented but its two headings: wrapped text stays in its
+    // column instead of falling back to the margin.
+    for row in rows.iter().filter(|r| !r.is_empty()) {
+        assert!(
+            row.starts_with("  ") || ["commands:", "keys:"].contains(row),
+            "{row:?} in\n{text}"
+        );
+    }
+    // A key's description continues under the description, not under the key.
+    let tab = rows
+        .iter()
+        .position(|r| r.trim_start().starts_with("Tab "))
+        .unwrap();
+    let column = rows[tab].find("complete").unwrap();
+    let next = rows[tab + 1];
+    assert_eq!(next.len() - next.trim_start().len(), column, "{text}");
+}
