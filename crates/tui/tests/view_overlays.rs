@@ -209,3 +209,42 @@ fn help_wraps_with_its_columns_kept_and_nothing_drawn_over_it() {
     let next = rows[tab + 1];
     assert_eq!(next.len() - next.trim_start().len(), column, "{text}");
 }
+
+#[test]
+fn menus_leave_nothing_beside_them_and_nothing_behind_when_closed() {
+    let mut app = app();
+    for i in 0..30 {
+        app.push_notice(&format!("{i:02} {}", "transcript text ".repeat(8)));
+    }
+    let completions = vec![
+        ("@src/main.rs".to_owned(), "file".to_owned()),
+        ("@src/lib.rs".to_owned(), "file".to_owned()),
+    ];
+    let open = ComposerView {
+        text: "@src",
+        cursor: 4,
+        completions: &completions,
+        selected: 0,
+        ..EMPTY
+    };
+    let closed = ComposerView {
+        text: "@src/main.rs",
+        cursor: 12,
+        ..EMPTY
+    };
+    // One terminal, drawn with the menu open and then closed, as the real one is.
+    let mut term = Terminal::new(TestBackend::new(120, 24)).unwrap();
+    term.draw(|f| draw(f, &mut app, &open)).unwrap();
+    let text = text_of(&term);
+    for row in text.lines().filter(|r| r.contains("@src/")) {
+        assert!(
+            !row.contains("transcript"),
+            "beside the menu: {row:?}\n{text}"
+        );
+    }
+    term.draw(|f| draw(f, &mut app, &closed)).unwrap();
+    let after = text_of(&term);
+    let fresh = screen(&mut app, &closed, 120, 24);
+    assert_eq!(after, fresh, "stale cells after the menu closed");
+    assert!(!after.contains("@src/lib.rs"), "{after}");
+}
