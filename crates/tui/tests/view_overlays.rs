@@ -248,3 +248,25 @@ fn menus_leave_nothing_beside_them_and_nothing_behind_when_closed() {
     assert_eq!(after, fresh, "stale cells after the menu closed");
     assert!(!after.contains("@src/lib.rs"), "{after}");
 }
+
+#[test]
+fn the_approval_dialog_offers_edit_only_for_commands() {
+    let legend = |tool: &str, subject: &str| {
+        let mut app = app();
+        let mut req = warn_request();
+        req.tool = tool.into();
+        req.subject = subject.into();
+        app.on_event(&Event::ApprovalRequired(req));
+        let text = screen(&mut app, &EMPTY, 100, 24);
+        text.lines()
+            .find(|l| l.contains("y yes"))
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert!(legend("bash", "ls").contains("e edit"));
+    for tool in ["write_file", "edit_file", "web_fetch"] {
+        let row = legend(tool, "a.txt");
+        assert!(row.contains("A always (project)"), "{tool}: {row}");
+        assert!(!row.contains("e edit"), "{tool}: {row}");
+    }
+}
