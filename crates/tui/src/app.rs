@@ -3,14 +3,21 @@
 //! Owns the transcript, the status-line facts (usage, goals, pending-plan count), the data
 //! behind each panel (the structured planner's task plan among them, steps kept live by
 //! the step events), the approval or plan decision being asked, and the scroll positions
-//! of the transcript, the approval dialog and the open panel. Key handling lives
-//! in `keys`; drawing in `view`.
+//! of the transcript, the approval dialog and the open panel; what Tab does to the mode
+//! (`mode`) and what is known of the sandbox (`sandbox`). Key handling lives in `keys`;
+//! drawing in `view`.
 
-mod modes;
+mod calls;
+mod changes;
+mod mode;
+mod notes;
 mod planner;
 mod reduce;
+mod sandbox;
+mod steps;
 
 pub(crate) use reduce::permission_name;
+pub use sandbox::SandboxState;
 
 #[cfg(test)]
 mod planner_tests;
@@ -32,6 +39,8 @@ pub struct AppInfo {
     pub model: String,
     pub mode: AgentMode,
     pub permission: PermissionMode,
+    /// Whether start-up found an OS sandbox it could use. Only `false` is believed (the
+    /// status line says "sandbox off"); `true` shows "sandbox ?" until the session says.
     pub sandbox: bool,
     pub workspace: String,
 }
@@ -104,6 +113,10 @@ pub struct App {
     pub decision: Option<DecisionDialog>,
     pub panel: Option<Panel>,
     pub show_keys: bool,
+    /// The "enter YOLO?" question is showing (`mode`).
+    yolo_confirm: bool,
+    /// What the session has shown of its sandbox (`sandbox`).
+    sandbox: SandboxState,
     info: AppInfo,
     theme: Theme,
     transcript: Transcript,
@@ -133,8 +146,6 @@ pub struct App {
     /// The panel last scrolled and how many lines down; another panel starts at the top.
     panel_scroll: (Option<Panel>, usize),
     page: u16,
-    /// Tab was pressed once in BUILD: a second Tab enters YOLO (see `app::modes`).
-    yolo_armed: bool,
 }
 
 impl App {
@@ -145,6 +156,8 @@ impl App {
             decision: None,
             panel: None,
             show_keys: false,
+            yolo_confirm: false,
+            sandbox: SandboxState::from_probe(info.sandbox, info.permission),
             info,
             theme: Theme::from_env(),
             transcript: Transcript::default(),
@@ -166,7 +179,6 @@ impl App {
             dialog_scroll: 0,
             panel_scroll: (None, 0),
             page: 10,
-            yolo_armed: false,
         }
     }
 
@@ -191,6 +203,18 @@ impl App {
     /// A local message: unknown slash command, "queued", help text.
     pub fn push_notice(&mut self, text: &str) {
         self.push(Kind::Notice(crate::view::text::sanitize(text).into_owned()));
+    }
+
+    /// `/help`: the commands and the keys, both in the transcript, where they wrap with
+    /// their columns kept and nothing is drawn over them.
+    pub fn push_help(&mut self) {
+        let commands = atto_core::commands::help();
+        let text = format!(
+            "commands:\n{}\n\nkeys:\n{}",
+            commands.trim_end(),
+            crate::view::keys_text()
+        );
+        self.push_notice(&text);
     }
 
     /// A local error.

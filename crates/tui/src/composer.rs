@@ -5,7 +5,7 @@
 
 pub mod complete;
 
-use complete::{FileIndex, Item, Kind};
+use complete::{Completion, FileIndex, Replaces};
 
 /// A paste longer than this many characters (or lines) is folded into a placeholder.
 pub const FOLD_PASTE_CHARS: usize = 1_000;
@@ -26,10 +26,11 @@ pub struct Composer {
     queued: Vec<String>,
     /// Folded pastes: the placeholder in `text`, and what it stands for.
     pastes: Vec<(String, String)>,
-    items: Vec<Item>,
+    items: Vec<Completion>,
     /// Menu entries as the view shows them: (insert text, hint).
     menu: Vec<(String, String)>,
-    kind: Option<Kind>,
+    /// What accepting the highlighted completion replaces.
+    replaces: Option<Replaces>,
     selected: usize,
     /// Esc closed the menu; it stays closed until the next edit.
     menu_hidden: bool,
@@ -321,7 +322,7 @@ impl Composer {
         let Some(item) = self.items.get(self.selected) else {
             return false;
         };
-        self.kind == Some(Kind::Command)
+        self.replaces == Some(Replaces::Command)
             && self
                 .text
                 .trim_start()
@@ -333,8 +334,8 @@ impl Composer {
     /// is closed or the entry is already typed in full.
     pub fn accept(&mut self) -> Option<Accepted> {
         let item = self.items.get(self.selected)?.clone();
-        match self.kind? {
-            Kind::Command => {
+        match self.replaces? {
+            Replaces::Command => {
                 let line = self.text.trim_start();
                 if line.starts_with(&item.insert) && line.len() > item.insert.len() {
                     return None; // arguments are being typed: the entry is only a hint
@@ -356,7 +357,7 @@ impl Composer {
                     command: true,
                 })
             }
-            Kind::Path(start) => {
+            Replaces::Path(start) => {
                 let mut insert = item.insert.clone();
                 insert.push(' ');
                 self.text.replace_range(start..self.cursor, &insert);
@@ -447,7 +448,7 @@ impl Composer {
     fn complete(&mut self) {
         if self.text.starts_with('/') && !self.text.contains('\n') {
             let items = complete::commands(&self.text);
-            self.set_items(items, Some(Kind::Command));
+            self.set_items(items, Some(Replaces::Command));
             return;
         }
         let before = &self.text[..self.cursor];
@@ -459,25 +460,25 @@ impl Composer {
                 .files
                 .matches(query)
                 .into_iter()
-                .map(|path| Item {
+                .map(|path| Completion {
                     insert: format!("@{path}"),
                     hint: String::new(),
                     takes_args: false,
                 })
                 .collect();
-            self.set_items(items, Some(Kind::Path(start)));
+            self.set_items(items, Some(Replaces::Path(start)));
             return;
         }
         self.set_items(Vec::new(), None);
     }
 
-    fn set_items(&mut self, items: Vec<Item>, kind: Option<Kind>) {
+    fn set_items(&mut self, items: Vec<Completion>, replaces: Option<Replaces>) {
         self.menu = items
             .iter()
             .map(|i| (i.insert.clone(), i.hint.clone()))
             .collect();
         self.items = items;
-        self.kind = kind;
+        self.replaces = replaces;
         if self.selected >= self.menu.len() {
             self.selected = 0;
         }

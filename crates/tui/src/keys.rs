@@ -1,6 +1,6 @@
 //! Which action a key press means, given what is on screen. A pure table: no state is
 //! changed here, so every rule (the Esc cancel stack, Tab cycling modes only when the
-//! composer is idle, the approval dialog's letters) is tested as data. `run` carries the
+//! composer is idle, the YOLO question, the approval dialog's letters) is tested as data. `run` carries the
 //! actions out.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
@@ -38,6 +38,8 @@ pub enum Dialog {
     Typing,
     /// A plan step's decision point waits for a choice (no approval is showing).
     Decision,
+    /// Tab asked whether to enter YOLO: `y` enters, Tab skips to Plan, Esc stays.
+    ConfirmYolo,
 }
 
 /// What a key press asks for.
@@ -83,8 +85,14 @@ pub enum Action {
     Submit,
     /// Queue the input as the next message (Tab while a turn runs).
     Queue,
-    /// Plan → Build → YOLO → Plan.
+    /// Plan → Build → YOLO → Plan; the step into YOLO asks first.
     CycleMode,
+    /// YOLO question: enter YOLO.
+    EnterYolo,
+    /// YOLO question: skip YOLO, on to Plan.
+    SkipYolo,
+    /// YOLO question: stay in the mode as it is.
+    DeclineYolo,
     /// Next reasoning effort.
     CycleEffort,
     /// Close the menu.
@@ -165,6 +173,7 @@ pub fn action(key: &KeyEvent, cx: &Context) -> Action {
         Dialog::Choosing => return dialog_choice(key),
         Dialog::Typing => return dialog_typing(key, ctrl, alt),
         Dialog::Decision => return decision(key),
+        Dialog::ConfirmYolo => return confirm_yolo(key),
         Dialog::Closed => {}
     }
     match key.code {
@@ -215,6 +224,8 @@ pub fn action(key: &KeyEvent, cx: &Context) -> Action {
 fn ctrl_c(cx: &Context) -> Action {
     if cx.turn_running {
         Action::Interrupt
+    } else if cx.dialog == Dialog::ConfirmYolo {
+        Action::DeclineYolo
     } else if cx.dialog == Dialog::Typing {
         Action::DialogBack
     } else if !cx.composer_empty {
@@ -256,6 +267,17 @@ fn dialog_choice(key: &KeyEvent) -> Action {
         KeyCode::Esc => Action::Deny,
         KeyCode::Up => Action::Scroll(1),
         KeyCode::Down => Action::Scroll(-1),
+        _ => Action::None,
+    }
+}
+
+/// The YOLO question: only `y` enters; Tab goes on round the cycle, so Tab pressed twice
+/// for completion never lands in YOLO.
+fn confirm_yolo(key: &KeyEvent) -> Action {
+    match key.code {
+        KeyCode::Char('y' | 'Y') => Action::EnterYolo,
+        KeyCode::Tab => Action::SkipYolo,
+        KeyCode::Esc | KeyCode::Char('n' | 'N') => Action::DeclineYolo,
         _ => Action::None,
     }
 }

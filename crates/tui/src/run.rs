@@ -238,6 +238,7 @@ impl Ui {
     fn context(&self) -> keys::Context {
         let dialog = match &self.app.approval {
             None if self.app.decision.is_some() => keys::Dialog::Decision,
+            None if self.app.yolo_confirm_open() => keys::Dialog::ConfirmYolo,
             None => keys::Dialog::Closed,
             Some(d) if d.input.is_some() => keys::Dialog::Typing,
             Some(_) => keys::Dialog::Choosing,
@@ -304,11 +305,7 @@ impl Ui {
         }
         match commands::parse(line, &self.state) {
             Ok(Command::Exit) => self.quit = true,
-            Ok(Command::Help) => {
-                // The commands go in the transcript; the keys overlay shows on top.
-                self.app.push_notice(commands::help().trim_end());
-                self.app.show_keys = true;
-            }
+            Ok(Command::Help) => self.app.push_help(),
             Ok(Command::Op(op)) => {
                 let panel = match &op {
                     Op::ShowPlan => Some(Panel::Plan),

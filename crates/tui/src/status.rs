@@ -2,13 +2,15 @@
 //! mode, model, tokens and cost, context use, the active goal, the pending-plan count, the
 //! task plan's progress ("plan 2/5", "plan awaiting approval"), sandbox and reasoning
 //! effort. On a narrow terminal it compacts by dropping the least important facts first,
-//! so it always fits one row.
+//! so it always fits one row; the permission mode and the sandbox, which say what may run
+//! unasked and what holds it, go last. The sandbox shows what the session has shown to
+//! apply ("sandbox ?" until it says), never what a kernel probe hoped for.
 
 use atto_protocol::{AgentMode, PermissionMode, TaskPlanStatus};
 use ratatui::text::{Line, Span};
 
-use crate::app::App;
 use crate::app::permission_name;
+use crate::app::{App, SandboxState, Totals};
 use crate::view::text::{truncate, width};
 
 /// One fact and how readily it is dropped (higher goes first).
@@ -94,20 +96,23 @@ pub fn line(app: &App, cols: u16) -> Line<'static> {
             ),
         );
     }
-    add(5, Span::raw(permission_name(info.permission)));
+    // What may run unasked and whether the sandbox holds it matter most: like the badge,
+    // they go only when nothing else is left to drop.
+    add(0, Span::raw(permission_name(info.permission)));
+    let sandbox = app.sandbox();
+    add(0, sandbox_span(&sandbox, theme));
+    if let SandboxState::Off {
+        reason: Some(reason),
+    } = &sandbox
+    {
+        add(7, Span::styled(truncate(reason, 40), theme.warn()));
+    }
     add(3, Span::raw(truncate(&info.model, 28)));
     let totals = app.totals();
-    let cost = if totals.cost_unknown && totals.cost_usd == 0.0 {
-        "$?".to_owned()
-    } else if totals.cost_unknown {
-        format!("${:.4}+?", totals.cost_usd)
-    } else {
-        format!("${:.4}", totals.cost_usd)
-    };
     if totals.tokens > 0 || totals.cost_usd > 0.0 {
         add(
             2,
-            Span::raw(format!("{} tok {cost}", tokens(totals.tokens))),
+            Span::raw(format!("{} tok {}", tokens(totals.tokens), cost(totals))),
         );
     }
     if totals.context_tokens > 0 {
@@ -132,22 +137,29 @@ pub fn line(app: &App, cols: u16) -> Line<'static> {
             )),
         );
     }
-    // The session runs commands without the OS sandbox in yolo, whatever start-up found.
-    let sandboxed = info.sandbox && info.permission != PermissionMode::Yolo;
-    let sandbox = if sandboxed {
-        "sandbox on"
-    } else {
-        "sandbox off"
-    };
-    add(
-        7,
-        Span::styled(sandbox, if sandboxed { theme.dim() } else { theme.warn() }),
-    );
     if let Some(effort) = app.effort() {
         add(5, Span::raw(format!("effort: {effort}")));
     }
     add(8, Span::styled("? keys", theme.dim()));
     fit(parts, cols, theme)
+}
+
+/// "$0.0420"; "cost ?" when no call had a known price; "≥$0.0420" when some had none.
+pub fn cost(totals: Totals) -> String {
+    match (totals.cost_unknown, totals.cost_usd == 0.0) {
+        (true, true) => "cost ?".to_owned(),
+        (true, false) => format!("≥${:.4}", totals.cost_usd),
+        (false, _) => format!("${:.4}", totals.cost_usd),
+    }
+}
+
+/// "sandbox on", "sandbox off", or "sandbox ?" until the session has said.
+fn sandbox_span(state: &SandboxState, theme: crate::view::Theme) -> Span<'static> {
+    match state {
+        SandboxState::On => Span::styled("sandbox on", theme.dim()),
+        SandboxState::Unknown => Span::styled("sandbox ?", theme.dim()),
+        SandboxState::Off { .. } => Span::styled("sandbox off", theme.warn()),
+    }
 }
 
 /// Drops the most droppable parts until the rest fits, then joins them with " · ".

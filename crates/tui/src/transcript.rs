@@ -231,7 +231,13 @@ fn render_kind(
         }
         Kind::Assistant(answer) => render_answer(answer, width, theme, open, out),
         Kind::Tool(card) => render_card(card, width, theme, out),
-        Kind::Notice(text) => out.extend(wrap(&[Span::raw(text.clone())], width, &[], &[])),
+        Kind::Notice(text) => {
+            for line in text.split('\n') {
+                let indent = " ".repeat(hanging_indent(line, width));
+                let spans = [Span::raw(line.to_owned())];
+                out.extend(wrap(&spans, width, &[], &[Span::raw(indent)]));
+            }
+        }
         Kind::Quiet(text) => {
             let spans = [Span::styled(text.clone(), theme.dim())];
             out.extend(wrap(&spans, width, &[], &[]));
@@ -310,6 +316,28 @@ fn render_answer(
         out.push(Line::default());
     }
     out.extend(tail);
+}
+
+/// Where a wrapped line of a notice goes on: an indented two-column row ("  /mode <name>
+/// switch modes", a key and what it does) continues under its second column, another
+/// indented line under its own indent. Never past half the width, so the text keeps room.
+fn hanging_indent(line: &str, width: usize) -> usize {
+    let lead = line.len() - line.trim_start_matches(' ').len();
+    if lead == 0 {
+        return 0;
+    }
+    let body = &line[lead..];
+    let column = body.find("  ").and_then(|gap| {
+        let after = &body[gap..];
+        let text = gap + after.len() - after.trim_start_matches(' ').len();
+        (text < body.len()).then(|| lead + crate::view::text::width(&body[..text]))
+    });
+    let indent = column.unwrap_or(lead);
+    if indent * 2 > width {
+        lead.min(width / 2)
+    } else {
+        indent
+    }
 }
 
 /// "1.2 s" or "340 ms".

@@ -1,6 +1,7 @@
 //! Draws the whole screen from an `App` and the composer's state: the transcript (only its
 //! visible slice), an optional panel, the queued drafts, the composer with its completion
-//! menu, the status line, and the approval dialog or keys help as overlays.
+//! menu, the status line, and the approval dialog, decision, YOLO question or keys help
+//! as overlays.
 //!
 //! Layout compacts on small terminals (the seeds' small-screen behaviour): the status line
 //! sheds facts, queued drafts collapse to one summary row, the composer's cap shrinks, and
@@ -12,6 +13,7 @@ pub mod text;
 pub mod theme;
 
 mod composer;
+mod confirm;
 mod decision;
 
 pub use theme::Theme;
@@ -146,6 +148,8 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App, composer: &ComposerView<'_>) {
         crate::dialog::draw(frame, over, app);
     } else if app.decision.is_some() {
         decision::draw(frame, over, app);
+    } else if app.yolo_confirm_open() {
+        confirm::draw(frame, over, app);
     } else if app.show_keys {
         draw_keys(frame, above, theme);
     } else if let Some((col, row)) = input.cursor
@@ -200,7 +204,7 @@ fn take_bottom(area: &mut Rect, h: u16) -> Rect {
 const KEYS: &[(&str, &str)] = &[
     ("Enter", "send (queues while a turn runs)"),
     ("Shift/Alt+Enter", "new line"),
-    ("Tab", "complete, or cycle Plan → Build → YOLO"),
+    ("Tab", "complete, or cycle Plan → Build → YOLO (asks)"),
     ("Shift+Tab", "cycle reasoning effort"),
     (
         "Esc",
@@ -215,6 +219,15 @@ const KEYS: &[(&str, &str)] = &[
     ("/queue", "show queued drafts"),
     ("y n a A e", "answer an approval"),
 ];
+
+/// The keys as text, one "  key   what it does" row each, for `/help`.
+pub fn keys_text() -> String {
+    let width = KEYS.iter().map(|(k, _)| text::width(k)).max().unwrap_or(0);
+    KEYS.iter()
+        .map(|(k, what)| format!("  {k:<width$}  {what}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
 
 fn draw_keys(frame: &mut Frame<'_>, area: Rect, theme: Theme) {
     let w = area.width.min(64);

@@ -312,3 +312,28 @@ fn a_decision_point_takes_arrows_digits_enter_and_esc() {
         Action::Interrupt
     );
 }
+
+#[test]
+fn entering_yolo_asks_first_and_only_y_enters() {
+    let asking = Context {
+        dialog: Dialog::ConfirmYolo,
+        ..idle()
+    };
+    let table: &[(KeyEvent, Action)] = &[
+        (key(KeyCode::Char('y')), Action::EnterYolo),
+        (key(KeyCode::Char('Y')), Action::EnterYolo),
+        // Tab pressed twice for completion goes round the cycle, past YOLO.
+        (key(KeyCode::Tab), Action::SkipYolo),
+        (key(KeyCode::Esc), Action::DeclineYolo),
+        (key(KeyCode::Char('n')), Action::DeclineYolo),
+        (
+            with(KeyCode::Char('c'), KeyModifiers::CONTROL),
+            Action::DeclineYolo,
+        ),
+        (key(KeyCode::Enter), Action::None),
+        (key(KeyCode::Char('a')), Action::None),
+    ];
+    for (k, want) in table {
+        assert_eq!(action(k, &asking), *want, "{k:?}");
+    }
+}

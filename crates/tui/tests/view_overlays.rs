@@ -158,3 +158,115 @@ fn decision_dialog() {
     assert!(text.contains("more"), "{text}");
     assert!(text.contains("Esc"), "{text}");
 }
+
+#[test]
+fn yolo_question_says_what_yolo_gives_up() {
+    let mut app = app();
+    assert_eq!(app.cycle_mode(), None);
+    let text = screen(&mut app, &EMPTY, 80, 24);
+    insta::assert_snapshot!("yolo_question", text);
+    assert!(text.contains("enter YOLO?"), "{text}");
+    assert!(text.contains("without the OS sandbox"), "{text}");
+    assert!(text.contains("y enter YOLO"), "{text}");
+    // The badge still says BUILD: nothing changed until `y`.
+    assert!(
+        text.lines().last().unwrap_or("").contains("BUILD"),
+        "{text}"
+    );
+    app.decline_yolo();
+    let text = screen(&mut app, &EMPTY, 80, 24);
+    assert!(!text.contains("enter YOLO?"), "{text}");
+}
+
+#[test]
+fn help_wraps_with_its_columns_kept_and_nothing_drawn_over_it() {
+    let mut app = app();
+    app.push_help();
+    assert!(
+        !app.show_keys,
+        "the keys go in the transcript, not a box on top"
+    );
+    let text = screen(&mut app, &EMPTY, 40, 120);
+    insta::assert_snapshot!("help_40", text);
+    for box_char in ['┌', '│', '└'] {
+        assert!(!text.contains(box_char), "{text}");
+    }
+    let rows: Vec<&str> = text.lines().take_while(|l| !l.starts_with('─')).collect();
+    // Every row of the help is indented but its two headings: wrapped text stays in its
+    // column instead of falling back to the margin.
+    for row in rows.iter().filter(|r| !r.is_empty()) {
+        assert!(
+            row.starts_with("  ") || ["commands:", "keys:"].contains(row),
+            "{row:?} in\n{text}"
+        );
+    }
+    // A key's description continues under the description, not under the key.
+    let tab = rows
+        .iter()
+        .position(|r| r.trim_start().starts_with("Tab "))
+        .unwrap();
+    let column = rows[tab].find("complete").unwrap();
+    let next = rows[tab + 1];
+    assert_eq!(next.len() - next.trim_start().len(), column, "{text}");
+}
+
+#[test]
+fn menus_leave_nothing_beside_them_and_nothing_behind_when_closed() {
+    let mut app = app();
+    for i in 0..30 {
+        app.push_notice(&format!("{i:02} {}", "transcript text ".repeat(8)));
+    }
+    let completions = vec![
+        ("@src/main.rs".to_owned(), "file".to_owned()),
+        ("@src/lib.rs".to_owned(), "file".to_owned()),
+    ];
+    let open = ComposerView {
+        text: "@src",
+        cursor: 4,
+        completions: &completions,
+        selected: 0,
+        ..EMPTY
+    };
+    let closed = ComposerView {
+        text: "@src/main.rs",
+        cursor: 12,
+        ..EMPTY
+    };
+    // One terminal, drawn with the menu open and then closed, as the real one is.
+    let mut term = Terminal::new(TestBackend::new(120, 24)).unwrap();
+    term.draw(|f| draw(f, &mut app, &open)).unwrap();
+    let text = text_of(&term);
+    for row in text.lines().filter(|r| r.contains("@src/")) {
+        assert!(
+            !row.contains("transcript"),
+            "beside the menu: {row:?}\n{text}"
+        );
+    }
+    term.draw(|f| draw(f, &mut app, &closed)).unwrap();
+    let after = text_of(&term);
+    let fresh = screen(&mut app, &closed, 120, 24);
+    assert_eq!(after, fresh, "stale cells after the menu closed");
+    assert!(!after.contains("@src/lib.rs"), "{after}");
+}
+
+#[test]
+fn the_approval_dialog_offers_edit_only_for_commands() {
+    let legend = |tool: &str, subject: &str| {
+        let mut app = app();
+        let mut req = warn_request();
+        req.tool = tool.into();
+        req.subject = subject.into();
+        app.on_event(&Event::ApprovalRequired(req));
+        let text = screen(&mut app, &EMPTY, 100, 24);
+        text.lines()
+            .find(|l| l.contains("y yes"))
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert!(legend("bash", "ls").contains("e edit"));
+    for tool in ["write_file", "edit_file", "web_fetch"] {
+        let row = legend(tool, "a.txt");
+        assert!(row.contains("A always (project)"), "{tool}: {row}");
+        assert!(!row.contains("e edit"), "{tool}: {row}");
+    }
+}

@@ -9,9 +9,9 @@ mod screen;
 
 use atto_protocol::{
     AgentMode, ChangeStatus, Event, PendingPlan, PermissionMode, PlanStatus, ProposedChange,
-    ThreadInfo, Usage,
+    ThreadInfo, ToolCallStatus, Usage,
 };
-use atto_tui::app::{App, Panel};
+use atto_tui::app::{App, Panel, SandboxState};
 use atto_tui::view::{ComposerView, Theme};
 use ratatui::style::{Color, Modifier};
 use screen::*;
@@ -344,4 +344,76 @@ fn a_long_panel_scrolls() {
     assert!(!end.contains("more lines"), "{end}");
     app.scroll(1000);
     assert_eq!(app.panel_scroll(), 0);
+}
+
+fn unpriced_call(app: &mut App) {
+    app.on_event(&Event::Usage {
+        model: "test-model".into(),
+        usage: Usage {
+            input_tokens: 12_000,
+            output_tokens: 800,
+            cache_read_tokens: 0,
+            cache_write_tokens: 0,
+        },
+        cost_usd: None,
+    });
+}
+
+fn bash_finished(app: &mut App, sandboxed: Option<bool>) {
+    app.on_event(&Event::ToolCallFinished {
+        call_id: "b1".into(),
+        name: "bash".into(),
+        status: ToolCallStatus::Ok,
+        duration_ms: 5,
+        summary: "exit code: 0\n(no output)".into(),
+        sandboxed,
+        exit_code: Some(0),
+    });
+}
+
+#[test]
+fn narrow_status_line_keeps_permission_and_sandbox_and_says_cost_plainly() {
+    let mut rows = String::new();
+    let mut row = |name: &str, app: &mut App, w: u16| {
+        let (row, _, _) = status_row(app, w);
+        rows.push_str(&format!("{name:>9}: {row}\n"));
+        row
+    };
+    // A busy session at 40 columns: until the session says, the sandbox is "?".
+    let mut app = app();
+    app.on_event(&Event::TurnStarted {
+        turn: 1,
+        mode: AgentMode::Build,
+        complexity: None,
+    });
+    unpriced_call(&mut app);
+    app.set_effort(Some("high".into()));
+    let line = row("unknown", &mut app, 40);
+    assert!(line.contains("interactive"), "{line}");
+    assert!(line.contains("sandbox ?"), "{line}");
+    let wide = row("wide", &mut app, 120);
+    assert!(wide.contains("cost ?"), "{wide}");
+    assert!(!wide.contains("$?"), "{wide}");
+    // A command that ran sandboxed proves it; one that did not, before that, disproves it.
+    bash_finished(&mut app, Some(true));
+    assert!(row("ran boxed", &mut app, 40).contains("sandbox on"));
+    let mut unboxed = self::app();
+    bash_finished(&mut unboxed, Some(false));
+    assert!(row("ran bare", &mut unboxed, 40).contains("sandbox off"));
+    // YOLO runs commands bare whatever else is known.
+    app.on_event(&Event::ModeChanged {
+        mode: AgentMode::Build,
+        permission: PermissionMode::Yolo,
+    });
+    let line = row("yolo", &mut app, 40);
+    assert!(line.contains("yolo · sandbox off"), "{line}");
+    // The session's own report, with its reason where there is room.
+    let mut reported = self::app();
+    reported.set_sandbox(SandboxState::reported(false, Some("landlock is disabled")));
+    let line = row("reported", &mut reported, 80);
+    assert!(
+        line.contains("sandbox off · landlock is disabled"),
+        "{line}"
+    );
+    insta::assert_snapshot!("status_narrow", rows);
 }

@@ -1,10 +1,10 @@
-//! The structured planner's events: the current task plan with live step states, the
-//! transcript's plan entries, and the decision dialog's lifetime.
+//! The structured planner's task plan: the plan as generated, shown, revised, confirmed
+//! or rejected, and the decision dialog's answers. Its running steps are `steps`'.
 
-use atto_protocol::{Event, RevisionSource, StepStatus, TaskPlan, TaskPlanStatus};
+use atto_protocol::{Event, RevisionSource, TaskPlan, TaskPlanStatus};
 
-use super::{App, DecisionDialog};
-use crate::transcript::{Kind, PlanEntry, StepCard, Tone};
+use super::App;
+use crate::transcript::{Kind, PlanEntry, Tone};
 use crate::view::text::sanitize;
 
 impl App {
@@ -76,27 +76,11 @@ impl App {
         }
     }
 
-    /// Tokens of a `Usage` event, charged to the step running now.
-    pub(super) fn charge_step(&mut self, tokens: u64) {
-        if let Some((_, used)) = &mut self.step_usage {
-            *used += tokens;
-        }
-    }
-
-    /// Folds a planner event; `None` for events that are not the planner's.
-    pub(super) fn planner_event(&mut self, event: &Event) -> Option<()> {
+    /// The task plan's own events (generated, revised, confirmed, rejected, settings);
+    /// `None` for other events. Step events are `steps`'.
+    pub(super) fn task_plan_event(&mut self, event: &Event) -> Option<()> {
         match event {
-            Event::PlanGenerated { plan, attempts } => {
-                self.close_decision();
-                let plan = clean_plan(plan);
-                self.task_plan = Some(plan.clone());
-                self.plan_entry(PlanEntry::Block {
-                    plan: Box::new(plan),
-                    heading: "Task Plan Generated",
-                    attempts: *attempts,
-                    hint: true,
-                });
-            }
+            Event::PlanGenerated { plan, attempts } => self.plan_generated(plan, *attempts),
             // `/show-plan`: the Plan panel shows it, as it does the pending plan.
             Event::TaskPlanShown { plan } => self.task_plan = Some(clean_plan(plan)),
             Event::PlanGenerationFailed { error, attempts } => {
@@ -121,21 +105,7 @@ impl App {
                 request,
                 source,
                 diff,
-            } => {
-                self.task_plan = Some(clean_plan(plan));
-                let by = match source {
-                    RevisionSource::Parser => "plan edited",
-                    RevisionSource::Model => "plan revised by the model",
-                };
-                let diff = sanitize(diff)
-                    .lines()
-                    .map(|l| l.trim_end().to_owned())
-                    .collect();
-                self.plan_entry(PlanEntry::Revision {
-                    title: sanitize(&format!("{by}: {request}")).into_owned(),
-                    diff,
-                });
-            }
+            } => self.plan_revised(plan, request, *source, diff),
             Event::PlanConfirmed { plan_id, steps } => {
                 self.set_plan_status(plan_id, TaskPlanStatus::Running);
                 self.note(
@@ -151,78 +121,6 @@ impl App {
                     None => "plan rejected; nothing ran".to_owned(),
                 };
                 self.note(text, Tone::Warn);
-            }
-            Event::PlanDecisionRequired {
-                number,
-                question,
-                options,
-            } => self.decision_required(*number, question, options),
-            Event::PlanStepStarted {
-                number,
-                description,
-                checkpoint,
-            } => {
-                self.close_decision();
-                self.step_usage = Some((*number, 0));
-                let total = self.task_plan.as_ref().map(|p| p.steps.len());
-                if let Some(step) = self.step(*number) {
-                    step.status = StepStatus::InProgress;
-                    step.checkpoint = *checkpoint;
-                }
-                self.push(Kind::Plan(PlanEntry::Step(StepCard {
-                    number: *number,
-                    total,
-                    description: sanitize(description).into_owned(),
-                    status: StepStatus::InProgress,
-                    checkpoint: *checkpoint,
-                    tokens: None,
-                    budget: None,
-                    detail: Vec::new(),
-                    note: None,
-                    expanded: false,
-                })));
-            }
-            Event::PlanStepCompleted { number, summary } => {
-                self.step_ended(*number, StepStatus::Completed, summary, None);
-            }
-            Event::PlanStepFailed {
-                number,
-                error,
-                rolled_back,
-            } => {
-                let note = rolled_back.then(|| "rolled back, plan stopped".to_owned());
-                self.step_ended(*number, StepStatus::Failed, error, note);
-            }
-            Event::PlanStepSkipped { number, reason } => self.step_skipped(*number, reason),
-            Event::PlanSummary {
-                plan_id,
-                status,
-                outcomes,
-            } => {
-                self.close_decision();
-                self.step_usage = None;
-                self.set_plan_status(plan_id, *status);
-                if let Some(plan) = &mut self.task_plan {
-                    for o in outcomes {
-                        if let Some(step) = plan.steps.iter_mut().find(|s| s.number == o.number) {
-                            step.status = o.status;
-                            step.result.clone_from(&o.result);
-                        }
-                    }
-                }
-                let outcomes = outcomes
-                    .iter()
-                    .map(|o| {
-                        let mut o = o.clone();
-                        o.description = sanitize(&o.description).into_owned();
-                        o.result = o.result.map(|r| sanitize(&r).into_owned());
-                        o
-                    })
-                    .collect();
-                self.plan_entry(PlanEntry::Summary {
-                    status: *status,
-                    outcomes,
-                });
             }
             Event::PlannerSettingsChanged {
                 auto_rollback_on_failure,
@@ -244,121 +142,49 @@ impl App {
         Some(())
     }
 
-    fn plan_entry(&mut self, entry: PlanEntry) {
+    fn plan_generated(&mut self, plan: &TaskPlan, attempts: u32) {
+        self.close_decision();
+        let plan = clean_plan(plan);
+        self.task_plan = Some(plan.clone());
+        self.plan_entry(PlanEntry::Block {
+            plan: Box::new(plan),
+            heading: "Task Plan Generated",
+            attempts,
+            hint: true,
+        });
+    }
+
+    fn plan_revised(&mut self, plan: &TaskPlan, request: &str, source: RevisionSource, diff: &str) {
+        self.task_plan = Some(clean_plan(plan));
+        let by = match source {
+            RevisionSource::Parser => "plan edited",
+            RevisionSource::Model => "plan revised by the model",
+        };
+        let diff = sanitize(diff)
+            .lines()
+            .map(|l| l.trim_end().to_owned())
+            .collect();
+        self.plan_entry(PlanEntry::Revision {
+            title: sanitize(&format!("{by}: {request}")).into_owned(),
+            diff,
+        });
+    }
+
+    pub(super) fn plan_entry(&mut self, entry: PlanEntry) {
         self.push(Kind::Plan(entry));
     }
 
-    fn note(&mut self, text: String, tone: Tone) {
+    pub(super) fn note(&mut self, text: String, tone: Tone) {
         let text = sanitize(&text).into_owned();
         self.plan_entry(PlanEntry::Note { text, tone });
     }
 
-    fn step(&mut self, number: u32) -> Option<&mut atto_protocol::PlanStep> {
-        self.task_plan
-            .as_mut()?
-            .steps
-            .iter_mut()
-            .find(|s| s.number == number)
-    }
-
-    fn set_plan_status(&mut self, plan_id: &str, status: TaskPlanStatus) {
+    pub(super) fn set_plan_status(&mut self, plan_id: &str, status: TaskPlanStatus) {
         if let Some(plan) = &mut self.task_plan
             && plan.id == plan_id
         {
             plan.status = status;
         }
-    }
-
-    fn decision_required(&mut self, number: u32, question: &str, options: &[String]) {
-        // Asked again (the last answer was not an option): keep the highlight.
-        let selected = match &self.decision {
-            Some(d) if d.number == number => d.selected.min(options.len().saturating_sub(1)),
-            _ => 0,
-        };
-        self.decision_waiting = Some(number);
-        self.decision = Some(DecisionDialog {
-            number,
-            question: sanitize(question).into_owned(),
-            options: options.iter().map(|o| sanitize(o).into_owned()).collect(),
-            selected,
-        });
-        self.note(
-            format!("? step {number} waits for a decision: {question}"),
-            Tone::Warn,
-        );
-    }
-
-    fn step_ended(&mut self, number: u32, status: StepStatus, detail: &str, note: Option<String>) {
-        self.close_decision();
-        let used = match self.step_usage.take() {
-            Some((n, used)) if n == number => Some(used),
-            other => {
-                self.step_usage = other;
-                None
-            }
-        };
-        let budget = self.step(number).map(|step| {
-            step.status = status;
-            step.result = Some(detail.to_owned());
-            step.token_budget
-        });
-        let detail: Vec<String> = sanitize(detail)
-            .lines()
-            .map(|l| l.trim_end().to_owned())
-            .filter(|l| !l.is_empty())
-            .collect();
-        match self.transcript.step_mut(number) {
-            Some(card) => {
-                card.status = status;
-                card.tokens = used;
-                card.budget = budget;
-                card.detail = detail;
-                card.note = note;
-            }
-            // Never seen starting (the screen opened mid-run): show its end anyway.
-            None => {
-                let description = self
-                    .task_plan
-                    .as_ref()
-                    .and_then(|p| p.steps.iter().find(|s| s.number == number))
-                    .map(|s| sanitize(&s.description).into_owned())
-                    .unwrap_or_default();
-                let total = self.task_plan.as_ref().map(|p| p.steps.len());
-                self.push(Kind::Plan(PlanEntry::Step(StepCard {
-                    number,
-                    total,
-                    description,
-                    status,
-                    checkpoint: None,
-                    tokens: used,
-                    budget,
-                    detail,
-                    note,
-                    expanded: false,
-                })));
-            }
-        }
-    }
-
-    fn step_skipped(&mut self, number: u32, reason: &str) {
-        let description = self.step(number).map(|step| {
-            step.status = StepStatus::Skipped;
-            step.result = Some(reason.to_owned());
-            sanitize(&step.description).into_owned()
-        });
-        let total = self.task_plan.as_ref().map(|p| p.steps.len());
-        self.push(Kind::Plan(PlanEntry::Step(StepCard {
-            number,
-            total,
-            description: description.unwrap_or_default(),
-            status: StepStatus::Skipped,
-            checkpoint: None,
-            tokens: None,
-            budget: None,
-            detail: vec![sanitize(reason).into_owned()],
-            note: None,
-            expanded: false,
-        })));
     }
 }
 

@@ -1,11 +1,13 @@
-//! `App::on_event`: how each engine event changes what the screen shows.
+//! `App::on_event`: hands each engine event to the family that owns it, and the session
+//! family itself: the session's start, turns, mode, effort, trust and usage. The other
+//! families live beside it: `calls` (streamed text, tool calls, approvals), `notes`
+//! (messages and the lists the panels show), `changes` (the pending plan), `planner`
+//! (the task plan) and `steps` (its steps as they run).
 
-use atto_protocol::{
-    ChangeOutcome, Event, FinalResult, PermissionMode, PlanStatus, ToolCallStatus, TurnStatus,
-};
+use atto_protocol::{Event, FinalResult, PermissionMode, ReasoningEffort, TurnStatus, Usage};
 
-use super::{App, ApprovalDialog};
-use crate::transcript::{Kind, ToolCard, duration};
+use super::App;
+use crate::transcript::{Kind, duration};
 use crate::view::text::sanitize;
 
 impl App {
@@ -13,6 +15,19 @@ impl App {
     /// `approval` on `ApprovalRequired` and clears it when the call finishes or the turn
     /// ends.
     pub fn on_event(&mut self, event: &Event) -> bool {
+        // Events none of them knows are the session's end and kinds newer than this
+        // front end: nothing to show.
+        self.session_event(event)
+            .or_else(|| self.call_event(event))
+            .or_else(|| self.note_event(event))
+            .or_else(|| self.change_event(event))
+            .or_else(|| self.task_plan_event(event))
+            .or_else(|| self.step_event(event))
+            .is_some()
+    }
+
+    /// The session's own events; `None` for the others.
+    fn session_event(&mut self, event: &Event) -> Option<()> {
         match event {
             Event::SessionStarted {
                 session_id,
@@ -20,12 +35,22 @@ impl App {
                 model,
                 workspace,
                 mode,
+                permission,
+                sandbox,
                 ..
             } => {
                 self.info.provider = provider.clone();
                 self.info.model = model.clone();
                 self.info.workspace = workspace.clone();
                 self.info.mode = *mode;
+                if let Some(permission) = permission {
+                    self.info.permission = *permission;
+                }
+                // What the session prepared, not what a probe of the kernel suggested.
+                if let Some(state) = sandbox {
+                    let reason = (!state.applied).then_some(state.detail.as_str());
+                    self.set_sandbox(super::SandboxState::reported(state.applied, reason));
+                }
                 let short = &session_id[..session_id.len().min(8)];
                 self.quiet(format!(
                     "session {short} · {provider}/{model} · {workspace}"
@@ -35,49 +60,26 @@ impl App {
                 self.running = true;
                 self.info.mode = *mode;
             }
-            Event::TextDelta { text } => self.transcript.text_delta(text),
-            Event::ThinkingDelta { text } => self.transcript.thinking_delta(text),
-            Event::ToolCallStarted {
-                call_id,
-                name,
-                arguments,
-            } => self
-                .transcript
-                .push(Kind::Tool(ToolCard::new(call_id, name, arguments))),
-            Event::ToolCallFinished {
-                call_id,
-                name,
-                status,
-                duration_ms,
-                summary,
-                sandboxed,
-                ..
-            } => self.tool_finished(call_id, name, *status, *duration_ms, summary, *sandboxed),
+            Event::TurnCompleted { result, .. } => self.turn_completed(result),
             Event::Usage {
                 usage, cost_usd, ..
-            } => {
-                let billed = usage.input_tokens
-                    + usage.output_tokens
-                    + usage.cache_read_tokens
-                    + usage.cache_write_tokens;
-                self.charge_step(billed);
-                let t = &mut self.totals;
-                t.tokens += billed;
-                match cost_usd {
-                    Some(c) => t.cost_usd += c,
-                    None => t.cost_unknown = true,
-                }
-                t.context_tokens =
-                    usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens;
+            } => self.charge(usage, *cost_usd),
+            Event::ModeChanged { mode, permission } => {
+                self.info.mode = *mode;
+                self.info.permission = *permission;
+                // A question about the mode before it changed answers nothing now.
+                self.decline_yolo();
+                self.quiet(format!(
+                    "mode: {} (permission: {})",
+                    mode.label(),
+                    permission_name(*permission)
+                ));
             }
-            Event::ApprovalRequired(request) => {
-                self.transcript.close();
-                self.approval = Some(ApprovalDialog {
-                    request: request.clone(),
-                    input: None,
-                });
-                self.dialog_scroll = 0;
-            }
+            Event::EffortChanged {
+                effort,
+                supported,
+                model,
+            } => self.effort_changed(*effort, *supported, model),
             Event::TrustChanged { on } => self.quiet(
                 if *on {
                     "trust on: file tools may reach outside the workspace"
@@ -86,234 +88,53 @@ impl App {
                 }
                 .to_owned(),
             ),
-            Event::GrantList { grants } => self.grants = grants.clone(),
-            Event::ThreadList { threads } => self.threads = threads.clone(),
-            Event::ThreadSwitched { thread } => {
-                for t in &mut self.threads {
-                    t.current = t.id == thread.id;
-                }
-                if !self.threads.iter().any(|t| t.id == thread.id) {
-                    self.threads.push(thread.clone());
-                }
-                self.quiet(format!(
-                    "now in thread {} ({} messages)",
-                    thread.id, thread.messages
-                ));
-            }
-            Event::Notice { message } => self.push(Kind::Notice(sanitize(message).into_owned())),
-            Event::Retry(n) => self.quiet(format!(
-                "retrying model call ({}/{}) in {:.1} s: {}",
-                n.attempt + 1,
-                n.max_attempts,
-                n.delay_ms as f64 / 1000.0,
-                n.reason
-            )),
-            Event::Warning { message } => self.push(Kind::Warning(sanitize(message).into_owned())),
-            Event::Error { message } => self.push(Kind::Error(sanitize(message).into_owned())),
-            Event::EffortChanged {
-                effort,
-                supported,
-                model,
-            } => {
-                let name = effort.map(effort_name);
-                self.effort = name.filter(|_| *supported).map(str::to_owned);
-                self.push(Kind::Notice(match (supported, name) {
-                    (true, Some(name)) => format!("reasoning effort: {name}"),
-                    (true, None) => "reasoning effort: the provider's default".to_owned(),
-                    (false, _) => format!(
-                        "{} takes no reasoning effort; its requests stay as they were",
-                        sanitize(model)
-                    ),
-                }));
-            }
-            Event::ModeChanged { mode, permission } => {
-                self.info.mode = *mode;
-                self.info.permission = *permission;
-                self.quiet(format!(
-                    "mode: {} (permission: {})",
-                    mode.label(),
-                    permission_name(*permission)
-                ));
-            }
-            Event::ChangeQueued { change } => {
-                self.pending_changes += 1;
-                if let Some(plan) = &mut self.plan
-                    && plan.status.is_open()
-                    && !plan.proposed_changes.iter().any(|c| c.id == change.id)
-                {
-                    plan.proposed_changes.push(change.clone());
-                    self.previews.push(String::new());
-                }
-                self.quiet(format!(
-                    "plan: change {} queued ({} {}); /show-plan to review",
-                    change.order,
-                    change.tool,
-                    atto_core::change_target(change)
-                ));
-            }
-            Event::Plan { plan, previews } => {
-                self.plan = plan.clone();
-                self.previews = previews.iter().map(|p| sanitize(p).into_owned()).collect();
-                self.pending_changes = plan.as_ref().map_or(0, |p| {
-                    p.proposed_changes
-                        .iter()
-                        .filter(|c| c.status.is_open())
-                        .count()
-                });
-            }
-            Event::PlanDecided { status, outcomes } => self.plan_decided(*status, outcomes),
-            Event::Goals { goals, current } => {
-                self.goals = goals.clone();
-                self.current_goal = current.clone();
-            }
-            Event::CheckpointList { checkpoints } => self.checkpoints = checkpoints.clone(),
-            Event::Restored {
-                checkpoint,
-                safety_checkpoint,
-                restored,
-                deleted,
-                ..
-            } => self.push(Kind::Notice(format!(
-                "{}: {} file(s) written back, {} removed; /restore {safety_checkpoint} undoes this",
-                if *checkpoint == 0 {
-                    "undone".to_owned()
-                } else {
-                    format!("restored checkpoint {checkpoint}")
-                },
-                restored.len(),
-                deleted.len()
-            ))),
-            Event::CorrectionAttempt {
-                tool,
-                strategy,
-                attempt,
-                max,
-                ..
-            } => self.quiet(format!(
-                "self-correcting {tool} ({attempt}/{max}): {strategy}"
-            )),
-            Event::CorrectionSuccess { tool, attempts } => {
-                self.quiet(format!("{tool} recovered after {attempts} correction(s)"));
-            }
-            Event::CorrectionFailed { tool, attempts } => self.quiet(format!(
-                "self-correction gave up on {tool} after {attempts} attempt(s)"
-            )),
-            Event::TurnCompleted { result, .. } => {
-                self.running = false;
-                self.approval = None;
-                self.close_decision();
-                self.transcript.close();
-                // A failure was already reported by its error event.
-                if result.status != TurnStatus::Failed {
-                    self.quiet(result_line(result));
-                }
-            }
-            // The planner's, else events this screen does not show (the session's end, and
-            // kinds newer than this front end).
-            _ => return self.planner_event(event).is_some(),
+            _ => return None,
         }
-        true
+        Some(())
     }
 
-    fn quiet(&mut self, text: String) {
+    /// A dim one-liner in the transcript.
+    pub(super) fn quiet(&mut self, text: String) {
         self.push(Kind::Quiet(sanitize(&text).into_owned()));
     }
 
-    fn tool_finished(
-        &mut self,
-        call_id: &str,
-        name: &str,
-        status: ToolCallStatus,
-        duration_ms: u64,
-        summary: &str,
-        sandboxed: Option<bool>,
-    ) {
-        if self
-            .approval
-            .as_ref()
-            .is_some_and(|a| a.request.call_id == call_id)
-        {
-            self.approval = None;
+    fn charge(&mut self, usage: &Usage, cost_usd: Option<f64>) {
+        let billed = usage.input_tokens
+            + usage.output_tokens
+            + usage.cache_read_tokens
+            + usage.cache_write_tokens;
+        self.charge_step(billed);
+        let t = &mut self.totals;
+        t.tokens += billed;
+        match cost_usd {
+            Some(c) => t.cost_usd += c,
+            None => t.cost_unknown = true,
         }
-        let output: Vec<String> = sanitize(summary)
-            .lines()
-            .map(|l| l.trim_end().to_owned())
-            .skip_while(|l| l.is_empty())
-            .collect();
-        let card = match self.transcript.tool_mut(call_id) {
-            Some(card) => card,
-            None => {
-                // Never started on screen (refused before it ran): show it anyway.
-                let args = serde_json::Value::Object(serde_json::Map::new());
-                self.transcript
-                    .push(Kind::Tool(ToolCard::new(call_id, name, &args)));
-                match self.transcript.tool_mut(call_id) {
-                    Some(card) => card,
-                    None => return,
-                }
-            }
-        };
-        card.status = Some(status);
-        card.duration_ms = duration_ms;
-        card.sandboxed = sandboxed;
-        card.output = output;
-        // The card already draws the change from the call's arguments: the unified diff the
-        // tool echoes back for the model would say it a second time.
-        if !card.diff.is_empty()
-            && status == ToolCallStatus::Ok
-            && let Some(at) = card.output.iter().position(|l| l.starts_with("--- "))
-        {
-            card.output.truncate(at);
-        }
-        while card.output.last().is_some_and(|l| l.is_empty()) {
-            card.output.pop();
-        }
+        t.context_tokens = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens;
     }
 
-    fn plan_decided(&mut self, status: PlanStatus, outcomes: &[ChangeOutcome]) {
-        let mut lines = Vec::with_capacity(outcomes.len() + 1);
-        for o in outcomes {
-            lines.push(format!(
-                "{}. {} {}: {} — {}",
-                o.order,
-                o.tool,
-                o.target,
-                o.status.as_str(),
-                o.detail.lines().next().unwrap_or("")
-            ));
+    fn effort_changed(&mut self, effort: Option<ReasoningEffort>, supported: bool, model: &str) {
+        let name = effort.map(effort_name);
+        self.effort = name.filter(|_| supported).map(str::to_owned);
+        self.push(Kind::Notice(match (supported, name) {
+            (true, Some(name)) => format!("reasoning effort: {name}"),
+            (true, None) => "reasoning effort: the provider's default".to_owned(),
+            (false, _) => format!(
+                "{} takes no reasoning effort; its requests stay as they were",
+                sanitize(model)
+            ),
+        }));
+    }
+
+    fn turn_completed(&mut self, result: &FinalResult) {
+        self.running = false;
+        self.approval = None;
+        self.close_decision();
+        self.transcript.close();
+        // A failure was already reported by its error event.
+        if result.status != TurnStatus::Failed {
+            self.quiet(result_line(result));
         }
-        lines.push(format!("plan is now {}", status.as_str()));
-        match &mut self.plan {
-            Some(plan) => {
-                plan.status = status;
-                for o in outcomes {
-                    if let Some(c) = plan
-                        .proposed_changes
-                        .iter_mut()
-                        .find(|c| c.order == o.order)
-                    {
-                        c.status = o.status;
-                    }
-                }
-                self.pending_changes = if status.is_open() {
-                    plan.proposed_changes
-                        .iter()
-                        .filter(|c| c.status.is_open())
-                        .count()
-                } else {
-                    0
-                };
-            }
-            None => {
-                let closed = outcomes.iter().filter(|o| !o.status.is_open()).count();
-                self.pending_changes = if status.is_open() {
-                    self.pending_changes.saturating_sub(closed)
-                } else {
-                    0
-                };
-            }
-        }
-        self.push(Kind::Notice(sanitize(&lines.join("\n")).into_owned()));
     }
 }
 
@@ -352,10 +173,10 @@ fn result_line(result: &FinalResult) -> String {
 }
 
 /// How a reasoning effort is named in the status line and notices.
-pub(crate) fn effort_name(effort: atto_protocol::ReasoningEffort) -> &'static str {
+pub(crate) fn effort_name(effort: ReasoningEffort) -> &'static str {
     match effort {
-        atto_protocol::ReasoningEffort::Low => "low",
-        atto_protocol::ReasoningEffort::Medium => "medium",
-        atto_protocol::ReasoningEffort::High => "high",
+        ReasoningEffort::Low => "low",
+        ReasoningEffort::Medium => "medium",
+        ReasoningEffort::High => "high",
     }
 }

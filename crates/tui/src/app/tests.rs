@@ -279,3 +279,51 @@ fn an_edit_card_keeps_the_tools_summary_but_not_its_echoed_diff() {
     app.on_event(&event(ToolCallStatus::Error));
     assert_eq!(app.transcript.tool_mut("e").unwrap().output.len(), 6);
 }
+
+fn set_mode(mode: AgentMode, permission: Option<PermissionMode>) -> Option<atto_protocol::Op> {
+    Some(atto_protocol::Op::SetMode { mode, permission })
+}
+
+fn now_in(app: &mut App, mode: AgentMode, permission: PermissionMode) {
+    app.on_event(&Event::ModeChanged { mode, permission });
+}
+
+#[test]
+fn tab_from_build_asks_before_yolo_and_only_y_enters_it() {
+    let mut app = app();
+    assert_eq!(app.cycle_mode(), None, "Tab from BUILD sends nothing yet");
+    assert!(app.yolo_confirm_open());
+    assert_eq!(
+        app.confirm_yolo(),
+        set_mode(AgentMode::Build, Some(PermissionMode::Yolo))
+    );
+    assert!(!app.yolo_confirm_open());
+    // Asked again: Esc stays in BUILD, Tab goes on to PLAN.
+    assert_eq!(app.cycle_mode(), None);
+    app.decline_yolo();
+    assert!(!app.yolo_confirm_open());
+    assert_eq!(app.confirm_yolo(), None, "a closed question enters nothing");
+    assert_eq!(app.cycle_mode(), None);
+    assert_eq!(app.skip_yolo(), set_mode(AgentMode::Plan, None));
+    assert!(!app.yolo_confirm_open());
+}
+
+#[test]
+fn leaving_yolo_and_the_other_steps_never_ask() {
+    let mut app = app();
+    now_in(&mut app, AgentMode::Build, PermissionMode::Yolo);
+    assert_eq!(app.cycle_mode(), set_mode(AgentMode::Plan, None));
+    now_in(&mut app, AgentMode::Plan, PermissionMode::Interactive);
+    assert_eq!(app.cycle_mode(), set_mode(AgentMode::Build, None));
+    now_in(&mut app, AgentMode::Review, PermissionMode::Strict);
+    assert_eq!(app.cycle_mode(), set_mode(AgentMode::Plan, None));
+    assert!(!app.yolo_confirm_open());
+}
+
+#[test]
+fn a_mode_change_from_elsewhere_closes_the_yolo_question() {
+    let mut app = app();
+    assert_eq!(app.cycle_mode(), None);
+    now_in(&mut app, AgentMode::Plan, PermissionMode::Interactive);
+    assert!(!app.yolo_confirm_open());
+}

@@ -13,7 +13,7 @@ pub const MAX_ITEMS: usize = 8;
 
 /// What a completion replaces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum Replaces {
     /// The whole first line (`/name …`).
     Command,
     /// The `@word` that ends at the cursor; holds the byte offset of its `@`.
@@ -22,7 +22,7 @@ pub enum Kind {
 
 /// One entry in the menu.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Item {
+pub struct Completion {
     /// Text that replaces what was typed.
     pub insert: String,
     /// Shown beside it: arguments and what it does.
@@ -76,12 +76,12 @@ fn command_entries() -> &'static [CommandEntry] {
 
 /// Commands matching the first line typed so far: those it is a prefix of, and, once
 /// arguments are being typed, the command they belong to (for its hint).
-pub fn commands(line: &str) -> Vec<Item> {
+pub fn commands(line: &str) -> Vec<Completion> {
     if !line.starts_with('/') || line.contains('\n') {
         return Vec::new();
     }
     let typed = line.trim_start();
-    let mut items: Vec<Item> = Vec::new();
+    let mut items: Vec<Completion> = Vec::new();
     for entry in command_entries() {
         let matches = entry.literal.starts_with(typed)
             || (typed.starts_with(&entry.literal)
@@ -95,7 +95,7 @@ pub fn commands(line: &str) -> Vec<Item> {
         } else {
             format!("{}  {}", entry.args, entry.about)
         };
-        items.push(Item {
+        items.push(Completion {
             insert: entry.literal.clone(),
             hint,
             takes_args: !entry.args.is_empty(),

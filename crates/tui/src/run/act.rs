@@ -1,5 +1,6 @@
 //! Carrying out a key's action on the interface state: composer edits, the Esc stack,
-//! mode cycling, scrolling, panels, and answering the approval dialog with `Op::Approval`.
+//! mode cycling (which op to send is `App::cycle_mode`'s), scrolling, panels, and
+//! answering the approval dialog with `Op::Approval`.
 
 use atto_protocol::{ApprovalDecision, GrantScope, Op, ReasoningEffort};
 
@@ -21,9 +22,6 @@ impl Ui {
             && self.dialog_edit(&action)
         {
             return true;
-        }
-        if action != Action::CycleMode && action != Action::None {
-            self.app.disarm_yolo();
         }
         let c = &mut self.composer;
         match action {
@@ -58,7 +56,22 @@ impl Ui {
                     c.queue(text);
                 }
             }
-            Action::CycleMode => self.cycle_mode(),
+            Action::CycleMode => {
+                if let Some(op) = self.app.cycle_mode() {
+                    self.send(op);
+                }
+            }
+            Action::EnterYolo => {
+                if let Some(op) = self.app.confirm_yolo() {
+                    self.send(op);
+                }
+            }
+            Action::SkipYolo => {
+                if let Some(op) = self.app.skip_yolo() {
+                    self.send(op);
+                }
+            }
+            Action::DeclineYolo => self.app.decline_yolo(),
             Action::CycleEffort => {
                 // default → low → medium → high → default; the session answers with
                 // `effort_changed`, which also says when the model takes none.
@@ -226,13 +239,6 @@ impl Ui {
                 id: dialog.request.id,
                 decision,
             });
-        }
-    }
-
-    /// Tab on an idle composer: Plan → Build → YOLO → Plan (review and debug go to Plan).
-    fn cycle_mode(&mut self) {
-        if let Some(op) = self.app.cycle_mode() {
-            self.send(op);
         }
     }
 }

@@ -1,5 +1,6 @@
-//! Tool calls as compact cards: tool, target, status, duration, the change a file tool
-//! makes as a coloured diff, and the first lines of output, folded.
+//! Tool calls as compact cards: tool, target, status (a command that exited non-zero says
+//! "exit N", read from the bash tool's "exit code: N" line), duration, the change a file
+//! tool makes as a coloured diff, and the first lines of output, folded.
 
 use atto_protocol::ToolCallStatus;
 use ratatui::text::{Line, Span};
@@ -52,8 +53,30 @@ impl ToolCard {
     }
 }
 
-fn status_label(status: Option<ToolCallStatus>, theme: Theme) -> Span<'static> {
-    let (text, style) = match status {
+/// The first line of the bash tool's result: "exit code: 127", "exit code: 137 (killed by
+/// signal 9)", "exit code: unknown".
+const EXIT_MARKER: &str = "exit code: ";
+
+/// A command that ran but exited non-zero: "exit 127" ("exit ?" when the code is not
+/// known). `None` for other tools and for exit 0, which read "ok".
+fn failed_exit(card: &ToolCard) -> Option<String> {
+    if card.name != "bash" || card.status != Some(ToolCallStatus::Ok) {
+        return None;
+    }
+    let rest = card.output.first()?.strip_prefix(EXIT_MARKER)?;
+    let code = rest.split_whitespace().next().unwrap_or("");
+    match code.parse::<i64>() {
+        Ok(0) => None,
+        Ok(code) => Some(format!("exit {code}")),
+        Err(_) => Some("exit ?".to_owned()),
+    }
+}
+
+fn status_label(card: &ToolCard, theme: Theme) -> Span<'static> {
+    if let Some(exit) = failed_exit(card) {
+        return Span::styled(exit, theme.warn());
+    }
+    let (text, style) = match card.status {
         None => ("running…", theme.dim()),
         Some(ToolCallStatus::Ok) => ("ok", theme.ok()),
         Some(ToolCallStatus::Error) => ("error", theme.error()),
@@ -79,7 +102,7 @@ pub(super) fn render_card(
         head.push(Span::raw(format!(" {}", card.target)));
     }
     head.push(Span::styled(" · ", theme.dim()));
-    head.push(status_label(card.status, theme));
+    head.push(status_label(card, theme));
     if card.status.is_some() {
         head.push(Span::styled(
             format!(" · {}", duration(card.duration_ms)),
@@ -206,5 +229,51 @@ mod tests {
             lines.last().map(String::as_str),
             Some("  … 5 more lines (Ctrl-O)")
         );
+    }
+
+    fn command_card(output: &[&str]) -> String {
+        let mut card = ToolCard::new("1", "bash", &json!({"command": "pytest"}));
+        card.status = Some(ToolCallStatus::Ok);
+        card.output = output.iter().map(|l| (*l).to_owned()).collect();
+        let mut lines = Vec::new();
+        render_card(&card, 60, Theme::plain(), &mut lines);
+        plain(&lines).swap_remove(0)
+    }
+
+    #[test]
+    fn a_command_that_exits_non_zero_shows_its_exit_status() {
+        let table = [
+            (
+                &["exit code: 127", "sh: pytest: not found"][..],
+                "● bash pytest · exit 127 · 0 ms",
+            ),
+            (
+                &["exit code: 137 (killed by signal 9)"][..],
+                "● bash pytest · exit 137 · 0 ms",
+            ),
+            (&["exit code: unknown"][..], "● bash pytest · exit ? · 0 ms"),
+            (&["exit code: 0", "ok"][..], "● bash pytest · ok · 0 ms"),
+            // Output that is not the bash tool's marks nothing.
+            (&["collected 3 items"][..], "● bash pytest · ok · 0 ms"),
+        ];
+        for (output, head) in table {
+            assert_eq!(command_card(output), head, "{output:?}");
+        }
+    }
+
+    #[test]
+    fn the_exit_status_is_drawn_as_a_warning() {
+        let mut card = ToolCard::new("1", "bash", &json!({"command": "false"}));
+        card.status = Some(ToolCallStatus::Ok);
+        card.output = vec!["exit code: 1".to_owned()];
+        let theme = Theme::color();
+        let mut lines = Vec::new();
+        render_card(&card, 60, theme, &mut lines);
+        let span = lines[0]
+            .spans
+            .iter()
+            .find(|s| s.content == "exit 1")
+            .map(|s| s.style);
+        assert_eq!(span, Some(theme.warn()));
     }
 }

@@ -137,7 +137,8 @@ pub(super) fn queued(
         .collect()
 }
 
-/// The completion menu, at the bottom of `area` (just above the composer).
+/// The completion menu, at the bottom of `area` (just above the composer), on rows of its
+/// own: what they held is cleared across the full width.
 pub(super) fn draw_menu(frame: &mut Frame<'_>, area: Rect, view: &ComposerView<'_>, theme: Theme) {
     let rows = view
         .completions
@@ -178,12 +179,18 @@ pub(super) fn draw_menu(frame: &mut Frame<'_>, area: Rect, view: &ComposerView<'
         })
         .collect();
     let h = u16::try_from(rows).unwrap_or(1);
-    let rect = Rect {
+    let rows = Rect {
         x: area.x,
         y: area.y + area.height - h,
-        width: u16::try_from(w).unwrap_or(area.width),
+        width: area.width,
         height: h,
     };
-    frame.render_widget(Clear, rect);
-    frame.render_widget(Paragraph::new(lines), rect);
+    // The whole rows, not just the menu's width: transcript text cut off beside the menu
+    // reads as fragments of something else.
+    frame.render_widget(Clear, rows);
+    let menu = Rect {
+        width: u16::try_from(w).unwrap_or(area.width),
+        ..rows
+    };
+    frame.render_widget(Paragraph::new(lines), menu);
 }

@@ -1,0 +1,81 @@
+//! Messages from the engine (notices, warnings, errors, retries, self-correction, a
+//! restore) and the lists the panels show (grants, threads, goals, checkpoints), each
+//! kept as the last answer left it.
+
+use atto_protocol::{Event, ThreadInfo};
+
+use super::App;
+use crate::transcript::Kind;
+use crate::view::text::sanitize;
+
+impl App {
+    /// Messages and panel lists; `None` for other events.
+    pub(super) fn note_event(&mut self, event: &Event) -> Option<()> {
+        match event {
+            Event::Notice { message } => self.push(Kind::Notice(sanitize(message).into_owned())),
+            Event::Warning { message } => self.push(Kind::Warning(sanitize(message).into_owned())),
+            Event::Error { message } => self.push(Kind::Error(sanitize(message).into_owned())),
+            Event::Retry(n) => self.quiet(format!(
+                "retrying model call ({}/{}) in {:.1} s: {}",
+                n.attempt + 1,
+                n.max_attempts,
+                n.delay_ms as f64 / 1000.0,
+                n.reason
+            )),
+            Event::CorrectionAttempt {
+                tool,
+                strategy,
+                attempt,
+                max,
+                ..
+            } => self.quiet(format!(
+                "self-correcting {tool} ({attempt}/{max}): {strategy}"
+            )),
+            Event::CorrectionSuccess { tool, attempts } => {
+                self.quiet(format!("{tool} recovered after {attempts} correction(s)"));
+            }
+            Event::CorrectionFailed { tool, attempts } => self.quiet(format!(
+                "self-correction gave up on {tool} after {attempts} attempt(s)"
+            )),
+            Event::Restored {
+                checkpoint,
+                safety_checkpoint,
+                restored,
+                deleted,
+                ..
+            } => self.push(Kind::Notice(format!(
+                "{}: {} file(s) written back, {} removed; /restore {safety_checkpoint} undoes this",
+                if *checkpoint == 0 {
+                    "undone".to_owned()
+                } else {
+                    format!("restored checkpoint {checkpoint}")
+                },
+                restored.len(),
+                deleted.len()
+            ))),
+            Event::GrantList { grants } => self.grants = grants.clone(),
+            Event::ThreadList { threads } => self.threads = threads.clone(),
+            Event::ThreadSwitched { thread } => self.thread_switched(thread),
+            Event::Goals { goals, current } => {
+                self.goals = goals.clone();
+                self.current_goal = current.clone();
+            }
+            Event::CheckpointList { checkpoints } => self.checkpoints = checkpoints.clone(),
+            _ => return None,
+        }
+        Some(())
+    }
+
+    fn thread_switched(&mut self, thread: &ThreadInfo) {
+        for t in &mut self.threads {
+            t.current = t.id == thread.id;
+        }
+        if !self.threads.iter().any(|t| t.id == thread.id) {
+            self.threads.push(thread.clone());
+        }
+        self.quiet(format!(
+            "now in thread {} ({} messages)",
+            thread.id, thread.messages
+        ));
+    }
+}
