@@ -213,7 +213,7 @@ pub fn start_with_client(
             Err(why) => (None, Some(why)),
         },
     };
-    let checkpoints = checkpoints(&launch.workspace);
+    let checkpoints = checkpoints(&launch.workspace, &session_id);
     let model = client.info().model.clone();
     let handle = spawn_session(SessionOptions {
         permission,
@@ -255,7 +255,10 @@ pub fn start_with_client(
 
 /// The workspace's file checkpoints, kept in the data dir beside the database. Without
 /// them the session still runs; the user is told changes cannot be undone.
-fn checkpoints(workspace: &Path) -> Option<std::sync::Arc<atto_checkpoint::Checkpoints>> {
+fn checkpoints(
+    workspace: &Path,
+    session: &str,
+) -> Option<std::sync::Arc<atto_checkpoint::Checkpoints>> {
     let opened = atto_store::default_path()
         .map_err(|e| e.to_string())
         .and_then(|db| {
@@ -264,7 +267,8 @@ fn checkpoints(workspace: &Path) -> Option<std::sync::Arc<atto_checkpoint::Check
                 .map_err(|e| e.to_string())
         });
     match opened {
-        Ok(checkpoints) => Some(std::sync::Arc::new(checkpoints)),
+        // Each snapshot records the session that took it: /undo stays in its session.
+        Ok(checkpoints) => Some(std::sync::Arc::new(checkpoints.for_session(session))),
         Err(err) => {
             eprintln!(
                 "atto: warning: file checkpoints are off for this run ({err}); /restore and \

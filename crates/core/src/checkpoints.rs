@@ -22,8 +22,12 @@ pub(crate) struct SessionCheckpoints {
     off: bool,
     /// The turn the last snapshot was taken in, and whether it was the turn's first.
     last_turn: Option<u32>,
-    /// Turns that took a snapshot, newest last, for `/undo`.
+    /// Turns that took a snapshot, newest last.
     changed_turns: Vec<u32>,
+    /// The turn the last `/undo` went back before: the next one goes further back.
+    undone_to: Option<u32>,
+    /// The snapshot holding each thread's files as this run left them.
+    left: std::collections::HashMap<String, u32>,
     /// The mutating calls since [`SessionCheckpoints::watch`], while a parallel plan step's calls run.
     watched: Option<Watched>,
 }
@@ -48,6 +52,8 @@ impl SessionCheckpoints {
             off: false,
             last_turn: None,
             changed_turns: Vec::new(),
+            undone_to: None,
+            left: std::collections::HashMap::new(),
             watched: None,
         }
     }
@@ -90,6 +96,19 @@ impl SessionCheckpoints {
             }
         }
         Ok(())
+    }
+
+    /// Records the workspace at the end of `turn` if the turn took a snapshot before a
+    /// call: the end of its last call's window. Free when nothing changed since.
+    pub(crate) async fn after_turn(&mut self, turn: u32) {
+        if self.last_turn == Some(turn) {
+            self.take(SnapshotLabel {
+                turn,
+                tool: None,
+                note: format!("end of turn {turn}"),
+            })
+            .await;
+        }
     }
 
     /// Starts counting mutating calls and remembering the snapshot before the first one:
@@ -170,11 +189,18 @@ impl SessionCheckpoints {
             tool: None,
             note: leaving_note(thread),
         };
-        self.take(label).await;
+        // Unchanged files reuse the last snapshot (with its own note): remember the id.
+        if let Some(snapshot) = self.take(label).await {
+            self.left.insert(thread.to_owned(), snapshot.id);
+        }
     }
 
     /// The checkpoint holding the files as `thread` last left them, if any.
     pub(crate) async fn left_by(&self, thread: &str) -> Option<u32> {
+        if let Some(id) = self.left.get(thread) {
+            return Some(*id);
+        }
+        // Left in an earlier run of this session: found by its note.
         let inner = Arc::clone(self.inner.as_ref()?);
         let list = blocking(move || inner.list(usize::MAX)).await.ok()?;
         let note = leaving_note(thread);
@@ -229,17 +255,59 @@ impl SessionCheckpoints {
         })
     }
 
-    /// `/restore list [N]`.
-    pub(crate) async fn list(&self, limit: u32) -> Result<Vec<CheckpointInfo>, String> {
-        let inner = self.get()?;
-        let n = usize::try_from(limit).unwrap_or(usize::MAX);
-        let list = blocking(move || inner.list(n)).await?;
-        Ok(list.into_iter().map(info).collect())
+    /// This session's id, as its snapshots record it.
+    fn session(&self) -> Option<String> {
+        self.inner.as_ref()?.session().map(str::to_owned)
     }
 
-    /// `/restore N`.
+    /// `/restore list [N]` (this session's checkpoints) or `/restore list all [N]`
+    /// (every session's in this workspace, each marked with its session). Each row
+    /// names the tool whose changes restoring it undoes and the files they touched.
+    pub(crate) async fn list(&self, limit: u32, all: bool) -> Result<Vec<CheckpointInfo>, String> {
+        let inner = self.get()?;
+        let own = self.session();
+        let n = usize::try_from(limit).unwrap_or(usize::MAX);
+        let list = blocking(move || inner.list(usize::MAX)).await?;
+        // Newest first: what happened after checkpoint i is what checkpoint i - 1 records
+        // as changed.
+        let mut rows: Vec<CheckpointInfo> = Vec::with_capacity(list.len());
+        for (i, snapshot) in list.iter().enumerate() {
+            let undone = match i {
+                0 => Vec::new(),
+                _ => list[i - 1].files_changed.clone(),
+            };
+            let mut row = info(snapshot.clone());
+            row.files_changed = undone;
+            row.other_session = snapshot.session.clone().filter(|s| Some(s) != own.as_ref());
+            let mine = row.other_session.is_none();
+            if all || mine {
+                rows.push(row);
+            }
+        }
+        rows.truncate(n);
+        Ok(rows)
+    }
+
+    /// `/restore N`: any checkpoint of this workspace; one another session took is said
+    /// to be that session's.
     pub(crate) async fn restore(&self, id: u32) -> Result<RestoreReport, String> {
         let inner = self.get()?;
+        let own = self.session();
+        let owner = {
+            let inner = Arc::clone(&inner);
+            blocking(move || inner.list(usize::MAX)).await?
+        }
+        .into_iter()
+        .find(|s| s.id == id)
+        .and_then(|s| s.session)
+        .filter(|s| Some(s) != own.as_ref());
+        if let Some(owner) = owner {
+            self.warn(format!(
+                "checkpoint {id} was taken by another session ({}); restoring it brings back \
+                 the files as that session left them",
+                &owner[..owner.len().min(13)]
+            ));
+        }
         blocking(move || inner.restore(id)).await
     }
 
@@ -254,24 +322,73 @@ impl SessionCheckpoints {
         blocking(move || inner.restore_paths(id, &paths)).await
     }
 
-    /// `/undo`: the state before the newest turn that changed files.
+    /// `/undo`: puts back what the newest turn of this session that changed files (and is
+    /// not undone yet) changed; each `/undo` goes one turn further back. Only the paths
+    /// this session's calls changed are restored — what other sessions changed in the
+    /// same workspace meanwhile stays — and other sessions' checkpoints are never undone.
     pub(crate) async fn undo(&mut self) -> Result<(u32, RestoreReport), String> {
         let inner = self.get()?;
-        let turn = match self.changed_turns.last() {
-            Some(turn) => *turn,
-            // A resumed session: the newest checkpoint's turn.
-            None => {
-                let list = {
-                    let inner = Arc::clone(&inner);
-                    blocking(move || inner.list(1)).await?
-                };
-                list.first()
-                    .map(|s| s.turn)
-                    .ok_or("there are no checkpoints yet, so there is nothing to undo")?
-            }
+        let Some(own) = self.session() else {
+            return Err("this session's checkpoints are not known; use /restore list".into());
         };
-        let report = blocking(move || inner.undo_last_turn(turn)).await?;
-        self.changed_turns.pop();
+        let below = self.undone_to.unwrap_or(u32::MAX);
+        // Oldest first, every session's: a call's changes are the difference between the
+        // snapshot before it and the next snapshot anyone took.
+        let mut all = {
+            let inner = Arc::clone(&inner);
+            blocking(move || inner.list(usize::MAX)).await?
+        };
+        all.sort_by_key(|s| s.id);
+        let mine = |s: &Snapshot| s.session.as_deref() == Some(own.as_str()) && s.tool.is_some();
+        let turn = all
+            .iter()
+            .filter(|s| mine(s) && s.turn < below)
+            .map(|s| s.turn)
+            .max()
+            .ok_or(if below == u32::MAX {
+                "this session has changed no files yet, so there is nothing to undo"
+            } else {
+                "there is nothing further back to undo in this session"
+            })?;
+        let calls: Vec<u32> = all
+            .iter()
+            .filter(|s| mine(s) && s.turn == turn)
+            .map(|s| s.id)
+            .collect();
+        let Some(&first) = calls.first() else {
+            return Err("the turn's checkpoints could not be read".into());
+        };
+        let now = self
+            .try_take(SnapshotLabel {
+                turn,
+                tool: None,
+                note: format!("before /undo of turn {turn}"),
+            })
+            .await?
+            .map(|s| s.id);
+        // Each call's window ends at this session's next snapshot (the next call, the end
+        // of the turn) or, for a turn cut short, now.
+        let own_ids: Vec<u32> = all
+            .iter()
+            .filter(|s| s.session.as_deref() == Some(own.as_str()))
+            .map(|s| s.id)
+            .collect();
+        let mut paths: Vec<std::path::PathBuf> = Vec::new();
+        for call in calls {
+            let Some(next) = own_ids.iter().copied().find(|id| *id > call).or(now) else {
+                continue;
+            };
+            let inner = Arc::clone(&inner);
+            let changed = blocking(move || inner.changed_paths_between(call, next)).await?;
+            for path in changed {
+                if !paths.contains(&path) {
+                    paths.push(path);
+                }
+            }
+        }
+        let report = blocking(move || inner.restore_paths(first, &paths)).await?;
+        self.undone_to = Some(turn);
+        self.changed_turns.retain(|t| *t < turn);
         Ok((turn, report))
     }
 }
@@ -299,5 +416,6 @@ fn info(s: Snapshot) -> CheckpointInfo {
         note: s.note,
         created_at: s.created_at_ms,
         files_changed: s.files_changed,
+        other_session: None,
     }
 }

@@ -107,7 +107,7 @@ pub const COMMANDS: &[CommandInfo] = &[
         about: "list the goals, add one, or mark the N-th open goal done",
     },
     CommandInfo {
-        usage: "/restore list [N]",
+        usage: "/restore list [all] [N]",
         about: "list file checkpoints, newest first: turn, tool, files changed",
     },
     CommandInfo {
@@ -254,9 +254,26 @@ fn mode_command(i: &Input<'_>) -> Result<Command, String> {
 fn checkpoints_command(i: &Input<'_>) -> Result<Command, String> {
     let name = i.name;
     match (name, i.args) {
-        ("restore", [] | ["list"]) => Ok(Command::Op(Op::ListCheckpoints { limit: None })),
+        ("restore", [] | ["list"]) => Ok(Command::Op(Op::ListCheckpoints {
+            limit: None,
+            all: false,
+        })),
+        ("restore", ["list", "all"]) => Ok(Command::Op(Op::ListCheckpoints {
+            limit: None,
+            all: true,
+        })),
+        ("restore", ["list", "all", n]) => match n.parse::<u32>() {
+            Ok(limit) if limit > 0 => Ok(Command::Op(Op::ListCheckpoints {
+                limit: Some(limit),
+                all: true,
+            })),
+            _ => Err(format!("/restore list all takes a count, not '{n}'")),
+        },
         ("restore", ["list", n]) => match n.parse::<u32>() {
-            Ok(limit) if limit > 0 => Ok(Command::Op(Op::ListCheckpoints { limit: Some(limit) })),
+            Ok(limit) if limit > 0 => Ok(Command::Op(Op::ListCheckpoints {
+                limit: Some(limit),
+                all: false,
+            })),
             _ => Err(format!("/restore list takes a count, not '{n}'")),
         },
         ("restore", [n]) => match n.parse::<u32>() {

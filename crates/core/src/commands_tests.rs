@@ -191,7 +191,10 @@ fn modes_and_plan_commands() {
     );
     assert_eq!(
         parse("/restore list 5", &plan),
-        Ok(Command::Op(Op::ListCheckpoints { limit: Some(5) }))
+        Ok(Command::Op(Op::ListCheckpoints {
+            limit: Some(5),
+            all: false
+        }))
     );
     assert_eq!(
         parse("/restore 3", &plan),

@@ -96,20 +96,27 @@ pub fn thread_rows(threads: &[ThreadInfo]) -> Vec<(String, &ThreadInfo)> {
     rows
 }
 
-/// One checkpoint: id, turn, tool, note and up to three of the files it changed.
+/// One checkpoint: id, turn, the call whose changes restoring it undoes (and every
+/// change after it) with up to three of the files that call touched, and its session when
+/// another session took it.
 pub fn checkpoint_line(c: &CheckpointInfo) -> String {
     let files = match c.files_changed.len() {
         0 => String::new(),
-        n if n <= 3 => format!(" · {}", c.files_changed.join(", ")),
-        n => format!(" · {}, … ({n} files)", c.files_changed[..3].join(", ")),
+        n if n <= 3 => format!(" ({})", c.files_changed.join(", ")),
+        n => format!(" ({}, … {n} files)", c.files_changed[..3].join(", ")),
     };
-    format!(
-        "{:>4}  turn {:<3} {:<12} {}{files}",
-        c.id,
-        c.turn,
-        c.tool.as_deref().unwrap_or("-"),
-        c.note
-    )
+    // Notes read "before write_file a.txt" or "start of turn 2, before bash make".
+    let undoes = match (c.note.rsplit_once("before "), &c.tool) {
+        (Some((_, call)), Some(_)) => format!("undoes {call}{files} and after"),
+        (None, Some(tool)) => format!("undoes {tool}{files} and after"),
+        (_, None) => format!("{}{files}", c.note),
+    };
+    let owner = c
+        .other_session
+        .as_deref()
+        .map(|s| format!("  [session {}]", &s[..s.len().min(13)]))
+        .unwrap_or_default();
+    format!("{:>4}  turn {:<3} {undoes}{owner}", c.id, c.turn)
 }
 
 /// The pending plan's heading and its task's first line.

@@ -422,15 +422,20 @@ pub struct CheckpointInfo {
     pub id: u32,
     /// The turn it was taken in.
     pub turn: u32,
-    /// The tool it was taken before (`None`: a turn boundary or a restore).
+    /// The tool it was taken before, whose changes restoring it undoes (`None`: a turn
+    /// boundary or a restore).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool: Option<String>,
     /// What it records.
     pub note: String,
     /// Unix milliseconds.
     pub created_at: i64,
-    /// Files that differ from the checkpoint before it.
+    /// Files changed between it and the next checkpoint: what that tool changed, which
+    /// restoring it puts back (empty for the newest).
     pub files_changed: Vec<String>,
+    /// The session that took it, when that is not the session listing it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub other_session: Option<String>,
 }
 
 /// How a turn (or a whole headless run) ended.

@@ -135,6 +135,9 @@ pub enum Op {
         /// How many; `None` for the default (20).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         limit: Option<u32>,
+        /// Every session's checkpoints of this workspace, not only this session's.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        all: bool,
     },
     /// Bring the workspace's files back to checkpoint `id`, after a safety checkpoint of
     /// the current state (answered by `restored`).

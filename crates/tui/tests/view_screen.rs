@@ -323,6 +323,7 @@ fn a_long_panel_scrolls() {
             note: format!("before edit {i}"),
             created_at: 0,
             files_changed: vec![format!("src/f{i}.rs")],
+            other_session: None,
         })
         .collect();
     app.on_event(&Event::CheckpointList { checkpoints });

@@ -107,11 +107,19 @@ fn restore_brings_back_every_change_twice_and_a_restore_can_be_undone() {
     );
     assert!(!changed.contains_key("deleted.txt"));
     // One checkpoint before each of the four mutating calls, the first marking the turn.
+    // Each row names the call whose changes restoring it undoes, and the files it touched.
     assert!(
-        err.contains("start of turn 1, before write_file written.txt"),
+        err.contains("turn 1   undoes write_file written.txt (written.txt) and after"),
         "{err}"
     );
-    assert!(err.contains("before delete_file deleted.txt"), "{err}");
+    assert!(
+        err.contains("undoes bash echo by-bash > commanded.txt (commanded.txt"),
+        "{err}"
+    );
+    assert!(
+        err.contains("undoes delete_file deleted.txt (deleted.txt) and after"),
+        "{err}"
+    );
 
     // Back to before the turn: all four changes undone; the ignored file is untouched.
     let err = line_session(&env, "/restore 1\n");
@@ -150,10 +158,10 @@ fn undo_takes_back_the_last_turn_in_a_workspace_without_git() {
     assert!(err.contains("undid the file changes of turn 1"), "{err}");
     assert_eq!(tree(&env.repo()), before);
     assert!(!env.repo().join(".git").exists());
-    // Nothing left to undo in a fresh session that has no turn of its own: the newest
-    // checkpoint's turn is undone again, which changes nothing.
-    let err = line_session(&env, "/restore list 2\n");
-    assert!(err.contains("safety snapshot before restoring"), "{err}");
+    // A fresh session lists its own checkpoints (none) unless asked for all of them.
+    let err = line_session(&env, "/restore list 2\n/restore list all 2\n");
+    assert!(err.contains("no checkpoints yet"), "{err}");
+    assert!(err.contains("end of turn 1  [session "), "{err}");
 }
 
 #[test]

@@ -17,10 +17,10 @@ use crate::common::{Env, call, calls, stderr};
 /// Processes per trial.
 const PROCESSES: usize = 8;
 
-/// One process's script: write its file, run a command that appends to a shared log and
-/// its own file, edit its file, answer.
-fn script(n: usize) -> Script {
-    let file = format!("f{n}.txt");
+/// One process's script: write its file, run a command that appends to the trial's shared
+/// log and writes its own file, edit its file, answer.
+fn script(n: usize, tag: &str) -> Script {
+    let file = format!("{tag}-f{n}.txt");
     Script {
         replies: vec![
             calls(vec![call(
@@ -29,7 +29,7 @@ fn script(n: usize) -> Script {
             )]),
             calls(vec![call(
                 "bash",
-                json!({"command": format!("echo {n} >> shared.log && echo ran > c{n}.txt")}),
+                json!({"command": format!("echo {n} >> {tag}.log && echo ran > {tag}-c{n}.txt")}),
             )]),
             calls(vec![call(
                 "edit_file",
@@ -87,7 +87,7 @@ fn trial(env: &mut Env, workspace: &Path, tag: &str) -> Vec<(Output, String)> {
     let servers: Vec<ScriptedServer> = (0..PROCESSES)
         .map(|n| {
             env.runtime
-                .block_on(ScriptedServer::start(script(n)))
+                .block_on(ScriptedServer::start(script(n, tag)))
                 .unwrap()
         })
         .collect();
@@ -103,8 +103,10 @@ fn trial(env: &mut Env, workspace: &Path, tag: &str) -> Vec<(Output, String)> {
     outputs
         .into_iter()
         .map(|out| {
-            let result: Value = serde_json::from_slice(&out.stdout)
-                .unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
+            let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+            let last = stdout.lines().last().unwrap_or("");
+            let result: Value =
+                serde_json::from_str(last).unwrap_or_else(|e| panic!("{e}: {}", stderr(&out)));
             let id = result["session_id"].as_str().unwrap_or("").to_owned();
             (out, id)
         })
@@ -112,9 +114,16 @@ fn trial(env: &mut Env, workspace: &Path, tag: &str) -> Vec<(Output, String)> {
 }
 
 /// Everything one process did is on record: session, audit rows, checkpoints.
-fn assert_recorded(env: &Env, workspace: &Path, out: &Output, id: &str, n: usize) {
-    let err = stderr(out);
+fn assert_recorded(env: &Env, workspace: &Path, out: &Output, id: &str, n: usize, tag: &str) {
+    // What the run said: stderr, and every call that did not end ok.
+    let failed_calls: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.contains("\"tool_call_finished\"") && !l.contains("\"status\":\"ok\""))
+        .map(str::to_owned)
+        .collect();
+    let err = format!("{}{}", stderr(out), failed_calls.join("\n"));
     assert_eq!(out.status.code(), Some(0), "process {n}: {err}");
+    assert!(failed_calls.is_empty(), "process {n}: a call failed: {err}");
     for word in [
         "not done in time",
         "cannot lock ref",
@@ -144,7 +153,7 @@ fn assert_recorded(env: &Env, workspace: &Path, out: &Output, id: &str, n: usize
             "process {n}: no checkpoint before {tool}:\n{rows}"
         );
     }
-    let file = workspace.join(format!("f{n}.txt"));
+    let file = workspace.join(format!("{tag}-f{n}.txt"));
     let listing: Vec<String> = std::fs::read_dir(workspace)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -167,21 +176,52 @@ fn eight_processes_in_one_workspace_lose_nothing_three_times_over() {
         // The line sessions below only run slash commands: a server that answers nothing.
         env.serve(Script::default());
         for (n, (out, id)) in runs.iter().enumerate() {
-            assert_recorded(&env, &workspace, out, id, n);
+            assert_recorded(&env, &workspace, out, id, n, &tag);
         }
-        let log = std::fs::read_to_string(workspace.join("shared.log")).unwrap();
-        assert_eq!(log.lines().count(), PROCESSES * (trial_no + 1), "{log}");
-        // Each session's own last turn can be undone: its files go back to before it.
+        let log = std::fs::read_to_string(workspace.join(format!("{tag}.log"))).unwrap();
+        assert_eq!(log.lines().count(), PROCESSES, "{log}");
+        // Each process's checkpoint before its first write restores the workspace to that
+        // moment, and the safety checkpoint that restore names brings everything back.
+        let all_done = snapshot(&workspace);
         for (n, (_, id)) in runs.iter().enumerate() {
-            let undo = crate::common::run_line_session(&env, "m", &["-r", id], "/undo\n");
-            let err = stderr(&undo);
-            assert!(err.contains("undid the file changes"), "process {n}: {err}");
-            assert!(
-                !workspace.join(format!("c{n}.txt")).exists(),
-                "process {n}: its command's file is still there after /undo: {err}"
+            let list =
+                crate::common::run_line_session(&env, "m", &["-r", id], "/restore list 50\n");
+            let rows = stderr(&list);
+            let wanted = format!("undoes write_file {tag}-f{n}.txt");
+            let checkpoint = rows
+                .lines()
+                .find(|l| l.contains(&wanted))
+                .and_then(|l| l.split_whitespace().next())
+                .unwrap_or_else(|| panic!("process {n}: no row for {wanted}:\n{rows}"))
+                .to_owned();
+            let restored = crate::common::run_line_session(
+                &env,
+                "m",
+                &["-r", id],
+                &format!("/restore {checkpoint}\n"),
             );
-            // Restored to before the turn: the file did not exist then.
-            assert!(!workspace.join(format!("f{n}.txt")).exists(), "process {n}");
+            let said = stderr(&restored);
+            assert!(
+                !workspace.join(format!("{tag}-f{n}.txt")).exists(),
+                "process {n}: /restore {checkpoint} did not go back before its write: {said}"
+            );
+            let safety = said
+                .split("/restore ")
+                .nth(1)
+                .and_then(|rest| rest.split_whitespace().next())
+                .unwrap_or_else(|| panic!("process {n}: no safety checkpoint named: {said}"))
+                .to_owned();
+            crate::common::run_line_session(
+                &env,
+                "m",
+                &["-r", id],
+                &format!("/restore {safety}\n"),
+            );
+            assert_eq!(
+                snapshot(&workspace),
+                all_done,
+                "process {n}: the safety restore"
+            );
         }
         assert!(started.elapsed() < Duration::from_secs(120));
     }
@@ -203,7 +243,7 @@ fn two_processes_share_a_data_dir_but_not_a_workspace() {
     let servers: Vec<ScriptedServer> = (0..2)
         .map(|n| {
             env.runtime
-                .block_on(ScriptedServer::start(script(n)))
+                .block_on(ScriptedServer::start(script(n, "pair")))
                 .unwrap()
         })
         .collect();
@@ -217,11 +257,11 @@ fn two_processes_share_a_data_dir_but_not_a_workspace() {
         assert_eq!(out.status.code(), Some(0), "process {n}: {}", stderr(&out));
     }
     assert_eq!(
-        std::fs::read_to_string(repo.join("f0.txt")).unwrap(),
+        std::fs::read_to_string(repo.join("pair-f0.txt")).unwrap(),
         "edited 0\n"
     );
     assert_eq!(
-        std::fs::read_to_string(other.join("f1.txt")).unwrap(),
+        std::fs::read_to_string(other.join("pair-f1.txt")).unwrap(),
         "edited 1\n"
     );
 }
@@ -231,7 +271,7 @@ fn a_process_killed_mid_run_holds_no_one_up() {
     let mut env = Env::new();
     let workspace = env.repo();
     // The victim's first reply is slow: it is killed while it waits with its session open.
-    let mut slow = script(0);
+    let mut slow = script(0, "victim");
     slow.replies[1].delay_ms = 5_000;
     let victim_server = env.runtime.block_on(ScriptedServer::start(slow)).unwrap();
     let mut victim = spawn(&env, &workspace, &victim_server, "victim task 0");
@@ -249,4 +289,19 @@ fn a_process_killed_mid_run_holds_no_one_up() {
         "took {:?}",
         started.elapsed()
     );
+}
+
+/// Every file of the workspace but `.git`, with its contents.
+fn snapshot(workspace: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(workspace).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name == ".git" || !entry.file_type().unwrap().is_file() {
+            continue;
+        }
+        files.push((name, std::fs::read(entry.path()).unwrap()));
+    }
+    files.sort();
+    files
 }

@@ -294,3 +294,97 @@ fn a_command_that_fails_shows_its_exit_status_not_ok() {
     let err = stderr(&out);
     assert!(err.contains("  exit 127 ("), "{err}");
 }
+
+#[test]
+fn undo_stays_in_its_session_and_a_second_undo_goes_further_back() {
+    let mut env = Env::new();
+    let write = |path: &str| {
+        crate::common::calls(vec![crate::common::call(
+            "write_file",
+            serde_json::json!({"path": path, "content": "x\n"}),
+        )])
+    };
+    env.serve(Script {
+        replies: vec![
+            write("a.txt"),
+            Reply::text("one"),
+            write("b.txt"),
+            Reply::text("two"),
+        ],
+        ..Script::default()
+    });
+    let first = crate::common::run_line_session(
+        &env,
+        "m",
+        &["--permission", "auto-safe"],
+        "write a\nwrite b\n",
+    );
+    assert!(env.repo().join("b.txt").exists(), "{}", stderr(&first));
+    // A new, separate session: its /undo has nothing of its own to undo.
+    let other = crate::common::run_line_session(
+        &env,
+        "m",
+        &[],
+        "/undo\n/restore list\n/restore list all\n",
+    );
+    let err = stderr(&other);
+    assert!(err.contains("changed no files yet"), "{err}");
+    assert!(env.repo().join("a.txt").exists() && env.repo().join("b.txt").exists());
+    assert!(
+        err.contains("[session "),
+        "all lists the other session's: {err}"
+    );
+    assert!(
+        err.contains("turn 1   undoes write_file a.txt (a.txt) and after"),
+        "{err}"
+    );
+    // Back in the first session: each /undo goes one turn further back.
+    let list = env.atto().arg("sessions").output().unwrap();
+    let list = String::from_utf8_lossy(&list.stdout).into_owned();
+    let first_id = list.split_whitespace().next().unwrap().to_owned();
+    let back =
+        crate::common::run_line_session(&env, "m", &["-r", &first_id], "/undo\n/undo\n/undo\n");
+    let err = stderr(&back);
+    assert!(!env.repo().join("b.txt").exists(), "{err}");
+    assert!(!env.repo().join("a.txt").exists(), "{err}");
+    assert!(err.contains("undid the file changes of turn 2"), "{err}");
+    assert!(err.contains("undid the file changes of turn 1"), "{err}");
+    assert!(err.contains("nothing further back to undo"), "{err}");
+}
+
+#[test]
+fn undo_puts_back_only_what_its_own_turn_changed() {
+    let mut env = Env::new();
+    let write = |path: &str| {
+        crate::common::calls(vec![crate::common::call(
+            "write_file",
+            serde_json::json!({"path": path, "content": "x\n"}),
+        )])
+    };
+    env.serve(Script {
+        replies: vec![
+            write("mine.txt"),
+            Reply::text("one"),
+            write("theirs.txt"),
+            Reply::text("two"),
+        ],
+        ..Script::default()
+    });
+    let first = env.exec("chat", "write mine");
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    let id = crate::common::events(&first)[0]["session_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    // Another session, later, in the same workspace.
+    let second = env.exec("chat", "write theirs");
+    assert_eq!(second.status.code(), Some(0), "{}", stderr(&second));
+    let back = crate::common::run_line_session(&env, "m", &["-r", &id], "/undo\n");
+    let err = stderr(&back);
+    assert!(err.contains("undid the file changes of turn 1"), "{err}");
+    assert!(!env.repo().join("mine.txt").exists(), "{err}");
+    assert!(
+        env.repo().join("theirs.txt").exists(),
+        "undo reached into the other session: {err}"
+    );
+}

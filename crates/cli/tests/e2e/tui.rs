@@ -63,11 +63,19 @@ fn tab_cycles_to_plan_mode_and_the_status_line_says_so() {
         "{}",
         tmux.status_line()
     );
-    // Build → YOLO → Plan.
+    // Build → YOLO asks first: Tab opens the question, y confirms.
     tmux.keys(&["Tab"]);
+    tmux.wait("the YOLO question", |screen| screen.contains("enter YOLO?"));
+    assert!(
+        tmux.status_line().contains("BUILD"),
+        "{}",
+        tmux.status_line()
+    );
+    tmux.keys(&["y"]);
     tmux.wait("YOLO in the status line", |_| {
         tmux.status_line().contains("YOLO")
     });
+    // Leaving YOLO does not ask: YOLO → Plan.
     tmux.keys(&["Tab"]);
     tmux.wait("PLAN in the status line", |_| {
         tmux.status_line().contains("PLAN")

@@ -87,6 +87,9 @@ impl Session {
             result.status = TurnStatus::LimitReached;
             result.error = Some(TIMED_OUT.to_owned());
         }
+        // A turn that changed files closes with a snapshot: what its calls changed is then
+        // known exactly, so `/undo` puts back only this turn's doing.
+        self.keeper.after_turn(self.turns).await;
         result
     }
 }

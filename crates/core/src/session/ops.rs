@@ -205,8 +205,8 @@ impl Session {
     /// `/restore list`, `/restore N`, `/undo`.
     async fn checkpoint_op(&mut self, op: Op) {
         match op {
-            Op::ListCheckpoints { limit } => {
-                match self.keeper.list(limit.unwrap_or(DEFAULT_LIST)).await {
+            Op::ListCheckpoints { limit, all } => {
+                match self.keeper.list(limit.unwrap_or(DEFAULT_LIST), all).await {
                     Ok(checkpoints) => self.emit(Event::CheckpointList { checkpoints }),
                     Err(message) => self.emit(Event::Error { message }),
                 }
