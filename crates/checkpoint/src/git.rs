@@ -127,7 +127,9 @@ impl Git {
         let mut pauses = LOCK_RETRIES_MS.iter();
         loop {
             match self.run_once(args, input) {
-                Err(CheckpointError::GitFailed { stderr, .. }) if is_lock_busy(&stderr) => {
+                Err(CheckpointError::GitFailed { stderr, .. })
+                    if is_lock_busy(&stderr) || is_vanished_file(&stderr) =>
+                {
                     let Some(ms) = pauses.next() else {
                         return Err(CheckpointError::GitFailed {
                             command: describe(args),
@@ -189,6 +191,15 @@ impl Drop for PrivateIndex {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.path);
     }
+}
+
+/// Whether `git add` failed only because a file vanished between its listing and its
+/// read: another process (or another atto) removed or renamed it meanwhile. Running the
+/// command again sees the workspace as it now is.
+pub(crate) fn is_vanished_file(stderr: &str) -> bool {
+    stderr.contains("unable to stat") && stderr.contains("No such file or directory")
+        || stderr.contains("failed to insert into database")
+        || stderr.contains("unable to index file")
 }
 
 /// Whether git failed only because another process held a lock file it needed: git says
@@ -319,4 +330,26 @@ pub(crate) fn path_of(bytes: &[u8]) -> PathBuf {
 /// Splits NUL-terminated output (`-z`) into byte strings.
 pub(crate) fn split_nul_bytes(out: &[u8]) -> Vec<&[u8]> {
     out.split(|b| *b == 0).filter(|s| !s.is_empty()).collect()
+}
+
+#[cfg(test)]
+mod race_tests {
+    use super::{is_lock_busy, is_vanished_file};
+
+    #[test]
+    fn a_file_that_vanished_or_a_held_lock_is_worth_another_try() {
+        let vanished = "error: open(\".atto-write-u3Ri7L\"): No such file or directory\n\
+                        fatal: unable to stat '.atto-write-u3Ri7L': No such file or directory";
+        assert!(is_vanished_file(vanished));
+        assert!(is_lock_busy(
+            "fatal: Unable to create '/x/index.lock': File exists."
+        ));
+        for other in [
+            "fatal: not a git repository",
+            "error: pathspec 'x' did not match any file(s) known to git",
+            "fatal: unable to stat 'x': Permission denied",
+        ] {
+            assert!(!is_vanished_file(other) && !is_lock_busy(other), "{other}");
+        }
+    }
 }

@@ -81,7 +81,11 @@ fn config_text(side: &Path) -> String {
 /// cannot be written as a pattern and is left out (git then refuses or records that nested
 /// repository, and the snapshot says so).
 pub(crate) fn write_info(side: &Path, nested_repos: &[Vec<u8>]) -> Result<(), CheckpointError> {
-    let mut exclude = b"# written by atto: never snapshot git metadata\n.git\n".to_vec();
+    // atto's own half-written files (a file tool's write in flight, in this process or
+    // another) are never part of a snapshot: they vanish a moment later.
+    let mut exclude =
+        b"# written by atto: never snapshot git metadata or atto's writes in flight\n.git\n.atto-write-*\n"
+            .to_vec();
     for repo in nested_repos.iter().filter(|r| !r.contains(&b'\n')) {
         exclude.push(b'/');
         exclude.extend(escape_pattern(repo));
