@@ -111,6 +111,33 @@ impl SessionCheckpoints {
         }
     }
 
+    /// Every path that changed between this session's first snapshot of `turn` and its
+    /// last (the end of the turn): what the turn's calls changed, commands included.
+    pub(crate) async fn changed_in_turn(&self, turn: u32) -> Vec<String> {
+        let (Some(inner), Some(own)) = (self.inner.clone(), self.session()) else {
+            return Vec::new();
+        };
+        let listed = {
+            let inner = Arc::clone(&inner);
+            blocking(move || inner.list_for_session(&own, usize::MAX)).await
+        };
+        let ids: Vec<u32> = listed
+            .unwrap_or_default()
+            .iter()
+            .filter(|s| s.turn == turn)
+            .map(|s| s.id)
+            .collect();
+        let (Some(&first), Some(&last)) = (ids.iter().min(), ids.iter().max()) else {
+            return Vec::new();
+        };
+        if first == last {
+            return Vec::new();
+        }
+        blocking(move || inner.changed_between(first, last))
+            .await
+            .unwrap_or_default()
+    }
+
     /// Starts counting mutating calls and remembering the snapshot before the first one:
     /// one parallel plan step's reply is about to run its calls.
     pub(crate) fn watch(&mut self) {

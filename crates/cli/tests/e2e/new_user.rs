@@ -388,3 +388,40 @@ fn undo_puts_back_only_what_its_own_turn_changed() {
         "undo reached into the other session: {err}"
     );
 }
+
+#[test]
+fn the_summary_lists_what_commands_changed_too() {
+    let mut env = Env::new();
+    env.write("gone.txt", "x\n");
+    env.serve(Script {
+        replies: vec![
+            crate::common::calls(vec![
+                crate::common::call(
+                    "write_file",
+                    serde_json::json!({"path": "a.txt", "content": "a\n"}),
+                ),
+                crate::common::call(
+                    "bash",
+                    serde_json::json!({"command": "echo b > made-by-bash.txt && rm gone.txt"}),
+                ),
+            ]),
+            Reply::text("done"),
+        ],
+        ..Script::default()
+    });
+    let out = env.exec("chat", "change things");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let events = crate::common::events(&out);
+    let result = events.last().unwrap();
+    let changed: Vec<&str> = result["files_changed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        changed,
+        ["a.txt", "gone.txt", "made-by-bash.txt"],
+        "{result}"
+    );
+}

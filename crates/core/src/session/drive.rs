@@ -90,6 +90,13 @@ impl Session {
         // A turn that changed files closes with a snapshot: what its calls changed is then
         // known exactly, so `/undo` puts back only this turn's doing.
         self.keeper.after_turn(self.turns).await;
+        // The summary's "changed" covers what commands changed, not only file tools.
+        for path in self.keeper.changed_in_turn(self.turns).await {
+            if !result.files_changed.contains(&path) {
+                result.files_changed.push(path);
+            }
+        }
+        result.files_changed.sort();
         result
     }
 }
