@@ -187,8 +187,10 @@ async fn run_op(mut handle: atto_core::AgentHandle, op: Op, format: PlanFormat) 
                 });
                 code.get_or_insert(ExitCode::Ok);
             }
-            Event::PlanDecided { status, outcomes } => {
-                print(format, &event, || render::plan_outcomes(*status, outcomes));
+            Event::PlanDecided {
+                outcomes, tally, ..
+            } => {
+                print(format, &event, || render::plan_outcomes(outcomes, tally));
                 code.get_or_insert(decided_code(outcomes));
             }
             // The engine refused the selection (or there is no pending plan): nothing ran.

@@ -246,9 +246,11 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
                 self.end_text_line()?;
                 write!(self.progress, "{}", plan_view(plan.as_ref(), previews))?;
             }
-            Event::PlanDecided { status, outcomes } => {
+            Event::PlanDecided {
+                outcomes, tally, ..
+            } => {
                 self.end_text_line()?;
-                write!(self.progress, "{}", plan_outcomes(*status, outcomes))?;
+                write!(self.progress, "{}", plan_outcomes(outcomes, tally))?;
             }
             Event::Goals { goals, current } => {
                 self.end_text_line()?;
@@ -461,8 +463,8 @@ pub fn plan_view(plan: Option<&atto_protocol::PendingPlan>, previews: &[String])
 
 /// What `/approve` or `/reject` did, one line per change.
 pub fn plan_outcomes(
-    status: atto_protocol::PlanStatus,
     outcomes: &[atto_protocol::ChangeOutcome],
+    tally: &atto_protocol::PlanTally,
 ) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
@@ -477,7 +479,7 @@ pub fn plan_outcomes(
             o.status.as_str()
         );
     }
-    let _ = writeln!(out, "plan is now {}", status.as_str());
+    let _ = writeln!(out, "{}", present::plan_tally_line(tally));
     out
 }
 

@@ -150,6 +150,51 @@ pub fn change_line(change: &ProposedChange) -> String {
     )
 }
 
+/// Every token a reply or a turn was billed for (what status lines and summaries show).
+pub fn total_tokens(usage: &atto_protocol::Usage) -> u64 {
+    atto_llm::total_tokens(usage)
+}
+
+/// Where the plan's changes stand.
+pub fn plan_tally(plan: Option<&PendingPlan>) -> atto_protocol::PlanTally {
+    let mut tally = atto_protocol::PlanTally::default();
+    for change in plan
+        .map(|p| p.proposed_changes.as_slice())
+        .unwrap_or_default()
+    {
+        match change.status {
+            atto_protocol::ChangeStatus::Applied => tally.applied += 1,
+            atto_protocol::ChangeStatus::Rejected => tally.rejected += 1,
+            atto_protocol::ChangeStatus::Failed => tally.failed += 1,
+            atto_protocol::ChangeStatus::Pending | atto_protocol::ChangeStatus::Conflict => {
+                tally.pending += 1;
+            }
+        }
+    }
+    tally
+}
+
+/// What a decision left: "plan closed: 1 applied, 2 rejected" once nothing waits, else
+/// "plan: 1 applied, 3 pending".
+pub fn plan_tally_line(tally: &atto_protocol::PlanTally) -> String {
+    let parts: Vec<String> = [
+        (tally.applied, "applied"),
+        (tally.rejected, "rejected"),
+        (tally.failed, "failed"),
+        (tally.pending, "pending"),
+    ]
+    .iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, what)| format!("{n} {what}"))
+    .collect();
+    let state = if tally.pending == 0 {
+        "plan closed"
+    } else {
+        "plan"
+    };
+    format!("{state}: {}", parts.join(", "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -438,11 +438,7 @@ fn error_message(body: &str) -> (Option<String>, String) {
 
 fn truncate(mut s: String) -> String {
     if s.len() > MAX_MESSAGE {
-        let mut cut = MAX_MESSAGE;
-        while !s.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        s.truncate(cut);
+        s.truncate(s.floor_char_boundary(MAX_MESSAGE));
         s.push('…');
     }
     s

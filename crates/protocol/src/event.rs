@@ -156,6 +156,9 @@ pub enum Event {
         status: PlanStatus,
         /// One entry per decided change, in order.
         outcomes: Vec<ChangeOutcome>,
+        /// How many of the plan's changes stand where, after this decision.
+        #[serde(default)]
+        tally: PlanTally,
     },
     /// The session's goals (answer to `/goal` and `/goals`, and after a goal changes).
     Goals {
@@ -496,4 +499,17 @@ pub struct SandboxState {
     pub applied: bool,
     /// What it restricts (applied), or why commands run without it.
     pub detail: String,
+}
+
+/// Where a pending plan's changes stand.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanTally {
+    /// Approved and applied.
+    pub applied: u32,
+    /// Rejected.
+    pub rejected: u32,
+    /// Approved but failed.
+    pub failed: u32,
+    /// Still waiting (conflicts included).
+    pub pending: u32,
 }

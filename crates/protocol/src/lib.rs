@@ -16,8 +16,8 @@ mod tool;
 
 pub use complexity::{Complexity, ComplexityTier};
 pub use event::{
-    CheckpointInfo, Event, FailureKind, FinalResult, GrantInfo, RetryNotice, SandboxState,
-    ThreadInfo, ToolCallStatus, TurnStatus,
+    CheckpointInfo, Event, FailureKind, FinalResult, GrantInfo, PlanTally, RetryNotice,
+    SandboxState, ThreadInfo, ToolCallStatus, TurnStatus,
 };
 pub use message::{
     AssistantPart, Message, StopReason, ToolCall, ToolResult, Usage, user_text_for_model,

@@ -172,7 +172,7 @@ fn a_plan_queued_by_exec_is_shown_approved_in_part_and_rejected_without_a_model(
     let text = stdout(&approve);
     assert!(text.contains("1. write_file new.txt: applied"), "{text}");
     assert!(text.contains("2. edit_file a.txt: applied"), "{text}");
-    assert!(text.contains("plan is now partially_approved"), "{text}");
+    assert!(text.contains("plan: 2 applied, 1 pending"), "{text}");
     assert_eq!(env.read("new.txt"), "fresh\n");
     assert_eq!(env.read("a.txt"), "ONE\ntwo\n");
     assert!(!env.repo().join("c.txt").exists());

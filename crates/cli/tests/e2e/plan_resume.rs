@@ -180,7 +180,7 @@ fn the_first_command_after_resuming_a_pending_plan_prints_its_own_answer() {
     assert_eq!(env.read("a.txt"), "alpha\n");
     let err = stderr(&out);
     assert!(
-        err.contains("1. write_file a.txt: applied") && err.contains("plan is now approved"),
+        err.contains("1. write_file a.txt: applied") && err.contains("plan closed: 1 applied"),
         "/approve ran but its outcome was never shown: {err}"
     );
 }

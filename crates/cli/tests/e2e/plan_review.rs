@@ -74,7 +74,7 @@ fn approving_first_n_then_all_then_rejecting_gives_exactly_the_expected_files() 
         stderr(&out)
     );
     let err = stderr(&out);
-    assert!(err.contains("plan is now approved"), "{err}");
+    assert!(err.contains("plan closed: 5 applied"), "{err}");
 
     // A new plan, rejected with a reason: nothing changes and the model hears why.
     let before = snapshot(&env.repo());
@@ -204,4 +204,29 @@ fn two_queued_edits_to_one_file_apply_in_order_and_an_external_change_is_a_confl
     );
     assert_eq!(env.read("g.txt"), "external\n");
     assert_eq!(env.read("h.txt"), "planned h\n");
+}
+
+#[test]
+fn rejecting_the_rest_closes_the_plan_and_says_what_became_of_it() {
+    let mut env = Env::new();
+    let write = |path: &str| {
+        crate::common::call(
+            "write_file",
+            serde_json::json!({"path": path, "content": "x\n"}),
+        )
+    };
+    env.serve(atto_testkit::Script::new(vec![
+        crate::common::calls(vec![write("a.txt"), write("b.txt"), write("c.txt")]),
+        atto_testkit::Reply::text("queued"),
+    ]));
+    let out = crate::common::run_line_session(
+        &env,
+        "m",
+        &["--mode", "plan", "--permission", "auto-safe"],
+        "plan three files\n/approve 1\n/reject\n",
+    );
+    let err = crate::common::stderr(&out);
+    assert!(err.contains("plan: 1 applied, 2 pending"), "{err}");
+    assert!(err.contains("plan closed: 1 applied, 2 rejected"), "{err}");
+    assert!(!err.contains("plan is now approved"), "{err}");
 }

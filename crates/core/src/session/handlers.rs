@@ -270,7 +270,14 @@ impl Session {
             apply.reject(&selection, reason.as_deref()).await
         };
         match decided {
-            Ok((status, outcomes)) => self.emit(Event::PlanDecided { status, outcomes }),
+            Ok((status, outcomes)) => {
+                let tally = crate::present::plan_tally(self.plan.plan());
+                self.emit(Event::PlanDecided {
+                    status,
+                    outcomes,
+                    tally,
+                });
+            }
             Err(message) => self.emit(Event::Error { message }),
         }
     }

@@ -232,11 +232,7 @@ fn precheck(command: &str) -> Option<Verdict> {
 
 /// A short, safe-to-print head of a huge or binary command.
 fn preview(command: &str) -> String {
-    let mut end = command.len().min(200);
-    while !command.is_char_boundary(end) {
-        end -= 1;
-    }
-    command[..end].replace('\0', "\\0")
+    command[..command.floor_char_boundary(200)].replace('\0', "\\0")
 }
 
 /// Folds segments into a verdict: the worst risk and its reasons.

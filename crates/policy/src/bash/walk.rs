@@ -102,11 +102,7 @@ fn clip(s: &str) -> String {
     if s.len() <= MAX_SEGMENT_TEXT {
         return s.to_string();
     }
-    let mut end = MAX_SEGMENT_TEXT;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &s[..end])
+    format!("{}…", &s[..s.floor_char_boundary(MAX_SEGMENT_TEXT)])
 }
 
 impl Walker<'_> {

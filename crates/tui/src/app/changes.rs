@@ -23,7 +23,11 @@ impl App {
                         .count()
                 });
             }
-            Event::PlanDecided { status, outcomes } => self.plan_decided(*status, outcomes),
+            Event::PlanDecided {
+                status,
+                outcomes,
+                tally,
+            } => self.plan_decided(*status, outcomes, tally),
             _ => return None,
         }
         Some(())
@@ -46,7 +50,12 @@ impl App {
         ));
     }
 
-    fn plan_decided(&mut self, status: PlanStatus, outcomes: &[ChangeOutcome]) {
+    fn plan_decided(
+        &mut self,
+        status: PlanStatus,
+        outcomes: &[ChangeOutcome],
+        tally: &atto_protocol::PlanTally,
+    ) {
         let mut lines = Vec::with_capacity(outcomes.len() + 1);
         for o in outcomes {
             lines.push(format!(
@@ -58,7 +67,7 @@ impl App {
                 o.detail.lines().next().unwrap_or("")
             ));
         }
-        lines.push(format!("plan is now {}", status.as_str()));
+        lines.push(atto_core::present::plan_tally_line(tally));
         match &mut self.plan {
             Some(plan) => {
                 plan.status = status;

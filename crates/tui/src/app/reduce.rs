@@ -99,10 +99,7 @@ impl App {
     }
 
     fn charge(&mut self, usage: &Usage, cost_usd: Option<f64>) {
-        let billed = usage.input_tokens
-            + usage.output_tokens
-            + usage.cache_read_tokens
-            + usage.cache_write_tokens;
+        let billed = atto_core::present::total_tokens(usage);
         self.charge_step(billed);
         let t = &mut self.totals;
         t.tokens += billed;
@@ -156,7 +153,7 @@ fn result_line(result: &FinalResult) -> String {
         TurnStatus::LimitReached => "stopped at a limit",
     };
     let u = &result.usage;
-    let tokens = u.input_tokens + u.output_tokens + u.cache_read_tokens + u.cache_write_tokens;
+    let tokens = atto_core::present::total_tokens(u);
     let cost = result
         .cost_usd
         .map_or_else(|| "cost unknown".to_owned(), |c| format!("${c:.4}"));

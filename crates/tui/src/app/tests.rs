@@ -2,7 +2,7 @@
 
 use atto_protocol::{
     AgentMode, ApprovalRequest, ChangeOutcome, ChangeStatus, Event, FinalResult, PendingPlan,
-    PermissionMode, PlanStatus, ProposedChange, ToolCallStatus, TurnStatus, Usage,
+    PermissionMode, PlanStatus, PlanTally, ProposedChange, ToolCallStatus, TurnStatus, Usage,
 };
 use serde_json::json;
 
@@ -87,6 +87,7 @@ fn pending_plan_count_follows_queue_show_and_decide() {
             outcome(1, ChangeStatus::Applied),
             outcome(2, ChangeStatus::Conflict),
         ],
+        tally: PlanTally::default(),
     });
     assert_eq!(app.pending_changes(), 2);
     // `/show-plan` is the truth.
@@ -112,6 +113,7 @@ fn pending_plan_count_follows_queue_show_and_decide() {
     app.on_event(&Event::PlanDecided {
         status: PlanStatus::PartiallyApproved,
         outcomes: vec![outcome(2, ChangeStatus::Rejected)],
+        tally: PlanTally::default(),
     });
     assert_eq!(app.pending_changes(), 2);
     app.on_event(&Event::PlanDecided {
@@ -120,6 +122,7 @@ fn pending_plan_count_follows_queue_show_and_decide() {
             outcome(3, ChangeStatus::Applied),
             outcome(4, ChangeStatus::Applied),
         ],
+        tally: PlanTally::default(),
     });
     assert_eq!(app.pending_changes(), 0);
     app.on_event(&Event::Plan {

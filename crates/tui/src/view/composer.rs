@@ -21,13 +21,6 @@ pub(super) struct Rendered {
     pub cursor: Option<(u16, u16)>,
 }
 
-fn floor_boundary(text: &str, mut i: usize) -> usize {
-    while i > 0 && !text.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
-}
-
 /// The composer's rows (at most `cap`) for a terminal `cols` wide.
 pub(super) fn render(view: &ComposerView<'_>, cols: usize, cap: usize, theme: Theme) -> Rendered {
     let prompt = Span::styled("› ", theme.user());
@@ -39,12 +32,9 @@ pub(super) fn render(view: &ComposerView<'_>, cols: usize, cap: usize, theme: Th
             cursor: Some((2, 0)),
         };
     }
-    let cursor = floor_boundary(view.text, view.cursor.min(view.text.len()));
-    let start = floor_boundary(view.text, cursor.saturating_sub(WINDOW));
-    let end = floor_boundary(
-        view.text,
-        cursor.saturating_add(WINDOW).min(view.text.len()),
-    );
+    let cursor = view.text.floor_char_boundary(view.cursor);
+    let start = view.text.floor_char_boundary(cursor.saturating_sub(WINDOW));
+    let end = view.text.floor_char_boundary(cursor.saturating_add(WINDOW));
     let window = &view.text[start..end];
     let rel = cursor - start;
 
