@@ -1,0 +1,176 @@
+//! What the gate knows about one call: its tool, target paths (as rules write them), the
+//! classifier's verdict for commands, exactly what would happen (for the approval prompt)
+//! and the rule an "always" answer would save; and the message a refusal gives the model.
+
+use std::path::{Component, Path, PathBuf};
+
+use atto_policy::bash::{self, Verdict};
+use atto_policy::gate::Decision;
+use atto_protocol::ToolCall;
+use atto_tools::Tool;
+use serde_json::Value;
+
+/// What the gate and the approval prompt need to know about one call.
+pub(super) struct GateInput {
+    pub tool: String,
+    pub mutates: bool,
+    pub verdict: Option<Verdict>,
+    /// Workspace-relative target paths.
+    pub paths: Vec<String>,
+    /// Exactly what would happen, for the prompt.
+    pub subject: String,
+    pub command: Option<String>,
+}
+
+impl GateInput {
+    pub(super) fn of(
+        call: &ToolCall,
+        tool: &dyn Tool,
+        args: &Value,
+        workspace: &Path,
+    ) -> GateInput {
+        let command = args
+            .get("command")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let verdict =
+            (call.name == "bash").then(|| bash::classify(command.as_deref().unwrap_or("")));
+        // A patch names its files inside its text: rules and protected paths see them all.
+        let named: Vec<String> = match (call.name.as_str(), args.get("path")) {
+            ("apply_patch", _) => args
+                .get("input")
+                .and_then(Value::as_str)
+                .and_then(|input| atto_tools::patch_paths(input).ok())
+                .unwrap_or_default(),
+            (_, Some(Value::String(p))) => vec![p.clone()],
+            _ => Vec::new(),
+        };
+        let paths: Vec<String> = named.iter().map(|p| rule_path(workspace, p)).collect();
+        GateInput {
+            tool: call.name.clone(),
+            mutates: tool.mutates(args),
+            subject: subject(&call.name, args, command.as_deref()),
+            verdict,
+            paths,
+            command,
+        }
+    }
+
+    /// One line for the audit log.
+    pub(super) fn subject_line(&self) -> String {
+        match (&self.command, self.paths.first()) {
+            (Some(c), _) => c.clone(),
+            (None, Some(p)) => p.clone(),
+            (None, None) => String::new(),
+        }
+    }
+
+    /// The rule an "always allow" answer saves: this exact command or path.
+    pub(super) fn suggested_rule(&self) -> String {
+        match (&self.command, self.paths.first()) {
+            (Some(c), _) if self.tool == "bash" => format!("{}({})", self.tool, escape_glob(c)),
+            (_, Some(p)) => format!("{}({})", self.tool, escape_glob(p)),
+            _ => self.tool.clone(),
+        }
+    }
+}
+
+/// A path argument in the form rules use: workspace-relative when it leads inside the
+/// workspace, absolute when it leads outside (trust mode). Symlinks in existing parents
+/// are followed, so a link cannot disguise where a write lands.
+fn rule_path(workspace: &Path, path: &str) -> String {
+    let joined = workspace.join(path.trim());
+    let mut clean = PathBuf::new();
+    for part in joined.components() {
+        match part {
+            Component::ParentDir => {
+                clean.pop();
+            }
+            Component::CurDir => {}
+            other => clean.push(other),
+        }
+    }
+    let real = match (clean.parent(), clean.file_name()) {
+        (Some(parent), Some(name)) => parent
+            .canonicalize()
+            .map(|p| p.join(name))
+            .unwrap_or(clean.clone()),
+        _ => clean.clone(),
+    };
+    match real.strip_prefix(workspace) {
+        Ok(rel) if rel.as_os_str().is_empty() => ".".to_owned(),
+        Ok(rel) => rel.display().to_string(),
+        Err(_) => real.display().to_string(),
+    }
+}
+
+/// Exactly what a call would do, for the approval prompt: never hidden or shortened
+/// below what the user needs to judge it.
+pub(super) fn subject(tool: &str, args: &Value, command: Option<&str>) -> String {
+    let s = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or("");
+    match tool {
+        "bash" => command.unwrap_or("").to_owned(),
+        "write_file" => format!(
+            "write {} ({} bytes):\n{}",
+            s("path"),
+            s("content").len(),
+            s("content")
+        ),
+        "edit_file" => {
+            let mut out = format!("edit {}:", s("path"));
+            let mut pair = |old: &str, new: &str| {
+                for line in old.lines() {
+                    out.push_str(&format!("\n-{line}"));
+                }
+                for line in new.lines() {
+                    out.push_str(&format!("\n+{line}"));
+                }
+            };
+            match args.get("edits").and_then(Value::as_array) {
+                Some(edits) => {
+                    for e in edits {
+                        let get = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or("");
+                        pair(get("old_string"), get("new_string"));
+                    }
+                }
+                None => pair(s("old_string"), s("new_string")),
+            }
+            out
+        }
+        "delete_file" => format!("delete {}", s("path")),
+        _ => format!("{tool} {args}"),
+    }
+}
+
+/// Escapes glob metacharacters so a saved rule matches only this text.
+fn escape_glob(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '*' | '?' | '[' | ']' | '{' | '}' | '\\') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+pub(super) fn denial_message(tool: &str, d: &Decision) -> String {
+    let mut message = format!(
+        "policy refused this {tool} call ({}); it was not run.",
+        d.decided_by
+    );
+    if !d.reasons.is_empty() {
+        message.push_str(" Why: ");
+        message.push_str(&d.reasons.join("; "));
+        message.push('.');
+    }
+    if d.risk == "BLOCK" {
+        message.push_str(
+            " Commands judged BLOCK are refused in every mode but yolo; find a safer way to do \
+             this, or ask the user to run it themselves.",
+        );
+    } else {
+        message.push_str(" Do not retry it as is; try another way or ask the user.");
+    }
+    message
+}
