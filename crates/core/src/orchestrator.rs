@@ -184,6 +184,13 @@ impl Orchestrator<'_> {
             return Err(self.refused(call, ToolCallStatus::Error, message));
         };
         if let Some(message) = self.out_of_scope(call, &args) {
+            let target = args
+                .get("path")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("");
+            self.gate
+                .record_mode(call, target, "deny", "plan step files", "refused")
+                .await;
             return Err(self.refused(call, ToolCallStatus::Denied, message));
         }
         match self
