@@ -28,6 +28,8 @@ pub(crate) struct SessionCheckpoints {
     undone_to: Option<u32>,
     /// The snapshot holding each thread's files as this run left them.
     left: std::collections::HashMap<String, u32>,
+    /// The newest turn's first snapshot and its end-of-turn snapshot, as (turn, id).
+    turn_window: (Option<(u32, u32)>, Option<(u32, u32)>),
     /// The mutating calls since [`SessionCheckpoints::watch`], while a parallel plan step's calls run.
     watched: Option<Watched>,
 }
@@ -54,6 +56,7 @@ impl SessionCheckpoints {
             changed_turns: Vec::new(),
             undone_to: None,
             left: std::collections::HashMap::new(),
+            turn_window: (None, None),
             watched: None,
         }
     }
@@ -89,10 +92,11 @@ impl SessionCheckpoints {
                 watched.first = taken.as_ref().map(|snapshot| snapshot.id);
             }
         }
-        if taken.is_some() {
+        if let Some(snapshot) = &taken {
             self.last_turn = Some(turn);
             if first {
                 self.changed_turns.push(turn);
+                self.turn_window = (Some((turn, snapshot.id)), None);
             }
         }
         Ok(())
@@ -101,36 +105,30 @@ impl SessionCheckpoints {
     /// Records the workspace at the end of `turn` if the turn took a snapshot before a
     /// call: the end of its last call's window. Free when nothing changed since.
     pub(crate) async fn after_turn(&mut self, turn: u32) {
-        if self.last_turn == Some(turn) {
-            self.take(SnapshotLabel {
-                turn,
-                tool: None,
-                note: format!("end of turn {turn}"),
-            })
-            .await;
+        if self.last_turn == Some(turn)
+            && let Some(end) = self
+                .take(SnapshotLabel {
+                    turn,
+                    tool: None,
+                    note: format!("end of turn {turn}"),
+                })
+                .await
+        {
+            self.turn_window.1 = Some((turn, end.id));
         }
     }
 
-    /// Every path that changed between this session's first snapshot of `turn` and its
-    /// last (the end of the turn): what the turn's calls changed, commands included.
+    /// Every path that changed between this session's first snapshot of `turn` and the
+    /// one at its end: what the turn's calls changed, commands included. One git process
+    /// when something changed, none otherwise.
     pub(crate) async fn changed_in_turn(&self, turn: u32) -> Vec<String> {
-        let (Some(inner), Some(own)) = (self.inner.clone(), self.session()) else {
+        let (Some((start_turn, first)), Some((end_turn, last))) = self.turn_window else {
             return Vec::new();
         };
-        let listed = {
-            let inner = Arc::clone(&inner);
-            blocking(move || inner.list_for_session(&own, usize::MAX)).await
-        };
-        let ids: Vec<u32> = listed
-            .unwrap_or_default()
-            .iter()
-            .filter(|s| s.turn == turn)
-            .map(|s| s.id)
-            .collect();
-        let (Some(&first), Some(&last)) = (ids.iter().min(), ids.iter().max()) else {
+        let Some(inner) = self.inner.clone() else {
             return Vec::new();
         };
-        if first == last {
+        if start_turn != turn || end_turn != turn || first == last {
             return Vec::new();
         }
         blocking(move || inner.changed_between(first, last))
