@@ -12,6 +12,24 @@ pub(crate) const REF_FORMAT: &str =
     "%(refname:lstrip=3)%00%(objectname)%00%(tree)%00%(contents)%1e";
 
 /// The ref name of snapshot `id`.
+/// The highest snapshot id any process has claimed in the side repository at `side`, read
+/// from the ref files themselves (loose and packed) without a git process: where the next
+/// claim starts, so that writers rarely collide.
+pub(crate) fn highest_claimed(side: &std::path::Path) -> Option<u32> {
+    let id_of = |name: &str| name.parse::<u32>().ok();
+    let loose = std::fs::read_dir(side.join(REF_PREFIX.trim_end_matches('/')))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| id_of(e.file_name().to_str()?));
+    let packed_text = std::fs::read_to_string(side.join("packed-refs")).unwrap_or_default();
+    let packed = packed_text
+        .lines()
+        .filter_map(|l| l.split_once(' ')?.1.strip_prefix(REF_PREFIX))
+        .filter_map(id_of);
+    loose.chain(packed).max()
+}
+
 pub(crate) fn ref_name(id: u32) -> String {
     format!("{REF_PREFIX}{id:010}")
 }

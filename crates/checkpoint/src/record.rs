@@ -201,12 +201,12 @@ impl Checkpoints {
         // Ids passed over because a lock file on their ref outlived every retry: left behind
         // by a process that crashed mid-update, it would otherwise block that id for good.
         let mut skip = 0;
+        let mut collisions = 0u32;
         for _ in 0..CLAIM_TRIES {
-            let id = state
-                .entries()
-                .iter()
-                .map(|e| e.id)
-                .max()
+            // Above every id this handle knows and every ref on disk.
+            let known = state.entries().iter().map(|e| e.id).max();
+            let id = known
+                .max(meta::highest_claimed(self.git.side()))
                 .map_or(1, |n| n + 1)
                 + skip;
             match self
@@ -228,12 +228,21 @@ impl Checkpoints {
                     state.entries.get_or_insert_default().insert(0, entry);
                     return Ok(());
                 }
+                // Another process claimed that id: try the ones above it straight away,
+                // spread a little so that processes that collided once do not collide again.
+                // The list is read again only after a few misses (reading it costs a git
+                // process, and under many writers most of the claims).
                 Err(CheckpointError::GitFailed { command, stderr })
                     if stderr.contains("already exists") =>
                 {
                     last_error = Some(CheckpointError::GitFailed { command, stderr });
-                    skip = 0;
-                    self.reload(state)?;
+                    collisions += 1;
+                    if collisions % 4 == 0 {
+                        skip = 0;
+                        self.reload(state)?;
+                    } else {
+                        skip += 1 + fastrand::u32(0..2);
+                    }
                 }
                 Err(CheckpointError::GitFailed { command, stderr }) if is_lock_busy(&stderr) => {
                     last_error = Some(CheckpointError::GitFailed { command, stderr });
