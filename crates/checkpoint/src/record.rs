@@ -237,7 +237,7 @@ impl Checkpoints {
                 {
                     last_error = Some(CheckpointError::GitFailed { command, stderr });
                     collisions += 1;
-                    if collisions % 4 == 0 {
+                    if collisions.is_multiple_of(4) {
                         skip = 0;
                         self.reload(state)?;
                     } else {

@@ -193,3 +193,22 @@ pub fn line_session(env: &Env, lines: &str) -> String {
         lines,
     ))
 }
+
+/// The tool results atto sent in request `n` of the scripted server (chat wire).
+pub fn tool_results(env: &Env, n: usize) -> Vec<String> {
+    env.requests()[n].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// A reply that writes "x" to `path`.
+pub fn writes(path: &str) -> Reply {
+    calls(vec![call(
+        "write_file",
+        serde_json::json!({"path": path, "content": "x\n"}),
+    )])
+}

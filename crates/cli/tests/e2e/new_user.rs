@@ -159,12 +159,7 @@ fn each_command_lists_only_the_options_it_takes() {
 #[test]
 fn a_resumed_session_keeps_its_agent_mode_and_a_stricter_permission() {
     let mut env = Env::new();
-    let write = |path: &str| {
-        crate::common::calls(vec![crate::common::call(
-            "write_file",
-            serde_json::json!({"path": path, "content": "x\n"}),
-        )])
-    };
+    let write = crate::common::writes;
     env.serve(Script {
         replies: vec![
             write("a.txt"),
@@ -298,12 +293,7 @@ fn a_command_that_fails_shows_its_exit_status_not_ok() {
 #[test]
 fn undo_stays_in_its_session_and_a_second_undo_goes_further_back() {
     let mut env = Env::new();
-    let write = |path: &str| {
-        crate::common::calls(vec![crate::common::call(
-            "write_file",
-            serde_json::json!({"path": path, "content": "x\n"}),
-        )])
-    };
+    let write = crate::common::writes;
     env.serve(Script {
         replies: vec![
             write("a.txt"),
@@ -355,12 +345,7 @@ fn undo_stays_in_its_session_and_a_second_undo_goes_further_back() {
 #[test]
 fn undo_puts_back_only_what_its_own_turn_changed() {
     let mut env = Env::new();
-    let write = |path: &str| {
-        crate::common::calls(vec![crate::common::call(
-            "write_file",
-            serde_json::json!({"path": path, "content": "x\n"}),
-        )])
-    };
+    let write = crate::common::writes;
     env.serve(Script {
         replies: vec![
             write("mine.txt"),

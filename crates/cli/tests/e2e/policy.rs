@@ -7,7 +7,7 @@ use std::process::Stdio;
 use atto_testkit::{Reply, Script, ScriptToolCall};
 use serde_json::{Value, json};
 
-use crate::common::{Env, events, of_type, stderr};
+use crate::common::{Env, events, of_type, stderr, tool_results};
 
 fn call(name: &str, arguments: Value) -> Reply {
     Reply {
@@ -22,21 +22,7 @@ fn call(name: &str, arguments: Value) -> Reply {
 }
 
 fn script(replies: Vec<Reply>) -> Script {
-    Script {
-        replies,
-        ..Script::default()
-    }
-}
-
-/// The tool results atto sent in request `n` (chat wire).
-fn tool_results(env: &Env, n: usize) -> Vec<String> {
-    env.requests()[n].body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap().to_owned())
-        .collect()
+    Script::new(replies)
 }
 
 #[test]

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use atto_testkit::{Reply, Script};
 use serde_json::{Value, json};
 
-use crate::common::{Env, call, calls, events, of_type, stderr};
+use crate::common::{Env, call, calls, events, of_type, stderr, tool_results};
 
 /// Kills process `pid` after `secs`, so a run that would hang fails instead of
 /// stalling the suite.
@@ -23,21 +23,7 @@ fn watchdog(pid: u32, secs: u64) {
 }
 
 fn script(replies: Vec<Reply>) -> Script {
-    Script {
-        replies,
-        ..Script::default()
-    }
-}
-
-/// The tool results atto sent in request `n` (chat wire).
-fn tool_results(env: &Env, n: usize) -> Vec<String> {
-    env.requests()[n].body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap().to_owned())
-        .collect()
+    Script::new(replies)
 }
 
 #[test]
