@@ -28,10 +28,17 @@ pub(crate) struct SessionCheckpoints {
     undone_to: Option<u32>,
     /// The snapshot holding each thread's files as this run left them.
     left: std::collections::HashMap<String, u32>,
-    /// The newest turn's first snapshot and its end-of-turn snapshot, as (turn, id).
-    turn_window: (Option<(u32, u32)>, Option<(u32, u32)>),
+    /// The newest turn's first snapshot and its end-of-turn snapshot.
+    turn_window: TurnWindow,
     /// The mutating calls since [`SessionCheckpoints::watch`], while a parallel plan step's calls run.
     watched: Option<Watched>,
+}
+
+/// A turn's first snapshot and the one at its end, each as (turn, id).
+#[derive(Debug, Default, Clone, Copy)]
+struct TurnWindow {
+    start: Option<(u32, u32)>,
+    end: Option<(u32, u32)>,
 }
 
 /// What the keeper saw of the mutating calls of one parallel step's reply.
@@ -56,7 +63,7 @@ impl SessionCheckpoints {
             changed_turns: Vec::new(),
             undone_to: None,
             left: std::collections::HashMap::new(),
-            turn_window: (None, None),
+            turn_window: TurnWindow::default(),
             watched: None,
         }
     }
@@ -96,7 +103,10 @@ impl SessionCheckpoints {
             self.last_turn = Some(turn);
             if first {
                 self.changed_turns.push(turn);
-                self.turn_window = (Some((turn, snapshot.id)), None);
+                self.turn_window = TurnWindow {
+                    start: Some((turn, snapshot.id)),
+                    end: None,
+                };
             }
         }
         Ok(())
@@ -114,7 +124,7 @@ impl SessionCheckpoints {
                 })
                 .await
         {
-            self.turn_window.1 = Some((turn, end.id));
+            self.turn_window.end = Some((turn, end.id));
         }
     }
 
@@ -122,7 +132,9 @@ impl SessionCheckpoints {
     /// one at its end: what the turn's calls changed, commands included. One git process
     /// when something changed, none otherwise.
     pub(crate) async fn changed_in_turn(&self, turn: u32) -> Vec<String> {
-        let (Some((start_turn, first)), Some((end_turn, last))) = self.turn_window else {
+        let (Some((start_turn, first)), Some((end_turn, last))) =
+            (self.turn_window.start, self.turn_window.end)
+        else {
             return Vec::new();
         };
         let Some(inner) = self.inner.clone() else {
