@@ -89,12 +89,15 @@ fn a_tool_call_cut_by_the_output_limit_is_not_run_and_does_not_wedge_the_session
             "{wire}: a cut call must not run: {}",
             transcript(&out)
         );
-        // The next request is one the server accepts: no retries, no transient failure.
-        assert!(
-            of_type(&evs, "retry").is_empty(),
-            "{wire}: {}",
-            transcript(&out)
-        );
+        // The next request is one the server accepts: the server never refuses it (the
+        // wedge was an HTTP 500 for the cut call's JSON, retried until exit 75). A retry
+        // because the server closed an idle kept-alive connection is the transport's, not
+        // a refusal, and may happen on any run.
+        let refused: Vec<_> = of_type(&evs, "retry")
+            .into_iter()
+            .filter(|r| r["reason"].as_str().is_some_and(|why| why.contains("HTTP")))
+            .collect();
+        assert!(refused.is_empty(), "{wire}: {}", transcript(&out));
         let code = out.status.code();
         assert!(
             code == Some(0) || code == Some(1),
