@@ -1,8 +1,10 @@
 //! Helpers shared by the sandbox tests: temp dirs, preparing a sandbox (or asserting the
 //! kernel honestly has none), and running a script sandboxed or not.
 
-// Each test binary uses a different part of this module.
-#![allow(dead_code)]
+#![allow(
+    dead_code,
+    reason = "each test binary of this crate uses a different part of this module"
+)]
 
 use std::path::{Path, PathBuf};
 
