@@ -6,11 +6,10 @@ use atto_core::present;
 use atto_protocol::{EVENT_SCHEMA, EVENT_SCHEMA_VERSION, Event, FinalResult, ToolCallStatus};
 use serde_json::Value;
 
-mod clean;
 mod effort;
 mod planner;
 
-pub use clean::{Clean, visible};
+use atto_core::clean::{Clean, visible};
 
 /// Lines of a tool's output shown under its call.
 const SUMMARY_LINES: usize = 3;

@@ -8,6 +8,7 @@
 
 mod audit;
 mod checkpoints;
+pub mod clean;
 pub mod commands;
 pub mod complexity;
 mod correction;

@@ -206,20 +206,11 @@ fn without_mount_namespaces_the_gap_is_reported_and_nothing_runs_unprotected() {
         eprintln!("SKIPPED: no Landlock on this kernel");
         return;
     }
-    if std::env::var_os(NESTED_ENV).is_none() {
-        // Restricting this process would affect the other tests: do it in a copy.
-        let out = std::process::Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "without_mount_namespaces_the_gap_is_reported_and_nothing_runs_unprotected",
-                "--nocapture",
-            ])
-            .env(NESTED_ENV, "1")
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout).into_owned()
-            + &String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "{text}");
+    // Restricting this process would affect the other tests: do it in a copy.
+    if let Some(text) = common::in_a_copy(
+        "without_mount_namespaces_the_gap_is_reported_and_nothing_runs_unprotected",
+        NESTED_ENV,
+    ) {
         assert!(text.contains("checked without mounts"), "{text}");
         return;
     }

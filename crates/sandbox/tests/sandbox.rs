@@ -213,20 +213,8 @@ fn refused_restriction_stops_the_command() {
         eprintln!("SKIPPED: no Landlock on this kernel");
         return;
     }
-    if std::env::var_os(NESTED_ENV).is_none() {
-        // Restricting this process would affect the other tests: do it in a copy.
-        let out = std::process::Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "refused_restriction_stops_the_command",
-                "--nocapture",
-            ])
-            .env(NESTED_ENV, "1")
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout).into_owned()
-            + &String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "{text}");
+    // Restricting this process would affect the other tests: do it in a copy.
+    if let Some(text) = common::in_a_copy("refused_restriction_stops_the_command", NESTED_ENV) {
         assert!(text.contains("spawn refused:"), "{text}");
         return;
     }

@@ -21,15 +21,11 @@ fn call(name: &str, arguments: Value) -> Reply {
     }
 }
 
-fn script(replies: Vec<Reply>) -> Script {
-    Script::new(replies)
-}
-
 #[test]
 fn interactive_warn_asks_and_always_creates_a_grant() {
     let mut env = Env::new();
     let cmd = "python3 -c 'print(40 + 2)'";
-    env.serve(script(vec![
+    env.serve(Script::new(vec![
         call("bash", json!({"command": cmd})),
         call("bash", json!({"command": cmd})),
         Reply::text("done"),
@@ -89,7 +85,7 @@ fn interactive_warn_asks_and_always_creates_a_grant() {
 fn strict_mode_asks_before_a_read_and_headless_denies() {
     let mut env = Env::new();
     env.write("secret.txt", "top secret\n");
-    env.serve(script(vec![
+    env.serve(Script::new(vec![
         call("read_file", json!({"path": "secret.txt"})),
         Reply::text("could not read"),
     ]));
@@ -118,7 +114,7 @@ fn strict_mode_asks_before_a_read_and_headless_denies() {
 fn block_is_refused_in_every_mode_but_yolo_and_the_model_is_told_why() {
     for mode in ["strict", "interactive", "auto-safe"] {
         let mut env = Env::new();
-        env.serve(script(vec![
+        env.serve(Script::new(vec![
             call("bash", json!({"command": "rm -rf / --no-preserve-root"})),
             Reply::text("ok"),
         ]));
@@ -147,7 +143,7 @@ fn file_tools_cannot_escape_the_workspace() {
     let mut env = Env::new();
     let outside = env.dir.path().join("outside.txt");
     std::os::unix::fs::symlink(env.dir.path(), env.repo().join("link")).unwrap();
-    env.serve(script(vec![
+    env.serve(Script::new(vec![
         call(
             "write_file",
             json!({"path": "../outside.txt", "content": "x"}),
@@ -179,7 +175,7 @@ fn sandboxed_commands_write_inside_only() {
     let mut env = Env::new();
     let outside = env.dir.path().join("outside-marker");
     let touch_outside = format!("bash -c 'touch {}'", outside.display());
-    env.serve(script(vec![
+    env.serve(Script::new(vec![
         call("bash", json!({"command": touch_outside})),
         call("bash", json!({"command": "touch ./inside"})),
         Reply::text("ok"),
@@ -199,7 +195,7 @@ fn sandboxed_commands_write_inside_only() {
 fn grants_are_listed_and_revoked_from_the_plain_session() {
     let mut env = Env::new();
     let cmd = "python3 -c 'print(7)'";
-    env.serve(script(vec![
+    env.serve(Script::new(vec![
         call("bash", json!({"command": cmd})),
         Reply::text("ran it"),
     ]));
@@ -238,7 +234,7 @@ fn trust_lets_file_tools_leave_the_workspace() {
     let mut env = Env::new();
     let outside = env.dir.path().join("notes.txt");
     std::fs::write(&outside, "outside notes\n").unwrap();
-    env.serve(script(vec![
+    env.serve(Script::new(vec![
         call("read_file", json!({"path": "../notes.txt"})),
         Reply::text("read it"),
     ]));

@@ -102,3 +102,21 @@ pub fn uid() -> u32 {
     use std::os::unix::fs::MetadataExt;
     std::fs::metadata("/proc/self").unwrap().uid()
 }
+
+/// Runs test `name` again in a copy of this test process with `env` set, for tests that
+/// restrict the process they run in (which would affect the other tests). In the copy:
+/// `None`, go on with the test. Here: `Some` with what the copy printed, once it passed.
+pub fn in_a_copy(name: &str, env: &str) -> Option<String> {
+    if std::env::var_os(env).is_some() {
+        return None;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", name, "--nocapture"])
+        .env(env, "1")
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}");
+    Some(text)
+}

@@ -2,7 +2,8 @@
 //!
 //! `sanitize` makes model and tool text safe to put on the screen: ANSI escape sequences
 //! and control characters are removed (a tool cannot move the cursor or recolour the
-//! terminal), tabs become spaces and bidi overrides are dropped. `wrap` breaks styled text
+//! terminal), tabs become spaces and bidi overrides are dropped — core's `clean`, which the
+//! line session uses too. `wrap` breaks styled text
 //! into lines of a given display width, so heights are known before drawing and only the
 //! visible slice is handed to ratatui.
 
@@ -15,63 +16,12 @@ use unicode_width::UnicodeWidthChar;
 /// Columns a tab becomes.
 const TAB: &str = "    ";
 
-/// Removes escape sequences and control characters; tabs become spaces, `\r\n` becomes
-/// `\n`, a lone `\r` is dropped. Newlines are kept. U+FFFD passes through.
+/// Removes escape sequences and control characters (`atto_core::clean::strip`, shared
+/// with the line session); tabs become spaces. Newlines are kept. U+FFFD passes through.
 pub fn sanitize(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(needs_cleaning) {
-        return Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\n' => out.push('\n'),
-            '\t' => out.push_str(TAB),
-            '\u{1b}' => skip_escape(&mut chars),
-            // 8-bit CSI: the rest of the sequence is parameters and a final byte.
-            '\u{9b}' => skip_csi(&mut chars),
-            c if needs_cleaning(c) => {}
-            c => out.push(c),
-        }
-    }
-    Cow::Owned(out)
-}
-
-fn needs_cleaning(c: char) -> bool {
-    (c.is_control() && c != '\n')
-        || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}')
-}
-
-fn skip_escape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
-    match chars.next() {
-        Some('[') => skip_csi(chars),
-        // OSC, DCS, SOS, PM, APC: up to BEL or ST (ESC \).
-        Some(']' | 'P' | 'X' | '^' | '_') => {
-            while let Some(c) = chars.next() {
-                if c == '\u{7}' {
-                    break;
-                }
-                if c == '\u{1b}' {
-                    if chars.peek() == Some(&'\\') {
-                        chars.next();
-                    }
-                    break;
-                }
-            }
-        }
-        // Character-set selection takes one more byte.
-        Some('(' | ')' | '*' | '+' | '#' | '%') => {
-            chars.next();
-        }
-        _ => {}
-    }
-}
-
-fn skip_csi(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) {
-    for c in chars.by_ref() {
-        if ('\u{40}'..='\u{7e}').contains(&c) {
-            break;
-        }
+    match atto_core::clean::strip(text) {
+        Cow::Borrowed(t) if !t.contains('\t') => Cow::Borrowed(t),
+        cleaned => Cow::Owned(cleaned.replace('\t', TAB)),
     }
 }
 

@@ -1,12 +1,14 @@
-//! Terminal hygiene for the line session and text output: nothing the model, a tool or a
-//! command prints can move the cursor, recolour the terminal, rewrite a line with a
-//! carriage return or reorder text with bidi overrides.
+//! Terminal hygiene shared by every front end: nothing the model, a tool or a command
+//! prints can move the cursor, recolour the terminal, rewrite a line with a carriage
+//! return or reorder text with bidi overrides.
 //!
 //! Owns: a writer that drops escape sequences and control characters from everything
 //! written through it, even when a sequence is split across writes (streamed deltas);
-//! and [`visible`], which shows such characters instead of dropping them, for approval
-//! prompts where hiding part of a command would be worse than showing odd glyphs.
+//! [`strip`], the same for one string; and [`visible`], which shows such characters
+//! instead of dropping them, for approval prompts where hiding part of a command would be
+//! worse than showing odd glyphs.
 
+use std::borrow::Cow;
 use std::io::{self, Write};
 
 /// Where the escape-sequence parser is.
@@ -45,8 +47,7 @@ impl<W: Write> Clean<W> {
         }
     }
 
-    /// The writer underneath (tests read what reached it).
-    #[cfg(test)]
+    /// The writer underneath.
     pub fn into_inner(self) -> W {
         self.inner
     }
@@ -143,6 +144,18 @@ impl<W: Write> Clean<W> {
     }
 }
 
+/// `text` without escape sequences and control characters (newlines and tabs stay; `\r\n`
+/// becomes `\n`, a lone `\r` goes); borrowed when there is nothing to remove.
+pub fn strip(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(is_hidden) {
+        return Cow::Borrowed(text);
+    }
+    let mut clean = Clean::new(Vec::with_capacity(text.len()));
+    // Writing into a Vec cannot fail.
+    let _ = clean.write_all(text.as_bytes());
+    Cow::Owned(String::from_utf8(clean.into_inner()).unwrap_or_default())
+}
+
 /// Characters that must not reach the terminal as they are: controls (but newline and
 /// tab) and the bidi controls that can reorder what a line shows.
 fn is_hidden(c: char) -> bool {
@@ -174,7 +187,7 @@ pub fn visible(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{Clean, visible};
+    use super::{Clean, strip, visible};
     use std::io::Write;
 
     fn clean(chunks: &[&[u8]]) -> String {
@@ -210,6 +223,13 @@ mod tests {
         for (chunks, want) in cases {
             assert_eq!(clean(chunks), *want, "{chunks:?}");
         }
+    }
+
+    #[test]
+    fn one_string_is_cleaned_the_same_way() {
+        assert_eq!(strip("plain\tline\n"), "plain\tline\n");
+        assert!(matches!(strip("plain"), std::borrow::Cow::Borrowed(_)));
+        assert_eq!(strip("\u{1b}[31mred\u{1b}[0m\r\nnext\rx"), "red\nnextx");
     }
 
     #[test]
