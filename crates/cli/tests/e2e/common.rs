@@ -101,6 +101,16 @@ impl Env {
         }
     }
 
+    /// `atto exec <flags> --base-url <chat wire> --model m <task>` against the
+    /// scripted server.
+    pub fn exec_with(&self, flags: &[&str], task: &str) -> Command {
+        let mut cmd = self.atto();
+        cmd.arg("exec")
+            .args(flags)
+            .args(["--base-url", &self.base("chat"), "--model", "m", task]);
+        cmd
+    }
+
     /// `atto exec --permission auto-safe --output-format stream-json` against the
     /// scripted server with `wire`.
     pub fn exec(&self, wire: &str, task: &str) -> Output {

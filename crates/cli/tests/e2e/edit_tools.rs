@@ -56,18 +56,7 @@ fn apply_patch_is_offered_to_models_trained_on_it_or_by_config() {
         "apply_patch = true\n",
     )
     .unwrap();
-    let out = env
-        .atto()
-        .args([
-            "exec",
-            "--base-url",
-            &env.base("chat"),
-            "--model",
-            "m",
-            "hi",
-        ])
-        .output()
-        .unwrap();
+    let out = env.exec_with(&[], "hi").output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(offered(&env, 2).contains(&"apply_patch".to_owned()));
 }
@@ -90,9 +79,10 @@ fn a_patch_applies_across_files_and_in_plan_mode_waits_for_approval() {
     ]));
     // Plan mode: queued, nothing on disk, the plan names both files.
     let out = env
-        .atto()
-        .args(["exec", "--mode", "plan", "--output-format", "stream-json"])
-        .args(["--base-url", &env.base("chat"), "--model", "m", "patch it"])
+        .exec_with(
+            &["--mode", "plan", "--output-format", "stream-json"],
+            "patch it",
+        )
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));

@@ -38,12 +38,7 @@ fn review_and_debug_modes_offer_only_the_tools_they_allow() {
             replies: vec![Reply::text("ok")],
             ..Script::default()
         });
-        let out = env
-            .atto()
-            .args(["exec", "--mode", mode])
-            .args(["--base-url", &env.base("chat"), "--model", "m", "look"])
-            .output()
-            .unwrap();
+        let out = env.exec_with(&["--mode", mode], "look").output().unwrap();
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
         let tools = offered(&env, 0);
         for name in must {
@@ -69,18 +64,7 @@ fn a_project_config_that_loosens_permissions_is_named_once() {
         replies: vec![Reply::text("ok")],
         ..Script::default()
     });
-    let out = env
-        .atto()
-        .args([
-            "exec",
-            "--base-url",
-            &env.base("chat"),
-            "--model",
-            "m",
-            "hi",
-        ])
-        .output()
-        .unwrap();
+    let out = env.exec_with(&[], "hi").output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let err = stderr(&out);
     assert_eq!(
@@ -170,9 +154,7 @@ fn a_resumed_session_keeps_its_agent_mode_and_a_stricter_permission() {
         ..Script::default()
     });
     let first = env
-        .atto()
-        .args(["exec", "--mode", "plan", "--permission", "strict"])
-        .args(["--base-url", &env.base("chat"), "--model", "m", "plan a"])
+        .exec_with(&["--mode", "plan", "--permission", "strict"], "plan a")
         .output()
         .unwrap();
     assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));

@@ -119,10 +119,17 @@ fn block_is_refused_in_every_mode_but_yolo_and_the_model_is_told_why() {
             Reply::text("ok"),
         ]));
         let out = env
-            .atto()
-            .args(["exec", "--permission", mode, "--on-ask", "allow"])
-            .args(["--output-format", "stream-json"])
-            .args(["--base-url", &env.base("chat"), "--model", "m", "clean up"])
+            .exec_with(
+                &[
+                    "--permission",
+                    mode,
+                    "--on-ask",
+                    "allow",
+                    "--output-format",
+                    "stream-json",
+                ],
+                "clean up",
+            )
             .output()
             .unwrap();
         assert_eq!(out.status.code(), Some(0), "{mode}: {}", stderr(&out));

@@ -216,16 +216,7 @@ fn threads_branch_switch_and_roll_back_without_touching_the_original() {
 
     // Resume continues in the current thread (main), whose history is unchanged.
     let out = env
-        .atto()
-        .args([
-            "exec",
-            "--continue",
-            "--base-url",
-            &env.base("chat"),
-            "--model",
-            "m",
-            "main again",
-        ])
+        .exec_with(&["--continue"], "main again")
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));

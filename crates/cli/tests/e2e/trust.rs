@@ -113,10 +113,17 @@ fn on_ask_allow_never_approves_running_without_the_sandbox() {
         Reply::text("ok"),
     ]));
     let out = env
-        .atto()
-        .args(["exec", "--permission", "auto-safe", "--on-ask", "allow"])
-        .args(["--output-format", "stream-json"])
-        .args(["--base-url", &env.base("chat"), "--model", "m", "touch it"])
+        .exec_with(
+            &[
+                "--permission",
+                "auto-safe",
+                "--on-ask",
+                "allow",
+                "--output-format",
+                "stream-json",
+            ],
+            "touch it",
+        )
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -319,9 +326,10 @@ fn plan_mode_never_reads_outside_the_workspace_to_queue_an_edit() {
         Reply::text("ok"),
     ]));
     let out = env
-        .atto()
-        .args(["exec", "--mode", "plan", "--output-format", "stream-json"])
-        .args(["--base-url", &env.base("chat"), "--model", "m", "edit them"])
+        .exec_with(
+            &["--mode", "plan", "--output-format", "stream-json"],
+            "edit them",
+        )
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -354,10 +362,19 @@ fn in_strict_mode_planning_an_edit_asks_for_the_read_first() {
         Reply::text("ok"),
     ]));
     let out = env
-        .atto()
-        .args(["exec", "--mode", "plan", "--permission", "strict"])
-        .args(["--on-ask", "deny", "--output-format", "stream-json"])
-        .args(["--base-url", &env.base("chat"), "--model", "m", "edit"])
+        .exec_with(
+            &[
+                "--mode",
+                "plan",
+                "--permission",
+                "strict",
+                "--on-ask",
+                "deny",
+                "--output-format",
+                "stream-json",
+            ],
+            "edit",
+        )
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -453,9 +470,7 @@ fn a_write_does_not_run_while_the_database_cannot_record_it() {
         .unwrap();
     assert_eq!(ready.trim(), "locked");
     let out = env
-        .atto()
-        .args(["exec", "--permission", "auto-safe"])
-        .args(["--base-url", &env.base("chat"), "--model", "m", "write it"])
+        .exec_with(&["--permission", "auto-safe"], "write it")
         .output()
         .unwrap();
     let _ = holder.kill();
