@@ -31,6 +31,9 @@ pub struct Config {
     /// Per-turn limits.
     #[serde(default)]
     pub limits: LimitsConfig,
+    /// Subagent budgets and bounds, and the session-wide caps.
+    #[serde(default)]
+    pub subagents: SubagentsConfig,
     /// Retry behaviour for model calls.
     #[serde(default)]
     pub retry: RetryConfig,
@@ -136,6 +139,30 @@ pub struct LimitsConfig {
     pub max_tokens: Option<u64>,
     pub max_duration_secs: Option<u64>,
     pub max_output_tokens: Option<u32>,
+}
+
+/// `[subagents]`: the seed's defaults unless set.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SubagentsConfig {
+    /// A child's share of its parent's remaining tokens (0.15).
+    pub fraction: Option<f64>,
+    /// Least tokens a child gets (50000).
+    pub min_tokens: Option<u64>,
+    /// Most tokens a child gets (200000).
+    pub max_tokens: Option<u64>,
+    /// Model calls a child may make (30).
+    pub max_iterations: Option<u32>,
+    /// A child's wall time in seconds (300).
+    pub timeout_secs: Option<u64>,
+    /// How deep subagents nest (3).
+    pub max_depth: Option<u32>,
+    /// Subagents running at once, 1-20 (8).
+    pub max_running: Option<u32>,
+    /// Tokens the whole session may use, subagents included.
+    pub max_budget_tokens: Option<u64>,
+    /// US dollars the whole session may spend, subagents included.
+    pub max_budget_usd: Option<f64>,
 }
 
 /// `[retry]`

@@ -112,6 +112,7 @@ pub async fn run(args: DemoArgs, wire: Option<Wire>) -> Result<ExitCode, Failure
         mode: Some(atto_protocol::AgentMode::Build),
         unsandboxed_commands: Vec::new(),
         debug: false,
+        budget: setup::BudgetFlags::default(),
     })?;
     let prompt = "greet.py crashes when I run it. Fix it and check that it works.";
     println!("> {prompt}");

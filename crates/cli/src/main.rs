@@ -99,6 +99,17 @@ pub struct GlobalArgs {
     /// Resume the most recent session of this workspace.
     #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
     pub continue_latest: bool,
+    /// Tokens the whole session may use, its subagents included; no model call that
+    /// could cross it is sent.
+    #[arg(long, value_name = "N")]
+    pub max_budget_tokens: Option<u64>,
+    /// US dollars the whole session may spend, its subagents included (needs models
+    /// with a known price).
+    #[arg(long, value_name = "USD")]
+    pub max_budget_usd: Option<f64>,
+    /// Subagents running at once (1-20).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=20))]
+    pub max_subagents: Option<u32>,
 }
 
 impl GlobalArgs {
@@ -122,6 +133,9 @@ impl GlobalArgs {
         self.trust |= sub.trust;
         self.debug |= sub.debug;
         self.continue_latest |= sub.continue_latest;
+        self.max_budget_tokens = sub.max_budget_tokens.or(self.max_budget_tokens);
+        self.max_budget_usd = sub.max_budget_usd.or(self.max_budget_usd);
+        self.max_subagents = sub.max_subagents.or(self.max_subagents);
     }
 
     /// Which saved session to resume, if any. A bare `-r` (the picker) is an error here:
@@ -151,6 +165,14 @@ impl GlobalArgs {
     /// The agent mode asked for (build by default).
     fn agent_mode(&self) -> AgentMode {
         self.mode.map_or(AgentMode::Build, |(mode, _)| mode)
+    }
+
+    fn budget_flags(&self) -> setup::BudgetFlags {
+        setup::BudgetFlags {
+            max_budget_tokens: self.max_budget_tokens,
+            max_budget_usd: self.max_budget_usd,
+            max_subagents: self.max_subagents,
+        }
     }
 
     fn permission_flags(&self) -> PermissionFlags {
@@ -340,6 +362,7 @@ fn run(mut cli: Cli) -> Result<ExitCode, Failure> {
                     mode: cli.global.mode.map(|(mode, _)| mode),
                     unsandboxed_commands: args.allow_unsandboxed.clone(),
                     debug: cli.global.debug,
+                    budget: cli.global.budget_flags(),
                 })?;
                 let options = exec::RunOptions {
                     format: args.output_format,
@@ -379,6 +402,7 @@ fn run(mut cli: Cli) -> Result<ExitCode, Failure> {
                     mode: cli.global.mode.map(|(mode, _)| mode),
                     unsandboxed_commands: Vec::new(),
                     debug: cli.global.debug,
+                    budget: cli.global.budget_flags(),
                 })?;
                 Ok(repl::run(handle, cli.prompt, trust, mode, cli.output_format).await)
             })

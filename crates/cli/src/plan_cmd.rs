@@ -122,6 +122,7 @@ pub fn run(args: PlanArgs, global: &GlobalArgs) -> Result<ExitCode, Failure> {
                 mode: Some(AgentMode::Plan),
                 unsandboxed_commands: Vec::new(),
                 debug: false,
+                budget: setup::BudgetFlags::default(),
             },
             client,
         )?;

@@ -6,6 +6,7 @@ use atto_core::present;
 use atto_protocol::{EVENT_SCHEMA, EVENT_SCHEMA_VERSION, Event, FinalResult, ToolCallStatus};
 use serde_json::Value;
 
+mod agents;
 mod effort;
 mod planner;
 
@@ -92,6 +93,12 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
             | Event::TurnCompleted { .. }
             | Event::ModeChanged { .. } => {
                 self.write_status(event)?;
+            }
+            Event::SubagentStarted { .. }
+            | Event::SubagentProgress { .. }
+            | Event::SubagentFinished { .. }
+            | Event::SubagentList { .. } => {
+                self.write_agents(event)?;
             }
             Event::SessionStarted { .. }
             | Event::TurnStarted { .. }
@@ -198,6 +205,15 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
                 self.end_text_line()?;
                 // Shown, never obeyed: a carriage return or an escape sequence must not
                 // hide part of what would run.
+                if let Some(agent) = &request.subagent {
+                    writeln!(
+                        self.progress,
+                        "subagent {} ({}: {}) asks:",
+                        agents::short(&agent.id),
+                        agent.role.as_str(),
+                        visible(&agent.task)
+                    )?;
+                }
                 writeln!(
                     self.progress,
                     "approval needed: {} [{}]{}\n{}",

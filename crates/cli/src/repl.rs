@@ -378,6 +378,7 @@ mod tests {
             reasons: Vec::new(),
             suggested_rule: "bash(x)".into(),
             unsandboxed,
+            subagent: None,
         }
     }
 

@@ -43,6 +43,14 @@ pub struct LimitFlags {
     pub max_duration_secs: Option<u64>,
 }
 
+/// The session-wide caps and the subagent limit from the command line.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BudgetFlags {
+    pub max_budget_tokens: Option<u64>,
+    pub max_budget_usd: Option<f64>,
+    pub max_subagents: Option<u32>,
+}
+
 /// The workspace root: `--workspace`, else the nearest ancestor of the current directory
 /// holding `.git`, else the current directory. Returned canonical.
 pub fn workspace(flag: Option<&Path>) -> Result<(PathBuf, PathBuf), SetupError> {
@@ -97,6 +105,8 @@ pub struct Launch<'a> {
     pub unsandboxed_commands: Vec<String>,
     /// `--debug`: write the wire log.
     pub debug: bool,
+    /// `--max-budget-tokens`, `--max-budget-usd`, `--max-subagents`.
+    pub budget: BudgetFlags,
 }
 
 /// The wire log of this run, when `--debug` or `ATTO_LOG=debug` asked for one: where a
@@ -145,9 +155,16 @@ pub fn start(launch: Launch<'_>) -> Result<(AgentHandle, String), SetupError> {
         wire_log: wire_log(launch.debug),
         ..ClientOptions::default()
     };
-    let client =
-        atto_llm::connect(launch.provider, options).map_err(|e| SetupError::fix(e.to_string()))?;
-    start_with_client(launch, client)
+    let client = atto_llm::connect(launch.provider, options.clone())
+        .map_err(|e| SetupError::fix(e.to_string()))?;
+    // Subagents may name another model of the same provider.
+    let provider = launch.provider.clone();
+    let connect: atto_core::subagents::Connector = std::sync::Arc::new(move |model: &str| {
+        let mut other = provider.clone();
+        model.clone_into(&mut other.model);
+        atto_llm::connect(&other, options.clone()).map_err(|e| e.to_string())
+    });
+    start_connected(launch, client, Some(connect))
 }
 
 /// Starts the session with `client` instead of connecting to `launch.provider`: for
@@ -155,6 +172,14 @@ pub fn start(launch: Launch<'_>) -> Result<(AgentHandle, String), SetupError> {
 pub fn start_with_client(
     launch: Launch<'_>,
     client: std::sync::Arc<dyn atto_llm::ModelClient>,
+) -> Result<(AgentHandle, String), SetupError> {
+    start_connected(launch, client, None)
+}
+
+fn start_connected(
+    launch: Launch<'_>,
+    client: std::sync::Arc<dyn atto_llm::ModelClient>,
+    connect: Option<atto_core::subagents::Connector>,
 ) -> Result<(AgentHandle, String), SetupError> {
     let project =
         ProjectConfig::load(&launch.workspace).map_err(|e| SetupError::fix(e.to_string()))?;
@@ -215,6 +240,7 @@ pub fn start_with_client(
     };
     let checkpoints = checkpoints(&launch.workspace, &session_id);
     let model = client.info().model.clone();
+    let subagents = subagent_settings(&launch, connect)?;
     let handle = spawn_session(SessionOptions {
         permission,
         grants,
@@ -249,6 +275,7 @@ pub fn start_with_client(
             .collect(),
         start_notices,
         sandbox_off_reason,
+        subagents,
     });
     Ok((handle, session_id))
 }
@@ -277,6 +304,61 @@ fn checkpoints(
             None
         }
     }
+}
+
+/// Subagent settings from the config and flags over the seed's defaults, with the custom
+/// agents of the project and the user.
+fn subagent_settings(
+    launch: &Launch<'_>,
+    connect: Option<atto_core::subagents::Connector>,
+) -> Result<atto_core::subagents::SubagentSettings, SetupError> {
+    use atto_core::subagents::{SubagentSettings, budget, defs};
+    let c = &launch.config.subagents;
+    let flags = launch.budget;
+    let mut s = SubagentSettings::default();
+    if let Some(f) = c.fraction {
+        if !(f > 0.0 && f <= 1.0) {
+            return Err(SetupError::fix(format!(
+                "[subagents] fraction must be above 0 and at most 1, not {f}"
+            )));
+        }
+        s.share.fraction = f;
+    }
+    s.share.min = c.min_tokens.unwrap_or(s.share.min);
+    s.share.max = c.max_tokens.unwrap_or(s.share.max).max(s.share.min);
+    s.max_iterations = c.max_iterations.unwrap_or(s.max_iterations).max(1);
+    if let Some(secs) = c.timeout_secs {
+        s.timeout = Duration::from_secs(secs.max(1));
+    }
+    s.max_depth = c.max_depth.unwrap_or(s.max_depth);
+    let running = flags
+        .max_subagents
+        .or(c.max_running)
+        .map(|n| n.clamp(1, 20));
+    if let Some(n) = running {
+        s.max_running = usize::try_from(n).unwrap_or(1);
+    }
+    let usd = flags.max_budget_usd.or(c.max_budget_usd);
+    if let Some(usd) = usd
+        && !(usd > 0.0 && usd.is_finite())
+    {
+        return Err(SetupError::fix(format!(
+            "the dollar cap must be a positive number, not {usd}"
+        )));
+    }
+    s.caps = budget::Caps {
+        tokens: flags.max_budget_tokens.or(c.max_budget_tokens),
+        usd,
+    };
+    let user_dir =
+        crate::config::default_path().and_then(|p| p.parent().map(|dir| dir.join("agents")));
+    let (agents, warnings) = defs::load(&launch.workspace, user_dir.as_deref());
+    for warning in warnings {
+        eprintln!("atto: warning: {warning}");
+    }
+    s.agents = agents;
+    s.connect = connect;
+    Ok(s)
 }
 
 fn limits(config: &Config, flags: &LimitFlags) -> Limits {

@@ -104,6 +104,7 @@ pub fn start(
             mode: cli.global.mode.map(|(mode, _)| mode),
             unsandboxed_commands: Vec::new(),
             debug: cli.global.debug,
+            budget: cli.global.budget_flags(),
         })?;
         let options = atto_tui::TuiOptions {
             first_prompt: cli.prompt.clone(),

@@ -123,6 +123,7 @@ fn start(workspace: &Path, store: Store, server: &ScriptedServer) -> AgentHandle
         unsandboxed_commands: Vec::new(),
         start_notices: Vec::new(),
         sandbox_off_reason: None,
+        subagents: atto_core::subagents::SubagentSettings::default(),
     })
 }
 

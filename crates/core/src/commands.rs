@@ -3,7 +3,10 @@
 //! Unknown names get a "did you mean".
 
 use atto_policy::gate::parse_agent_mode;
-use atto_protocol::{AgentMode, GoalCommand, Op, PermissionMode, PlanSelection, ReasoningEffort};
+use atto_protocol::{
+    AgentMode, GoalCommand, Op, PermissionMode, PlanSelection, ReasoningEffort, SpawnRequest,
+    SubagentRole,
+};
 
 /// What a slash command asks for.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,6 +36,14 @@ pub const COMMANDS: &[CommandInfo] = &[
     CommandInfo {
         usage: "/grants revoke N",
         about: "remove grant N (saved or this session's; config rules live in the config)",
+    },
+    CommandInfo {
+        usage: "/spawn [--model M] [--role R] [--files a,b] \"task\"",
+        about: "run a subagent on a task with its own budget; its report comes back here",
+    },
+    CommandInfo {
+        usage: "/agents",
+        about: "list this session's subagents (task, tokens of budget, time, status)",
     },
     CommandInfo {
         usage: "/fork [label]",
@@ -167,6 +178,9 @@ pub fn parse(line: &str, state: &State) -> Result<Command, String> {
             planner_command(&input)
         }
         "show-plan" | "approve" | "reject" => review_command(&input),
+        "spawn" => spawn_command(body),
+        "agents" if args.is_empty() => Ok(Command::Op(Op::ListAgents)),
+        "agents" => Err("usage: /agents".to_owned()),
         _ => match (name, args.as_slice()) {
             ("help", _) => Ok(Command::Help),
             ("queue", _) => Err(
@@ -219,6 +233,57 @@ fn session_command(i: &Input<'_>) -> Result<Command, String> {
         ("rollback", []) => Ok(Command::Op(Op::Rollback)),
         _ => Err(unknown(name)),
     }
+}
+
+/// `/spawn [--model M] [--role R] [--agent NAME] [--files a,b] [--budget N] "task"`.
+fn spawn_command(body: &str) -> Result<Command, String> {
+    const USAGE: &str = "usage: /spawn [--model M] [--role explore|review|implement|verify] \
+                         [--agent NAME] [--files a,b] [--budget TOKENS] \"task\"";
+    let mut rest = body["spawn".len()..].trim_start();
+    let mut request = SpawnRequest::default();
+    while let Some(flag) = rest.strip_prefix("--") {
+        let (name, after) = flag.split_once(char::is_whitespace).ok_or(USAGE)?;
+        let after = after.trim_start();
+        let (value, after) = after.split_once(char::is_whitespace).unwrap_or((after, ""));
+        match name {
+            "model" => request.model = Some(value.to_owned()),
+            "agent" => request.agent = Some(value.to_owned()),
+            "role" => {
+                request.role = Some(match value {
+                    "explore" => SubagentRole::Explore,
+                    "review" => SubagentRole::Review,
+                    "implement" => SubagentRole::Implement,
+                    "verify" => SubagentRole::Verify,
+                    other => {
+                        return Err(format!(
+                            "unknown role '{other}': explore, review, implement or verify"
+                        ));
+                    }
+                });
+            }
+            "files" => {
+                request.files = value
+                    .split(',')
+                    .filter(|f| !f.is_empty())
+                    .map(str::to_owned)
+                    .collect();
+            }
+            "budget" => {
+                request.budget_tokens =
+                    Some(value.parse().map_err(|_| {
+                        format!("--budget takes a number of tokens, not '{value}'")
+                    })?);
+            }
+            other => return Err(format!("unknown option --{other}; {USAGE}")),
+        }
+        rest = after.trim_start();
+    }
+    let task = rest.trim().trim_matches('"').trim();
+    if task.is_empty() {
+        return Err(USAGE.to_owned());
+    }
+    request.task = task.to_owned();
+    Ok(Command::Op(Op::Spawn { request }))
 }
 
 /// `/mode NAME` and `/plan`.

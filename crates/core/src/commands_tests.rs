@@ -269,3 +269,25 @@ fn effort_commands_parse() {
     }
     assert!(help().contains("/effort low|medium|high|default"));
 }
+
+#[test]
+fn spawn_takes_its_options_then_the_task() {
+    let state = State::default();
+    let Ok(Command::Op(Op::Spawn { request })) = parse(
+        "/spawn --model gpt-5-mini --role implement --files a.rs,b.rs \"Fix the handlers\"",
+        &state,
+    ) else {
+        panic!("not a spawn");
+    };
+    assert_eq!(request.task, "Fix the handlers");
+    assert_eq!(request.model.as_deref(), Some("gpt-5-mini"));
+    assert_eq!(request.role, Some(atto_protocol::SubagentRole::Implement));
+    assert_eq!(request.files, vec!["a.rs".to_owned(), "b.rs".to_owned()]);
+    assert!(parse("/spawn", &state).is_err());
+    assert!(
+        parse("/spawn --role boss \"x\"", &state)
+            .unwrap_err()
+            .contains("unknown role")
+    );
+    assert_eq!(parse("/agents", &state), Ok(Command::Op(Op::ListAgents)));
+}

@@ -29,7 +29,8 @@ pub(crate) fn kind(err: &ModelError) -> FailureKind {
         }
         ModelError::BadRequest { .. }
         | ModelError::ContextTooLong { .. }
-        | ModelError::Cancelled => FailureKind::Request,
+        | ModelError::Cancelled
+        | ModelError::OverBudget(_) => FailureKind::Request,
     }
 }
 
@@ -70,6 +71,7 @@ pub(crate) fn is_usage_limit(err: &ModelError) -> bool {
         | ModelError::Decode(_)
         | ModelError::CircuitOpen { .. }
         | ModelError::Setup(_)
-        | ModelError::Cancelled => false,
+        | ModelError::Cancelled
+        | ModelError::OverBudget(_) => false,
     }
 }

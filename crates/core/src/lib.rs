@@ -26,6 +26,7 @@ mod revert;
 mod review;
 mod sandbox_evidence;
 mod session;
+pub mod subagents;
 pub mod tasks;
 mod threads;
 pub mod time;

@@ -15,6 +15,9 @@ pub struct Limits {
     pub max_output_tokens: u32,
     /// Bytes of one tool result kept for the model; the rest is cut with a note.
     pub max_tool_output_bytes: usize,
+    /// How long before `max_duration` the model is told to wrap up (subagents); `None`:
+    /// never.
+    pub wrap_up_before: Option<Duration>,
 }
 
 impl Default for Limits {
@@ -25,6 +28,7 @@ impl Default for Limits {
             max_duration: None,
             max_output_tokens: 8192,
             max_tool_output_bytes: 32 * 1024,
+            wrap_up_before: None,
         }
     }
 }

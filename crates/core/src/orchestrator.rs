@@ -51,9 +51,17 @@ pub(crate) struct Orchestrator<'a> {
     pub turn: u32,
     /// The turn's self-correction state: attempts, and calls that already failed.
     pub correction: &'a mut Corrections,
-    /// A plan step running beside others may change only the files it declared
-    /// (normalized, workspace-relative); `None` outside such a batch.
-    pub scope: Option<&'a [String]>,
+    /// The files these calls may change, when they are limited; `None`: the workspace.
+    pub scope: Option<Scope<'a>>,
+}
+
+/// Calls limited to some files (normalized, workspace-relative), and why.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Scope<'a> {
+    /// A plan step running beside others may change only the files it declared.
+    Step(&'a [String]),
+    /// A subagent may change only the files it was given.
+    Subagent(&'a [String]),
 }
 
 /// A call that passed argument checks and is ready to run.
@@ -236,7 +244,14 @@ impl Orchestrator<'_> {
     /// For a plan step running beside others: why a file tool's write is refused when its
     /// path is not one of the step's declared files.
     fn out_of_scope(&self, call: &ToolCall, args: &serde_json::Value) -> Option<String> {
-        let scope = self.scope?;
+        let (scope, who, owner) = match self.scope? {
+            Scope::Step(files) => (
+                files,
+                "this plan step runs beside other steps and",
+                "the step",
+            ),
+            Scope::Subagent(files) => (files, "this subagent", "the session"),
+        };
         if !plan::is_file_tool(&call.name) {
             return None;
         }
@@ -248,9 +263,9 @@ impl Orchestrator<'_> {
             return None;
         }
         Some(format!(
-            "this plan step runs beside other steps and may change only its own files ({}); \
-             {relative} is not one of them, so it was not changed. Leave it to the step that \
-             owns it, or report the step failed if it cannot be done without it.",
+            "{who} may change only its own files ({}); {relative} is not one of them, so it \
+             was not changed. Leave it to {owner} that owns it, or report that the task cannot \
+             be done without it.",
             scope.join(", ")
         ))
     }

@@ -10,7 +10,7 @@ use std::time::SystemTime;
 
 use atto_llm::ModelClient;
 use atto_policy::gate::{Grant, PermissionSetting};
-use atto_protocol::{AgentMode, ApprovalDecision, Event, Message, PermissionMode, ReasoningEffort};
+use atto_protocol::{AgentMode, Event, Message, PermissionMode, ReasoningEffort};
 use atto_store::Store;
 use atto_tools::{Sandbox, ToolRegistry};
 use tokio::sync::mpsc;
@@ -25,9 +25,14 @@ use crate::planner::Planner;
 use crate::planner::report::StepResultTool;
 use crate::prompt::{self, ProjectInstructions, PromptInputs};
 use crate::recorder::Recorder;
+use crate::subagents::{
+    Approvals, Family, Place, SharedStance, SpawnAgentTool, Spawner, Stance, SubagentSettings,
+    budget,
+};
 use crate::threads::Threads;
 use crate::work::{GoalsAndTasks, SharedGoalsAndTasks, WorkTool};
 
+mod agents;
 mod drive;
 mod handlers;
 mod history;
@@ -37,6 +42,7 @@ mod planning;
 mod turn;
 
 /// What a session is made of.
+#[derive(Clone)]
 pub struct SessionOptions {
     /// Session id, shown in events.
     pub session_id: String,
@@ -83,10 +89,54 @@ pub struct SessionOptions {
     pub start_notices: Vec<String>,
     /// Why `sandbox` is `None` outside yolo (the kernel's or the setup's words).
     pub sandbox_off_reason: Option<String>,
+    /// How subagents are budgeted and bounded, with the session-wide caps.
+    pub subagents: SubagentSettings,
 }
 
 /// Starts a session on the current tokio runtime and returns the handle to drive it.
-pub fn spawn_session(mut options: SessionOptions) -> AgentHandle {
+pub fn spawn_session(options: SessionOptions) -> AgentHandle {
+    spawn_in(options, None)
+}
+
+/// Starts a subagent's session in its parent's tree.
+pub(crate) fn spawn_child(options: SessionOptions, family: Family, place: Place) -> AgentHandle {
+    spawn_in(options, Some((family, place)))
+}
+
+/// The tree a new root session starts: the budget with its caps, and the template its
+/// children are made from (taken before any session-specific tool is added).
+fn new_family(options: &mut SessionOptions) -> (Family, Place) {
+    let settings = Arc::new(std::mem::take(&mut options.subagents));
+    let mut template = options.clone();
+    template.resume = None;
+    template.start_notices = Vec::new();
+    let family = Family {
+        tree: budget::Tree::new(settings.caps, &options.session_id),
+        running: Arc::new(tokio::sync::Semaphore::new(settings.max_running.max(1))),
+        settings,
+        template: Arc::new(template),
+        registry: Arc::default(),
+    };
+    let place = Place {
+        node: options.session_id.clone(),
+        depth: 0,
+        parent: None,
+        scope: None,
+    };
+    (family, place)
+}
+
+fn spawn_in(mut options: SessionOptions, member: Option<(Family, Place)>) -> AgentHandle {
+    let (family, place) = match member {
+        Some(member) => member,
+        None => new_family(&mut options),
+    };
+    // Every model call of every session in the tree is checked against its budget first.
+    options.client = Arc::new(budget::Budgeted::new(
+        Arc::clone(&options.client),
+        Arc::clone(&family.tree),
+        place.node.clone(),
+    ));
     let (op_tx, op_rx) = mpsc::unbounded_channel();
     let (ev_tx, ev_rx) = mpsc::unbounded_channel();
     let current_turn = Arc::new(std::sync::atomic::AtomicU32::new(0));
@@ -106,6 +156,25 @@ pub fn spawn_session(mut options: SessionOptions) -> AgentHandle {
                 Arc::clone(&current_turn),
             )));
     }
+    let (approval_tx, approval_rx) = mpsc::unbounded_channel();
+    let approvals = Approvals::new(approval_tx);
+    let stance: SharedStance = Arc::new(std::sync::Mutex::new(Stance {
+        mode: options.mode,
+        permission: options.permission,
+        trust: options.trust,
+    }));
+    let spawner = Arc::new(Spawner {
+        family: family.clone(),
+        place: place.clone(),
+        stance: Arc::clone(&stance),
+        approvals: approvals.clone(),
+        events: ev_tx.clone(),
+    });
+    if place.depth < family.settings.max_depth {
+        options.tools.register(Arc::new(SpawnAgentTool {
+            spawner: Arc::clone(&spawner),
+        }));
+    }
     let names = options.tools.names();
     let system = prompt::system_prompt(&PromptInputs {
         workspace: &options.workspace,
@@ -113,7 +182,6 @@ pub fn spawn_session(mut options: SessionOptions) -> AgentHandle {
         instructions: &options.instructions,
         date: &crate::time::utc_date(SystemTime::now()),
     });
-    let (approval_tx, approval_rx) = mpsc::unbounded_channel();
     let resuming = options.resume.is_some();
     let recorder = Recorder::new(
         options.store.clone(),
@@ -176,7 +244,11 @@ pub fn spawn_session(mut options: SessionOptions) -> AgentHandle {
         plan,
         trust: options.trust,
         gate,
-        approvals: approval_tx,
+        approvals,
+        family,
+        place,
+        stance,
+        spawner,
         tool_specs,
         system,
         options,
@@ -216,8 +288,16 @@ struct Session {
     /// Whether file tools may reach outside the workspace (`/trust`).
     trust: bool,
     gate: Gatekeeper,
-    /// Answers to approval requests, forwarded from the op loop to the running turn.
-    approvals: mpsc::UnboundedSender<(String, ApprovalDecision)>,
+    /// Answers to approval requests, forwarded from the op loop to the running turn (or
+    /// to the subagent that asked).
+    approvals: Approvals,
+    /// The session tree this session belongs to, and its place in it.
+    family: Family,
+    place: Place,
+    /// What the `spawn_agent` tool reads as this session's mode, permission and trust.
+    stance: SharedStance,
+    /// Starts this session's subagents (`/spawn` and the tool).
+    spawner: Arc<Spawner>,
     system: String,
     tool_specs: Vec<atto_protocol::ToolSpec>,
     history: Vec<Message>,

@@ -121,6 +121,9 @@ pub enum ModelError {
     /// The caller cancelled the call.
     #[error("the model call was cancelled; no reply was kept")]
     Cancelled,
+    /// The call would cross a token or dollar budget, so it was not sent.
+    #[error("{0}")]
+    OverBudget(String),
 }
 
 /// The kind of a mid-stream provider error.
@@ -276,9 +279,10 @@ impl ModelError {
                 format!("the model server sent a malformed stream event: {what}")
             }
             ModelError::Exhausted { last, .. } => last.what_happened(),
-            ModelError::CircuitOpen { .. } | ModelError::Setup(_) | ModelError::Cancelled => {
-                self.to_string()
-            }
+            ModelError::CircuitOpen { .. }
+            | ModelError::Setup(_)
+            | ModelError::Cancelled
+            | ModelError::OverBudget(_) => self.to_string(),
         }
     }
 
@@ -298,7 +302,8 @@ impl ModelError {
             | ModelError::CircuitOpen { .. }
             | ModelError::Setup(_)
             | ModelError::Refused(_)
-            | ModelError::Cancelled => false,
+            | ModelError::Cancelled
+            | ModelError::OverBudget(_) => false,
         }
     }
 

@@ -347,6 +347,48 @@ pub enum Event {
         #[serde(flatten)]
         result: FinalResult,
     },
+    /// A subagent started (its budget is taken from its parent's).
+    SubagentStarted {
+        /// The child.
+        #[serde(flatten)]
+        agent: crate::SubagentInfo,
+        /// Files it may write (writing roles only).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        files: Vec<String>,
+    },
+    /// A subagent made a model call or started a tool call.
+    SubagentProgress {
+        /// The child's session id.
+        id: String,
+        /// Tokens used so far.
+        tokens_used: u64,
+        /// Tokens it may use.
+        budget_tokens: u64,
+        /// Milliseconds since it started.
+        elapsed_ms: u64,
+        /// What it is doing now (`bash: cargo test`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        activity: Option<String>,
+    },
+    /// A subagent ended; its unspent budget went back to its parent.
+    SubagentFinished {
+        /// The child, as it ended.
+        #[serde(flatten)]
+        agent: crate::SubagentInfo,
+        /// Why atto stopped it (time, budget, cap), when it did not finish by itself.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        forced_stop: Option<String>,
+        /// Files it changed, from the checkpoints (not from its own claim).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        files_modified: Vec<String>,
+        /// The closure report the parent receives.
+        report: String,
+    },
+    /// The subagents of this session, answering `Op::ListAgents`.
+    SubagentList {
+        /// Oldest first, running and finished.
+        agents: Vec<crate::SubagentInfo>,
+    },
     /// The session ended; no more events follow.
     SessionEnded,
 }

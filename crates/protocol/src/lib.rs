@@ -11,6 +11,7 @@ mod op;
 mod permission;
 mod plan;
 mod planner;
+mod subagent;
 mod tasks;
 mod tool;
 
@@ -31,6 +32,7 @@ pub use planner::{
     DecisionPoint, PlanStep, RevisionSource, RiskLevel, StepKind, StepOutcome, StepStatus,
     TaskPlan, TaskPlanStatus,
 };
+pub use subagent::{SpawnRequest, SubagentInfo, SubagentRole, SubagentTag};
 pub use tasks::{Goal, GoalStatus, Task, TaskState};
 pub use tool::{DangerLevel, ToolSpec};
 

@@ -67,6 +67,14 @@ pub enum Op {
         /// The prompt.
         text: String,
     },
+    /// Run a subagent on a task (`/spawn`); its report is noted for the next prompt.
+    Spawn {
+        /// What to run.
+        #[serde(flatten)]
+        request: crate::SpawnRequest,
+    },
+    /// List the subagents of this session (answered by `subagent_list`).
+    ListAgents,
     /// Cancel the running turn, plan step or planning request; the session stays usable.
     Interrupt,
     /// Answer an `approval_required` event.

@@ -49,6 +49,9 @@ pub struct ApprovalRequest {
     /// only once: "always" answers, grants and `--on-ask allow` never do.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unsandboxed: bool,
+    /// The subagent whose call waits; `None` for the session's own calls.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subagent: Option<crate::SubagentTag>,
 }
 
 /// The user's answer to an approval request.

@@ -56,6 +56,7 @@ fn main() {
                 workspace: "/w".into(),
                 provider: None,
                 model: None,
+                spawned_by: None,
             })
             .await
             .unwrap();

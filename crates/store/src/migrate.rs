@@ -14,6 +14,7 @@ const MIGRATIONS: &[(u32, &str)] = &[
     (4, V4_TASKS_AND_GOALS),
     (5, V5_TASK_PLANS),
     (6, V6_SESSION_MODES),
+    (7, V7_SUBAGENT_SESSIONS),
 ];
 
 /// The newest schema version this build knows.
@@ -195,6 +196,13 @@ CREATE INDEX task_plans_session ON task_plans (session_id, updated_at);
 const V6_SESSION_MODES: &str = "
 ALTER TABLE sessions ADD COLUMN agent_mode TEXT;
 ALTER TABLE sessions ADD COLUMN permission_mode TEXT;
+";
+
+/// A subagent is a session of its own, linked to the session that spawned it; "the latest
+/// session" is never one of them.
+const V7_SUBAGENT_SESSIONS: &str = "
+ALTER TABLE sessions ADD COLUMN spawned_by TEXT;   -- the parent of a subagent
+CREATE INDEX sessions_spawned_by ON sessions (spawned_by);
 ";
 
 /// The schema version recorded in the file (0 for a new or foreign database). Reading it is

@@ -38,6 +38,8 @@ pub struct SessionRow {
     pub agent_mode: Option<String>,
     /// The permission mode it last ran in (`None`: not recorded).
     pub permission_mode: Option<String>,
+    /// The session that spawned it, for a subagent.
+    pub spawned_by: Option<String>,
     /// Whether the model ever replied in it (in its first or its current thread); a session
     /// that never reached the model has only the user's messages.
     pub answered: bool,
@@ -50,6 +52,8 @@ pub struct NewSession {
     pub workspace: String,
     pub provider: Option<String>,
     pub model: Option<String>,
+    /// The session that spawned it, for a subagent.
+    pub spawned_by: Option<String>,
 }
 
 /// How a session is named on the command line.
@@ -68,9 +72,9 @@ impl Store {
         self.call(move |conn| {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             tx.execute(
-                "INSERT INTO sessions (id, workspace, created_at, updated_at, provider, model) \
-                 VALUES (?1, ?2, ?3, ?3, ?4, ?5)",
-                params![s.id, s.workspace, now, s.provider, s.model],
+                "INSERT INTO sessions (id, workspace, created_at, updated_at, provider, model, \
+                 spawned_by) VALUES (?1, ?2, ?3, ?3, ?4, ?5, ?6)",
+                params![s.id, s.workspace, now, s.provider, s.model, s.spawned_by],
             )?;
             tx.execute(
                 "INSERT INTO threads (id, session_id, created_at) VALUES (?1, ?1, ?2)",
@@ -201,7 +205,7 @@ const SELECT: &str = "SELECT s.id, s.workspace, s.created_at, s.updated_at, s.ti
      s.permission_mode, EXISTS (SELECT 1 FROM messages m \
          WHERE m.thread_id IN (s.id, COALESCE(s.current_thread, s.id)) \
          AND CASE WHEN json_valid(m.body) THEN json_extract(m.body, '$.type') = 'assistant' \
-             ELSE 0 END) \
+             ELSE 0 END), s.spawned_by \
      FROM sessions s";
 
 fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRow> {
@@ -222,6 +226,7 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRow> {
         agent_mode: r.get(12)?,
         permission_mode: r.get(13)?,
         answered: r.get(14)?,
+        spawned_by: r.get(15)?,
     })
 }
 
@@ -240,8 +245,8 @@ fn find(
             let found = conn
                 .query_row(
                     &format!(
-                        "{SELECT} WHERE s.workspace = ?1 ORDER BY s.updated_at DESC, \
-                         s.rowid DESC LIMIT 1"
+                        "{SELECT} WHERE s.workspace = ?1 AND s.spawned_by IS NULL \
+                         ORDER BY s.updated_at DESC, s.rowid DESC LIMIT 1"
                     ),
                     params![workspace],
                     row,

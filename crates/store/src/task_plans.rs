@@ -159,6 +159,7 @@ mod tests {
                 workspace: "/w".into(),
                 provider: None,
                 model: None,
+                spawned_by: None,
             })
             .await
             .unwrap();

@@ -58,6 +58,7 @@ fn work_like_one_run(path: &Path, name: &str) -> Result<(), String> {
                 workspace: "/w".to_owned(),
                 provider: None,
                 model: None,
+                spawned_by: None,
             })
             .await
             .map_err(|e| format!("{name}: create: {e}"))?;

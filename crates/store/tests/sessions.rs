@@ -14,6 +14,7 @@ async fn session(store: &Store, id: &str) {
             workspace: "/w".to_owned(),
             provider: None,
             model: None,
+            spawned_by: None,
         })
         .await
         .unwrap();

@@ -20,6 +20,7 @@ async fn session(store: &Store, id: &str, title: &str) {
             workspace: "/w".to_owned(),
             provider: None,
             model: None,
+            spawned_by: None,
         })
         .await
         .unwrap();

@@ -117,6 +117,9 @@ pub enum ToolError {
         "cancelled: the call was interrupted before it finished; any process it started was killed"
     )]
     Cancelled,
+    /// The tool declined to do what was asked; the message says why and what to do.
+    #[error("{0}")]
+    Declined(String),
     /// A bug or panic inside the tool.
     #[error("internal error in the tool: {0}. The call may not have completed")]
     Internal(String),
@@ -191,6 +194,7 @@ impl ToolError {
             | Self::Spawn { .. }
             | Self::Timeout { .. }
             | Self::Cancelled
+            | Self::Declined(_)
             | Self::Internal(_) => return None,
         };
         Some(Fallback {

@@ -6,11 +6,12 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use atto_protocol::{ApprovalDecision, FinalResult, Op, TurnStatus};
+use atto_protocol::{FinalResult, Op, TurnStatus};
 use atto_tools::CancellationToken;
 use tokio::sync::mpsc;
 
 use super::Session;
+use crate::subagents::Approvals;
 
 /// The session's ops: those queued while a turn ran come first.
 pub(super) struct Inbox {
@@ -81,8 +82,24 @@ impl Session {
         let cancel = CancellationToken::new();
         let deadline = self.options.limits.max_duration;
         let approvals = self.approvals.clone();
+        let children_before = self.family.tree.children_spend(&self.place.node);
         let turn = self.run_turn(text, cancel.clone());
         let (mut result, timed_out) = drive(inbox, &approvals, deadline, &cancel, turn).await;
+        // What its subagents spent is part of what the turn cost.
+        let (usage, cost) = self.family.tree.children_spend(&self.place.node);
+        let spent = atto_protocol::Usage {
+            input_tokens: usage.input_tokens - children_before.0.input_tokens,
+            output_tokens: usage.output_tokens - children_before.0.output_tokens,
+            cache_read_tokens: usage.cache_read_tokens - children_before.0.cache_read_tokens,
+            cache_write_tokens: usage.cache_write_tokens - children_before.0.cache_write_tokens,
+        };
+        if spent != atto_protocol::Usage::default() {
+            atto_llm::add_usage(&mut result.usage, &spent);
+            result.cost_usd = match (result.cost_usd, cost, children_before.1) {
+                (Some(own), Some(after), Some(before)) => Some(own + after - before),
+                _ => None,
+            };
+        }
         if timed_out && result.status == TurnStatus::Cancelled {
             result.status = TurnStatus::LimitReached;
             result.error = Some(TIMED_OUT.to_owned());
@@ -112,7 +129,7 @@ pub(super) const TIMED_OUT: &str = "stopped at the time limit; the running step 
 /// and whether the deadline passed.
 pub(super) async fn drive<F: Future>(
     inbox: &mut Inbox,
-    approvals: &mpsc::UnboundedSender<(String, ApprovalDecision)>,
+    approvals: &Approvals,
     deadline: Option<Duration>,
     cancel: &CancellationToken,
     work: F,
@@ -133,9 +150,7 @@ pub(super) async fn drive<F: Future>(
             // A closed channel answers `None` at once, forever: stop polling it.
             op = inbox.ops.recv(), if !inbox.gone => match op {
                 Some(Op::Interrupt) => cancel.cancel(),
-                Some(Op::Approval { id, decision }) => {
-                    let _ = approvals.send((id, decision));
-                }
+                Some(Op::Approval { id, decision }) => approvals.answer(id, decision),
                 // The front end is gone: nobody will see the rest.
                 None => {
                     cancel.cancel();

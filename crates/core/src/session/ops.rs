@@ -53,6 +53,8 @@ impl Session {
     async fn answer(&mut self, op: Op, inbox: &mut drive::Inbox) {
         match op {
             Op::UserInput { text } => self.user_input(text, inbox).await,
+            Op::Spawn { request } => self.spawn_from_user(request, inbox).await,
+            Op::ListAgents => self.list_agents(),
             Op::AutoPlan { task } => {
                 self.generate_plan(task, inbox).await;
             }

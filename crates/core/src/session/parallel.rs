@@ -283,7 +283,7 @@ impl Session {
             checkpoints: &mut self.keeper,
             turn: worker.turn,
             correction: &mut worker.corrections,
-            scope: Some(&worker.scope),
+            scope: Some(crate::orchestrator::Scope::Step(&worker.scope)),
         };
         let outcomes = orchestrator.run_calls(&calls, &response.stop, cancel).await;
         let watched = self.keeper.unwatch();

@@ -25,6 +25,9 @@ const MAX_GOAL_NUDGES: u32 = 10;
 const GOAL_SPENT: &str = "stopped: the goal's token budget is spent (budget_limited). Raise it \
      with /goal budget N, then /goal resume to continue.";
 
+/// The user text of the message that tells a subagent to wrap up (atto's, not the user's).
+const WRAP_UP: &str = "(wrap up now)";
+
 /// The user text of a message that continues toward the goal (atto's, not the user's).
 const GOAL_CONTINUE: &str = "(continue toward the goal)";
 
@@ -35,6 +38,7 @@ impl Session {
         cancel: CancellationToken,
     ) -> FinalResult {
         self.turns += 1;
+        self.update_stance();
         self.current_turn
             .store(self.turns, std::sync::atomic::Ordering::Relaxed);
         let (context, review_ids) = self.prompt_context();
@@ -79,6 +83,16 @@ impl Session {
                     .min(u32::try_from(left).unwrap_or(u32::MAX)),
                 _ => self.options.limits.max_output_tokens,
             };
+            if let Some(note) = self.wrap_up_due(&mut turn) {
+                self.emit(Event::Notice {
+                    message: note.clone(),
+                });
+                self.record(Message::User {
+                    text: WRAP_UP.to_owned(),
+                    context: Some(format!("[atto] {note}")),
+                })
+                .await;
+            }
             turn.rounds += 1;
             // Borrowed: a long history is not copied for every model call.
             let request = ModelRequest {
@@ -109,6 +123,13 @@ impl Session {
                 Ok(response) => response,
                 Err(ModelError::Cancelled) => {
                     return turn.finish(TurnStatus::Cancelled, None);
+                }
+                // A budget stops the work like any limit: nothing was sent.
+                Err(ModelError::OverBudget(message)) => {
+                    self.emit(Event::Warning {
+                        message: format!("stopped: {message}"),
+                    });
+                    return turn.finish(TurnStatus::LimitReached, Some(message));
                 }
                 Err(err) => {
                     let message = err.to_string();
@@ -180,7 +201,11 @@ impl Session {
                 checkpoints: &mut self.keeper,
                 turn: self.turns,
                 correction: &mut corrections,
-                scope: None,
+                scope: self
+                    .place
+                    .scope
+                    .as_deref()
+                    .map(crate::orchestrator::Scope::Subagent),
             };
             let outcomes = orchestrator
                 .run_calls(&calls, &response.stop, &cancel)
@@ -194,6 +219,37 @@ impl Session {
                 return turn.finish(TurnStatus::Cancelled, None);
             }
         }
+    }
+
+    /// For a subagent near its limit, once a turn: what to tell it so it stops starting
+    /// new work and writes its report (30 s before its time is up, or at 90% of its
+    /// tokens).
+    fn wrap_up_due(&self, turn: &mut TurnState) -> Option<String> {
+        if turn.wrapped_up || self.place.depth == 0 {
+            return None;
+        }
+        let limits = &self.options.limits;
+        let time = limits
+            .max_duration
+            .zip(limits.wrap_up_before)
+            .and_then(|(max, lead)| {
+                let left = max.checked_sub(turn.started.elapsed())?;
+                (left <= lead).then(|| format!("about {} s", left.as_secs().max(1)))
+            });
+        let (used, limit) = self.family.tree.spent(&self.place.node);
+        let tokens = limit
+            .filter(|limit| used.saturating_mul(10) >= limit.saturating_mul(9))
+            .map(|limit| format!("{} of {limit} tokens left", limit.saturating_sub(used)));
+        let left = match (time, tokens) {
+            (Some(t), Some(k)) => format!("{t} and {k}"),
+            (Some(one), None) | (None, Some(one)) => one,
+            (None, None) => return None,
+        };
+        turn.wrapped_up = true;
+        Some(format!(
+            "Wrap up: you have {left} before you are stopped. Start nothing new; finish what \
+             you are doing and write your closure report now."
+        ))
     }
 
     /// Stops the turn when the database could not record its history or a decision:
@@ -256,6 +312,8 @@ pub(super) fn status_message(limits: &Limits, turn: &TurnState) -> String {
 /// Running totals of one turn.
 pub(super) struct TurnState {
     started: Instant,
+    /// A subagent was told to wrap up.
+    wrapped_up: bool,
     pub rounds: u32,
     usage: Usage,
     /// Replies counted: with none, the cost is unknown rather than zero.
@@ -270,6 +328,7 @@ impl TurnState {
     pub(super) fn new() -> Self {
         Self {
             started: Instant::now(),
+            wrapped_up: false,
             rounds: 0,
             usage: Usage::default(),
             replies: 0,

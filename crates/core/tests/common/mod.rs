@@ -112,6 +112,7 @@ pub fn start_gated(
         unsandboxed_commands: Vec::new(),
         start_notices: Vec::new(),
         sandbox_off_reason: None,
+        subagents: atto_core::subagents::SubagentSettings::default(),
     })
 }
 

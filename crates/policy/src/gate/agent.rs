@@ -8,6 +8,10 @@
 //! | review | yes  | no          | no         |
 //! | debug  | yes  | no          | whitelisted test commands only |
 //!
+//! A subagent that may write (`spawn_agent` with a writing role) exists only in build
+//! mode: plan mode queues writes and review and debug write nothing, so a child that
+//! writes would be a way around them. Read-only subagents run in every mode.
+//!
 //! "Read-only command" and "test command" are judged by the parsed classifier, never by a
 //! pattern on the text, so `pytest; rm -rf x` is neither.
 
@@ -40,6 +44,9 @@ pub struct ModeFacts<'a> {
     pub command: Option<&'a str>,
 }
 
+/// The tool that starts a subagent.
+pub const SPAWN_TOOL: &str = "spawn_agent";
+
 /// Tools that run code: the seeds' static list beyond the file tools.
 const EXECUTE_TOOLS: &[&str] = &["bash", "run_tests", "execute_code"];
 
@@ -67,6 +74,19 @@ pub fn mode_action(mode: AgentMode, call: &ModeFacts<'_>) -> ModeAction {
     };
     if !writes {
         return ModeAction::Run;
+    }
+    if call.tool == SPAWN_TOOL && mode != AgentMode::Build {
+        return ModeAction::Refuse(format!(
+            "{} mode: a subagent that writes cannot be started here (its writes would not be {}). \
+             Spawn a read-only one (role explore, review or verify), or ask the user to switch \
+             modes (/mode build).",
+            mode.as_str().to_uppercase(),
+            if mode == AgentMode::Plan {
+                "queued for approval"
+            } else {
+                "allowed in this mode"
+            }
+        ));
     }
     match mode {
         AgentMode::Build => ModeAction::Run,
@@ -212,6 +232,32 @@ mod tests {
     fn bash(mode: AgentMode, command: &str) -> ModeAction {
         let v = classify(command);
         mode_action(mode, &facts("bash", Some(&v), Some(command)))
+    }
+
+    #[test]
+    fn a_subagent_that_writes_exists_only_in_build_mode_and_a_read_only_one_everywhere() {
+        use AgentMode::*;
+        let spawn = |mutates| ModeFacts {
+            tool: SPAWN_TOOL,
+            known: true,
+            mutates,
+            bash: None,
+            command: None,
+        };
+        for mode in [Build, Plan, Review, Debug] {
+            assert_eq!(
+                mode_action(mode, &spawn(false)),
+                ModeAction::Run,
+                "{mode:?}"
+            );
+        }
+        assert_eq!(mode_action(Build, &spawn(true)), ModeAction::Run);
+        for mode in [Plan, Review, Debug] {
+            let ModeAction::Refuse(why) = mode_action(mode, &spawn(true)) else {
+                panic!("{mode:?}: a writing subagent must be refused, never queued");
+            };
+            assert!(why.contains("read-only"), "{why}");
+        }
     }
 
     #[test]

@@ -15,7 +15,7 @@ use atto_protocol::{DangerLevel, PermissionMode};
 use crate::bash::{BashRisk, Verdict};
 
 pub use agent::{
-    ModeAction, ModeFacts, TEST_WHITELIST, is_write_tool_name, mode_action, offered,
+    ModeAction, ModeFacts, SPAWN_TOOL, TEST_WHITELIST, is_write_tool_name, mode_action, offered,
     parse_agent_mode,
 };
 pub use matrix::{Action, bash_action, level_action};

@@ -33,6 +33,7 @@ pub fn session(store: &Store, id: &str) {
                 workspace: "/w".to_owned(),
                 provider: None,
                 model: None,
+                spawned_by: None,
             }))
             .unwrap();
     })

@@ -1,0 +1,640 @@
+//! The budget of a session tree: the session-wide token and dollar caps, each session's
+//! allowance (a child's is carved out of its parent's and the unspent rest handed back),
+//! and the check every model call passes *before* it is sent.
+//!
+//! A call reserves what it could cost: its input, estimated from the request's size and
+//! the last call's reported input, plus its output, which atto bounds by setting the
+//! request's output limit to what is left. So no call can cross a cap, however many
+//! calls run at once anywhere in the tree. What a call really cost replaces its
+//! reservation when it ends; a call whose usage the server did not report counts as
+//! its reservation (unknown is not free).
+//!
+//! Holds a plain mutex only between awaits, never across one.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use atto_llm::{BoxFuture, ModelClient, ModelError, ModelInfo, ModelRequest, ModelResponse};
+use atto_llm::{StreamUpdate, cost_usd, total_tokens};
+use atto_protocol::Usage;
+
+/// The smallest output a call is sent with: below it a reply could not say anything.
+const MIN_OUTPUT_TOKENS: u64 = 64;
+
+/// Request bytes per token, on the generous side (English averages about four).
+const BYTES_PER_TOKEN: u64 = 3;
+
+/// The caps no session of the tree may cross, whatever the nesting.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Caps {
+    /// Tokens (input, output and cache, every call of every session).
+    pub tokens: Option<u64>,
+    /// US dollars.
+    pub usd: Option<f64>,
+}
+
+/// One session's allowance and spend.
+#[derive(Debug, Default)]
+struct Node {
+    /// Tokens this session (with its children) may use; `None`: only the caps bound it.
+    limit: Option<u64>,
+    /// Tokens its own calls used, plus what its finished children used.
+    used: u64,
+    /// Tokens reserved by its calls in flight.
+    reserved: u64,
+    /// Tokens handed to children still running.
+    handed_out: u64,
+    /// The input tokens of its last call, and that request's size: the next input is at
+    /// least as large, plus what was added since.
+    last_input: u64,
+    last_bytes: u64,
+    /// What its own calls used and cost.
+    own_usage: Usage,
+    own_cost: Option<f64>,
+    /// What its finished children (and theirs) used and cost.
+    children_usage: Usage,
+    children_cost: Option<f64>,
+}
+
+/// What a finished child used, with its own children.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Spend {
+    /// Tokens, every call.
+    pub tokens: u64,
+    /// Tokens by kind.
+    pub usage: Usage,
+    /// US dollars; `None` when a price is unknown.
+    pub cost: Option<f64>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    used_tokens: u64,
+    reserved_tokens: u64,
+    used_usd: f64,
+    reserved_usd: f64,
+    nodes: HashMap<String, Node>,
+}
+
+/// The budget of one session tree, shared by every session in it.
+#[derive(Debug)]
+pub struct Tree {
+    caps: Caps,
+    state: Mutex<State>,
+}
+
+impl Tree {
+    /// A tree whose root session is `root`.
+    pub fn new(caps: Caps, root: &str) -> Arc<Tree> {
+        let mut state = State::default();
+        state.nodes.insert(
+            root.to_owned(),
+            Node {
+                limit: caps.tokens,
+                own_cost: Some(0.0),
+                children_cost: Some(0.0),
+                ..Node::default()
+            },
+        );
+        Arc::new(Tree {
+            caps,
+            state: Mutex::new(state),
+        })
+    }
+
+    /// The caps in force.
+    pub fn caps(&self) -> Caps {
+        self.caps
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic elsewhere while holding the lock leaves counters that are still sums;
+        // going on with them is better than stopping every session of the tree.
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Tokens `node` may still use: its own allowance and the tree's cap, whichever is
+    /// smaller; `None` when neither bounds it.
+    pub fn remaining(&self, node: &str) -> Option<u64> {
+        remaining(&self.lock(), self.caps, node)
+    }
+
+    /// Tokens `node` has used (with its finished children) and its allowance.
+    pub fn spent(&self, node: &str) -> (u64, Option<u64>) {
+        let state = self.lock();
+        state
+            .nodes
+            .get(node)
+            .map_or((0, None), |n| (n.used + n.reserved, n.limit))
+    }
+
+    /// Carves a child's allowance out of `parent`'s: `wanted` if given (it must fit),
+    /// else the share of `share`. The parent's remaining budget drops by it until the
+    /// child ends.
+    pub fn allot(
+        &self,
+        parent: &str,
+        child: &str,
+        wanted: Option<u64>,
+        share: &Share,
+    ) -> Result<u64, String> {
+        let mut state = self.lock();
+        let left = remaining(&state, self.caps, parent);
+        let amount = match (wanted, left) {
+            (Some(w), Some(l)) if w > l => {
+                return Err(format!(
+                    "a budget of {w} tokens was asked for, but only {l} are left to hand out; \
+                     ask for {l} or fewer"
+                ));
+            }
+            (Some(w), _) => w,
+            (None, left) => share.of(left),
+        };
+        if amount < share.floor {
+            return Err(format!(
+                "no budget left for a subagent: {amount} tokens remain and a subagent needs at \
+                 least {}; finish the work here or raise --max-budget-tokens",
+                share.floor
+            ));
+        }
+        if let Some(p) = state.nodes.get_mut(parent) {
+            p.handed_out += amount;
+        }
+        state.nodes.insert(
+            child.to_owned(),
+            Node {
+                limit: Some(amount),
+                own_cost: Some(0.0),
+                children_cost: Some(0.0),
+                ..Node::default()
+            },
+        );
+        Ok(amount)
+    }
+
+    /// Ends `child`: its unspent allowance goes back to `parent`, what it used stays
+    /// spent there. Returns what the child (with its own children) used and cost.
+    pub fn finish(&self, parent: &str, child: &str) -> Spend {
+        let mut state = self.lock();
+        let Some(node) = state.nodes.remove(child) else {
+            return Spend::default();
+        };
+        let mut usage = node.own_usage;
+        atto_llm::add_usage(&mut usage, &node.children_usage);
+        let spend = Spend {
+            tokens: node.used,
+            usage,
+            cost: add_cost(node.own_cost, node.children_cost),
+        };
+        if let Some(p) = state.nodes.get_mut(parent) {
+            p.handed_out = p.handed_out.saturating_sub(node.limit.unwrap_or(0));
+            p.used += node.used;
+            atto_llm::add_usage(&mut p.children_usage, &spend.usage);
+            p.children_cost = add_cost(p.children_cost, spend.cost);
+        }
+        spend
+    }
+
+    /// What `node`'s finished children used and cost, in all.
+    pub fn children_spend(&self, node: &str) -> (Usage, Option<f64>) {
+        let state = self.lock();
+        state
+            .nodes
+            .get(node)
+            .map_or((Usage::default(), Some(0.0)), |n| {
+                (n.children_usage, n.children_cost)
+            })
+    }
+
+    /// Reserves what a call of `node` could cost, or says which budget it would cross.
+    /// `bytes` is the request's size; `max_output` what the caller asked for.
+    fn reserve(
+        self: &Arc<Self>,
+        node: &str,
+        bytes: u64,
+        max_output: u32,
+        model: &str,
+    ) -> Result<Reservation, String> {
+        let mut state = self.lock();
+        let left = remaining(&state, self.caps, node);
+        let estimate = state.nodes.get(node).map_or(bytes / BYTES_PER_TOKEN, |n| {
+            (bytes / BYTES_PER_TOKEN)
+                .max(n.last_input + bytes.saturating_sub(n.last_bytes) / BYTES_PER_TOKEN)
+        });
+        let mut output = u64::from(max_output);
+        if let Some(left) = left {
+            let room = left.saturating_sub(estimate);
+            if room < MIN_OUTPUT_TOKENS.min(output) {
+                return Err(over(node_kind(&state, node, self.caps), left, estimate));
+            }
+            output = output.min(room);
+        }
+        let mut usd = 0.0;
+        if let Some(cap) = self.caps.usd {
+            let cost = |out: u64| {
+                cost_usd(
+                    model,
+                    &Usage {
+                        input_tokens: estimate,
+                        output_tokens: out,
+                        ..Usage::default()
+                    },
+                )
+            };
+            let (Some(with_none), Some(per_output)) = (cost(0), cost(1_000_000)) else {
+                return Err(format!(
+                    "not sent: the dollar cap (--max-budget-usd {cap}) cannot be checked \
+                     because the price of model {model} is unknown. Use --max-budget-tokens to \
+                     cap this model, or a model with a known price"
+                ));
+            };
+            let per_token = (per_output - with_none) / 1_000_000.0;
+            let room = cap - state.used_usd - state.reserved_usd - with_none;
+            // Token counts stay far below 2^53: the conversions are exact.
+            #[expect(
+                clippy::cast_possible_truncation,
+                clippy::cast_sign_loss,
+                reason = "checked non-negative, bounded by `output`"
+            )]
+            let affordable = if per_token > 0.0 && room > 0.0 {
+                ((room / per_token).floor() as u64).min(output)
+            } else if room > 0.0 {
+                output
+            } else {
+                0
+            };
+            if affordable < MIN_OUTPUT_TOKENS.min(output) {
+                return Err(format!(
+                    "not sent: the next model call could cost more than the ${cap:.2} left \
+                     under the dollar cap (${:.4} spent); raise --max-budget-usd to go on",
+                    state.used_usd
+                ));
+            }
+            output = affordable;
+            #[expect(clippy::cast_precision_loss, reason = "token counts far below 2^53")]
+            {
+                usd = with_none + per_token * output as f64;
+            }
+        }
+        let tokens = estimate + output;
+        state.reserved_tokens += tokens;
+        state.reserved_usd += usd;
+        if let Some(n) = state.nodes.get_mut(node) {
+            n.reserved += tokens;
+        }
+        Ok(Reservation {
+            tree: Arc::clone(self),
+            node: node.to_owned(),
+            tokens,
+            usd,
+            input: estimate,
+            bytes,
+            output: u32::try_from(output).unwrap_or(u32::MAX),
+            settled: false,
+        })
+    }
+
+    fn settle(&self, r: &Reservation, spent: Option<(&Usage, Option<f64>)>) {
+        let mut state = self.lock();
+        state.reserved_tokens = state.reserved_tokens.saturating_sub(r.tokens);
+        state.reserved_usd = (state.reserved_usd - r.usd).max(0.0);
+        // Unreported usage counts as its reservation; a call that failed before a reply
+        // counts as its input (the server may have read it).
+        let (tokens, usd, input) = match spent {
+            Some((usage, cost)) => (
+                total_tokens(usage),
+                cost.unwrap_or(r.usd),
+                usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens,
+            ),
+            None => (r.input, 0.0, r.input),
+        };
+        let counted = match spent {
+            Some((usage, cost)) => (*usage, cost),
+            None => (
+                Usage {
+                    input_tokens: r.input,
+                    ..Usage::default()
+                },
+                None,
+            ),
+        };
+        state.used_tokens += tokens;
+        state.used_usd += usd;
+        if let Some(n) = state.nodes.get_mut(&r.node) {
+            n.reserved = n.reserved.saturating_sub(r.tokens);
+            n.used += tokens;
+            atto_llm::add_usage(&mut n.own_usage, &counted.0);
+            n.own_cost = add_cost(n.own_cost, counted.1);
+            n.last_input = input;
+            n.last_bytes = r.bytes;
+        }
+    }
+
+    /// Tokens used by every call of the tree so far (for tests and the summary).
+    pub fn used_tokens(&self) -> u64 {
+        self.lock().used_tokens
+    }
+}
+
+/// What is reserved for one call in flight.
+struct Reservation {
+    tree: Arc<Tree>,
+    node: String,
+    tokens: u64,
+    usd: f64,
+    input: u64,
+    bytes: u64,
+    output: u32,
+    settled: bool,
+}
+
+impl Reservation {
+    fn settle(mut self, spent: Option<(&Usage, Option<f64>)>) {
+        self.settled = true;
+        self.tree.settle(&self, spent);
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        // A call dropped mid-stream (cancelled) may have been read by the server.
+        if !self.settled {
+            self.tree.settle(self, None);
+        }
+    }
+}
+
+/// How a child's default allowance is computed: the seed's 15 % of what the parent has
+/// left, clamped to 50K–200K, never more than is left.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Share {
+    /// Fraction of the parent's remaining tokens.
+    pub fraction: f64,
+    /// Least a child gets (unless less is left).
+    pub min: u64,
+    /// Most a child gets.
+    pub max: u64,
+    /// Below this a child is not started at all.
+    pub floor: u64,
+}
+
+impl Default for Share {
+    fn default() -> Self {
+        Share {
+            fraction: 0.15,
+            min: 50_000,
+            max: 200_000,
+            floor: 1_000,
+        }
+    }
+}
+
+impl Share {
+    /// The allowance for a child whose parent has `left` tokens (`None`: unbounded).
+    pub fn of(&self, left: Option<u64>) -> u64 {
+        match left {
+            None => self.max,
+            Some(left) => {
+                #[expect(
+                    clippy::cast_possible_truncation,
+                    clippy::cast_sign_loss,
+                    clippy::cast_precision_loss,
+                    reason = "a non-negative fraction of a token count"
+                )]
+                let share = (left as f64 * self.fraction) as u64;
+                share.clamp(self.min, self.max).min(left)
+            }
+        }
+    }
+}
+
+/// What the tree's cap and `node`'s own allowance leave, each `None` when unbounded.
+fn lefts(state: &State, caps: Caps, node: &str) -> (Option<u64>, Option<u64>) {
+    let tree = caps
+        .tokens
+        .map(|cap| cap.saturating_sub(state.used_tokens + state.reserved_tokens));
+    let own = state.nodes.get(node).and_then(|n| {
+        n.limit
+            .map(|l| l.saturating_sub(n.used + n.reserved + n.handed_out))
+    });
+    (tree, own)
+}
+
+fn remaining(state: &State, caps: Caps, node: &str) -> Option<u64> {
+    match lefts(state, caps, node) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// Which budget binds `node`: its own allowance or the session-wide cap.
+fn node_kind(state: &State, node: &str, caps: Caps) -> &'static str {
+    match lefts(state, caps, node) {
+        (Some(t), Some(o)) if o < t => "its own token budget",
+        (Some(_), _) => "the session's token cap (--max-budget-tokens)",
+        _ => "its own token budget",
+    }
+}
+
+fn over(which: &str, left: u64, estimate: u64) -> String {
+    format!(
+        "not sent: the next model call (about {estimate} tokens of input) would cross {which}, \
+         which has {left} tokens left"
+    )
+}
+
+fn add_cost(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    Some(a? + b?)
+}
+
+/// A model client whose every call is checked against the tree's budget first.
+pub struct Budgeted {
+    inner: Arc<dyn ModelClient>,
+    tree: Arc<Tree>,
+    node: String,
+}
+
+impl Budgeted {
+    /// Calls of session `node` through `inner`, within `tree`'s budget.
+    pub fn new(inner: Arc<dyn ModelClient>, tree: Arc<Tree>, node: String) -> Self {
+        Budgeted { inner, tree, node }
+    }
+}
+
+impl ModelClient for Budgeted {
+    fn info(&self) -> &ModelInfo {
+        self.inner.info()
+    }
+
+    fn stream<'a>(
+        &'a self,
+        req: &'a ModelRequest<'a>,
+        on_update: &'a mut (dyn FnMut(StreamUpdate) + Send),
+    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
+        Box::pin(async move {
+            let bounded =
+                self.tree.caps != Caps::default() || self.tree.spent(&self.node).1.is_some();
+            if !bounded {
+                return self.inner.stream(req, on_update).await;
+            }
+            let bytes = request_bytes(req);
+            let reservation = self
+                .tree
+                .reserve(
+                    &self.node,
+                    bytes,
+                    req.max_output_tokens,
+                    &self.inner.info().model,
+                )
+                .map_err(ModelError::OverBudget)?;
+            let mut bounded_req = req.clone();
+            bounded_req.max_output_tokens = reservation.output;
+            let reply = self.inner.stream(&bounded_req, on_update).await;
+            match &reply {
+                Ok(response) if response.usage_reported => {
+                    let cost = cost_usd(&response.model, &response.usage);
+                    reservation.settle(Some((&response.usage, cost)));
+                }
+                Ok(_) => {
+                    let tokens = reservation.tokens;
+                    let unknown = Usage {
+                        input_tokens: tokens,
+                        ..Usage::default()
+                    };
+                    reservation.settle(Some((&unknown, None)));
+                }
+                Err(_) => reservation.settle(None),
+            }
+            reply
+        })
+    }
+}
+
+/// The size of what a request sends: its system prompt, messages and tool schemas.
+fn request_bytes(req: &ModelRequest<'_>) -> u64 {
+    let messages = serde_json::to_vec(req.messages.as_ref()).map_or(0, |v| v.len());
+    let tools = serde_json::to_vec(req.tools.as_ref()).map_or(0, |v| v.len());
+    u64::try_from(req.system.len() + messages + tools).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_child_gets_fifteen_percent_clamped_to_50k_200k_and_never_more_than_is_left() {
+        let share = Share::default();
+        assert_eq!(share.of(Some(1_000_000)), 150_000);
+        assert_eq!(
+            share.of(Some(100_000)),
+            50_000,
+            "15K is raised to the 50K floor"
+        );
+        assert_eq!(
+            share.of(Some(10_000_000)),
+            200_000,
+            "1.5M is cut to the 200K ceiling"
+        );
+        assert_eq!(share.of(Some(30_000)), 30_000, "never more than is left");
+        assert_eq!(
+            share.of(None),
+            200_000,
+            "an unbounded parent gives the ceiling"
+        );
+    }
+
+    #[test]
+    fn the_parent_hands_out_the_allowance_and_gets_the_unspent_rest_back() {
+        let tree = Tree::new(
+            Caps {
+                tokens: Some(1_000_000),
+                usd: None,
+            },
+            "root",
+        );
+        let given = tree.allot("root", "kid", None, &Share::default()).unwrap();
+        assert_eq!(given, 150_000);
+        assert_eq!(tree.remaining("root"), Some(850_000));
+        // The child spends 10K of its 150K.
+        let r = tree.reserve("kid", 3_000, 8_192, "m").unwrap();
+        let used = Usage {
+            input_tokens: 9_000,
+            output_tokens: 1_000,
+            ..Usage::default()
+        };
+        r.settle(Some((&used, None)));
+        let spend = tree.finish("root", "kid");
+        assert_eq!(spend.tokens, 10_000);
+        assert_eq!(tree.remaining("root"), Some(990_000));
+        assert!(
+            tree.allot("root", "big", Some(2_000_000), &Share::default())
+                .unwrap_err()
+                .contains("only 990000 are left")
+        );
+    }
+
+    #[test]
+    fn a_call_is_refused_before_it_could_cross_a_cap_and_its_output_is_bounded() {
+        let tree = Tree::new(
+            Caps {
+                tokens: Some(10_000),
+                usd: None,
+            },
+            "root",
+        );
+        // 9,000 bytes ≈ 3,000 tokens in: 7,000 left for output, under the 8,192 asked.
+        let r = tree.reserve("root", 9_000, 8_192, "m").unwrap();
+        assert_eq!(r.output, 7_000);
+        let used = Usage {
+            input_tokens: 3_000,
+            output_tokens: 6_000,
+            ..Usage::default()
+        };
+        r.settle(Some((&used, None)));
+        // The next input is at least the last one's: 3,000 of the 1,000 left.
+        let refused = tree.reserve("root", 9_000, 8_192, "m").err().unwrap();
+        assert!(
+            refused.contains("would cross the session's token cap"),
+            "{refused}"
+        );
+        assert_eq!(tree.used_tokens(), 9_000);
+    }
+
+    #[test]
+    fn calls_in_flight_hold_their_reservations_so_parallel_calls_cannot_overspend() {
+        let tree = Tree::new(
+            Caps {
+                tokens: Some(5_000),
+                usd: None,
+            },
+            "root",
+        );
+        let first = tree.reserve("root", 3_000, 3_000, "m").unwrap();
+        assert_eq!(first.tokens, 4_000);
+        assert!(tree.reserve("root", 3_000, 3_000, "m").is_err());
+        drop(first);
+        // A dropped (cancelled) call counts its input as spent.
+        assert_eq!(tree.used_tokens(), 1_000);
+    }
+
+    #[test]
+    fn a_dollar_cap_on_a_model_without_a_price_refuses_rather_than_guesses() {
+        let tree = Tree::new(
+            Caps {
+                tokens: None,
+                usd: Some(1.0),
+            },
+            "root",
+        );
+        let err = tree
+            .reserve("root", 300, 100, "local-model-x")
+            .err()
+            .unwrap();
+        assert!(
+            err.contains("price of model local-model-x is unknown"),
+            "{err}"
+        );
+    }
+}

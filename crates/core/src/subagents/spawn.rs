@@ -1,0 +1,527 @@
+//! Running one child: check it may start (role against the parent's mode, depth, a free
+//! slot, a budget), make its session from the tree's template, give it its task, pass
+//! its approval requests up (labelled, answers routed back), report its progress, and
+//! collect its closure report when it ends, by itself or stopped.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use atto_protocol::{
+    Event, FinalResult, Op, SpawnRequest, SubagentInfo, SubagentRole, SubagentTag, TurnStatus,
+};
+use atto_tools::CancellationToken;
+use tokio::sync::mpsc;
+
+use super::budget::Budgeted;
+use super::report::{self, Ending};
+use super::{Approvals, Family, Place, SharedStance, child_mode, defs::AgentDef, wrap_up_lead};
+use crate::limits::Limits;
+use crate::session::{SessionOptions, spawn_child};
+
+/// How long past its own time limit a child may take to stop before it is dropped.
+const GRACE: Duration = Duration::from_secs(10);
+
+/// What the parent gets back.
+pub(crate) struct ChildOutcome {
+    /// The closure report.
+    pub report: String,
+    /// Files the child changed, from the checkpoints.
+    pub files: Vec<String>,
+}
+
+/// Starts children of one session.
+pub(crate) struct Spawner {
+    pub family: Family,
+    /// The parent's place.
+    pub place: Place,
+    pub stance: SharedStance,
+    /// The parent's approval answers, to route a child's to it.
+    pub approvals: Approvals,
+    /// The parent's events.
+    pub events: mpsc::UnboundedSender<Event>,
+}
+
+/// A child about to run: what it is and what it was given.
+struct Child {
+    id: String,
+    tag: SubagentTag,
+    info: SubagentInfo,
+    files: Vec<String>,
+    started: Instant,
+}
+
+impl Spawner {
+    fn emit(&self, event: Event) {
+        let _ = self.events.send(event);
+    }
+
+    /// Whether `request` asks for a child that writes.
+    pub(crate) fn writes(&self, request: &SpawnRequest) -> bool {
+        self.role_of(request) == SubagentRole::Implement
+    }
+
+    fn definition(&self, request: &SpawnRequest) -> Result<Option<AgentDef>, String> {
+        let Some(name) = &request.agent else {
+            return Ok(None);
+        };
+        let agents = &self.family.settings.agents;
+        match agents.iter().find(|d| &d.name == name) {
+            Some(def) => Ok(Some(def.clone())),
+            None => Err(format!(
+                "there is no custom agent named '{name}'; {}",
+                if agents.is_empty() {
+                    "none are defined (.atto/agents/*.md)".to_owned()
+                } else {
+                    format!(
+                        "defined: {}",
+                        agents
+                            .iter()
+                            .map(|d| d.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                }
+            )),
+        }
+    }
+
+    fn role_of(&self, request: &SpawnRequest) -> SubagentRole {
+        let def_role = request.agent.as_ref().and_then(|name| {
+            self.family
+                .settings
+                .agents
+                .iter()
+                .find(|d| &d.name == name)
+                .and_then(|d| d.role)
+        });
+        request.role.or(def_role).unwrap_or_default()
+    }
+
+    /// Runs a child to its end and returns its report; `Err` says why it did not start.
+    pub(crate) async fn run(
+        &self,
+        request: SpawnRequest,
+        cancel: &CancellationToken,
+    ) -> Result<ChildOutcome, String> {
+        let settings = Arc::clone(&self.family.settings);
+        let task = request.task.trim().to_owned();
+        if task.is_empty() {
+            return Err("a subagent needs a task: say what it should do".to_owned());
+        }
+        let def = self.definition(&request)?;
+        let role = self.role_of(&request);
+        let stance = *self
+            .stance
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mode = child_mode(role, stance.mode)?;
+        let depth = self.place.depth + 1;
+        if depth > settings.max_depth {
+            return Err(format!(
+                "subagents may nest {} deep and this one would be {depth} deep; do the work \
+                 here instead",
+                settings.max_depth
+            ));
+        }
+        let files = self.declared_files(&request, role)?;
+        let model = request
+            .model
+            .clone()
+            .or_else(|| def.as_ref().and_then(|d| d.model.clone()));
+        let raw_client = match &model {
+            None => Arc::clone(&self.family.template.client),
+            Some(name) => match &settings.connect {
+                Some(connect) => connect(name)?,
+                None => {
+                    return Err(format!(
+                        "cannot use model '{name}' for a subagent here; leave the model out to \
+                         use the session's"
+                    ));
+                }
+            },
+        };
+        // A free slot first (the session the user talks to waits for one; a subagent
+        // does not, so a tree of waiting parents cannot lock itself up).
+        let running = Arc::clone(&self.family.running);
+        let _permit = if self.place.depth == 0 {
+            tokio::select! {
+                permit = running.acquire_owned() => permit.ok(),
+                () = cancel.cancelled() => None,
+            }
+        } else {
+            running.try_acquire_owned().ok()
+        }
+        .ok_or_else(|| {
+            format!(
+                "no subagent was started: {} already run at once (--max-subagents); wait for \
+                 one to finish, or do the work here",
+                settings.max_running
+            )
+        })?;
+        let id = uuid::Uuid::now_v7().to_string();
+        let budget = self.family.tree.allot(
+            &self.place.node,
+            &id,
+            request.budget_tokens,
+            &settings.share,
+        )?;
+        let client = Arc::new(Budgeted::new(
+            raw_client,
+            Arc::clone(&self.family.tree),
+            id.clone(),
+        ));
+        let model_name = client_model(&client);
+        let mut options = self.child_options(&id, client, mode, stance, def.as_ref());
+        options.limits = Limits {
+            max_rounds: request
+                .max_iterations
+                .unwrap_or(settings.max_iterations)
+                .clamp(1, settings.max_iterations.max(1)),
+            max_tokens: None,
+            max_duration: Some(settings.timeout),
+            wrap_up_before: Some(wrap_up_lead(settings.timeout)),
+            ..self.family.template.limits.clone()
+        };
+        let place = Place {
+            node: id.clone(),
+            depth,
+            parent: Some(self.place.node.clone()),
+            scope: (role == SubagentRole::Implement && !files.is_empty()).then(|| files.clone()),
+        };
+        let info = SubagentInfo {
+            id: id.clone(),
+            parent: self.place.node.clone(),
+            depth,
+            task: task.clone(),
+            role,
+            model: model_name,
+            budget_tokens: budget,
+            tokens_used: 0,
+            cost_usd: None,
+            elapsed_ms: 0,
+            status: "running".to_owned(),
+        };
+        let child = Child {
+            tag: SubagentTag {
+                id: id.clone(),
+                role,
+                task: crate::plan::one_paragraph(&task, 60),
+            },
+            id,
+            info,
+            files,
+            started: Instant::now(),
+        };
+        let handle = spawn_child(options, self.family.clone(), place);
+        self.family.record(child.info.clone());
+        self.emit(Event::SubagentStarted {
+            agent: child.info.clone(),
+            files: child.files.clone(),
+        });
+        let prompt = prompt(&task, role, &request, def.as_ref(), &child.files);
+        let result = self.drive(handle, &child, prompt, cancel).await;
+        Ok(self.finish(child, result))
+    }
+
+    /// The files a writing child may change, normalized; read-only roles take none.
+    fn declared_files(
+        &self,
+        request: &SpawnRequest,
+        role: SubagentRole,
+    ) -> Result<Vec<String>, String> {
+        if role != SubagentRole::Implement {
+            if !request.files.is_empty() {
+                return Err(format!(
+                    "a {} subagent writes nothing, so it takes no files; use role implement \
+                     for one that changes {}",
+                    role.as_str(),
+                    request.files.join(", ")
+                ));
+            }
+            return Ok(Vec::new());
+        }
+        let workspace = &self.family.template.workspace;
+        let mut files = Vec::new();
+        for file in &request.files {
+            let abs = atto_tools::paths::resolve(workspace, file)
+                .map_err(|e| format!("cannot give the subagent {file}: {e}"))?;
+            files.push(atto_tools::paths::relative(workspace, &abs));
+        }
+        // A parent limited to some files hands down no more than those.
+        if let Some(own) = &self.place.scope {
+            let outside: Vec<&String> = files
+                .iter()
+                .filter(|f| !crate::planner::execute::in_scope(own, f))
+                .collect();
+            if !outside.is_empty() || files.is_empty() {
+                return Err(format!(
+                    "this subagent may change only {}, so its child may not be given {}",
+                    own.join(", "),
+                    if files.is_empty() {
+                        "the whole workspace".to_owned()
+                    } else {
+                        outside
+                            .iter()
+                            .map(|s| s.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    }
+                ));
+            }
+        }
+        Ok(files)
+    }
+
+    /// The child's session options: the template's, with the parent's stance now.
+    fn child_options(
+        &self,
+        id: &str,
+        client: Arc<Budgeted>,
+        mode: atto_protocol::AgentMode,
+        stance: super::Stance,
+        def: Option<&AgentDef>,
+    ) -> SessionOptions {
+        let t = &self.family.template;
+        let mut tools = t.tools.clone();
+        if let Some(names) = def.and_then(|d| d.tools.as_ref()) {
+            tools.retain(|name| names.iter().any(|n| n == name));
+        }
+        SessionOptions {
+            session_id: id.to_owned(),
+            workspace: t.workspace.clone(),
+            client,
+            tools,
+            limits: t.limits.clone(),
+            instructions: t.instructions.clone(),
+            permission: stance.permission,
+            grants: t.grants.clone(),
+            store: t.store.clone(),
+            sandbox: t.sandbox.clone(),
+            trust: stance.trust,
+            protected_dirs: t.protected_dirs.clone(),
+            resume: None,
+            thread: None,
+            mode,
+            checkpoints: t.checkpoints.as_ref().map(|c| Arc::new(c.for_session(id))),
+            planner: t.planner,
+            approval_deadline: t.approval_deadline,
+            unsandboxed_commands: t.unsandboxed_commands.clone(),
+            start_notices: Vec::new(),
+            sandbox_off_reason: t.sandbox_off_reason.clone(),
+            subagents: super::SubagentSettings::default(),
+        }
+    }
+
+    /// Gives the child its task and follows it to its end.
+    async fn drive(
+        &self,
+        mut handle: crate::AgentHandle,
+        child: &Child,
+        prompt: String,
+        cancel: &CancellationToken,
+    ) -> Option<FinalResult> {
+        let ops = handle.op_sender();
+        if ops.submit(Op::UserInput { text: prompt }).is_err() {
+            return None;
+        }
+        let mut result = None;
+        let mut interrupted = false;
+        // The child stops itself at its time limit; this bounds a child that does not.
+        let overdue = tokio::time::sleep(self.family.settings.timeout + GRACE);
+        tokio::pin!(overdue);
+        loop {
+            tokio::select! {
+                event = handle.next_event() => match event {
+                    None | Some(Event::SessionEnded) => break,
+                    Some(Event::TurnCompleted { result: r, .. }) => {
+                        result = Some(r);
+                        let _ = ops.submit(Op::Shutdown);
+                    }
+                    Some(Event::ApprovalRequired(mut request)) => {
+                        let asked_as = request.id.clone();
+                        request.id = format!("{}/{asked_as}", short(&child.id));
+                        request.subagent.get_or_insert_with(|| child.tag.clone());
+                        self.approvals.route(request.id.clone(), ops.clone(), asked_as);
+                        self.emit(Event::ApprovalRequired(request));
+                    }
+                    Some(Event::Usage { .. }) => self.progress(child, None),
+                    Some(Event::ToolCallStarted { name, arguments, .. }) => {
+                        let what = crate::plan::one_paragraph(&format!("{name} {}", brief(&arguments)), 80);
+                        self.progress(child, Some(what));
+                    }
+                    // Its own children, passed up so the user sees the whole tree.
+                    Some(e @ (Event::SubagentStarted { .. }
+                        | Event::SubagentProgress { .. }
+                        | Event::SubagentFinished { .. })) => self.emit(e),
+                    Some(Event::Error { message }) => self.emit(Event::Warning {
+                        message: format!("subagent {}: {message}", short(&child.id)),
+                    }),
+                    Some(_) => {}
+                },
+                () = cancel.cancelled(), if !interrupted => {
+                    interrupted = true;
+                    let _ = ops.submit(Op::Interrupt);
+                }
+                () = &mut overdue => {
+                    let _ = ops.submit(Op::Interrupt);
+                    // Whatever it has not said by now is lost with it.
+                    if tokio::time::timeout(GRACE, async {
+                        while let Some(event) = handle.next_event().await {
+                            if let Event::TurnCompleted { result: r, .. } = event {
+                                return Some(r);
+                            }
+                        }
+                        None
+                    }).await.ok().flatten().map(|r| result = Some(r)).is_none() {
+                        break;
+                    }
+                    let _ = ops.submit(Op::Shutdown);
+                    break;
+                }
+            }
+        }
+        result
+    }
+
+    fn progress(&self, child: &Child, activity: Option<String>) {
+        let (used, budget) = self.family.tree.spent(&child.id);
+        let mut info = child.info.clone();
+        info.tokens_used = used;
+        info.elapsed_ms = elapsed_ms(child.started);
+        self.family.record(info);
+        self.emit(Event::SubagentProgress {
+            id: child.id.clone(),
+            tokens_used: used,
+            budget_tokens: budget.unwrap_or(child.info.budget_tokens),
+            elapsed_ms: elapsed_ms(child.started),
+            activity,
+        });
+    }
+
+    /// Hands the unspent budget back and turns the ending into the report.
+    fn finish(&self, child: Child, result: Option<FinalResult>) -> ChildOutcome {
+        let spend = self.family.tree.finish(&self.place.node, &child.id);
+        let forced = match &result {
+            None => Some("it ended without a result".to_owned()),
+            Some(r) => match r.status {
+                TurnStatus::Completed => None,
+                TurnStatus::LimitReached => Some(
+                    r.error
+                        .clone()
+                        .unwrap_or_else(|| "it reached a limit".to_owned()),
+                ),
+                TurnStatus::Failed => Some(format!(
+                    "it failed: {}",
+                    r.error.as_deref().unwrap_or("an error")
+                )),
+                TurnStatus::Cancelled => {
+                    Some("it was cancelled (the parent's work was interrupted)".to_owned())
+                }
+            },
+        };
+        let files = result
+            .as_ref()
+            .map(|r| r.files_changed.clone())
+            .unwrap_or_default();
+        let mut info = child.info.clone();
+        info.tokens_used = spend.tokens;
+        info.cost_usd = spend.cost;
+        info.elapsed_ms = elapsed_ms(child.started);
+        info.status = match (&result, &forced) {
+            (_, None) => "completed",
+            (Some(r), Some(_)) if r.status == TurnStatus::Failed => "failed",
+            _ => "stopped",
+        }
+        .to_owned();
+        let header = format!(
+            "Subagent {} ({}, model {}) {}: {} of {} tokens used, cost {}, {:.1} s.",
+            short(&child.id),
+            child.info.role.as_str(),
+            info.model,
+            info.status,
+            info.tokens_used,
+            info.budget_tokens,
+            info.cost_usd
+                .map_or_else(|| "unknown".to_owned(), |c| format!("${c:.4}")),
+            Duration::from_millis(info.elapsed_ms).as_secs_f64(),
+        );
+        let text = result.as_ref().map_or("", |r| r.text.as_str());
+        let report = report::render(&Ending {
+            text,
+            files: &files,
+            forced: forced.as_deref(),
+            header,
+        });
+        self.family.record(info.clone());
+        self.emit(Event::SubagentFinished {
+            agent: info,
+            forced_stop: forced,
+            files_modified: files.clone(),
+            report: report.clone(),
+        });
+        ChildOutcome { report, files }
+    }
+}
+
+/// The child's first prompt.
+fn prompt(
+    task: &str,
+    role: SubagentRole,
+    request: &SpawnRequest,
+    def: Option<&AgentDef>,
+    files: &[String],
+) -> String {
+    let mut out = String::new();
+    if let Some(def) = def.filter(|d| !d.instructions.is_empty()) {
+        out.push_str(&def.instructions);
+        out.push_str("\n\n");
+    }
+    out.push_str(
+        "You are a subagent: another agent session gave you one task. Your history starts \
+         here and nobody will answer questions, so do what you can with your tools, then \
+         report. ",
+    );
+    out.push_str(match role {
+        SubagentRole::Explore => "Your role is explore: read and search only.",
+        SubagentRole::Review => "Your role is review: read and judge only; change nothing.",
+        SubagentRole::Verify => "Your role is verify: read, and run test commands only.",
+        SubagentRole::Implement => "Your role is implement: make the change the task asks for.",
+    });
+    out.push_str("\n\nTask: ");
+    out.push_str(task);
+    if let Some(notes) = request.notes.as_deref().filter(|n| !n.trim().is_empty()) {
+        out.push_str("\n\nNotes from the session that started you:\n");
+        out.push_str(notes.trim());
+    }
+    if !files.is_empty() {
+        out.push_str("\n\nYou may change only these files (writes to others are refused): ");
+        out.push_str(&files.join(", "));
+    }
+    out.push_str("\n\n");
+    out.push_str(report::INSTRUCTIONS);
+    out
+}
+
+/// The first argument worth showing for a progress line.
+fn brief(arguments: &serde_json::Value) -> String {
+    ["command", "path", "pattern", "task"]
+        .iter()
+        .find_map(|k| arguments.get(*k).and_then(serde_json::Value::as_str))
+        .unwrap_or("")
+        .to_owned()
+}
+
+fn client_model(client: &Budgeted) -> String {
+    use atto_llm::ModelClient as _;
+    client.info().model.clone()
+}
+
+/// The id as front ends show it.
+pub(crate) fn short(id: &str) -> &str {
+    // uuid v7 ids start with the time: the last characters tell siblings apart.
+    id.get(id.len().saturating_sub(8)..).unwrap_or(id)
+}
+
+fn elapsed_ms(since: Instant) -> u64 {
+    u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
+}

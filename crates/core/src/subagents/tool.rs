@@ -1,0 +1,108 @@
+//! `spawn_agent`: the model delegates a task to a subagent and gets its closure report
+//! as the result. Danger LOW (it asks where a write would ask); a call for a child that
+//! writes is a mutating call, so the mode table refuses it outside build mode and it
+//! runs alone, never beside another writer.
+
+use std::sync::Arc;
+
+use atto_protocol::{DangerLevel, SpawnRequest};
+use atto_tools::{BoxFuture, Tool, ToolContext, ToolError, ToolOutput};
+use serde_json::json;
+
+use super::Spawner;
+
+/// The `spawn_agent` tool of one session.
+pub(crate) struct SpawnAgentTool {
+    pub spawner: Arc<Spawner>,
+}
+
+impl SpawnAgentTool {
+    fn request(args: serde_json::Value) -> Result<SpawnRequest, ToolError> {
+        serde_json::from_value(args).map_err(|e| ToolError::InvalidArguments(e.to_string()))
+    }
+}
+
+impl Tool for SpawnAgentTool {
+    fn name(&self) -> &'static str {
+        atto_policy::gate::SPAWN_TOOL
+    }
+
+    fn description(&self) -> &'static str {
+        "Delegate a self-contained task to a subagent with its own fresh context and token \
+         budget; returns its closure report (summary, files modified, decisions, remaining \
+         work, confidence). Roles: explore and review read only, verify reads and runs tests, \
+         implement changes the files it is given. Several read-only subagents in one reply \
+         run at the same time."
+    }
+
+    fn parameters(&self) -> serde_json::Value {
+        let agents: Vec<String> = self
+            .spawner
+            .family
+            .settings
+            .agents
+            .iter()
+            .map(|d| format!("{} ({})", d.name, d.description))
+            .collect();
+        let agent_about = if agents.is_empty() {
+            "A custom agent definition to run (none are defined).".to_owned()
+        } else {
+            format!("A custom agent to run: {}.", agents.join("; "))
+        };
+        json!({
+            "type": "object",
+            "properties": {
+                "task": {"type": "string", "description": "What the subagent should do, with everything it needs to know."},
+                "role": {"type": "string", "enum": ["explore", "review", "implement", "verify"], "description": "Default explore (read-only)."},
+                "files": {"type": "array", "items": {"type": "string"}, "description": "For implement: the only files it may change."},
+                "model": {"type": "string", "description": "Another model for it; default the session's."},
+                "agent": {"type": "string", "description": agent_about},
+                "budget_tokens": {"type": "integer", "description": "Tokens for it; default 15% of what is left (50K-200K)."},
+                "max_iterations": {"type": "integer", "description": "Model calls it may make; default 30."},
+                "notes": {"type": "string", "description": "Findings or constraints to pass on."}
+            },
+            "required": ["task"],
+            "additionalProperties": false
+        })
+    }
+
+    fn danger(&self) -> DangerLevel {
+        DangerLevel::Low
+    }
+
+    fn mutates(&self, args: &serde_json::Value) -> bool {
+        // Only the role decides (and a custom agent's); arguments that do not parse are
+        // refused when the call runs.
+        let request = SpawnRequest {
+            role: args
+                .get("role")
+                .and_then(|r| serde_json::from_value(r.clone()).ok()),
+            agent: args
+                .get("agent")
+                .and_then(serde_json::Value::as_str)
+                .map(str::to_owned),
+            ..SpawnRequest::default()
+        };
+        self.spawner.writes(&request)
+    }
+
+    fn run<'a>(
+        &'a self,
+        args: serde_json::Value,
+        ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async move {
+            let request = Self::request(args)?;
+            let outcome = self
+                .spawner
+                .run(request, &ctx.cancel)
+                .await
+                .map_err(ToolError::Declined)?;
+            Ok(ToolOutput {
+                content: outcome.report,
+                changed_paths: outcome.files,
+                ..ToolOutput::default()
+            })
+        })
+    }
+}
