@@ -292,16 +292,16 @@ pub fn sessions(args: SessionsArgs, workspace: &std::path::Path) -> Result<ExitC
                     .as_deref()
                     .map(|l| format!("[{l}] "))
                     .unwrap_or_default();
-                let fork = r
-                    .parent_session
-                    .as_deref()
-                    .map(|p| {
-                        let short = store
-                            .short_id_blocking(atto_store::IdKind::Session, p)
-                            .unwrap_or_else(|_| p.to_owned());
-                        format!("  (fork of {short})")
-                    })
-                    .unwrap_or_default();
+                let short = |p: &str| {
+                    store
+                        .short_id_blocking(atto_store::IdKind::Session, p)
+                        .unwrap_or_else(|_| p.to_owned())
+                };
+                let fork = match (&r.parent_session, &r.spawned_by) {
+                    (Some(p), _) => format!("  (fork of {})", short(p)),
+                    (None, Some(p)) => format!("  (subagent of {})", short(p)),
+                    (None, None) => String::new(),
+                };
                 println!(
                     "{:<10}  {}  {size}  {label}{}{fork}",
                     r.short_id,

@@ -27,6 +27,7 @@ mod planner_effort;
 mod planner_parallel;
 mod policy;
 mod sessions;
+mod subagents;
 mod trust;
 mod tui;
 mod tui_harness;

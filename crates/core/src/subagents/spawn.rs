@@ -12,7 +12,6 @@ use atto_protocol::{
 use atto_tools::CancellationToken;
 use tokio::sync::mpsc;
 
-use super::budget::Budgeted;
 use super::report::{self, Ending};
 use super::{Approvals, Family, Place, SharedStance, child_mode, defs::AgentDef, wrap_up_lead};
 use crate::limits::Limits;
@@ -165,12 +164,9 @@ impl Spawner {
             request.budget_tokens,
             &settings.share,
         )?;
-        let client = Arc::new(Budgeted::new(
-            raw_client,
-            Arc::clone(&self.family.tree),
-            id.clone(),
-        ));
-        let model_name = client_model(&client);
+        // Its calls are checked against its budget by the session (`spawn_in`).
+        let client = raw_client;
+        let model_name = client.info().model.clone();
         let mut options = self.child_options(&id, client, mode, stance, def.as_ref());
         options.limits = Limits {
             max_rounds: request
@@ -276,7 +272,7 @@ impl Spawner {
     fn child_options(
         &self,
         id: &str,
-        client: Arc<Budgeted>,
+        client: Arc<dyn atto_llm::ModelClient>,
         mode: atto_protocol::AgentMode,
         stance: super::Stance,
         def: Option<&AgentDef>,
@@ -509,11 +505,6 @@ fn brief(arguments: &serde_json::Value) -> String {
         .find_map(|k| arguments.get(*k).and_then(serde_json::Value::as_str))
         .unwrap_or("")
         .to_owned()
-}
-
-fn client_model(client: &Budgeted) -> String {
-    use atto_llm::ModelClient as _;
-    client.info().model.clone()
 }
 
 /// The id as front ends show it.

@@ -1,0 +1,590 @@
+//! Subagents end to end: a child's budget is carved from its parent's and handed back,
+//! the session cap holds over a whole tree, a child is told to wrap up and then stopped,
+//! read-only children overlap, writers stay in their files and take turns, modes hold,
+//! approvals reach the user, and a killed run leaves both sessions resumable.
+
+use std::time::Duration;
+
+use atto_testkit::{Reply, Script, ScriptUsage};
+use serde_json::{Value, json};
+
+use crate::common::{Env, call, calls, events, of_type, stderr};
+
+/// Text only a child's requests carry (its first prompt), followed by its task.
+fn child_of(task: &str) -> String {
+    format!("Task: {task}")
+}
+
+fn text(t: &str) -> Reply {
+    Reply {
+        text: Some(t.to_owned()),
+        ..Reply::default()
+    }
+}
+
+fn when(reply: Reply, task: &str) -> Reply {
+    Reply {
+        when: Some(child_of(task)),
+        ..reply
+    }
+}
+
+fn spawn(args: Value) -> Reply {
+    calls(vec![call("spawn_agent", args)])
+}
+
+/// The user-visible texts of request `r` (chat wire): every message's content.
+fn body_text(r: &atto_testkit::RecordedRequest) -> String {
+    r.body.to_string()
+}
+
+fn run(env: &Env, flags: &[&str], task: &str) -> std::process::Output {
+    let mut all = vec!["--output-format", "stream-json"];
+    all.extend_from_slice(flags);
+    env.exec_with(&all, task).output().unwrap()
+}
+
+const REPORT: &str = "Looked at hello.txt.\n\n## Summary\nThe greeting is hello.\n\n## Files \
+                      Modified\n- ghost.rs\n\n## Key Decisions\n- read only\n\n## Remaining \
+                      Work\n- none\n\n## Confidence: 0.9";
+
+#[test]
+fn a_child_works_in_its_own_context_reports_back_and_returns_its_unspent_budget() {
+    let mut env = Env::new();
+    env.write("hello.txt", "hello\n");
+    env.serve(Script {
+        replies: vec![
+            spawn(json!({"task": "find the greeting", "role": "explore"})),
+            calls(vec![call("read_file", json!({"path": "hello.txt"}))]),
+            text(REPORT),
+            text("The child says hello."),
+        ],
+        ..Script::default()
+    });
+    let out = run(
+        &env,
+        &[
+            "--permission",
+            "auto-safe",
+            "--max-budget-tokens",
+            "1000000",
+        ],
+        "what does the greeting say?",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let evs = events(&out);
+    let started = of_type(&evs, "subagent_started");
+    assert_eq!(started.len(), 1, "{evs:?}");
+    // 15% of what the parent had left after its first call (120 tokens) of the 1M cap.
+    assert_eq!(started[0]["budget_tokens"], 149_982);
+    assert_eq!(started[0]["role"], "explore");
+    assert_eq!(started[0]["depth"], 1);
+    let finished = of_type(&evs, "subagent_finished");
+    assert_eq!(finished.len(), 1);
+    assert_eq!(finished[0]["status"], "completed");
+    assert_eq!(finished[0]["tokens_used"], 240, "two child calls of 120");
+
+    let requests = env.requests();
+    assert_eq!(requests.len(), 4);
+    // The child starts fresh: its task and the report format, not the parent's prompt;
+    // and it is offered read-only tools only.
+    let child = body_text(&requests[1]);
+    assert!(child.contains("Task: find the greeting"), "{child}");
+    assert!(child.contains("## Confidence"), "{child}");
+    assert!(!child.contains("what does the greeting say?"), "{child}");
+    let tools: Vec<&str> = requests[1].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(tools.contains(&"read_file"), "{tools:?}");
+    assert!(
+        !tools.contains(&"write_file") && !tools.contains(&"bash"),
+        "{tools:?}"
+    );
+    // Its output is bounded by its budget, never by more.
+    assert!(requests[1].body["max_tokens"].as_u64().unwrap() <= 149_982);
+
+    // The parent gets the report as the tool result, with the files from the
+    // checkpoints (none), not the child's claim.
+    let results = crate::common::tool_results(&env, 3);
+    let report = &results[0];
+    assert!(
+        report.contains("## Summary\nThe greeting is hello."),
+        "{report}"
+    );
+    assert!(report.contains("- none (from the checkpoints)"), "{report}");
+    assert!(report.contains("also named ghost.rs"), "{report}");
+    assert!(report.contains("## Confidence: 0.90"), "{report}");
+
+    // The turn's cost covers the child's calls: 2 parent + 2 child calls of 120.
+    let done = of_type(&evs, "turn_completed");
+    let usage = &done[0]["usage"];
+    let total = usage["input_tokens"].as_u64().unwrap() + usage["output_tokens"].as_u64().unwrap();
+    assert_eq!(total, 480, "{usage}");
+}
+
+/// Every reply reports 400 tokens in and 100 out: less than any request here sends, so
+/// atto's estimate of a call never falls below what it really costs.
+fn costing(reply: Reply) -> Reply {
+    Reply {
+        usage: Some(ScriptUsage {
+            input_tokens: 400,
+            output_tokens: 100,
+            ..ScriptUsage::default()
+        }),
+        ..reply
+    }
+}
+
+#[test]
+fn a_tree_three_deep_never_crosses_the_session_cap_by_even_one_call() {
+    let mut env = Env::new();
+    env.write("a.txt", "a\n");
+    std::fs::write(
+        env.dir.path().join("home/.config/atto/config.toml"),
+        "[subagents]\nmin_tokens = 6000\n",
+    )
+    .unwrap();
+    let cap: u64 = 40_000;
+    let mut replies = vec![
+        spawn(json!({"task": "middle one", "role": "explore"})),
+        spawn(json!({"task": "middle two", "role": "explore"})),
+        spawn(json!({"task": "the leaf", "role": "explore"})),
+    ];
+    // The leaf never stops reading on its own.
+    for _ in 0..40 {
+        replies.push(when(
+            calls(vec![call("read_file", json!({"path": "a.txt"}))]),
+            "the leaf",
+        ));
+    }
+    replies.extend([text("two done"), text("one done"), text("all done")]);
+    env.serve(Script {
+        replies: replies.into_iter().map(costing).collect(),
+        ..Script::default()
+    });
+    let cap_flag = cap.to_string();
+    let out = run(
+        &env,
+        &[
+            "--permission",
+            "auto-safe",
+            "--max-budget-tokens",
+            &cap_flag,
+        ],
+        "go deep",
+    );
+    let evs = events(&out);
+    let depths: Vec<u64> = of_type(&evs, "subagent_started")
+        .iter()
+        .map(|e| e["depth"].as_u64().unwrap())
+        .collect();
+    assert_eq!(
+        depths,
+        vec![1, 2, 3],
+        "{}\n{}",
+        stderr(&out),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let requests = env.requests();
+    let spent = 500 * requests.len() as u64;
+    assert!(
+        spent <= cap,
+        "{} calls of 500 tokens crossed the {cap} cap",
+        requests.len()
+    );
+    // The leaf was stopped by a budget, and its report says so.
+    let leaf = of_type(&evs, "subagent_finished")
+        .into_iter()
+        .find(|e| e["depth"] == 3)
+        .cloned()
+        .unwrap();
+    let why = leaf["forced_stop"].as_str().unwrap();
+    assert!(
+        why.contains("not sent") && why.contains("would cross"),
+        "{why}"
+    );
+    assert!(leaf["report"].as_str().unwrap().contains("STOPPED BY ATTO"));
+    // Every request's output limit was bounded by what was left.
+    for (i, r) in requests.iter().enumerate() {
+        let max = r.body["max_tokens"].as_u64().unwrap();
+        assert!(max <= cap, "request {i} asked for {max} output tokens");
+    }
+}
+
+#[test]
+fn a_child_is_told_to_wrap_up_then_stopped_at_its_time_limit_and_its_processes_are_gone() {
+    let mut env = Env::new();
+    std::fs::write(
+        env.dir.path().join("home/.config/atto/config.toml"),
+        "[subagents]\ntimeout_secs = 8\n",
+    )
+    .unwrap();
+    // Unique so the check below finds only this test's process.
+    let lingering = "sleep 31.7";
+    env.serve(Script {
+        replies: vec![
+            spawn(json!({"task": "slow work", "role": "implement"})),
+            // Ends past the wrap-up point (0.8 s before the 8 s limit).
+            calls(vec![call("bash", json!({"command": "sleep 7.4"}))]),
+            calls(vec![call("bash", json!({"command": lingering}))]),
+            text("the child was stopped"),
+        ],
+        ..Script::default()
+    });
+    let started = std::time::Instant::now();
+    let out = run(
+        &env,
+        &["--permission", "auto-safe"],
+        "delegate the slow work",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(started.elapsed() < Duration::from_secs(20));
+    let requests = env.requests();
+    assert_eq!(requests.len(), 4, "{}", stderr(&out));
+    let wrap = body_text(&requests[2]);
+    assert!(
+        wrap.contains("Wrap up:"),
+        "the wrap-up must reach the child: {wrap}"
+    );
+    let evs = events(&out);
+    let finished = of_type(&evs, "subagent_finished");
+    assert_eq!(finished[0]["status"], "stopped");
+    assert!(
+        finished[0]["forced_stop"]
+            .as_str()
+            .unwrap()
+            .contains("time limit"),
+        "{:?}",
+        finished[0]
+    );
+    assert!(crate::common::tool_results(&env, 3)[0].contains("STOPPED BY ATTO"));
+    let ps = std::process::Command::new("pgrep")
+        .args(["-f", lingering])
+        .output()
+        .unwrap();
+    assert!(
+        ps.stdout.is_empty(),
+        "the child's command outlived it: {}",
+        String::from_utf8_lossy(&ps.stdout)
+    );
+}
+
+#[test]
+fn read_only_children_run_at_once() {
+    let mut env = Env::new();
+    env.serve(Script {
+        replies: vec![
+            calls(vec![
+                call("spawn_agent", json!({"task": "look at alpha"})),
+                call("spawn_agent", json!({"task": "look at beta"})),
+            ]),
+            Reply {
+                delay_ms: 1500,
+                ..when(text("alpha seen"), "look at alpha")
+            },
+            Reply {
+                delay_ms: 1500,
+                ..when(text("beta seen"), "look at beta")
+            },
+            text("both seen"),
+        ],
+        ..Script::default()
+    });
+    let out = run(&env, &["--permission", "auto-safe"], "look at both");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let requests = env.requests();
+    assert_eq!(requests.len(), 4);
+    // Both children asked before either got its (1.5 s late) answer.
+    let gap = requests[2]
+        .received_at_unix_ns
+        .abs_diff(requests[1].received_at_unix_ns);
+    assert!(
+        gap < 1_000_000_000,
+        "the children ran one after the other ({gap} ns apart)"
+    );
+    let results = crate::common::tool_results(&env, 3);
+    assert!(results[0].contains("alpha seen") && results[1].contains("beta seen"));
+}
+
+#[test]
+fn writers_stay_in_their_files_and_take_turns() {
+    let mut env = Env::new();
+    env.serve(Script {
+        replies: vec![
+            calls(vec![
+                call(
+                    "spawn_agent",
+                    json!({"task": "write alpha", "role": "implement", "files": ["a.txt"]}),
+                ),
+                call(
+                    "spawn_agent",
+                    json!({"task": "write beta", "role": "implement", "files": ["a.txt", "b.txt"]}),
+                ),
+            ]),
+            Reply {
+                delay_ms: 600,
+                ..when(
+                    calls(vec![
+                        call("write_file", json!({"path": "b.txt", "content": "alpha\n"})),
+                        call("write_file", json!({"path": "a.txt", "content": "alpha\n"})),
+                    ]),
+                    "write alpha",
+                )
+            },
+            when(text("alpha done"), "write alpha"),
+            when(
+                calls(vec![call(
+                    "write_file",
+                    json!({"path": "b.txt", "content": "beta\n"}),
+                )]),
+                "write beta",
+            ),
+            when(text("beta done"), "write beta"),
+            text("both written"),
+        ],
+        ..Script::default()
+    });
+    let out = run(&env, &["--permission", "auto-safe"], "write both");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(env.read("a.txt"), "alpha\n");
+    assert_eq!(env.read("b.txt"), "beta\n");
+    let requests = env.requests();
+    let of = |task: &str| -> Vec<u128> {
+        requests
+            .iter()
+            .filter(|r| body_text(r).contains(&child_of(task)))
+            .map(|r| r.received_at_unix_ns)
+            .collect()
+    };
+    let (alpha, beta) = (of("write alpha"), of("write beta"));
+    assert_eq!((alpha.len(), beta.len()), (2, 2));
+    assert!(
+        alpha.iter().max() < beta.iter().min(),
+        "writers with overlapping files must not run at once"
+    );
+    // Alpha's write outside its files was refused and it was told why.
+    let alpha_results = body_text(
+        requests
+            .iter()
+            .filter(|r| body_text(r).contains(&child_of("write alpha")))
+            .nth(1)
+            .unwrap(),
+    );
+    assert!(
+        alpha_results.contains("may change only its own files (a.txt)"),
+        "{alpha_results}"
+    );
+    let evs = events(&out);
+    let files: Vec<Value> = of_type(&evs, "subagent_finished")
+        .iter()
+        .map(|e| e["files_modified"].clone())
+        .collect();
+    assert_eq!(files, vec![json!(["a.txt"]), json!(["b.txt"])]);
+}
+
+#[test]
+fn plan_and_review_modes_start_no_writer_and_a_read_only_child_cannot_write() {
+    let mut env = Env::new();
+    env.serve(Script {
+        replies: vec![
+            spawn(json!({"task": "change things", "role": "implement"})),
+            spawn(json!({"task": "sneaky explorer"})),
+            when(
+                calls(vec![call(
+                    "write_file",
+                    json!({"path": "x.txt", "content": "x"}),
+                )]),
+                "sneaky explorer",
+            ),
+            when(text("could not write"), "sneaky explorer"),
+            text("planned"),
+            spawn(json!({"task": "review writer", "role": "implement"})),
+            text("reviewed"),
+        ],
+        ..Script::default()
+    });
+    let out = run(
+        &env,
+        &["--permission", "auto-safe", "--mode", "plan"],
+        "plan it",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let results = crate::common::tool_results(&env, 1);
+    assert!(results[0].contains("PLAN mode"), "{results:?}");
+    // The explorer runs in review mode: no write tool offered, and a write is refused.
+    let requests = env.requests();
+    let explorer = body_text(&requests[3]);
+    assert!(explorer.contains("REVIEW mode is read-only"), "{explorer}");
+    assert!(!env.repo().join("x.txt").exists());
+    let evs = events(&out);
+    assert_eq!(
+        of_type(&evs, "change_queued").len(),
+        0,
+        "nothing queued by a child"
+    );
+
+    let out = run(
+        &env,
+        &["--permission", "auto-safe", "--mode", "review"],
+        "review it",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let results = crate::common::tool_results(&env, 6);
+    assert!(results[0].contains("REVIEW mode"), "{results:?}");
+    assert!(of_type(&events(&out), "subagent_started").is_empty());
+}
+
+#[test]
+fn a_childs_approval_reaches_the_stream_labelled_and_a_denial_reaches_the_child() {
+    use std::io::{BufRead as _, BufReader, Write as _};
+    let mut env = Env::new();
+    let cmd = "python3 -c 'print(40 + 2)'";
+    env.serve(Script {
+        replies: vec![
+            spawn(json!({"task": "compute", "role": "implement"})),
+            calls(vec![call("bash", json!({"command": cmd}))]),
+            text("I was not allowed to run it"),
+            text("the child could not compute"),
+        ],
+        ..Script::default()
+    });
+    let mut child = env
+        .exec_with(
+            &[
+                "--input-format",
+                "stream-json",
+                "--output-format",
+                "stream-json",
+            ],
+            "delegate",
+        )
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut asks = Vec::new();
+    let mut started_id = String::new();
+    for line in stdout.lines() {
+        let event: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if event["type"] == "subagent_started" {
+            started_id = event["id"].as_str().unwrap().to_owned();
+        }
+        if event["type"] == "approval_required" {
+            // The spawn itself asks (LOW, interactive); the child's command asks next.
+            let answer = if event["tool"] == "spawn_agent" {
+                json!({"type": "approval", "id": event["id"], "decision": "yes"})
+            } else {
+                json!({"type": "approval", "id": event["id"], "decision": "no", "reason": "not now"})
+            };
+            writeln!(stdin, "{answer}").unwrap();
+            stdin.flush().unwrap();
+            asks.push(event);
+        }
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(asks.len(), 2, "{asks:?}");
+    assert!(asks[0].get("subagent").is_none());
+    assert_eq!(asks[1]["subagent"]["id"], started_id.as_str());
+    assert_eq!(asks[1]["subagent"]["role"], "implement");
+    assert_eq!(asks[1]["subject"], cmd);
+    // The denial reached the child as a refusal of its call.
+    let results = crate::common::tool_results(&env, 2);
+    assert!(results[0].contains("not now"), "{results:?}");
+}
+
+#[test]
+fn a_run_killed_while_its_child_works_leaves_both_sessions_resumable() {
+    use std::io::{BufRead as _, BufReader};
+    let mut env = Env::new();
+    env.write("notes.txt", "kept\n");
+    env.serve(Script {
+        replies: vec![
+            spawn(json!({"task": "long job", "role": "implement"})),
+            calls(vec![call("read_file", json!({"path": "notes.txt"}))]),
+            calls(vec![call("bash", json!({"command": "sleep 30.3"}))]),
+            text("parent resumed"),
+            text("child resumed"),
+            text("latest resumed"),
+        ],
+        ..Script::default()
+    });
+    let mut run = env
+        .exec_with(
+            &[
+                "--permission",
+                "auto-safe",
+                "--output-format",
+                "stream-json",
+            ],
+            "start the long job",
+        )
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = BufReader::new(run.stdout.take().unwrap());
+    let (mut parent, mut kid) = (String::new(), String::new());
+    for line in stdout.lines() {
+        let event: Value = serde_json::from_str(&line.unwrap()).unwrap();
+        if event["type"] == "subagent_started" {
+            parent = event["parent"].as_str().unwrap().to_owned();
+            kid = event["id"].as_str().unwrap().to_owned();
+        }
+        // The child's read is shown as done: it must survive the kill.
+        if event["type"] == "subagent_progress"
+            && event["activity"]
+                .as_str()
+                .is_some_and(|a| a.starts_with("bash"))
+        {
+            break;
+        }
+    }
+    assert!(!kid.is_empty());
+    std::thread::sleep(Duration::from_millis(300));
+    run.kill().unwrap();
+    run.wait().unwrap();
+    let _ = std::process::Command::new("pkill")
+        .args(["-f", "sleep 30.3"])
+        .status();
+
+    let resumed = env
+        .exec_with(&["--permission", "auto-safe", "--resume", &parent], "go on")
+        .output()
+        .unwrap();
+    assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
+    let requests = env.requests();
+    let parent_view = body_text(&requests[3]);
+    assert!(parent_view.contains("start the long job"), "{parent_view}");
+    assert!(parent_view.contains("spawn_agent"), "{parent_view}");
+
+    let resumed = env
+        .exec_with(&["--permission", "auto-safe", "--resume", &kid], "go on")
+        .output()
+        .unwrap();
+    assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
+    let kid_view = body_text(&env.requests()[4]);
+    assert!(kid_view.contains("Task: long job"), "{kid_view}");
+    assert!(
+        kid_view.contains("kept"),
+        "the child's finished read is kept: {kid_view}"
+    );
+    // "The latest session" is the parent, never its child (resumed last).
+    let latest = env
+        .exec_with(&["--permission", "auto-safe", "-c"], "and again")
+        .output()
+        .unwrap();
+    assert_eq!(latest.status.code(), Some(0), "{}", stderr(&latest));
+    let latest_view = body_text(&env.requests()[5]);
+    assert!(latest_view.contains("start the long job"), "{latest_view}");
+    assert!(!latest_view.contains("Task: long job"), "{latest_view}");
+    let list = env.atto().arg("sessions").output().unwrap();
+    let list = String::from_utf8_lossy(&list.stdout);
+    assert!(list.contains("(subagent of "), "{list}");
+}
