@@ -115,6 +115,10 @@ pub async fn run(
                         if *running {
                             return matches!(event, Event::PlanSummary { .. });
                         }
+                        // `/spawn` ends with its subagent (its own children are deeper).
+                        if let Event::SubagentFinished { agent, .. } = event {
+                            return agent.depth == 1;
+                        }
                         matches!(
                             event,
                             Event::ModeChanged { .. }
@@ -136,6 +140,7 @@ pub async fn run(
                                 | Event::TaskPlanShown { .. }
                                 | Event::PlanRejected { .. }
                                 | Event::PlannerSettingsChanged { .. }
+                                | Event::SubagentList { .. }
                         )
                     };
                     let waited = wait(&mut handle, &mut lines, &mut renderer, &mut state, |e| {

@@ -122,6 +122,7 @@ fn new_family(options: &mut SessionOptions) -> (Family, Place) {
         depth: 0,
         parent: None,
         scope: None,
+        tools: None,
     };
     (family, place)
 }
@@ -174,6 +175,10 @@ fn spawn_in(mut options: SessionOptions, member: Option<(Family, Place)>) -> Age
         options.tools.register(Arc::new(SpawnAgentTool {
             spawner: Arc::clone(&spawner),
         }));
+    }
+    // A custom agent's list narrows every tool, atto's own included.
+    if let Some(only) = &place.tools {
+        options.tools.retain(|name| only.iter().any(|n| n == name));
     }
     let names = options.tools.names();
     let system = prompt::system_prompt(&PromptInputs {

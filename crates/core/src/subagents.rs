@@ -134,6 +134,8 @@ pub(crate) struct Place {
     pub parent: Option<String>,
     /// Files it may write (a writing child with declared files).
     pub scope: Option<Vec<String>>,
+    /// The only tools it has (a custom agent's list); `None`: its mode's.
+    pub tools: Option<Vec<String>>,
 }
 
 /// What a session's calls run under now, read by the `spawn_agent` tool when it starts a

@@ -588,3 +588,62 @@ fn a_run_killed_while_its_child_works_leaves_both_sessions_resumable() {
     let list = String::from_utf8_lossy(&list.stdout);
     assert!(list.contains("(subagent of "), "{list}");
 }
+
+#[test]
+fn a_custom_agent_brings_its_instructions_and_only_its_tools() {
+    let mut env = Env::new();
+    env.write(
+        ".atto/agents/finder.md",
+        "---\nname: finder\ndescription: finds handlers\ntools: [grep, read_file]\n---\nAlways \
+         search src/ first.\n",
+    );
+    env.serve(Script {
+        replies: vec![
+            spawn(json!({"task": "find the handlers", "agent": "finder"})),
+            text("## Summary\nnone found\n\n## Confidence: 0.5"),
+            text("no handlers"),
+        ],
+        ..Script::default()
+    });
+    let out = run(&env, &["--permission", "auto-safe"], "find handlers");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let requests = env.requests();
+    // The parent is told the agent exists.
+    assert!(body_text(&requests[0]).contains("finder (finds handlers)"));
+    let child = &requests[1];
+    assert!(body_text(child).contains("Always search src/ first."));
+    let mut tools: Vec<&str> = child.body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    tools.sort_unstable();
+    assert_eq!(tools, vec!["grep", "read_file"]);
+}
+
+#[test]
+fn spawn_and_agents_in_the_line_session() {
+    let mut env = Env::new();
+    env.serve(Script {
+        replies: vec![
+            text("## Summary\nthe tests live in tests/\n\n## Confidence: 0.8"),
+            text("noted"),
+        ],
+        ..Script::default()
+    });
+    let err = crate::common::line_session(
+        &env,
+        "/spawn --role explore \"where are the tests?\"\n/agents\nwhat did it find?\n",
+    );
+    assert!(
+        err.contains("started with 200000 tokens: where are the tests?"),
+        "{err}"
+    );
+    assert!(err.contains("the tests live in tests/"), "{err}");
+    assert!(err.contains("explore   completed"), "{err}");
+    // The report is noted for the next prompt.
+    let next = body_text(&env.requests()[1]);
+    assert!(next.contains("The user ran a subagent"), "{next}");
+    assert!(next.contains("the tests live in tests/"), "{next}");
+}

@@ -167,7 +167,7 @@ impl Spawner {
         // Its calls are checked against its budget by the session (`spawn_in`).
         let client = raw_client;
         let model_name = client.info().model.clone();
-        let mut options = self.child_options(&id, client, mode, stance, def.as_ref());
+        let mut options = self.child_options(&id, client, mode, stance);
         options.limits = Limits {
             max_rounds: request
                 .max_iterations
@@ -183,6 +183,7 @@ impl Spawner {
             depth,
             parent: Some(self.place.node.clone()),
             scope: (role == SubagentRole::Implement && !files.is_empty()).then(|| files.clone()),
+            tools: def.as_ref().and_then(|d| d.tools.clone()),
         };
         let info = SubagentInfo {
             id: id.clone(),
@@ -275,18 +276,13 @@ impl Spawner {
         client: Arc<dyn atto_llm::ModelClient>,
         mode: atto_protocol::AgentMode,
         stance: super::Stance,
-        def: Option<&AgentDef>,
     ) -> SessionOptions {
         let t = &self.family.template;
-        let mut tools = t.tools.clone();
-        if let Some(names) = def.and_then(|d| d.tools.as_ref()) {
-            tools.retain(|name| names.iter().any(|n| n == name));
-        }
         SessionOptions {
             session_id: id.to_owned(),
             workspace: t.workspace.clone(),
             client,
-            tools,
+            tools: t.tools.clone(),
             limits: t.limits.clone(),
             instructions: t.instructions.clone(),
             permission: stance.permission,

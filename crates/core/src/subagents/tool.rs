@@ -28,14 +28,27 @@ impl Tool for SpawnAgentTool {
     }
 
     fn description(&self) -> &'static str {
-        "Delegate a self-contained task to a subagent with its own fresh context and token \
-         budget; returns its closure report (summary, files modified, decisions, remaining \
-         work, confidence). Roles: explore and review read only, verify reads and runs tests, \
-         implement changes the files it is given. Several read-only subagents in one reply \
-         run at the same time."
+        "Delegate a self-contained task to a subagent (fresh context, own token budget); \
+         returns its closure report. Roles: explore/review read, verify runs tests, implement \
+         changes its files. Read-only subagents in one reply run at once."
     }
 
     fn parameters(&self) -> serde_json::Value {
+        let mut schema = json!({
+            "type": "object",
+            "properties": {
+                "task": {"type": "string", "description": "All it needs to know."},
+                "role": {"type": "string", "enum": ["explore", "review", "implement", "verify"]},
+                "files": {"type": "array", "items": {"type": "string"}, "description": "implement: the only files it may change"},
+                "model": {"type": "string"},
+                "budget_tokens": {"type": "integer"},
+                "max_iterations": {"type": "integer"},
+                "notes": {"type": "string", "description": "findings to pass on"}
+            },
+            "required": ["task"],
+            "additionalProperties": false
+        });
+        // Offered only when there are custom agents: no bytes spent on nothing.
         let agents: Vec<String> = self
             .spawner
             .family
@@ -44,26 +57,13 @@ impl Tool for SpawnAgentTool {
             .iter()
             .map(|d| format!("{} ({})", d.name, d.description))
             .collect();
-        let agent_about = if agents.is_empty() {
-            "A custom agent definition to run (none are defined).".to_owned()
-        } else {
-            format!("A custom agent to run: {}.", agents.join("; "))
-        };
-        json!({
-            "type": "object",
-            "properties": {
-                "task": {"type": "string", "description": "What the subagent should do, with everything it needs to know."},
-                "role": {"type": "string", "enum": ["explore", "review", "implement", "verify"], "description": "Default explore (read-only)."},
-                "files": {"type": "array", "items": {"type": "string"}, "description": "For implement: the only files it may change."},
-                "model": {"type": "string", "description": "Another model for it; default the session's."},
-                "agent": {"type": "string", "description": agent_about},
-                "budget_tokens": {"type": "integer", "description": "Tokens for it; default 15% of what is left (50K-200K)."},
-                "max_iterations": {"type": "integer", "description": "Model calls it may make; default 30."},
-                "notes": {"type": "string", "description": "Findings or constraints to pass on."}
-            },
-            "required": ["task"],
-            "additionalProperties": false
-        })
+        if !agents.is_empty() {
+            schema["properties"]["agent"] = json!({
+                "type": "string",
+                "description": format!("custom agent: {}", agents.join("; "))
+            });
+        }
+        schema
     }
 
     fn danger(&self) -> DangerLevel {
