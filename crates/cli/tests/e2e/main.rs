@@ -29,6 +29,7 @@ mod policy;
 mod sessions;
 mod trust;
 mod tui;
+mod tui_agents;
 mod tui_harness;
 mod tui_pickers;
 mod tui_planner;
