@@ -2,11 +2,12 @@
 //!
 //! Owns the transcript, the status-line facts (usage, goals, pending-plan count), the data
 //! behind each panel (the structured planner's task plan among them, steps kept live by
-//! the step events), the approval or plan decision being asked, and the scroll positions
-//! of the transcript, the approval dialog and the open panel; what Tab does to the mode
-//! (`mode`) and what is known of the sandbox (`sandbox`). Key handling lives in `keys`;
-//! drawing in `view`.
+//! the step events; the subagents and the agents panel's selection, `agents`), the
+//! approval or plan decision being asked, and the scroll positions of the transcript, the
+//! approval dialog and the open panel; what Tab does to the mode (`mode`) and what is
+//! known of the sandbox (`sandbox`). Key handling lives in `keys`; drawing in `view`.
 
+mod agents;
 mod calls;
 mod changes;
 mod mode;
@@ -16,6 +17,7 @@ mod reduce;
 mod sandbox;
 mod steps;
 
+pub use agents::{Subagent, short_id};
 pub(crate) use reduce::permission_name;
 pub use sandbox::SandboxState;
 
@@ -58,6 +60,10 @@ pub enum Panel {
     Checkpoints,
     /// Grants (`/grants`).
     Grants,
+    /// The subagents (`/agents`), one selectable row each.
+    Agents,
+    /// One subagent's transcript as far as this front end has it (Enter in `Agents`).
+    Agent,
 }
 
 /// An approval being asked, drawn as an overlay.
@@ -133,6 +139,14 @@ pub struct App {
     threads: Vec<ThreadInfo>,
     checkpoints: Vec<CheckpointInfo>,
     grants: Vec<GrantInfo>,
+    /// Subagents in the order they started (`agents`).
+    agents: Vec<Subagent>,
+    /// The agents panel's selected row, an index into `agents()`.
+    agent_selected: usize,
+    /// The subagent whose transcript `Panel::Agent` shows.
+    agent_open: Option<String>,
+    /// The agents panel scrolls to its selection at the next draw.
+    follow_selection: bool,
     /// The structured planner's current task plan, steps updated live by step events.
     task_plan: Option<TaskPlan>,
     /// The step whose decision the engine waits for, also after the dialog was dismissed.
@@ -172,6 +186,10 @@ impl App {
             threads: Vec::new(),
             checkpoints: Vec::new(),
             grants: Vec::new(),
+            agents: Vec::new(),
+            agent_selected: 0,
+            agent_open: None,
+            follow_selection: false,
             task_plan: None,
             decision_waiting: None,
             step_usage: None,

@@ -1,4 +1,5 @@
-//! The approval dialog, drawn over the transcript: exactly what would run (the whole
+//! The approval dialog, drawn over the transcript: which subagent asks (when a child's
+//! call waits, on a row that never scrolls away), exactly what would run (the whole
 //! command or diff, wrapped, scrollable and never cut silently), the risk level, the
 //! classifier's reasons, the rule an "always" answer saves and its scope, the key legend,
 //! and the reason or edit field while one is typed.
@@ -7,7 +8,7 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
-use crate::app::{App, ApprovalDialog, DialogInput};
+use crate::app::{App, ApprovalDialog, DialogInput, short_id};
 use crate::highlight::diff_style;
 use crate::view::Theme;
 use crate::view::text::{sanitize, wrap};
@@ -23,31 +24,44 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &mut App) {
     }
     let outer_w = area.width.min(100);
     let inner_w = usize::from(outer_w.saturating_sub(2)).max(1);
-    // What would run, why, and the rule "always" saves scroll together; the key legend
-    // (and the field being typed) stays put below them.
+    // Who asks stays put above; what would run, why, and the rule "always" saves scroll
+    // together; the key legend (and the field being typed) stays put below them.
+    let head = asker_lines(&dialog, inner_w, theme);
     let mut scrolled = subject_lines(&dialog, inner_w, theme);
     scrolled.extend(context_lines(&dialog, inner_w, theme));
     let fixed = legend_lines(&dialog, inner_w, theme);
     let max_inner_h = usize::from(area.height.saturating_sub(2));
-    let inner_h = (scrolled.len() + fixed.len()).min(max_inner_h).max(1);
+    let inner_h = (head.len() + scrolled.len() + fixed.len())
+        .min(max_inner_h)
+        .max(1);
     let scroll = app.dialog_scroll_mut();
-    let body = if fixed.len() < inner_h {
-        let mut lines = window(&scrolled, inner_h - fixed.len(), scroll, theme);
+    let body = if head.len() + fixed.len() < inner_h {
+        let mut lines = head;
+        let room = inner_h - lines.len() - fixed.len();
+        lines.extend(window(&scrolled, room, scroll, theme));
         lines.extend(fixed);
         lines
     } else {
-        // Too small for a fixed legend: everything scrolls together.
-        let mut all = scrolled;
+        // Too small for fixed rows: everything scrolls together.
+        let mut all = head;
+        all.extend(scrolled);
         all.extend(fixed);
         window(&all, inner_h, scroll, theme)
     };
     let req = &dialog.request;
-    let title = Line::from(vec![
+    let mut title = vec![
         Span::styled(format!(" {} ", sanitize(&req.risk)), theme.risk(&req.risk)),
         Span::raw(" approve "),
         Span::styled(sanitize(&req.tool).into_owned(), theme.tool()),
-        Span::raw("? "),
-    ]);
+    ];
+    if let Some(tag) = &req.subagent {
+        title.push(Span::raw(format!(
+            " for subagent {}",
+            sanitize(short_id(&tag.id))
+        )));
+    }
+    title.push(Span::raw("? "));
+    let title = Line::from(title);
     crate::view::popup(frame, area, outer_w, title, body, theme);
 }
 
@@ -88,6 +102,28 @@ fn window(
 
 fn marker(text: String, theme: Theme) -> Line<'static> {
     Line::from(Span::styled(text, theme.dim()))
+}
+
+/// "subagent 1a2b3c4d (verify: run the tests) asks", and a blank row, when a subagent's
+/// call waits; nothing for the session's own calls.
+fn asker_lines(dialog: &ApprovalDialog, width: usize, theme: Theme) -> Vec<Line<'static>> {
+    let Some(tag) = &dialog.request.subagent else {
+        return Vec::new();
+    };
+    let spans = [
+        Span::styled(
+            format!("subagent {}", sanitize(short_id(&tag.id))),
+            theme.warn(),
+        ),
+        Span::raw(format!(
+            " ({}: {}) asks",
+            tag.role.as_str(),
+            sanitize(&tag.task)
+        )),
+    ];
+    let mut out = wrap(&spans, width, &[], &[Span::raw("  ")]);
+    out.push(Line::default());
+    out
 }
 
 /// What would run: `$ command` for commands, coloured diff lines for file changes.

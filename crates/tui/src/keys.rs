@@ -1,7 +1,7 @@
 //! Which action a key press means, given what is on screen. A pure table: no state is
 //! changed here, so every rule (the Esc cancel stack, Tab cycling modes only when the
-//! composer is idle, the YOLO question, the approval dialog's letters) is tested as data. `run` carries the
-//! actions out.
+//! composer is idle, the YOLO question, the approval dialog's letters, the agents list's
+//! arrows and Enter) is tested as data. `run` carries the actions out.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
@@ -14,6 +14,8 @@ pub struct Context {
     pub menu_open: bool,
     /// A panel or the keys overlay is open.
     pub overlay_open: bool,
+    /// The agents panel's list is showing (its arrows and Enter work on an empty composer).
+    pub agents_list: bool,
     /// Nothing is typed in the composer.
     pub composer_empty: bool,
     /// A turn is running.
@@ -125,6 +127,10 @@ pub enum Action {
     ToggleFold,
     /// Show or hide the pending-plan panel.
     TogglePlan,
+    /// Agents list: move the selection (positive = down).
+    SelectAgent(i32),
+    /// Agents list: open the selected subagent's transcript.
+    OpenAgent,
     /// Approval: run it once.
     Approve,
     /// Approval: refuse, then type an optional reason.
@@ -176,8 +182,12 @@ pub fn action(key: &KeyEvent, cx: &Context) -> Action {
         Dialog::ConfirmYolo => return confirm_yolo(key),
         Dialog::Closed => {}
     }
+    let list = cx.agents_list && cx.composer_empty && !cx.menu_open;
     match key.code {
         KeyCode::Esc => esc(cx),
+        KeyCode::Up if list => Action::SelectAgent(-1),
+        KeyCode::Down if list => Action::SelectAgent(1),
+        KeyCode::Enter if list && !(alt || shift) => Action::OpenAgent,
         KeyCode::Enter if alt || shift => Action::Newline,
         KeyCode::Char('j') if ctrl => Action::Newline,
         KeyCode::Enter if cx.menu_open => Action::AcceptAndSubmit,

@@ -1,8 +1,12 @@
 //! Panels: the pending plan with per-change diffs, the task plan's steps with their live
-//! states above goals and tasks, the thread tree, checkpoints and grants. Each shows the
-//! same data its slash command prints (`/show-plan`, `/goals`, `/threads`, `/restore list`,
-//! `/grants`), as the last answer left it. A panel scrolls on its own (`App::scroll` while
-//! it is open); what is cut above or below is counted on its first or last row.
+//! states above goals and tasks, the thread tree, checkpoints, grants, and the subagents
+//! with one child's transcript (`agents`). Each shows the same data its slash command
+//! prints (`/show-plan`, `/goals`, `/threads`, `/restore list`, `/grants`, `/agents`), as
+//! the last answer and events left it. A panel scrolls on its own (`App::scroll` while it
+//! is open, and to the selected row of the agents list); what is cut above or below is
+//! counted on its first or last row.
+
+mod agents;
 
 use atto_core::present;
 use atto_protocol::{ChangeStatus, StepStatus, TaskPlan, TaskPlanStatus, ThreadInfo};
@@ -25,6 +29,8 @@ pub fn title(panel: Panel) -> &'static str {
         Panel::Threads => "threads",
         Panel::Checkpoints => "checkpoints",
         Panel::Grants => "grants",
+        Panel::Agents => "subagents",
+        Panel::Agent => "subagent transcript",
     }
 }
 
@@ -35,10 +41,24 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &mut App, panel: Panel) {
     let block = Block::default()
         .borders(Borders::ALL)
         .border_style(theme.border())
-        .title(format!(" {} · Esc closes ", title(panel)));
+        .title(format!(
+            " {} · Esc {} ",
+            title(panel),
+            // A subagent's transcript goes back to the list it was opened from.
+            if panel == Panel::Agent {
+                "back"
+            } else {
+                "closes"
+            }
+        ));
     let inner = block.inner(area);
-    let lines = lines(app, panel, usize::from(inner.width.max(1)));
+    let (lines, focus) = content(app, panel, usize::from(inner.width.max(1)));
     let room = usize::from(inner.height);
+    if app.take_follow_selection()
+        && let Some(focus) = focus
+    {
+        follow(app.panel_scroll_mut(), focus, room);
+    }
     let lines = window(lines, room, app.panel_scroll_mut(), theme);
     frame.render_widget(Paragraph::new(lines).block(block), area);
 }
@@ -80,10 +100,30 @@ fn window(
     out
 }
 
+/// Scrolls so that line `focus` is among the `room` rows `window` shows, whatever
+/// markers it adds above and below; going up, the line above it shows too (the list's
+/// heading above its first row).
+fn follow(scroll: &mut usize, focus: usize, room: usize) {
+    let body = room.saturating_sub(2).max(1);
+    if focus <= *scroll {
+        *scroll = focus.saturating_sub(1);
+    } else if focus >= *scroll + body {
+        *scroll = focus + 1 - body;
+    }
+}
+
 /// The panel's content, wrapped to `width`.
 pub fn lines(app: &App, panel: Panel, width: usize) -> Vec<Line<'static>> {
+    content(app, panel, width).0
+}
+
+/// The panel's content, wrapped to `width`, and the line of its selected row (the agents
+/// list has one).
+fn content(app: &App, panel: Panel, width: usize) -> (Vec<Line<'static>>, Option<usize>) {
     let theme = app.theme();
     let rows: Vec<(String, ratatui::style::Style)> = match panel {
+        Panel::Agents => return agents::list(app, width),
+        Panel::Agent => return (agents::transcript(app, width), None),
         Panel::Plan => plan(app, theme),
         Panel::Tasks => {
             let mut rows = app
@@ -105,7 +145,7 @@ pub fn lines(app: &App, panel: Panel, width: usize) -> Vec<Line<'static>> {
         let spans = [Span::styled(sanitize(&text).into_owned(), style)];
         out.extend(wrap(&spans, width, &[], &[Span::raw(indent)]));
     }
-    out
+    (out, None)
 }
 
 type Rows = Vec<(String, ratatui::style::Style)>;

@@ -247,6 +247,7 @@ impl Ui {
             dialog,
             menu_open: self.composer.menu_open(),
             overlay_open: self.app.panel.is_some() || self.app.show_keys,
+            agents_list: self.app.panel == Some(Panel::Agents) && !self.app.show_keys,
             composer_empty: self.composer.is_empty(),
             turn_running: self.app.turn_running(),
             queued: !self.composer.queued().is_empty(),
@@ -287,7 +288,9 @@ impl Ui {
         }
     }
 
-    /// A slash command, through the shared parser; `/queue` is answered here.
+    /// A slash command, through the shared parser; `/queue` is answered here. A command
+    /// whose answer a panel shows (`/agents` among them) opens that panel; `/agents` also
+    /// shows what the events already told, before its answer arrives.
     fn command(&mut self, line: &str) {
         if line.split_whitespace().next() == Some("/queue") {
             let queued = self.composer.queued();
@@ -312,10 +315,15 @@ impl Ui {
                     Op::ListThreads => Some(Panel::Threads),
                     Op::ListCheckpoints { .. } => Some(Panel::Checkpoints),
                     Op::ListGrants => Some(Panel::Grants),
+                    Op::ListAgents => Some(Panel::Agents),
                     _ => None,
                 };
                 if panel.is_some() {
                     self.app.panel = panel;
+                }
+                if panel == Some(Panel::Agents) {
+                    // Opens on the row last chosen, scrolled into view.
+                    self.app.select_agent(0);
                 }
                 self.send(op);
             }

@@ -1,7 +1,7 @@
 //! The status line: agent mode (a coloured badge; blue Plan as in the seeds), permission
 //! mode, model, tokens and cost, context use, the active goal, the pending-plan count, the
-//! task plan's progress ("plan 2/5", "plan awaiting approval"), sandbox and reasoning
-//! effort. On a narrow terminal it compacts by dropping the least important facts first,
+//! task plan's progress ("plan 2/5", "plan awaiting approval"), the subagents still
+//! running, sandbox and reasoning effort. On a narrow terminal it compacts by dropping the least important facts first,
 //! so it always fits one row; the permission mode and the sandbox, which say what may run
 //! unasked and what holds it, go last. The sandbox shows what the session has shown to
 //! apply ("sandbox ?" until it says), never what a kernel probe hoped for.
@@ -56,6 +56,14 @@ pub fn line(app: &App, cols: u16) -> Line<'static> {
     let mut add = |drop_rank: u8, span: Span<'static>| parts.push(Part { drop_rank, span });
     if app.turn_running() {
         add(1, Span::styled("working…", theme.dim()));
+    }
+    match app.agents_running() {
+        0 => {}
+        1 => add(1, Span::styled("1 subagent running", theme.user())),
+        n => add(
+            1,
+            Span::styled(format!("{n} subagents running"), theme.user()),
+        ),
     }
     if app.pending_changes() > 0 {
         add(

@@ -1,6 +1,6 @@
 //! The transcript: what was said and done, as entries (user prompts, streamed answers,
-//! tool cards, notices, the planner's plans and step progress), each rendered to wrapped
-//! lines once per width and cached.
+//! tool cards, notices, the planner's plans and step progress, subagents starting and
+//! ending), each rendered to wrapped lines once per width and cached.
 //!
 //! Only the answer still streaming is re-rendered per frame, and of it only the block
 //! still growing (`markdown::Stream`). Which lines a viewport shows, and keeping a
@@ -12,10 +12,13 @@ use crate::markdown::{self, Stream};
 use crate::view::Theme;
 use crate::view::text::{sanitize, truncate, wrap};
 
+mod agent;
 mod card;
 mod plan;
 mod viewport;
 
+pub(crate) use agent::SubagentNote;
+pub(crate) use agent::{cost, status_style};
 pub(crate) use card::ToolCard;
 use card::render_card;
 pub(crate) use plan::{PlanEntry, StepCard, Tone};
@@ -51,6 +54,8 @@ pub(crate) enum Kind {
     Error(String),
     /// The structured planner: plan blocks, revisions, step progress, the summary.
     Plan(PlanEntry),
+    /// A subagent started or ended.
+    Subagent(SubagentNote),
 }
 
 #[derive(Debug)]
@@ -80,8 +85,10 @@ impl Transcript {
 
     pub fn push(&mut self, kind: Kind) {
         self.close();
-        let quiet = matches!(kind, Kind::Quiet(_));
-        let after_quiet = matches!(self.entries.last().map(|e| &e.kind), Some(Kind::Quiet(_)));
+        // Secondary one-liners (quiet facts, subagents starting and ending) run together.
+        let quiet = |kind: &Kind| matches!(kind, Kind::Quiet(_) | Kind::Subagent(_));
+        let after_quiet = self.entries.last().is_some_and(|e| quiet(&e.kind));
+        let quiet = quiet(&kind);
         let lead_blank = !(self.entries.is_empty() || (quiet && after_quiet));
         self.entries.push(Entry {
             kind,
@@ -251,6 +258,7 @@ fn render_kind(
             out.extend(wrap(&spans, width, &[], &[Span::raw("  ")]));
         }
         Kind::Plan(entry) => plan::render(entry, width, theme, out),
+        Kind::Subagent(note) => agent::render(note, width, theme, out),
     }
 }
 

@@ -216,6 +216,10 @@ const KEYS: &[(&str, &str)] = &[
     ("PgUp / PgDn", "scroll (mouse wheel too)"),
     ("Ctrl-O", "expand or fold tool output"),
     ("F2 / Ctrl-P", "pending-plan panel"),
+    (
+        "↑ ↓ Enter",
+        "in /agents: choose a subagent, open its transcript",
+    ),
     ("/queue", "show queued drafts"),
     ("y n a A e", "answer an approval"),
 ];

@@ -1,5 +1,6 @@
 //! The key table: which action each key means in each situation, including the Esc
-//! cancel stack, Tab's three meanings, Ctrl-C and the approval dialog's letters.
+//! cancel stack, Tab's three meanings, Ctrl-C, the approval dialog's letters and the
+//! agents list's arrows and Enter.
 
 use atto_tui::keys::{Action, Context, Dialog, action};
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
@@ -192,6 +193,77 @@ fn arrows_drive_the_menu_when_open_else_history() {
     assert_eq!(
         action(&with(KeyCode::Right, KeyModifiers::ALT), &idle()),
         Action::WordRight
+    );
+}
+
+#[test]
+fn the_agents_list_takes_arrows_and_enter_only_on_an_empty_composer() {
+    let list = Context {
+        agents_list: true,
+        overlay_open: true,
+        ..idle()
+    };
+    let typing = Context {
+        composer_empty: false,
+        ..list
+    };
+    let menu = Context {
+        menu_open: true,
+        ..typing
+    };
+    let table: &[(&str, KeyCode, Context, Action)] = &[
+        ("up moves up", KeyCode::Up, list, Action::SelectAgent(-1)),
+        (
+            "down moves down",
+            KeyCode::Down,
+            list,
+            Action::SelectAgent(1),
+        ),
+        ("enter opens", KeyCode::Enter, list, Action::OpenAgent),
+        (
+            "esc closes (or goes back)",
+            KeyCode::Esc,
+            list,
+            Action::CloseOverlay,
+        ),
+        (
+            "typing: up is the composer's",
+            KeyCode::Up,
+            typing,
+            Action::Up,
+        ),
+        (
+            "typing: enter sends",
+            KeyCode::Enter,
+            typing,
+            Action::Submit,
+        ),
+        ("menu first", KeyCode::Down, menu, Action::MenuDown),
+        (
+            "another panel: history",
+            KeyCode::Up,
+            Context {
+                agents_list: false,
+                ..list
+            },
+            Action::Up,
+        ),
+        (
+            "an approval over the list takes its keys",
+            KeyCode::Enter,
+            Context {
+                dialog: Dialog::Choosing,
+                ..list
+            },
+            Action::None,
+        ),
+    ];
+    for (why, code, cx, want) in table {
+        assert_eq!(action(&key(*code), cx), *want, "{why}");
+    }
+    assert_eq!(
+        action(&with(KeyCode::Enter, KeyModifiers::ALT), &list),
+        Action::Newline
     );
 }
 

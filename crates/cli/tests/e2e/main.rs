@@ -30,6 +30,7 @@ mod sessions;
 mod subagents;
 mod trust;
 mod tui;
+mod tui_agents;
 mod tui_harness;
 mod tui_pickers;
 mod tui_planner;

@@ -2,7 +2,7 @@
 //! family itself: the session's start, turns, mode, effort, trust and usage. The other
 //! families live beside it: `calls` (streamed text, tool calls, approvals), `notes`
 //! (messages and the lists the panels show), `changes` (the pending plan), `planner`
-//! (the task plan) and `steps` (its steps as they run).
+//! (the task plan), `steps` (its steps as they run) and `agents` (subagents).
 
 use atto_protocol::{Event, FinalResult, PermissionMode, ReasoningEffort, TurnStatus, Usage};
 
@@ -23,6 +23,7 @@ impl App {
             .or_else(|| self.change_event(event))
             .or_else(|| self.task_plan_event(event))
             .or_else(|| self.step_event(event))
+            .or_else(|| self.agent_event(event))
             .is_some()
     }
 

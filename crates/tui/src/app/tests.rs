@@ -331,3 +331,76 @@ fn a_mode_change_from_elsewhere_closes_the_yolo_question() {
     now_in(&mut app, AgentMode::Plan, PermissionMode::Interactive);
     assert!(!app.yolo_confirm_open());
 }
+
+fn child(id: &str, parent: &str) -> atto_protocol::SubagentInfo {
+    atto_protocol::SubagentInfo {
+        id: id.into(),
+        parent: parent.into(),
+        depth: 1,
+        task: "look".into(),
+        role: atto_protocol::SubagentRole::Explore,
+        model: "m".into(),
+        budget_tokens: 1_000,
+        tokens_used: 0,
+        cost_usd: None,
+        elapsed_ms: 0,
+        status: "running".into(),
+    }
+}
+
+fn progress(id: &str, used: u64, activity: Option<String>) -> Event {
+    Event::SubagentProgress {
+        id: id.into(),
+        tokens_used: used,
+        budget_tokens: 1_000,
+        elapsed_ms: 5,
+        activity,
+    }
+}
+
+#[test]
+fn subagent_progress_updates_its_facts_and_keeps_the_newest_activity() {
+    let mut app = app();
+    // Progress of a child no event announced shows nothing.
+    assert!(!app.on_event(&progress("x", 1, None)));
+    app.on_event(&Event::SubagentStarted {
+        agent: child("x", "s"),
+        files: vec![],
+    });
+    for i in 0..250 {
+        assert!(app.on_event(&progress("x", i, Some(format!("bash \u{1b}[31mstep {i}")))));
+    }
+    let x = app.agents()[0];
+    assert_eq!(x.info.tokens_used, 249);
+    assert_eq!(x.info.elapsed_ms, 5);
+    assert_eq!(x.activity.len(), 200);
+    assert_eq!(x.activity_dropped, 50);
+    assert_eq!(
+        x.activity[0], "bash step 50",
+        "escapes removed, oldest dropped"
+    );
+    assert_eq!(x.activity[199], "bash step 249");
+    assert_eq!(app.agents_running(), 1);
+}
+
+#[test]
+fn the_agents_answer_updates_known_children_and_adds_the_rest_in_tree_order() {
+    let mut app = app();
+    app.on_event(&Event::SubagentStarted {
+        agent: child("a", "s"),
+        files: vec!["f.rs".into()],
+    });
+    let mut a = child("a", "s");
+    a.status = "completed".into();
+    let mut b = child("b", "a");
+    b.depth = 2;
+    app.on_event(&Event::SubagentList {
+        agents: vec![a, child("c", "s"), b],
+    });
+    let ids: Vec<&str> = app.agents().iter().map(|x| x.info.id.as_str()).collect();
+    assert_eq!(ids, ["a", "b", "c"]);
+    let a = app.agents()[0];
+    assert_eq!(a.info.status, "completed");
+    assert_eq!(a.files, ["f.rs"], "what the list does not carry is kept");
+    assert_eq!(app.agents_running(), 2);
+}

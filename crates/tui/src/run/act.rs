@@ -1,6 +1,6 @@
 //! Carrying out a key's action on the interface state: composer edits, the Esc stack,
-//! mode cycling (which op to send is `App::cycle_mode`'s), scrolling, panels, and
-//! answering the approval dialog with `Op::Approval`.
+//! mode cycling (which op to send is `App::cycle_mode`'s), scrolling, panels (the agents
+//! list's selection among them), and answering the approval dialog with `Op::Approval`.
 
 use atto_protocol::{ApprovalDecision, GrantScope, Op, ReasoningEffort};
 
@@ -84,10 +84,7 @@ impl Ui {
                 self.send(Op::SetEffort { effort: next });
             }
             Action::CloseMenu => c.hide_menu(),
-            Action::CloseOverlay => {
-                self.app.panel = None;
-                self.app.show_keys = false;
-            }
+            Action::CloseOverlay => self.app.close_overlay(),
             Action::Interrupt => {
                 self.send(Op::Interrupt);
                 self.app.push_notice("cancelling the turn…");
@@ -128,6 +125,12 @@ impl Ui {
                 } else {
                     self.app.panel = Some(Panel::Plan);
                     self.send(Op::ShowPlan);
+                }
+            }
+            Action::SelectAgent(delta) => self.app.select_agent(delta),
+            Action::OpenAgent => {
+                if !self.app.open_agent() {
+                    return false;
                 }
             }
             Action::Approve => self.answer(ApprovalDecision::Yes),

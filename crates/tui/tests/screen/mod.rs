@@ -317,3 +317,138 @@ pub fn plan_mid_run(app: &mut App) {
         checkpoint: Some(13),
     });
 }
+
+/// A subagent of the session `0f3c9a7e-1111` (or of `parent`), running, nothing spent.
+pub fn subagent(
+    id: &str,
+    parent: Option<&str>,
+    role: atto_protocol::SubagentRole,
+    task: &str,
+    budget: u64,
+) -> atto_protocol::SubagentInfo {
+    atto_protocol::SubagentInfo {
+        id: id.into(),
+        parent: parent.unwrap_or("0f3c9a7e-1111").into(),
+        depth: if parent.is_some() { 2 } else { 1 },
+        task: task.into(),
+        role,
+        model: "test-model".into(),
+        budget_tokens: budget,
+        tokens_used: 0,
+        cost_usd: None,
+        elapsed_ms: 0,
+        status: "running".into(),
+    }
+}
+
+/// Ids of `subagents_at_work`: shown as their last eight characters.
+pub const EXPLORER: &str = "0190f3a2-7c41-7000-8000-00001a2b3c4d";
+pub const REVIEWER: &str = "0190f3a2-7c55-7000-8000-00005e6f7a8b";
+pub const WRITER: &str = "0190f3a2-7c60-7000-8000-0000aa11bb22";
+pub const VERIFIER: &str = "0190f3a2-7c71-7000-8000-0000c0ffee99";
+
+/// The explorer's closure report.
+pub const EXPLORER_REPORT: &str = "Subagent 1a2b3c4d (explore, model test-model) completed: \
+4200 of 50000 tokens used, cost $0.0123, 3.4 s.\n\n## Summary\nThe handlers are in \
+src/server.rs: `handle_get` and `handle_post`.\n\n## Files Modified\n- none (from the \
+checkpoints)\n\n## Key Decisions\n- (not reported)\n\n## Remaining Work\n- none\n\n## \
+Confidence: 0.8\n";
+
+/// Four subagents: an explorer (with a nested reviewer) that finished, a writer still
+/// running, and a verifier atto stopped at its time limit.
+pub fn subagents_at_work(app: &mut App) {
+    use atto_protocol::SubagentRole::*;
+    let explorer = subagent(EXPLORER, None, Explore, "find the request handlers", 50_000);
+    let writer = subagent(WRITER, None, Implement, "add the rate limiter", 80_000);
+    let reviewer = subagent(
+        REVIEWER,
+        Some(EXPLORER),
+        Review,
+        "check the router tests",
+        10_000,
+    );
+    let verifier = subagent(VERIFIER, None, Verify, "run the test suite", 20_000);
+    app.on_event(&Event::SubagentStarted {
+        agent: explorer.clone(),
+        files: vec![],
+    });
+    app.on_event(&Event::SubagentStarted {
+        agent: writer.clone(),
+        files: vec!["src/limit.rs".into()],
+    });
+    let progress =
+        |id: &str, used: u64, budget: u64, ms: u64, what: Option<&str>| Event::SubagentProgress {
+            id: id.into(),
+            tokens_used: used,
+            budget_tokens: budget,
+            elapsed_ms: ms,
+            activity: what.map(Into::into),
+        };
+    app.on_event(&progress(EXPLORER, 0, 50_000, 200, Some("grep fn handle_")));
+    app.on_event(&Event::SubagentStarted {
+        agent: reviewer.clone(),
+        files: vec![],
+    });
+    app.on_event(&progress(
+        REVIEWER,
+        900,
+        10_000,
+        700,
+        Some("read_file tests/router.rs"),
+    ));
+    app.on_event(&Event::SubagentFinished {
+        agent: atto_protocol::SubagentInfo {
+            tokens_used: 1_800,
+            elapsed_ms: 1_200,
+            status: "completed".into(),
+            ..reviewer
+        },
+        forced_stop: None,
+        files_modified: vec![],
+        report: "Subagent 5e6f7a8b (review) completed.\n\n## Summary\nThe router tests pass."
+            .into(),
+    });
+    app.on_event(&progress(
+        EXPLORER,
+        3_900,
+        50_000,
+        3_100,
+        Some("read_file src/server.rs"),
+    ));
+    app.on_event(&Event::SubagentFinished {
+        agent: atto_protocol::SubagentInfo {
+            tokens_used: 4_200,
+            elapsed_ms: 3_400,
+            cost_usd: Some(0.0123),
+            status: "completed".into(),
+            ..explorer
+        },
+        forced_stop: None,
+        files_modified: vec![],
+        report: EXPLORER_REPORT.into(),
+    });
+    app.on_event(&progress(
+        WRITER,
+        12_500,
+        80_000,
+        9_800,
+        Some("edit_file src/limit.rs"),
+    ));
+    app.on_event(&Event::SubagentStarted {
+        agent: verifier.clone(),
+        files: vec![],
+    });
+    app.on_event(&Event::SubagentFinished {
+        agent: atto_protocol::SubagentInfo {
+            tokens_used: 19_000,
+            elapsed_ms: 300_000,
+            status: "stopped".into(),
+            ..verifier
+        },
+        forced_stop: Some("it reached its time limit (300 s)".into()),
+        files_modified: vec![],
+        report: "Subagent c0ffee99 (verify) stopped.\nSTOPPED BY ATTO before the subagent \
+                 finished: it reached its time limit (300 s)."
+            .into(),
+    });
+}
