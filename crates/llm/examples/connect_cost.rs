@@ -72,6 +72,7 @@ async fn first_calls() -> Result<(), Box<dyn std::error::Error>> {
         tools: Vec::new().into(),
         max_output_tokens: 100,
         effort: None,
+        temperature: None,
     };
     let start = Instant::now();
     let client = connect(&provider(&server.base_url()), ClientOptions::default())?;

@@ -111,6 +111,9 @@ pub struct ModelRequest<'a> {
     /// Reasoning effort; `None` leaves the provider's default. Set only for models that
     /// take one ([`takes_effort`]).
     pub effort: Option<ReasoningEffort>,
+    /// Sampling temperature; `None` leaves the provider's default (a judge asks for a low
+    /// one). Not sent with a thinking budget, which fixes it.
+    pub temperature: Option<f32>,
 }
 
 /// Something that arrived while a reply streams.

@@ -347,6 +347,7 @@ mod tests {
             tools: Vec::new().into(),
             max_output_tokens: 10,
             effort: None,
+            temperature: None,
         }
     }
 

@@ -134,6 +134,7 @@ async fn replay(name: &str, wire: Wire) -> (Vec<StreamUpdate>, Result<ModelRespo
         .into(),
         max_output_tokens: 40,
         effort: None,
+        temperature: None,
     };
     let mut updates = Vec::new();
     let result = client.stream(&req, &mut |u| updates.push(u)).await;

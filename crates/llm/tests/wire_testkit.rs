@@ -54,6 +54,7 @@ fn request(messages: Vec<Message>) -> ModelRequest<'static> {
         .into(),
         max_output_tokens: 1000,
         effort: None,
+        temperature: None,
     }
 }
 

@@ -122,6 +122,7 @@ pub async fn ask(client: &dyn ModelClient, ask: Ask<'_>) -> Generated {
             tools: Cow::Owned(Vec::new()),
             max_output_tokens,
             effort,
+            temperature: None,
         };
         let mut ignore = |_| {};
         let streamed = tokio::time::timeout(REQUEST_TIMEOUT, client.stream(&request, &mut ignore));

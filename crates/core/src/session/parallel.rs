@@ -190,6 +190,7 @@ impl Session {
                 tools: Cow::Borrowed(&self.tool_specs),
                 max_output_tokens: self.options.limits.max_output_tokens,
                 effort: self.effort,
+                temperature: None,
             })
             .collect();
         let mut sinks: Vec<_> = active

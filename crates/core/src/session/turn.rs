@@ -101,6 +101,7 @@ impl Session {
                 tools: Cow::Borrowed(&self.tool_specs),
                 max_output_tokens,
                 effort: self.effort,
+                temperature: None,
             };
             let events = self.events.clone();
             let mut on_update = move |update: StreamUpdate| {

@@ -63,6 +63,9 @@ pub(crate) fn body(model: &str, req: &ModelRequest<'_>) -> Value {
             req.max_output_tokens
                 .max(budget + crate::effort::MIN_ANSWER_TOKENS)
         );
+    } else if let Some(t) = req.temperature {
+        // With thinking on, Anthropic fixes the temperature itself.
+        body["temperature"] = json!(t);
     }
     if !req.system.is_empty() {
         body["system"] = json!([{

@@ -275,6 +275,7 @@ fn unsigned_thinking_and_empty_assistant_turns_are_not_sent() {
         tools: Vec::new().into(),
         max_output_tokens: 10,
         effort: None,
+        temperature: None,
     };
     let body = body("m", &req);
     assert!(body.get("system").is_none());

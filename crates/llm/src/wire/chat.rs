@@ -71,6 +71,9 @@ pub(crate) fn body(model: &str, req: &ModelRequest<'_>) -> Value {
         "max_tokens"
     };
     body[limit] = json!(req.max_output_tokens);
+    if let Some(t) = req.temperature {
+        body["temperature"] = json!(t);
+    }
     if let Some(effort) = req.effort {
         body["reasoning_effort"] = json!(crate::effort_name(effort));
     }

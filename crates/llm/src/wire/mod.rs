@@ -304,6 +304,7 @@ pub(crate) mod testutil {
             .into(),
             max_output_tokens: 4096,
             effort: None,
+            temperature: None,
         }
     }
 }

@@ -61,6 +61,9 @@ pub(crate) fn body(model: &str, req: &ModelRequest<'_>) -> Value {
     if let Some(effort) = req.effort {
         body["reasoning"] = json!({"effort": crate::effort_name(effort)});
     }
+    if let Some(t) = req.temperature {
+        body["temperature"] = json!(t);
+    }
     if !req.system.is_empty() {
         body["instructions"] = Value::String(req.system.to_string());
     }
