@@ -210,13 +210,15 @@ fn ends(text: &str, max: usize) -> String {
         return text.to_owned();
     }
     let half = max / 2;
-    let head: String = text.chars().take(half).collect();
-    let tail_start = text
-        .char_indices()
-        .map(|(i, _)| i)
-        .find(|&i| i >= text.len() - half)
-        .unwrap_or(text.len());
-    format!("{head}\n[… cut …]\n{}", &text[tail_start..])
+    let mut head_end = half;
+    while !text.is_char_boundary(head_end) {
+        head_end -= 1;
+    }
+    let mut tail_start = text.len() - half;
+    while !text.is_char_boundary(tail_start) {
+        tail_start += 1;
+    }
+    format!("{}\n[… cut …]\n{}", &text[..head_end], &text[tail_start..])
 }
 
 #[cfg(test)]
