@@ -293,6 +293,30 @@ impl Checkpoints {
         Ok(paths.iter().map(|p| path_of(p)).collect())
     }
 
+    /// The text of `paths` (workspace-relative) as snapshot `id` holds them; a path the
+    /// snapshot does not hold, or that is not text, is left out. One git process.
+    pub fn read_at(
+        &self,
+        id: u32,
+        paths: &[String],
+    ) -> Result<std::collections::BTreeMap<String, String>, CheckpointError> {
+        let mut found = std::collections::BTreeMap::new();
+        let names: Vec<String> = paths
+            .iter()
+            .filter(|p| !p.contains('\n'))
+            .map(|p| format!("{}:{p}", meta::ref_name(id)))
+            .collect();
+        let wanted: Vec<&str> = names.iter().map(String::as_str).collect();
+        let contents = plan::contents_in_order(&self.git, &wanted)?;
+        let kept = paths.iter().filter(|p| !p.contains('\n'));
+        for (path, body) in kept.zip(contents) {
+            if let Some(text) = body.and_then(|b| String::from_utf8(b).ok()) {
+                found.insert(path.clone(), text);
+            }
+        }
+        Ok(found)
+    }
+
     /// Restores the state before turn `turn`'s first change: its first snapshot, whichever
     /// session took it. Sessions number their turns alike, so with more than one session
     /// on a workspace prefer [`Checkpoints::undo_session_turn`].

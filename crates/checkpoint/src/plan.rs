@@ -95,11 +95,33 @@ pub(crate) fn contents(
     git: &Git,
     oids: &[&str],
 ) -> Result<HashMap<String, Result<Vec<u8>, String>>, CheckpointError> {
-    let mut found = HashMap::new();
-    if oids.is_empty() {
+    let read = contents_in_order(git, oids)?;
+    Ok(oids
+        .iter()
+        .zip(read)
+        .map(|(oid, body)| {
+            let body = body.ok_or_else(|| {
+                format!(
+                    "object {oid} is missing from the side repository {}",
+                    git.side().display()
+                )
+            });
+            ((*oid).to_owned(), body)
+        })
+        .collect())
+}
+
+/// The contents of `names` (object ids or `rev:path`), in their order, with one
+/// `cat-file --batch`; `None` for a name the side repository does not hold.
+pub(crate) fn contents_in_order(
+    git: &Git,
+    names: &[&str],
+) -> Result<Vec<Option<Vec<u8>>>, CheckpointError> {
+    let mut found = Vec::with_capacity(names.len());
+    if names.is_empty() {
         return Ok(found);
     }
-    let input: String = oids.iter().map(|o| format!("{o}\n")).collect();
+    let input: String = names.iter().map(|o| format!("{o}\n")).collect();
     let out = git.run_with_input(&["cat-file", "--batch"], Some(input.as_bytes()))?;
     let corrupt = || CheckpointError::Corrupt {
         what: "cat-file --batch output".into(),
@@ -110,23 +132,23 @@ pub(crate) fn contents(
         let end = rest.iter().position(|b| *b == b'\n').ok_or_else(corrupt)?;
         let header = String::from_utf8_lossy(&rest[..end]).into_owned();
         rest = &rest[end + 1..];
-        let words: Vec<&str> = header.split(' ').collect();
+        // "<name> missing" (or "ambiguous"), else "<oid> <kind> <size>" and the body.
+        let words: Vec<&str> = header.rsplitn(3, ' ').collect();
         match words[..] {
-            [oid, "missing"] => {
-                let message = format!(
-                    "object {oid} is missing from the side repository {}",
-                    git.side().display()
-                );
-                found.insert(oid.to_owned(), Err(message));
-            }
-            [oid, _kind, size] => {
-                let size: usize = size.parse().map_err(|_| corrupt())?;
-                let body = rest.get(..size).ok_or_else(corrupt)?;
-                found.insert(oid.to_owned(), Ok(body.to_vec()));
-                rest = rest.get(size + 1..).ok_or_else(corrupt)?;
-            }
+            [_, _] | ["missing", ..] | ["ambiguous", ..] => found.push(None),
+            [size, _kind, _oid] => match size.parse::<usize>() {
+                Ok(size) => {
+                    let body = rest.get(..size).ok_or_else(corrupt)?;
+                    found.push(Some(body.to_vec()));
+                    rest = rest.get(size + 1..).ok_or_else(corrupt)?;
+                }
+                Err(_) => found.push(None),
+            },
             _ => return Err(corrupt()),
         }
+    }
+    if found.len() != names.len() {
+        return Err(corrupt());
     }
     Ok(found)
 }

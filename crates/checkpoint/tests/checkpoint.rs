@@ -426,3 +426,26 @@ fn reopening_finds_the_same_side_repository() {
     assert_eq!(again.list(5).unwrap().len(), 1);
     assert!(first.side_repo().starts_with(f.data.join("checkpoints")));
 }
+
+#[test]
+fn a_snapshots_text_is_read_back_for_the_paths_asked() {
+    let f = fixture();
+    f.write("src/a.py", "def kept():\n    pass\n");
+    f.write("b with space.txt", "spaced\n");
+    let cp = f.open(Limits::default());
+    let snap = cp.snapshot(&label(1, Some("write_file"))).unwrap();
+    f.write("src/a.py", "changed\n");
+    let read = cp
+        .read_at(
+            snap.id,
+            &[
+                "src/a.py".to_owned(),
+                "b with space.txt".to_owned(),
+                "never.txt".to_owned(),
+            ],
+        )
+        .unwrap();
+    assert_eq!(read.get("src/a.py").map(String::as_str), Some("def kept():\n    pass\n"));
+    assert_eq!(read.get("b with space.txt").map(String::as_str), Some("spaced\n"));
+    assert!(!read.contains_key("never.txt"));
+}
