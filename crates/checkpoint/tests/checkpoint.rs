@@ -445,7 +445,13 @@ fn a_snapshots_text_is_read_back_for_the_paths_asked() {
             ],
         )
         .unwrap();
-    assert_eq!(read.get("src/a.py").map(String::as_str), Some("def kept():\n    pass\n"));
-    assert_eq!(read.get("b with space.txt").map(String::as_str), Some("spaced\n"));
+    assert_eq!(
+        read.get("src/a.py").map(String::as_str),
+        Some("def kept():\n    pass\n")
+    );
+    assert_eq!(
+        read.get("b with space.txt").map(String::as_str),
+        Some("spaced\n")
+    );
     assert!(!read.contains_key("never.txt"));
 }

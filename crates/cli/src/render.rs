@@ -115,6 +115,7 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
             | Event::PlanDecisionRequired { .. }
             | Event::PlanStepStarted { .. }
             | Event::PlanStepCompleted { .. }
+            | Event::PlanStepRetrying { .. }
             | Event::PlanStepFailed { .. }
             | Event::PlanStepSkipped { .. }
             | Event::PlanSummary { .. }

@@ -359,6 +359,21 @@ impl SessionCheckpoints {
         blocking(move || inner.restore_paths(id, &paths)).await
     }
 
+    /// The text `paths` had at checkpoint `id` (what a step's files held before it ran);
+    /// empty when there are no checkpoints.
+    pub(crate) async fn read_at(
+        &self,
+        id: u32,
+        paths: Vec<String>,
+    ) -> std::collections::BTreeMap<String, String> {
+        let Ok(inner) = self.get() else {
+            return std::collections::BTreeMap::new();
+        };
+        blocking(move || inner.read_at(id, &paths))
+            .await
+            .unwrap_or_default()
+    }
+
     /// `/undo`: puts back what the newest turn of this session that changed files (and is
     /// not undone yet) changed; each `/undo` goes one turn further back. Only the paths
     /// this session's calls changed are restored — what other sessions changed in the

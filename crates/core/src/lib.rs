@@ -21,6 +21,7 @@ mod plan;
 pub mod planner;
 pub mod present;
 mod prompt;
+mod quality_gate;
 mod recorder;
 mod revert;
 mod review;

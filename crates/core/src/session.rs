@@ -39,6 +39,7 @@ mod history;
 mod ops;
 mod parallel;
 mod planning;
+mod step_quality;
 mod turn;
 
 /// What a session is made of.
@@ -243,6 +244,7 @@ fn spawn_in(mut options: SessionOptions, member: Option<(Family, Place)>) -> Age
         work,
         current_turn,
         notes: Vec::new(),
+        step_quality: None,
         effort: None,
         mode: options.mode,
         base_permission: options.permission,
@@ -288,6 +290,8 @@ struct Session {
     current_turn: Arc<std::sync::atomic::AtomicU32>,
     /// Facts for the model's next prompt (files restored under it, ...).
     notes: Vec<String>,
+    /// What the quality checks said about the step being settled.
+    step_quality: Option<atto_protocol::QualityCheck>,
     /// The reasoning effort requests carry (`/effort`); `None`: the provider's default.
     effort: Option<ReasoningEffort>,
     /// Whether file tools may reach outside the workspace (`/trust`).

@@ -291,6 +291,18 @@ pub enum Event {
         number: u32,
         /// What the model reported.
         summary: String,
+        /// What the quality checks found, when they ran.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        quality: Option<crate::QualityCheck>,
+    },
+    /// A plan step the quality checks did not pass runs again, told why.
+    PlanStepRetrying {
+        /// The step's number.
+        number: u32,
+        /// The attempt starting now (2 for the first retry).
+        attempt: u32,
+        /// Why the last attempt did not pass.
+        quality: crate::QualityCheck,
     },
     /// A plan step failed.
     PlanStepFailed {
@@ -300,6 +312,9 @@ pub enum Event {
         error: String,
         /// Whether its file changes were rolled back to its checkpoint (and the plan stopped).
         rolled_back: bool,
+        /// What the quality checks found, when they failed it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        quality: Option<crate::QualityCheck>,
     },
     /// A plan step will not run.
     PlanStepSkipped {

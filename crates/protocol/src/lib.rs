@@ -11,6 +11,7 @@ mod op;
 mod permission;
 mod plan;
 mod planner;
+mod quality;
 mod subagent;
 mod tasks;
 mod tool;
@@ -32,6 +33,7 @@ pub use planner::{
     DecisionPoint, PlanStep, RevisionSource, RiskLevel, StepKind, StepOutcome, StepStatus,
     TaskPlan, TaskPlanStatus,
 };
+pub use quality::QualityCheck;
 pub use subagent::{SpawnRequest, SubagentInfo, SubagentRole, SubagentTag};
 pub use tasks::{Goal, GoalStatus, Task, TaskState};
 pub use tool::{DangerLevel, ToolSpec};

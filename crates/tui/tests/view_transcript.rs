@@ -177,6 +177,7 @@ fn plan_steps_progress_and_summary() {
         error: "the router tests fail:\nexpected 429, got 200\nat tests/limit.rs:12\nand more\nand more"
             .into(),
         rolled_back: false,
+        quality: None,
     });
     for n in [4, 5] {
         app.on_event(&Event::PlanStepSkipped {

@@ -68,20 +68,39 @@ pub(super) fn text(event: &Event) -> Option<String> {
             Some(id) => format!("▶ step {number}: {description} (checkpoint {id})\n"),
             None => format!("▶ step {number}: {description}\n"),
         },
-        Event::PlanStepCompleted { number, summary } => {
-            format!("✓ step {number} completed: {summary}\n")
+        Event::PlanStepCompleted {
+            number,
+            summary,
+            quality,
+        } => {
+            format!(
+                "✓ step {number} completed: {summary}\n{}",
+                quality.as_ref().map_or_else(String::new, evidence)
+            )
         }
+        Event::PlanStepRetrying {
+            number,
+            attempt,
+            quality,
+        } => format!(
+            "↻ step {number} did not pass its checks; attempt {attempt}:\n{}",
+            evidence(quality)
+        ),
         Event::PlanStepFailed {
             number,
             error,
             rolled_back,
+            quality,
         } => {
             let after = if *rolled_back {
                 "; its file changes were rolled back and the plan stopped"
             } else {
                 ""
             };
-            format!("✗ step {number} failed: {error}{after}\n")
+            format!(
+                "✗ step {number} failed: {error}{after}\n{}",
+                quality.as_ref().map_or_else(String::new, evidence)
+            )
         }
         Event::PlanStepSkipped { number, reason } => format!("- step {number} skipped: {reason}\n"),
         Event::PlanSummary {
@@ -154,4 +173,16 @@ mod tests {
                 .contains("the plan is unchanged")
         );
     }
+}
+
+/// A quality verdict's evidence, one indented line each: score, findings, checks run.
+fn evidence(q: &atto_protocol::QualityCheck) -> String {
+    let mut out = String::new();
+    if let Some(score) = q.score {
+        out.push_str(&format!("  score {score}/5\n"));
+    }
+    for line in q.findings.iter().chain(&q.checks) {
+        out.push_str(&format!("  {line}\n"));
+    }
+    out
 }

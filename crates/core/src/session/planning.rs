@@ -16,9 +16,11 @@ use atto_tools::CancellationToken;
 
 use super::Session;
 use super::drive::Inbox;
+use super::step_quality::{self, StepWork};
 use crate::planner::edit::{self, EditError};
 use crate::planner::generate::{Ask, Generated, NoPlan};
 use crate::planner::{execute, generate, present, report};
+use atto_quality::Verdict;
 
 /// How drafting a plan ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -340,7 +342,38 @@ impl Session {
         if !self.decide_step(plan, i, inbox).await {
             return PlanCourse::Cancelled;
         }
-        let end = self.run_step(plan, i, inbox).await;
+        let (mut end, mut work) = self.run_step(plan, i, inbox, None).await;
+        // Completed when the evidence says so: the quality checks pass it, or it is
+        // tried again with what they found, until the retries run out.
+        let mut attempt = 1;
+        while matches!(end, StepEnd::Completed(_)) {
+            let outcome = self.check_step(plan, i, &work, attempt, inbox).await;
+            let check = step_quality::check_of(&outcome, attempt);
+            match (outcome.verdict, outcome.retry) {
+                (Verdict::Pass, _) => {
+                    self.step_quality = Some(check);
+                    break;
+                }
+                (Verdict::NeedsRetry, Some(retry)) => {
+                    attempt += 1;
+                    self.emit(Event::PlanStepRetrying {
+                        number: plan.steps[i].number,
+                        attempt,
+                        quality: check,
+                    });
+                    (end, work) = self.run_step(plan, i, inbox, Some(&retry.render())).await;
+                }
+                _ => {
+                    let why = check
+                        .findings
+                        .first()
+                        .cloned()
+                        .unwrap_or_else(|| "the quality checks did not pass it".to_owned());
+                    self.step_quality = Some(check);
+                    end = StepEnd::Failed(format!("not done after {attempt} attempt(s): {why}"));
+                }
+            }
+        }
         self.settle(plan, i, end, Rollback::Checkpoint).await
     }
 
@@ -392,9 +425,11 @@ impl Session {
             StepEnd::Completed(summary) => {
                 plan.steps[i].status = StepStatus::Completed;
                 plan.steps[i].result = Some(summary.clone());
+                let quality = self.step_quality.take();
                 self.emit(Event::PlanStepCompleted {
                     number: plan.steps[i].number,
                     summary,
+                    quality,
                 });
                 PlanCourse::Go
             }
@@ -469,33 +504,53 @@ impl Session {
         }
     }
 
-    /// Runs step `i` as a turn: checkpoint, instruction, budget, and its report.
-    async fn run_step(&mut self, plan: &mut TaskPlan, i: usize, inbox: &mut Inbox) -> StepEnd {
+    /// Runs step `i` as a turn: checkpoint, instruction, budget, and its report. A retry
+    /// (`retry`: the last attempt's findings) keeps the first attempt's checkpoint, so a
+    /// rollback undoes every attempt.
+    async fn run_step(
+        &mut self,
+        plan: &mut TaskPlan,
+        i: usize,
+        inbox: &mut Inbox,
+        retry: Option<&str>,
+    ) -> (StepEnd, StepWork) {
         let number = plan.steps[i].number;
-        let checkpoint = self.keeper.before_step(self.turns + 1, number).await;
-        plan.steps[i].status = StepStatus::InProgress;
-        plan.steps[i].checkpoint = checkpoint;
-        self.planner.save(plan).await;
-        self.emit(Event::PlanStepStarted {
-            number,
-            description: plan.steps[i].description.clone(),
-            checkpoint,
-        });
+        if retry.is_none() {
+            let checkpoint = self.keeper.before_step(self.turns + 1, number).await;
+            plan.steps[i].status = StepStatus::InProgress;
+            plan.steps[i].checkpoint = checkpoint;
+            self.planner.save(plan).await;
+            self.emit(Event::PlanStepStarted {
+                number,
+                description: plan.steps[i].description.clone(),
+                checkpoint,
+            });
+        }
+        let mut prompt = execute::step_prompt(plan, i);
+        if let Some(retry) = retry {
+            prompt = format!("{prompt}\n\n{retry}\nFix what is listed above, then report.");
+        }
+        let history_from = self.history.len();
         let budget = plan.steps[i].token_budget;
         let saved_limit = self.options.limits.max_tokens;
         self.options.limits.max_tokens = Some(saved_limit.map_or(budget, |max| max.min(budget)));
         self.tool_specs
             .push(report::spec(&self.planner.step_report));
         report::take(&self.planner.step_report);
-        let result = self.drive_turn(execute::step_prompt(plan, i), inbox).await;
+        let result = self.drive_turn(prompt, inbox).await;
         self.tool_specs.pop();
         self.options.limits.max_tokens = saved_limit;
         let reported = report::take(&self.planner.step_report);
         let end = step_end(&result, reported, budget);
+        let work = StepWork {
+            text: result.text.clone(),
+            files: result.files_changed.clone(),
+            history_from,
+        };
         let turn = self.turns;
         self.charge_turn_time(&result).await;
         self.emit(Event::TurnCompleted { turn, result });
-        end
+        (end, work)
     }
 
     /// Handles a failed step; whether the plan stops.
@@ -530,17 +585,21 @@ impl Session {
                     false
                 }
             };
+            let quality = self.step_quality.take();
             self.emit(Event::PlanStepFailed {
                 number,
                 error,
                 rolled_back,
+                quality,
             });
             return true;
         }
+        let quality = self.step_quality.take();
         self.emit(Event::PlanStepFailed {
             number,
             error,
             rolled_back: false,
+            quality,
         });
         for skipped in execute::skip_dependents(plan, i) {
             self.emit(Event::PlanStepSkipped {

@@ -101,6 +101,7 @@ fn step_events_drive_the_task_plan_and_its_cards() {
     app.on_event(&Event::PlanStepCompleted {
         number: 1,
         summary: "did it".into(),
+        quality: None,
     });
     // The card was updated in place, not pushed again.
     assert_eq!(app.entries(), before + 1);
@@ -115,6 +116,7 @@ fn step_events_drive_the_task_plan_and_its_cards() {
         number: 2,
         error: "tests fail".into(),
         rolled_back: false,
+        quality: None,
     });
     app.on_event(&Event::PlanStepSkipped {
         number: 3,
@@ -254,6 +256,7 @@ fn the_decision_dialog_chooses_and_closes_with_the_step_or_plan() {
         number: 3,
         error: "x".into(),
         rolled_back: true,
+        quality: None,
     });
     assert!(app.decision.is_none());
     assert_eq!(app.decision_waiting(), None);

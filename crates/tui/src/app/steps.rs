@@ -22,13 +22,34 @@ impl App {
                 description,
                 checkpoint,
             } => self.step_started(*number, description, *checkpoint),
-            Event::PlanStepCompleted { number, summary } => {
-                self.step_ended(*number, StepStatus::Completed, summary, None);
+            Event::PlanStepCompleted {
+                number,
+                summary,
+                quality,
+            } => {
+                let note = quality
+                    .as_ref()
+                    .and_then(|q| q.score)
+                    .map(|s| format!("checked, score {s}/5"));
+                self.step_ended(*number, StepStatus::Completed, summary, note);
+            }
+            Event::PlanStepRetrying {
+                number,
+                attempt,
+                quality,
+            } => {
+                let why = quality
+                    .findings
+                    .first()
+                    .cloned()
+                    .unwrap_or_else(|| "its checks did not pass".to_owned());
+                self.step_retrying(*number, *attempt, &why);
             }
             Event::PlanStepFailed {
                 number,
                 error,
                 rolled_back,
+                ..
             } => {
                 let note = rolled_back.then(|| "rolled back, plan stopped".to_owned());
                 self.step_ended(*number, StepStatus::Failed, error, note);
@@ -149,6 +170,16 @@ impl App {
                     expanded: false,
                 })));
             }
+        }
+    }
+
+    /// A step its checks did not pass runs again: its card says so, and why.
+    fn step_retrying(&mut self, number: u32, attempt: u32, why: &str) {
+        if let Some(card) = self.transcript.step_mut(number) {
+            card.note = Some(format!(
+                "checks failed, attempt {attempt}: {}",
+                sanitize(why).lines().next().unwrap_or("")
+            ));
         }
     }
 

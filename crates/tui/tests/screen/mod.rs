@@ -309,6 +309,7 @@ pub fn plan_mid_run(app: &mut App) {
         app.on_event(&Event::PlanStepCompleted {
             number: n,
             summary: format!("step {n} done"),
+            quality: None,
         });
     }
     app.on_event(&Event::PlanStepStarted {

@@ -1,0 +1,191 @@
+//! The quality pipeline (`atto-quality`) inside a session: its commands run through the
+//! session's gate and sandbox, and what a worker did is read from the history it left.
+//!
+//! Owns: the runner the pipeline's commands go through (the project's tests, type checks
+//! and lint pass the policy gate like any `bash` call — asked, audited, refused as the
+//! permission mode says — and atto's own file checks skip the asking but not the
+//! sandbox), and turning a turn's messages into the pipeline's `WorkerResult`. Does not
+//! own: the checks (atto-quality) or when to retry (the planner, subagents).
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use atto_protocol::{AssistantPart, Event, Message, ToolCall};
+use atto_quality::{
+    BoxFuture, CommandOutput, CommandRequest, CommandRunner, Purpose, ToolAction, WorkerResult,
+};
+use atto_tools::{Tool, ToolContext, ToolError};
+
+use crate::gatekeeper::Gatekeeper;
+
+/// Bytes of one tool call's output kept for the judge.
+const ACTION_OUTPUT: usize = 4 * 1024;
+
+/// Runs the pipeline's commands as `bash` calls of the session.
+pub(crate) struct GateRunner<'a> {
+    gate: tokio::sync::Mutex<&'a mut Gatekeeper>,
+    bash: Arc<dyn Tool>,
+    ctx: ToolContext,
+    emit: &'a (dyn Fn(Event) + Send + Sync),
+    next: AtomicU32,
+}
+
+impl<'a> GateRunner<'a> {
+    /// A runner over the session's gate; `None` when the session has no `bash` tool.
+    pub(crate) fn new(
+        gate: &'a mut Gatekeeper,
+        bash: Option<Arc<dyn Tool>>,
+        ctx: ToolContext,
+        emit: &'a (dyn Fn(Event) + Send + Sync),
+    ) -> Option<Self> {
+        Some(GateRunner {
+            gate: tokio::sync::Mutex::new(gate),
+            bash: bash?,
+            ctx,
+            emit,
+            next: AtomicU32::new(1),
+        })
+    }
+}
+
+impl CommandRunner for GateRunner<'_> {
+    fn run<'b>(&'b self, request: CommandRequest<'b>) -> BoxFuture<'b, CommandOutput> {
+        Box::pin(async move {
+            let mut args = serde_json::json!({
+                "command": request.command,
+                "timeout": request.timeout.as_secs().clamp(1, 600),
+            });
+            if request.purpose == Purpose::Verification {
+                let call = ToolCall {
+                    id: format!("quality-{}", self.next.fetch_add(1, Ordering::Relaxed)),
+                    name: "bash".to_owned(),
+                    arguments: args.to_string(),
+                };
+                let mut gate = self.gate.lock().await;
+                let cleared = gate
+                    .check(
+                        &call,
+                        self.bash.as_ref(),
+                        &mut args,
+                        self.emit,
+                        &self.ctx.cancel,
+                    )
+                    .await;
+                if let Err(refusal) = cleared {
+                    return CommandOutput {
+                        refused: Some(refusal.message),
+                        ..CommandOutput::default()
+                    };
+                }
+            }
+            match self.bash.run(args, &self.ctx).await {
+                Ok(out) => CommandOutput {
+                    exit_code: out.exit_code,
+                    output: out.content,
+                    timed_out: false,
+                    refused: None,
+                },
+                Err(ToolError::Timeout { output, .. }) => CommandOutput {
+                    output,
+                    timed_out: true,
+                    ..CommandOutput::default()
+                },
+                Err(err) => CommandOutput {
+                    refused: Some(err.to_string()),
+                    ..CommandOutput::default()
+                },
+            }
+        })
+    }
+}
+
+/// What a worker did, from the messages of its turn(s): every tool call with its
+/// arguments, output, exit code and whether it ran tests.
+pub(crate) fn worker_result(messages: &[Message], text: &str, model: &str) -> WorkerResult {
+    let mut actions = Vec::new();
+    for message in messages {
+        let Message::Assistant { parts } = message else {
+            continue;
+        };
+        for part in parts {
+            let AssistantPart::ToolCall(call) = part else {
+                continue;
+            };
+            let output = messages
+                .iter()
+                .find_map(|m| match m {
+                    Message::ToolResult(r) if r.call_id == call.id => Some(r.content.as_str()),
+                    _ => None,
+                })
+                .unwrap_or("");
+            let arguments: serde_json::Value =
+                serde_json::from_str(&call.arguments).unwrap_or(serde_json::Value::Null);
+            let command = arguments.get("command").and_then(serde_json::Value::as_str);
+            actions.push(ToolAction {
+                tool: call.name.clone(),
+                exit_code: exit_code(output),
+                is_test_run: command.is_some_and(atto_policy::is_test_command),
+                output: bounded(output),
+                arguments,
+            });
+        }
+    }
+    WorkerResult {
+        text: text.to_owned(),
+        closure_report: None,
+        actions,
+        model: Some(model.to_owned()),
+    }
+}
+
+/// The exit code a `bash` result reports (`exit code: N`).
+fn exit_code(output: &str) -> Option<i32> {
+    let rest = &output[output.find("exit code: ")? + "exit code: ".len()..];
+    let digits: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '-')
+        .collect();
+    digits.parse().ok()
+}
+
+fn bounded(text: &str) -> String {
+    if text.len() <= ACTION_OUTPUT {
+        return text.to_owned();
+    }
+    let mut end = ACTION_OUTPUT;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… [{} bytes more]", &text[..end], text.len() - end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use atto_protocol::ToolResult;
+
+    #[test]
+    fn a_turns_calls_become_tool_actions_with_their_outputs() {
+        let messages = vec![
+            Message::Assistant {
+                parts: vec![AssistantPart::ToolCall(ToolCall {
+                    id: "c1".into(),
+                    name: "bash".into(),
+                    arguments: r#"{"command":"python3 -m pytest -q"}"#.into(),
+                })],
+            },
+            Message::ToolResult(ToolResult {
+                call_id: "c1".into(),
+                name: "bash".into(),
+                content: "exit code: 1\n1 failed".into(),
+                is_error: false,
+            }),
+        ];
+        let result = worker_result(&messages, "done", "m");
+        assert_eq!(result.actions.len(), 1);
+        let action = &result.actions[0];
+        assert_eq!(action.exit_code, Some(1));
+        assert!(action.is_test_run);
+        assert!(action.output.contains("1 failed"));
+    }
+}
