@@ -25,6 +25,7 @@ mod planner;
 mod planner_decisions;
 mod planner_effort;
 mod planner_parallel;
+mod planner_quality;
 mod policy;
 mod sessions;
 mod subagents;
