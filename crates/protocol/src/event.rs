@@ -398,6 +398,9 @@ pub enum Event {
         files_modified: Vec<String>,
         /// The closure report the parent receives.
         report: String,
+        /// What the quality checks found in its report and files.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        quality: Option<crate::QualityCheck>,
     },
     /// The subagents of this session, answering `Op::ListAgents`.
     SubagentList {

@@ -85,6 +85,7 @@ fn the_status_line_counts_running_subagents_and_drops_the_count_when_none_run() 
         forced_stop: None,
         files_modified: vec![],
         report: "done".into(),
+        quality: None,
     });
     assert!(status(&mut app).contains("1 subagent running"));
     app.on_event(&Event::SubagentFinished {
@@ -95,6 +96,7 @@ fn the_status_line_counts_running_subagents_and_drops_the_count_when_none_run() 
         forced_stop: Some("it failed: model error".into()),
         files_modified: vec![],
         report: "failed".into(),
+        quality: None,
     });
     assert!(!status(&mut app).contains("subagent"));
 }
@@ -340,6 +342,7 @@ fn a_subagents_question_closes_when_it_ends() {
         forced_stop: None,
         files_modified: vec![],
         report: String::new(),
+        quality: None,
     });
     assert!(app.approval.is_some());
     app.on_event(&Event::SubagentFinished {
@@ -356,6 +359,7 @@ fn a_subagents_question_closes_when_it_ends() {
         forced_stop: Some("its time limit".into()),
         files_modified: vec![],
         report: String::new(),
+        quality: None,
     });
     assert!(app.approval.is_none());
 }

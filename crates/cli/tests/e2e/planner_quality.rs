@@ -50,7 +50,10 @@ fn a_step_that_does_not_compile_is_retried_with_the_error_and_then_passes() {
         retry_prompt.contains("## Previous Attempt (attempt 2/3, score: 1/5)"),
         "{retry_prompt}"
     );
-    assert!(retry_prompt.contains("### Compilation Errors"), "{retry_prompt}");
+    assert!(
+        retry_prompt.contains("### Compilation Errors"),
+        "{retry_prompt}"
+    );
     assert!(retry_prompt.contains("app.py:3 — "), "{retry_prompt}");
     let done = of_type(&ev, "plan_step_completed");
     assert_eq!(done.len(), 1);
@@ -93,7 +96,10 @@ fn the_judge_scores_the_step_and_its_feedback_reaches_the_retry() {
         "SCORE: 2\nFEEDBACK: main returns 1 but the task wants a greeting function too",
     ));
     replies.extend(step_replies(vec![
-        write("app.py", "def greet():\n    return 'hi'\n\n\ndef main():\n    return greet()\n"),
+        write(
+            "app.py",
+            "def greet():\n    return 'hi'\n\n\ndef main():\n    return greet()\n",
+        ),
         report("completed", "added greet"),
     ]));
     replies.push(Reply::text("SCORE: 4\nFEEDBACK: fine"));
@@ -103,7 +109,10 @@ fn the_judge_scores_the_step_and_its_feedback_reaches_the_retry() {
     let requests = env.requests();
     // The judge's request: low temperature, bounded output, the worker's tool actions.
     let judge = &requests[3].body;
-    assert_eq!(judge["temperature"].as_f64().map(|t| (t * 10.0).round()), Some(1.0));
+    assert_eq!(
+        judge["temperature"].as_f64().map(|t| (t * 10.0).round()),
+        Some(1.0)
+    );
     assert_eq!(judge["max_tokens"], 800);
     let judged = judge["messages"].to_string();
     assert!(judged.contains("## Tool Actions"), "{judged}");
@@ -123,7 +132,10 @@ fn the_judge_scores_the_step_and_its_feedback_reaches_the_retry() {
 fn a_judge_that_cannot_answer_gives_three_but_two_for_a_test_step() {
     // Implement step: the judge's garbled answer is a neutral 3, which passes.
     let mut env = Env::new();
-    swarm_yaml(&env, "swarm:\n  quality_gate_model: m\n  enable_verification: false\n");
+    swarm_yaml(
+        &env,
+        "swarm:\n  quality_gate_model: m\n  enable_verification: false\n",
+    );
     let mut replies = vec![plan_reply(&one_step_plan("IMPLEMENT", "app.py"))];
     replies.extend(step_replies(vec![
         write("app.py", FIXED),
@@ -136,7 +148,11 @@ fn a_judge_that_cannot_answer_gives_three_but_two_for_a_test_step() {
     let done = of_type(&ev, "plan_step_completed");
     assert_eq!(done.len(), 1, "{}", stderr(&out));
     assert_eq!(done[0]["quality"]["score"], 3);
-    assert!(done[0]["quality"]["findings"].to_string().contains("judge: "));
+    assert!(
+        done[0]["quality"]["findings"]
+            .to_string()
+            .contains("judge: ")
+    );
 
     // Test step: the same answer is a fail-safe 2, below the test threshold of 4.
     let mut env = Env::new();

@@ -47,6 +47,8 @@ struct Child {
     info: SubagentInfo,
     files: Vec<String>,
     started: Instant,
+    /// Its tool calls as its events told them, for the quality checks.
+    actions: std::sync::Mutex<Vec<atto_quality::ToolAction>>,
 }
 
 impl Spawner {
@@ -208,6 +210,7 @@ impl Spawner {
             info,
             files,
             started: Instant::now(),
+            actions: std::sync::Mutex::default(),
         };
         let handle = spawn_child(options, self.family.clone(), place);
         self.family.record(child.info.clone());
@@ -337,7 +340,11 @@ impl Spawner {
                         self.emit(Event::ApprovalRequired(request));
                     }
                     Some(Event::Usage { .. }) => self.progress(child, None),
-                    Some(Event::ToolCallStarted { name, arguments, .. }) => {
+                    Some(Event::ToolCallFinished { call_id, summary, .. }) => {
+                        child.finished_call(&call_id, summary);
+                    }
+                    Some(Event::ToolCallStarted { name, arguments, call_id, .. }) => {
+                        child.started_call(&call_id, &name, &arguments);
                         let what = crate::plan::one_paragraph(&format!("{name} {}", brief(&arguments)), 80);
                         self.progress(child, Some(what));
                     }
@@ -438,20 +445,111 @@ impl Spawner {
             Duration::from_millis(info.elapsed_ms).as_secs_f64(),
         );
         let text = result.as_ref().map_or("", |r| r.text.as_str());
-        let report = report::render(&Ending {
+        let mut report = report::render(&Ending {
             text,
             files: &files,
             forced: forced.as_deref(),
             header,
         });
+        let quality = self.check(&child, text, &files);
+        report.push_str(&format!(
+            "\n\n## Quality check (by atto)\n{}",
+            if quality.findings.is_empty() {
+                "passed: the report and the files it names hold up".to_owned()
+            } else {
+                format!("FAILED: {}", quality.findings.join("; "))
+            }
+        ));
         self.family.record(info.clone());
         self.emit(Event::SubagentFinished {
             agent: info,
             forced_stop: forced,
             files_modified: files.clone(),
             report: report.clone(),
+            quality: Some(quality),
         });
         ChildOutcome { report, files }
+    }
+}
+
+impl Child {
+    fn started_call(&self, id: &str, name: &str, arguments: &serde_json::Value) {
+        let command = arguments.get("command").and_then(serde_json::Value::as_str);
+        let action = atto_quality::ToolAction {
+            tool: name.to_owned(),
+            arguments: serde_json::json!({"call_id": id, "args": arguments}),
+            is_test_run: command.is_some_and(atto_policy::is_test_command),
+            ..atto_quality::ToolAction::default()
+        };
+        self.actions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(action);
+    }
+
+    fn finished_call(&self, id: &str, summary: String) {
+        let mut actions = self
+            .actions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(action) = actions.iter_mut().find(|a| a.arguments["call_id"] == id) {
+            action.output = summary;
+        }
+    }
+}
+
+impl Spawner {
+    /// The quality checks a closure report passes (pre-flight: V6 budget excuses, V10
+    /// nothing done; concrete checks of the files it changed).
+    fn check(&self, child: &Child, text: &str, files: &[String]) -> atto_protocol::QualityCheck {
+        use atto_quality::{QualityConfig, QualityTask, TaskKind, WorkerResult};
+        let workspace = &self.family.template.workspace;
+        let config = QualityConfig::load(workspace).unwrap_or_default();
+        let task = QualityTask {
+            id: child.id.clone(),
+            kind: match child.info.role {
+                SubagentRole::Implement => TaskKind::Implement,
+                SubagentRole::Verify => TaskKind::Test,
+                SubagentRole::Explore | SubagentRole::Review => TaskKind::Research,
+            },
+            description: child.info.task.clone(),
+            target_files: child.files.clone(),
+            acceptance: Vec::new(),
+        };
+        let actions: Vec<atto_quality::ToolAction> = child
+            .actions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .map(|a| atto_quality::ToolAction {
+                arguments: a.arguments["args"].clone(),
+                ..a.clone()
+            })
+            .collect();
+        let result = WorkerResult {
+            text: text.to_owned(),
+            closure_report: Some(text.to_owned()),
+            actions,
+            model: Some(child.info.model.clone()),
+        };
+        let mut findings = Vec::new();
+        if let Some(r) = atto_quality::preflight::check(&task, &result, files, workspace, &config) {
+            findings.push(format!("{}: {}", r.code, r.message));
+        }
+        let before = std::collections::BTreeMap::new();
+        for f in atto_quality::concrete::check(&task, files, workspace, &before) {
+            findings.push(match &f.file {
+                Some(file) => format!("{file}: {}", f.message),
+                None => f.message,
+            });
+        }
+        atto_protocol::QualityCheck {
+            verdict: if findings.is_empty() { "pass" } else { "fail" }.to_owned(),
+            score: None,
+            attempt: 1,
+            findings,
+            checks: Vec::new(),
+        }
     }
 }
 

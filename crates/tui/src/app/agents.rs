@@ -91,6 +91,7 @@ impl App {
                 forced_stop,
                 files_modified,
                 report,
+                ..
             } => {
                 let child = self.agent_entry(agent);
                 child.forced_stop = forced_stop.as_deref().map(|s| sanitize(s).into_owned());

@@ -408,6 +408,7 @@ pub fn subagents_at_work(app: &mut App) {
         files_modified: vec![],
         report: "Subagent 5e6f7a8b (review) completed.\n\n## Summary\nThe router tests pass."
             .into(),
+        quality: None,
     });
     app.on_event(&progress(
         EXPLORER,
@@ -427,6 +428,7 @@ pub fn subagents_at_work(app: &mut App) {
         forced_stop: None,
         files_modified: vec![],
         report: EXPLORER_REPORT.into(),
+        quality: None,
     });
     app.on_event(&progress(
         WRITER,
@@ -451,5 +453,6 @@ pub fn subagents_at_work(app: &mut App) {
         report: "Subagent c0ffee99 (verify) stopped.\nSTOPPED BY ATTO before the subagent \
                  finished: it reached its time limit (300 s)."
             .into(),
+        quality: None,
     });
 }
