@@ -149,6 +149,18 @@ pub(super) fn text(event: &Event) -> Option<String> {
     })
 }
 
+/// A quality verdict's evidence, one indented line each: score, findings, checks run.
+fn evidence(q: &atto_protocol::QualityCheck) -> String {
+    let mut out = String::new();
+    if let Some(score) = q.score {
+        out.push_str(&format!("  score {score}/5\n"));
+    }
+    for line in q.findings.iter().chain(&q.checks) {
+        out.push_str(&format!("  {line}\n"));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -173,16 +185,4 @@ mod tests {
                 .contains("the plan is unchanged")
         );
     }
-}
-
-/// A quality verdict's evidence, one indented line each: score, findings, checks run.
-fn evidence(q: &atto_protocol::QualityCheck) -> String {
-    let mut out = String::new();
-    if let Some(score) = q.score {
-        out.push_str(&format!("  score {score}/5\n"));
-    }
-    for line in q.findings.iter().chain(&q.checks) {
-        out.push_str(&format!("  {line}\n"));
-    }
-    out
 }
