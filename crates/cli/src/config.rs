@@ -34,6 +34,9 @@ pub struct Config {
     /// Subagent budgets and bounds, and the session-wide caps.
     #[serde(default)]
     pub subagents: SubagentsConfig,
+    /// `--model auto`: the model (and effort) for each complexity tier.
+    #[serde(default)]
+    pub routing: BTreeMap<String, RouteConfig>,
     /// Retry behaviour for model calls.
     #[serde(default)]
     pub retry: RetryConfig,
@@ -139,6 +142,18 @@ pub struct LimitsConfig {
     pub max_tokens: Option<u64>,
     pub max_duration_secs: Option<u64>,
     pub max_output_tokens: Option<u32>,
+}
+
+/// One `[routing]` entry: `simple = "MODEL"` or `complex = { model = "M", effort = "high" }`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum RouteConfig {
+    Model(String),
+    Full {
+        model: String,
+        #[serde(default)]
+        effort: Option<String>,
+    },
 }
 
 /// `[subagents]`: the seed's defaults unless set.

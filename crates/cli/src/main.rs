@@ -5,6 +5,7 @@ mod admin;
 mod config;
 mod demo;
 mod exec;
+mod models;
 mod permissions;
 mod plan_cmd;
 mod render;

@@ -94,6 +94,31 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
             | Event::ModeChanged { .. } => {
                 self.write_status(event)?;
             }
+            Event::ModelChanged { model, auto, note } => {
+                self.end_text_line()?;
+                writeln!(
+                    self.progress,
+                    "{}",
+                    present::model_changed_line(model, *auto, note.as_deref())
+                )?;
+            }
+            Event::ModelList {
+                current,
+                auto,
+                models,
+                routes,
+            } => {
+                self.end_text_line()?;
+                for line in present::model_list_lines(current, *auto, models, routes) {
+                    writeln!(self.progress, "{}", visible(&line))?;
+                }
+            }
+            Event::CostReport { models } => {
+                self.end_text_line()?;
+                for line in present::cost_lines(models) {
+                    writeln!(self.progress, "{}", visible(&line))?;
+                }
+            }
             Event::SubagentStarted { .. }
             | Event::SubagentProgress { .. }
             | Event::SubagentFinished { .. }

@@ -141,6 +141,9 @@ pub async fn run(
                                 | Event::PlanRejected { .. }
                                 | Event::PlannerSettingsChanged { .. }
                                 | Event::SubagentList { .. }
+                                | Event::ModelChanged { .. }
+                                | Event::ModelList { .. }
+                                | Event::CostReport { .. }
                         )
                     };
                     let waited = wait(&mut handle, &mut lines, &mut renderer, &mut state, |e| {

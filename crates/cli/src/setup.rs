@@ -155,16 +155,12 @@ pub fn start(launch: Launch<'_>) -> Result<(AgentHandle, String), SetupError> {
         wire_log: wire_log(launch.debug),
         ..ClientOptions::default()
     };
-    let client = atto_llm::connect(launch.provider, options.clone())
+    let (provider, models) = crate::models::resolve_auto(launch.provider, launch.config)?;
+    let client = atto_llm::connect(&provider, options.clone())
         .map_err(|e| SetupError::fix(e.to_string()))?;
-    // Subagents may name another model of the same provider.
-    let provider = launch.provider.clone();
-    let connect: atto_core::subagents::Connector = std::sync::Arc::new(move |model: &str| {
-        let mut other = provider.clone();
-        model.clone_into(&mut other.model);
-        atto_llm::connect(&other, options.clone()).map_err(|e| e.to_string())
-    });
-    start_connected(launch, client, Some(connect))
+    // `/model`, routes and subagents may name another model (or provider).
+    let connect = crate::models::connector(&provider, launch.config, options);
+    start_connected(launch, client, Some(connect), models)
 }
 
 /// Starts the session with `client` instead of connecting to `launch.provider`: for
@@ -173,13 +169,19 @@ pub fn start_with_client(
     launch: Launch<'_>,
     client: std::sync::Arc<dyn atto_llm::ModelClient>,
 ) -> Result<(AgentHandle, String), SetupError> {
-    start_connected(launch, client, None)
+    start_connected(
+        launch,
+        client,
+        None,
+        atto_core::models::ModelSettings::default(),
+    )
 }
 
 fn start_connected(
     launch: Launch<'_>,
     client: std::sync::Arc<dyn atto_llm::ModelClient>,
     connect: Option<atto_core::subagents::Connector>,
+    mut models: atto_core::models::ModelSettings,
 ) -> Result<(AgentHandle, String), SetupError> {
     let project =
         ProjectConfig::load(&launch.workspace).map_err(|e| SetupError::fix(e.to_string()))?;
@@ -225,6 +227,12 @@ fn start_connected(
             mode = restored.mode;
             permission = restored.permission;
             start_notices = restored.notices;
+            restore_model(
+                &saved.row,
+                &client.info().model,
+                &mut models,
+                &mut start_notices,
+            );
             (
                 saved.row.id,
                 Some((saved.row.current_thread, saved.history)),
@@ -276,6 +284,7 @@ fn start_connected(
         start_notices,
         sandbox_off_reason,
         subagents,
+        models,
     });
     Ok((handle, session_id))
 }
@@ -437,6 +446,36 @@ struct RestoredModes {
 /// A resume continues in the agent mode the session last ran in, and in its permission
 /// mode when that was stricter than this invocation's; a flag given now wins, and either
 /// way the user is told.
+/// A resumed session keeps the model its `/model` pinned (or its routing), unless this
+/// run was started on another model than the session's.
+fn restore_model(
+    row: &atto_store::SessionRow,
+    now: &str,
+    models: &mut atto_core::models::ModelSettings,
+    notices: &mut Vec<String>,
+) {
+    let Some(pinned) = row.pinned_model.as_deref() else {
+        return;
+    };
+    if row.model.as_deref().is_some_and(|m| m != now) && !models.auto {
+        notices.push(format!(
+            "this session had {pinned} pinned with /model; the model given now ({now}) wins"
+        ));
+        return;
+    }
+    if pinned == "auto" {
+        if !models.routes.is_empty() {
+            models.auto = true;
+            notices.push("resumed with each turn routed by complexity (/model auto)".to_owned());
+        }
+    } else {
+        models.pinned = Some(pinned.to_owned());
+        notices.push(format!(
+            "resumed with {pinned} pinned, as the session last ran (/model NAME changes it)"
+        ));
+    }
+}
+
 fn restore_modes(
     row: &atto_store::SessionRow,
     flag: Option<atto_protocol::AgentMode>,

@@ -124,6 +124,7 @@ fn start(workspace: &Path, store: Store, server: &ScriptedServer) -> AgentHandle
         start_notices: Vec::new(),
         sandbox_off_reason: None,
         subagents: atto_core::subagents::SubagentSettings::default(),
+        models: atto_core::models::ModelSettings::default(),
     })
 }
 

@@ -42,6 +42,14 @@ pub const COMMANDS: &[CommandInfo] = &[
         about: "run a subagent on a task with its own budget; its report comes back here",
     },
     CommandInfo {
+        usage: "/model [NAME|PROVIDER/NAME|auto]",
+        about: "show the models and routes, pin one for the following turns, or route by complexity",
+    },
+    CommandInfo {
+        usage: "/cost",
+        about: "tokens and cost so far, per model",
+    },
+    CommandInfo {
         usage: "/agents",
         about: "list this session's subagents (task, tokens of budget, time, status)",
     },
@@ -180,6 +188,15 @@ pub fn parse(line: &str, state: &State) -> Result<Command, String> {
         "show-plan" | "approve" | "reject" => review_command(&input),
         "spawn" => spawn_command(body),
         "agents" if args.is_empty() => Ok(Command::Op(Op::ListAgents)),
+        "model" => match args.as_slice() {
+            [] => Ok(Command::Op(Op::ListModels)),
+            [name] => Ok(Command::Op(Op::SetModel {
+                model: (*name).to_owned(),
+            })),
+            _ => Err("usage: /model, /model NAME, /model PROVIDER/NAME or /model auto".to_owned()),
+        },
+        "cost" if args.is_empty() => Ok(Command::Op(Op::ShowCost)),
+        "cost" => Err("usage: /cost".to_owned()),
         "agents" => Err("usage: /agents".to_owned()),
         _ => match (name, args.as_slice()) {
             ("help", _) => Ok(Command::Help),

@@ -16,6 +16,7 @@ mod failure;
 mod gatekeeper;
 mod handle;
 mod limits;
+pub mod models;
 mod orchestrator;
 mod plan;
 pub mod planner;

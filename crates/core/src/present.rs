@@ -195,6 +195,77 @@ pub fn plan_tally_line(tally: &atto_protocol::PlanTally) -> String {
     format!("{state}: {}", parts.join(", "))
 }
 
+/// `/model`'s answer, one line each: the model in use, the routes, the known models.
+pub fn model_list_lines(
+    current: &str,
+    auto: bool,
+    models: &[String],
+    routes: &[atto_protocol::ModelRoute],
+) -> Vec<String> {
+    let mut lines = vec![if auto {
+        format!("model: auto (each turn routed by its complexity; last: {current})")
+    } else {
+        format!("model: {current}")
+    }];
+    for r in routes {
+        let tier = crate::models::tier_name(r.tier);
+        lines.push(match r.effort {
+            Some(e) => format!(
+                "  {tier:<13} → {} (effort {})",
+                r.model,
+                atto_llm::effort_name(e)
+            ),
+            None => format!("  {tier:<13} → {}", r.model),
+        });
+    }
+    lines.push(format!("known: {}", models.join(", ")));
+    lines.push("/model NAME pins one, /model auto routes by complexity".to_owned());
+    lines
+}
+
+/// `model_changed` as one line.
+pub fn model_changed_line(model: &str, auto: bool, note: Option<&str>) -> String {
+    let head = if auto {
+        "model: auto (each turn routed by its complexity)".to_owned()
+    } else {
+        format!("model: {model} for the following turns")
+    };
+    match note {
+        Some(note) => format!("{head}; {note}"),
+        None => head,
+    }
+}
+
+/// `/cost`'s answer: one line per model and a total; an unknown price is shown as
+/// unknown, never as $0.
+pub fn cost_lines(models: &[atto_protocol::ModelSpend]) -> Vec<String> {
+    if models.is_empty() {
+        return vec!["no model calls yet".to_owned()];
+    }
+    let money =
+        |c: Option<f64>| c.map_or_else(|| "cost unknown".to_owned(), |c| format!("${c:.4}"));
+    let mut lines: Vec<String> = models
+        .iter()
+        .map(|m| {
+            format!(
+                "{}: {} call(s), {} in / {} out tokens ({} cached), {}",
+                m.model,
+                m.calls,
+                m.usage.input_tokens,
+                m.usage.output_tokens,
+                m.usage.cache_read_tokens,
+                money(m.cost_usd)
+            )
+        })
+        .collect();
+    let total = models
+        .iter()
+        .try_fold(0.0, |sum, m| m.cost_usd.map(|c| sum + c));
+    let tokens: u64 = models.iter().map(|m| total_tokens(&m.usage)).sum();
+    lines.push(format!("total: {tokens} tokens, {}", money(total)));
+    lines
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -33,6 +33,7 @@ use crate::threads::Threads;
 use crate::work::{GoalsAndTasks, SharedGoalsAndTasks, WorkTool};
 
 mod agents;
+mod choose_model;
 mod drive;
 mod handlers;
 mod history;
@@ -92,6 +93,8 @@ pub struct SessionOptions {
     pub sandbox_off_reason: Option<String>,
     /// How subagents are budgeted and bounded, with the session-wide caps.
     pub subagents: SubagentSettings,
+    /// How turns choose their model (`/model`, `--model auto`).
+    pub models: crate::models::ModelSettings,
 }
 
 /// Starts a session on the current tokio runtime and returns the handle to drive it.
@@ -133,6 +136,11 @@ fn spawn_in(mut options: SessionOptions, member: Option<(Family, Place)>) -> Age
         Some(member) => member,
         None => new_family(&mut options),
     };
+    let models = crate::models::Models::new(
+        std::mem::take(&mut options.models),
+        Arc::clone(&options.client),
+        family.settings.connect.clone(),
+    );
     // Every model call of every session in the tree is checked against its budget first.
     options.client = Arc::new(budget::Budgeted::new(
         Arc::clone(&options.client),
@@ -245,6 +253,8 @@ fn spawn_in(mut options: SessionOptions, member: Option<(Family, Place)>) -> Age
         current_turn,
         notes: Vec::new(),
         step_quality: None,
+        models,
+        turn_effort: None,
         effort: None,
         mode: options.mode,
         base_permission: options.permission,
@@ -292,6 +302,10 @@ struct Session {
     notes: Vec<String>,
     /// What the quality checks said about the step being settled.
     step_quality: Option<atto_protocol::QualityCheck>,
+    /// The models turns can use, and what each was used for.
+    models: crate::models::Models,
+    /// The effort of the running turn's route (`--model auto`), over `/effort`'s.
+    turn_effort: Option<ReasoningEffort>,
     /// The reasoning effort requests carry (`/effort`); `None`: the provider's default.
     effort: Option<ReasoningEffort>,
     /// Whether file tools may reach outside the workspace (`/trust`).

@@ -26,6 +26,9 @@ pub struct ProviderSettings {
     /// Default model.
     #[serde(default)]
     pub model: Option<String>,
+    /// Other models of this provider a session may switch to (`/model NAME`).
+    #[serde(default)]
+    pub models: Vec<String>,
 }
 
 /// A built-in provider.
@@ -444,6 +447,7 @@ mod tests {
                 api_key_env: Some("CORP_KEY".into()),
                 wire: Some(Wire::Anthropic),
                 model: Some("big".into()),
+                models: Vec::new(),
             },
         );
         let err = resolve(&named("corp"), &custom, &env_with(&[])).unwrap_err();

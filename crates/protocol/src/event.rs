@@ -43,6 +43,12 @@ pub enum Event {
         /// How complex the prompt looks (the seeds' weighted signals), with the reasons.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         complexity: Option<crate::Complexity>,
+        /// The model the turn's requests are sent to.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
+        /// Why that model (`auto: COMPLEX → big-model`, `pinned by /model`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        route: Option<String>,
     },
     /// Answer text streamed from the model.
     TextDelta {
@@ -406,6 +412,32 @@ pub enum Event {
     SubagentList {
         /// Oldest first, running and finished.
         agents: Vec<crate::SubagentInfo>,
+    },
+    /// The model for the following turns changed (`/model`).
+    ModelChanged {
+        /// The model now used; `auto` when routing.
+        model: String,
+        /// Whether each turn is routed by its complexity.
+        auto: bool,
+        /// What the switch costs, e.g. a prompt-cache miss on the next request.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
+    },
+    /// The models this session can use, answering `Op::ListModels`.
+    ModelList {
+        /// The model the last (or next) turn uses.
+        current: String,
+        /// Whether turns are routed by complexity.
+        auto: bool,
+        /// Models known for this session (config, routes, the provider's catalog).
+        models: Vec<String>,
+        /// The routes `auto` uses.
+        routes: Vec<crate::ModelRoute>,
+    },
+    /// Tokens and cost per model, answering `Op::ShowCost`.
+    CostReport {
+        /// One row per model used, first used first.
+        models: Vec<crate::ModelSpend>,
     },
     /// The session ended; no more events follow.
     SessionEnded,

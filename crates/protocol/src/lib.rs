@@ -7,6 +7,7 @@
 mod complexity;
 mod event;
 mod message;
+mod models;
 mod op;
 mod permission;
 mod plan;
@@ -24,6 +25,7 @@ pub use event::{
 pub use message::{
     AssistantPart, Message, StopReason, ToolCall, ToolResult, Usage, user_text_for_model,
 };
+pub use models::{ModelRoute, ModelSpend};
 pub use op::{GoalCommand, Op, ReasoningEffort};
 pub use permission::{ApprovalDecision, ApprovalRequest, GrantScope, PermissionMode};
 pub use plan::{

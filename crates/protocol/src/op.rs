@@ -75,6 +75,16 @@ pub enum Op {
     },
     /// List the subagents of this session (answered by `subagent_list`).
     ListAgents,
+    /// Use this model for the following turns (`/model NAME`, `PROVIDER/NAME`), or route
+    /// each turn by its complexity (`auto`); answered by `model_changed`.
+    SetModel {
+        /// The model, `PROVIDER/NAME`, or `auto`.
+        model: String,
+    },
+    /// List the models this session can use and its routes (answered by `model_list`).
+    ListModels,
+    /// Tokens and cost per model so far (answered by `cost_report`).
+    ShowCost,
     /// Cancel the running turn, plan step or planning request; the session stays usable.
     Interrupt,
     /// Answer an `approval_required` event.

@@ -15,6 +15,7 @@ const MIGRATIONS: &[(u32, &str)] = &[
     (5, V5_TASK_PLANS),
     (6, V6_SESSION_MODES),
     (7, V7_SUBAGENT_SESSIONS),
+    (8, V8_PINNED_MODEL),
 ];
 
 /// The newest schema version this build knows.
@@ -196,6 +197,11 @@ CREATE INDEX task_plans_session ON task_plans (session_id, updated_at);
 const V6_SESSION_MODES: &str = "
 ALTER TABLE sessions ADD COLUMN agent_mode TEXT;
 ALTER TABLE sessions ADD COLUMN permission_mode TEXT;
+";
+
+/// The model a session's `/model` pinned (or `auto`), kept across a resume.
+const V8_PINNED_MODEL: &str = "
+ALTER TABLE sessions ADD COLUMN pinned_model TEXT;
 ";
 
 /// A subagent is a session of its own, linked to the session that spawned it; "the latest

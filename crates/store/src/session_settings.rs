@@ -22,6 +22,20 @@ impl Store {
             .await?
     }
 
+    /// Records the model pinned with `/model` in session `id` (`auto` for routing, `None`
+    /// for the session's own), so a resume keeps it.
+    pub async fn set_session_model(&self, id: &str, model: Option<&str>) -> Result<(), StoreError> {
+        let (id, model) = (id.to_owned(), model.map(str::to_owned));
+        self.call(move |conn| {
+            conn.execute(
+                "UPDATE sessions SET pinned_model = ?2 WHERE id = ?1",
+                rusqlite::params![id, model],
+            )
+            .map(drop)
+        })
+        .await
+    }
+
     /// [`Store::set_session_modes`] for code without an async runtime.
     pub fn set_session_modes_blocking(
         &self,

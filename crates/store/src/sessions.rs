@@ -40,6 +40,8 @@ pub struct SessionRow {
     pub permission_mode: Option<String>,
     /// The session that spawned it, for a subagent.
     pub spawned_by: Option<String>,
+    /// The model `/model` pinned in it (`auto` for routing).
+    pub pinned_model: Option<String>,
     /// Whether the model ever replied in it (in its first or its current thread); a session
     /// that never reached the model has only the user's messages.
     pub answered: bool,
@@ -205,7 +207,7 @@ const SELECT: &str = "SELECT s.id, s.workspace, s.created_at, s.updated_at, s.ti
      s.permission_mode, EXISTS (SELECT 1 FROM messages m \
          WHERE m.thread_id IN (s.id, COALESCE(s.current_thread, s.id)) \
          AND CASE WHEN json_valid(m.body) THEN json_extract(m.body, '$.type') = 'assistant' \
-             ELSE 0 END), s.spawned_by \
+             ELSE 0 END), s.spawned_by, s.pinned_model \
      FROM sessions s";
 
 fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRow> {
@@ -227,6 +229,7 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRow> {
         permission_mode: r.get(13)?,
         answered: r.get(14)?,
         spawned_by: r.get(15)?,
+        pinned_model: r.get(16)?,
     })
 }
 

@@ -71,6 +71,8 @@ fn streaming() -> Result<()> {
         turn: 1,
         mode: AgentMode::Build,
         complexity: None,
+        model: None,
+        route: None,
     });
     let text = answer(10_000);
     let chars: Vec<char> = text.chars().collect();

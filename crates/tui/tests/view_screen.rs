@@ -386,6 +386,8 @@ fn narrow_status_line_keeps_permission_and_sandbox_and_says_cost_plainly() {
         turn: 1,
         mode: AgentMode::Build,
         complexity: None,
+        model: None,
+        route: None,
     });
     unpriced_call(&mut app);
     app.set_effort(Some("high".into()));

@@ -24,6 +24,8 @@ fn streamed_markdown_answer() {
         turn: 1,
         mode: AgentMode::Build,
         complexity: None,
+        model: None,
+        route: None,
     });
     app.on_event(&Event::ThinkingDelta {
         text: "Look at parse.\nIt splits.".into(),

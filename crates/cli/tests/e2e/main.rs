@@ -16,6 +16,7 @@ mod edit_tools;
 mod exec_wire;
 mod faults;
 mod goals;
+mod models;
 mod new_user;
 mod plan_headless;
 mod plan_mode;

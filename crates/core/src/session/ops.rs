@@ -55,6 +55,11 @@ impl Session {
             Op::UserInput { text } => self.user_input(text, inbox).await,
             Op::Spawn { request } => self.spawn_from_user(request, inbox).await,
             Op::ListAgents => self.list_agents(),
+            Op::SetModel { model } => self.set_model(&model).await,
+            Op::ListModels => self.list_models(),
+            Op::ShowCost => self.emit(Event::CostReport {
+                models: self.models.spend(),
+            }),
             Op::AutoPlan { task } => {
                 self.generate_plan(task, inbox).await;
             }

@@ -96,6 +96,8 @@ impl Session {
                 turn: self.turns,
                 mode: self.mode,
                 complexity: Some(crate::complexity::classify(&task)),
+                model: Some(self.options.client.info().model.clone()),
+                route: None,
             });
             let scope = execute::step_scope(plan, i, &self.options.workspace).unwrap_or_default();
             workers.push(Worker {

@@ -48,11 +48,15 @@ impl Session {
             context: Some(context),
         })
         .await;
+        let complexity = crate::complexity::classify(&task);
+        let route = self.route_turn(complexity.tier);
         // Announced once the prompt is stored: a turn shown as started survives a crash.
         self.emit(Event::TurnStarted {
             turn: self.turns,
             mode: self.mode,
-            complexity: Some(crate::complexity::classify(&task)),
+            complexity: Some(complexity),
+            model: Some(self.options.client.info().model.clone()),
+            route,
         });
         self.plan.reported(&review_ids).await;
         let mut turn = TurnState::new();
@@ -100,7 +104,7 @@ impl Session {
                 messages: Cow::Borrowed(&self.history),
                 tools: Cow::Borrowed(&self.tool_specs),
                 max_output_tokens,
-                effort: self.effort,
+                effort: self.turn_effort.or(self.effort),
                 temperature: None,
             };
             let events = self.events.clone();
@@ -392,7 +396,7 @@ impl Session {
     /// Counts a complete reply into `turn` (usage and cost, announced; its text) and returns
     /// the tool calls it makes, in order, with its text.
     pub(super) fn count_reply(
-        &self,
+        &mut self,
         response: &atto_llm::ModelResponse,
         turn: &mut TurnState,
     ) -> (Vec<atto_protocol::ToolCall>, String) {
@@ -408,6 +412,9 @@ impl Session {
             cost_usd: cost,
         });
         turn.add_usage(&response.usage, cost);
+        if response.usage_reported {
+            self.models.charge(&response.model, &response.usage, cost);
+        }
         let mut text = String::new();
         let mut calls = Vec::new();
         for part in &response.parts {

@@ -304,6 +304,7 @@ impl Spawner {
             start_notices: Vec::new(),
             sandbox_off_reason: t.sandbox_off_reason.clone(),
             subagents: super::SubagentSettings::default(),
+            models: crate::models::ModelSettings::default(),
         }
     }
 

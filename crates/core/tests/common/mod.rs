@@ -113,6 +113,7 @@ pub fn start_gated(
         start_notices: Vec::new(),
         sandbox_off_reason: None,
         subagents: atto_core::subagents::SubagentSettings::default(),
+        models: atto_core::models::ModelSettings::default(),
     })
 }
 

@@ -61,6 +61,24 @@ impl App {
                 self.current_goal = current.clone();
             }
             Event::CheckpointList { checkpoints } => self.checkpoints = checkpoints.clone(),
+            Event::ModelChanged { model, auto, note } => self.push(Kind::Notice(
+                atto_core::present::model_changed_line(model, *auto, note.as_deref()),
+            )),
+            Event::ModelList {
+                current,
+                auto,
+                models,
+                routes,
+            } => self.push(Kind::Notice(
+                sanitize(
+                    &atto_core::present::model_list_lines(current, *auto, models, routes)
+                        .join("\n"),
+                )
+                .into_owned(),
+            )),
+            Event::CostReport { models } => self.push(Kind::Notice(
+                sanitize(&atto_core::present::cost_lines(models).join("\n")).into_owned(),
+            )),
             _ => return None,
         }
         Some(())

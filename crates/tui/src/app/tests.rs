@@ -182,6 +182,8 @@ fn approval_is_set_and_cleared_by_its_call_or_the_turn_end() {
         turn: 1,
         mode: AgentMode::Plan,
         complexity: None,
+        model: None,
+        route: None,
     });
     assert!(app.turn_running());
     assert_eq!(app.mode(), AgentMode::Plan);

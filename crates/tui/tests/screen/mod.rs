@@ -162,6 +162,8 @@ pub fn busy_app() -> App {
         turn: 1,
         mode: AgentMode::Plan,
         complexity: None,
+        model: None,
+        route: None,
     });
     stream(&mut app, "I'll look at `main.py` first.");
     tool(
