@@ -37,6 +37,9 @@ pub struct Config {
     /// `--model auto`: the model (and effort) for each complexity tier.
     #[serde(default)]
     pub routing: BTreeMap<String, RouteConfig>,
+    /// Named sets of settings chosen with `--profile NAME`.
+    #[serde(default)]
+    pub profiles: BTreeMap<String, ProfileConfig>,
     /// Retry behaviour for model calls.
     #[serde(default)]
     pub retry: RetryConfig,
@@ -134,8 +137,23 @@ impl ProjectConfig {
     }
 }
 
+/// `[profiles.NAME]`: what a profile sets over the rest of the file (flags still win).
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileConfig {
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    pub wire: Option<Wire>,
+    pub permission_mode: Option<String>,
+    pub approval_mode: Option<String>,
+    /// The agent mode: build, plan, review, debug.
+    pub mode: Option<String>,
+    pub limits: Option<LimitsConfig>,
+}
+
 /// `[limits]`
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LimitsConfig {
     pub max_rounds: Option<u32>,
@@ -202,6 +220,43 @@ pub enum ConfigError {
 }
 
 impl Config {
+    /// Applies profile `name` over the file's settings; returns the agent mode it sets.
+    pub fn apply_profile(&mut self, name: &str) -> Result<Option<String>, ConfigError> {
+        let Some(profile) = self.profiles.get(name).cloned() else {
+            let known: Vec<&str> = self.profiles.keys().map(String::as_str).collect();
+            return Err(ConfigError::Parse {
+                path: default_path().unwrap_or_default(),
+                message: format!(
+                    "there is no profile '{name}' ({})",
+                    if known.is_empty() {
+                        "no [profiles.NAME] tables are defined".to_owned()
+                    } else {
+                        format!("defined: {}", known.join(", "))
+                    }
+                ),
+            });
+        };
+        let take = |slot: &mut Option<String>, v: Option<String>| {
+            if v.is_some() {
+                *slot = v;
+            }
+        };
+        take(&mut self.provider, profile.provider);
+        take(&mut self.model, profile.model);
+        take(&mut self.base_url, profile.base_url);
+        take(&mut self.permission_mode, profile.permission_mode);
+        take(&mut self.approval_mode, profile.approval_mode);
+        self.wire = profile.wire.or(self.wire);
+        if let Some(limits) = profile.limits {
+            let l = &mut self.limits;
+            l.max_rounds = limits.max_rounds.or(l.max_rounds);
+            l.max_tokens = limits.max_tokens.or(l.max_tokens);
+            l.max_duration_secs = limits.max_duration_secs.or(l.max_duration_secs);
+            l.max_output_tokens = limits.max_output_tokens.or(l.max_output_tokens);
+        }
+        Ok(profile.mode)
+    }
+
     /// Loads `explicit` (which must exist) or the default user config (which may not).
     pub fn load(explicit: Option<&Path>) -> Result<Config, ConfigError> {
         let (path, required) = match explicit {
@@ -282,6 +337,172 @@ impl Config {
         }
         policy
     }
+}
+
+/// `atto config show`: every setting that shapes a session, its value and where it came
+/// from (a flag, the profile, the config file, or the default).
+pub fn show(global: &crate::GlobalArgs, config: &Config) {
+    let file = global
+        .config
+        .clone()
+        .or_else(default_path)
+        .filter(|p| p.exists());
+    let profile = global
+        .profile
+        .as_ref()
+        .and_then(|name| config.profiles.get(name).map(|p| (name, p)));
+    let origin = |flag: bool, in_profile: bool, in_file: bool| -> String {
+        if flag {
+            "flag".to_owned()
+        } else if in_profile {
+            format!("profile {}", profile.map_or("", |(n, _)| n.as_str()))
+        } else if in_file {
+            file.as_ref()
+                .map_or_else(|| "config".to_owned(), |p| format!("config {}", p.display()))
+        } else {
+            "default".to_owned()
+        }
+    };
+    let p = profile.map(|(_, p)| p);
+    let row = |key: &str, value: Option<String>, default: &str, from: String| {
+        println!(
+            "{key:<24} {:<28} ({from})",
+            value.unwrap_or_else(|| default.to_owned())
+        );
+    };
+    row(
+        "provider",
+        global.provider.clone().or_else(|| config.provider.clone()),
+        "(from the environment's keys)",
+        origin(
+            global.provider.is_some(),
+            p.is_some_and(|p| p.provider.is_some()),
+            config.provider.is_some(),
+        ),
+    );
+    row(
+        "model",
+        global.model.clone().or_else(|| config.model.clone()),
+        "(the provider's default)",
+        origin(
+            global.model.is_some(),
+            p.is_some_and(|p| p.model.is_some()),
+            config.model.is_some(),
+        ),
+    );
+    row(
+        "base_url",
+        global.base_url.clone().or_else(|| config.base_url.clone()),
+        "(the provider's)",
+        origin(
+            global.base_url.is_some(),
+            p.is_some_and(|p| p.base_url.is_some()),
+            config.base_url.is_some(),
+        ),
+    );
+    row(
+        "permission_mode",
+        global
+            .permission
+            .clone()
+            .or_else(|| global.yolo.then(|| "yolo".to_owned()))
+            .or_else(|| config.permission_mode.clone()),
+        "interactive",
+        origin(
+            global.permission.is_some() || global.yolo,
+            p.is_some_and(|p| p.permission_mode.is_some()),
+            config.permission_mode.is_some(),
+        ),
+    );
+    row(
+        "approval_mode",
+        config.approval_mode.clone(),
+        "(none)",
+        origin(
+            false,
+            p.is_some_and(|p| p.approval_mode.is_some()),
+            config.approval_mode.is_some(),
+        ),
+    );
+    row(
+        "mode",
+        global.mode.map(|(m, _)| m.as_str().to_owned()),
+        "build",
+        origin(
+            global.mode.is_some() && !p.is_some_and(|p| p.mode.is_some()),
+            p.is_some_and(|p| p.mode.is_some()),
+            false,
+        ),
+    );
+    let limits = &config.limits;
+    let limit_origin = |set: bool, in_profile: bool| origin(false, in_profile, set && !in_profile);
+    let pl = p.and_then(|p| p.limits.as_ref());
+    row(
+        "limits.max_rounds",
+        limits.max_rounds.map(|n| n.to_string()),
+        "50",
+        limit_origin(limits.max_rounds.is_some(), pl.is_some_and(|l| l.max_rounds.is_some())),
+    );
+    row(
+        "limits.max_tokens",
+        limits.max_tokens.map(|n| n.to_string()),
+        "none",
+        limit_origin(limits.max_tokens.is_some(), pl.is_some_and(|l| l.max_tokens.is_some())),
+    );
+    row(
+        "limits.max_duration_secs",
+        limits.max_duration_secs.map(|n| n.to_string()),
+        "none",
+        limit_origin(
+            limits.max_duration_secs.is_some(),
+            pl.is_some_and(|l| l.max_duration_secs.is_some()),
+        ),
+    );
+    row(
+        "max_budget_tokens",
+        global
+            .max_budget_tokens
+            .or(config.subagents.max_budget_tokens)
+            .map(|n| n.to_string()),
+        "none",
+        origin(
+            global.max_budget_tokens.is_some(),
+            false,
+            config.subagents.max_budget_tokens.is_some(),
+        ),
+    );
+    row(
+        "max_budget_usd",
+        global
+            .max_budget_usd
+            .or(config.subagents.max_budget_usd)
+            .map(|n| n.to_string()),
+        "none",
+        origin(
+            global.max_budget_usd.is_some(),
+            false,
+            config.subagents.max_budget_usd.is_some(),
+        ),
+    );
+    let routes: Vec<String> = config
+        .routing
+        .iter()
+        .map(|(tier, r)| match r {
+            RouteConfig::Model(m) | RouteConfig::Full { model: m, .. } => format!("{tier}={m}"),
+        })
+        .collect();
+    row(
+        "routing",
+        (!routes.is_empty()).then(|| routes.join(" ")),
+        "(the provider's defaults)",
+        origin(false, false, !routes.is_empty()),
+    );
+    row(
+        "profile",
+        global.profile.clone(),
+        "(none)",
+        origin(global.profile.is_some(), false, false),
+    );
 }
 
 /// `$XDG_CONFIG_HOME/atto/config.toml`, else `~/.config/atto/config.toml`.

@@ -77,6 +77,23 @@ pub struct ExecArgs {
     pub allow_unsandboxed: Vec<String>,
 }
 
+impl ExecArgs {
+    /// `atto -p TEXT`: `atto exec TEXT` with exec's defaults.
+    pub fn one_shot(task: String) -> ExecArgs {
+        ExecArgs {
+            session: crate::GlobalArgs::default(),
+            task: Some(task),
+            prompt_file: None,
+            output_format: OutputFormat::Text,
+            max_rounds: None,
+            timeout: None,
+            on_ask: OnAsk::Deny,
+            input_format: InputFormat::Text,
+            allow_unsandboxed: Vec::new(),
+        }
+    }
+}
+
 /// Collects the task text from the argument, the prompt file and stdin.
 pub fn task_text(args: &ExecArgs) -> Result<String, Failure> {
     let mut parts: Vec<String> = Vec::new();

@@ -26,7 +26,7 @@ use crate::setup::{Launch, LimitFlags, SetupError};
 #[derive(Debug, Parser)]
 #[command(
     name = "atto",
-    version,
+    version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("ATTO_COMMIT"), ")"),
     about = "A terminal AI coding agent that does exactly what it says."
 )]
 struct Cli {
@@ -36,6 +36,9 @@ struct Cli {
     command: Option<Command>,
     /// A first prompt for the interactive session.
     prompt: Option<String>,
+    /// One-shot: run TEXT like `atto exec TEXT`, print the answer and exit.
+    #[arg(short = 'p', long = "prompt", id = "one_shot", value_name = "TEXT", conflicts_with = "prompt")]
+    one_shot: Option<String>,
     /// Line-oriented session even on a terminal: each stdin line is a prompt or a slash
     /// command (also what runs when stdin or stdout is not a terminal).
     #[arg(long)]
@@ -100,6 +103,9 @@ pub struct GlobalArgs {
     /// Resume the most recent session of this workspace.
     #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
     pub continue_latest: bool,
+    /// Use the settings of `[profiles.NAME]` in the config (flags still win).
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
     /// Tokens the whole session may use, its subagents included; no model call that
     /// could cross it is sent.
     #[arg(long, value_name = "N")]
@@ -126,6 +132,7 @@ impl GlobalArgs {
         pick(&mut self.base_url, &sub.base_url);
         pick(&mut self.permission, &sub.permission);
         pick(&mut self.resume, &sub.resume);
+        pick(&mut self.profile, &sub.profile);
         self.wire = sub.wire.or(self.wire);
         self.mode = sub.mode.or(self.mode);
         self.config = sub.config.clone().or(self.config.take());
@@ -216,6 +223,21 @@ enum Command {
     /// Look after the database: `atto store move-aside` sets a damaged one aside.
     #[command(subcommand)]
     Store(admin::StoreCommand),
+    /// Print a shell completion script: `atto completion bash > ~/.local/share/bash-completion/completions/atto`.
+    Completion {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
+    /// The configuration in effect: `atto config show` prints every value and where it
+    /// came from.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum ConfigCommand {
+    /// Every effective setting with its origin (flag, profile, config file, default).
+    Show,
 }
 
 /// Process exit codes (DESIGN.md §5).
@@ -297,7 +319,31 @@ fn block_on<T>(
     result
 }
 
+/// The user config with `--profile` applied; a profile's agent mode fills `--mode` when
+/// none was given.
+fn load_config(global: &mut GlobalArgs) -> Result<Config, Failure> {
+    let mut config = Config::load(global.config.as_deref())?;
+    if let Some(name) = global.profile.clone() {
+        if let Some(mode) = config.apply_profile(&name)?
+            && global.mode.is_none()
+        {
+            global.mode = Some(parse_mode(&mode).map_err(|e| {
+                Failure::usage(format!("profile {name}: {e}"))
+            })?);
+        }
+    }
+    Ok(config)
+}
+
 fn run(mut cli: Cli) -> Result<ExitCode, Failure> {
+    if let Some(task) = cli.one_shot.take() {
+        if cli.command.is_some() {
+            return Err(Failure::usage(
+                "-p runs one task on its own; give it without a subcommand (or use atto exec)",
+            ));
+        }
+        cli.command = Some(Command::Exec(exec::ExecArgs::one_shot(task)));
+    }
     let session = match &cli.command {
         Some(Command::Exec(args)) => Some(args.session.clone()),
         Some(Command::Fork(args)) => Some(args.session.clone()),
@@ -327,8 +373,18 @@ fn run(mut cli: Cli) -> Result<ExitCode, Failure> {
             admin::sessions(args, &workspace)
         }
         Some(Command::Store(command)) => admin::store(command),
+        Some(Command::Completion { shell }) => {
+            use clap::CommandFactory as _;
+            clap_complete::generate(shell, &mut Cli::command(), "atto", &mut std::io::stdout());
+            Ok(ExitCode::Ok)
+        }
+        Some(Command::Config(ConfigCommand::Show)) => {
+            let config = load_config(&mut cli.global)?;
+            config::show(&cli.global, &config);
+            Ok(ExitCode::Ok)
+        }
         Some(Command::Fork(ref args)) if args.id.is_none() && !args.last && use_tui(&cli) => {
-            let config = Config::load(cli.global.config.as_deref())?;
+            let config = load_config(&mut cli.global)?;
             let provider = setup::provider(&cli.global, &config)?;
             let (workspace, cwd) = setup::workspace(cli.global.workspace.as_deref())?;
             let entry = tui::Entry::Fork {
@@ -343,7 +399,7 @@ fn run(mut cli: Cli) -> Result<ExitCode, Failure> {
         Some(Command::Plan(args)) => plan_cmd::run(args, &cli.global),
         Some(Command::Demo(args)) => block_on(demo::run(args, cli.global.wire)),
         Some(Command::Exec(args)) => {
-            let config = Config::load(cli.global.config.as_deref())?;
+            let config = load_config(&mut cli.global)?;
             let task = exec::task_text(&args)?;
             let provider = setup::provider(&cli.global, &config)?;
             let (workspace, cwd) = setup::workspace(cli.global.workspace.as_deref())?;
@@ -374,7 +430,7 @@ fn run(mut cli: Cli) -> Result<ExitCode, Failure> {
             })
         }
         None => {
-            let config = Config::load(cli.global.config.as_deref())?;
+            let config = load_config(&mut cli.global)?;
             let provider = setup::provider(&cli.global, &config)?;
             let (workspace, cwd) = setup::workspace(cli.global.workspace.as_deref())?;
             let yolo = cli.global.yolo || cli.global.mode.is_some_and(|(_, yolo)| yolo);
