@@ -1,9 +1,37 @@
-//! The verification gate (placeholder until this module lands).
+//! The verification gate: the project's own tests, type checks and lint, run through the
+//! caller's [`CommandRunner`], their output read into failed test names, errors with their
+//! places and the seed's lines (`[tests] FAILED: 2 tests failed`, `[lint] PASSED`).
+//!
+//! Runners are found by the project's files (the seed's table): pytest, `npm test`,
+//! `go test`, `cargo test` for tests; mypy and tsc for types; ruff and eslint for lint.
+//! Every command is a [`Purpose::Verification`] request: the caller's gate and sandbox
+//! decide whether project code may run here. A check that did not run (the gate refused
+//! it, the tool is not installed, it was killed at its time limit) fails the gate, because
+//! missing evidence is not a pass. Two deliberate exceptions: a `go.mod` on a machine
+//! without `go` is not a runner (a test task there still fails: no runner), and a pytest
+//! run that collects no tests passes unless the task is a test task (`npm test` gets
+//! `--passWithNoTests` from the seed for the same reason).
+//!
+//! Owns: detection, the commands, reading their output (`parse`). Does not own: running
+//! commands (the runner), or what a failed gate does to the task (`pipeline`).
 
+mod parse;
+
+use std::ffi::OsStr;
+use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Duration;
 
-use crate::{CommandRunner, CompileError, TaskKind};
+use crate::{CommandOutput, CommandRequest, CommandRunner, CompileError, Purpose, TaskKind};
+
+/// Output kept in a [`CheckRun`]: its end, where the summaries are.
+const OUTPUT_TAIL: usize = 4 * 1024;
+/// Failed tests or errors kept from one check; the finding still counts them all.
+const MAX_ITEMS: usize = 50;
+/// Items listed under a check in [`Verification::summary`].
+const SUMMARY_ITEMS: usize = 20;
+/// Error lines turned into suggestions, per check.
+const MAX_ERROR_SUGGESTIONS: usize = 10;
 
 /// One check the gate ran.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,6 +46,13 @@ pub struct CheckRun {
     pub output: String,
     /// It was killed at its time limit.
     pub timed_out: bool,
+    /// It did not run: the gate refused it or its tool is missing (`finding` says which).
+    pub not_run: bool,
+    /// What it found, in one line (`2 tests failed`, `src/a.py:3: error: …`); empty when
+    /// it passed with nothing to say.
+    pub finding: String,
+    /// Failed test names or error lines, listed under the finding.
+    pub items: Vec<String>,
 }
 
 /// What the gate found.
@@ -41,18 +76,640 @@ impl Verification {
         self.runs.iter().all(|r| r.passed) && !(kind.is_test() && self.no_runner)
     }
 
-    /// The seed's summary lines (`[tests] FAILED: …`, `[lint] PASSED`).
+    /// The seed's summary lines (`[tests] FAILED: …`, `[lint] PASSED`), each check with
+    /// its failed tests or errors listed under it.
     pub fn summary(&self) -> String {
-        String::new()
+        let mut out = String::new();
+        for r in &self.runs {
+            let status = if r.passed {
+                "PASSED"
+            } else if r.not_run {
+                "NOT RUN"
+            } else {
+                "FAILED"
+            };
+            let _ = write!(out, "[{}] {status}", r.name);
+            if !r.finding.is_empty() {
+                let _ = write!(out, ": {}", r.finding);
+            }
+            out.push('\n');
+            for item in r.items.iter().take(SUMMARY_ITEMS) {
+                let _ = writeln!(out, "  - {item}");
+            }
+            if r.items.len() > SUMMARY_ITEMS {
+                let _ = writeln!(out, "  - … and {} more", r.items.len() - SUMMARY_ITEMS);
+            }
+        }
+        if self.no_runner {
+            let _ = writeln!(out, "[tests] NOT RUN: {NO_RUNNER}");
+        }
+        out
     }
 }
 
-/// Detects the project's runners and runs them through `runner`.
+/// What the summary says when no test runner was found.
+const NO_RUNNER: &str = "no test runner detected (looked for pyproject.toml, pytest.ini, \
+                         Python files under tests/, a package.json test script, go.mod, \
+                         Cargo.toml)";
+
+/// Detects the project's runners and runs them through `runner`, one after the other,
+/// each bounded by `timeout`.
 pub async fn run(
-    _workspace: &Path,
-    _kind: TaskKind,
-    _runner: &dyn CommandRunner,
-    _timeout: Duration,
+    workspace: &Path,
+    kind: TaskKind,
+    runner: &dyn CommandRunner,
+    timeout: Duration,
 ) -> Verification {
-    Verification::default()
+    let detected = detect(workspace, std::env::var_os("PATH").as_deref());
+    let places = parse::Places::new(workspace);
+    let mut v = Verification {
+        no_runner: !detected
+            .planned
+            .iter()
+            .any(|p| p.tool.check() == Check::Tests),
+        ..Verification::default()
+    };
+    for planned in &detected.planned {
+        let out = runner
+            .run(CommandRequest {
+                command: &planned.command,
+                purpose: Purpose::Verification,
+                timeout,
+            })
+            .await;
+        let found = assess(planned, &out, kind, timeout, &places);
+        v.test_failures.extend(found.test_failures);
+        v.errors.extend(found.errors);
+        v.suggestions.extend(found.suggestions);
+        v.runs.push(found.run);
+    }
+    if v.no_runner && kind.is_test() {
+        let mut s = String::from(
+            "[tests] NOT RUN: no test runner detected; give the project tests it can run \
+             (pytest tests under tests/, a package.json test script, go test, cargo test)",
+        );
+        for note in &detected.notes {
+            let _ = write!(s, "; {note}");
+        }
+        v.suggestions.push(s);
+    }
+    v
+}
+
+/// The three kinds of check, by their names in the seed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Check {
+    Tests,
+    Types,
+    Lint,
+}
+
+impl Check {
+    fn name(self) -> &'static str {
+        match self {
+            Check::Tests => "tests",
+            Check::Types => "type_check",
+            Check::Lint => "lint",
+        }
+    }
+}
+
+/// The tool behind a command: which check it is and how its output reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tool {
+    Pytest,
+    Npm,
+    Go,
+    Cargo,
+    Mypy,
+    Tsc,
+    Ruff,
+    Eslint,
+}
+
+impl Tool {
+    fn check(self) -> Check {
+        match self {
+            Tool::Pytest | Tool::Npm | Tool::Go | Tool::Cargo => Check::Tests,
+            Tool::Mypy | Tool::Tsc => Check::Types,
+            Tool::Ruff | Tool::Eslint => Check::Lint,
+        }
+    }
+
+    /// How to get `program`, found missing while running this tool's command.
+    fn install_hint(self, program: &str) -> String {
+        match program {
+            "pytest" | "mypy" | "ruff" => format!("`python3 -m pip install {program}`"),
+            "tsc" => "`npm install --save-dev typescript`".to_owned(),
+            "eslint" => "`npm install --save-dev eslint`".to_owned(),
+            "npm" | "npx" | "node" => "install Node.js".to_owned(),
+            "cargo" => "install Rust (rustup)".to_owned(),
+            "go" => "install Go".to_owned(),
+            _ if self == Tool::Npm => "`npm install`".to_owned(),
+            _ => format!("install {program}"),
+        }
+    }
+}
+
+/// A command the project's files ask for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Planned {
+    tool: Tool,
+    command: String,
+}
+
+/// What detection found: the commands, in order, and why an expected one is missing.
+#[derive(Debug, Default)]
+struct Detected {
+    planned: Vec<Planned>,
+    notes: Vec<String>,
+}
+
+/// Reads the project's files to choose its commands: tests, then type checks, then lint.
+/// `path` is the `PATH` searched for `go`.
+fn detect(workspace: &Path, path: Option<&OsStr>) -> Detected {
+    let file = |name: &str| workspace.join(name).is_file();
+    let pyproject = file("pyproject.toml");
+    let package = read_package(workspace);
+    let mut d = Detected::default();
+    let mut plan = |tool: Tool, command: &str| {
+        d.planned.push(Planned {
+            tool,
+            command: command.to_owned(),
+        });
+    };
+    if pyproject || file("pytest.ini") || has_python(&workspace.join("tests"), 3) {
+        plan(Tool::Pytest, "python3 -m pytest --tb=short -q");
+    }
+    if let Some(script) = package.as_ref().and_then(|p| p.test_script.as_deref()) {
+        // Only jest and vitest know `--passWithNoTests`; `node --test` rejects it.
+        if script.contains("jest") || script.contains("vitest") {
+            plan(Tool::Npm, "npm test -- --passWithNoTests");
+        } else {
+            plan(Tool::Npm, "npm test");
+        }
+    }
+    let go_mod = file("go.mod");
+    if go_mod && on_path("go", path) {
+        plan(Tool::Go, "go test ./...");
+    }
+    if file("Cargo.toml") {
+        plan(Tool::Cargo, "cargo test");
+    }
+    if pyproject {
+        plan(Tool::Mypy, "mypy .");
+    }
+    // `--no`: run the project's or the machine's tsc and eslint, never fetch a package.
+    if file("tsconfig.json") {
+        plan(Tool::Tsc, "npx --no -- tsc --noEmit");
+    }
+    if pyproject {
+        plan(Tool::Ruff, "ruff check --output-format concise .");
+    }
+    if package.as_ref().is_some_and(|p| p.eslint_config) || has_eslint_config(workspace) {
+        plan(Tool::Eslint, "npx --no -- eslint .");
+    }
+    if go_mod && !on_path("go", path) {
+        d.notes
+            .push("go.mod is here but go is not installed, so go test was not run".to_owned());
+    }
+    d
+}
+
+/// What `package.json` says about tests and lint.
+struct Package {
+    /// `scripts.test`, unless it is the placeholder `npm init` writes.
+    test_script: Option<String>,
+    /// An `eslintConfig` key.
+    eslint_config: bool,
+}
+
+fn read_package(workspace: &Path) -> Option<Package> {
+    let text = std::fs::read_to_string(workspace.join("package.json")).ok()?;
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+    let test_script = json
+        .pointer("/scripts/test")
+        .and_then(|s| s.as_str())
+        .filter(|s| !s.contains("no test specified"))
+        .map(str::to_owned);
+    Some(Package {
+        test_script,
+        eslint_config: json.get("eslintConfig").is_some(),
+    })
+}
+
+fn has_eslint_config(workspace: &Path) -> bool {
+    [
+        "eslint.config.js",
+        "eslint.config.mjs",
+        "eslint.config.cjs",
+        "eslint.config.ts",
+        "eslint.config.mts",
+        "eslint.config.cts",
+        ".eslintrc",
+        ".eslintrc.js",
+        ".eslintrc.cjs",
+        ".eslintrc.json",
+        ".eslintrc.yml",
+        ".eslintrc.yaml",
+    ]
+    .iter()
+    .any(|name| workspace.join(name).is_file())
+}
+
+/// Whether `dir` holds a `.py` file within `depth` levels.
+fn has_python(dir: &Path, depth: u32) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    entries.flatten().any(|entry| {
+        let path = entry.path();
+        if path.is_dir() {
+            depth > 1 && has_python(&path, depth - 1)
+        } else {
+            path.extension().is_some_and(|e| e == "py")
+        }
+    })
+}
+
+/// Whether a file named `program` is in one of `path`'s directories (the caller's sandbox
+/// may see another `PATH`; this is the machine's).
+fn on_path(program: &str, path: Option<&OsStr>) -> bool {
+    path.is_some_and(|p| std::env::split_paths(p).any(|dir| dir.join(program).is_file()))
+}
+
+/// One check's results, before they join the [`Verification`].
+struct Assessed {
+    run: CheckRun,
+    test_failures: Vec<String>,
+    errors: Vec<CompileError>,
+    suggestions: Vec<String>,
+}
+
+/// Reads what `planned`'s command did.
+fn assess(
+    planned: &Planned,
+    out: &CommandOutput,
+    kind: TaskKind,
+    timeout: Duration,
+    places: &parse::Places,
+) -> Assessed {
+    let check = planned.tool.check();
+    let command = &planned.command;
+    let text = parse::plain(&out.output);
+    let mut a = Assessed {
+        run: CheckRun {
+            name: check.name().to_owned(),
+            command: command.clone(),
+            passed: false,
+            output: tail(&text, OUTPUT_TAIL),
+            timed_out: out.timed_out,
+            not_run: false,
+            finding: String::new(),
+            items: Vec::new(),
+        },
+        test_failures: Vec::new(),
+        errors: Vec::new(),
+        suggestions: Vec::new(),
+    };
+    if let Some(reason) = &out.refused {
+        a.run.not_run = true;
+        a.run.finding = format!("`{command}` was not run: {reason}");
+        a.run.output.clone_from(reason);
+    } else if out.timed_out {
+        a.run.finding = format!(
+            "timed out: `{command}` was killed after {}, its time limit; a test may hang or \
+             wait for input",
+            seconds(timeout)
+        );
+    } else if out.exit_code == Some(0) {
+        a.run.passed = true;
+    } else if let Some(program) = parse::missing_program(planned.tool, out.exit_code, &text) {
+        a.run.not_run = true;
+        a.run.finding = format!(
+            "{program} is not installed, so `{command}` did not run; install it: {}",
+            planned.tool.install_hint(&program)
+        );
+    } else if planned.tool == Tool::Pytest && out.exit_code == Some(5) {
+        // pytest's "no tests collected": nothing failed, but nothing was shown either.
+        a.run.passed = !kind.is_test();
+        a.run.finding = "no tests were collected".to_owned();
+        if kind.is_test() {
+            a.run
+                .finding
+                .push_str("; write them as tests/test_*.py with functions named test_*");
+        }
+    } else if check == Check::Tests {
+        failed_tests(&mut a, planned.tool, out.exit_code, &text);
+    } else {
+        failed_errors(&mut a, planned.tool, out.exit_code, &text, places);
+    }
+    if !a.run.passed && a.suggestions.is_empty() {
+        let status = if a.run.not_run { "NOT RUN" } else { "FAILED" };
+        a.suggestions
+            .push(format!("[{}] {status}: {}", check.name(), a.run.finding));
+    }
+    a
+}
+
+/// A failed test run: its failed tests by name, or the output's most telling line.
+fn failed_tests(a: &mut Assessed, tool: Tool, exit_code: Option<i32>, text: &str) {
+    let names = parse::failed_tests(tool, text);
+    let count = if names.is_empty() {
+        parse::failed_count(text)
+    } else {
+        Some(names.len())
+    };
+    a.run.finding = match count {
+        Some(1) => "1 test failed".to_owned(),
+        Some(n) => format!("{n} tests failed"),
+        None => exited(&a.run.command, exit_code, text),
+    };
+    a.run.items = names.into_iter().take(MAX_ITEMS).collect();
+    a.test_failures.clone_from(&a.run.items);
+}
+
+/// A failed type check or lint: its errors with their places, or the most telling line.
+fn failed_errors(
+    a: &mut Assessed,
+    tool: Tool,
+    exit_code: Option<i32>,
+    text: &str,
+    places: &parse::Places,
+) {
+    let errors = parse::errors(tool, text, places);
+    let lines: Vec<String> = errors.iter().map(parse::error_line).collect();
+    let name = a.run.name.clone();
+    a.run.finding = match lines.as_slice() {
+        [] => exited(&a.run.command, exit_code, text),
+        [one] => one.clone(),
+        many => format!("{} errors", many.len()),
+    };
+    if lines.len() > 1 {
+        a.run.items = lines.iter().take(MAX_ITEMS).cloned().collect();
+    }
+    a.suggestions = lines
+        .iter()
+        .take(MAX_ERROR_SUGGESTIONS)
+        .map(|l| format!("[{name}] FAILED: {l}"))
+        .collect();
+    if lines.len() > MAX_ERROR_SUGGESTIONS {
+        a.suggestions.push(format!(
+            "[{name}] FAILED: … and {} more; run `{}` to see them all",
+            lines.len() - MAX_ERROR_SUGGESTIONS,
+            a.run.command
+        ));
+    }
+    a.errors = errors.into_iter().take(MAX_ITEMS).collect();
+}
+
+/// `` `cmd` exited with code 1: <the telling line> ``.
+fn exited(command: &str, exit_code: Option<i32>, text: &str) -> String {
+    let how = match exit_code {
+        Some(code) => format!("`{command}` exited with code {code}"),
+        None => format!("`{command}` was killed by a signal"),
+    };
+    match parse::telling_line(text) {
+        Some(line) => format!("{how}: {line}"),
+        None => how,
+    }
+}
+
+/// `2 s`, or `300 ms` under a second.
+fn seconds(d: Duration) -> String {
+    if d.subsec_millis() == 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{} ms", d.as_millis())
+    }
+}
+
+/// The last `max` bytes of `text`, cut on a line (or at least a char) boundary.
+fn tail(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut start = text.len() - max;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    let rest = &text[start..];
+    let rest = match rest.find('\n') {
+        Some(i) if i + 1 < rest.len() => &rest[i + 1..],
+        _ => rest,
+    };
+    format!("[…]\n{rest}")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+
+    fn workspace(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in files {
+            let path = dir.path().join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        dir
+    }
+
+    fn commands(dir: &Path, path: Option<&OsStr>) -> Vec<String> {
+        detect(dir, path)
+            .planned
+            .into_iter()
+            .map(|p| p.command)
+            .collect()
+    }
+
+    /// Files in a project, and the commands they call for.
+    type Case<'a> = (&'a [(&'a str, &'a str)], &'a [&'a str]);
+
+    #[test]
+    fn runners_are_detected_by_the_projects_files() {
+        let table: &[Case<'_>] = &[
+            (
+                &[("pyproject.toml", "")],
+                &[
+                    "python3 -m pytest --tb=short -q",
+                    "mypy .",
+                    "ruff check --output-format concise .",
+                ],
+            ),
+            (
+                &[("tests/test_a.py", "")],
+                &["python3 -m pytest --tb=short -q"],
+            ),
+            // A tests/ directory of JavaScript is not pytest's.
+            (&[("tests/a.test.js", "")], &[]),
+            (
+                &[("package.json", r#"{"scripts":{"test":"jest"}}"#)],
+                &["npm test -- --passWithNoTests"],
+            ),
+            (
+                &[("package.json", r#"{"scripts":{"test":"node --test"}}"#)],
+                &["npm test"],
+            ),
+            (
+                &[(
+                    "package.json",
+                    r#"{"scripts":{"test":"echo \"Error: no test specified\" && exit 1"}}"#,
+                )],
+                &[],
+            ),
+            (
+                &[
+                    ("package.json", r#"{"eslintConfig":{}}"#),
+                    ("tsconfig.json", "{}"),
+                ],
+                &["npx --no -- tsc --noEmit", "npx --no -- eslint ."],
+            ),
+            (
+                &[("package.json", "{}"), ("eslint.config.js", "")],
+                &["npx --no -- eslint ."],
+            ),
+            (&[("Cargo.toml", "")], &["cargo test"]),
+            (&[("README.md", "")], &[]),
+        ];
+        for (files, expected) in table {
+            let dir = workspace(files);
+            assert_eq!(commands(dir.path(), None), *expected, "{files:?}");
+        }
+    }
+
+    #[test]
+    fn go_is_a_runner_only_where_go_is_installed() {
+        let dir = workspace(&[("go.mod", "module x\n")]);
+        let bin = workspace(&[("go", "")]);
+        let with_go = bin.path().as_os_str().to_owned();
+        assert_eq!(commands(dir.path(), Some(&with_go)), ["go test ./..."]);
+        let without = detect(dir.path(), Some(OsStr::new("/nonexistent")));
+        assert!(without.planned.is_empty());
+        assert!(without.notes[0].contains("go is not installed"));
+    }
+
+    fn run_with(tool: Tool, out: CommandOutput, kind: TaskKind) -> Assessed {
+        let planned = Planned {
+            tool,
+            command: "cmd".to_owned(),
+        };
+        let places = parse::Places::new(&PathBuf::from("/w"));
+        assess(&planned, &out, kind, Duration::from_secs(7), &places)
+    }
+
+    fn output(exit_code: i32, text: &str) -> CommandOutput {
+        CommandOutput {
+            exit_code: Some(exit_code),
+            output: text.to_owned(),
+            ..CommandOutput::default()
+        }
+    }
+
+    #[test]
+    fn what_did_not_run_fails_and_says_why() {
+        let refused = CommandOutput {
+            refused: Some("denied by policy".to_owned()),
+            ..CommandOutput::default()
+        };
+        let a = run_with(Tool::Pytest, refused, TaskKind::Implement);
+        assert!(!a.run.passed && a.run.not_run);
+        assert_eq!(
+            a.suggestions,
+            ["[tests] NOT RUN: `cmd` was not run: denied by policy"]
+        );
+
+        let missing = output(127, "sh: 1: mypy: not found\n");
+        let a = run_with(Tool::Mypy, missing, TaskKind::Implement);
+        assert!(!a.run.passed && a.run.not_run);
+        assert!(
+            a.run
+                .finding
+                .starts_with("mypy is not installed, so `cmd` did not run"),
+            "{}",
+            a.run.finding
+        );
+        assert!(a.run.finding.contains("python3 -m pip install mypy"));
+
+        let timed_out = CommandOutput {
+            timed_out: true,
+            ..CommandOutput::default()
+        };
+        let a = run_with(Tool::Cargo, timed_out, TaskKind::Test);
+        assert!(!a.run.passed && a.run.timed_out && !a.run.not_run);
+        assert!(a.run.finding.contains("killed after 7 s"));
+    }
+
+    #[test]
+    fn no_tests_collected_fails_only_a_test_task() {
+        let a = run_with(Tool::Pytest, output(5, "no tests ran"), TaskKind::Implement);
+        assert!(a.run.passed);
+        let a = run_with(Tool::Pytest, output(5, "no tests ran"), TaskKind::Test);
+        assert!(!a.run.passed);
+        assert!(a.suggestions[0].starts_with("[tests] FAILED: no tests were collected"));
+    }
+
+    #[test]
+    fn the_summary_is_the_seeds_block() {
+        let v = Verification {
+            runs: vec![
+                CheckRun {
+                    name: "tests".into(),
+                    command: "python3 -m pytest --tb=short -q".into(),
+                    passed: false,
+                    output: String::new(),
+                    timed_out: false,
+                    not_run: false,
+                    finding: "2 tests failed".into(),
+                    items: vec![
+                        "test_user_validation::test_empty_email".into(),
+                        "test_user_validation::test_password_too_short".into(),
+                    ],
+                },
+                CheckRun {
+                    name: "type_check".into(),
+                    command: "mypy .".into(),
+                    passed: false,
+                    output: String::new(),
+                    timed_out: false,
+                    not_run: false,
+                    finding: "src/models/user.py:42: error: Argument 1 has incompatible type \
+                              \"str\""
+                        .into(),
+                    items: vec![],
+                },
+                CheckRun {
+                    name: "lint".into(),
+                    command: "ruff check .".into(),
+                    passed: true,
+                    output: String::new(),
+                    timed_out: false,
+                    not_run: false,
+                    finding: String::new(),
+                    items: vec![],
+                },
+            ],
+            ..Verification::default()
+        };
+        assert_eq!(
+            v.summary(),
+            "[tests] FAILED: 2 tests failed\n  \
+             - test_user_validation::test_empty_email\n  \
+             - test_user_validation::test_password_too_short\n\
+             [type_check] FAILED: src/models/user.py:42: error: Argument 1 has incompatible \
+             type \"str\"\n\
+             [lint] PASSED\n"
+        );
+        assert!(!v.passed(TaskKind::Implement));
+    }
+
+    #[test]
+    fn a_long_output_keeps_its_end() {
+        let text = format!("{}\nlast line é\n", "x".repeat(10_000));
+        let kept = tail(&text, 100);
+        assert!(kept.len() <= 110);
+        assert!(kept.ends_with("last line é\n"));
+    }
 }
