@@ -357,8 +357,10 @@ pub fn show(global: &crate::GlobalArgs, config: &Config) {
         } else if in_profile {
             format!("profile {}", profile.map_or("", |(n, _)| n.as_str()))
         } else if in_file {
-            file.as_ref()
-                .map_or_else(|| "config".to_owned(), |p| format!("config {}", p.display()))
+            file.as_ref().map_or_else(
+                || "config".to_owned(),
+                |p| format!("config {}", p.display()),
+            )
         } else {
             "default".to_owned()
         }
@@ -429,7 +431,7 @@ pub fn show(global: &crate::GlobalArgs, config: &Config) {
         global.mode.map(|(m, _)| m.as_str().to_owned()),
         "build",
         origin(
-            global.mode.is_some() && !p.is_some_and(|p| p.mode.is_some()),
+            global.mode.is_some() && p.is_none_or(|p| p.mode.is_none()),
             p.is_some_and(|p| p.mode.is_some()),
             false,
         ),
@@ -441,13 +443,19 @@ pub fn show(global: &crate::GlobalArgs, config: &Config) {
         "limits.max_rounds",
         limits.max_rounds.map(|n| n.to_string()),
         "50",
-        limit_origin(limits.max_rounds.is_some(), pl.is_some_and(|l| l.max_rounds.is_some())),
+        limit_origin(
+            limits.max_rounds.is_some(),
+            pl.is_some_and(|l| l.max_rounds.is_some()),
+        ),
     );
     row(
         "limits.max_tokens",
         limits.max_tokens.map(|n| n.to_string()),
         "none",
-        limit_origin(limits.max_tokens.is_some(), pl.is_some_and(|l| l.max_tokens.is_some())),
+        limit_origin(
+            limits.max_tokens.is_some(),
+            pl.is_some_and(|l| l.max_tokens.is_some()),
+        ),
     );
     row(
         "limits.max_duration_secs",

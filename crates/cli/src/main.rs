@@ -37,7 +37,13 @@ struct Cli {
     /// A first prompt for the interactive session.
     prompt: Option<String>,
     /// One-shot: run TEXT like `atto exec TEXT`, print the answer and exit.
-    #[arg(short = 'p', long = "prompt", id = "one_shot", value_name = "TEXT", conflicts_with = "prompt")]
+    #[arg(
+        short = 'p',
+        long = "prompt",
+        id = "one_shot",
+        value_name = "TEXT",
+        conflicts_with = "prompt"
+    )]
     one_shot: Option<String>,
     /// Line-oriented session even on a terminal: each stdin line is a prompt or a slash
     /// command (also what runs when stdin or stdout is not a terminal).
@@ -323,14 +329,12 @@ fn block_on<T>(
 /// none was given.
 fn load_config(global: &mut GlobalArgs) -> Result<Config, Failure> {
     let mut config = Config::load(global.config.as_deref())?;
-    if let Some(name) = global.profile.clone() {
-        if let Some(mode) = config.apply_profile(&name)?
-            && global.mode.is_none()
-        {
-            global.mode = Some(parse_mode(&mode).map_err(|e| {
-                Failure::usage(format!("profile {name}: {e}"))
-            })?);
-        }
+    if let Some(name) = global.profile.clone()
+        && let Some(mode) = config.apply_profile(&name)?
+        && global.mode.is_none()
+    {
+        global.mode =
+            Some(parse_mode(&mode).map_err(|e| Failure::usage(format!("profile {name}: {e}")))?);
     }
     Ok(config)
 }

@@ -10,6 +10,7 @@ mod cancel;
 mod checkpoints;
 mod common;
 mod concurrency;
+mod conveniences;
 mod crash;
 mod demo;
 mod edit_tools;
