@@ -25,6 +25,29 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 need pip || need pip3 || python3 -m pip --version >/dev/null 2>&1 || apt_install python3-pip
 
+# The quality pipeline's tests run the real checkers: node (JavaScript syntax), tsc
+# (TypeScript, JSX), and the verification gate's pytest, mypy, ruff and eslint. A failed
+# install does not stop the suite: the tests that need the tool fail under CI and say
+# SKIPPED elsewhere.
+need node || apt_install nodejs
+need npm || apt_install npm
+py_missing=()
+for mod in pytest mypy ruff; do
+  python3 -m "$mod" --version >/dev/null 2>&1 || py_missing+=("$mod")
+done
+if [ ${#py_missing[@]} -gt 0 ]; then
+  echo "installing (pip): ${py_missing[*]}"
+  python3 -m pip install --quiet "${py_missing[@]}" \
+    || python3 -m pip install --quiet --break-system-packages "${py_missing[@]}" \
+    || echo "could not install ${py_missing[*]} with pip"
+fi
+if need npm && { ! need tsc || ! need eslint; }; then
+  echo "installing (npm -g): typescript eslint"
+  npm install -g --silent typescript eslint \
+    || { need sudo && sudo npm install -g --silent typescript eslint; } \
+    || echo "could not install typescript and eslint with npm"
+fi
+
 # The real model server (llama.cpp + SmolLM2-135M in a chroot) for the realserver e2e tests.
 # Setting it up needs root; elsewhere those tests say SKIPPED, except under CI, where they fail.
 if [ "$(id -u)" = 0 ]; then
