@@ -46,6 +46,10 @@ pub const COMMANDS: &[CommandInfo] = &[
         about: "show the models and routes, pin one for the following turns, or route by complexity",
     },
     CommandInfo {
+        usage: "/config [KEY VALUE [confirm]]",
+        about: "show or change session settings (permission, approval, mode, model, effort, trust, limits)",
+    },
+    CommandInfo {
         usage: "/cost",
         about: "tokens and cost so far, per model",
     },
@@ -196,6 +200,19 @@ pub fn parse(line: &str, state: &State) -> Result<Command, String> {
             _ => Err("usage: /model, /model NAME, /model PROVIDER/NAME or /model auto".to_owned()),
         },
         "cost" if args.is_empty() => Ok(Command::Op(Op::ShowCost)),
+        "config" => match args.as_slice() {
+            [] => Ok(Command::Op(Op::Configure {
+                key: None,
+                value: String::new(),
+                confirm: false,
+            })),
+            [key, value] | [key, value, "confirm"] => Ok(Command::Op(Op::Configure {
+                key: Some((*key).to_owned()),
+                value: (*value).to_owned(),
+                confirm: args.len() == 3,
+            })),
+            _ => Err("usage: /config, or /config KEY VALUE [confirm]".to_owned()),
+        },
         "cost" => Err("usage: /cost".to_owned()),
         "agents" => Err("usage: /agents".to_owned()),
         _ => match (name, args.as_slice()) {

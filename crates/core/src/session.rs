@@ -34,6 +34,7 @@ use crate::work::{GoalsAndTasks, SharedGoalsAndTasks, WorkTool};
 
 mod agents;
 mod choose_model;
+mod configure;
 mod drive;
 mod handlers;
 mod history;

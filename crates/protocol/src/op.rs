@@ -85,6 +85,20 @@ pub enum Op {
     ListModels,
     /// Tokens and cost per model so far (answered by `cost_report`).
     ShowCost,
+    /// Change one session setting (`/config KEY VALUE`); one that loosens safety needs
+    /// `confirm`, else it is refused with what it would change. Without a key: show them.
+    Configure {
+        /// `permission`, `approval`, `mode`, `model`, `effort`, `trust`, `max_rounds`,
+        /// `max_tokens`, `max_duration_secs`, `max_output_tokens`; `None` shows them all.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        key: Option<String>,
+        /// The new value.
+        #[serde(default)]
+        value: String,
+        /// The user confirmed a change that loosens safety.
+        #[serde(default)]
+        confirm: bool,
+    },
     /// Cancel the running turn, plan step or planning request; the session stays usable.
     Interrupt,
     /// Answer an `approval_required` event.

@@ -143,3 +143,30 @@ fn completions_print_and_the_version_names_its_commit() {
         "{version} vs {commit}"
     );
 }
+
+#[test]
+fn config_shows_and_changes_settings_and_loosening_needs_a_confirmation() {
+    let mut env = Env::new();
+    env.serve(Script::new(vec![Reply::text("ok")]));
+    let out = crate::common::run_line_session(
+        &env,
+        "m",
+        &["--permission", "interactive"],
+        "/config\n/config permission yolo\n/config approval never\n/config permission \
+         auto-safe confirm\n/config trust on\n/config bogus 1\n/config max_rounds 0\n/config \
+         max_rounds 7\n/config\nhi\n",
+    );
+    let err = stderr(&out);
+    assert!(err.contains("permission  interactive"), "{err}");
+    assert!(
+        err.contains("permission yolo loosens safety (interactive → yolo"),
+        "{err}"
+    );
+    assert!(err.contains("To confirm: /config permission yolo confirm"), "{err}");
+    // Tightening needs no confirmation; the confirmed loosening applies.
+    assert!(err.contains("permission  auto-safe"), "{err}");
+    assert!(err.contains("trust on loosens safety"), "{err}");
+    assert!(err.contains("unknown setting 'bogus'"), "{err}");
+    assert!(err.contains("max_rounds takes a positive number"), "{err}");
+    assert!(err.contains("max_rounds  7"), "{err}");
+}

@@ -57,6 +57,11 @@ impl Session {
             Op::ListAgents => self.list_agents(),
             Op::SetModel { model } => self.set_model(&model).await,
             Op::ListModels => self.list_models(),
+            Op::Configure {
+                key,
+                value,
+                confirm,
+            } => self.configure(key.as_deref(), &value, confirm).await,
             Op::ShowCost => self.emit(Event::CostReport {
                 models: self.models.spend(),
             }),
