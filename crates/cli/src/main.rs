@@ -11,6 +11,7 @@ mod plan_cmd;
 mod render;
 mod repl;
 mod setup;
+mod swebench;
 mod tui;
 
 use std::path::PathBuf;
@@ -216,6 +217,9 @@ enum Command {
     /// Look after the database: `atto store move-aside` sets a damaged one aside.
     #[command(subcommand)]
     Store(admin::StoreCommand),
+    /// Benchmarks: `atto swebench run` solves SWE-bench instances into a predictions file.
+    #[command(subcommand)]
+    Swebench(swebench::SwebenchCommand),
 }
 
 /// Process exit codes (DESIGN.md §5).
@@ -327,6 +331,7 @@ fn run(mut cli: Cli) -> Result<ExitCode, Failure> {
             admin::sessions(args, &workspace)
         }
         Some(Command::Store(command)) => admin::store(command),
+        Some(Command::Swebench(command)) => swebench::run(command, &cli.global),
         Some(Command::Fork(ref args)) if args.id.is_none() && !args.last && use_tui(&cli) => {
             let config = Config::load(cli.global.config.as_deref())?;
             let provider = setup::provider(&cli.global, &config)?;
