@@ -11,6 +11,7 @@ mod plan_cmd;
 mod render;
 mod repl;
 mod setup;
+mod swebench;
 mod tui;
 
 use std::path::PathBuf;
@@ -229,6 +230,9 @@ enum Command {
     /// Look after the database: `atto store move-aside` sets a damaged one aside.
     #[command(subcommand)]
     Store(admin::StoreCommand),
+    /// Benchmarks: `atto swebench run` solves SWE-bench instances into a predictions file.
+    #[command(subcommand)]
+    Swebench(swebench::SwebenchCommand),
     /// Print a shell completion script: `atto completion bash > ~/.local/share/bash-completion/completions/atto`.
     Completion {
         /// bash, zsh, fish, elvish or powershell.
@@ -377,6 +381,7 @@ fn run(mut cli: Cli) -> Result<ExitCode, Failure> {
             admin::sessions(args, &workspace)
         }
         Some(Command::Store(command)) => admin::store(command),
+        Some(Command::Swebench(command)) => swebench::run(command, &cli.global),
         Some(Command::Completion { shell }) => {
             use clap::CommandFactory as _;
             clap_complete::generate(shell, &mut Cli::command(), "atto", &mut std::io::stdout());

@@ -162,7 +162,10 @@ fn config_shows_and_changes_settings_and_loosening_needs_a_confirmation() {
         err.contains("permission yolo loosens safety (interactive → yolo"),
         "{err}"
     );
-    assert!(err.contains("To confirm: /config permission yolo confirm"), "{err}");
+    assert!(
+        err.contains("To confirm: /config permission yolo confirm"),
+        "{err}"
+    );
     // Tightening needs no confirmation; the confirmed loosening applies.
     assert!(err.contains("permission  auto-safe"), "{err}");
     assert!(err.contains("trust on loosens safety"), "{err}");
