@@ -88,6 +88,12 @@ if [ -s "$ATTO_SKIP_LOG" ]; then
   echo "== skipped on this machine ($(wc -l < "$ATTO_SKIP_LOG")):"
   cat "$ATTO_SKIP_LOG"
 fi
+# The README's install command works (debug build into a scratch root, reusing this
+# build's artifacts) and the installed binary runs.
+echo "== cargo install --locked --path crates/cli"
+cargo install --quiet --locked --debug --path crates/cli --root target/install-check \
+  --target-dir target --force
+target/install-check/bin/atto --version
 # Exactly one summary line for CI readers: the totals over every test binary.
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i) ~ /passed;/) p += $(i-1); if ($(i) ~ /failed;/) f += $(i-1) } }
      END { printf "%d passed, %d failed\n", p, f; exit (f > 0) }' target/test-output.txt
