@@ -269,6 +269,32 @@ fn session_command(i: &Input<'_>) -> Result<Command, String> {
     }
 }
 
+/// A reasoning effort as commands and config spell it (`default`: the provider's).
+pub fn parse_effort(text: &str) -> Result<Option<ReasoningEffort>, String> {
+    match text {
+        "low" => Ok(Some(ReasoningEffort::Low)),
+        "medium" => Ok(Some(ReasoningEffort::Medium)),
+        "high" => Ok(Some(ReasoningEffort::High)),
+        "default" => Ok(None),
+        other => Err(format!(
+            "effort takes low, medium, high or default, not '{other}'"
+        )),
+    }
+}
+
+/// A subagent role as commands, tool calls and agent files spell it.
+pub fn parse_role(text: &str) -> Result<SubagentRole, String> {
+    match text {
+        "explore" => Ok(SubagentRole::Explore),
+        "review" => Ok(SubagentRole::Review),
+        "implement" => Ok(SubagentRole::Implement),
+        "verify" => Ok(SubagentRole::Verify),
+        other => Err(format!(
+            "unknown role '{other}': explore, review, implement or verify"
+        )),
+    }
+}
+
 /// `/spawn [--model M] [--role R] [--agent NAME] [--files a,b] [--budget N] "task"`.
 fn spawn_command(body: &str) -> Result<Command, String> {
     const USAGE: &str = "usage: /spawn [--model M] [--role explore|review|implement|verify] \
@@ -282,19 +308,7 @@ fn spawn_command(body: &str) -> Result<Command, String> {
         match name {
             "model" => request.model = Some(value.to_owned()),
             "agent" => request.agent = Some(value.to_owned()),
-            "role" => {
-                request.role = Some(match value {
-                    "explore" => SubagentRole::Explore,
-                    "review" => SubagentRole::Review,
-                    "implement" => SubagentRole::Implement,
-                    "verify" => SubagentRole::Verify,
-                    other => {
-                        return Err(format!(
-                            "unknown role '{other}': explore, review, implement or verify"
-                        ));
-                    }
-                });
-            }
+            "role" => request.role = Some(parse_role(value)?),
             "files" => {
                 request.files = value
                     .split(',')
@@ -472,20 +486,9 @@ fn planner_command(i: &Input<'_>) -> Result<Command, String> {
                 .trim()
                 .to_owned(),
         })),
-        ("effort", [level]) => {
-            let effort = match *level {
-                "low" => Some(ReasoningEffort::Low),
-                "medium" => Some(ReasoningEffort::Medium),
-                "high" => Some(ReasoningEffort::High),
-                "default" => None,
-                other => {
-                    return Err(format!(
-                        "/effort takes low, medium, high or default, not '{other}'"
-                    ));
-                }
-            };
-            Ok(Command::Op(Op::SetEffort { effort }))
-        }
+        ("effort", [level]) => Ok(Command::Op(Op::SetEffort {
+            effort: parse_effort(level).map_err(|e| format!("/{e}"))?,
+        })),
         ("effort", _) => Err("usage: /effort low|medium|high|default".to_owned()),
         ("auto-rollback", [on @ ("on" | "off")]) => Ok(Command::Op(Op::PlannerSettings {
             auto_rollback_on_failure: Some(*on == "on"),

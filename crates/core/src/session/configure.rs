@@ -4,7 +4,7 @@
 //! would change; tightening never asks.
 
 use atto_policy::gate::{PermissionSetting, parse_agent_mode, parse_permission, permission_name};
-use atto_protocol::{AgentMode, Event, PermissionMode, ReasoningEffort};
+use atto_protocol::{AgentMode, Event, PermissionMode};
 
 use super::Session;
 
@@ -27,7 +27,10 @@ impl Session {
                 self.set_model(value).await;
                 Ok(())
             }
-            "effort" => parse_effort(value).map(|effort| self.set_effort(effort)),
+            "effort" => {
+                crate::commands::parse_effort(if value == "none" { "default" } else { value })
+                    .map(|effort| self.set_effort(effort))
+            }
             "trust" => self.configure_trust(value, confirm),
             "max_rounds" | "max_tokens" | "max_duration_secs" | "max_output_tokens" => {
                 self.configure_limit(key, value)
@@ -221,18 +224,6 @@ fn consequence(s: PermissionSetting) -> &'static str {
         PermissionMode::Interactive | PermissionMode::Strict => {
             "calls that were refused will be asked about"
         }
-    }
-}
-
-fn parse_effort(value: &str) -> Result<Option<ReasoningEffort>, String> {
-    match value {
-        "low" => Ok(Some(ReasoningEffort::Low)),
-        "medium" => Ok(Some(ReasoningEffort::Medium)),
-        "high" => Ok(Some(ReasoningEffort::High)),
-        "default" | "none" => Ok(None),
-        other => Err(format!(
-            "effort takes low, medium, high or default, not '{other}'"
-        )),
     }
 }
 

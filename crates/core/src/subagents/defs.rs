@@ -115,18 +115,10 @@ pub fn parse(text: &str, source: &Path) -> Result<AgentDef, String> {
             "description" => def.description = unquote(value),
             "model" if !value.is_empty() => def.model = Some(unquote(value)),
             "role" => {
-                def.role = Some(match unquote(value).as_str() {
-                    "explore" => SubagentRole::Explore,
-                    "review" => SubagentRole::Review,
-                    "implement" => SubagentRole::Implement,
-                    "verify" => SubagentRole::Verify,
-                    other => {
-                        return Err(format!(
-                            "line {line_no}: unknown role `{other}` (explore, review, \
-                             implement or verify)"
-                        ));
-                    }
-                });
+                def.role = Some(
+                    crate::commands::parse_role(&unquote(value))
+                        .map_err(|e| format!("line {line_no}: {e}"))?,
+                );
             }
             "tools" if value.is_empty() => list_key = Some("tools".to_owned()),
             "tools" => {
