@@ -1,8 +1,9 @@
 //! Concrete checks of the files a worker modified, without a model or a subprocess:
 //! each exists (unless the task deletes it) and is not empty, `.json` parses, brackets
 //! balance in Python and JavaScript/TypeScript (`brackets`), and the symbols that were
-//! there before, or that the task names (`named`), still exist after (`symbols`,
-//! tree-sitter).
+//! there before, or that the task names (`named`), still exist after (`symbol_rules`,
+//! reading them with tree-sitter in `symbols`, only where a change touched a file:
+//! `region`).
 //!
 //! Owns where a workspace path really points (`locate`): a path or a symlink that
 //! leads out of the workspace is reported, never read. Every read is bounded: files past
@@ -11,6 +12,8 @@
 
 mod brackets;
 mod named;
+mod region;
+mod symbol_rules;
 mod symbols;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -20,7 +23,7 @@ use std::path::{Component, Path, PathBuf};
 use crate::preflight::implies_deletion;
 use crate::{Finding, QualityTask, Stage};
 
-pub use brackets::{BracketCount, Dialect, count_brackets};
+pub use brackets::{BracketCount, Dialect, Scan, count_brackets, scan};
 pub use named::TaskSymbols;
 pub use symbols::{Lang, Symbol, symbols_of};
 
@@ -204,32 +207,38 @@ pub fn check(
             Located::File { path, len } => {
                 let lang = Lang::of(rel);
                 unparsed_code |= lang.is_none() && is_other_code(rel);
-                if let Some(text) = check_file(rel, &path, len, before, &mut findings)
+                if let Some((text, lines)) = check_file(rel, &path, len, before, &mut findings)
                     && let Some(lang) = lang
                 {
-                    sources.push((rel.as_str(), lang, text));
+                    sources.push(symbol_rules::Source {
+                        rel,
+                        lang,
+                        text,
+                        lines,
+                    });
                 }
             }
         }
     }
-    findings.extend(symbols::check(
+    findings.extend(symbol_rules::check(
         task,
         &root,
         &sources,
         before,
-        symbols::Coverage { unparsed_code },
+        symbol_rules::Coverage { unparsed_code },
     ));
     findings
 }
 
-/// Checks one regular file; its text when it is a text file small enough to parse.
+/// Checks one regular file; its text and top-level lines when it is a text file small
+/// enough to parse.
 fn check_file(
     rel: &str,
     path: &Path,
     len: u64,
     before: &BTreeMap<String, String>,
     findings: &mut Vec<Finding>,
-) -> Option<String> {
+) -> Option<(String, Vec<usize>)> {
     let was_empty = before.get(rel).is_none_or(|b| b.trim().is_empty());
     let may_be_empty = was_empty && conventionally_empty(rel);
     let empty = || {
@@ -274,8 +283,13 @@ fn check_file(
         }
         return None;
     }
+    let mut lines = Vec::new();
     if let Some(dialect) = Dialect::of(rel) {
-        let counts = count_brackets(&text, dialect);
+        let Scan {
+            counts,
+            top_level_lines,
+        } = scan(&text, dialect);
+        lines = top_level_lines;
         for c in counts
             .iter()
             .filter(|c| c.opens.abs_diff(c.closes) > BRACKET_ALLOWANCE)
@@ -290,7 +304,7 @@ fn check_file(
             ));
         }
     }
-    Some(text)
+    Some((text, lines))
 }
 
 /// Files that are empty by convention (package markers and keep-files).

@@ -187,32 +187,30 @@ pub fn is_budget_excuse(report: &str) -> bool {
     excuses > 0
 }
 
-const BUDGET_NOUNS: &str = "budget budgets time token tokens iteration iterations turn turns step steps \
-    context quota credits limit limits max_iterations max_turns max_steps";
+const BUDGET_NOUNS: &str = "budget budgets time token tokens iteration iterations turn turns step \
+    steps context quota credits limit limits max_iterations max_turns max_steps";
 
-const BUDGET_CUES: &str = "ran run running out exhausted exceeded exceeding hit reached limit limits \
-    limited due because insufficient enough remaining left constraint constraints \
+const BUDGET_CUES: &str = "ran run running out exhausted exceeded exceeding hit reached limit \
+    limits limited due because insufficient enough remaining left constraint constraints \
     constrained maxed capped";
 
 const WORK: &str = "created added implemented wrote written fixed updated modified changed edited \
-    refactored removed deleted renamed moved extracted replaced executed tested \
-    passed passing completed finished built generated installed configured \
-    documented verified";
+    refactored removed deleted renamed moved extracted replaced executed tested passed passing \
+    completed finished built generated installed configured documented verified";
 
 const NEGATIONS: &str = "not no none never nothing cannot unable without failed";
 
 /// Words of apologies, headings and admissions of no progress.
-const FILLER: &str = "i we was were is am be been have has had could couldn't can't cannot unable not \
-    no none nothing to the a an this that it any anything all of and or so my me \
-    before yet finish complete completed incomplete done do did didn't get task work \
-    sorry unfortunately apologies apologize closure report summary status result \
-    results stopping stopped here partial progress made changes files file failed \
-    fail further more";
+const FILLER: &str = "i we was were is am be been have has had could couldn't can't cannot unable \
+    not no none nothing to the a an this that it any anything all of and or so my me before yet \
+    finish complete completed incomplete done do did didn't get task work sorry unfortunately \
+    apologies apologize closure report summary status result results stopping stopped here \
+    partial progress made changes files file failed fail further more";
 
 /// Keywords that show a test run in a command or its output (the seed's list and the
 /// common runners).
-const TEST_WORDS: &str = "pytest unittest jest vitest mocha nextest rspec phpunit ctest passed failed \
-    error failures";
+const TEST_WORDS: &str = "pytest unittest jest vitest mocha nextest rspec phpunit ctest passed \
+    failed error failures";
 
 /// Two-word keywords, first word then second.
 const TEST_PAIRS: &[(&str, &str)] = &[
@@ -349,8 +347,8 @@ pub fn implies_creation(description: &str) -> bool {
 /// then a modified file that no longer exists, or a missing target, is the work itself.
 pub fn implies_deletion(description: &str) -> bool {
     const WORDS: &str = "delete deletes deleted deleting deletion remove removes removed removing \
-        removal rename renames renaming move moves moving drop drops dropping erase \
-        erasing unlink rm mv";
+        removal rename renames renaming move moves moving drop drops dropping erase erasing \
+        unlink rm mv";
     let lower = description.to_lowercase();
     words(&lower).any(|w| listed(WORDS, w))
 }

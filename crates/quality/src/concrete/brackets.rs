@@ -1,7 +1,11 @@
 //! Bracket counting for Python and JavaScript/TypeScript with a small lexer that skips
 //! strings, comments, and (in JavaScript) regular expression literals, so a `{` in a
 //! string does not count. It counts; it does not parse: a file cut off mid-way shows as
-//! more opens than closes. One pass over the bytes, no allocation.
+//! more opens than closes. One pass over the bytes.
+//!
+//! The same pass notes the lines that start a top-level declaration (outside any
+//! bracket, string or comment), where `region` may cut a file so only the part a change
+//! touched is parsed.
 
 /// Which lexical rules apply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,7 +43,28 @@ pub struct BracketCount {
 
 /// Counts `()`, `[]` and `{}` in code, outside strings and comments.
 pub fn count_brackets(text: &str, dialect: Dialect) -> [BracketCount; 3] {
-    let mut counter = Counter::default();
+    scan(text, dialect).counts
+}
+
+/// What one lexing pass found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scan {
+    /// Opens and closes of `()`, `[]` and `{}`.
+    pub counts: [BracketCount; 3],
+    /// Byte offsets of the lines that start a top-level declaration, ascending.
+    pub top_level_lines: Vec<usize>,
+}
+
+/// Counts the brackets of `text` and finds its top-level declaration lines.
+pub fn scan(text: &str, dialect: Dialect) -> Scan {
+    let mut counter = Counter {
+        dialect,
+        parens: [0; 2],
+        squares: [0; 2],
+        curlies: [0; 2],
+        depth: 0,
+        lines: Vec::new(),
+    };
     match dialect {
         Dialect::Python => python(text.as_bytes(), &mut counter),
         Dialect::Script => script(text.as_bytes(), &mut counter),
@@ -50,18 +75,24 @@ pub fn count_brackets(text: &str, dialect: Dialect) -> [BracketCount; 3] {
         opens,
         closes,
     };
-    [
-        kind('(', ')', counter.parens),
-        kind('[', ']', counter.squares),
-        kind('{', '}', counter.curlies),
-    ]
+    Scan {
+        counts: [
+            kind('(', ')', counter.parens),
+            kind('[', ']', counter.squares),
+            kind('{', '}', counter.curlies),
+        ],
+        top_level_lines: counter.lines,
+    }
 }
 
-#[derive(Default)]
 struct Counter {
+    dialect: Dialect,
     parens: [usize; 2],
     squares: [usize; 2],
     curlies: [usize; 2],
+    /// Opens minus closes of every kind so far.
+    depth: isize,
+    lines: Vec<usize>,
 }
 
 impl Counter {
@@ -73,14 +104,89 @@ impl Counter {
             b']' => self.squares[1] += 1,
             b'{' => self.curlies[0] += 1,
             b'}' => self.curlies[1] += 1,
-            _ => {}
+            _ => return,
+        }
+        self.depth += if matches!(b, b'(' | b'[' | b'{') {
+            1
+        } else {
+            -1
+        };
+    }
+
+    /// Called where the lexer stands in code at offset `i`: notes `i` when a line
+    /// starts there, outside every bracket, with a top-level declaration.
+    fn at(&mut self, s: &[u8], i: usize) {
+        if self.depth == 0 && (i == 0 || s[i - 1] == b'\n') && top_level_line(s, i, self.dialect) {
+            self.lines.push(i);
         }
     }
+}
+
+/// Whether the line at `i` (outside brackets, strings and comments) starts a top-level
+/// statement a file may be cut before. Python: flush left, not a comment (one may sit
+/// flush left inside a body), not a continuation (`else:`, a `\` line). JavaScript: a
+/// declaration keyword or a decorator, flush left. Neither right after a decorator.
+fn top_level_line(s: &[u8], i: usize, dialect: Dialect) -> bool {
+    let line = &s[i..];
+    let word_end = line
+        .iter()
+        .position(|b| !(b.is_ascii_alphanumeric() || *b == b'_'))
+        .unwrap_or(line.len());
+    let word = &line[..word_end];
+    let fits = match dialect {
+        Dialect::Python => {
+            line.first().is_some_and(|b| {
+                !b.is_ascii_whitespace() && *b != b'#' && *b != b')' && *b != b']' && *b != b'}'
+            }) && !matches!(word, b"else" | b"elif" | b"except" | b"finally")
+                && !(i >= 2 && s[i - 2] == b'\\')
+        }
+        Dialect::Script => {
+            line.first() == Some(&b'@')
+                || matches!(
+                    word,
+                    b"export"
+                        | b"import"
+                        | b"function"
+                        | b"class"
+                        | b"const"
+                        | b"let"
+                        | b"var"
+                        | b"interface"
+                        | b"type"
+                        | b"enum"
+                        | b"async"
+                        | b"declare"
+                        | b"abstract"
+                        | b"namespace"
+                        | b"module"
+                )
+        }
+    };
+    fits && !after_decorator(s, i)
+}
+
+/// Whether the last non-blank line before `i` starts with `@`.
+fn after_decorator(s: &[u8], i: usize) -> bool {
+    let before = &s[..i];
+    let mut end = before.len();
+    while end > 0 {
+        let start = before[..end - 1]
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map_or(0, |p| p + 1);
+        let line = &before[start..end];
+        if let Some(first) = line.iter().find(|b| !b.is_ascii_whitespace()) {
+            return *first == b'@';
+        }
+        end = start;
+    }
+    false
 }
 
 fn python(s: &[u8], counter: &mut Counter) {
     let mut i = 0;
     while i < s.len() {
+        counter.at(s, i);
         match s[i] {
             b'#' => i = skip_line(s, i),
             q @ (b'\'' | b'"') => {
@@ -139,6 +245,9 @@ fn script(s: &[u8], counter: &mut Counter) {
     let mut last_word_start = 0;
     let mut i = 0;
     while i < s.len() {
+        if templates.is_empty() {
+            counter.at(s, i);
+        }
         let b = s[i];
         match b {
             b'/' if s.get(i + 1) == Some(&b'/') => {

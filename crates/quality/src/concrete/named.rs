@@ -43,8 +43,8 @@ enum Mode {
 }
 
 /// Words that say a name is a function, class or type.
-const DEFINERS: &str = "class classes struct enum trait interface type def fn function functions method \
-    methods helper helpers decorator component hook constructor";
+const DEFINERS: &str = "class classes struct enum trait interface type def fn function functions \
+    method methods helper helpers decorator component hook constructor";
 
 impl TaskSymbols {
     /// Reads what `task` names. A symbol is a backticked identifier, a call
@@ -62,8 +62,8 @@ impl TaskSymbols {
     }
 
     fn read(&mut self, text: &str, acceptance: bool) {
-        const CREATE: &str = "add adds adding create creates implement implements write writes define \
-            defines introduce introduces generate build";
+        const CREATE: &str = "add adds adding create creates implement implements write writes \
+            define defines introduce introduces generate build";
         const CONTAIN: &str = "contain contains export exports expose exposes has have";
         const REMOVE: &str = "remove removes removing delete deletes deleting drop drops eliminate \
             inline";
@@ -177,8 +177,8 @@ enum Token<'a> {
 }
 
 /// File extensions that make a dotted name a path, not a qualified symbol.
-const PATH_EXTENSIONS: &str = "py pyi js jsx mjs cjs ts tsx mts cts rs json md toml yaml yml txt go java c h \
-    cpp rb php sh css html lock cfg ini sql xml csv";
+const PATH_EXTENSIONS: &str = "py pyi js jsx mjs cjs ts tsx mts cts rs json md toml yaml yml txt \
+    go java c h cpp rb php sh css html lock cfg ini sql xml csv";
 
 fn is_identifier(s: &str) -> bool {
     let mut chars = s.chars();

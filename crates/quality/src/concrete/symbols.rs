@@ -1,32 +1,12 @@
-//! Whether the symbols that should survive the work did: functions, classes, methods and
-//! top-level consts and types, read with tree-sitter from Python, JavaScript,
-//! TypeScript (and TSX) and Rust.
-//!
-//! Two rules. A symbol a file had before the work must still be there, in that file or
-//! another modified one (moved), unless the task asks for it to go ("remove `foo`",
-//! "rename `foo` to `bar`"); a task that asks for removals without naming them
-//! ("remove dead code") only keeps the symbols it names. A symbol the task asks for
-//! ("add `validate_email()`", the new name of a rename) must be defined in a modified or
-//! target file, unless a modified file is in a language this module does not parse.
-//!
-//! The text after the work is parsed incrementally from the tree before it, so a small
-//! edit costs a small reparse. Only declarations are walked, never function bodies.
+//! Reading the symbols a file declares with tree-sitter: functions, classes, methods and
+//! top-level consts and types of Python, JavaScript, TypeScript (and TSX) and Rust.
+//! Only declarations are walked, never function bodies. Does not own what the symbols
+//! must be (that is `symbol_rules`).
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
+use std::collections::BTreeMap;
 
 use tree_sitter::{InputEdit, Node, Parser, Point, Tree};
-
-use super::named::TaskSymbols;
-use super::{Located, MAX_READ, finding, locate, read_capped};
-use crate::{Finding, QualityTask};
-
-/// Most symbol findings reported; the rest are counted.
-const MAX_FINDINGS: usize = 20;
-
-/// Most target files parsed for the symbols a task asks for.
-const MAX_TARGETS: usize = 50;
 
 /// Longest symbol name kept.
 pub(super) const MAX_NAME: usize = 200;
@@ -102,7 +82,8 @@ pub fn symbols_of(text: &str, lang: Lang) -> Option<Vec<Symbol>> {
 
 thread_local! {
     /// One parser per language and thread, reused across calls.
-    static PARSERS: RefCell<[Option<Parser>; 5]> = const { RefCell::new([None, None, None, None, None]) };
+    static PARSERS: RefCell<[Option<Parser>; 5]> =
+        const { RefCell::new([None, None, None, None, None]) };
 }
 
 fn with_parser<R>(lang: Lang, f: impl FnOnce(&mut Parser) -> R) -> Option<R> {
@@ -118,37 +99,25 @@ fn with_parser<R>(lang: Lang, f: impl FnOnce(&mut Parser) -> R) -> Option<R> {
     })
 }
 
-type SymbolMap = BTreeMap<String, &'static str>;
+/// Symbols by name (qualified for methods), with their kind.
+pub(super) type SymbolMap = BTreeMap<String, &'static str>;
 
-/// A modified file's symbols before and after the work.
-struct FileSymbols<'a> {
-    rel: &'a str,
-    text: &'a str,
-    after: SymbolMap,
-    before: Option<SymbolMap>,
-    /// The tree after the work has syntax errors: a symbol may hide in an error node.
-    has_error: bool,
+/// The symbols of `text`, and whether its tree has syntax errors (a symbol may hide in
+/// an error node).
+pub(super) fn parse_full(lang: Lang, text: &str) -> Option<(SymbolMap, bool)> {
+    let tree = with_parser(lang, |p| p.parse(text, None))??;
+    Some((collect(&tree, text, lang), tree.root_node().has_error()))
 }
 
-/// Parses `after`, reusing the tree of `before` when there is one; the symbols of both.
-fn parse_pair(
-    lang: Lang,
-    before: Option<&str>,
-    after: &str,
-) -> Option<(Option<SymbolMap>, SymbolMap, bool)> {
+/// The symbols of `before` and of `after`, parsing `after` incrementally from the tree
+/// of `before`.
+pub(super) fn parse_pair(lang: Lang, before: &str, after: &str) -> Option<(SymbolMap, SymbolMap)> {
     with_parser(lang, |parser| {
-        let (old, before_symbols) = match before {
-            Some(before) => {
-                let mut tree = parser.parse(before, None)?;
-                let symbols = collect(&tree, before, lang);
-                tree.edit(&edit_between(before, after));
-                (Some(tree), Some(symbols))
-            }
-            None => (None, None),
-        };
-        let tree = parser.parse(after, old.as_ref())?;
-        let has_error = tree.root_node().has_error();
-        Some((before_symbols, collect(&tree, after, lang), has_error))
+        let mut tree = parser.parse(before, None)?;
+        let before_symbols = collect(&tree, before, lang);
+        tree.edit(&edit_between(before, after));
+        let tree = parser.parse(after, Some(&tree))?;
+        Some((before_symbols, collect(&tree, after, lang)))
     })?
 }
 
@@ -422,12 +391,12 @@ fn rust_type_name<'s>(ty: Node<'_>, src: &'s [u8]) -> Option<&'s str> {
 }
 
 /// The last part of a qualified name.
-fn bare(name: &str) -> &str {
+pub(super) fn bare(name: &str) -> &str {
     name.rsplit('.').next().unwrap_or(name)
 }
 
 /// Whether `word` occurs in `text` as a whole identifier.
-fn contains_word(text: &str, word: &str) -> bool {
+pub(super) fn contains_word(text: &str, word: &str) -> bool {
     let ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'$';
     let bytes = text.as_bytes();
     text.match_indices(word).any(|(at, _)| {
@@ -435,185 +404,4 @@ fn contains_word(text: &str, word: &str) -> bool {
         let after = bytes.get(at + word.len()).copied();
         !before.is_some_and(ident) && !after.is_some_and(ident)
     })
-}
-
-/// Whether a language this module does not parse is among the modified files.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Coverage {
-    /// A modified source file is in a language without a parser here.
-    pub unparsed_code: bool,
-}
-
-/// The symbol findings for the modified source files `sources` (path, language, text).
-pub(super) fn check(
-    task: &QualityTask,
-    root: &Path,
-    sources: &[(&str, Lang, String)],
-    before: &BTreeMap<String, String>,
-    coverage: Coverage,
-) -> Vec<Finding> {
-    let named = TaskSymbols::from_task(task);
-    let files: Vec<FileSymbols<'_>> = sources
-        .iter()
-        .filter_map(|(rel, lang, text)| {
-            let old = before
-                .get(*rel)
-                .map(String::as_str)
-                .filter(|b| b.len() as u64 <= MAX_READ);
-            let (before, after, has_error) = parse_pair(*lang, old, text)?;
-            Some(FileSymbols {
-                rel,
-                text,
-                after,
-                before,
-                has_error,
-            })
-        })
-        .collect();
-    let mut everywhere: BTreeSet<&str> = BTreeSet::new();
-    for file in &files {
-        for name in file.after.keys() {
-            everywhere.insert(name);
-            everywhere.insert(bare(name));
-        }
-    }
-    let mut messages: Vec<(Option<String>, String)> = Vec::new();
-    for file in &files {
-        let Some(before) = &file.before else { continue };
-        for (name, kind) in before {
-            if file.after.contains_key(name) || survives(name, &files, &everywhere) {
-                continue;
-            }
-            let short = bare(name);
-            if named.removed.contains(short) || named.removed.contains(name.as_str()) {
-                continue;
-            }
-            if named.removal_unspecified
-                && !named.mentioned.contains(short)
-                && !named.mentioned.contains(name.as_str())
-            {
-                continue;
-            }
-            // A class that is gone is one finding, not one per method.
-            if let Some((owner, _)) = name.rsplit_once('.')
-                && before.contains_key(owner)
-                && !file.after.contains_key(owner)
-            {
-                continue;
-            }
-            if file.has_error && contains_word(file.text, short) {
-                continue;
-            }
-            messages.push((
-                Some(file.rel.to_owned()),
-                format!(
-                    "{}: {kind} `{name}` was there before the work and is gone; restore it \
-                     (the task does not ask to remove it)",
-                    file.rel
-                ),
-            ));
-        }
-    }
-    let mut wanted = named.wanted.clone();
-    for (from, to) in &named.renamed {
-        let was_symbol = files.iter().any(|f| {
-            f.before
-                .as_ref()
-                .is_some_and(|b| b.keys().any(|n| bare(n) == from))
-        });
-        if was_symbol {
-            wanted.insert(to.clone());
-        }
-    }
-    if !coverage.unparsed_code && !files.is_empty() && !wanted.is_empty() {
-        let targets = target_symbols(task, root, sources);
-        for wanted in &wanted {
-            let found = everywhere.contains(wanted.as_str())
-                || targets.contains(wanted.as_str())
-                || files
-                    .iter()
-                    .any(|f| f.has_error && contains_word(f.text, wanted));
-            if found {
-                continue;
-            }
-            let place = wanted_place(task, &files);
-            messages.push((
-                place.clone(),
-                format!(
-                    "`{wanted}`, which the task asks for, is not defined in {}; define it \
-                     under that name",
-                    place.as_deref().unwrap_or("any modified file")
-                ),
-            ));
-        }
-    }
-    let extra = messages.len().saturating_sub(MAX_FINDINGS);
-    let mut findings: Vec<Finding> = messages
-        .into_iter()
-        .take(MAX_FINDINGS)
-        .map(|(file, message)| finding(file, message))
-        .collect();
-    if extra > 0 {
-        findings.push(finding(
-            None,
-            format!("… and {extra} more symbols are gone"),
-        ));
-    }
-    findings
-}
-
-/// Whether a symbol of a file's `before` survives elsewhere: moved to another modified
-/// file (same qualified name, or same bare name for a top-level symbol).
-fn survives(name: &str, files: &[FileSymbols<'_>], everywhere: &BTreeSet<&str>) -> bool {
-    if !name.contains('.') {
-        return everywhere.contains(name);
-    }
-    files.iter().any(|f| f.after.contains_key(name))
-}
-
-/// The symbols of target files that were not modified (a symbol the task asks for may
-/// already be there).
-fn target_symbols(
-    task: &QualityTask,
-    root: &Path,
-    sources: &[(&str, Lang, String)],
-) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
-    for target in task.target_files.iter().take(MAX_TARGETS) {
-        if sources.iter().any(|(rel, _, _)| rel == target) {
-            continue;
-        }
-        let Some(lang) = Lang::of(target) else {
-            continue;
-        };
-        let Located::File { path, len } = locate(root, target) else {
-            continue;
-        };
-        if len > MAX_READ {
-            continue;
-        }
-        let Ok(bytes) = read_capped(&path, MAX_READ) else {
-            continue;
-        };
-        let Ok(text) = String::from_utf8(bytes) else {
-            continue;
-        };
-        for symbol in symbols_of(&text, lang).unwrap_or_default() {
-            out.insert(bare(&symbol.name).to_owned());
-            out.insert(symbol.name);
-        }
-    }
-    out
-}
-
-/// The file a missing wanted symbol is reported against: a parsed target file, else the
-/// only parsed modified file.
-fn wanted_place(task: &QualityTask, files: &[FileSymbols<'_>]) -> Option<String> {
-    if let Some(target) = task.target_files.iter().find(|t| Lang::of(t).is_some()) {
-        return Some(target.clone());
-    }
-    match files {
-        [only] => Some(only.rel.to_owned()),
-        _ => None,
-    }
 }

@@ -77,7 +77,8 @@ fn brackets_beyond_the_allowance_are_a_finding() {
     let noisy = "const s = '{{{{';\n// }}}}\n/* (((( */\nconst t = `${a} {{{{ ${b}`;\n\
                  const r = /[{(]+/g;\nconst q = \"[[[[\";\nfunction f(a) { return a / 2; }\n";
     write(dir.path(), "src/noisy.jsx", noisy);
-    let python = "def f():\n    s = '((((('\n    t = \"\"\"\n    [[[[[[\n    \"\"\"\n    # {{{{{\n    return (1, [2], {3: 4})\n";
+    let python = "def f():\n    s = '((((('\n    t = \"\"\"\n    [[[[[[\n    \"\"\"\n    \
+                  # {{{{{\n    return (1, [2], {3: 4})\n";
     write(dir.path(), "src/p.py", python);
     let open_py = "x = f(((((1)\n";
     write(dir.path(), "src/open.py", open_py);
@@ -307,12 +308,13 @@ fn a_symbol_moved_to_another_modified_file_is_not_removed() {
 #[test]
 fn removed_rust_and_tsx_symbols_are_found() {
     let dir = tempfile::tempdir().unwrap();
-    let old_rs = "pub struct Cache;\nimpl Cache {\n    pub fn get(&self) {}\n    pub fn clear(&self) {}\n}\n\
-                  pub const LIMIT: usize = 3;\nfn helper() {}\n";
+    let old_rs = "pub struct Cache;\nimpl Cache {\n    pub fn get(&self) {}\n    \
+                  pub fn clear(&self) {}\n}\npub const LIMIT: usize = 3;\nfn helper() {}\n";
     write(
         dir.path(),
         "src/lib.rs",
-        "pub struct Cache;\nimpl Cache {\n    pub fn get(&self) {}\n}\npub const LIMIT: usize = 4;\n",
+        "pub struct Cache;\nimpl Cache {\n    pub fn get(&self) {}\n}\n\
+         pub const LIMIT: usize = 4;\n",
     );
     let old_tsx = "export function App() { return <div/>; }\nexport type Props = {a: number};\n";
     write(
@@ -467,8 +469,8 @@ fn symbols_are_read_per_language() {
     let table: &[(&str, Lang, &[&str])] = &[
         (
             "import os\nX = 1\na, b = 1, 2\n@dec\ndef f():\n    def inner(): pass\n\
-             class C:\n    y = 2\n    async def m(self): pass\n    @property\n    def p(self): pass\n\
-             type Alias = int\n",
+             class C:\n    y = 2\n    async def m(self): pass\n    @property\n    \
+             def p(self): pass\ntype Alias = int\n",
             Lang::Python,
             &["Alias", "C", "C.m", "C.p", "X", "f"],
         ),
@@ -587,4 +589,67 @@ fn locate_tells_files_from_everything_else() {
         std::os::unix::fs::symlink(root.join("gone"), root.join("dangling")).unwrap();
         assert_eq!(locate(&root, "dangling"), Located::BrokenLink);
     }
+}
+
+#[test]
+fn only_the_changed_part_is_compared_but_the_whole_file_settles_it() {
+    let dir = tempfile::tempdir().unwrap();
+    // `f` is defined twice; the change removes the first definition only, and `g`
+    // is removed though a caller still names it.
+    let old = "def f():\n    return 1\n\ndef g():\n    return 2\n\ndef h():\n    return g()\n\n\
+               def f():\n    return 3\n";
+    let new = "def h():\n    return g()\n\ndef f():\n    return 3\n";
+    write(dir.path(), "m.py", new);
+    let found = check(
+        &task("Tidy m.py"),
+        &strings(&["m.py"]),
+        dir.path(),
+        &before(&[("m.py", old)]),
+    );
+    let got = messages(&found);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert!(got[0].contains("function `g`"), "{got:?}");
+}
+
+#[test]
+fn a_function_pushed_into_another_is_gone() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = "export function a() {\n  return 1;\n}\n\nexport function b() {\n  return 2;\n}\n\n\
+               export const c = 3;\n";
+    // `b` now sits inside `a`: no longer a top-level symbol.
+    let new = "export function a() {\n  return 1;\n\nfunction b() {\n  return 2;\n}\n}\n\n\
+               export const c = 3;\n";
+    write(dir.path(), "m.js", new);
+    let found = check(
+        &task("Tidy m.js"),
+        &strings(&["m.js"]),
+        dir.path(),
+        &before(&[("m.js", old)]),
+    );
+    let got = messages(&found);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert!(got[0].contains("function `b`"), "{got:?}");
+}
+
+#[test]
+fn top_level_lines_are_declarations_outside_brackets_and_strings() {
+    let py =
+        "import os\n@dec\ndef a():\n    '''\ndef fake():\n'''\n    x = (\n1)\n# note\nelse_ = 1\n";
+    let lines: Vec<&str> = scan(py, Dialect::Python)
+        .top_level_lines
+        .iter()
+        .map(|at| py[*at..].lines().next().unwrap())
+        .collect();
+    assert_eq!(lines, ["import os", "@dec", "else_ = 1"]);
+    let js =
+        "const a = `\nconst b = 1`;\nfunction f() {\nconst c = 2;\n}\n// x\nexport class K {}\n";
+    let lines: Vec<&str> = scan(js, Dialect::Script)
+        .top_level_lines
+        .iter()
+        .map(|at| js[*at..].lines().next().unwrap())
+        .collect();
+    assert_eq!(
+        lines,
+        ["const a = `", "function f() {", "export class K {}"]
+    );
 }
