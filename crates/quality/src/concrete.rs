@@ -33,6 +33,9 @@ pub const MAX_READ: u64 = 2 * 1024 * 1024;
 /// Most modified files checked in one call.
 const MAX_FILES: usize = 1_000;
 
+/// Most bytes read in one call; files past it are only checked to exist.
+const MAX_TOTAL_READ: u64 = 64 * 1024 * 1024;
+
 /// How far opens and closes of one bracket kind may differ before it is a finding
 /// (template strings and odd lexing in a valid file stay within it).
 const BRACKET_ALLOWANCE: usize = 3;
@@ -174,6 +177,7 @@ pub fn check(
     let mut seen = BTreeSet::new();
     let mut sources = Vec::new();
     let mut unparsed_code = false;
+    let mut budget = MAX_TOTAL_READ;
     for rel in modified.iter().take(MAX_FILES) {
         if !seen.insert(rel.as_str()) {
             continue;
@@ -207,7 +211,8 @@ pub fn check(
             Located::File { path, len } => {
                 let lang = Lang::of(rel);
                 unparsed_code |= lang.is_none() && is_other_code(rel);
-                if let Some((text, lines)) = check_file(rel, &path, len, before, &mut findings)
+                if let Some((text, lines)) =
+                    check_file(rel, &path, len, before, &mut budget, &mut findings)
                     && let Some(lang) = lang
                 {
                     sources.push(symbol_rules::Source {
@@ -237,6 +242,7 @@ fn check_file(
     path: &Path,
     len: u64,
     before: &BTreeMap<String, String>,
+    budget: &mut u64,
     findings: &mut Vec<Finding>,
 ) -> Option<(String, Vec<usize>)> {
     let was_empty = before.get(rel).is_none_or(|b| b.trim().is_empty());
@@ -253,9 +259,10 @@ fn check_file(
         }
         return None;
     }
-    if len > MAX_READ {
+    if len > MAX_READ || len > *budget {
         return None;
     }
+    *budget -= len;
     let bytes = match read_capped(path, MAX_READ) {
         Ok(bytes) => bytes,
         Err(e) => {

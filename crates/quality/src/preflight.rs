@@ -134,6 +134,9 @@ fn v4_targets_empty(task: &QualityTask, workspace: &Path) -> Option<Rejection> {
     })
 }
 
+/// Bytes of a task description read for its wording.
+const MAX_DESCRIPTION: usize = 64 * 1024;
+
 /// Most targets V4 looks at.
 const MAX_TARGETS: usize = 200;
 
@@ -325,7 +328,7 @@ fn has_test_words(text: &str) -> bool {
 pub fn implies_creation(description: &str) -> bool {
     const VERBS: &str = "create add write implement generate build scaffold";
     const STARTERS: &str = "and then also please first next finally";
-    let lower = description.to_lowercase();
+    let lower = head(description, MAX_DESCRIPTION).to_lowercase();
     for clause in lower.split(['.', '!', '?', ';', ':', ',', '\n', '(', ')']) {
         let mut previous = "";
         let mut at_start = true;
@@ -349,7 +352,7 @@ pub fn implies_deletion(description: &str) -> bool {
     const WORDS: &str = "delete deletes deleted deleting deletion remove removes removed removing \
         removal rename renames renaming move moves moving drop drops dropping erase erasing \
         unlink rm mv";
-    let lower = description.to_lowercase();
+    let lower = head(description, MAX_DESCRIPTION).to_lowercase();
     words(&lower).any(|w| listed(WORDS, w))
 }
 

@@ -8,7 +8,10 @@ use std::collections::BTreeSet;
 
 use super::symbols::MAX_NAME;
 use crate::QualityTask;
-use crate::preflight::listed;
+use crate::preflight::{head, listed};
+
+/// Bytes of a description or criterion read.
+const MAX_TEXT: usize = 64 * 1024;
 
 /// The symbols a task names, read from its description and acceptance criteria.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -62,6 +65,7 @@ impl TaskSymbols {
     }
 
     fn read(&mut self, text: &str, acceptance: bool) {
+        let text = head(text, MAX_TEXT);
         const CREATE: &str = "add adds adding create creates implement implements write writes \
             define defines introduce introduces generate build";
         const CONTAIN: &str = "contain contains export exports expose exposes has have";

@@ -24,8 +24,11 @@ use super::symbols::{Lang, SymbolMap, bare, contains_word, parse_full, parse_pai
 use super::{Located, MAX_READ, finding, locate, read_capped};
 use crate::{Finding, QualityTask};
 
-/// Most symbol findings reported; the rest are counted.
+/// Most symbol findings reported; the rest are counted, up to [`MAX_COUNTED`].
 const MAX_FINDINGS: usize = 20;
+
+/// Most symbol findings looked for: each costs a look through every modified file.
+const MAX_COUNTED: usize = 100;
 
 /// Most target files read for the symbols a task asks for.
 const MAX_TARGETS: usize = 50;
@@ -105,13 +108,17 @@ pub(super) fn check(
         else {
             continue;
         };
+        if messages.len() >= MAX_COUNTED {
+            break;
+        }
         gone(source, old, &named, &files, &mut messages);
     }
     let mut wanted = named.wanted.clone();
     for (from, to) in &named.renamed {
         let was_symbol = sources.iter().any(|s| {
             before.get(s.rel).is_some_and(|old| {
-                contains_word(old, from)
+                old.len() as u64 <= MAX_READ
+                    && contains_word(old, from)
                     && symbols_of(old, s.lang)
                         .is_some_and(|all| all.iter().any(|sym| bare(&sym.name) == from))
             })
@@ -142,6 +149,11 @@ pub(super) fn check(
         }
     }
     let extra = messages.len().saturating_sub(MAX_FINDINGS);
+    let at_least = if messages.len() >= MAX_COUNTED {
+        "at least "
+    } else {
+        ""
+    };
     let mut findings: Vec<Finding> = messages
         .into_iter()
         .take(MAX_FINDINGS)
@@ -150,7 +162,7 @@ pub(super) fn check(
     if extra > 0 {
         findings.push(finding(
             None,
-            format!("… and {extra} more symbols are gone"),
+            format!("… and {at_least}{extra} more symbol problems like these"),
         ));
     }
     findings
@@ -174,6 +186,9 @@ fn gone(
     for (name, kind) in &was {
         if is.contains_key(name) {
             continue;
+        }
+        if messages.len() >= MAX_COUNTED {
+            return;
         }
         let short = bare(name);
         if named.removed.contains(short) || named.removed.contains(name.as_str()) {

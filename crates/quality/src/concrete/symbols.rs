@@ -11,6 +11,9 @@ use tree_sitter::{InputEdit, Node, Parser, Point, Tree};
 /// Longest symbol name kept.
 pub(super) const MAX_NAME: usize = 200;
 
+/// Deepest nesting of classes and modules walked (a hostile file may nest thousands).
+const MAX_DEPTH: usize = 16;
+
 /// A language the symbol check parses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lang {
@@ -170,6 +173,16 @@ fn name_of<'s>(node: Node<'_>, field: &str, src: &'s [u8]) -> Option<&'s str> {
     (!name.is_empty() && name.len() <= MAX_NAME).then_some(name)
 }
 
+/// The owner name for the members of `name` under `owner`, while nesting is shallow
+/// enough to walk.
+fn nested(owner: Option<&str>, name: &str) -> Option<String> {
+    match owner {
+        None => Some(name.to_owned()),
+        Some(o) if o.matches('.').count() + 1 < MAX_DEPTH => Some(format!("{o}.{name}")),
+        Some(_) => None,
+    }
+}
+
 fn add(out: &mut SymbolMap, owner: Option<&str>, name: &str, kind: &'static str) {
     let name = match owner {
         Some(owner) => format!("{owner}.{name}"),
@@ -200,8 +213,9 @@ fn python_item(node: Node<'_>, src: &[u8], owner: Option<&str>, out: &mut Symbol
         "class_definition" => {
             if let Some(name) = name_of(node, "name", src) {
                 add(out, owner, name, "class");
-                let qualified = owner.map_or_else(|| name.to_owned(), |o| format!("{o}.{name}"));
-                if let Some(body) = node.child_by_field_name("body") {
+                if let (Some(body), Some(qualified)) =
+                    (node.child_by_field_name("body"), nested(owner, name))
+                {
                     python(body, src, Some(&qualified), out);
                 }
             }
@@ -347,9 +361,9 @@ fn rust(node: Node<'_>, src: &[u8], owner: Option<&str>, out: &mut SymbolMap) {
                         "type"
                     },
                 );
-                if let Some(body) = child.child_by_field_name("body") {
-                    let qualified =
-                        owner.map_or_else(|| name.to_owned(), |o| format!("{o}.{name}"));
+                if let (Some(body), Some(qualified)) =
+                    (child.child_by_field_name("body"), nested(owner, name))
+                {
                     rust(body, src, Some(&qualified), out);
                 }
                 continue;
@@ -364,8 +378,9 @@ fn rust(node: Node<'_>, src: &[u8], owner: Option<&str>, out: &mut SymbolMap) {
                 let Some(ty) = rust_type_name(ty, src) else {
                     continue;
                 };
-                let qualified = owner.map_or_else(|| ty.to_owned(), |o| format!("{o}.{ty}"));
-                rust(body, src, Some(&qualified), out);
+                if let Some(qualified) = nested(owner, ty) {
+                    rust(body, src, Some(&qualified), out);
+                }
                 continue;
             }
             _ => continue,

@@ -653,3 +653,106 @@ fn top_level_lines_are_declarations_outside_brackets_and_strings() {
         ["const a = `", "function f() {", "export class K {}"]
     );
 }
+
+#[test]
+fn deep_nesting_is_walked_to_a_bound() {
+    let depth = 10_000;
+    let text = format!("{}{}", "mod a { ".repeat(depth), "}".repeat(depth));
+    let symbols = symbols_of(&text, Lang::Rust).unwrap();
+    // The top module and sixteen levels of members below it.
+    assert_eq!(symbols.len(), 17);
+}
+
+#[test]
+fn many_removed_symbols_are_reported_to_a_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let old: String = (0..150)
+        .map(|i| format!("def f{i}():\n    pass\n\n"))
+        .collect();
+    write(dir.path(), "m.py", "X = 1\n");
+    let found = check(
+        &task("Tidy m.py"),
+        &strings(&["m.py"]),
+        dir.path(),
+        &before(&[("m.py", &old)]),
+    );
+    assert_eq!(found.len(), 21, "{found:?}");
+    assert_eq!(
+        found[20].message,
+        "… and at least 80 more symbol problems like these"
+    );
+}
+
+#[tokio::test]
+async fn the_pipeline_stops_at_pre_flight_then_at_the_concrete_checks() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = "def parse(s):\n    return s\n\ndef render(s):\n    return s\n";
+    write(
+        dir.path(),
+        "src/util.py",
+        "def parse(s):\n    return s.strip()\n",
+    );
+    let modified = strings(&["src/util.py"]);
+    let was = before(&[("src/util.py", old)]);
+    let config = crate::QualityConfig {
+        enable_verification: false,
+        ..crate::QualityConfig::default()
+    };
+    let runner = crate::LocalRunner {
+        workspace: dir.path().to_path_buf(),
+    };
+    let t = task("Fix `parse` so it strips whitespace");
+    let mut result = crate::WorkerResult {
+        text: "Changed src/util.py and checked README.md".to_owned(),
+        ..crate::WorkerResult::default()
+    };
+    let assess = |result: crate::WorkerResult| {
+        let (t, modified, was, config, runner, dir) = (&t, &modified, &was, &config, &runner, &dir);
+        async move {
+            crate::assess(&crate::Input {
+                task: t,
+                result: &result,
+                modified,
+                before: was,
+                workspace: dir.path(),
+                attempt: 1,
+                progress: None,
+                config,
+                runner,
+                judge: None,
+            })
+            .await
+        }
+    };
+    // No tool calls: V7, score 0, before any file is looked at.
+    let outcome = assess(result.clone()).await;
+    assert_eq!(outcome.verdict, crate::Verdict::NeedsRetry);
+    assert_eq!(outcome.score, Some(0));
+    assert_eq!(outcome.findings[0].stage, Stage::Preflight);
+    assert_eq!(outcome.findings[0].code.as_deref(), Some("V7"));
+    assert_eq!(outcome.artifacts, ["src/util.py"]);
+    // With tool calls: the removed function is the concrete finding, in the retry too.
+    result.actions.push(crate::ToolAction {
+        tool: "edit_file".to_owned(),
+        ..crate::ToolAction::default()
+    });
+    let outcome = assess(result.clone()).await;
+    assert_eq!(outcome.score, Some(1));
+    assert_eq!(outcome.findings.len(), 1, "{:?}", outcome.findings);
+    assert_eq!(outcome.findings[0].stage, Stage::Concrete);
+    let retry = outcome.retry.unwrap();
+    assert!(
+        retry.previous_feedback.contains("function `render`"),
+        "{}",
+        retry.previous_feedback
+    );
+    // Restored: the checks pass and, with no judge, nothing scores it.
+    write(
+        dir.path(),
+        "src/util.py",
+        "def parse(s):\n    return s.strip()\n\ndef render(s):\n    return s\n",
+    );
+    let outcome = assess(result).await;
+    assert_eq!(outcome.verdict, crate::Verdict::Pass);
+    assert_eq!((outcome.score, outcome.findings.len()), (None, 0));
+}
