@@ -12,9 +12,13 @@
 //! and the loop tying them together (`coordinator`). Does not own: the checks
 //! (atto-quality), the worker's agent (atto-core via `atto exec`), or the front end.
 
+pub mod budget;
 pub mod config;
+pub mod decompose;
 pub mod events;
+pub mod schedule;
 pub mod task;
+pub mod worker;
 
 pub use config::{ConfigError, Isolation, Loaded, RoleModels, SwarmConfig};
 pub use events::{SwarmEvent, SwarmInput};

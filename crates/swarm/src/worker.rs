@@ -1,0 +1,519 @@
+//! One worker: a process started from the launch template (by default this `atto exec`)
+//! speaking stream-json — the task goes in as a `user_input` op on stdin, events come
+//! out one per line on stdout, approval requests are answered on stdin. What it did is
+//! collected for the quality pipeline. A worker that crashes, is killed or hangs past
+//! its timeout is reported as such; the coordinator never shares its fate.
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use atto_protocol::{ApprovalDecision, ApprovalRequest, FinalResult, Op, TurnStatus};
+use atto_quality::ToolAction;
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::sync::{mpsc, watch};
+
+/// Bytes of one tool call's output kept for the judge.
+const ACTION_OUTPUT: usize = 4 * 1024;
+
+/// Lines of the worker's stderr kept for the report.
+const STDERR_LINES: usize = 20;
+
+/// Longest stdout line read (a hostile worker cannot make the coordinator buffer more).
+const MAX_LINE: usize = 4 * 1024 * 1024;
+
+/// The command that starts a worker: program and arguments with placeholders —
+/// `{atto}` (this executable), `{args}` (the worker's flags, spliced in as separate
+/// arguments), `{workspace}`, `{task_id}`, `{swarm_id}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Template(pub Vec<String>);
+
+impl Default for Template {
+    fn default() -> Self {
+        Template(vec!["{atto}".into(), "exec".into(), "{args}".into()])
+    }
+}
+
+/// The values a template is filled with.
+#[derive(Debug, Clone, Default)]
+pub struct Vars {
+    /// Path of this atto executable.
+    pub atto: String,
+    /// The worker's flags.
+    pub args: Vec<String>,
+    /// The workspace.
+    pub workspace: String,
+    /// The task.
+    pub task_id: String,
+    /// The swarm.
+    pub swarm_id: String,
+}
+
+impl Template {
+    /// The template from config (`[]`: the default).
+    pub fn from_config(words: &[String]) -> Template {
+        if words.is_empty() {
+            Template::default()
+        } else {
+            Template(words.to_vec())
+        }
+    }
+
+    /// Program and arguments with the placeholders filled.
+    pub fn expand(&self, vars: &Vars) -> Result<(String, Vec<String>), String> {
+        let mut out: Vec<String> = Vec::new();
+        for word in &self.0 {
+            if word == "{args}" {
+                out.extend(vars.args.iter().cloned());
+                continue;
+            }
+            out.push(
+                word.replace("{atto}", &vars.atto)
+                    .replace("{workspace}", &vars.workspace)
+                    .replace("{task_id}", &vars.task_id)
+                    .replace("{swarm_id}", &vars.swarm_id),
+            );
+        }
+        if !self.0.iter().any(|w| w == "{args}") {
+            return Err(
+                "the worker command has no {args}: the worker's flags (stream-json in and out, \
+                 model, budget) would be lost"
+                    .to_owned(),
+            );
+        }
+        let mut it = out.into_iter();
+        let program = it
+            .next()
+            .filter(|p| !p.is_empty())
+            .ok_or("the worker command is empty")?;
+        Ok((program, it.collect()))
+    }
+}
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    /// Program.
+    pub program: String,
+    /// Arguments.
+    pub args: Vec<String>,
+    /// Working directory.
+    pub cwd: PathBuf,
+    /// The task prompt, sent as the first op.
+    pub prompt: String,
+    /// Longest the worker may run; then it is killed.
+    pub timeout: Duration,
+}
+
+/// Something a running worker needs from the coordinator, or tells it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Message {
+    /// It started (process id, when known).
+    Started(Option<u32>),
+    /// It started a tool call (one line).
+    Activity(String),
+    /// It waits for an approval the mailbox passed on; answer through the channel
+    /// given to [`run`].
+    Approval(ApprovalRequest),
+    /// The mailbox answered one itself.
+    Answered(ApprovalRequest, ApprovalDecision),
+}
+
+/// What a worker did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Report {
+    /// Its session id.
+    pub session_id: Option<String>,
+    /// Its model, as the session reported it.
+    pub model: Option<String>,
+    /// Process exit code (`None`: killed by a signal, or never started).
+    pub exit_code: Option<i32>,
+    /// The signal that killed it.
+    pub signal: Option<i32>,
+    /// Its final result line, when it wrote one.
+    pub result: Option<FinalResult>,
+    /// Every tool call, in order.
+    pub actions: Vec<ToolAction>,
+    /// The end of its stderr.
+    pub stderr_tail: String,
+    /// Killed at the timeout.
+    pub timed_out: bool,
+    /// Stopped because the swarm was interrupted.
+    pub interrupted: bool,
+    /// It could not be started: why.
+    pub spawn_error: Option<String>,
+    /// Wall time.
+    pub duration_ms: u64,
+}
+
+impl Report {
+    /// Tokens it reported.
+    pub fn tokens(&self) -> u64 {
+        self.result
+            .as_ref()
+            .map_or(0, |r| atto_llm::total_tokens(&r.usage))
+    }
+
+    /// One line on why it did not produce a usable result, `None` when it did.
+    pub fn failure(&self) -> Option<(String, String)> {
+        if let Some(err) = &self.spawn_error {
+            return Some(("error".into(), format!("the worker could not start: {err}")));
+        }
+        if self.timed_out {
+            return Some(("timeout".into(), "the worker ran past its time limit and was killed".into()));
+        }
+        if self.interrupted {
+            return Some(("interrupted".into(), "the swarm was interrupted".into()));
+        }
+        let tail = self.stderr_tail.lines().last().unwrap_or("").trim().to_owned();
+        let Some(result) = &self.result else {
+            let how = match (self.signal, self.exit_code) {
+                (Some(sig), _) => format!("was killed by signal {sig}"),
+                (None, Some(code)) => format!("exited with {code}"),
+                (None, None) => "ended".to_owned(),
+            };
+            let tail = if tail.is_empty() { String::new() } else { format!(": {tail}") };
+            return Some((
+                "error".into(),
+                format!("the worker {how} without a result{tail}"),
+            ));
+        };
+        match result.status {
+            TurnStatus::Completed => None,
+            TurnStatus::LimitReached => {
+                let why = result.error.clone().unwrap_or_else(|| "a limit stopped it".into());
+                let mode = if why.contains("budget") || why.contains("cap") {
+                    "budget"
+                } else {
+                    "error"
+                };
+                Some((mode.into(), why))
+            }
+            TurnStatus::Cancelled => Some(("error".into(), "the worker's task was cancelled".into())),
+            TurnStatus::Failed => Some((
+                if result.error.as_deref().is_some_and(|e| e.contains("budget")) {
+                    "budget".into()
+                } else {
+                    "error".into()
+                },
+                result.error.clone().unwrap_or_else(|| "the worker failed".into()),
+            )),
+        }
+    }
+}
+
+/// Runs one worker to its end. `decide` answers approval requests it can (the
+/// mailbox's automatic tiers); the others go out as [`Message::Approval`] and their
+/// answers come back on `answers` as `(request id, decision)`. `stop` turning true
+/// stops the worker.
+pub async fn run(
+    launch: Launch,
+    decide: &(dyn Fn(&ApprovalRequest) -> Option<ApprovalDecision> + Send + Sync),
+    messages: mpsc::UnboundedSender<Message>,
+    mut answers: mpsc::UnboundedReceiver<(String, ApprovalDecision)>,
+    mut stop: watch::Receiver<bool>,
+) -> Report {
+    let started = Instant::now();
+    let mut report = Report::default();
+    let mut command = tokio::process::Command::new(&launch.program);
+    command
+        .args(&launch.args)
+        .current_dir(&launch.cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(err) => {
+            report.spawn_error = Some(format!("{}: {err}", launch.program));
+            return report;
+        }
+    };
+    let _ = messages.send(Message::Started(child.id()));
+    let (Some(mut stdin), Some(stdout), Some(mut stderr)) =
+        (child.stdin.take(), child.stdout.take(), child.stderr.take())
+    else {
+        report.spawn_error = Some("its pipes could not be opened".into());
+        return report;
+    };
+    let first = Op::UserInput { text: launch.prompt.clone() };
+    let mut line = serde_json::to_string(&first).unwrap_or_default();
+    line.push('\n');
+    if stdin.write_all(line.as_bytes()).await.is_err() {
+        // It died at once; what it wrote and how it exited tell why.
+    }
+    let _ = stdin.flush().await;
+    let mut stdin = Some(stdin);
+
+    let err_task = tokio::spawn(async move {
+        let mut tail: VecDeque<String> = VecDeque::new();
+        let mut buf = Vec::new();
+        let _ = (&mut stderr).take(1 << 20).read_to_end(&mut buf).await;
+        for l in String::from_utf8_lossy(&buf).lines() {
+            if tail.len() == STDERR_LINES {
+                tail.pop_front();
+            }
+            tail.push_back(l.to_owned());
+        }
+        Vec::from(tail).join("\n")
+    });
+
+    let mut reader = tokio::io::BufReader::new(stdout);
+    let deadline = tokio::time::sleep(launch.timeout);
+    tokio::pin!(deadline);
+    let mut buf = Vec::new();
+    let mut pending: Vec<(String, usize)> = Vec::new();
+    loop {
+        buf.clear();
+        let mut limited = (&mut reader).take(MAX_LINE as u64);
+        tokio::select! {
+            read = limited.read_until(b'\n', &mut buf) => {
+                match read {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {}
+                }
+                let Ok(value) = serde_json::from_slice::<Value>(&buf) else { continue };
+                handle_line(&value, &mut report, &mut pending, decide, &messages, &mut stdin).await;
+                if report.result.is_some() {
+                    // Done: closing stdin lets it end.
+                    stdin = None;
+                }
+            }
+            answer = answers.recv() => {
+                if let Some((id, decision)) = answer {
+                    send_op(&mut stdin, &Op::Approval { id, decision }).await;
+                }
+            }
+            () = &mut deadline => {
+                report.timed_out = true;
+                let _ = child.start_kill();
+                break;
+            }
+            changed = stop.changed() => {
+                if changed.is_err() || *stop.borrow() {
+                    report.interrupted = true;
+                    send_op(&mut stdin, &Op::Interrupt).await;
+                    // A moment to stop on its own (it records its state), then it is killed.
+                    let _ = tokio::time::timeout(Duration::from_secs(3), child.wait()).await;
+                    let _ = child.start_kill();
+                    break;
+                }
+            }
+        }
+    }
+    drop(stdin);
+    let status = tokio::time::timeout(Duration::from_secs(10), child.wait()).await;
+    match status {
+        Ok(Ok(status)) => {
+            use std::os::unix::process::ExitStatusExt as _;
+            report.exit_code = status.code();
+            report.signal = status.signal();
+        }
+        _ => {
+            let _ = child.start_kill();
+            let _ = child.wait().await;
+        }
+    }
+    report.stderr_tail = err_task.await.unwrap_or_default();
+    report.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    report
+}
+
+async fn send_op(stdin: &mut Option<tokio::process::ChildStdin>, op: &Op) {
+    let Some(pipe) = stdin.as_mut() else { return };
+    let mut line = serde_json::to_string(op).unwrap_or_default();
+    line.push('\n');
+    if pipe.write_all(line.as_bytes()).await.is_err() || pipe.flush().await.is_err() {
+        *stdin = None;
+    }
+}
+
+fn bounded(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+async fn handle_line(
+    value: &Value,
+    report: &mut Report,
+    pending: &mut Vec<(String, usize)>,
+    decide: &(dyn Fn(&ApprovalRequest) -> Option<ApprovalDecision> + Send + Sync),
+    messages: &mpsc::UnboundedSender<Message>,
+    stdin: &mut Option<tokio::process::ChildStdin>,
+) {
+    let str_of = |key: &str| value.get(key).and_then(Value::as_str).map(str::to_owned);
+    match value.get("type").and_then(Value::as_str).unwrap_or("") {
+        "session_started" => {
+            report.session_id = str_of("session_id");
+            report.model = str_of("model");
+        }
+        "tool_call_started" => {
+            let name = str_of("name").unwrap_or_default();
+            let arguments = value.get("arguments").cloned().unwrap_or(Value::Null);
+            let command = arguments.get("command").and_then(Value::as_str);
+            let is_test_run = name == "bash" && command.is_some_and(atto_policy::is_test_command);
+            let what = command
+                .map(str::to_owned)
+                .or_else(|| arguments.get("path").and_then(Value::as_str).map(str::to_owned))
+                .unwrap_or_default();
+            let _ = messages.send(Message::Activity(bounded(
+                &format!("{name}: {}", what.lines().next().unwrap_or("")),
+                120,
+            )));
+            pending.push((str_of("call_id").unwrap_or_default(), report.actions.len()));
+            report.actions.push(ToolAction {
+                tool: name,
+                arguments,
+                output: String::new(),
+                exit_code: None,
+                is_test_run,
+            });
+        }
+        "tool_call_finished" => {
+            let id = str_of("call_id").unwrap_or_default();
+            if let Some(pos) = pending.iter().position(|(c, _)| *c == id) {
+                let (_, index) = pending.remove(pos);
+                if let Some(action) = report.actions.get_mut(index) {
+                    action.output = bounded(&str_of("summary").unwrap_or_default(), ACTION_OUTPUT);
+                    action.exit_code = value
+                        .get("exit_code")
+                        .and_then(Value::as_i64)
+                        .and_then(|c| i32::try_from(c).ok());
+                }
+            }
+        }
+        "approval_required" => {
+            let Ok(request) = serde_json::from_value::<ApprovalRequest>(value.clone()) else {
+                return;
+            };
+            match decide(&request) {
+                Some(decision) => {
+                    send_op(
+                        stdin,
+                        &Op::Approval {
+                            id: request.id.clone(),
+                            decision: decision.clone(),
+                        },
+                    )
+                    .await;
+                    let _ = messages.send(Message::Answered(request, decision));
+                }
+                None => {
+                    let _ = messages.send(Message::Approval(request));
+                }
+            }
+        }
+        "result" => {
+            if let Ok(result) = serde_json::from_value::<FinalResult>(value.clone()) {
+                report.result = Some(result);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn vars() -> Vars {
+        Vars {
+            atto: "/bin/atto".into(),
+            args: vec!["--model".into(), "m".into()],
+            workspace: "/w".into(),
+            task_id: "task-1".into(),
+            swarm_id: "s1".into(),
+        }
+    }
+
+    #[test]
+    fn the_template_splices_the_flags_and_fills_the_names() {
+        let (p, a) = Template::default().expand(&vars()).unwrap();
+        assert_eq!(p, "/bin/atto");
+        assert_eq!(a, vec!["exec", "--model", "m"]);
+        let ssh = Template(
+            ["ssh", "node7", "cd {workspace} &&", "{atto}", "exec", "{args}", "# {swarm_id}/{task_id}"]
+                .map(String::from)
+                .to_vec(),
+        );
+        let (p, a) = ssh.expand(&vars()).unwrap();
+        assert_eq!(p, "ssh");
+        assert_eq!(a, vec!["node7", "cd /w &&", "/bin/atto", "exec", "--model", "m", "# s1/task-1"]);
+        assert!(Template(vec!["{atto}".into(), "exec".into()]).expand(&vars()).is_err());
+    }
+
+    async fn run_script(script: &str) -> Report {
+        let dir = tempfile::tempdir().unwrap();
+        let (tx, _rx) = mpsc::unbounded_channel();
+        let (_atx, arx) = mpsc::unbounded_channel();
+        let (_stop_tx, stop) = watch::channel(false);
+        let launch = Launch {
+            program: "sh".into(),
+            args: vec!["-c".into(), script.into()],
+            cwd: dir.path().to_path_buf(),
+            prompt: "do it".into(),
+            timeout: Duration::from_secs(5),
+        };
+        run(launch, &|_| None, tx, arx, stop).await
+    }
+
+    #[tokio::test]
+    async fn a_worker_killed_by_a_signal_is_reported_as_such() {
+        let report = run_script("read line; kill -9 $$").await;
+        assert_eq!(report.signal, Some(9));
+        let (mode, why) = report.failure().unwrap();
+        assert_eq!(mode, "error");
+        assert!(why.contains("killed by signal 9"), "{why}");
+    }
+
+    #[tokio::test]
+    async fn the_result_line_and_tool_calls_are_collected() {
+        let script = r#"read line
+echo '{"type":"session_started","session_id":"abc","model":"m","provider":"p","wire":"chat","workspace":"/"}'
+echo 'not json'
+echo '{"type":"tool_call_started","call_id":"c1","name":"bash","arguments":{"command":"pytest -q"}}'
+echo '{"type":"tool_call_finished","call_id":"c1","name":"bash","status":"ok","duration_ms":1,"summary":"1 passed","exit_code":0}'
+echo '{"type":"result","status":"completed","rounds":2,"usage":{"input_tokens":100,"output_tokens":20,"cache_read_tokens":0,"cache_write_tokens":0},"cost_usd":null,"files_changed":["a.py"],"text":"done","duration_ms":5}'
+"#;
+        let report = run_script(script).await;
+        assert_eq!(report.session_id.as_deref(), Some("abc"));
+        assert_eq!(report.actions.len(), 1);
+        assert!(report.actions[0].is_test_run);
+        assert_eq!(report.actions[0].output, "1 passed");
+        assert_eq!(report.actions[0].exit_code, Some(0));
+        let result = report.result.as_ref().unwrap();
+        assert_eq!(result.files_changed, vec!["a.py"]);
+        assert_eq!(report.tokens(), 120);
+        assert_eq!(report.failure(), None);
+        assert_eq!(report.exit_code, Some(0));
+    }
+
+    #[tokio::test]
+    async fn a_worker_past_its_time_is_killed() {
+        let dir = tempfile::tempdir().unwrap();
+        let (tx, _rx) = mpsc::unbounded_channel();
+        let (_atx, arx) = mpsc::unbounded_channel();
+        let (_stop_tx, stop) = watch::channel(false);
+        let launch = Launch {
+            program: "sleep".into(),
+            args: vec!["30".into()],
+            cwd: dir.path().to_path_buf(),
+            prompt: String::new(),
+            timeout: Duration::from_millis(200),
+        };
+        let report = run(launch, &|_| None, tx, arx, stop).await;
+        assert!(report.timed_out);
+        assert_eq!(report.failure().unwrap().0, "timeout");
+    }
+}
