@@ -75,6 +75,10 @@ pub struct ExecArgs {
     /// (repeatable). Nothing else ever does in a headless run.
     #[arg(long, value_name = "COMMAND")]
     pub allow_unsandboxed: Vec<String>,
+    /// With --input-format stream-json: stop the task when stdin closes (the process
+    /// driving this one is gone), instead of finishing it with --on-ask answering.
+    #[arg(long)]
+    pub stop_on_stdin_close: bool,
 }
 
 impl ExecArgs {
@@ -90,6 +94,7 @@ impl ExecArgs {
             on_ask: OnAsk::Deny,
             input_format: InputFormat::Text,
             allow_unsandboxed: Vec::new(),
+            stop_on_stdin_close: false,
         }
     }
 }
@@ -133,6 +138,8 @@ pub struct RunOptions {
     pub format: OutputFormat,
     pub input: InputFormat,
     pub on_ask: OnAsk,
+    /// Stop the task when stdin (stream-json input) closes.
+    pub stop_on_stdin_close: bool,
 }
 
 /// Runs the task to the end and returns the exit code.
@@ -170,6 +177,10 @@ pub async fn run(
             event = handle.next_event() => event,
             _ = &mut stdin_closed, if answered_on_stdin => {
                 answered_on_stdin = false;
+                if options.stop_on_stdin_close {
+                    eprintln!("atto: stdin closed; stopping the task");
+                    let _ = ops.submit(Op::Interrupt);
+                }
                 for request in open_asks.drain(..) {
                     answer_headless(&ops, options.on_ask, &request, &mut refused_ask);
                 }

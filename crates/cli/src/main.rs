@@ -11,6 +11,7 @@ mod plan_cmd;
 mod render;
 mod repl;
 mod setup;
+mod swarm;
 mod swebench;
 mod tui;
 
@@ -230,6 +231,9 @@ enum Command {
     /// Look after the database: `atto store move-aside` sets a damaged one aside.
     #[command(subcommand)]
     Store(admin::StoreCommand),
+    /// Split a task among parallel workers, check every result, retry with structure:
+    /// `atto swarm "task"`, `atto swarm --resume ID`, `atto swarm status [ID]`.
+    Swarm(swarm::SwarmArgs),
     /// Benchmarks: `atto swebench run` solves SWE-bench instances into a predictions file.
     #[command(subcommand)]
     Swebench(swebench::SwebenchCommand),
@@ -382,6 +386,7 @@ fn run(mut cli: Cli) -> Result<ExitCode, Failure> {
         }
         Some(Command::Store(command)) => admin::store(command),
         Some(Command::Swebench(command)) => swebench::run(command, &cli.global),
+        Some(Command::Swarm(args)) => swarm::run(args, &mut cli.global),
         Some(Command::Completion { shell }) => {
             use clap::CommandFactory as _;
             clap_complete::generate(shell, &mut Cli::command(), "atto", &mut std::io::stdout());
@@ -434,6 +439,7 @@ fn run(mut cli: Cli) -> Result<ExitCode, Failure> {
                     format: args.output_format,
                     input: args.input_format,
                     on_ask: args.on_ask,
+                    stop_on_stdin_close: args.stop_on_stdin_close,
                 };
                 Ok(exec::run(handle, &session_id, task, options).await)
             })

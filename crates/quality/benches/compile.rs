@@ -22,9 +22,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build()?;
     let dir = tempfile::tempdir()?;
     let root = dir.path();
-    let runner = LocalRunner {
-        workspace: root.to_path_buf(),
-    };
+    let runner = LocalRunner::new(root.to_path_buf());
 
     let json = write_json(root, JSON_FILES)?;
     let python = write_python(root, PYTHON_FILES)?;

@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 pub use config::QualityConfig;
 pub use pipeline::{Input, Outcome, assess};
 pub use retry::RetryContext;
-pub use runner::LocalRunner;
+pub use runner::{LocalRunner, Prepare};
 
 /// A boxed, sendable future.
 pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;

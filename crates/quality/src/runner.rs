@@ -12,11 +12,35 @@ use crate::{BoxFuture, CommandOutput, CommandRequest, CommandRunner};
 /// Output kept of one command: the start and the end, where test summaries are.
 const MAX_OUTPUT: usize = 64 * 1024;
 
-/// Runs commands plainly in one directory.
-#[derive(Debug, Clone)]
+/// Adjusts a command before it starts (a caller applies its OS sandbox here).
+pub type Prepare = std::sync::Arc<dyn Fn(&mut tokio::process::Command) + Send + Sync>;
+
+/// Runs commands in one directory, plainly or through the caller's `prepare`.
+#[derive(Clone)]
 pub struct LocalRunner {
     /// Where commands run.
     pub workspace: PathBuf,
+    /// Applied to every command before it starts (`None`: run plainly).
+    pub prepare: Option<Prepare>,
+}
+
+impl LocalRunner {
+    /// Commands run plainly in `workspace`.
+    pub fn new(workspace: impl Into<PathBuf>) -> LocalRunner {
+        LocalRunner {
+            workspace: workspace.into(),
+            prepare: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for LocalRunner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LocalRunner")
+            .field("workspace", &self.workspace)
+            .field("prepare", &self.prepare.is_some())
+            .finish()
+    }
 }
 
 impl CommandRunner for LocalRunner {
@@ -32,6 +56,9 @@ impl CommandRunner for LocalRunner {
                 .stderr(Stdio::piped())
                 .process_group(0)
                 .kill_on_drop(true);
+            if let Some(prepare) = &self.prepare {
+                prepare(&mut command);
+            }
             let mut child = match command.spawn() {
                 Ok(child) => child,
                 Err(err) => {
@@ -136,9 +163,7 @@ mod tests {
     #[tokio::test]
     async fn a_command_that_never_ends_is_killed_with_its_children() {
         let dir = tempfile::tempdir().unwrap();
-        let runner = LocalRunner {
-            workspace: dir.path().to_path_buf(),
-        };
+        let runner = LocalRunner::new(dir.path().to_path_buf());
         let out = runner
             .run(CommandRequest {
                 command: "sleep 41.3 & sleep 41.3",
@@ -159,9 +184,7 @@ mod tests {
     #[tokio::test]
     async fn output_and_exit_code_come_back_bounded() {
         let dir = tempfile::tempdir().unwrap();
-        let runner = LocalRunner {
-            workspace: dir.path().to_path_buf(),
-        };
+        let runner = LocalRunner::new(dir.path().to_path_buf());
         let out = runner
             .run(CommandRequest {
                 command: "head -c 200000 /dev/zero | tr '\\0' x; echo; echo oops >&2; exit 3",

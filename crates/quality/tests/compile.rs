@@ -41,9 +41,7 @@ impl Project {
 
     async fn check(&self, files: &[&str]) -> Vec<CompileError> {
         let files: Vec<String> = files.iter().map(|f| (*f).to_owned()).collect();
-        let runner = LocalRunner {
-            workspace: self.root().to_path_buf(),
-        };
+        let runner = LocalRunner::new(self.root().to_path_buf());
         check(self.root(), &files, &runner).await
     }
 }

@@ -28,9 +28,7 @@ fn project(files: &[(&str, &str)]) -> TempDir {
 }
 
 async fn verify_in(dir: &Path, kind: TaskKind) -> Verification {
-    let runner = LocalRunner {
-        workspace: dir.to_path_buf(),
-    };
+    let runner = LocalRunner::new(dir.to_path_buf());
     verify::run(dir, kind, &runner, Duration::from_secs(120)).await
 }
 
@@ -337,9 +335,7 @@ async fn a_suite_that_never_ends_is_killed_at_the_timeout() {
          pathlib.Path('started').write_text('yes')\n    \
          time.sleep(600)\n",
     )]);
-    let runner = LocalRunner {
-        workspace: dir.path().to_path_buf(),
-    };
+    let runner = LocalRunner::new(dir.path().to_path_buf());
     let started = Instant::now();
     let v = verify::run(dir.path(), TaskKind::Test, &runner, Duration::from_secs(2)).await;
     assert!(
@@ -410,9 +406,7 @@ async fn a_failing_cargo_test_is_named() {
         ),
     ]);
     let runner = OwnTarget {
-        inner: LocalRunner {
-            workspace: dir.path().to_path_buf(),
-        },
+        inner: LocalRunner::new(dir.path().to_path_buf()),
         target: dir.path().join("target"),
     };
     let v = verify::run(
@@ -498,9 +492,7 @@ async fn a_tool_the_machine_lacks_is_not_run_and_fails() {
         }
     }
     let dir = project(&[("pyproject.toml", "[project]\nname = \"app\"\n")]);
-    let runner = NoTools(LocalRunner {
-        workspace: dir.path().to_path_buf(),
-    });
+    let runner = NoTools(LocalRunner::new(dir.path().to_path_buf()));
     let v = verify::run(
         dir.path(),
         TaskKind::Implement,

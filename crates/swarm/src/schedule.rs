@@ -86,7 +86,7 @@ pub fn ready(
         }
         if task.status != TaskStatus::Pending
             || busy.iter().any(|r| r.task_id == task.id)
-            || task.attempts.len() >= limits.max_dispatches as usize
+            || task.dispatches() >= limits.max_dispatches
             || not_before.get(&task.id).is_some_and(|&t| t > now_ms)
             || !task.dependencies.iter().all(|d| passed.contains(d.as_str()))
         {

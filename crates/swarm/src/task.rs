@@ -198,6 +198,15 @@ impl SwarmTask {
         }
     }
 
+    /// Dispatches that count against the task's caps (an interrupted swarm's are not
+    /// the task's doing).
+    pub fn dispatches(&self) -> u32 {
+        self.attempts
+            .iter()
+            .filter(|a| a.failure_mode.as_deref() != Some("interrupted"))
+            .count() as u32
+    }
+
     /// Tokens every attempt used.
     pub fn tokens(&self) -> u64 {
         self.attempts.iter().map(|a| a.tokens).sum()

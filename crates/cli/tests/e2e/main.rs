@@ -31,6 +31,7 @@ mod planner_quality;
 mod policy;
 mod sessions;
 mod subagents;
+mod swarm;
 mod swebench;
 mod trust;
 mod tui;

@@ -698,9 +698,7 @@ async fn the_pipeline_stops_at_pre_flight_then_at_the_concrete_checks() {
         enable_verification: false,
         ..crate::QualityConfig::default()
     };
-    let runner = crate::LocalRunner {
-        workspace: dir.path().to_path_buf(),
-    };
+    let runner = crate::LocalRunner::new(dir.path().to_path_buf());
     let t = task("Fix `parse` so it strips whitespace");
     let mut result = crate::WorkerResult {
         text: "Changed src/util.py and checked README.md".to_owned(),

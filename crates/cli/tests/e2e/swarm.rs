@@ -1,0 +1,535 @@
+//! `atto swarm` end to end: a real coordinator process, real `atto exec` worker processes
+//! speaking stream-json, the scripted model server answering each worker by the task in
+//! its prompt, and the real toolchains (python, pytest) in the quality checks.
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use atto_testkit::{Reply, Script, ScriptUsage};
+use serde_json::{Value, json};
+
+use crate::common::{Env, call, events, of_type, stderr};
+
+/// The marker of a task's worker prompt (every request of that worker contains it).
+fn marker(id: &str, kind: &str) -> String {
+    format!("## Task {id} ({kind})")
+}
+
+fn when(marker: &str, reply: Reply) -> Reply {
+    Reply {
+        when: Some(marker.to_owned()),
+        ..reply
+    }
+}
+
+/// A worker's turn: one reply of tool calls, then its final answer.
+fn worker(id: &str, kind: &str, calls: Vec<atto_testkit::ScriptToolCall>, answer: &str) -> Vec<Reply> {
+    let m = marker(id, kind);
+    vec![
+        when(
+            &m,
+            Reply {
+                tool_calls: calls,
+                ..Reply::default()
+            },
+        ),
+        when(&m, Reply::text(answer)),
+    ]
+}
+
+fn write(path: &str, content: &str) -> atto_testkit::ScriptToolCall {
+    call("write_file", json!({"path": path, "content": content}))
+}
+
+fn bash(command: &str) -> atto_testkit::ScriptToolCall {
+    call("bash", json!({"command": command}))
+}
+
+/// The decomposer's answer.
+fn decomposition(tasks: Value) -> Reply {
+    when(
+        "Split this task into swarm tasks",
+        Reply::text(json!({ "tasks": tasks }).to_string()),
+    )
+}
+
+/// `atto swarm` against the scripted server with auto-safe workers and fast backoff.
+fn swarm(env: &Env, args: &[&str]) -> Command {
+    let mut cmd = env.atto();
+    cmd.arg("swarm")
+        .args(["--base-url", &env.base("chat"), "--model", "m"])
+        .args(["--permission", "auto-safe", "--output-format", "stream-json"])
+        .args(["--backoff-unit-ms", "10"])
+        .args(args);
+    cmd
+}
+
+fn run(env: &Env, args: &[&str]) -> Output {
+    swarm(env, args).output().unwrap()
+}
+
+fn finished(ev: &[Value]) -> &Value {
+    of_type(ev, "swarm.finished")
+        .last()
+        .copied()
+        .unwrap_or_else(|| panic!("no swarm.finished in {ev:?}"))
+}
+
+fn report_json(ev: &[Value]) -> Value {
+    let md = finished(ev)["report"].as_str().unwrap().to_owned();
+    let json = md.replace("report.md", "report.json");
+    serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap()
+}
+
+fn task_report<'a>(report: &'a Value, id: &str) -> &'a Value {
+    report["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == id)
+        .unwrap_or_else(|| panic!("no task {id} in {report}"))
+}
+
+const TEXT_UTILS: &str = "def normalize(text):\n    return ' '.join(text.split())\n";
+
+const TEXT_UTILS_SLUG: &str = "import re\n\n\ndef normalize(text):\n    return ' '.join(text.split())\n\n\ndef slugify(text):\n    return re.sub(r'[^a-z0-9]+', '-', text.lower()).strip('-')\n";
+
+const VALIDATORS: &str = "import re\n\n\nclass ValidationError(ValueError):\n    pass\n\n\ndef validate_email(value):\n    if not re.fullmatch(r'[^@\\s]+@[^@\\s]+\\.[a-z]+', value or ''):\n        raise ValidationError('email: not an address')\n    return value\n";
+
+const COUNTER_BROKEN: &str = "def count_words(text):\n    words = text.split()\n      return len(words)\n";
+
+const COUNTER: &str = "def count_words(text):\n    return len(text.split())\n\n\ndef count_lines(text):\n    return len(text.splitlines())\n";
+
+const TEST_SLUG: &str = "from text_utils import slugify\n\n\ndef test_punctuation_and_case():\n    assert slugify('Hello, World!') == 'hello-world'\n\n\ndef test_surrounding_spaces():\n    assert slugify('  a b  ') == 'a-b'\n";
+
+const TEST_VALIDATORS: &str = "import pytest\n\nfrom validators import ValidationError, validate_email\n\n\ndef test_valid_email():\n    assert validate_email('a@b.io') == 'a@b.io'\n\n\ndef test_invalid_email_raises():\n    with pytest.raises(ValidationError):\n        validate_email('nope')\n";
+
+fn six_tasks() -> Value {
+    json!([
+        {"id": "task-1", "type": "implement",
+         "description": "Add a slugify(text) function to text_utils.py that lowercases the text, replaces runs of non-alphanumeric characters with one hyphen and strips hyphens at both ends.",
+         "target_files": ["text_utils.py"]},
+        {"id": "task-2", "type": "implement", "description": "Add validation"},
+        {"id": "task-3", "type": "implement",
+         "description": "Create counter.py with count_words(text) returning the number of whitespace-separated words and count_lines(text) returning the number of lines.",
+         "target_files": ["counter.py"]},
+        {"id": "task-4", "type": "test", "dependencies": ["task-1"],
+         "description": "Write pytest tests for slugify in tests/test_text_utils.py covering punctuation, case and surrounding spaces, and run them with pytest.",
+         "target_files": ["tests/test_text_utils.py"]},
+        {"id": "task-5", "type": "test", "dependencies": ["task-2"],
+         "description": "Write pytest tests for validate_email in tests/test_validators.py covering a valid and an invalid address, and run them with pytest.",
+         "target_files": ["tests/test_validators.py"]},
+        {"id": "task-6", "type": "document", "dependencies": ["task-1", "task-2", "task-3"],
+         "description": "Document slugify, validate_email and count_words in README.md with one short usage example for each of them.",
+         "target_files": ["README.md"]}
+    ])
+}
+
+/// The seed's AFTER shape for the thin task, as the enrichment model answers it.
+fn enrichment_reply() -> Reply {
+    when(
+        "Add validation",
+        Reply::text(
+            json!({
+                "description": "Add input validation in validators.py: a ValidationError exception and validate_email(value) that accepts addresses of the form name@domain.tld and raises ValidationError with the field name in its message otherwise.",
+                "target_files": ["validators.py"],
+                "acceptance_criteria": ["validate_email raises ValidationError for 'nope'"],
+                "technical_constraints": ["Use the stdlib re module, not third-party validators", "ValidationError must include the field name in its message"],
+                "modification_instructions": "1. Create validators.py\n2. Add ValidationError and validate_email()",
+                "test_expectations": ["test_valid_email passes", "test_invalid_email raises ValidationError"]
+            })
+            .to_string(),
+        ),
+    )
+}
+
+fn python_project(env: &Env) {
+    env.write("text_utils.py", TEXT_UTILS);
+    env.write("README.md", "# utils\n");
+    env.write(".atto/swarm.yaml", "swarm:\n  quality_gates: false\n  max_workers: 4\n");
+}
+
+fn python_ok() -> bool {
+    Command::new("python3")
+        .args(["-c", "import pytest"])
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+#[test]
+fn six_tasks_decomposed_enriched_run_in_parallel_checked_and_retried() {
+    if !python_ok() {
+        atto_testkit::skipped(
+            "six_tasks_decomposed_enriched_run_in_parallel_checked_and_retried",
+            "python3 with pytest is not installed (scripts/test.sh installs it)",
+        );
+        return;
+    }
+    let mut env = Env::new();
+    python_project(&env);
+    let mut replies = vec![decomposition(six_tasks()), enrichment_reply()];
+    replies.extend(worker("task-1", "implement", vec![write("text_utils.py", TEXT_UTILS_SLUG)], "Added slugify."));
+    replies.extend(worker("task-2", "implement", vec![write("validators.py", VALIDATORS)], "Added validators.py."));
+    replies.extend(worker("task-3", "implement", vec![write("counter.py", COUNTER_BROKEN)], "Wrote counter.py."));
+    replies.extend(worker("task-3", "implement", vec![write("counter.py", COUNTER)], "Fixed the indentation."));
+    // The first test attempt writes the tests but never runs them (V11).
+    replies.extend(worker("task-4", "test", vec![write("tests/test_text_utils.py", TEST_SLUG)], "Wrote the tests."));
+    replies.extend(worker(
+        "task-4",
+        "test",
+        vec![bash("python3 -m pytest -q tests/test_text_utils.py")],
+        "2 passed.",
+    ));
+    replies.extend(worker(
+        "task-5",
+        "test",
+        vec![
+            write("tests/test_validators.py", TEST_VALIDATORS),
+            bash("python3 -m pytest -q tests/test_validators.py"),
+        ],
+        "2 passed.",
+    ));
+    replies.extend(worker(
+        "task-6",
+        "document",
+        vec![write(
+            "README.md",
+            "# utils\n\n`slugify('Hello World')` gives `hello-world`.\n\n`validate_email('a@b.io')` returns the address.\n\n`count_words('a b')` is 2.\n",
+        )],
+        "Documented the helpers.",
+    ));
+    env.serve(Script::new(replies));
+    let out = run(&env, &["--yes", "add slugs, validation, a word counter, their tests and docs"]);
+    let ev = events(&out);
+    assert_eq!(out.status.code(), Some(0), "{}\n{ev:?}", stderr(&out));
+
+    // Enrichment turned the thin task into the seed's AFTER shape.
+    let enriched = &of_type(&ev, "swarm.enriched")[0];
+    assert!(enriched["thin"].as_array().unwrap().iter().any(|t| t == "task-2"), "{enriched}");
+    assert!(enriched["enriched"].as_array().unwrap().iter().any(|t| t == "task-2"));
+    let plan = &of_type(&ev, "swarm.decomposed")[0]["tasks"];
+    let t2 = plan.as_array().unwrap().iter().find(|t| t["id"] == "task-2").unwrap();
+    assert_eq!(t2["target_files"], json!(["validators.py"]));
+    assert!(t2["description"].as_str().unwrap().len() >= 80);
+    let criteria = t2["acceptance_criteria"].to_string();
+    assert!(criteria.contains("File 'validators.py' exists and is non-empty"), "{criteria}");
+    assert!(t2["technical_constraints"].to_string().contains("stdlib re"));
+
+    // Workers with disjoint files ran at the same time.
+    let first_pass = ev.iter().position(|e| e["type"] == "swarm.task.passed").unwrap();
+    let started_before: Vec<&str> = ev[..first_pass]
+        .iter()
+        .filter(|e| e["type"] == "swarm.task.started")
+        .map(|e| e["task_id"].as_str().unwrap())
+        .collect();
+    for id in ["task-1", "task-2", "task-3"] {
+        assert!(started_before.contains(&id), "{id} not started in parallel: {started_before:?}");
+    }
+
+    // task-3 failed the compile check and its retry was told where.
+    let retrying = of_type(&ev, "swarm.task.retrying");
+    let r3: Vec<_> = retrying.iter().filter(|e| e["task_id"] == "task-3").collect();
+    assert_eq!(r3.len(), 1, "{retrying:?}");
+    let retry_prompt = env
+        .requests()
+        .iter()
+        .map(|r| r.body["messages"].to_string())
+        .find(|b| b.contains("## Task task-3 (implement)") && b.contains("Previous Attempt"))
+        .expect("the retry's request");
+    assert!(retry_prompt.contains("### Compilation Errors"), "{retry_prompt}");
+    assert!(retry_prompt.contains("counter.py:3 — "), "{retry_prompt}");
+
+    // task-4's first attempt was rejected by V11, its second passed.
+    let checked4: Vec<_> = of_type(&ev, "swarm.task.checked")
+        .into_iter()
+        .filter(|e| e["task_id"] == "task-4")
+        .collect();
+    assert_eq!(checked4.len(), 2, "{checked4:?}");
+    assert_ne!(checked4[0]["verdict"], "pass");
+    assert!(checked4[0]["findings"].to_string().contains("V11"), "{}", checked4[0]);
+    assert_eq!(checked4[1]["verdict"], "pass");
+
+    // The report says what happened.
+    let done = finished(&ev);
+    assert_eq!(done["passed"], 6, "{done}");
+    assert_eq!(done["failed"], 0);
+    let report = report_json(&ev);
+    for (id, attempts) in [("task-1", 1), ("task-2", 1), ("task-3", 2), ("task-4", 2), ("task-5", 1), ("task-6", 1)] {
+        let t = task_report(&report, id);
+        assert_eq!(t["status"], "passed", "{t}");
+        assert_eq!(t["attempts"], attempts, "{t}");
+    }
+    assert_eq!(env.read("counter.py"), COUNTER);
+    let md = std::fs::read_to_string(done["report"].as_str().unwrap()).unwrap();
+    assert!(md.contains("task-3"), "{md}");
+
+    // `atto swarm status` prints the same headless.
+    let status = env.atto().args(["swarm", "status"]).output().unwrap();
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert_eq!(status.status.code(), Some(0), "{}", stderr(&status));
+    assert!(text.contains("✓ task-3"), "{text}");
+}
+
+/// Two tasks, the second depending on the first; the first's worker writes a broken
+/// Python file every time.
+fn stuck_project(env: &mut Env, yaml: &str, attempts: usize, extra: Vec<Reply>) {
+    env.write(".atto/swarm.yaml", yaml);
+    let mut replies = vec![decomposition(json!([
+        {"id": "task-1", "type": "implement", "target_files": ["app.py"],
+         "description": "Create app.py with a main() function that prints hello and returns 0, callable from the command line."},
+        {"id": "task-2", "type": "document", "dependencies": ["task-1"], "target_files": ["NOTES.md"],
+         "description": "Write NOTES.md describing how to run app.py from the command line with one example."}
+    ]))];
+    for _ in 0..attempts {
+        replies.extend(worker("task-1", "implement", vec![write("app.py", COUNTER_BROKEN)], "Wrote app.py."));
+    }
+    replies.extend(extra);
+    env.serve(Script::new(replies));
+}
+
+#[test]
+fn without_intervention_a_stuck_task_fails_and_its_dependents_are_skipped() {
+    let mut env = Env::new();
+    stuck_project(
+        &mut env,
+        "swarm:\n  quality_gates: false\n  worker_retries: 1\n",
+        2,
+        Vec::new(),
+    );
+    let out = run(&env, &["--yes", "make the app"]);
+    let ev = events(&out);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(of_type(&ev, "swarm.task.intervention_needed").is_empty());
+    let failed = of_type(&ev, "swarm.task.failed");
+    assert_eq!(failed.len(), 1);
+    assert_eq!(failed[0]["attempts"], 2);
+    let skipped = of_type(&ev, "swarm.task.skipped");
+    assert_eq!(skipped[0]["task_id"], "task-2");
+    assert!(skipped[0]["reason"].as_str().unwrap().contains("task-1 failed"));
+    let done = finished(&ev);
+    assert_eq!((done["passed"].as_u64(), done["failed"].as_u64(), done["skipped"].as_u64()), (Some(0), Some(1), Some(1)));
+}
+
+/// Runs `atto swarm` with stream-json on both ends, answering events with `answer`
+/// (the lines it returns are written to stdin) until the run ends.
+fn converse(env: &Env, args: &[&str], mut answer: impl FnMut(&Value) -> Vec<String>) -> (Vec<Value>, Option<i32>, String) {
+    let mut child = swarm(env, args)
+        .args(["--input-format", "stream-json"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut seen = Vec::new();
+    for line in stdout.lines() {
+        let line = line.unwrap();
+        let Ok(event) = serde_json::from_str::<Value>(&line) else { continue };
+        for reply in answer(&event) {
+            writeln!(stdin, "{reply}").unwrap();
+            stdin.flush().unwrap();
+        }
+        let end = event["type"] == "swarm.finished";
+        seen.push(event);
+        if end {
+            break;
+        }
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    (seen, out.status.code(), stderr(&out))
+}
+
+#[test]
+fn with_intervention_a_stuck_task_waits_for_a_person_whose_guidance_is_used() {
+    let mut env = Env::new();
+    let fixed = worker("task-1", "implement", vec![write("app.py", COUNTER)], "Fixed it.");
+    let mut extra: Vec<Reply> = fixed
+        .into_iter()
+        .map(|r| Reply {
+            when: Some("keep every line at four spaces".into()),
+            ..r
+        })
+        .collect();
+    extra.extend(worker("task-2", "document", vec![write("NOTES.md", "Run python app.py\n")], "Wrote notes."));
+    stuck_project(
+        &mut env,
+        "swarm:\n  quality_gates: false\n  worker_retries: 1\n  enable_user_intervention: true\n  user_intervention_threshold: 2\n",
+        2,
+        extra,
+    );
+    let (ev, code, err) = converse(&env, &["--yes", "make the app"], |e| {
+        if e["type"] == "swarm.task.intervention_needed" {
+            // The seed's payload.
+            assert_eq!(e["task_id"], "task-1");
+            assert_eq!(e["attempts"], 2);
+            assert_eq!(e["failure_mode"], "quality");
+            assert_eq!(e["model"], "m");
+            assert!(e["compilation_errors"][0]["line"] == 3, "{e}");
+            assert!(!e["description"].as_str().unwrap().is_empty());
+            vec![json!({"type": "intervention", "task_id": "task-1", "action": "guidance",
+                        "text": "keep every line at four spaces"}).to_string()]
+        } else {
+            Vec::new()
+        }
+    });
+    assert_eq!(code, Some(0), "{err}\n{ev:?}");
+    assert_eq!(of_type(&ev, "swarm.task.intervention_needed").len(), 1);
+    // The dependent waited instead of being skipped.
+    assert!(of_type(&ev, "swarm.task.skipped").is_empty(), "{ev:?}");
+    assert_eq!(finished(&ev)["passed"], 2);
+    assert_eq!(env.read("app.py"), COUNTER);
+}
+
+#[test]
+fn a_worker_killed_by_sigkill_is_detected_and_its_task_retried_through_the_template() {
+    let mut env = Env::new();
+    // The launch template is a wrapper script: the coordinator depends on nothing else.
+    // Its first launch kills itself with SIGKILL; later ones run the real worker.
+    let wrapper = env.dir.path().join("launch.sh");
+    let log = env.dir.path().join("launches.log");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\necho \"$@\" >> {log}\nif [ ! -e {log}.once ]; then touch {log}.once; kill -9 $$; fi\nexec \"$@\"\n",
+            log = log.display()
+        ),
+    )
+    .unwrap();
+    env.write(
+        ".atto/swarm.yaml",
+        &format!(
+            "swarm:\n  quality_gates: false\n  worker_command: [\"sh\", \"{}\", \"{{atto}}\", \"exec\", \"{{args}}\"]\n",
+            wrapper.display()
+        ),
+    );
+    let mut replies = vec![decomposition(json!([
+        {"id": "task-1", "type": "implement", "target_files": ["hello.py"],
+         "description": "Create hello.py that prints hello world when it is run with python from the command line."}
+    ]))];
+    replies.extend(worker("task-1", "implement", vec![write("hello.py", "print('hello world')\n")], "Done."));
+    env.serve(Script::new(replies));
+    let out = run(&env, &["--yes", "say hello"]);
+    let ev = events(&out);
+    assert_eq!(out.status.code(), Some(0), "{}\n{ev:?}", stderr(&out));
+    let retrying = of_type(&ev, "swarm.task.retrying");
+    assert_eq!(retrying.len(), 1, "{ev:?}");
+    assert!(retrying[0]["reason"].as_str().unwrap().contains("killed by signal 9"), "{}", retrying[0]);
+    let launches = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(launches.lines().count(), 2, "{launches}");
+    assert!(launches.contains("exec --output-format stream-json --input-format stream-json"), "{launches}");
+    assert_eq!(env.read("hello.py"), "print('hello world')\n");
+}
+
+fn wait_for(child: &mut Child, deadline: Duration, mut until: impl FnMut(&Value) -> bool) -> Vec<Value> {
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let start = Instant::now();
+    let mut seen = Vec::new();
+    while start.elapsed() < deadline {
+        let Ok(line) = rx.recv_timeout(Duration::from_millis(100)) else { continue };
+        if let Ok(v) = serde_json::from_str::<Value>(&line) {
+            let stop = until(&v);
+            seen.push(v);
+            if stop {
+                return seen;
+            }
+        }
+    }
+    panic!("timed out; saw {seen:?}");
+}
+
+#[test]
+fn a_killed_coordinator_resumes_without_rerunning_passed_tasks() {
+    let mut env = Env::new();
+    env.write(".atto/swarm.yaml", "swarm:\n  quality_gates: false\n");
+    let mut replies = vec![decomposition(json!([
+        {"id": "task-1", "type": "implement", "target_files": ["one.py"],
+         "description": "Create one.py defining ONE = 1 as a module-level constant for the other modules to import."},
+        {"id": "task-2", "type": "implement", "dependencies": ["task-1"], "target_files": ["two.py"],
+         "description": "Create two.py defining TWO = ONE + 1, importing ONE from one.py at the top of the module."}
+    ]))];
+    replies.extend(worker("task-1", "implement", vec![write("one.py", "ONE = 1\n")], "Done."));
+    // task-2's first worker is slow: the coordinator is killed while it runs.
+    let mut slow = worker("task-2", "implement", vec![write("two.py", "from one import ONE\n\nTWO = ONE + 1\n")], "Done.");
+    slow[0].delay_ms = 30_000;
+    replies.extend(slow);
+    replies.extend(worker("task-2", "implement", vec![write("two.py", "from one import ONE\n\nTWO = ONE + 1\n")], "Done."));
+    env.serve(Script::new(replies));
+    let mut child = swarm(&env, &["--yes", "one and two"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let seen = wait_for(&mut child, Duration::from_secs(60), |e| {
+        e["type"] == "swarm.task.started" && e["task_id"] == "task-2"
+    });
+    let swarm_id = of_type(&seen, "swarm.started")[0]["swarm_id"].as_str().unwrap().to_owned();
+    assert_eq!(of_type(&seen, "swarm.task.passed").len(), 1);
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let task1_requests = |env: &Env| {
+        env.requests()
+            .iter()
+            .filter(|r| r.body["messages"].to_string().contains("## Task task-1 ("))
+            .count()
+    };
+    let before = task1_requests(&env);
+
+    let out = run(&env, &["--resume", &swarm_id[..8]]);
+    let ev = events(&out);
+    assert_eq!(out.status.code(), Some(0), "{}\n{ev:?}", stderr(&out));
+    assert_eq!(of_type(&ev, "swarm.started")[0]["resumed"], true);
+    let started: Vec<&Value> = of_type(&ev, "swarm.task.started");
+    assert!(started.iter().all(|e| e["task_id"] == "task-2"), "{started:?}");
+    assert_eq!(task1_requests(&env), before, "task-1 ran again");
+    assert_eq!(finished(&ev)["passed"], 2);
+    assert_eq!(env.read("two.py"), "from one import ONE\n\nTWO = ONE + 1\n");
+}
+
+#[test]
+fn the_token_cap_is_never_crossed() {
+    let mut env = Env::new();
+    env.write(".atto/swarm.yaml", "swarm:\n  quality_gates: false\n  enable_task_enrichment: false\n");
+    let usage = Some(ScriptUsage {
+        input_tokens: 3_000,
+        output_tokens: 500,
+        ..ScriptUsage::default()
+    });
+    let tasks: Vec<Value> = (1..=4)
+        .map(|i| json!({"id": format!("task-{i}"), "type": "implement", "target_files": [format!("f{i}.py")],
+                        "description": format!("Create f{i}.py defining the constant VALUE = {i} for the other modules to import.")}))
+        .collect();
+    let mut replies = vec![decomposition(Value::Array(tasks))];
+    for i in 1..=4 {
+        for r in worker(&format!("task-{i}"), "implement", vec![write(&format!("f{i}.py"), &format!("VALUE = {i}\n"))], "Done.") {
+            replies.push(Reply { usage: usage.clone(), ..r });
+        }
+    }
+    env.serve(Script::new(replies));
+    let cap = 20_000u64;
+    let out = run(&env, &["--yes", "--max-budget-tokens", &cap.to_string(), "--max-workers", "1", "four constants"]);
+    let ev = events(&out);
+    let done = finished(&ev);
+    let tokens = done["tokens"].as_u64().unwrap();
+    assert!(tokens <= cap, "{tokens} > {cap}: {ev:?}");
+    // The cap stopped work: not every task could run.
+    let passed = done["passed"].as_u64().unwrap();
+    assert!(passed < 4, "{done}");
+    assert!(
+        ev.iter().any(|e| e.to_string().contains("budget")),
+        "nothing said the budget stopped it: {ev:?}"
+    );
+    for b in of_type(&ev, "swarm.budget") {
+        assert!(b["tokens"].as_u64().unwrap() <= cap, "{b}");
+    }
+}
