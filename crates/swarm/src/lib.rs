@@ -14,8 +14,14 @@
 
 pub mod config;
 pub mod events;
+pub mod health;
+pub mod mailbox;
+pub mod report;
 pub mod task;
 
 pub use config::{ConfigError, Isolation, Loaded, RoleModels, SwarmConfig};
 pub use events::{SwarmEvent, SwarmInput};
+pub use health::{HealthChange, HealthMonitor};
+pub use mailbox::Tier;
+pub use report::Caps;
 pub use task::{Attempt, InterventionAnswer, SwarmState, SwarmStatus, SwarmTask, TaskStatus};
