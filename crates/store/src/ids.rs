@@ -25,6 +25,8 @@ pub enum IdKind {
     Plan,
     /// The planner's task plans.
     TaskPlan,
+    /// Swarm runs (`atto swarm status ID`, `--resume ID`).
+    Swarm,
 }
 
 impl IdKind {
@@ -33,6 +35,7 @@ impl IdKind {
             IdKind::Session => "sessions",
             IdKind::Plan => "pending_plans",
             IdKind::TaskPlan => "task_plans",
+            IdKind::Swarm => "swarms",
         }
     }
 
@@ -42,6 +45,17 @@ impl IdKind {
             IdKind::Session => "session",
             IdKind::Plan => "plan",
             IdKind::TaskPlan => "task plan",
+            IdKind::Swarm => "swarm",
+        }
+    }
+
+    /// Where the user finds the ids, for a message about one not found.
+    fn listing(self) -> &'static str {
+        match self {
+            IdKind::Session | IdKind::Plan | IdKind::TaskPlan => {
+                "`atto sessions` lists sessions with their ids"
+            }
+            IdKind::Swarm => "a swarm's id is shown when it starts and in its report",
         }
     }
 }
@@ -158,7 +172,8 @@ pub(crate) fn resolve(
     let typed = prefix.trim();
     if typed.is_empty() {
         return Ok(Err(StoreError::NotFound(format!(
-            "no {noun} id given; `atto sessions` lists sessions with their ids"
+            "no {noun} id given; {}",
+            kind.listing()
         ))));
     }
     let mut found = starting_with(conn, kind, typed, CANDIDATES + 1)?;
@@ -170,7 +185,8 @@ pub(crate) fn resolve(
     }
     match found.as_slice() {
         [] => Ok(Err(StoreError::NotFound(format!(
-            "no {noun} matches '{typed}'; `atto sessions` lists sessions with their ids"
+            "no {noun} matches '{typed}'; {}",
+            kind.listing()
         )))),
         [only] => Ok(Ok(only.clone())),
         many => {

@@ -1,14 +1,14 @@
 //! atto's one SQLite database: where it lives, opening it safely (WAL, numbered migrations,
 //! refusing damaged or newer files without touching them), a single handle whose requests run
 //! on a dedicated thread off the async runtime, and atto's tables: remembered grants and the
-//! audit log (`grants`, `audit`), sessions with their threads and messages (`sessions`), and
+//! audit log (`grants`, `audit`), sessions with their threads and messages (`sessions`),
 //! plan mode's pending plans with their proposed changes (`plans`), the planner's task plans
-//! (`task_plans`). Many atto processes may share the file: writes take the write lock
-//! before they read (`BEGIN IMMEDIATE`), a request that meets another process's lock is
-//! retried within one bound (`busy`), and an error says whether the database was merely
-//! unavailable ([`StoreError::is_unavailable`]). Later tables arrive as
-//! further migrations and modules here. The crate decides nothing about policy or plans: it
-//! stores what it is given.
+//! (`task_plans`), and swarm runs with their saved state (`swarms`). Many atto processes may
+//! share the file: writes take the write lock before they read (`BEGIN IMMEDIATE`), a
+//! request that meets another process's lock is retried within one bound (`busy`), and an
+//! error says whether the database was merely unavailable ([`StoreError::is_unavailable`]).
+//! Later tables arrive as further migrations and modules here. The crate decides nothing
+//! about policy or plans: it stores what it is given.
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), atto_store::StoreError> {
@@ -28,6 +28,7 @@ mod open;
 mod plans;
 mod session_settings;
 mod sessions;
+mod swarms;
 mod task_plans;
 mod tasks;
 
@@ -39,6 +40,7 @@ pub use ids::{IdKind, SHORT_ID_MIN, short_form};
 pub use migrate::LATEST as SCHEMA_VERSION;
 pub use open::{IntegrityCheck, OpenOptions, default_path, move_aside};
 pub use sessions::{NewSession, SessionRef, SessionRow, ThreadRow};
+pub use swarms::{SWARM_PREFIX_MIN, SwarmRow};
 
 /// Now, in unix milliseconds (0 if the clock is before 1970).
 pub(crate) fn now_ms() -> i64 {

@@ -7,7 +7,7 @@ use rusqlite::{Connection, TransactionBehavior};
 
 /// Every migration, in order: (version it brings the database to, SQL batch).
 /// Versions start at 1 and increase by one.
-const MIGRATIONS: &[(u32, &str)] = &[
+pub(crate) const MIGRATIONS: &[(u32, &str)] = &[
     (1, V1_GRANTS_AND_AUDIT),
     (2, V2_SESSIONS),
     (3, V3_PENDING_PLANS),
@@ -16,6 +16,7 @@ const MIGRATIONS: &[(u32, &str)] = &[
     (6, V6_SESSION_MODES),
     (7, V7_SUBAGENT_SESSIONS),
     (8, V8_PINNED_MODEL),
+    (9, V9_SWARMS),
 ];
 
 /// The newest schema version this build knows.
@@ -211,6 +212,23 @@ ALTER TABLE sessions ADD COLUMN spawned_by TEXT;   -- the parent of a subagent
 CREATE INDEX sessions_spawned_by ON sessions (spawned_by);
 ";
 
+/// Swarm runs: per workspace, each run's whole state as JSON (its tasks, attempts and
+/// totals change together, so they are kept as one document, saved after every change so a
+/// run can be resumed), with its goal and status outside the JSON for listings. The store
+/// does not read the JSON; the swarm's statuses are its own words, unchecked here.
+const V9_SWARMS: &str = "
+CREATE TABLE swarms (
+    id         TEXT    PRIMARY KEY,
+    workspace  TEXT    NOT NULL,   -- canonical workspace path
+    goal       TEXT    NOT NULL,   -- what the user asked
+    status     TEXT    NOT NULL,   -- planned | running | finished | interrupted | failed
+    state      TEXT    NOT NULL,   -- the swarm's state as JSON
+    created_at INTEGER NOT NULL,   -- unix ms
+    updated_at INTEGER NOT NULL    -- unix ms, last save
+) STRICT;
+CREATE INDEX swarms_workspace ON swarms (workspace, updated_at);
+";
+
 /// The schema version recorded in the file (0 for a new or foreign database). Reading it is
 /// the first read of the file, so a file that is not a database fails here.
 pub(crate) fn schema_version(conn: &Connection) -> rusqlite::Result<i64> {
@@ -283,6 +301,7 @@ mod tests {
                 "proposed_changes",
                 "remembered_permissions",
                 "sessions",
+                "swarms",
                 "task_deps",
                 "task_plans",
                 "tasks",

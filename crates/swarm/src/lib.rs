@@ -14,12 +14,20 @@
 
 pub mod budget;
 pub mod config;
+pub mod coordinator;
 pub mod decompose;
+pub mod enrich;
 pub mod events;
+pub mod health;
+pub mod mailbox;
+pub mod report;
 pub mod schedule;
 pub mod task;
 pub mod worker;
 
 pub use config::{ConfigError, Isolation, Loaded, RoleModels, SwarmConfig};
 pub use events::{SwarmEvent, SwarmInput};
+pub use health::{HealthChange, HealthMonitor};
+pub use mailbox::Tier;
+pub use report::Caps;
 pub use task::{Attempt, InterventionAnswer, SwarmState, SwarmStatus, SwarmTask, TaskStatus};
