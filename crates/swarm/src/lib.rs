@@ -13,9 +13,11 @@
 //! (atto-quality), the worker's agent (atto-core via `atto exec`), or the front end.
 
 pub mod config;
+pub mod enrich;
 pub mod events;
 pub mod task;
 
 pub use config::{ConfigError, Isolation, Loaded, RoleModels, SwarmConfig};
+pub use enrich::{Enrichment, enrich, thin_reasons};
 pub use events::{SwarmEvent, SwarmInput};
 pub use task::{Attempt, InterventionAnswer, SwarmState, SwarmStatus, SwarmTask, TaskStatus};
