@@ -26,6 +26,7 @@ pub mod task;
 pub mod worker;
 
 pub use config::{ConfigError, Isolation, Loaded, RoleModels, SwarmConfig};
+pub use enrich::{Enrichment, enrich, thin_reasons};
 pub use events::{SwarmEvent, SwarmInput};
 pub use health::{HealthChange, HealthMonitor};
 pub use mailbox::Tier;
