@@ -390,7 +390,10 @@ fn limits(config: &Config, flags: &LimitFlags) -> Limits {
 /// never in the repository's git directory, `.atto/` or atto's own config and data.
 /// Where it cannot be prepared, says why once (the reason is also the session's sandbox
 /// state); WARN commands then always ask.
-pub(crate) fn sandbox(workspace: &Path, config: &Config) -> Result<std::sync::Arc<Sandbox>, String> {
+pub(crate) fn sandbox(
+    workspace: &Path,
+    config: &Config,
+) -> Result<std::sync::Arc<Sandbox>, String> {
     let config = SandboxConfig {
         writable: vec![workspace.to_path_buf(), std::env::temp_dir()],
         allow_network: config.allow_network.unwrap_or(false),

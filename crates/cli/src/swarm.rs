@@ -234,9 +234,7 @@ fn exit_code(state: &SwarmState) -> ExitCode {
     use atto_swarm::{SwarmStatus, TaskStatus};
     match state.status {
         SwarmStatus::Interrupted => ExitCode::Cancelled,
-        SwarmStatus::Finished
-            if state.tasks.iter().all(|t| t.status == TaskStatus::Passed) =>
-        {
+        SwarmStatus::Finished if state.tasks.iter().all(|t| t.status == TaskStatus::Passed) => {
             ExitCode::Ok
         }
         _ => ExitCode::Failed,
@@ -257,7 +255,11 @@ fn load_state(
         };
         found.map_err(|e| Failure::usage(e.to_string()))
     })?
-    .ok_or_else(|| Failure::usage(format!("no saved swarm {which} (atto swarm status lists the latest)")))?;
+    .ok_or_else(|| {
+        Failure::usage(format!(
+            "no saved swarm {which} (atto swarm status lists the latest)"
+        ))
+    })?;
     let state: SwarmState = serde_json::from_str(&row.state).map_err(|e| {
         Failure::usage(format!(
             "swarm {} is stored but its state cannot be read ({e}); it cannot be resumed",
@@ -482,7 +484,9 @@ impl Front {
                 let decision = match self.on_ask {
                     OnAsk::Allow if !unsandboxed => ApprovalDecision::Yes,
                     OnAsk::Fail => {
-                        self.notice(&format!("{text} needed approval; stopping the swarm (--on-ask fail)"));
+                        self.notice(&format!(
+                            "{text} needed approval; stopping the swarm (--on-ask fail)"
+                        ));
                         let _ = input.send(SwarmInput::Interrupt);
                         ApprovalDecision::No { reason: None }
                     }
@@ -607,7 +611,11 @@ fn text_line(event: &SwarmEvent) -> Option<String> {
             ..
         } if !enriched.is_empty() || !still_thin.is_empty() => format!(
             "enriched: {}{}",
-            if enriched.is_empty() { "none".into() } else { enriched.join(", ") },
+            if enriched.is_empty() {
+                "none".into()
+            } else {
+                enriched.join(", ")
+            },
             if still_thin.is_empty() {
                 String::new()
             } else {
@@ -640,7 +648,9 @@ fn text_line(event: &SwarmEvent) -> Option<String> {
             if *attempts == 1 { "" } else { "s" },
             score.map(|s| format!(", score {s}/5")).unwrap_or_default()
         ),
-        SwarmEvent::TaskFailed { task_id, reason, .. } => format!("✗ {task_id} failed: {reason}"),
+        SwarmEvent::TaskFailed {
+            task_id, reason, ..
+        } => format!("✗ {task_id} failed: {reason}"),
         SwarmEvent::TaskSkipped { task_id, reason } => format!("⊘ {task_id} skipped: {reason}"),
         SwarmEvent::InterventionNeeded {
             task_id,
@@ -654,7 +664,11 @@ fn text_line(event: &SwarmEvent) -> Option<String> {
             health,
         } => format!(
             "model {model}: {} (health {health}%)",
-            if *tripped { "circuit breaker tripped, no dispatches" } else { "recovered" }
+            if *tripped {
+                "circuit breaker tripped, no dispatches"
+            } else {
+                "recovered"
+            }
         ),
         SwarmEvent::Notice { text } => format!("atto: {text}"),
         SwarmEvent::Finished {

@@ -6,7 +6,9 @@
 
 use std::sync::{Arc, Mutex};
 
-use atto_llm::{BoxFuture, ModelClient, ModelError, ModelInfo, ModelRequest, ModelResponse, StreamUpdate};
+use atto_llm::{
+    BoxFuture, ModelClient, ModelError, ModelInfo, ModelRequest, ModelResponse, StreamUpdate,
+};
 use atto_protocol::Usage;
 
 /// What the swarm may spend, and what it has.
@@ -37,7 +39,12 @@ pub struct Hold {
 
 impl Ledger {
     /// A ledger with these caps, having spent `tokens` / `usd` already (a resumed run).
-    pub fn new(max_tokens: Option<u64>, max_usd: Option<f64>, tokens: u64, usd: Option<f64>) -> Ledger {
+    pub fn new(
+        max_tokens: Option<u64>,
+        max_usd: Option<f64>,
+        tokens: u64,
+        usd: Option<f64>,
+    ) -> Ledger {
         Ledger(Arc::new(Mutex::new(Book {
             max_tokens,
             max_usd,
@@ -49,7 +56,9 @@ impl Ledger {
     }
 
     fn book(&self) -> std::sync::MutexGuard<'_, Book> {
-        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The caps.
@@ -74,7 +83,8 @@ impl Ledger {
     /// Dollars neither spent nor held (`None`: no dollar cap).
     pub fn usd_left(&self) -> Option<f64> {
         let b = self.book();
-        b.max_usd.map(|max| (max - b.used_usd - b.reserved_usd).max(0.0))
+        b.max_usd
+            .map(|max| (max - b.used_usd - b.reserved_usd).max(0.0))
     }
 
     /// Holds `tokens` (and `usd`) when that much is left; `Err` says which cap is short.
@@ -138,7 +148,10 @@ impl Capped {
 
     /// What the calls so far used (tokens, dollars).
     pub fn used(&self) -> (u64, Option<f64>) {
-        let u = self.usage.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let u = self
+            .usage
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         (atto_llm::total_tokens(&u.0), u.1)
     }
 }
@@ -167,7 +180,10 @@ impl ModelClient for Capped {
                 ..Usage::default()
             };
             let usd = atto_llm::cost_usd(model, &estimate).unwrap_or(0.0);
-            let hold = self.ledger.hold(bound, usd).map_err(ModelError::OverBudget)?;
+            let hold = self
+                .ledger
+                .hold(bound, usd)
+                .map_err(ModelError::OverBudget)?;
             let reply = self.inner.stream(req, on_update).await;
             match &reply {
                 Ok(r) => {
@@ -182,7 +198,10 @@ impl ModelClient for Capped {
                         None
                     };
                     self.ledger.settle(hold, tokens, cost);
-                    let mut u = self.usage.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                    let mut u = self
+                        .usage
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
                     if r.usage_reported {
                         atto_llm::add_usage(&mut u.0, &r.usage);
                     } else {
@@ -210,7 +229,10 @@ mod tests {
     fn holds_never_add_up_past_the_cap() {
         let ledger = Ledger::new(Some(1000), None, 100, Some(0.0));
         let a = ledger.hold(600, 0.0).unwrap();
-        assert!(ledger.hold(400, 0.0).is_err(), "100 spent + 600 held + 400 > 1000");
+        assert!(
+            ledger.hold(400, 0.0).is_err(),
+            "100 spent + 600 held + 400 > 1000"
+        );
         let b = ledger.hold(300, 0.0).unwrap();
         assert_eq!(ledger.tokens_left(), Some(0));
         ledger.settle(a, 250, Some(0.0));

@@ -304,6 +304,11 @@ impl Coordinator {
                 )
                 .await;
                 still_thin.clone_from(&e.still_thin);
+                for note in &e.notes {
+                    self.emit(SwarmEvent::Notice {
+                        text: format!("enrichment: {note}"),
+                    });
+                }
                 let again = e.redecompose && !redecomposed;
                 self.emit(SwarmEvent::Enriched {
                     thin: e.thin,
@@ -404,15 +409,18 @@ impl Coordinator {
     /// When something scheduled happens next (a backoff ends, a breaker half-opens).
     fn next_wake(&self) -> Option<u64> {
         let now = self.now();
-        let mut wake = self
-            .not_before
-            .values()
-            .copied()
-            .filter(|&t| t > now)
-            .min();
-        for task in self.state.tasks.iter().filter(|t| t.status == TaskStatus::Pending) {
+        let mut wake = self.not_before.values().copied().filter(|&t| t > now).min();
+        for task in self
+            .state
+            .tasks
+            .iter()
+            .filter(|t| t.status == TaskStatus::Pending)
+        {
             let model = self.model_for(task);
-            if self.health.pick(&model, &self.config.models.fallback, now).is_none()
+            if self
+                .health
+                .pick(&model, &self.config.models.fallback, now)
+                .is_none()
                 && let Some(at) = self.health.available_at(&model, now)
             {
                 wake = Some(wake.map_or(at, |w| w.min(at)));
@@ -653,8 +661,15 @@ impl Coordinator {
                 let judge_ref = judge.as_deref();
                 Some(
                     assess(
-                        &task, &report, &before, &workspace, attempt, progress, &quality,
-                        runner.as_ref(), judge_ref,
+                        &task,
+                        &report,
+                        &before,
+                        &workspace,
+                        attempt,
+                        progress,
+                        &quality,
+                        runner.as_ref(),
+                        judge_ref,
                     )
                     .await,
                 )
@@ -849,7 +864,9 @@ impl Coordinator {
                 .and_then(|a| a.error.clone())
                 .or_else(|| task.reason.clone())
                 .unwrap_or_default(),
-            compilation_errors: last.map(|a| a.compilation_errors.clone()).unwrap_or_default(),
+            compilation_errors: last
+                .map(|a| a.compilation_errors.clone())
+                .unwrap_or_default(),
             failure_mode: last
                 .and_then(|a| a.failure_mode.clone())
                 .unwrap_or_else(|| "error".into()),
@@ -909,11 +926,7 @@ impl Coordinator {
             return;
         };
         let number = task.attempts.len() as u32 + 1;
-        let files = report
-            .result
-            .as_ref()
-            .map(|r| r.files_changed.clone())
-            .unwrap_or_default();
+        let files = own_changes(&task, &report, &self.deps.workspace);
         let mut attempt = Attempt {
             number,
             model: model.clone(),
@@ -1007,7 +1020,10 @@ impl Coordinator {
         if passed {
             t.status = TaskStatus::Passed;
             t.retry = None;
-            let (attempts, score) = (t.attempts.len() as u32, t.score());
+            let (attempts, score) = (
+                t.attempts.len() as u32,
+                t.attempts.last().and_then(|a| a.score),
+            );
             self.emit(SwarmEvent::TaskPassed {
                 task_id: task_id.clone(),
                 attempts,
@@ -1087,10 +1103,14 @@ impl Coordinator {
             });
         if let Err(err) = written {
             self.emit(SwarmEvent::Notice {
-                text: format!("the report could not be written to {}: {err}", dir.display()),
+                text: format!(
+                    "the report could not be written to {}: {err}",
+                    dir.display()
+                ),
             });
         }
-        let count = |s: TaskStatus| self.state.tasks.iter().filter(|t| t.status == s).count() as u32;
+        let count =
+            |s: TaskStatus| self.state.tasks.iter().filter(|t| t.status == s).count() as u32;
         self.emit(SwarmEvent::Finished {
             swarm_id: self.state.id.clone(),
             status: self.state.status.as_str().into(),
@@ -1125,7 +1145,7 @@ async fn assess(
         actions: report.actions.clone(),
         model: report.model.clone(),
     };
-    let modified: Vec<String> = result.map(|r| r.files_changed.clone()).unwrap_or_default();
+    let modified = own_changes(task, report, workspace);
     let input = atto_quality::Input {
         task: &task.quality_task(),
         result: &worker_result,
@@ -1139,6 +1159,65 @@ async fn assess(
         judge,
     };
     atto_quality::assess(&input).await
+}
+
+/// The files this worker changed. In a shared workspace a session's `files_changed`
+/// also holds what other workers (and its own test runs' caches) changed meanwhile, so
+/// only the files its file tools named, and the task's declared targets, count.
+fn own_changes(
+    task: &SwarmTask,
+    report: &worker::Report,
+    workspace: &std::path::Path,
+) -> Vec<String> {
+    let Some(result) = &report.result else {
+        return Vec::new();
+    };
+    let root = format!("{}/", workspace.display());
+    let clean = |p: &str| -> String {
+        let p = p.trim();
+        p.strip_prefix(root.as_str())
+            .unwrap_or(p)
+            .trim_start_matches("./")
+            .to_owned()
+    };
+    let mut mine: std::collections::HashSet<String> =
+        task.target_files.iter().map(|f| clean(f)).collect();
+    for action in &report.actions {
+        let args = &action.arguments;
+        match action.tool.as_str() {
+            "write_file" | "edit_file" | "delete_file" => {
+                if let Some(p) = args.get("path").and_then(serde_json::Value::as_str) {
+                    mine.insert(clean(p));
+                }
+            }
+            "apply_patch" => {
+                let text = args
+                    .get("patch")
+                    .or_else(|| args.get("input"))
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or("");
+                for line in text.lines() {
+                    for head in [
+                        "*** Add File: ",
+                        "*** Update File: ",
+                        "*** Delete File: ",
+                        "*** Move to: ",
+                    ] {
+                        if let Some(p) = line.strip_prefix(head) {
+                            mine.insert(clean(p));
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    result
+        .files_changed
+        .iter()
+        .filter(|f| mine.contains(&clean(f)))
+        .cloned()
+        .collect()
 }
 
 /// The text of the declared files before the task, for the checks.

@@ -87,7 +87,11 @@ pub fn workspace_files(workspace: &Path, limit: usize) -> Vec<String> {
             {
                 continue;
             }
-            let path = if rel.is_empty() { name } else { format!("{rel}/{name}") };
+            let path = if rel.is_empty() {
+                name
+            } else {
+                format!("{rel}/{name}")
+            };
             match entry.file_type() {
                 Ok(t) if t.is_dir() => queue.push_back((entry.path(), path)),
                 Ok(t) if t.is_file() => {
@@ -151,7 +155,10 @@ pub fn parse(answer: &str, max_tasks: usize) -> Result<Vec<SwarmTask>, String> {
     for d in draft.tasks {
         let id = d.id.trim().to_owned();
         if id.is_empty() || id.len() > 64 || id.chars().any(char::is_whitespace) {
-            return Err(format!("task id {:?} must be 1–64 characters without spaces", d.id));
+            return Err(format!(
+                "task id {:?} must be 1–64 characters without spaces",
+                d.id
+            ));
         }
         if !seen.insert(id.clone()) {
             return Err(format!("task id {id} is used twice"));
@@ -162,7 +169,11 @@ pub fn parse(answer: &str, max_tasks: usize) -> Result<Vec<SwarmTask>, String> {
             .map(|(_, k)| *k)
             .ok_or_else(|| {
                 let names: Vec<&str> = KINDS.iter().map(|(n, _)| *n).collect();
-                format!("task {id} has type {:?}; use one of {}", d.kind, names.join(", "))
+                format!(
+                    "task {id} has type {:?}; use one of {}",
+                    d.kind,
+                    names.join(", ")
+                )
             })?;
         if d.description.trim().is_empty() {
             return Err(format!("task {id} has an empty description"));
@@ -203,7 +214,12 @@ pub fn is_relative_inside(path: &str) -> bool {
     let p = Path::new(path.trim());
     !path.trim().is_empty()
         && p.is_relative()
-        && p.components().all(|c| matches!(c, std::path::Component::Normal(_) | std::path::Component::CurDir))
+        && p.components().all(|c| {
+            matches!(
+                c,
+                std::path::Component::Normal(_) | std::path::Component::CurDir
+            )
+        })
 }
 
 /// Dependencies name existing other tasks and form no cycle.
@@ -316,7 +332,8 @@ pub async fn decompose(
             effort: None,
             temperature: None,
         };
-        let reply = tokio::time::timeout(REQUEST_TIMEOUT, client.stream(&request, &mut |_| {})).await;
+        let reply =
+            tokio::time::timeout(REQUEST_TIMEOUT, client.stream(&request, &mut |_| {})).await;
         let response = match reply {
             Ok(Ok(r)) => r,
             Ok(Err(err)) => {
@@ -404,18 +421,50 @@ mod tests {
     #[test]
     fn each_fault_is_named_for_the_reask() {
         let cases = [
-            (answer(r#"{"id":"a","type":"build","description":"x"}"#), "type \"build\""),
-            (answer(r#"{"id":"a","type":"fix","description":"x","dependencies":["b"]}"#), "depends on b, which is not a task"),
-            (answer(r#"{"id":"a","type":"fix","description":"x","dependencies":["a"]}"#), "depends on itself"),
             (
-                answer(r#"{"id":"a","type":"fix","description":"x","dependencies":["b"]},{"id":"b","type":"fix","description":"y","dependencies":["a"]}"#),
+                answer(r#"{"id":"a","type":"build","description":"x"}"#),
+                "type \"build\"",
+            ),
+            (
+                answer(r#"{"id":"a","type":"fix","description":"x","dependencies":["b"]}"#),
+                "depends on b, which is not a task",
+            ),
+            (
+                answer(r#"{"id":"a","type":"fix","description":"x","dependencies":["a"]}"#),
+                "depends on itself",
+            ),
+            (
+                answer(
+                    r#"{"id":"a","type":"fix","description":"x","dependencies":["b"]},{"id":"b","type":"fix","description":"y","dependencies":["a"]}"#,
+                ),
                 "cycle: a → b → a",
             ),
-            (answer(r#"{"id":"a","type":"fix","description":"x"},{"id":"a","type":"fix","description":"y"}"#), "used twice"),
-            (answer(r#"{"id":"a","type":"fix","description":"x","target_files":["../etc/passwd"]}"#), "without `..`"),
-            (answer(r#"{"id":"a","type":"fix","description":"x","target_files":["/etc/passwd"]}"#), "workspace-relative"),
-            (answer(r#"{"id":"a","type":"fix","description":" "}"#), "empty description"),
-            (answer(r#"{"id":"a","type":"fix","description":"x","surprise":1}"#), "unknown field"),
+            (
+                answer(
+                    r#"{"id":"a","type":"fix","description":"x"},{"id":"a","type":"fix","description":"y"}"#,
+                ),
+                "used twice",
+            ),
+            (
+                answer(
+                    r#"{"id":"a","type":"fix","description":"x","target_files":["../etc/passwd"]}"#,
+                ),
+                "without `..`",
+            ),
+            (
+                answer(
+                    r#"{"id":"a","type":"fix","description":"x","target_files":["/etc/passwd"]}"#,
+                ),
+                "workspace-relative",
+            ),
+            (
+                answer(r#"{"id":"a","type":"fix","description":" "}"#),
+                "empty description",
+            ),
+            (
+                answer(r#"{"id":"a","type":"fix","description":"x","surprise":1}"#),
+                "unknown field",
+            ),
             ("no json here".to_owned(), "no JSON object"),
             (answer(""), "\"tasks\" is empty"),
         ];
@@ -426,13 +475,23 @@ mod tests {
         let many: Vec<String> = (0..4)
             .map(|i| format!(r#"{{"id":"t{i}","type":"fix","description":"x"}}"#))
             .collect();
-        assert!(parse(&answer(&many.join(",")), 3).unwrap_err().contains("at most 3"));
+        assert!(
+            parse(&answer(&many.join(",")), 3)
+                .unwrap_err()
+                .contains("at most 3")
+        );
     }
 
     #[test]
     fn the_listing_skips_hidden_and_build_directories() {
         let dir = tempfile::tempdir().unwrap();
-        for f in ["a.py", "src/b.py", ".git/config", "node_modules/x.js", "target/y"] {
+        for f in [
+            "a.py",
+            "src/b.py",
+            ".git/config",
+            "node_modules/x.js",
+            "target/y",
+        ] {
             let p = dir.path().join(f);
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
             std::fs::write(p, "x").unwrap();

@@ -88,7 +88,10 @@ pub fn ready(
             || busy.iter().any(|r| r.task_id == task.id)
             || task.dispatches() >= limits.max_dispatches
             || not_before.get(&task.id).is_some_and(|&t| t > now_ms)
-            || !task.dependencies.iter().all(|d| passed.contains(d.as_str()))
+            || !task
+                .dependencies
+                .iter()
+                .all(|d| passed.contains(d.as_str()))
         {
             continue;
         }
@@ -105,8 +108,11 @@ pub fn ready(
 /// Pending tasks that can never run because a dependency failed or was skipped, with
 /// the reason. A dependency waiting for a person holds its dependents back instead.
 pub fn cascade(state: &SwarmState) -> Vec<(String, String)> {
-    let status: HashMap<&str, TaskStatus> =
-        state.tasks.iter().map(|t| (t.id.as_str(), t.status)).collect();
+    let status: HashMap<&str, TaskStatus> = state
+        .tasks
+        .iter()
+        .map(|t| (t.id.as_str(), t.status))
+        .collect();
     let mut out = Vec::new();
     for task in &state.tasks {
         if task.status != TaskStatus::Pending {
@@ -201,7 +207,11 @@ mod tests {
     fn a_writer_without_files_runs_alone_but_readers_share() {
         let mut research = task("r", &["x.py"], &[]);
         research.kind = TaskKind::Research;
-        let s = state(vec![task("w", &[], &[]), research, task("c", &["z.py"], &[])]);
+        let s = state(vec![
+            task("w", &[], &[]),
+            research,
+            task("c", &["z.py"], &[]),
+        ]);
         assert_eq!(ready(&s, &[], &HashMap::new(), 0, LIMITS), vec!["w"]);
         let s2 = state(vec![s.tasks[1].clone(), s.tasks[2].clone()]);
         assert_eq!(ready(&s2, &[], &HashMap::new(), 0, LIMITS), vec!["r", "c"]);
@@ -220,7 +230,10 @@ mod tests {
         assert_eq!(ready(&s, &[], &wait, 4999, LIMITS), vec!["a", "d"]);
         assert_eq!(ready(&s, &[], &wait, 5000, LIMITS), vec!["a", "c", "d"]);
         s.tasks[0].status = TaskStatus::Passed;
-        let two = Limits { max_workers: 2, ..LIMITS };
+        let two = Limits {
+            max_workers: 2,
+            ..LIMITS
+        };
         assert_eq!(ready(&s, &[], &HashMap::new(), 0, two), vec!["b", "c"]);
         s.tasks[1].attempts = vec![Attempt::default(); 5];
         assert_eq!(ready(&s, &[], &HashMap::new(), 0, LIMITS), vec!["c", "d"]);
@@ -236,9 +249,15 @@ mod tests {
         s.tasks[0].status = TaskStatus::AwaitingIntervention;
         assert!(cascade(&s).is_empty());
         s.tasks[0].status = TaskStatus::Failed;
-        assert_eq!(cascade(&s), vec![("b".into(), "its dependency a failed".into())]);
+        assert_eq!(
+            cascade(&s),
+            vec![("b".into(), "its dependency a failed".into())]
+        );
         s.tasks[1].status = TaskStatus::Skipped;
-        assert_eq!(cascade(&s), vec![("c".into(), "its dependency b skipped".into())]);
+        assert_eq!(
+            cascade(&s),
+            vec![("c".into(), "its dependency b skipped".into())]
+        );
         assert_eq!(depth(&s, "c"), 2);
     }
 }

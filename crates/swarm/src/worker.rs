@@ -162,19 +162,32 @@ impl Report {
             return Some(("error".into(), format!("the worker could not start: {err}")));
         }
         if self.timed_out {
-            return Some(("timeout".into(), "the worker ran past its time limit and was killed".into()));
+            return Some((
+                "timeout".into(),
+                "the worker ran past its time limit and was killed".into(),
+            ));
         }
         if self.interrupted {
             return Some(("interrupted".into(), "the swarm was interrupted".into()));
         }
-        let tail = self.stderr_tail.lines().last().unwrap_or("").trim().to_owned();
+        let tail = self
+            .stderr_tail
+            .lines()
+            .last()
+            .unwrap_or("")
+            .trim()
+            .to_owned();
         let Some(result) = &self.result else {
             let how = match (self.signal, self.exit_code) {
                 (Some(sig), _) => format!("was killed by signal {sig}"),
                 (None, Some(code)) => format!("exited with {code}"),
                 (None, None) => "ended".to_owned(),
             };
-            let tail = if tail.is_empty() { String::new() } else { format!(": {tail}") };
+            let tail = if tail.is_empty() {
+                String::new()
+            } else {
+                format!(": {tail}")
+            };
             return Some((
                 "error".into(),
                 format!("the worker {how} without a result{tail}"),
@@ -183,7 +196,10 @@ impl Report {
         match result.status {
             TurnStatus::Completed => None,
             TurnStatus::LimitReached => {
-                let why = result.error.clone().unwrap_or_else(|| "a limit stopped it".into());
+                let why = result
+                    .error
+                    .clone()
+                    .unwrap_or_else(|| "a limit stopped it".into());
                 let mode = if why.contains("budget") || why.contains("cap") {
                     "budget"
                 } else {
@@ -191,14 +207,23 @@ impl Report {
                 };
                 Some((mode.into(), why))
             }
-            TurnStatus::Cancelled => Some(("error".into(), "the worker's task was cancelled".into())),
+            TurnStatus::Cancelled => {
+                Some(("error".into(), "the worker's task was cancelled".into()))
+            }
             TurnStatus::Failed => Some((
-                if result.error.as_deref().is_some_and(|e| e.contains("budget")) {
+                if result
+                    .error
+                    .as_deref()
+                    .is_some_and(|e| e.contains("budget"))
+                {
                     "budget".into()
                 } else {
                     "error".into()
                 },
-                result.error.clone().unwrap_or_else(|| "the worker failed".into()),
+                result
+                    .error
+                    .clone()
+                    .unwrap_or_else(|| "the worker failed".into()),
             )),
         }
     }
@@ -239,7 +264,9 @@ pub async fn run(
         report.spawn_error = Some("its pipes could not be opened".into());
         return report;
     };
-    let first = Op::UserInput { text: launch.prompt.clone() };
+    let first = Op::UserInput {
+        text: launch.prompt.clone(),
+    };
     let mut line = serde_json::to_string(&first).unwrap_or_default();
     line.push('\n');
     if stdin.write_all(line.as_bytes()).await.is_err() {
@@ -363,7 +390,12 @@ async fn handle_line(
             let is_test_run = name == "bash" && command.is_some_and(atto_policy::is_test_command);
             let what = command
                 .map(str::to_owned)
-                .or_else(|| arguments.get("path").and_then(Value::as_str).map(str::to_owned))
+                .or_else(|| {
+                    arguments
+                        .get("path")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                })
                 .unwrap_or_default();
             let _ = messages.send(Message::Activity(bounded(
                 &format!("{name}: {}", what.lines().next().unwrap_or("")),
@@ -443,14 +475,37 @@ mod tests {
         assert_eq!(p, "/bin/atto");
         assert_eq!(a, vec!["exec", "--model", "m"]);
         let ssh = Template(
-            ["ssh", "node7", "cd {workspace} &&", "{atto}", "exec", "{args}", "# {swarm_id}/{task_id}"]
-                .map(String::from)
-                .to_vec(),
+            [
+                "ssh",
+                "node7",
+                "cd {workspace} &&",
+                "{atto}",
+                "exec",
+                "{args}",
+                "# {swarm_id}/{task_id}",
+            ]
+            .map(String::from)
+            .to_vec(),
         );
         let (p, a) = ssh.expand(&vars()).unwrap();
         assert_eq!(p, "ssh");
-        assert_eq!(a, vec!["node7", "cd /w &&", "/bin/atto", "exec", "--model", "m", "# s1/task-1"]);
-        assert!(Template(vec!["{atto}".into(), "exec".into()]).expand(&vars()).is_err());
+        assert_eq!(
+            a,
+            vec![
+                "node7",
+                "cd /w &&",
+                "/bin/atto",
+                "exec",
+                "--model",
+                "m",
+                "# s1/task-1"
+            ]
+        );
+        assert!(
+            Template(vec!["{atto}".into(), "exec".into()])
+                .expand(&vars())
+                .is_err()
+        );
     }
 
     async fn run_script(script: &str) -> Report {

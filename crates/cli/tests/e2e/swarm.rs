@@ -24,7 +24,12 @@ fn when(marker: &str, reply: Reply) -> Reply {
 }
 
 /// A worker's turn: one reply of tool calls, then its final answer.
-fn worker(id: &str, kind: &str, calls: Vec<atto_testkit::ScriptToolCall>, answer: &str) -> Vec<Reply> {
+fn worker(
+    id: &str,
+    kind: &str,
+    calls: Vec<atto_testkit::ScriptToolCall>,
+    answer: &str,
+) -> Vec<Reply> {
     let m = marker(id, kind);
     vec![
         when(
@@ -59,7 +64,12 @@ fn swarm(env: &Env, args: &[&str]) -> Command {
     let mut cmd = env.atto();
     cmd.arg("swarm")
         .args(["--base-url", &env.base("chat"), "--model", "m"])
-        .args(["--permission", "auto-safe", "--output-format", "stream-json"])
+        .args([
+            "--permission",
+            "auto-safe",
+            "--output-format",
+            "stream-json",
+        ])
         .args(["--backoff-unit-ms", "10"])
         .args(args);
     cmd
@@ -97,7 +107,8 @@ const TEXT_UTILS_SLUG: &str = "import re\n\n\ndef normalize(text):\n    return '
 
 const VALIDATORS: &str = "import re\n\n\nclass ValidationError(ValueError):\n    pass\n\n\ndef validate_email(value):\n    if not re.fullmatch(r'[^@\\s]+@[^@\\s]+\\.[a-z]+', value or ''):\n        raise ValidationError('email: not an address')\n    return value\n";
 
-const COUNTER_BROKEN: &str = "def count_words(text):\n    words = text.split()\n      return len(words)\n";
+const COUNTER_BROKEN: &str =
+    "def count_words(text):\n    words = text.split()\n      return len(words)\n";
 
 const COUNTER: &str = "def count_words(text):\n    return len(text.split())\n\n\ndef count_lines(text):\n    return len(text.splitlines())\n";
 
@@ -147,7 +158,10 @@ fn enrichment_reply() -> Reply {
 fn python_project(env: &Env) {
     env.write("text_utils.py", TEXT_UTILS);
     env.write("README.md", "# utils\n");
-    env.write(".atto/swarm.yaml", "swarm:\n  quality_gates: false\n  max_workers: 4\n");
+    env.write(
+        ".atto/swarm.yaml",
+        "swarm:\n  quality_gates: false\n  max_workers: 4\n",
+    );
 }
 
 fn python_ok() -> bool {
@@ -169,12 +183,37 @@ fn six_tasks_decomposed_enriched_run_in_parallel_checked_and_retried() {
     let mut env = Env::new();
     python_project(&env);
     let mut replies = vec![decomposition(six_tasks()), enrichment_reply()];
-    replies.extend(worker("task-1", "implement", vec![write("text_utils.py", TEXT_UTILS_SLUG)], "Added slugify."));
-    replies.extend(worker("task-2", "implement", vec![write("validators.py", VALIDATORS)], "Added validators.py."));
-    replies.extend(worker("task-3", "implement", vec![write("counter.py", COUNTER_BROKEN)], "Wrote counter.py."));
-    replies.extend(worker("task-3", "implement", vec![write("counter.py", COUNTER)], "Fixed the indentation."));
+    replies.extend(worker(
+        "task-1",
+        "implement",
+        vec![write("text_utils.py", TEXT_UTILS_SLUG)],
+        "Added slugify.",
+    ));
+    replies.extend(worker(
+        "task-2",
+        "implement",
+        vec![write("validators.py", VALIDATORS)],
+        "Added validators.py.",
+    ));
+    replies.extend(worker(
+        "task-3",
+        "implement",
+        vec![write("counter.py", COUNTER_BROKEN)],
+        "Wrote counter.py.",
+    ));
+    replies.extend(worker(
+        "task-3",
+        "implement",
+        vec![write("counter.py", COUNTER)],
+        "Fixed the indentation.",
+    ));
     // The first test attempt writes the tests but never runs them (V11).
-    replies.extend(worker("task-4", "test", vec![write("tests/test_text_utils.py", TEST_SLUG)], "Wrote the tests."));
+    replies.extend(worker(
+        "task-4",
+        "test",
+        vec![write("tests/test_text_utils.py", TEST_SLUG)],
+        "Wrote the tests.",
+    ));
     replies.extend(worker(
         "task-4",
         "test",
@@ -200,36 +239,76 @@ fn six_tasks_decomposed_enriched_run_in_parallel_checked_and_retried() {
         "Documented the helpers.",
     ));
     env.serve(Script::new(replies));
-    let out = run(&env, &["--yes", "add slugs, validation, a word counter, their tests and docs"]);
+    let out = run(
+        &env,
+        &[
+            "--yes",
+            "add slugs, validation, a word counter, their tests and docs",
+        ],
+    );
     let ev = events(&out);
     assert_eq!(out.status.code(), Some(0), "{}\n{ev:?}", stderr(&out));
 
     // Enrichment turned the thin task into the seed's AFTER shape.
     let enriched = &of_type(&ev, "swarm.enriched")[0];
-    assert!(enriched["thin"].as_array().unwrap().iter().any(|t| t == "task-2"), "{enriched}");
-    assert!(enriched["enriched"].as_array().unwrap().iter().any(|t| t == "task-2"));
+    assert!(
+        enriched["thin"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t == "task-2"),
+        "{enriched}"
+    );
+    assert!(
+        enriched["enriched"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t == "task-2")
+    );
     let plan = &of_type(&ev, "swarm.decomposed")[0]["tasks"];
-    let t2 = plan.as_array().unwrap().iter().find(|t| t["id"] == "task-2").unwrap();
+    let t2 = plan
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["id"] == "task-2")
+        .unwrap();
     assert_eq!(t2["target_files"], json!(["validators.py"]));
     assert!(t2["description"].as_str().unwrap().len() >= 80);
     let criteria = t2["acceptance_criteria"].to_string();
-    assert!(criteria.contains("File 'validators.py' exists and is non-empty"), "{criteria}");
-    assert!(t2["technical_constraints"].to_string().contains("stdlib re"));
+    assert!(
+        criteria.contains("File 'validators.py' exists and is non-empty"),
+        "{criteria}"
+    );
+    assert!(
+        t2["technical_constraints"]
+            .to_string()
+            .contains("stdlib re")
+    );
 
     // Workers with disjoint files ran at the same time.
-    let first_pass = ev.iter().position(|e| e["type"] == "swarm.task.passed").unwrap();
+    let first_pass = ev
+        .iter()
+        .position(|e| e["type"] == "swarm.task.passed")
+        .unwrap();
     let started_before: Vec<&str> = ev[..first_pass]
         .iter()
         .filter(|e| e["type"] == "swarm.task.started")
         .map(|e| e["task_id"].as_str().unwrap())
         .collect();
     for id in ["task-1", "task-2", "task-3"] {
-        assert!(started_before.contains(&id), "{id} not started in parallel: {started_before:?}");
+        assert!(
+            started_before.contains(&id),
+            "{id} not started in parallel: {started_before:?}"
+        );
     }
 
     // task-3 failed the compile check and its retry was told where.
     let retrying = of_type(&ev, "swarm.task.retrying");
-    let r3: Vec<_> = retrying.iter().filter(|e| e["task_id"] == "task-3").collect();
+    let r3: Vec<_> = retrying
+        .iter()
+        .filter(|e| e["task_id"] == "task-3")
+        .collect();
     assert_eq!(r3.len(), 1, "{retrying:?}");
     let retry_prompt = env
         .requests()
@@ -237,7 +316,10 @@ fn six_tasks_decomposed_enriched_run_in_parallel_checked_and_retried() {
         .map(|r| r.body["messages"].to_string())
         .find(|b| b.contains("## Task task-3 (implement)") && b.contains("Previous Attempt"))
         .expect("the retry's request");
-    assert!(retry_prompt.contains("### Compilation Errors"), "{retry_prompt}");
+    assert!(
+        retry_prompt.contains("### Compilation Errors"),
+        "{retry_prompt}"
+    );
     assert!(retry_prompt.contains("counter.py:3 — "), "{retry_prompt}");
 
     // task-4's first attempt was rejected by V11, its second passed.
@@ -247,7 +329,11 @@ fn six_tasks_decomposed_enriched_run_in_parallel_checked_and_retried() {
         .collect();
     assert_eq!(checked4.len(), 2, "{checked4:?}");
     assert_ne!(checked4[0]["verdict"], "pass");
-    assert!(checked4[0]["findings"].to_string().contains("V11"), "{}", checked4[0]);
+    assert!(
+        checked4[0]["findings"].to_string().contains("V11"),
+        "{}",
+        checked4[0]
+    );
     assert_eq!(checked4[1]["verdict"], "pass");
 
     // The report says what happened.
@@ -255,7 +341,14 @@ fn six_tasks_decomposed_enriched_run_in_parallel_checked_and_retried() {
     assert_eq!(done["passed"], 6, "{done}");
     assert_eq!(done["failed"], 0);
     let report = report_json(&ev);
-    for (id, attempts) in [("task-1", 1), ("task-2", 1), ("task-3", 2), ("task-4", 2), ("task-5", 1), ("task-6", 1)] {
+    for (id, attempts) in [
+        ("task-1", 1),
+        ("task-2", 1),
+        ("task-3", 2),
+        ("task-4", 2),
+        ("task-5", 1),
+        ("task-6", 1),
+    ] {
         let t = task_report(&report, id);
         assert_eq!(t["status"], "passed", "{t}");
         assert_eq!(t["attempts"], attempts, "{t}");
@@ -282,7 +375,12 @@ fn stuck_project(env: &mut Env, yaml: &str, attempts: usize, extra: Vec<Reply>) 
          "description": "Write NOTES.md describing how to run app.py from the command line with one example."}
     ]))];
     for _ in 0..attempts {
-        replies.extend(worker("task-1", "implement", vec![write("app.py", COUNTER_BROKEN)], "Wrote app.py."));
+        replies.extend(worker(
+            "task-1",
+            "implement",
+            vec![write("app.py", COUNTER_BROKEN)],
+            "Wrote app.py.",
+        ));
     }
     replies.extend(extra);
     env.serve(Script::new(replies));
@@ -306,14 +404,30 @@ fn without_intervention_a_stuck_task_fails_and_its_dependents_are_skipped() {
     assert_eq!(failed[0]["attempts"], 2);
     let skipped = of_type(&ev, "swarm.task.skipped");
     assert_eq!(skipped[0]["task_id"], "task-2");
-    assert!(skipped[0]["reason"].as_str().unwrap().contains("task-1 failed"));
+    assert!(
+        skipped[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("task-1 failed")
+    );
     let done = finished(&ev);
-    assert_eq!((done["passed"].as_u64(), done["failed"].as_u64(), done["skipped"].as_u64()), (Some(0), Some(1), Some(1)));
+    assert_eq!(
+        (
+            done["passed"].as_u64(),
+            done["failed"].as_u64(),
+            done["skipped"].as_u64()
+        ),
+        (Some(0), Some(1), Some(1))
+    );
 }
 
 /// Runs `atto swarm` with stream-json on both ends, answering events with `answer`
 /// (the lines it returns are written to stdin) until the run ends.
-fn converse(env: &Env, args: &[&str], mut answer: impl FnMut(&Value) -> Vec<String>) -> (Vec<Value>, Option<i32>, String) {
+fn converse(
+    env: &Env,
+    args: &[&str],
+    mut answer: impl FnMut(&Value) -> Vec<String>,
+) -> (Vec<Value>, Option<i32>, String) {
     let mut child = swarm(env, args)
         .args(["--input-format", "stream-json"])
         .stdin(Stdio::piped())
@@ -326,7 +440,9 @@ fn converse(env: &Env, args: &[&str], mut answer: impl FnMut(&Value) -> Vec<Stri
     let mut seen = Vec::new();
     for line in stdout.lines() {
         let line = line.unwrap();
-        let Ok(event) = serde_json::from_str::<Value>(&line) else { continue };
+        let Ok(event) = serde_json::from_str::<Value>(&line) else {
+            continue;
+        };
         for reply in answer(&event) {
             writeln!(stdin, "{reply}").unwrap();
             stdin.flush().unwrap();
@@ -345,7 +461,12 @@ fn converse(env: &Env, args: &[&str], mut answer: impl FnMut(&Value) -> Vec<Stri
 #[test]
 fn with_intervention_a_stuck_task_waits_for_a_person_whose_guidance_is_used() {
     let mut env = Env::new();
-    let fixed = worker("task-1", "implement", vec![write("app.py", COUNTER)], "Fixed it.");
+    let fixed = worker(
+        "task-1",
+        "implement",
+        vec![write("app.py", COUNTER)],
+        "Fixed it.",
+    );
     let mut extra: Vec<Reply> = fixed
         .into_iter()
         .map(|r| Reply {
@@ -353,7 +474,12 @@ fn with_intervention_a_stuck_task_waits_for_a_person_whose_guidance_is_used() {
             ..r
         })
         .collect();
-    extra.extend(worker("task-2", "document", vec![write("NOTES.md", "Run python app.py\n")], "Wrote notes."));
+    extra.extend(worker(
+        "task-2",
+        "document",
+        vec![write("NOTES.md", "Run python app.py\n")],
+        "Wrote notes.",
+    ));
     stuck_project(
         &mut env,
         "swarm:\n  quality_gates: false\n  worker_retries: 1\n  enable_user_intervention: true\n  user_intervention_threshold: 2\n",
@@ -369,8 +495,11 @@ fn with_intervention_a_stuck_task_waits_for_a_person_whose_guidance_is_used() {
             assert_eq!(e["model"], "m");
             assert!(e["compilation_errors"][0]["line"] == 3, "{e}");
             assert!(!e["description"].as_str().unwrap().is_empty());
-            vec![json!({"type": "intervention", "task_id": "task-1", "action": "guidance",
-                        "text": "keep every line at four spaces"}).to_string()]
+            vec![
+                json!({"type": "intervention", "task_id": "task-1", "action": "guidance",
+                        "text": "keep every line at four spaces"})
+                .to_string(),
+            ]
         } else {
             Vec::new()
         }
@@ -409,21 +538,40 @@ fn a_worker_killed_by_sigkill_is_detected_and_its_task_retried_through_the_templ
         {"id": "task-1", "type": "implement", "target_files": ["hello.py"],
          "description": "Create hello.py that prints hello world when it is run with python from the command line."}
     ]))];
-    replies.extend(worker("task-1", "implement", vec![write("hello.py", "print('hello world')\n")], "Done."));
+    replies.extend(worker(
+        "task-1",
+        "implement",
+        vec![write("hello.py", "print('hello world')\n")],
+        "Done.",
+    ));
     env.serve(Script::new(replies));
     let out = run(&env, &["--yes", "say hello"]);
     let ev = events(&out);
     assert_eq!(out.status.code(), Some(0), "{}\n{ev:?}", stderr(&out));
     let retrying = of_type(&ev, "swarm.task.retrying");
     assert_eq!(retrying.len(), 1, "{ev:?}");
-    assert!(retrying[0]["reason"].as_str().unwrap().contains("killed by signal 9"), "{}", retrying[0]);
+    assert!(
+        retrying[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("killed by signal 9"),
+        "{}",
+        retrying[0]
+    );
     let launches = std::fs::read_to_string(&log).unwrap();
     assert_eq!(launches.lines().count(), 2, "{launches}");
-    assert!(launches.contains("exec --output-format stream-json --input-format stream-json"), "{launches}");
+    assert!(
+        launches.contains("exec --output-format stream-json --input-format stream-json"),
+        "{launches}"
+    );
     assert_eq!(env.read("hello.py"), "print('hello world')\n");
 }
 
-fn wait_for(child: &mut Child, deadline: Duration, mut until: impl FnMut(&Value) -> bool) -> Vec<Value> {
+fn wait_for(
+    child: &mut Child,
+    deadline: Duration,
+    mut until: impl FnMut(&Value) -> bool,
+) -> Vec<Value> {
     let stdout = child.stdout.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -436,7 +584,9 @@ fn wait_for(child: &mut Child, deadline: Duration, mut until: impl FnMut(&Value)
     let start = Instant::now();
     let mut seen = Vec::new();
     while start.elapsed() < deadline {
-        let Ok(line) = rx.recv_timeout(Duration::from_millis(100)) else { continue };
+        let Ok(line) = rx.recv_timeout(Duration::from_millis(100)) else {
+            continue;
+        };
         if let Ok(v) = serde_json::from_str::<Value>(&line) {
             let stop = until(&v);
             seen.push(v);
@@ -458,12 +608,27 @@ fn a_killed_coordinator_resumes_without_rerunning_passed_tasks() {
         {"id": "task-2", "type": "implement", "dependencies": ["task-1"], "target_files": ["two.py"],
          "description": "Create two.py defining TWO = ONE + 1, importing ONE from one.py at the top of the module."}
     ]))];
-    replies.extend(worker("task-1", "implement", vec![write("one.py", "ONE = 1\n")], "Done."));
+    replies.extend(worker(
+        "task-1",
+        "implement",
+        vec![write("one.py", "ONE = 1\n")],
+        "Done.",
+    ));
     // task-2's first worker is slow: the coordinator is killed while it runs.
-    let mut slow = worker("task-2", "implement", vec![write("two.py", "from one import ONE\n\nTWO = ONE + 1\n")], "Done.");
-    slow[0].delay_ms = 30_000;
+    let mut slow = worker(
+        "task-2",
+        "implement",
+        vec![write("two.py", "from one import ONE\n\nTWO = ONE + 1\n")],
+        "Done.",
+    );
+    slow[0].delay_ms = 5_000;
     replies.extend(slow);
-    replies.extend(worker("task-2", "implement", vec![write("two.py", "from one import ONE\n\nTWO = ONE + 1\n")], "Done."));
+    replies.extend(worker(
+        "task-2",
+        "implement",
+        vec![write("two.py", "from one import ONE\n\nTWO = ONE + 1\n")],
+        "Done.",
+    ));
     env.serve(Script::new(replies));
     let mut child = swarm(&env, &["--yes", "one and two"])
         .stdout(Stdio::piped())
@@ -473,7 +638,10 @@ fn a_killed_coordinator_resumes_without_rerunning_passed_tasks() {
     let seen = wait_for(&mut child, Duration::from_secs(60), |e| {
         e["type"] == "swarm.task.started" && e["task_id"] == "task-2"
     });
-    let swarm_id = of_type(&seen, "swarm.started")[0]["swarm_id"].as_str().unwrap().to_owned();
+    let swarm_id = of_type(&seen, "swarm.started")[0]["swarm_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     assert_eq!(of_type(&seen, "swarm.task.passed").len(), 1);
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
@@ -490,7 +658,10 @@ fn a_killed_coordinator_resumes_without_rerunning_passed_tasks() {
     assert_eq!(out.status.code(), Some(0), "{}\n{ev:?}", stderr(&out));
     assert_eq!(of_type(&ev, "swarm.started")[0]["resumed"], true);
     let started: Vec<&Value> = of_type(&ev, "swarm.task.started");
-    assert!(started.iter().all(|e| e["task_id"] == "task-2"), "{started:?}");
+    assert!(
+        started.iter().all(|e| e["task_id"] == "task-2"),
+        "{started:?}"
+    );
     assert_eq!(task1_requests(&env), before, "task-1 ran again");
     assert_eq!(finished(&ev)["passed"], 2);
     assert_eq!(env.read("two.py"), "from one import ONE\n\nTWO = ONE + 1\n");
@@ -499,7 +670,10 @@ fn a_killed_coordinator_resumes_without_rerunning_passed_tasks() {
 #[test]
 fn the_token_cap_is_never_crossed() {
     let mut env = Env::new();
-    env.write(".atto/swarm.yaml", "swarm:\n  quality_gates: false\n  enable_task_enrichment: false\n");
+    env.write(
+        ".atto/swarm.yaml",
+        "swarm:\n  quality_gates: false\n  enable_task_enrichment: false\n",
+    );
     let usage = Some(ScriptUsage {
         input_tokens: 3_000,
         output_tokens: 500,
@@ -511,13 +685,31 @@ fn the_token_cap_is_never_crossed() {
         .collect();
     let mut replies = vec![decomposition(Value::Array(tasks))];
     for i in 1..=4 {
-        for r in worker(&format!("task-{i}"), "implement", vec![write(&format!("f{i}.py"), &format!("VALUE = {i}\n"))], "Done.") {
-            replies.push(Reply { usage: usage.clone(), ..r });
+        for r in worker(
+            &format!("task-{i}"),
+            "implement",
+            vec![write(&format!("f{i}.py"), &format!("VALUE = {i}\n"))],
+            "Done.",
+        ) {
+            replies.push(Reply {
+                usage,
+                ..r
+            });
         }
     }
     env.serve(Script::new(replies));
     let cap = 20_000u64;
-    let out = run(&env, &["--yes", "--max-budget-tokens", &cap.to_string(), "--max-workers", "1", "four constants"]);
+    let out = run(
+        &env,
+        &[
+            "--yes",
+            "--max-budget-tokens",
+            &cap.to_string(),
+            "--max-workers",
+            "1",
+            "four constants",
+        ],
+    );
     let ev = events(&out);
     let done = finished(&ev);
     let tokens = done["tokens"].as_u64().unwrap();
