@@ -81,32 +81,10 @@ pub fn run(args: SwarmArgs, global: &mut GlobalArgs) -> Result<ExitCode, Failure
     let config = crate::load_config(global)?;
     let provider = crate::setup::provider(global, &config)?;
     let (workspace, _) = crate::setup::workspace(global.workspace.as_deref())?;
-    let loaded = SwarmConfig::load(&workspace).map_err(|e| Failure::usage(e.to_string()))?;
-    let mut swarm_config = loaded.config;
+    let mut prepared = Prepared::new(global, &config, &provider, workspace)?;
     if let Some(n) = args.max_workers {
-        swarm_config.max_workers = n;
+        prepared.config.max_workers = n;
     }
-    if let Some(t) = global.max_budget_tokens {
-        swarm_config.max_budget_tokens = Some(t);
-    }
-    if let Some(d) = global.max_budget_usd {
-        swarm_config.max_budget_usd = Some(d);
-    }
-    if swarm_config.isolation == atto_swarm::Isolation::Worktree {
-        return Err(Failure::usage(
-            "isolation: worktree is not available yet; remove it from swarm.yaml to run \
-             workers in the shared workspace (tasks with overlapping files never run together)",
-        ));
-    }
-    let store = crate::permissions::open_store().map_err(|e| {
-        Failure::usage(format!(
-            "the swarm needs the database to save its state: {}",
-            match e {
-                crate::permissions::OpenFailure::Busy(m)
-                | crate::permissions::OpenFailure::Unusable(m) => m,
-            }
-        ))
-    })?;
     // `--resume ID` continues a saved swarm (bare: this workspace's latest); passed tasks
     // are not redone.
     let start = match (&global.resume, &args.task) {
@@ -117,7 +95,7 @@ pub fn run(args: SwarmArgs, global: &mut GlobalArgs) -> Result<ExitCode, Failure
         }
         (Some(which), None) => {
             let which = if which.is_empty() { "latest" } else { which };
-            Start::Resume(load_state(&store, which, &workspace)?)
+            Start::Resume(prepared.saved(which)?)
         }
         (None, Some(task)) if !task.trim().is_empty() => Start::New(task.clone()),
         _ => {
@@ -126,49 +104,6 @@ pub fn run(args: SwarmArgs, global: &mut GlobalArgs) -> Result<ExitCode, Failure
                  --resume ID)",
             ));
         }
-    };
-    let options = ClientOptions {
-        retry: config.retry_policy(),
-        ..ClientOptions::default()
-    };
-    let client =
-        atto_llm::connect(&provider, options.clone()).map_err(|e| Failure::usage(e.to_string()))?;
-    let connect = crate::models::connector(&provider, &config, options);
-    let named = |name: &str| -> Result<Arc<dyn atto_llm::ModelClient>, Failure> {
-        if name.is_empty() {
-            Ok(client.clone())
-        } else {
-            connect(name).map_err(|e| Failure::usage(format!("model {name}: {e}")))
-        }
-    };
-    let model = named(&swarm_config.models.decomposer)?;
-    let judge = if swarm_config.quality.quality_gates {
-        Some(named(&swarm_config.quality.quality_gate_model)?)
-    } else {
-        None
-    };
-    let mut runner = atto_quality::LocalRunner::new(workspace.clone());
-    if let Ok(sandbox) = crate::setup::sandbox(&workspace, &config) {
-        runner.prepare = Some(Arc::new(move |cmd: &mut tokio::process::Command| {
-            let _ = sandbox.apply(cmd);
-        }));
-    }
-    let report_dir = atto_store::default_path()
-        .ok()
-        .and_then(|p| p.parent().map(|d| d.join("swarms")))
-        .unwrap_or_else(|| workspace.join(".atto/swarms"));
-    let deps = Deps {
-        store,
-        model,
-        judge,
-        runner: Arc::new(runner),
-        atto: std::env::current_exe()
-            .map(|p| p.display().to_string())
-            .unwrap_or_else(|_| "atto".into()),
-        worker_args: worker_args(global),
-        default_model: provider.model.clone(),
-        workspace,
-        report_dir,
     };
     let interactive = std::io::stdin().is_terminal() && args.input_format == InputFormat::Text;
     let front = Front {
@@ -182,27 +117,152 @@ pub fn run(args: SwarmArgs, global: &mut GlobalArgs) -> Result<ExitCode, Failure
         yes: args.yes || (!interactive && args.input_format == InputFormat::Text),
         backoff_unit_ms: args.backoff_unit_ms,
     };
-    for warning in &loaded.warnings {
+    for warning in &prepared.warnings {
         front.notice(&format!("warning: {warning}"));
     }
     crate::block_on(async move {
-        let (events_tx, events) = mpsc::unbounded_channel();
-        let (input_tx, input) = mpsc::unbounded_channel();
-        let coordinator = tokio::spawn(coordinator::run(
-            start,
-            swarm_config,
-            deps,
-            run_options,
-            events_tx,
-            input,
-        ));
-        front.drive(events, input_tx).await;
-        let state = coordinator.await.map_err(|e| Failure {
+        let running = prepared.launch(start, run_options);
+        front.drive(running.events, running.input).await;
+        let state = running.done.await.map_err(|e| Failure {
             code: ExitCode::Failed,
             message: format!("the swarm coordinator stopped abnormally: {e}"),
         })?;
         Ok(exit_code(&state))
     })
+}
+
+/// Everything a swarm needs before it starts, from the flags, the config and
+/// swarm.yaml: for `atto swarm` and for `/swarm` in a session.
+pub struct Prepared {
+    /// The swarm's settings (swarm.yaml with the caps of the flags).
+    pub config: SwarmConfig,
+    /// What was odd in swarm.yaml.
+    pub warnings: Vec<String>,
+    deps: Deps,
+}
+
+/// A swarm under way: its events, the channel for answers, and its end.
+pub struct Running {
+    /// `swarm.*` events, until it ends.
+    pub events: mpsc::UnboundedReceiver<SwarmEvent>,
+    /// Confirmation, approvals, interventions, interrupt.
+    pub input: mpsc::UnboundedSender<SwarmInput>,
+    /// Its final state.
+    pub done: tokio::task::JoinHandle<SwarmState>,
+}
+
+impl Prepared {
+    /// Reads swarm.yaml, connects the models and opens the database.
+    pub fn new(
+        global: &GlobalArgs,
+        config: &crate::config::Config,
+        provider: &atto_llm::ResolvedProvider,
+        workspace: std::path::PathBuf,
+    ) -> Result<Prepared, Failure> {
+        let loaded = SwarmConfig::load(&workspace).map_err(|e| Failure::usage(e.to_string()))?;
+        let mut swarm_config = loaded.config;
+        if let Some(t) = global.max_budget_tokens {
+            swarm_config.max_budget_tokens = Some(t);
+        }
+        if let Some(d) = global.max_budget_usd {
+            swarm_config.max_budget_usd = Some(d);
+        }
+        if swarm_config.isolation == atto_swarm::Isolation::Worktree {
+            return Err(Failure::usage(
+                "isolation: worktree is not available yet; remove it from swarm.yaml to run \
+                 workers in the shared workspace (tasks with overlapping files never run \
+                 together)",
+            ));
+        }
+        let store = crate::permissions::open_store().map_err(|e| {
+            Failure::usage(format!(
+                "the swarm needs the database to save its state: {}",
+                match e {
+                    crate::permissions::OpenFailure::Busy(m)
+                    | crate::permissions::OpenFailure::Unusable(m) => m,
+                }
+            ))
+        })?;
+        let options = ClientOptions {
+            retry: config.retry_policy(),
+            ..ClientOptions::default()
+        };
+        let client = atto_llm::connect(provider, options.clone())
+            .map_err(|e| Failure::usage(e.to_string()))?;
+        let connect = crate::models::connector(provider, config, options);
+        let named = |name: &str| -> Result<Arc<dyn atto_llm::ModelClient>, Failure> {
+            if name.is_empty() {
+                Ok(client.clone())
+            } else {
+                connect(name).map_err(|e| Failure::usage(format!("model {name}: {e}")))
+            }
+        };
+        let model = named(&swarm_config.models.decomposer)?;
+        let judge = if swarm_config.quality.quality_gates {
+            Some(named(&swarm_config.quality.quality_gate_model)?)
+        } else {
+            None
+        };
+        let mut runner = atto_quality::LocalRunner::new(workspace.clone());
+        if let Ok(sandbox) = crate::setup::sandbox(&workspace, config) {
+            runner.prepare = Some(Arc::new(move |cmd: &mut tokio::process::Command| {
+                let _ = sandbox.apply(cmd);
+            }));
+        }
+        let report_dir = atto_store::default_path()
+            .ok()
+            .and_then(|p| p.parent().map(|d| d.join("swarms")))
+            .unwrap_or_else(|| workspace.join(".atto/swarms"));
+        let deps = Deps {
+            store,
+            model,
+            judge,
+            runner: Arc::new(runner),
+            atto: std::env::current_exe()
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|_| "atto".into()),
+            worker_args: worker_args(global),
+            default_model: provider.model.clone(),
+            workspace,
+            report_dir,
+        };
+        Ok(Prepared {
+            config: swarm_config,
+            warnings: loaded.warnings,
+            deps,
+        })
+    }
+
+    /// The saved swarm `which` (id, unique prefix or `latest`) of this workspace.
+    pub fn saved(&self, which: &str) -> Result<SwarmState, Failure> {
+        let store = self.deps.store.clone();
+        let (which, ws) = (which.to_owned(), self.deps.workspace.clone());
+        // The store answers on its own thread; a small runtime of our own waits for it.
+        std::thread::spawn(move || {
+            crate::block_on(async move { load_state(&store, &which, &ws).await })
+        })
+        .join()
+        .unwrap_or_else(|_| Err(Failure::usage("reading the saved swarm failed")))
+    }
+
+    /// Starts the coordinator on the current runtime.
+    pub fn launch(self, start: Start, options: Options) -> Running {
+        let (events_tx, events) = mpsc::unbounded_channel();
+        let (input, input_rx) = mpsc::unbounded_channel();
+        let done = tokio::spawn(coordinator::run(
+            start,
+            self.config,
+            self.deps,
+            options,
+            events_tx,
+            input_rx,
+        ));
+        Running {
+            events,
+            input,
+            done,
+        }
+    }
 }
 
 /// The flags every worker gets: the provider and endpoint, config, profile and
@@ -241,25 +301,24 @@ fn exit_code(state: &SwarmState) -> ExitCode {
     }
 }
 
-fn load_state(
+async fn load_state(
     store: &atto_store::Store,
     which: &str,
     workspace: &std::path::Path,
 ) -> Result<SwarmState, Failure> {
     let ws = workspace.display().to_string();
-    let row = crate::block_on(async {
-        let found = if which == "latest" {
-            store.latest_swarm(&ws).await
-        } else {
-            store.swarm(which).await
-        };
-        found.map_err(|e| Failure::usage(e.to_string()))
-    })?
-    .ok_or_else(|| {
-        Failure::usage(format!(
-            "no saved swarm {which} (atto swarm status lists the latest)"
-        ))
-    })?;
+    let found = if which == "latest" {
+        store.latest_swarm(&ws).await
+    } else {
+        store.swarm(which).await
+    };
+    let row = found
+        .map_err(|e| Failure::usage(e.to_string()))?
+        .ok_or_else(|| {
+            Failure::usage(format!(
+                "no saved swarm {which} here (atto swarm status shows the latest)"
+            ))
+        })?;
     let state: SwarmState = serde_json::from_str(&row.state).map_err(|e| {
         Failure::usage(format!(
             "swarm {} is stored but its state cannot be read ({e}); it cannot be resumed",
@@ -287,7 +346,8 @@ fn status(
             | crate::permissions::OpenFailure::Unusable(m) => m,
         })
     })?;
-    let state = load_state(&store, id.unwrap_or("latest"), &workspace)?;
+    let which = id.unwrap_or("latest");
+    let state = crate::block_on(load_state(&store, which, &workspace))?;
     let loaded = SwarmConfig::load(&workspace).ok().map(|l| l.config);
     let caps = report::Caps {
         max_tokens: loaded.as_ref().and_then(|c| c.max_budget_tokens),

@@ -691,10 +691,7 @@ fn the_token_cap_is_never_crossed() {
             vec![write(&format!("f{i}.py"), &format!("VALUE = {i}\n"))],
             "Done.",
         ) {
-            replies.push(Reply {
-                usage,
-                ..r
-            });
+            replies.push(Reply { usage, ..r });
         }
     }
     env.serve(Script::new(replies));
