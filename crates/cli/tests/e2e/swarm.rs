@@ -61,6 +61,11 @@ fn decomposition(tasks: Value) -> Reply {
 
 /// `atto swarm` against the scripted server with auto-safe workers and fast backoff.
 fn swarm(env: &Env, args: &[&str]) -> Command {
+    swarm_with_unit(env, 10, args)
+}
+
+/// [`swarm`] with a backoff unit of `unit_ms`.
+fn swarm_with_unit(env: &Env, unit_ms: u64, args: &[&str]) -> Command {
     let mut cmd = env.atto();
     cmd.arg("swarm")
         .args(["--base-url", &env.base("chat"), "--model", "m"])
@@ -70,7 +75,7 @@ fn swarm(env: &Env, args: &[&str]) -> Command {
             "--output-format",
             "stream-json",
         ])
-        .args(["--backoff-unit-ms", "10"])
+        .args(["--backoff-unit-ms", &unit_ms.to_string()])
         .args(args);
     cmd
 }
@@ -721,4 +726,197 @@ fn the_token_cap_is_never_crossed() {
     for b in of_type(&ev, "swarm.budget") {
         assert!(b["tokens"].as_u64().unwrap() <= cap, "{b}");
     }
+}
+
+/// A reply refusing the request outright (HTTP 400: not retried by the worker).
+fn refused(marker: &str) -> Reply {
+    when(
+        marker,
+        Reply {
+            fault: Some(atto_testkit::Fault::Status {
+                status: 400,
+                body: None,
+                retry_after: None,
+            }),
+            ..Reply::default()
+        },
+    )
+}
+
+#[test]
+fn three_failures_of_a_model_trip_its_breaker_and_the_fallback_takes_over() {
+    let mut env = Env::new();
+    env.write(
+        ".atto/swarm.yaml",
+        "swarm:\n  quality_gates: false\n  worker_retries: 3\n  models:\n    worker: flaky\n    fallback: [m]\n",
+    );
+    let mut replies = vec![decomposition(json!([
+        {"id": "task-1", "type": "implement", "target_files": ["hello.py"],
+         "description": "Create hello.py that prints hello world when it is run with python from the command line."}
+    ]))];
+    for _ in 0..3 {
+        replies.push(refused("\"model\":\"flaky\""));
+    }
+    replies.extend(worker(
+        "task-1",
+        "implement",
+        vec![write("hello.py", "print('hello world')\n")],
+        "Done.",
+    ));
+    env.serve(Script::new(replies));
+    let out = run(&env, &["--yes", "say hello"]);
+    let ev = events(&out);
+    assert_eq!(out.status.code(), Some(0), "{}\n{ev:?}", stderr(&out));
+    let health = of_type(&ev, "swarm.model.health");
+    assert_eq!(health.len(), 1, "{ev:?}");
+    assert_eq!(health[0]["model"], "flaky");
+    assert_eq!(health[0]["tripped"], true);
+    let models: Vec<&str> = of_type(&ev, "swarm.task.started")
+        .iter()
+        .map(|e| e["model"].as_str().unwrap())
+        .collect();
+    assert_eq!(models, vec!["flaky", "flaky", "flaky", "m"]);
+    // The tripped breaker came after exactly three failures.
+    let trip = ev
+        .iter()
+        .position(|e| e["type"] == "swarm.model.health")
+        .unwrap();
+    let failures_before = ev[..trip]
+        .iter()
+        .filter(|e| e["type"] == "swarm.task.retrying")
+        .count();
+    assert_eq!(
+        failures_before, 2,
+        "the third failure trips it before its retry is scheduled"
+    );
+}
+
+#[test]
+fn a_task_waiting_out_its_backoff_does_not_hold_up_the_others() {
+    let mut env = Env::new();
+    env.write(".atto/swarm.yaml", "swarm:\n  quality_gates: false\n");
+    let mut replies = vec![decomposition(json!([
+        {"id": "task-1", "type": "implement", "target_files": ["a.py"],
+         "description": "Create a.py defining the constant A = 1 for the other modules of the project to import."},
+        {"id": "task-2", "type": "implement", "target_files": ["b.py"],
+         "description": "Create b.py defining the constant B = 2 for the other modules of the project to import."}
+    ]))];
+    replies.push(refused("## Task task-1 ("));
+    replies.extend(worker(
+        "task-1",
+        "implement",
+        vec![write("a.py", "A = 1\n")],
+        "Done.",
+    ));
+    let mut slow = worker(
+        "task-2",
+        "implement",
+        vec![write("b.py", "B = 2\n")],
+        "Done.",
+    );
+    slow[0].delay_ms = 400;
+    replies.extend(slow);
+    env.serve(Script::new(replies));
+    // One backoff unit of 1.5 s: task-1's retry waits 3 s (plus jitter).
+    let out = swarm_with_unit(&env, 1500, &["--yes", "two constants"])
+        .output()
+        .unwrap();
+    let ev = events(&out);
+    assert_eq!(out.status.code(), Some(0), "{}\n{ev:?}", stderr(&out));
+    let retrying = of_type(&ev, "swarm.task.retrying");
+    assert_eq!(retrying.len(), 1);
+    assert!(
+        retrying[0]["delay_ms"].as_u64().unwrap() >= 3000,
+        "{}",
+        retrying[0]
+    );
+    let pos = |pred: &dyn Fn(&Value) -> bool| ev.iter().position(pred).unwrap();
+    let b_passed = pos(&|e| e["type"] == "swarm.task.passed" && e["task_id"] == "task-2");
+    let a_again = pos(&|e| {
+        e["type"] == "swarm.task.started" && e["task_id"] == "task-1" && e["attempt"] == 2
+    });
+    assert!(
+        b_passed < a_again,
+        "task-2 waited for task-1's backoff: {ev:?}"
+    );
+}
+
+#[test]
+fn the_mailbox_approves_writes_of_writing_tasks_and_passes_the_rest_to_the_person() {
+    let mut env = Env::new();
+    env.write(".atto/swarm.yaml", "swarm:\n  quality_gates: false\n");
+    let mut replies = vec![decomposition(json!([
+        {"id": "task-1", "type": "implement", "target_files": ["hello.py"],
+         "description": "Create hello.py that prints hello world when it is run with python from the command line."}
+    ]))];
+    replies.extend(worker(
+        "task-1",
+        "implement",
+        vec![
+            write("hello.py", "print('hello world')\n"),
+            bash("git push origin main"),
+        ],
+        "Done.",
+    ));
+    env.serve(Script::new(replies));
+    // Interactive permissions: the workers' writes and commands ask, and the mailbox
+    // answers or passes them on.
+    let mut child = env
+        .atto()
+        .args(["swarm", "--base-url", &env.base("chat"), "--model", "m"])
+        .args([
+            "--permission",
+            "interactive",
+            "--output-format",
+            "stream-json",
+        ])
+        .args(["--input-format", "stream-json", "--yes", "say hello"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut seen = Vec::new();
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let Ok(e) = serde_json::from_str::<Value>(&line.unwrap()) else {
+            continue;
+        };
+        if e["type"] == "swarm.permission" && e["tier"] == "asked" {
+            let answer = json!({"type": "approval", "task_id": e["task_id"], "id": e["request"]["id"],
+                                "decision": "no", "reason": "not in this swarm"});
+            writeln!(stdin, "{answer}").unwrap();
+            stdin.flush().unwrap();
+        }
+        let end = e["type"] == "swarm.finished";
+        seen.push(e);
+        if end {
+            break;
+        }
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}\n{seen:?}", stderr(&out));
+    let perms = of_type(&seen, "swarm.permission");
+    let tiers: Vec<(&str, &str)> = perms
+        .iter()
+        .map(|p| {
+            (
+                p["request"]["tool"].as_str().unwrap(),
+                p["tier"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert!(
+        tiers.contains(&("write_file", "auto_approved")),
+        "{tiers:?}"
+    );
+    assert!(tiers.contains(&("bash", "asked")), "{tiers:?}");
+    assert_eq!(env.read("hello.py"), "print('hello world')\n");
+    // The person's "no" reached the worker's model.
+    let told = env
+        .requests()
+        .iter()
+        .any(|r| r.body["messages"].to_string().contains("not in this swarm"));
+    assert!(told, "the refusal did not reach the worker");
 }
