@@ -394,22 +394,36 @@ pub(crate) fn sandbox(
     workspace: &Path,
     config: &Config,
 ) -> Result<std::sync::Arc<Sandbox>, String> {
+    sandbox_with(
+        workspace,
+        config.allow_network.unwrap_or(false),
+        config.allow_unix_sockets.unwrap_or(false),
+    )
+    .map_err(|err| {
+        eprintln!(
+            "atto: warning: commands will run without an OS sandbox ({err}); every \
+             command that is not provably read-only will ask for approval"
+        );
+        format!("no OS sandbox: {err}")
+    })
+}
+
+/// The sandbox of [`sandbox`] from the two settings it reads, without a word on failure.
+pub(crate) fn sandbox_with(
+    workspace: &Path,
+    allow_network: bool,
+    allow_unix_sockets: bool,
+) -> Result<std::sync::Arc<Sandbox>, String> {
     let config = SandboxConfig {
         writable: vec![workspace.to_path_buf(), std::env::temp_dir()],
-        allow_network: config.allow_network.unwrap_or(false),
-        allow_unix_sockets: config.allow_unix_sockets.unwrap_or(false),
+        allow_network,
+        allow_unix_sockets,
         read_only: read_only_dirs(workspace),
         ..SandboxConfig::default()
     };
     Sandbox::prepare(&config)
         .map(std::sync::Arc::new)
-        .map_err(|err| {
-            eprintln!(
-                "atto: warning: commands will run without an OS sandbox ({err}); every \
-                 command that is not provably read-only will ask for approval"
-            );
-            format!("no OS sandbox: {err}")
-        })
+        .map_err(|err| err.to_string())
 }
 
 /// What sandboxed commands may never write: the workspace's `.git` (and, when `.git` is

@@ -167,13 +167,6 @@ impl Prepared {
         if let Some(d) = global.max_budget_usd {
             swarm_config.max_budget_usd = Some(d);
         }
-        if swarm_config.isolation == atto_swarm::Isolation::Worktree {
-            return Err(Failure::usage(
-                "isolation: worktree is not available yet; remove it from swarm.yaml to run \
-                 workers in the shared workspace (tasks with overlapping files never run \
-                 together)",
-            ));
-        }
         let store = crate::permissions::open_store().map_err(|e| {
             Failure::usage(format!(
                 "the swarm needs the database to save its state: {}",
@@ -203,11 +196,34 @@ impl Prepared {
         } else {
             None
         };
-        let mut runner = atto_quality::LocalRunner::new(workspace.clone());
-        if let Ok(sandbox) = crate::setup::sandbox(&workspace, config) {
-            runner.prepare = Some(Arc::new(move |cmd: &mut tokio::process::Command| {
-                let _ = sandbox.apply(cmd);
-            }));
+        if swarm_config.isolation == atto_swarm::Isolation::Worktree
+            && !workspace.join(".git").exists()
+        {
+            return Err(Failure::usage(format!(
+                "isolation: worktree needs a git repository, and {} is not one",
+                workspace.display()
+            )));
+        }
+        // The checks' commands run under the OS sandbox of the directory they check.
+        let (network, unix) = (
+            config.allow_network.unwrap_or(false),
+            config.allow_unix_sockets.unwrap_or(false),
+        );
+        let runner: coordinator::RunnerFor = Arc::new(move |dir: &std::path::Path| {
+            let mut runner = atto_quality::LocalRunner::new(dir.to_path_buf());
+            if let Ok(sandbox) = crate::setup::sandbox_with(dir, network, unix) {
+                runner.prepare = Some(Arc::new(move |cmd: &mut tokio::process::Command| {
+                    let _ = sandbox.apply(cmd);
+                }));
+            }
+            Arc::new(runner) as Arc<dyn atto_quality::CommandRunner>
+        });
+        let mut warnings = loaded.warnings;
+        if let Err(err) = crate::setup::sandbox_with(&workspace, network, unix) {
+            warnings.push(format!(
+                "the quality checks' commands (tests, type checks) run WITHOUT the OS sandbox: \
+                 {err}"
+            ));
         }
         let report_dir = atto_store::default_path()
             .ok()
@@ -217,7 +233,7 @@ impl Prepared {
             store,
             model,
             judge,
-            runner: Arc::new(runner),
+            runner,
             atto: std::env::current_exe()
                 .map(|p| p.display().to_string())
                 .unwrap_or_else(|_| "atto".into()),
@@ -228,7 +244,7 @@ impl Prepared {
         };
         Ok(Prepared {
             config: swarm_config,
-            warnings: loaded.warnings,
+            warnings,
             deps,
         })
     }

@@ -17,19 +17,22 @@ use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
 use crate::budget::{Capped, Hold, Ledger};
-use crate::config::SwarmConfig;
+use crate::config::{Isolation, SwarmConfig};
 use crate::events::{SwarmEvent, SwarmInput};
 use crate::health::HealthMonitor;
 use crate::schedule::{self, Limits, Running};
 use crate::task::{Attempt, InterventionAnswer, SwarmState, SwarmStatus, SwarmTask, TaskStatus};
 use crate::worker::{self, Launch, Template, Vars};
-use crate::{decompose, enrich, mailbox, report};
+use crate::{decompose, enrich, isolation, mailbox, report};
 
 /// Least tokens a worker is started with; below that the cap is treated as spent.
 pub const MIN_WORKER_TOKENS: u64 = 8_000;
 
 /// Bytes of one file's text kept from before a task, for the checks.
 const SNAPSHOT_MAX: u64 = 512 * 1024;
+
+/// Makes the runner of the checks' commands for a directory.
+pub type RunnerFor = Arc<dyn Fn(&std::path::Path) -> Arc<dyn CommandRunner> + Send + Sync>;
 
 /// What the coordinator works with.
 pub struct Deps {
@@ -39,8 +42,9 @@ pub struct Deps {
     pub model: Arc<dyn ModelClient>,
     /// The judge's model; `None`: no judge.
     pub judge: Option<Arc<dyn ModelClient>>,
-    /// Runs the checks' commands (tests, compile checks) in the workspace.
-    pub runner: Arc<dyn CommandRunner>,
+    /// Runs the checks' commands (tests, compile checks) in a directory: the workspace,
+    /// or an attempt's worktree.
+    pub runner: RunnerFor,
     /// This atto executable, for the worker template's `{atto}`.
     pub atto: String,
     /// Flags every worker gets (provider, endpoint, permission mode …).
@@ -87,6 +91,8 @@ struct Done {
     hold: Hold,
     report: worker::Report,
     outcome: Option<Outcome>,
+    /// With worktree isolation: the files merged back, or why they could not be.
+    merge: Option<Result<Vec<String>, String>>,
 }
 
 /// A task a worker has.
@@ -582,7 +588,7 @@ impl Coordinator {
         }
         args.extend(budget_args);
         args.extend(self.deps.worker_args.iter().cloned());
-        let vars = Vars {
+        let mut vars = Vars {
             atto: self.deps.atto.clone(),
             args,
             workspace: self.deps.workspace.display().to_string(),
@@ -606,17 +612,17 @@ impl Coordinator {
             model: model.clone(),
             pid: None,
         });
-        let before = snapshot(&self.deps.workspace, &task);
-        let workspace = self.deps.workspace.clone();
+        let main = self.deps.workspace.clone();
+        let isolated = self.config.isolation == Isolation::Worktree;
+        let scratch = self.deps.report_dir.join(&self.state.id).join("worktrees");
         let quality = self.config.quality.clone();
-        let runner = self.deps.runner.clone();
+        let runner_for = self.deps.runner.clone();
         let judge: Option<Arc<dyn ModelClient>> =
             self.judge.clone().map(|j| j as Arc<dyn ModelClient>);
         let progress = self.state.progress();
         let timeout = Duration::from_secs(self.config.worker_timeout_secs.saturating_add(30));
         let messages = self.messages_tx.clone();
         let task_id = task.id.clone();
-        let expanded = template.expand(&vars);
         self.jobs.spawn(async move {
             let (tx, mut rx) = mpsc::unbounded_channel();
             let forward = {
@@ -628,6 +634,27 @@ impl Coordinator {
                         }
                     }
                 })
+            };
+            // With worktree isolation the attempt works on a snapshot of the workspace.
+            let tree = if isolated {
+                let dir = scratch.join(format!("{task_id}-{attempt}"));
+                let made = match isolation::snapshot(&main, &scratch).await {
+                    Ok(base) => isolation::create(&main, &base, &dir).await,
+                    Err(err) => Err(err),
+                };
+                Some(made.map_err(|e| format!("its worktree could not be made: {e}")))
+            } else {
+                None
+            };
+            let workspace = match &tree {
+                Some(Ok(t)) => t.dir.clone(),
+                _ => main.clone(),
+            };
+            vars.workspace = workspace.display().to_string();
+            let before = snapshot(&workspace, &task);
+            let expanded = match &tree {
+                Some(Err(err)) => Err(err.clone()),
+                _ => template.expand(&vars),
             };
             let report = match expanded {
                 Ok((program, args)) => {
@@ -658,7 +685,7 @@ impl Coordinator {
             };
             let _ = forward.await;
             let outcome = if report.failure().is_none() {
-                let judge_ref = judge.as_deref();
+                let runner = runner_for(&workspace);
                 Some(
                     assess(
                         &task,
@@ -669,19 +696,43 @@ impl Coordinator {
                         progress,
                         &quality,
                         runner.as_ref(),
-                        judge_ref,
+                        judge.as_deref(),
                     )
                     .await,
                 )
             } else {
                 None
             };
+            let passed = outcome.as_ref().is_some_and(|o| o.verdict == Verdict::Pass);
+            let mut merge = None;
+            if let Some(Ok(t)) = &tree {
+                if passed {
+                    let merged = match isolation::changes(t, &scratch).await {
+                        Ok(changes) => isolation::merge_back(&main, t, &changes, &scratch)
+                            .await
+                            .map_err(|paths| {
+                                format!(
+                                    "its changes conflict with the workspace in {} (its \
+                                     worktree is kept at {})",
+                                    paths.join(", "),
+                                    t.dir.display()
+                                )
+                            }),
+                        Err(err) => Err(format!("its changes could not be read: {err}")),
+                    };
+                    merge = Some(merged);
+                }
+                if !matches!(merge, Some(Err(_))) {
+                    isolation::remove(&main, t).await;
+                }
+            }
             Done {
                 task_id,
                 model,
                 hold,
                 report,
                 outcome,
+                merge,
             }
         });
     }
@@ -839,6 +890,7 @@ impl Coordinator {
             .cloned()
             .collect();
         let before = BTreeMap::new();
+        let runner = (self.deps.runner)(&self.deps.workspace);
         let input = atto_quality::Input {
             task: &task.quality_task(),
             result: &result,
@@ -848,7 +900,7 @@ impl Coordinator {
             attempt: task.attempts.len() as u32 + 1,
             progress: Some(self.state.progress()),
             config: &quality,
-            runner: self.deps.runner.as_ref(),
+            runner: runner.as_ref(),
             judge: None,
         };
         atto_quality::assess(&input).await
@@ -880,8 +932,27 @@ impl Coordinator {
             model,
             hold,
             report,
-            outcome,
+            mut outcome,
+            merge,
         } = done;
+        // A passing attempt whose changes could not be merged back has not passed.
+        let conflict = match &merge {
+            Some(Err(why)) => Some(why.clone()),
+            _ => None,
+        };
+        if let (Some(why), Some(o)) = (&conflict, outcome.as_mut()) {
+            o.verdict = Verdict::NeedsRetry;
+            o.findings.insert(
+                0,
+                atto_quality::Finding {
+                    stage: atto_quality::Stage::Verification,
+                    code: None,
+                    message: why.clone(),
+                    file: None,
+                    line: None,
+                },
+            );
+        }
         self.active.remove(&task_id);
         self.asks.retain(|_, t| *t != task_id);
         let tokens = report.tokens();
@@ -977,7 +1048,14 @@ impl Coordinator {
                     findings: o.findings.clone(),
                 });
                 if o.verdict != Verdict::Pass {
-                    attempt.failure_mode = Some("quality".into());
+                    attempt.failure_mode = Some(
+                        if conflict.is_some() {
+                            "conflict"
+                        } else {
+                            "quality"
+                        }
+                        .into(),
+                    );
                     attempt.error = Some(o.findings.first().map_or_else(
                         || "the quality checks did not pass it".to_owned(),
                         |f| f.message.clone(),
@@ -1036,7 +1114,12 @@ impl Coordinator {
             let can_retry = t.round_attempts <= self.config.worker_retries
                 && dispatches < self.config.max_dispatches_per_task;
             let out_of_budget = failure.as_ref().is_some_and(|(m, _)| m == "budget");
-            if can_retry && !out_of_budget {
+            if conflict.is_some() && self.config.enable_user_intervention {
+                // The issue's rule: a merge conflict is a person's to resolve.
+                t.status = TaskStatus::AwaitingIntervention;
+                let snapshot = t.clone();
+                self.ask_person(&snapshot);
+            } else if can_retry && !out_of_budget {
                 t.status = TaskStatus::Pending;
                 let jitter = jitter_ms(self.options.backoff_unit_ms);
                 let delay = schedule::backoff_ms(dispatches, self.options.backoff_unit_ms, jitter);

@@ -19,6 +19,7 @@ pub mod decompose;
 pub mod enrich;
 pub mod events;
 pub mod health;
+pub mod isolation;
 pub mod mailbox;
 pub mod report;
 pub mod schedule;

@@ -1,0 +1,411 @@
+//! `isolation: worktree`: every attempt works in a git worktree of its own, made from a
+//! snapshot of the workspace as it is at dispatch (tracked and untracked files, not the
+//! ignored ones), and its changes are merged back into the workspace only when the task
+//! passes. The user's index, HEAD and branches are never touched: snapshots are commit
+//! objects written through a temporary index, referenced by no branch.
+//!
+//! Merging is per file and three-way (`git merge-file`) between the snapshot (base),
+//! the workspace now (other workers' passed changes) and the worktree; all files merge or
+//! none are written, and the conflicting paths are reported.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use tokio::process::Command;
+
+/// A worktree an attempt works in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Worktree {
+    /// Its directory.
+    pub dir: PathBuf,
+    /// The snapshot commit it started from.
+    pub base: String,
+}
+
+/// A file the attempt changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// Added or modified.
+    Write(String),
+    /// Deleted.
+    Delete(String),
+}
+
+impl Change {
+    /// Its workspace-relative path.
+    pub fn path(&self) -> &str {
+        match self {
+            Change::Write(p) | Change::Delete(p) => p,
+        }
+    }
+}
+
+async fn git(dir: &Path, args: &[&str], index: Option<&Path>) -> Result<Vec<u8>, String> {
+    let mut cmd = Command::new("git");
+    cmd.arg("-C")
+        .arg(dir)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .env("GIT_TERMINAL_PROMPT", "0")
+        // Snapshot commits are atto's, referenced by no branch: they need no user identity.
+        .env("GIT_AUTHOR_NAME", "atto swarm")
+        .env("GIT_AUTHOR_EMAIL", "atto@localhost")
+        .env("GIT_COMMITTER_NAME", "atto swarm")
+        .env("GIT_COMMITTER_EMAIL", "atto@localhost")
+        .kill_on_drop(true);
+    if let Some(index) = index {
+        cmd.env("GIT_INDEX_FILE", index);
+    }
+    let out = cmd
+        .output()
+        .await
+        .map_err(|e| format!("git could not be run: {e}"))?;
+    if out.status.success() {
+        Ok(out.stdout)
+    } else {
+        Err(format!(
+            "git {} failed: {}",
+            args.first().copied().unwrap_or(""),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+fn text(bytes: Vec<u8>) -> String {
+    String::from_utf8_lossy(&bytes).trim().to_owned()
+}
+
+/// A commit of `dir`'s files as they are now (tracked and untracked, ignored ones left
+/// out), written through a temporary index so the user's index is untouched.
+pub async fn snapshot(dir: &Path, scratch: &Path) -> Result<String, String> {
+    std::fs::create_dir_all(scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
+    let index = scratch.join(format!("index-{}", uuid::Uuid::new_v4().simple()));
+    let result = async {
+        let head = git(dir, &["rev-parse", "--verify", "--quiet", "HEAD"], None)
+            .await
+            .ok()
+            .map(text);
+        if let Some(head) = &head {
+            git(dir, &["read-tree", head], Some(&index)).await?;
+        }
+        git(dir, &["add", "-A", "--", "."], Some(&index)).await?;
+        let tree = text(git(dir, &["write-tree"], Some(&index)).await?);
+        let mut args = vec!["commit-tree", tree.as_str(), "-m", "atto swarm snapshot"];
+        if let Some(head) = &head {
+            args.extend(["-p", head.as_str()]);
+        }
+        Ok(text(git(dir, &args, Some(&index)).await?))
+    }
+    .await;
+    let _ = std::fs::remove_file(&index);
+    result
+}
+
+/// Makes a detached worktree of `workspace` at `base` in `dir`, with the workspace's
+/// top-level ignored directories (virtual environments, `node_modules`) linked in so the
+/// project's tests can run there.
+pub async fn create(workspace: &Path, base: &str, dir: &Path) -> Result<Worktree, String> {
+    if let Some(parent) = dir.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+    }
+    let target = dir.display().to_string();
+    git(
+        workspace,
+        &["worktree", "add", "--detach", "--quiet", &target, base],
+        None,
+    )
+    .await?;
+    let ignored = git(
+        workspace,
+        &[
+            "ls-files",
+            "--others",
+            "--ignored",
+            "--exclude-standard",
+            "--directory",
+            "-z",
+        ],
+        None,
+    )
+    .await
+    .unwrap_or_default();
+    for entry in ignored.split(|b| *b == 0) {
+        let rel = String::from_utf8_lossy(entry);
+        let rel = rel.trim_end_matches('/');
+        // Top-level directories only; never atto's own or git's.
+        if rel.is_empty() || rel.contains('/') || rel.starts_with(".git") || rel == ".atto" {
+            continue;
+        }
+        let from = workspace.join(rel);
+        let to = dir.join(rel);
+        if from.is_dir() && !to.exists() {
+            let _ = std::os::unix::fs::symlink(&from, &to);
+        }
+    }
+    Ok(Worktree {
+        dir: dir.to_path_buf(),
+        base: base.to_owned(),
+    })
+}
+
+/// What the attempt changed in its worktree, against the snapshot it started from.
+pub async fn changes(tree: &Worktree, scratch: &Path) -> Result<Vec<Change>, String> {
+    let now = snapshot(&tree.dir, scratch).await?;
+    let out = git(
+        &tree.dir,
+        &[
+            "diff",
+            "--name-status",
+            "--no-renames",
+            "-z",
+            &tree.base,
+            &now,
+        ],
+        None,
+    )
+    .await?;
+    let mut fields = out.split(|b| *b == 0).filter(|f| !f.is_empty());
+    let mut changes = Vec::new();
+    while let (Some(status), Some(path)) = (fields.next(), fields.next()) {
+        let path = String::from_utf8_lossy(path).into_owned();
+        if is_linked(&tree.dir, &path) {
+            continue;
+        }
+        changes.push(if status.first() == Some(&b'D') {
+            Change::Delete(path)
+        } else {
+            Change::Write(path)
+        });
+    }
+    Ok(changes)
+}
+
+/// Whether `rel` lies under one of the ignored directories linked into the worktree.
+fn is_linked(dir: &Path, rel: &str) -> bool {
+    let first = rel.split('/').next().unwrap_or(rel);
+    std::fs::symlink_metadata(dir.join(first)).is_ok_and(|m| m.file_type().is_symlink())
+}
+
+/// Merges the attempt's changes into the workspace: every file three-way against the
+/// snapshot, all or nothing. `Err` lists the paths that conflict (nothing was written).
+pub async fn merge_back(
+    workspace: &Path,
+    tree: &Worktree,
+    changes: &[Change],
+    scratch: &Path,
+) -> Result<Vec<String>, Vec<String>> {
+    let mut writes: Vec<(PathBuf, Option<Vec<u8>>)> = Vec::new();
+    let mut conflicts = Vec::new();
+    for change in changes {
+        let rel = change.path();
+        let base = git(workspace, &["show", &format!("{}:{rel}", tree.base)], None)
+            .await
+            .ok();
+        let ours = std::fs::read(workspace.join(rel)).ok();
+        let theirs = match change {
+            Change::Write(_) => std::fs::read(tree.dir.join(rel)).ok(),
+            Change::Delete(_) => None,
+        };
+        if ours == theirs {
+            continue;
+        }
+        if ours == base {
+            writes.push((workspace.join(rel), theirs));
+            continue;
+        }
+        // Both sides changed it: a three-way merge of the texts.
+        match (ours, theirs) {
+            (Some(ours), Some(theirs)) => {
+                match merge_file(&ours, base.as_deref().unwrap_or(b""), &theirs, scratch).await {
+                    Some(merged) => writes.push((workspace.join(rel), Some(merged))),
+                    None => conflicts.push(rel.to_owned()),
+                }
+            }
+            _ => conflicts.push(rel.to_owned()),
+        }
+    }
+    if !conflicts.is_empty() {
+        return Err(conflicts);
+    }
+    let mut written = Vec::new();
+    for (path, content) in writes {
+        let result = match content {
+            Some(bytes) => path
+                .parent()
+                .map_or(Ok(()), std::fs::create_dir_all)
+                .and_then(|()| std::fs::write(&path, bytes)),
+            None => match std::fs::remove_file(&path) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                other => other,
+            },
+        };
+        let rel = path
+            .strip_prefix(workspace)
+            .unwrap_or(&path)
+            .display()
+            .to_string();
+        if result.is_err() {
+            return Err(vec![rel]);
+        }
+        written.push(rel);
+    }
+    Ok(written)
+}
+
+/// `git merge-file -p`: the merged text, `None` on a conflict.
+async fn merge_file(ours: &[u8], base: &[u8], theirs: &[u8], scratch: &Path) -> Option<Vec<u8>> {
+    let id = uuid::Uuid::new_v4().simple().to_string();
+    let paths: Vec<PathBuf> = ["ours", "base", "theirs"]
+        .iter()
+        .map(|n| scratch.join(format!("{id}.{n}")))
+        .collect();
+    let wrote = std::fs::create_dir_all(scratch).is_ok()
+        && std::fs::write(&paths[0], ours).is_ok()
+        && std::fs::write(&paths[1], base).is_ok()
+        && std::fs::write(&paths[2], theirs).is_ok();
+    let out = if wrote {
+        Command::new("git")
+            .arg("merge-file")
+            .arg("-p")
+            .args(&paths)
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .output()
+            .await
+            .ok()
+    } else {
+        None
+    };
+    for p in &paths {
+        let _ = std::fs::remove_file(p);
+    }
+    let out = out?;
+    (out.status.code() == Some(0)).then_some(out.stdout)
+}
+
+/// Removes the worktree (and git's record of it).
+pub async fn remove(workspace: &Path, tree: &Worktree) {
+    let dir = tree.dir.display().to_string();
+    if git(workspace, &["worktree", "remove", "--force", &dir], None)
+        .await
+        .is_err()
+    {
+        let _ = std::fs::remove_dir_all(&tree.dir);
+        let _ = git(workspace, &["worktree", "prune"], None).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn sh(dir: &Path, script: &str) {
+        let ok = std::process::Command::new("sh")
+            .args(["-c", script])
+            .current_dir(dir)
+            .status()
+            .unwrap();
+        assert!(ok.success(), "{script}");
+    }
+
+    fn repo() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        sh(
+            dir.path(),
+            "git init -q && git config user.email a@b && git config user.name a && \
+             printf 'one\\ntwo\\nthree\\n' > a.txt && echo keep > b.txt && git add . && \
+             git commit -qm init && echo untracked > new.txt && mkdir venv && \
+             echo 'venv/' > .gitignore && echo lib > venv/lib.py",
+        );
+        dir
+    }
+
+    #[tokio::test]
+    async fn a_worktree_starts_from_the_workspace_as_it_is_and_merges_back_on_request() {
+        let ws = repo();
+        let scratch = tempfile::tempdir().unwrap();
+        std::fs::write(ws.path().join("a.txt"), "one\ntwo\nthree\nfour\n").unwrap();
+        let index_before = std::fs::read(ws.path().join(".git/index")).unwrap();
+        let base = snapshot(ws.path(), scratch.path()).await.unwrap();
+        let tree = create(ws.path(), &base, &scratch.path().join("wt"))
+            .await
+            .unwrap();
+        // Uncommitted and untracked files are there; the ignored venv is linked.
+        assert_eq!(
+            std::fs::read_to_string(tree.dir.join("a.txt")).unwrap(),
+            "one\ntwo\nthree\nfour\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(tree.dir.join("new.txt")).unwrap(),
+            "untracked\n"
+        );
+        assert!(tree.dir.join("venv/lib.py").exists());
+        // The user's index did not move.
+        assert_eq!(
+            std::fs::read(ws.path().join(".git/index")).unwrap(),
+            index_before
+        );
+
+        // The attempt edits line 1, deletes b.txt, adds c.txt and writes into the venv.
+        std::fs::write(tree.dir.join("a.txt"), "ONE\ntwo\nthree\nfour\n").unwrap();
+        std::fs::remove_file(tree.dir.join("b.txt")).unwrap();
+        std::fs::write(tree.dir.join("c.txt"), "new\n").unwrap();
+        let mut changes = changes(&tree, scratch.path()).await.unwrap();
+        changes.sort_by(|a, b| a.path().cmp(b.path()));
+        assert_eq!(
+            changes,
+            vec![
+                Change::Write("a.txt".into()),
+                Change::Delete("b.txt".into()),
+                Change::Write("c.txt".into())
+            ]
+        );
+        // Meanwhile the workspace changed line 3 of a.txt: both merge.
+        std::fs::write(ws.path().join("a.txt"), "one\ntwo\nTHREE\nfour\n").unwrap();
+        let written = merge_back(ws.path(), &tree, &changes, scratch.path())
+            .await
+            .unwrap();
+        assert_eq!(written.len(), 3);
+        assert_eq!(
+            std::fs::read_to_string(ws.path().join("a.txt")).unwrap(),
+            "ONE\ntwo\nTHREE\nfour\n"
+        );
+        assert!(!ws.path().join("b.txt").exists());
+        assert_eq!(
+            std::fs::read_to_string(ws.path().join("c.txt")).unwrap(),
+            "new\n"
+        );
+        remove(ws.path(), &tree).await;
+        assert!(!tree.dir.exists());
+    }
+
+    #[tokio::test]
+    async fn a_conflict_writes_nothing_and_names_the_file() {
+        let ws = repo();
+        let scratch = tempfile::tempdir().unwrap();
+        let base = snapshot(ws.path(), scratch.path()).await.unwrap();
+        let tree = create(ws.path(), &base, &scratch.path().join("wt"))
+            .await
+            .unwrap();
+        std::fs::write(tree.dir.join("a.txt"), "uno\ntwo\nthree\n").unwrap();
+        std::fs::write(tree.dir.join("c.txt"), "new\n").unwrap();
+        std::fs::write(ws.path().join("a.txt"), "eins\ntwo\nthree\n").unwrap();
+        let changes = changes(&tree, scratch.path()).await.unwrap();
+        let err = merge_back(ws.path(), &tree, &changes, scratch.path())
+            .await
+            .unwrap_err();
+        assert_eq!(err, vec!["a.txt"]);
+        assert!(
+            !ws.path().join("c.txt").exists(),
+            "nothing is written on a conflict"
+        );
+        assert_eq!(
+            std::fs::read_to_string(ws.path().join("a.txt")).unwrap(),
+            "eins\ntwo\nthree\n"
+        );
+    }
+}
