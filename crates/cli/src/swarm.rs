@@ -209,22 +209,36 @@ impl Prepared {
             config.allow_network.unwrap_or(false),
             config.allow_unix_sockets.unwrap_or(false),
         );
-        let runner: coordinator::RunnerFor = Arc::new(move |dir: &std::path::Path| {
+        let runner_with = |dir: &std::path::Path, sandbox: Option<Arc<atto_sandbox::Sandbox>>| {
             let mut runner = atto_quality::LocalRunner::new(dir.to_path_buf());
-            if let Ok(sandbox) = crate::setup::sandbox_with(dir, network, unix) {
+            if let Some(sandbox) = sandbox {
                 runner.prepare = Some(Arc::new(move |cmd: &mut tokio::process::Command| {
                     let _ = sandbox.apply(cmd);
                 }));
             }
             Arc::new(runner) as Arc<dyn atto_quality::CommandRunner>
-        });
+        };
         let mut warnings = loaded.warnings;
-        if let Err(err) = crate::setup::sandbox_with(&workspace, network, unix) {
-            warnings.push(format!(
-                "the quality checks' commands (tests, type checks) run WITHOUT the OS sandbox: \
-                 {err}"
-            ));
-        }
+        let main_sandbox = match crate::setup::sandbox_with(&workspace, network, unix) {
+            Ok(sandbox) => Some(sandbox),
+            Err(err) => {
+                warnings.push(format!(
+                    "the quality checks' commands (tests, type checks) run WITHOUT the OS \
+                     sandbox: {err}"
+                ));
+                None
+            }
+        };
+        // The workspace's runner is made once; a worktree's when the worktree is made.
+        let main_runner = runner_with(&workspace, main_sandbox);
+        let main_dir = workspace.clone();
+        let runner: coordinator::RunnerFor = Arc::new(move |dir: &std::path::Path| {
+            if dir == main_dir {
+                main_runner.clone()
+            } else {
+                runner_with(dir, crate::setup::sandbox_with(dir, network, unix).ok())
+            }
+        });
         let report_dir = atto_store::default_path()
             .ok()
             .and_then(|p| p.parent().map(|d| d.join("swarms")))
