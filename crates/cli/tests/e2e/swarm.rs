@@ -1041,3 +1041,65 @@ fn a_merge_conflict_goes_to_a_person() {
     assert_eq!(env.read("shared.txt"), "A\n");
     assert!(!env.repo().join("b.py").exists());
 }
+
+#[test]
+fn the_judge_scores_each_attempt_and_its_feedback_reaches_the_retry() {
+    let mut env = Env::new();
+    env.write(
+        ".atto/swarm.yaml",
+        "swarm:\n  enable_task_enrichment: false\n",
+    );
+    let judge = |text: &str| when("Score the work from 1 to 5", Reply::text(text));
+    let mut replies = vec![decomposition(json!([
+        {"id": "task-1", "type": "implement", "target_files": ["greet.py"],
+         "description": "Create greet.py with greet(name) returning 'Hello, NAME!' with the name capitalised."}
+    ]))];
+    replies.extend(worker(
+        "task-1",
+        "implement",
+        vec![write(
+            "greet.py",
+            "def greet(name):\n    return 'Hello ' + name\n",
+        )],
+        "Done.",
+    ));
+    replies.push(judge("SCORE: 2\nFEEDBACK: The greeting lacks the comma and exclamation mark and does not capitalise the name."));
+    replies.extend(worker(
+        "task-1",
+        "implement",
+        vec![write(
+            "greet.py",
+            "def greet(name):\n    return f'Hello, {name.capitalize()}!'\n",
+        )],
+        "Fixed.",
+    ));
+    replies.push(judge("SCORE: 4\nFEEDBACK: Correct."));
+    env.serve(Script::new(replies));
+    let out = run(&env, &["--yes", "greet people"]);
+    let ev = events(&out);
+    assert_eq!(out.status.code(), Some(0), "{}\n{ev:?}", stderr(&out));
+    let checked = of_type(&ev, "swarm.task.checked");
+    let scores: Vec<u64> = checked
+        .iter()
+        .map(|c| c["score"].as_u64().unwrap())
+        .collect();
+    assert_eq!(scores, vec![2, 4], "{checked:?}");
+    let retry = env
+        .requests()
+        .iter()
+        .map(|r| r.body["messages"].to_string())
+        .find(|b| b.contains("## Task task-1 (implement)") && b.contains("Previous Attempt"))
+        .expect("the retry's request");
+    assert!(retry.contains("### Quality Gate Feedback"), "{retry}");
+    assert!(retry.contains("does not capitalise the name"), "{retry}");
+    let passed = &of_type(&ev, "swarm.task.passed")[0];
+    assert_eq!(passed["score"], 4);
+    // The judge's calls are counted with the coordinator's own.
+    let report = report_json(&ev);
+    assert_eq!(task_report(&report, "task-1")["score"], 4);
+    assert!(
+        finished(&ev)["tokens"].as_u64().unwrap() >= 4 * 120 + 3 * 120,
+        "{}",
+        finished(&ev)
+    );
+}
