@@ -255,6 +255,7 @@ impl Prepared {
             default_model: provider.model.clone(),
             workspace,
             report_dir,
+            max_output_tokens: config.limits.max_output_tokens,
         };
         Ok(Prepared {
             config: swarm_config,

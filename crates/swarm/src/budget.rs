@@ -132,6 +132,8 @@ impl Ledger {
 pub struct Capped {
     inner: Arc<dyn ModelClient>,
     ledger: Ledger,
+    /// The user's output limit (`[limits] max_output_tokens`), lowering every call's.
+    max_output: Option<u32>,
     /// Tokens and dollars the calls used, for the swarm's state.
     usage: Mutex<(Usage, Option<f64>)>,
 }
@@ -142,8 +144,15 @@ impl Capped {
         Capped {
             inner,
             ledger,
+            max_output: None,
             usage: Mutex::new((Usage::default(), Some(0.0))),
         }
+    }
+
+    /// Every call's output limited to `max` tokens (`None`: the callers' limits).
+    pub fn with_output_limit(mut self, max: Option<u32>) -> Capped {
+        self.max_output = max;
+        self
     }
 
     /// What the calls so far used (tokens, dollars).
@@ -167,6 +176,16 @@ impl ModelClient for Capped {
         on_update: &'a mut (dyn FnMut(StreamUpdate) + Send),
     ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
         Box::pin(async move {
+            let limited;
+            let req = match self.max_output {
+                Some(max) if max < req.max_output_tokens => {
+                    let mut lower = req.clone();
+                    lower.max_output_tokens = max.max(1);
+                    limited = lower;
+                    &limited
+                }
+                _ => req,
+            };
             let bytes = req.system.len()
                 + serde_json::to_vec(req.messages.as_ref()).map_or(0, |v| v.len())
                 + serde_json::to_vec(req.tools.as_ref()).map_or(0, |v| v.len());

@@ -55,6 +55,9 @@ pub struct Deps {
     pub workspace: PathBuf,
     /// Where reports are written (`<dir>/<swarm id>/report.md|json`).
     pub report_dir: PathBuf,
+    /// The user's output limit for the coordinator's own calls (`[limits]
+    /// max_output_tokens`).
+    pub max_output_tokens: Option<u32>,
 }
 
 /// How this run behaves.
@@ -167,10 +170,9 @@ pub async fn run(
         state.cost_usd(),
     );
     let (messages_tx, messages) = mpsc::unbounded_channel();
-    let judge = deps
-        .judge
-        .clone()
-        .map(|j| Arc::new(Capped::new(j, ledger.clone())));
+    let judge = deps.judge.clone().map(|j| {
+        Arc::new(Capped::new(j, ledger.clone()).with_output_limit(deps.max_output_tokens))
+    });
     let mut c = Coordinator {
         config,
         deps,
@@ -276,7 +278,8 @@ impl Coordinator {
 
     /// Decomposes and enriches; false when there is no plan to run.
     async fn plan(&mut self) -> bool {
-        let capped = Capped::new(self.deps.model.clone(), self.ledger.clone());
+        let capped = Capped::new(self.deps.model.clone(), self.ledger.clone())
+            .with_output_limit(self.deps.max_output_tokens);
         let workspace = self.deps.workspace.clone();
         let max_tasks = self.config.max_tasks;
         let mut hint: Option<String> = None;

@@ -15,4 +15,5 @@ mod faults;
 mod fixture;
 mod limits;
 mod plain;
+mod swarm;
 mod tools;
