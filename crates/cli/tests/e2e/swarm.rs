@@ -1103,3 +1103,72 @@ fn the_judge_scores_each_attempt_and_its_feedback_reaches_the_retry() {
         finished(&ev)
     );
 }
+
+#[test]
+fn ctrl_c_stops_the_workers_and_leaves_a_resumable_swarm() {
+    let mut env = Env::new();
+    env.write(".atto/swarm.yaml", "swarm:\n  quality_gates: false\n");
+    let mut replies = vec![decomposition(json!([
+        {"id": "task-1", "type": "implement", "target_files": ["one.py"],
+         "description": "Create one.py defining ONE = 1 as a module-level constant for the other modules to import."}
+    ]))];
+    let mut slow = worker(
+        "task-1",
+        "implement",
+        vec![write("one.py", "ONE = 1\n")],
+        "Done.",
+    );
+    slow[0].delay_ms = 5_000;
+    replies.extend(slow);
+    replies.extend(worker(
+        "task-1",
+        "implement",
+        vec![write("one.py", "ONE = 1\n")],
+        "Done.",
+    ));
+    env.serve(Script::new(replies));
+    let mut child = swarm(&env, &["--yes", "one"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let seen = wait_for(&mut child, Duration::from_secs(60), |e| {
+        e["type"] == "swarm.task.activity"
+            && e["activity"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("worker started")
+    });
+    let swarm_id = of_type(&seen, "swarm.started")[0]["swarm_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let ok = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let started = Instant::now();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the workers were not stopped promptly"
+    );
+    let shown = env
+        .atto()
+        .args(["swarm", "status", "--json"])
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&shown.stdout).unwrap();
+    assert_eq!(report["status"], "interrupted", "{report}");
+    assert!(!env.repo().join("one.py").exists());
+
+    let out = run(&env, &["--resume", &swarm_id]);
+    let ev = events(&out);
+    assert_eq!(out.status.code(), Some(0), "{}\n{ev:?}", stderr(&out));
+    assert_eq!(finished(&ev)["passed"], 1);
+    // The interrupted dispatch did not count against the task.
+    let t = task_report(&report_json(&ev), "task-1").clone();
+    assert_eq!(t["status"], "passed", "{t}");
+}
