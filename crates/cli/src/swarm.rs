@@ -463,11 +463,20 @@ impl Front {
                 event = events.recv() => {
                     let Some(event) = event else { break };
                     self.print(&event);
-                    if let Some(q) = self.question(&event, &input) {
-                        if questions.is_empty() {
-                            prompt(&q);
+                    if let Some(q) = self.question(&event) {
+                        if !lines_open {
+                            // No one is left to answer: it follows --on-ask.
+                            self.unanswerable(q, &input);
+                        } else if self.input == InputFormat::StreamJson {
+                            // The driving process answers on stdin; remembered in case
+                            // stdin closes first.
+                            questions.push_back(q);
+                        } else {
+                            if questions.is_empty() {
+                                prompt(&q);
+                            }
+                            questions.push_back(q);
                         }
-                        questions.push_back(q);
                     }
                     if matches!(event, SwarmEvent::Finished { .. }) {
                         last = Some(event);
@@ -484,7 +493,10 @@ impl Front {
                     };
                     if self.input == InputFormat::StreamJson {
                         match serde_json::from_str::<SwarmInput>(&line) {
-                            Ok(i) => { let _ = input.send(i); }
+                            Ok(i) => {
+                                questions.retain(|q| !q.answered_by(&i));
+                                let _ = input.send(i);
+                            }
                             Err(err) if !line.trim().is_empty() => {
                                 self.notice(&format!("ignoring input line that is not a swarm input ({err}): {line}"));
                             }
@@ -521,13 +533,8 @@ impl Front {
         }
     }
 
-    /// What `event` asks of a person, when this front end asks one; otherwise answers it
-    /// as configured.
-    fn question(
-        &self,
-        event: &SwarmEvent,
-        input: &mpsc::UnboundedSender<SwarmInput>,
-    ) -> Option<Question> {
+    /// What `event` asks of a person.
+    fn question(&self, event: &SwarmEvent) -> Option<Question> {
         let q = match event {
             SwarmEvent::Plan { tasks } => Question::Plan(tasks.len()),
             SwarmEvent::Permission {
@@ -551,15 +558,7 @@ impl Front {
             },
             _ => return None,
         };
-        if self.input == InputFormat::StreamJson {
-            // The driving process answers on stdin.
-            return None;
-        }
-        if self.interactive {
-            return Some(q);
-        }
-        self.unanswerable(q, input);
-        None
+        Some(q)
     }
 
     /// Answers a question no person can answer.
@@ -620,6 +619,25 @@ enum Question {
     Intervention {
         task_id: String,
     },
+}
+
+impl Question {
+    /// Whether `input` answers this question.
+    fn answered_by(&self, input: &SwarmInput) -> bool {
+        match (self, input) {
+            (Question::Plan(_), SwarmInput::Confirm { .. }) => true,
+            (Question::Approval { id, .. }, SwarmInput::Approval { id: answered, .. }) => {
+                id == answered
+            }
+            (
+                Question::Intervention { task_id },
+                SwarmInput::Intervention {
+                    task_id: answered, ..
+                },
+            ) => task_id == answered,
+            _ => false,
+        }
+    }
 }
 
 fn prompt(q: &Question) {

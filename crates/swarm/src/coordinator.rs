@@ -438,8 +438,29 @@ impl Coordinator {
         wake
     }
 
-    /// Skips pending tasks whose dependencies failed or were skipped.
+    /// Fails pending tasks that can never be dispatched again, and skips pending tasks
+    /// whose dependencies failed or were skipped.
     async fn cascade(&mut self) {
+        let max = self.config.max_dispatches_per_task;
+        let spent: Vec<String> = self
+            .state
+            .tasks
+            .iter()
+            .filter(|t| t.status == TaskStatus::Pending && t.dispatches() >= max)
+            .map(|t| t.id.clone())
+            .collect();
+        for id in spent {
+            let reason = format!("reached max_dispatches_per_task ({max})");
+            if let Some(t) = self.state.task_mut(&id) {
+                t.status = TaskStatus::Failed;
+                t.reason = Some(reason.clone());
+            }
+            self.emit(SwarmEvent::TaskFailed {
+                task_id: id,
+                attempts: max,
+                reason,
+            });
+        }
         loop {
             let skips = schedule::cascade(&self.state);
             if skips.is_empty() {
@@ -818,6 +839,19 @@ impl Coordinator {
             return;
         }
         match answer {
+            InterventionAnswer::Guidance { text }
+                if task.dispatches() >= self.config.max_dispatches_per_task =>
+            {
+                let _ = text;
+                self.emit(SwarmEvent::Notice {
+                    text: format!(
+                        "task {task_id} has used all {} dispatches (max_dispatches_per_task); \
+                         answer fixed (after fixing it by hand) or skip",
+                        self.config.max_dispatches_per_task
+                    ),
+                });
+                self.ask_person(&task);
+            }
             InterventionAnswer::Guidance { text } => {
                 if let Some(t) = self.state.task_mut(task_id) {
                     t.guidance.push(text);

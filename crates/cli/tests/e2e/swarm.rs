@@ -1172,3 +1172,30 @@ fn ctrl_c_stops_the_workers_and_leaves_a_resumable_swarm() {
     let t = task_report(&report_json(&ev), "task-1").clone();
     assert_eq!(t["status"], "passed", "{t}");
 }
+
+#[test]
+fn a_question_left_when_stdin_closes_is_answered_as_on_ask_says_instead_of_hanging() {
+    let mut env = Env::new();
+    stuck_project(
+        &mut env,
+        "swarm:\n  quality_gates: false\n  worker_retries: 0\n  enable_user_intervention: true\n  user_intervention_threshold: 1\n",
+        1,
+        Vec::new(),
+    );
+    let mut cmd = swarm(
+        &env,
+        &["--input-format", "stream-json", "--yes", "make the app"],
+    );
+    cmd.stdin(Stdio::null());
+    let started = Instant::now();
+    let out = cmd.output().unwrap();
+    let ev = events(&out);
+    assert!(started.elapsed() < Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(1), "{}\n{ev:?}", stderr(&out));
+    assert_eq!(of_type(&ev, "swarm.task.intervention_needed").len(), 1);
+    let skipped: Vec<&str> = of_type(&ev, "swarm.task.skipped")
+        .iter()
+        .map(|e| e["task_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(skipped, vec!["task-1", "task-2"], "{ev:?}");
+}
