@@ -111,6 +111,7 @@ pub fn run(args: SwarmArgs, global: &mut GlobalArgs) -> Result<ExitCode, Failure
         input: args.input_format,
         on_ask: args.on_ask,
         interactive,
+        host: Host::Command,
     };
     let run_options = Options {
         // No one can confirm a headless run with text input: it proceeds, like /auto.
@@ -369,15 +370,47 @@ fn status(
 }
 
 /// How this run talks to its person.
-struct Front {
-    format: OutputFormat,
-    input: InputFormat,
-    on_ask: OnAsk,
-    interactive: bool,
+pub(crate) struct Front {
+    pub(crate) format: OutputFormat,
+    pub(crate) input: InputFormat,
+    pub(crate) on_ask: OnAsk,
+    pub(crate) interactive: bool,
+    pub(crate) host: Host,
+}
+
+/// Where the swarm runs from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Host {
+    /// `atto swarm`: its own process; a second Ctrl-C exits at once.
+    Command,
+    /// `/swarm` in the line session: the session goes on after it, so Ctrl-C only stops
+    /// the swarm.
+    Session,
+}
+
+/// Where a person's answers come from.
+pub(crate) enum Answers<'a> {
+    /// Lines read from stdin by a task of their own (`atto swarm`).
+    Spawned(mpsc::UnboundedReceiver<String>),
+    /// The line session's stdin, read between its prompts.
+    Session(&'a mut tokio::io::Lines<tokio::io::BufReader<tokio::io::Stdin>>),
+    /// No one answers.
+    Nobody,
+}
+
+impl Answers<'_> {
+    /// The next line; `None` when input ended. Cancel-safe: a line half read is kept.
+    async fn next(&mut self) -> Option<String> {
+        match self {
+            Answers::Spawned(lines) => lines.recv().await,
+            Answers::Session(lines) => lines.next_line().await.ok().flatten(),
+            Answers::Nobody => None,
+        }
+    }
 }
 
 impl Front {
-    fn notice(&self, text: &str) {
+    pub(crate) fn notice(&self, text: &str) {
         if self.format == OutputFormat::Text {
             eprintln!("atto: {text}");
         } else {
@@ -405,12 +438,12 @@ impl Front {
     /// Prints events and answers what needs an answer until the coordinator ends.
     async fn drive(
         &self,
-        mut events: mpsc::UnboundedReceiver<SwarmEvent>,
+        events: mpsc::UnboundedReceiver<SwarmEvent>,
         input: mpsc::UnboundedSender<SwarmInput>,
     ) {
         // Lines from stdin: JSON inputs (stream-json) or a person's answers (terminal).
-        let (lines_tx, mut lines) = mpsc::unbounded_channel::<String>();
-        if self.interactive || self.input == InputFormat::StreamJson {
+        let answers = if self.interactive || self.input == InputFormat::StreamJson {
+            let (lines_tx, lines) = mpsc::unbounded_channel::<String>();
             tokio::spawn(async move {
                 let mut reader = tokio::io::BufReader::new(tokio::io::stdin()).lines();
                 while let Ok(Some(line)) = reader.next_line().await {
@@ -419,18 +452,36 @@ impl Front {
                     }
                 }
             });
+            Answers::Spawned(lines)
         } else {
-            drop(lines_tx);
-        }
-        let mut lines_open = self.interactive || self.input == InputFormat::StreamJson;
+            Answers::Nobody
+        };
+        self.converse(events, input, answers).await;
+    }
+
+    /// Prints events and answers what needs an answer from `answers` until the
+    /// coordinator ends. A person's line is read only while a question waits for it, so
+    /// lines typed ahead (and, in a session, the prompts after the swarm) wait their turn.
+    pub(crate) async fn converse(
+        &self,
+        mut events: mpsc::UnboundedReceiver<SwarmEvent>,
+        input: mpsc::UnboundedSender<SwarmInput>,
+        mut answers: Answers<'_>,
+    ) {
+        let mut lines_open = !matches!(answers, Answers::Nobody);
+        let json_input = self.input == InputFormat::StreamJson;
         let mut interrupts = 0u32;
         // What a terminal answer is for: the oldest question first.
         let mut questions: std::collections::VecDeque<Question> = Default::default();
         let mut last: Option<SwarmEvent> = None;
+        let mut swarm_id: Option<String> = None;
         loop {
             tokio::select! {
                 event = events.recv() => {
                     let Some(event) = event else { break };
+                    if let SwarmEvent::Started { swarm_id: id, .. } = &event {
+                        swarm_id = Some(id.clone());
+                    }
                     self.print(&event);
                     if let Some(q) = self.question(&event, &input) {
                         if questions.is_empty() {
@@ -442,7 +493,7 @@ impl Front {
                         last = Some(event);
                     }
                 }
-                line = lines.recv(), if lines_open => {
+                line = answers.next(), if lines_open && (json_input || !questions.is_empty()) => {
                     let Some(line) = line else {
                         lines_open = false;
                         // No one is left to answer: what was asked follows --on-ask.
@@ -472,11 +523,27 @@ impl Front {
                 signal = tokio::signal::ctrl_c() => {
                     if signal.is_ok() {
                         interrupts += 1;
-                        if interrupts > 1 {
-                            eprintln!("atto: interrupted twice; exiting now (the swarm can be resumed)");
-                            std::process::exit(ExitCode::Cancelled as i32);
+                        let resume = match &swarm_id {
+                            Some(id) => format!("atto swarm --resume {}", &id[..id.len().min(8)]),
+                            None => "atto swarm --resume".to_owned(),
+                        };
+                        match (interrupts, self.host) {
+                            (1, Host::Command) => eprintln!(
+                                "atto: stopping the workers; the swarm can be resumed with \
+                                 {resume} (Ctrl-C again to exit at once)"
+                            ),
+                            (_, Host::Command) => {
+                                eprintln!("atto: interrupted twice; exiting now (the swarm can be resumed with {resume})");
+                                std::process::exit(ExitCode::Cancelled as i32);
+                            }
+                            (1, Host::Session) => eprintln!(
+                                "atto: stopping the workers; the swarm can be resumed with \
+                                 {resume}"
+                            ),
+                            (_, Host::Session) => eprintln!(
+                                "atto: the swarm's workers are stopping; its summary follows"
+                            ),
                         }
-                        eprintln!("atto: stopping the workers; the swarm can be resumed with atto swarm --resume (Ctrl-C again to exit at once)");
                         let _ = input.send(SwarmInput::Interrupt);
                     }
                 }
