@@ -12,6 +12,7 @@ mod render;
 mod repl;
 mod setup;
 mod swarm;
+mod swarm_front;
 mod swarm_session;
 mod swebench;
 mod tui;

@@ -18,7 +18,8 @@ use tokio::sync::mpsc;
 
 use crate::config::Config;
 use crate::exec::{InputFormat, OnAsk, OutputFormat};
-use crate::swarm::{Answers, Front, Host, Prepared, Running};
+use crate::swarm::{Prepared, Running};
+use crate::swarm_front::{Answers, Front, Host};
 use crate::{Failure, GlobalArgs};
 
 /// What a session needs to start swarms: the flags, config and provider it was started

@@ -172,7 +172,7 @@ impl Swarm {
 
     /// The first eight characters of the id, or `…` before it is known.
     pub fn short_id(&self) -> &str {
-        self.id.as_deref().map_or("…", |id| &id[..id.len().min(8)])
+        self.id.as_deref().map_or("…", short)
     }
 
     /// The intervention whose dialog shows (the oldest).
@@ -283,7 +283,7 @@ impl App {
         s.phase = Phase::Stopping;
         let resume = s.id.as_deref().map_or_else(
             || "atto swarm --resume".to_owned(),
-            |id| format!("atto swarm --resume {}", &id[..id.len().min(8)]),
+            |id| format!("atto swarm --resume {}", short(id)),
         );
         self.push_notice(&format!(
             "stopping the swarm's workers; the swarm can be resumed with {resume}"
@@ -593,14 +593,14 @@ impl App {
                 let mut text = format!(
                     "swarm {} {status}: {passed} passed, {failed} failed, {skipped} skipped · \
                      {} tokens · {} · report {report}",
-                    &id[..id.len().min(8)],
+                    short(&id),
                     crate::status::tokens(*tokens),
                     crate::transcript::cost(*cost_usd),
                 );
                 if status == "interrupted" {
                     text.push_str(&format!(
                         "\nthe swarm can be resumed with atto swarm --resume {}",
-                        &id[..id.len().min(8)]
+                        short(&id)
                     ));
                 }
                 s.id = Some(id);
@@ -627,16 +627,18 @@ impl App {
         s.phase = Phase::Lost;
         s.settle();
         let resume = s.id.as_deref().map_or_else(String::new, |id| {
-            format!(
-                "; atto swarm --resume {} continues it",
-                &id[..id.len().min(8)]
-            )
+            format!("; atto swarm --resume {} continues it", short(id))
         });
         self.drop_swarm_approval();
         self.push_error(&format!(
             "the swarm stopped without its summary (see the notices above){resume}"
         ));
     }
+}
+
+/// The first eight characters of a swarm id, as `--resume` takes it.
+fn short(id: &str) -> &str {
+    id.get(..8).unwrap_or(id)
 }
 
 /// The first line of `text`, sanitized.
