@@ -3,9 +3,10 @@
 //! and the line session's run of a swarm, which talks to the person like `atto swarm` on a
 //! terminal (the plan's y/N, approvals, stuck tasks) over the session's own stdin.
 //!
-//! The coordinator is the one `atto swarm` runs (`Prepared::launch`); setting it up reads
-//! swarm.yaml, opens the database and connects the models, so it happens on the blocking
-//! pool and the interface never waits on it.
+//! The coordinator is the one `atto swarm` runs (`Prepared::launch`). For the terminal UI
+//! it is set up and run on a thread of its own (setting up reads swarm.yaml, opens the
+//! database and connects the models; running reads files for the checks), so the
+//! interface never waits on it.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -44,7 +45,8 @@ const SESSION_OPTIONS: Options = Options {
 };
 
 impl SessionSwarm {
-    /// Reads swarm.yaml, opens the database and connects the models, on the blocking pool.
+    /// Reads swarm.yaml, opens the database and connects the models, on the blocking pool
+    /// (for the line session, whose runtime also drives the session).
     async fn prepare(&self) -> Result<Prepared, Failure> {
         let me = self.clone();
         tokio::task::spawn_blocking(move || {
@@ -54,36 +56,61 @@ impl SessionSwarm {
         .map_err(|e| Failure::usage(format!("setting up the swarm failed: {e}")))?
     }
 
-    /// The terminal UI's launcher: the channels come back at once; setting up and running
-    /// happen on the runtime. swarm.yaml's warnings and a failed set-up arrive as
-    /// `swarm.notice` events (the channel then closes without a summary).
+    /// The terminal UI's launcher: the channels come back at once; the swarm is set up and
+    /// run on a thread and runtime of its own, so nothing it does (reading files for the
+    /// checks, writing the report) can hold up the interface. swarm.yaml's warnings and a
+    /// failed set-up arrive as `swarm.notice` events (the channel then closes without a
+    /// summary).
     pub fn launcher(self) -> atto_tui::SwarmLauncher {
         Arc::new(move |goal: String| {
-            let runtime = tokio::runtime::Handle::try_current()
-                .map_err(|e| format!("no async runtime to run it on ({e})"))?;
             let (events_tx, events) = mpsc::unbounded_channel();
             let (input, input_rx) = mpsc::unbounded_channel();
             let me = self.clone();
-            runtime.spawn(async move {
-                let prepared = match me.prepare().await {
-                    Ok(prepared) => prepared,
-                    Err(failure) => {
-                        let _ = events_tx.send(SwarmEvent::Notice {
-                            text: format!("the swarm did not start: {}", failure.message),
-                        });
-                        return;
-                    }
-                };
-                for warning in &prepared.warnings {
-                    let _ = events_tx.send(SwarmEvent::Notice {
-                        text: format!("warning: {warning}"),
-                    });
-                }
-                let running = prepared.launch(Start::New(goal), SESSION_OPTIONS);
-                forward(running, events_tx, input_rx).await;
-            });
+            std::thread::Builder::new()
+                .name("atto-swarm".into())
+                .spawn(move || me.run_for_tui(goal, events_tx, input_rx))
+                .map_err(|e| format!("cannot start the swarm's thread: {e}"))?;
             Ok((events, input))
         })
+    }
+
+    /// The swarm's thread: sets up, runs, and passes events and answers on until the
+    /// coordinator ends.
+    fn run_for_tui(
+        &self,
+        goal: String,
+        events: mpsc::UnboundedSender<SwarmEvent>,
+        answers: mpsc::UnboundedReceiver<SwarmInput>,
+    ) {
+        let say = |text: String| {
+            let _ = events.send(SwarmEvent::Notice { text });
+        };
+        let runtime = match tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        {
+            Ok(runtime) => runtime,
+            Err(e) => return say(format!("the swarm did not start: no async runtime ({e})")),
+        };
+        // Set-up runs in the runtime's context, as it does for `atto swarm`.
+        let context = runtime.enter();
+        let prepared = match Prepared::new(
+            &self.global,
+            &self.config,
+            &self.provider,
+            self.workspace.clone(),
+        ) {
+            Ok(prepared) => prepared,
+            Err(failure) => return say(format!("the swarm did not start: {}", failure.message)),
+        };
+        drop(context);
+        for warning in &prepared.warnings {
+            say(format!("warning: {warning}"));
+        }
+        runtime.block_on(async move {
+            let running = prepared.launch(Start::New(goal), SESSION_OPTIONS);
+            forward(running, events, answers).await;
+        });
     }
 }
 

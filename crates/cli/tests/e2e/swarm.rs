@@ -47,7 +47,7 @@ pub(crate) fn write(path: &str, content: &str) -> atto_testkit::ScriptToolCall {
     call("write_file", json!({"path": path, "content": content}))
 }
 
-fn bash(command: &str) -> atto_testkit::ScriptToolCall {
+pub(crate) fn bash(command: &str) -> atto_testkit::ScriptToolCall {
     call("bash", json!({"command": command}))
 }
 

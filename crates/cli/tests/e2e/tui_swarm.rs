@@ -1,6 +1,7 @@
 //! `/swarm "task"` from a session, through the front door: the terminal UI (the overlay
 //! asks for the plan's yes, shows both tasks passed, the transcript gets the summary, and
-//! the session stays usable; a stuck task's dialog answered with `s`), and the line
+//! the session stays usable; a worker's approval answered y; a stuck task's dialog
+//! answered with `s`; one swarm at a time and Ctrl-C stopping it resumably), and the line
 //! session (the plan's y/N read from the piped stdin, progress on stderr, the next line a
 //! prompt again). Real coordinator, real `atto exec` workers, the scripted model server
 //! answering each worker by the task in its prompt.
@@ -9,7 +10,7 @@ use atto_testkit::{Reply, Script};
 use serde_json::json;
 
 use crate::common::{Env, line_session};
-use crate::swarm::{COUNTER, COUNTER_BROKEN, decomposition, when, worker, write};
+use crate::swarm::{COUNTER, COUNTER_BROKEN, bash, decomposition, when, worker, write};
 use crate::tui_harness::start_atto;
 
 /// Two tasks: app.py, then NOTES.md about it.
@@ -146,6 +147,68 @@ fn tui_swarm_stuck_task_is_skipped_from_the_intervention_dialog() {
             .iter()
             .any(|r| r.body.to_string().contains("## Task task-2")),
         "the dependent of a skipped task ran"
+    );
+    tmux.exit_and_check_shell();
+}
+
+#[test]
+fn tui_swarm_a_workers_approval_is_answered_in_the_dialog() {
+    if tmux_missing("tui_swarm_a_workers_approval_is_answered_in_the_dialog") {
+        return;
+    }
+    let mut env = Env::new();
+    env.write(".atto/swarm.yaml", "swarm:\n  quality_gates: false\n");
+    let mut replies = vec![two_tasks()];
+    // task-1's worker writes (the mailbox allows it) and runs the tests (WARN in
+    // interactive mode: the mailbox passes it to the person).
+    replies.extend(worker(
+        "task-1",
+        "implement",
+        vec![write("app.py", COUNTER), bash("pytest -q")],
+        "Wrote app.py and ran the tests.",
+    ));
+    replies.extend(worker(
+        "task-2",
+        "document",
+        vec![write("NOTES.md", "Run python app.py\n")],
+        "Wrote NOTES.md.",
+    ));
+    let tmux = start_atto(&mut env, replies, &["--permission", "interactive"]);
+    tmux.line("/swarm \"make the app and its notes\"");
+    tmux.wait_for("Run these 2 tasks?");
+    tmux.keys(&["Enter"]);
+
+    let screen = tmux.wait_for("approve bash for swarm task task-1?");
+    assert!(screen.contains("swarm task task-1 asks"), "{screen}");
+    assert!(screen.contains("$ pytest -q"), "{screen}");
+    assert!(screen.contains("y yes  n no (+reason)"), "{screen}");
+    // "Always" is not an answer a worker takes: the dialog stays.
+    tmux.keys(&["a"]);
+    tmux.wait_for("a swarm worker's request takes y (once) or n");
+    assert!(
+        tmux.screen()
+            .contains("approve bash for swarm task task-1?")
+    );
+    tmux.keys(&["y"]);
+
+    let screen = tmux.wait_for("finished: 2 passed");
+    assert!(!screen.contains("approve bash"), "{screen}");
+    // The worker ran the command: its next request carries the command's result.
+    let results: Vec<String> = env
+        .requests()
+        .iter()
+        .filter(|r| r.body.to_string().contains("## Task task-1 (implement)"))
+        .flat_map(|r| r.body["messages"].as_array().unwrap().clone())
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].to_string())
+        .collect();
+    assert!(
+        results.iter().any(|r| r.contains("exit code:")),
+        "the approved command's result never reached the worker's model: {results:?}"
+    );
+    assert!(
+        !results.iter().any(|r| r.contains("declined")),
+        "{results:?}"
     );
     tmux.exit_and_check_shell();
 }
