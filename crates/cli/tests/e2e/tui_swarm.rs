@@ -135,6 +135,15 @@ fn tui_swarm_stuck_task_is_skipped_from_the_intervention_dialog() {
     let screen = tmux.wait_for("swarm task task-1 needs a decision");
     assert!(screen.contains("app.py:3"), "{screen}");
     assert!(screen.contains("s skip"), "{screen}");
+    // g starts typing guidance (s is a letter of it then); Esc goes back to the letters.
+    tmux.keys(&["g"]);
+    tmux.wait_for("guidance (Enter retries with it, Esc back):");
+    tmux.type_text("use spaces");
+    tmux.wait_for("Esc back): use spaces");
+    tmux.keys(&["Escape"]);
+    tmux.wait("the letters again", |s| {
+        s.contains("s skip") && !s.contains("Esc back): use")
+    });
     tmux.keys(&["s"]);
 
     let screen = tmux.wait_for("finished: 0 passed, 0 failed, 2 skipped");
