@@ -14,7 +14,7 @@ use atto_llm::{ProviderSettings, RetryPolicy, Wire};
 use serde::Deserialize;
 
 /// The whole config file. Unknown keys are errors, so typos do not pass silently.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     /// Provider name (preset or a `[providers.NAME]` table).
@@ -74,7 +74,7 @@ pub struct Config {
 
 /// `[planner]`: the structured planner's defaults (`/auto-rollback`, `/auto-plan`,
 /// `/auto-parallel` change them for one session).
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PlannerConfig {
     /// Roll a failed step back to its checkpoint and stop the plan (default: on).
@@ -88,7 +88,7 @@ pub struct PlannerConfig {
 }
 
 /// `[permissions]`: rules that allow, ask or deny without a question.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RulesConfig {
     #[serde(default)]
@@ -101,7 +101,7 @@ pub struct RulesConfig {
 
 /// The project's `.atto/config.toml`: it may only tighten permissions, so a cloned
 /// repository can never widen what atto does or redirect where keys are sent.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProjectConfig {
     pub permission_mode: Option<String>,
@@ -175,7 +175,7 @@ pub enum RouteConfig {
 }
 
 /// `[subagents]`: the seed's defaults unless set.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SubagentsConfig {
     /// A child's share of its parent's remaining tokens (0.15).
@@ -199,7 +199,7 @@ pub struct SubagentsConfig {
 }
 
 /// `[retry]`
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RetryConfig {
     pub max_attempts: Option<u32>,

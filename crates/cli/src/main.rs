@@ -12,6 +12,8 @@ mod render;
 mod repl;
 mod setup;
 mod swarm;
+mod swarm_front;
+mod swarm_session;
 mod swebench;
 mod tui;
 
@@ -462,6 +464,7 @@ fn run(mut cli: Cli) -> Result<ExitCode, Failure> {
                 );
             }
             let resume = cli.global.resume_ref()?;
+            let workspace_root = workspace.clone();
             block_on(async {
                 let (handle, _) = setup::start(Launch {
                     provider: &provider,
@@ -476,7 +479,23 @@ fn run(mut cli: Cli) -> Result<ExitCode, Failure> {
                     debug: cli.global.debug,
                     budget: cli.global.budget_flags(),
                 })?;
-                Ok(repl::run(handle, cli.prompt, trust, mode, cli.output_format).await)
+                let swarm = swarm_session::SessionSwarm {
+                    global: cli.global.clone(),
+                    config: config.clone(),
+                    provider: provider.clone(),
+                    workspace: workspace_root,
+                };
+                Ok(repl::run(
+                    handle,
+                    cli.prompt,
+                    repl::Options {
+                        trust,
+                        mode,
+                        format: cli.output_format,
+                        swarm,
+                    },
+                )
+                .await)
             })
         }
     }

@@ -8,6 +8,7 @@ use tokio::io::{AsyncBufReadExt, BufReader, Lines, Stdin};
 
 use crate::ExitCode;
 use crate::render::{self, TextRenderer};
+use crate::swarm_session::{self, SessionSwarm, swarm_goal};
 
 /// How the line session shows events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -52,15 +53,28 @@ pub async fn run_one(mut handle: AgentHandle, prompt: String) -> ExitCode {
     code
 }
 
+/// How the line session starts.
+pub struct Options {
+    /// Whether trust mode starts on (for `/trust` toggling).
+    pub trust: bool,
+    /// The agent mode it starts in.
+    pub mode: AgentMode,
+    /// How events are shown.
+    pub format: LineFormat,
+    /// What `/swarm "task"` starts its swarm with.
+    pub swarm: SessionSwarm,
+}
+
 /// Runs until stdin ends (or `/exit`), then shuts the session down. Lines starting with
-/// `/` are slash commands.
-pub async fn run(
-    mut handle: AgentHandle,
-    first: Option<String>,
-    trust: bool,
-    mode: AgentMode,
-    format: LineFormat,
-) -> ExitCode {
+/// `/` are slash commands; `/swarm "task"` runs a swarm here (`swarm_session`) before the
+/// next line is read.
+pub async fn run(mut handle: AgentHandle, first: Option<String>, options: Options) -> ExitCode {
+    let Options {
+        trust,
+        mode,
+        format,
+        swarm,
+    } = options;
     let ops = handle.op_sender();
     let mut state = LineState {
         commands: State { trust, mode },
@@ -95,6 +109,17 @@ pub async fn run(
         };
         let prompt = prompt.trim().to_owned();
         if prompt.is_empty() {
+            continue;
+        }
+        if let Some(goal) = swarm_goal(&prompt) {
+            if goal.is_empty() {
+                eprintln!(
+                    "usage: /swarm \"task\" (atto swarm status shows the latest swarm; the \
+                     overlay is the terminal UI's)"
+                );
+            } else {
+                swarm_session::run_in_line_session(&swarm, goal, &mut lines, renderer.json).await;
+            }
             continue;
         }
         if prompt.starts_with('/') {

@@ -106,12 +106,19 @@ pub fn start(
             debug: cli.global.debug,
             budget: cli.global.budget_flags(),
         })?;
+        let swarm = crate::swarm_session::SessionSwarm {
+            global: cli.global.clone(),
+            config: config.clone(),
+            provider: provider.clone(),
+            workspace: workspace.clone(),
+        };
         let options = atto_tui::TuiOptions {
             first_prompt: cli.prompt.clone(),
             trust: flags.trust || permission == PermissionMode::Yolo,
             info,
             workspace,
             notice,
+            swarm: Some(swarm.launcher()),
         };
         atto_tui::run(handle, options).await.map_err(tui_failure)?;
         Ok(ExitCode::Ok)

@@ -58,6 +58,10 @@ pub const COMMANDS: &[CommandInfo] = &[
         about: "list this session's subagents (task, tokens of budget, time, status)",
     },
     CommandInfo {
+        usage: "/swarm [\"TASK\"]",
+        about: "split TASK among worker processes (like atto swarm; asks before it runs); bare: show or hide the swarm (terminal UI)",
+    },
+    CommandInfo {
         usage: "/fork [label]",
         about: "branch the conversation here into a new thread and continue in it",
     },
@@ -217,6 +221,12 @@ pub fn parse(line: &str, state: &State) -> Result<Command, String> {
         "agents" => Err("usage: /agents".to_owned()),
         _ => match (name, args.as_slice()) {
             ("help", _) => Ok(Command::Help),
+            // The front ends run swarms themselves (the engine knows nothing of them).
+            ("swarm", _) => Err(
+                "/swarm runs in the terminal UI and the line session; headless, run \
+                 atto swarm \"task\""
+                    .to_owned(),
+            ),
             ("queue", _) => Err(
                 "/queue lists the messages typed while a turn runs in the terminal \
                              UI; here each line waits for the answer before it is read, so \

@@ -183,7 +183,7 @@ pub fn status_lines(state: &SwarmState, caps: &Caps) -> Vec<String> {
         state.status.as_str(),
         one_line(&state.goal, GOAL_CHARS)
     )];
-    let depths = depths(state);
+    let depths = depths(&state.tasks);
     for (t, depth) in state.tasks.iter().zip(depths) {
         let mut parts = vec![format!(
             "{}{} {} [{}] {}",
@@ -348,18 +348,18 @@ fn files_text(files: &[&str]) -> String {
 
 /// Each task's depth in the dependency graph (0: no dependencies), in task order. A
 /// dependency on an unknown task is ignored; a cycle (which decomposition refuses) cannot
-/// make this loop: depths are relaxed at most once per task.
-fn depths(state: &SwarmState) -> Vec<usize> {
-    let index: HashMap<&str, usize> = state
-        .tasks
+/// make this loop: depths are relaxed at most once per task. For `atto swarm status` and the
+/// terminal UI's swarm overlay, which indent the same way.
+pub fn depths(tasks: &[SwarmTask]) -> Vec<usize> {
+    let index: HashMap<&str, usize> = tasks
         .iter()
         .enumerate()
         .map(|(i, t)| (t.id.as_str(), i))
         .collect();
-    let mut depth = vec![0usize; state.tasks.len()];
-    for _ in 0..state.tasks.len() {
+    let mut depth = vec![0usize; tasks.len()];
+    for _ in 0..tasks.len() {
         let mut changed = false;
-        for (i, t) in state.tasks.iter().enumerate() {
+        for (i, t) in tasks.iter().enumerate() {
             let want = t
                 .dependencies
                 .iter()
@@ -367,7 +367,7 @@ fn depths(state: &SwarmState) -> Vec<usize> {
                 .map(|&j| depth[j] + 1)
                 .max()
                 .unwrap_or(0)
-                .min(state.tasks.len());
+                .min(tasks.len());
             if want != depth[i] {
                 depth[i] = want;
                 changed = true;

@@ -16,10 +16,12 @@ mod planner;
 mod reduce;
 mod sandbox;
 mod steps;
+mod swarm;
 
 pub use agents::{Subagent, short_id};
 pub(crate) use reduce::permission_name;
 pub use sandbox::SandboxState;
+pub use swarm::{Intervention, Phase, Retry, Swarm, SwarmBudget, SwarmTaskRow};
 
 #[cfg(test)]
 mod planner_tests;
@@ -64,6 +66,8 @@ pub enum Panel {
     Agents,
     /// One subagent's transcript as far as this front end has it (Enter in `Agents`).
     Agent,
+    /// The session's swarm: its task tree, workers, retries and budget (`/swarm`, F3).
+    Swarm,
 }
 
 /// An approval being asked, drawn as an overlay.
@@ -72,6 +76,9 @@ pub struct ApprovalDialog {
     pub request: ApprovalRequest,
     /// `Some` while the user types a "no" reason or edits the command.
     pub input: Option<DialogInput>,
+    /// The swarm task whose worker asks (answered with `SwarmInput::Approval`, yes or no
+    /// only); `None` for the session's own calls.
+    pub swarm_task: Option<String>,
 }
 
 /// Text typed inside the approval dialog.
@@ -153,6 +160,8 @@ pub struct App {
     decision_waiting: Option<u32>,
     /// The step running now and the tokens its turn used so far.
     step_usage: Option<(u32, u64)>,
+    /// The swarm started with `/swarm "task"`, running or ended (`swarm`).
+    swarm: Option<Swarm>,
     /// Lines scrolled up from the bottom; 0 follows new output.
     scroll: usize,
     /// Lines the approval dialog is scrolled down.
@@ -193,6 +202,7 @@ impl App {
             task_plan: None,
             decision_waiting: None,
             step_usage: None,
+            swarm: None,
             scroll: 0,
             dialog_scroll: 0,
             panel_scroll: (None, 0),

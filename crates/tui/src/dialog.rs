@@ -1,5 +1,5 @@
-//! The approval dialog, drawn over the transcript: which subagent asks (when a child's
-//! call waits, on a row that never scrolls away), exactly what would run (the whole
+//! The approval dialog, drawn over the transcript: which subagent or swarm task asks (when
+//! a child's or a swarm worker's call waits, on a row that never scrolls away), exactly what would run (the whole
 //! command or diff, wrapped, scrollable and never cut silently), the risk level, the
 //! classifier's reasons, the rule an "always" answer saves and its scope, the key legend,
 //! and the reason or edit field while one is typed.
@@ -54,7 +54,9 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &mut App) {
         Span::raw(" approve "),
         Span::styled(sanitize(&req.tool).into_owned(), theme.tool()),
     ];
-    if let Some(tag) = &req.subagent {
+    if let Some(task) = &dialog.swarm_task {
+        title.push(Span::raw(format!(" for swarm task {}", sanitize(task))));
+    } else if let Some(tag) = &req.subagent {
         title.push(Span::raw(format!(
             " for subagent {}",
             sanitize(short_id(&tag.id))
@@ -107,6 +109,15 @@ fn marker(text: String, theme: Theme) -> Line<'static> {
 /// "subagent 1a2b3c4d (verify: run the tests) asks", and a blank row, when a subagent's
 /// call waits; nothing for the session's own calls.
 fn asker_lines(dialog: &ApprovalDialog, width: usize, theme: Theme) -> Vec<Line<'static>> {
+    if let Some(task) = &dialog.swarm_task {
+        let spans = [
+            Span::styled(format!("swarm task {}", sanitize(task)), theme.warn()),
+            Span::raw(" asks (its worker waits; no rule is saved for workers)"),
+        ];
+        let mut out = wrap(&spans, width, &[], &[Span::raw("  ")]);
+        out.push(Line::default());
+        return out;
+    }
     let Some(tag) = &dialog.request.subagent else {
         return Vec::new();
     };
@@ -179,6 +190,10 @@ fn context_lines(dialog: &ApprovalDialog, width: usize, theme: Theme) -> Vec<Lin
             ));
         }
     }
+    if dialog.swarm_task.is_some() {
+        // A worker's answer is once only: no rule to show.
+        return out;
+    }
     let rule = sanitize(&req.suggested_rule).into_owned();
     let spans = [
         Span::styled("always saves ", theme.dim()),
@@ -198,17 +213,21 @@ fn legend_lines(dialog: &ApprovalDialog, width: usize, theme: Theme) -> Vec<Line
     let mut out = Vec::new();
     let key = |k: &'static str| Span::styled(k, theme.key());
     let text = |t: &'static str| Span::raw(t);
-    let mut legend = vec![
-        key("y"),
-        text(" yes  "),
-        key("n"),
-        text(" no (+reason)  "),
-        key("a"),
-        text(" always (session)  "),
-        key("A"),
-        text(" always (project)"),
-    ];
-    if req.tool == "bash" {
+    let mut legend = if dialog.swarm_task.is_some() {
+        vec![key("y"), text(" yes  "), key("n"), text(" no (+reason)")]
+    } else {
+        vec![
+            key("y"),
+            text(" yes  "),
+            key("n"),
+            text(" no (+reason)  "),
+            key("a"),
+            text(" always (session)  "),
+            key("A"),
+            text(" always (project)"),
+        ]
+    };
+    if req.tool == "bash" && dialog.swarm_task.is_none() {
         legend.extend([text("  "), key("e"), text(" edit")]);
     }
     out.extend(wrap(&legend, width, &[], &[]));

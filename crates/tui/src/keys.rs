@@ -1,7 +1,8 @@
 //! Which action a key press means, given what is on screen. A pure table: no state is
 //! changed here, so every rule (the Esc cancel stack, Tab cycling modes only when the
 //! composer is idle, the YOLO question, the approval dialog's letters, the agents list's
-//! arrows and Enter) is tested as data. `run` carries the actions out.
+//! arrows and Enter, the swarm's plan question and stuck-task letters, Ctrl-C stopping a
+//! swarm) is tested as data. `run` carries the actions out.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
@@ -16,6 +17,10 @@ pub struct Context {
     pub overlay_open: bool,
     /// The agents panel's list is showing (its arrows and Enter work on an empty composer).
     pub agents_list: bool,
+    /// The swarm overlay shows a plan waiting for a yes.
+    pub swarm_plan: bool,
+    /// A swarm runs and has not been asked to stop.
+    pub swarm_running: bool,
     /// Nothing is typed in the composer.
     pub composer_empty: bool,
     /// A turn is running.
@@ -42,6 +47,9 @@ pub enum Dialog {
     Decision,
     /// Tab asked whether to enter YOLO: `y` enters, Tab skips to Plan, Esc stays.
     ConfirmYolo,
+    /// A swarm task is stuck: `g` (type guidance), `f` (fixed), `s` (skip). Its guidance
+    /// is typed as `Typing`.
+    Intervention,
 }
 
 /// What a key press asks for.
@@ -155,6 +163,18 @@ pub enum Action {
     DecisionSubmit,
     /// Decision: close the dialog; the next line typed is the answer.
     DecisionDismiss,
+    /// Show or hide the swarm overlay.
+    ToggleSwarm,
+    /// Swarm: run the plan shown (`true`) or decline it.
+    SwarmConfirm(bool),
+    /// Swarm: stop its workers (it stays resumable).
+    InterruptSwarm,
+    /// Stuck swarm task: type guidance, then Enter retries with it.
+    StartGuidance,
+    /// Stuck swarm task: the person fixed it; check again.
+    InterventionFixed,
+    /// Stuck swarm task: skip it.
+    InterventionSkip,
 }
 
 /// Lines the mouse wheel scrolls per notch.
@@ -180,10 +200,16 @@ pub fn action(key: &KeyEvent, cx: &Context) -> Action {
         Dialog::Typing => return dialog_typing(key, ctrl, alt),
         Dialog::Decision => return decision(key),
         Dialog::ConfirmYolo => return confirm_yolo(key),
+        Dialog::Intervention => return intervention(key),
         Dialog::Closed => {}
     }
     let list = cx.agents_list && cx.composer_empty && !cx.menu_open;
+    let plan = cx.swarm_plan && cx.composer_empty && !cx.menu_open;
     match key.code {
+        KeyCode::Enter | KeyCode::Char('y') if plan && !(alt || shift || ctrl) => {
+            Action::SwarmConfirm(true)
+        }
+        KeyCode::Esc | KeyCode::Char('n') if plan && !(alt || ctrl) => Action::SwarmConfirm(false),
         KeyCode::Esc => esc(cx),
         KeyCode::Up if list => Action::SelectAgent(-1),
         KeyCode::Down if list => Action::SelectAgent(1),
@@ -212,6 +238,7 @@ pub fn action(key: &KeyEvent, cx: &Context) -> Action {
         KeyCode::Backspace => Action::Backspace,
         KeyCode::Delete => Action::Delete,
         KeyCode::F(2) => Action::TogglePlan,
+        KeyCode::F(3) => Action::ToggleSwarm,
         KeyCode::Char(c) if ctrl => match c {
             'a' => Action::Home,
             'e' => Action::End,
@@ -230,10 +257,13 @@ pub fn action(key: &KeyEvent, cx: &Context) -> Action {
     }
 }
 
-/// Ctrl-C: cancel what runs, else clear, else exit on the second press.
+/// Ctrl-C: cancel the turn, else stop the swarm, else clear, else exit on the second
+/// press.
 fn ctrl_c(cx: &Context) -> Action {
     if cx.turn_running {
         Action::Interrupt
+    } else if cx.swarm_running {
+        Action::InterruptSwarm
     } else if cx.dialog == Dialog::ConfirmYolo {
         Action::DeclineYolo
     } else if cx.dialog == Dialog::Typing {
@@ -277,6 +307,17 @@ fn dialog_choice(key: &KeyEvent) -> Action {
         KeyCode::Esc => Action::Deny,
         KeyCode::Up => Action::Scroll(1),
         KeyCode::Down => Action::Scroll(-1),
+        _ => Action::None,
+    }
+}
+
+/// A stuck swarm task's letters; F3 still shows or hides the overlay behind it.
+fn intervention(key: &KeyEvent) -> Action {
+    match key.code {
+        KeyCode::Char('g') => Action::StartGuidance,
+        KeyCode::Char('f') => Action::InterventionFixed,
+        KeyCode::Char('s') => Action::InterventionSkip,
+        KeyCode::F(3) => Action::ToggleSwarm,
         _ => Action::None,
     }
 }

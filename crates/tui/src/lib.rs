@@ -21,4 +21,4 @@ mod term;
 pub mod transcript;
 pub mod view;
 
-pub use run::{PLACEHOLDER, TuiError, TuiOptions, run};
+pub use run::{PLACEHOLDER, SwarmLauncher, TuiError, TuiOptions, run};

@@ -1,12 +1,14 @@
 //! Panels: the pending plan with per-change diffs, the task plan's steps with their live
 //! states above goals and tasks, the thread tree, checkpoints, grants, and the subagents
-//! with one child's transcript (`agents`). Each shows the same data its slash command
-//! prints (`/show-plan`, `/goals`, `/threads`, `/restore list`, `/grants`, `/agents`), as
-//! the last answer and events left it. A panel scrolls on its own (`App::scroll` while it
+//! with one child's transcript (`agents`), and the session's swarm (`swarm`). Each shows
+//! the same data its slash command prints (`/show-plan`, `/goals`, `/threads`, `/restore
+//! list`, `/grants`, `/agents`; `atto swarm status` for the swarm), as the last answer and
+//! events left it. A panel scrolls on its own (`App::scroll` while it
 //! is open, and to the selected row of the agents list); what is cut above or below is
 //! counted on its first or last row.
 
 mod agents;
+mod swarm;
 
 use atto_core::present;
 use atto_protocol::{ChangeStatus, StepStatus, TaskPlan, TaskPlanStatus, ThreadInfo};
@@ -31,6 +33,7 @@ pub fn title(panel: Panel) -> &'static str {
         Panel::Grants => "grants",
         Panel::Agents => "subagents",
         Panel::Agent => "subagent transcript",
+        Panel::Swarm => "swarm",
     }
 }
 
@@ -44,11 +47,12 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &mut App, panel: Panel) {
         .title(format!(
             " {} · Esc {} ",
             title(panel),
-            // A subagent's transcript goes back to the list it was opened from.
-            if panel == Panel::Agent {
-                "back"
-            } else {
-                "closes"
+            // A subagent's transcript goes back to the list it was opened from; a plan
+            // waiting in the swarm overlay is declined.
+            match panel {
+                Panel::Agent => "back",
+                Panel::Swarm if app.swarm_plan_waiting() => "declines",
+                _ => "closes",
             }
         ));
     let inner = block.inner(area);
@@ -124,6 +128,7 @@ fn content(app: &App, panel: Panel, width: usize) -> (Vec<Line<'static>>, Option
     let rows: Vec<(String, ratatui::style::Style)> = match panel {
         Panel::Agents => return agents::list(app, width),
         Panel::Agent => return (agents::transcript(app, width), None),
+        Panel::Swarm => return (swarm::lines(app, width), None),
         Panel::Plan => plan(app, theme),
         Panel::Tasks => {
             let mut rows = app
@@ -148,7 +153,7 @@ fn content(app: &App, panel: Panel, width: usize) -> (Vec<Line<'static>>, Option
     (out, None)
 }
 
-type Rows = Vec<(String, ratatui::style::Style)>;
+pub(crate) type Rows = Vec<(String, ratatui::style::Style)>;
 
 /// The task plan's steps, each with its state: a heading with progress, one row per
 /// step (glyph, number, description, state, kind and dependencies), and the decision a

@@ -1,18 +1,22 @@
-//! The event loop: owns the terminal, waits on key presses, engine events, resizes and
-//! signals in one `select!`, and redraws only when something visible changed. While a
+//! The event loop: owns the terminal, waits on key presses, engine events, a swarm's
+//! events (`swarm`), resizes and signals in one `select!`, and redraws only when something
+//! visible changed. While a
 //! turn runs a light tick keeps the elapsed time moving; when idle nothing wakes the loop,
 //! so it costs no CPU. Nothing here touches the disk or the network: the engine does
 //! that behind the `AgentHandle`, and the `@path` index is built on its own thread.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use atto_core::AgentHandle;
 use atto_core::commands::{self, Command, State};
 use atto_protocol::{Event, Op};
+use atto_swarm::{SwarmEvent, SwarmInput};
 use crossterm::event::{Event as TermEvent, EventStream, MouseEventKind};
 use futures_util::{FutureExt, StreamExt};
 use tokio::signal::unix::{Signal, SignalKind, signal};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
 use crate::app::{App, AppInfo, Panel};
 use crate::composer::Composer;
@@ -22,6 +26,7 @@ use crate::term::Term;
 use crate::view::{self, ComposerView};
 
 mod act;
+mod swarm;
 
 /// The composer's text when nothing is typed; also how a launch benchmark knows the
 /// interface is ready.
@@ -35,6 +40,15 @@ const TICK: Duration = Duration::from_millis(250);
 /// How long, after leaving, atto waits for the session to finish saving.
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(5);
 
+/// Starts a swarm on a task for `/swarm "task"`: its events, and the channel for the
+/// person's answers. Built by the binary (the coordinator needs the session's flags,
+/// config and models); `Err` says why it could not start.
+pub type SwarmLauncher = Arc<
+    dyn Fn(String) -> Result<(UnboundedReceiver<SwarmEvent>, UnboundedSender<SwarmInput>), String>
+        + Send
+        + Sync,
+>;
+
 /// How to start the interface.
 pub struct TuiOptions {
     /// A prompt to send as soon as the session is up.
@@ -47,6 +61,8 @@ pub struct TuiOptions {
     pub workspace: PathBuf,
     /// Said first in the transcript (what the launch did, e.g. a fork).
     pub notice: Option<String>,
+    /// Starts swarms for `/swarm "task"`; `None`: this front end cannot.
+    pub swarm: Option<SwarmLauncher>,
 }
 
 /// Why the interface stopped early.
@@ -67,6 +83,12 @@ struct Ui {
     esc_armed: bool,
     ctrl_c_armed: bool,
     quit: bool,
+    /// Starts swarms (`/swarm "task"`).
+    launcher: Option<SwarmLauncher>,
+    /// The running swarm's answers channel.
+    swarm_input: Option<UnboundedSender<SwarmInput>>,
+    /// A just-launched swarm's events, handed to the loop after the key that started it.
+    swarm_started: Option<UnboundedReceiver<SwarmEvent>>,
 }
 
 /// Runs the full-screen interface until `/exit`, a second Ctrl-C, a signal, or the end of
@@ -84,6 +106,9 @@ pub async fn run(mut handle: AgentHandle, opts: TuiOptions) -> Result<(), TuiErr
         esc_armed: false,
         ctrl_c_armed: false,
         quit: false,
+        launcher: opts.swarm,
+        swarm_input: None,
+        swarm_started: None,
     };
     let mut term = Term::enter()?;
     let mut input = EventStream::new();
@@ -100,7 +125,11 @@ pub async fn run(mut handle: AgentHandle, opts: TuiOptions) -> Result<(), TuiErr
     }
     draw(&mut term, &mut ui)?;
     let mut session_ended = false;
+    let mut swarm_events: Option<UnboundedReceiver<SwarmEvent>> = None;
     while !ui.quit {
+        if let Some(events) = ui.swarm_started.take() {
+            swarm_events = Some(events);
+        }
         let dirty = tokio::select! {
             event = input.next() => match event {
                 Some(Ok(event)) => ui.on_input(event),
@@ -128,11 +157,30 @@ pub async fn run(mut handle: AgentHandle, opts: TuiOptions) -> Result<(), TuiErr
                     false
                 }
             },
+            event = swarm::next(&mut swarm_events) => match event {
+                Some(event) => {
+                    let mut dirty = ui.on_swarm(&event);
+                    for _ in 0..MAX_EVENTS_PER_FRAME {
+                        match swarm_events.as_mut().map(UnboundedReceiver::try_recv) {
+                            Some(Ok(event)) => dirty |= ui.on_swarm(&event),
+                            _ => break,
+                        }
+                    }
+                    dirty
+                }
+                None => {
+                    swarm_events = None;
+                    ui.swarm_closed();
+                    true
+                }
+            },
             _ = tick.tick(), if ui.app.turn_running() => true,
             // SIGINT from outside (the terminal's Ctrl-C arrives as a key in raw mode).
             () = recv(&mut interrupt) => {
                 if ui.app.turn_running() {
                     ui.apply(keys::Action::Interrupt)
+                } else if ui.context().swarm_running {
+                    ui.apply(keys::Action::InterruptSwarm)
                 } else {
                     ui.quit = true;
                     false
@@ -153,6 +201,16 @@ pub async fn run(mut handle: AgentHandle, opts: TuiOptions) -> Result<(), TuiErr
     }
     let _ = ui.ops.submit(Op::Shutdown);
     drop(term);
+    // A swarm still running stops its workers and saves its state, resumable.
+    if let Some(mut events) = swarm_events.filter(|_| ui.app.swarm_running()) {
+        if let Some(input) = &ui.swarm_input {
+            let _ = input.send(SwarmInput::Interrupt);
+        }
+        let _ = tokio::time::timeout(SHUTDOWN_WAIT, async {
+            while events.recv().await.is_some() {}
+        })
+        .await;
+    }
     // Let the session finish saving; its last words are no longer shown.
     let _ = tokio::time::timeout(SHUTDOWN_WAIT, async {
         while handle.next_event().await.is_some() {}
@@ -222,7 +280,13 @@ impl Ui {
         }
         let mut changed = self.app.on_event(event);
         // A dialog left open when its turn ended (cancelled while asking) answers nothing.
-        if matches!(event, Event::TurnCompleted { .. }) && self.app.approval.take().is_some() {
+        if matches!(event, Event::TurnCompleted { .. })
+            && self
+                .app
+                .approval
+                .take_if(|d| d.swarm_task.is_none())
+                .is_some()
+        {
             changed = true;
         }
         if matches!(event, Event::TurnCompleted { .. })
@@ -237,6 +301,13 @@ impl Ui {
 
     fn context(&self) -> keys::Context {
         let dialog = match &self.app.approval {
+            None if self.app.intervention().is_some() => {
+                if self.app.swarm().is_some_and(|s| s.guidance.is_some()) {
+                    keys::Dialog::Typing
+                } else {
+                    keys::Dialog::Intervention
+                }
+            }
             None if self.app.decision.is_some() => keys::Dialog::Decision,
             None if self.app.yolo_confirm_open() => keys::Dialog::ConfirmYolo,
             None => keys::Dialog::Closed,
@@ -248,6 +319,13 @@ impl Ui {
             menu_open: self.composer.menu_open(),
             overlay_open: self.app.panel.is_some() || self.app.show_keys,
             agents_list: self.app.panel == Some(Panel::Agents) && !self.app.show_keys,
+            swarm_plan: self.app.panel == Some(Panel::Swarm)
+                && !self.app.show_keys
+                && self.app.swarm_plan_waiting(),
+            swarm_running: self
+                .app
+                .swarm()
+                .is_some_and(|s| s.running() && s.phase != crate::app::Phase::Stopping),
             composer_empty: self.composer.is_empty(),
             turn_running: self.app.turn_running(),
             queued: !self.composer.queued().is_empty(),
@@ -288,10 +366,15 @@ impl Ui {
         }
     }
 
-    /// A slash command, through the shared parser; `/queue` is answered here. A command
+    /// A slash command, through the shared parser; `/queue` is answered here, `/swarm`
+    /// starts or shows a swarm (`swarm`). A command
     /// whose answer a panel shows (`/agents` among them) opens that panel; `/agents` also
     /// shows what the events already told, before its answer arrives.
     fn command(&mut self, line: &str) {
+        if line.split_whitespace().next() == Some("/swarm") {
+            self.swarm_command(line);
+            return;
+        }
         if line.split_whitespace().next() == Some("/queue") {
             let queued = self.composer.queued();
             let text = if queued.is_empty() {

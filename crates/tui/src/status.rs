@@ -1,7 +1,7 @@
 //! The status line: agent mode (a coloured badge; blue Plan as in the seeds), permission
 //! mode, model, tokens and cost, context use, the active goal, the pending-plan count, the
 //! task plan's progress ("plan 2/5", "plan awaiting approval"), the subagents still
-//! running, sandbox and reasoning effort. On a narrow terminal it compacts by dropping the least important facts first,
+//! running, the swarm's progress ("swarm 1/4"), sandbox and reasoning effort. On a narrow terminal it compacts by dropping the least important facts first,
 //! so it always fits one row; the permission mode and the sandbox, which say what may run
 //! unasked and what holds it, go last. The sandbox shows what the session has shown to
 //! apply ("sandbox ?" until it says), never what a kernel probe hoped for.
@@ -10,7 +10,7 @@ use atto_protocol::{AgentMode, PermissionMode, TaskPlanStatus};
 use ratatui::text::{Line, Span};
 
 use crate::app::permission_name;
-use crate::app::{App, SandboxState, Totals};
+use crate::app::{App, Phase, SandboxState, Totals};
 use crate::view::text::{truncate, width};
 
 /// One fact and how readily it is dropped (higher goes first).
@@ -64,6 +64,16 @@ pub fn line(app: &App, cols: u16) -> Line<'static> {
             1,
             Span::styled(format!("{n} subagents running"), theme.user()),
         ),
+    }
+    if let Some(swarm) = app.swarm().filter(|s| s.running()) {
+        let (passed, total) = swarm.progress();
+        let (text, style) = match swarm.phase {
+            Phase::Starting | Phase::Planning => ("swarm planning…".to_owned(), theme.dim()),
+            Phase::AwaitingConfirmation => ("swarm plan waits (F3)".to_owned(), theme.warn()),
+            Phase::Stopping => ("swarm stopping…".to_owned(), theme.warn()),
+            _ => (format!("swarm {passed}/{total}"), theme.user()),
+        };
+        add(1, Span::styled(text, style));
     }
     if app.pending_changes() > 0 {
         add(

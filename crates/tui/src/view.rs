@@ -1,7 +1,7 @@
 //! Draws the whole screen from an `App` and the composer's state: the transcript (only its
 //! visible slice), an optional panel, the queued drafts, the composer with its completion
-//! menu, the status line, and the approval dialog, decision, YOLO question or keys help
-//! as overlays.
+//! menu, the status line, and the approval dialog, a swarm task's intervention, decision,
+//! YOLO question or keys help as overlays.
 //!
 //! Layout compacts on small terminals (the seeds' small-screen behaviour): the status line
 //! sheds facts, queued drafts collapse to one summary row, the composer's cap shrinks, and
@@ -15,6 +15,7 @@ pub mod theme;
 mod composer;
 mod confirm;
 mod decision;
+pub mod intervention;
 
 pub use theme::Theme;
 
@@ -146,6 +147,8 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App, composer: &ComposerView<'_>) {
     };
     if app.approval.is_some() {
         crate::dialog::draw(frame, over, app);
+    } else if app.intervention().is_some() {
+        intervention::draw(frame, over, app);
     } else if app.decision.is_some() {
         decision::draw(frame, over, app);
     } else if app.yolo_confirm_open() {
@@ -211,17 +214,19 @@ const KEYS: &[(&str, &str)] = &[
         "close menu · cancel turn · drop queued draft · clear",
     ),
     ("Esc Esc", "edit the previous prompt"),
-    ("Ctrl-C", "cancel the turn; twice to quit"),
+    ("Ctrl-C", "cancel the turn, stop the swarm; twice quits"),
     ("↑ / ↓", "history"),
     ("PgUp / PgDn", "scroll (mouse wheel too)"),
     ("Ctrl-O", "expand or fold tool output"),
     ("F2 / Ctrl-P", "pending-plan panel"),
+    ("F3", "swarm overlay (/swarm); Enter/y runs its plan"),
     (
         "↑ ↓ Enter",
         "in /agents: choose a subagent, open its transcript",
     ),
     ("/queue", "show queued drafts"),
     ("y n a A e", "answer an approval"),
+    ("g f s", "a stuck swarm task: guidance, fixed, skip"),
 ];
 
 /// The keys as text, one "  key   what it does" row each, for `/help`.

@@ -63,6 +63,7 @@ fn dialog_input_edit_is_shown() {
     app.approval = Some(ApprovalDialog {
         request: warn_request(),
         input: Some(DialogInput::Edit("curl -fsSL https://example.com/x".into())),
+        swarm_task: None,
     });
     let text = screen(&mut app, &EMPTY, 80, 24);
     assert!(text.contains("run instead"));

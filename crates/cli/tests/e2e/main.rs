@@ -39,3 +39,4 @@ mod tui_agents;
 mod tui_harness;
 mod tui_pickers;
 mod tui_planner;
+mod tui_swarm;

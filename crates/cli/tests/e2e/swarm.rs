@@ -12,11 +12,11 @@ use serde_json::{Value, json};
 use crate::common::{Env, call, events, of_type, stderr};
 
 /// The marker of a task's worker prompt (every request of that worker contains it).
-fn marker(id: &str, kind: &str) -> String {
+pub(crate) fn marker(id: &str, kind: &str) -> String {
     format!("## Task {id} ({kind})")
 }
 
-fn when(marker: &str, reply: Reply) -> Reply {
+pub(crate) fn when(marker: &str, reply: Reply) -> Reply {
     Reply {
         when: Some(marker.to_owned()),
         ..reply
@@ -24,7 +24,7 @@ fn when(marker: &str, reply: Reply) -> Reply {
 }
 
 /// A worker's turn: one reply of tool calls, then its final answer.
-fn worker(
+pub(crate) fn worker(
     id: &str,
     kind: &str,
     calls: Vec<atto_testkit::ScriptToolCall>,
@@ -43,16 +43,16 @@ fn worker(
     ]
 }
 
-fn write(path: &str, content: &str) -> atto_testkit::ScriptToolCall {
+pub(crate) fn write(path: &str, content: &str) -> atto_testkit::ScriptToolCall {
     call("write_file", json!({"path": path, "content": content}))
 }
 
-fn bash(command: &str) -> atto_testkit::ScriptToolCall {
+pub(crate) fn bash(command: &str) -> atto_testkit::ScriptToolCall {
     call("bash", json!({"command": command}))
 }
 
 /// The decomposer's answer.
-fn decomposition(tasks: Value) -> Reply {
+pub(crate) fn decomposition(tasks: Value) -> Reply {
     when(
         "Split this task into swarm tasks",
         Reply::text(json!({ "tasks": tasks }).to_string()),
@@ -112,10 +112,10 @@ const TEXT_UTILS_SLUG: &str = "import re\n\n\ndef normalize(text):\n    return '
 
 const VALIDATORS: &str = "import re\n\n\nclass ValidationError(ValueError):\n    pass\n\n\ndef validate_email(value):\n    if not re.fullmatch(r'[^@\\s]+@[^@\\s]+\\.[a-z]+', value or ''):\n        raise ValidationError('email: not an address')\n    return value\n";
 
-const COUNTER_BROKEN: &str =
+pub(crate) const COUNTER_BROKEN: &str =
     "def count_words(text):\n    words = text.split()\n      return len(words)\n";
 
-const COUNTER: &str = "def count_words(text):\n    return len(text.split())\n\n\ndef count_lines(text):\n    return len(text.splitlines())\n";
+pub(crate) const COUNTER: &str = "def count_words(text):\n    return len(text.split())\n\n\ndef count_lines(text):\n    return len(text.splitlines())\n";
 
 const TEST_SLUG: &str = "from text_utils import slugify\n\n\ndef test_punctuation_and_case():\n    assert slugify('Hello, World!') == 'hello-world'\n\n\ndef test_surrounding_spaces():\n    assert slugify('  a b  ') == 'a-b'\n";
 
@@ -169,7 +169,7 @@ fn python_project(env: &Env) {
     );
 }
 
-fn python_ok() -> bool {
+pub(crate) fn python_ok() -> bool {
     Command::new("python3")
         .args(["-c", "import pytest"])
         .status()

@@ -49,9 +49,11 @@ impl App {
             }),
             Event::ApprovalRequired(request) => {
                 self.transcript.close();
+                self.requeue_swarm_approval();
                 self.approval = Some(ApprovalDialog {
                     request: request.clone(),
                     input: None,
+                    swarm_task: None,
                 });
                 self.dialog_scroll = 0;
             }
@@ -64,7 +66,7 @@ impl App {
         if self
             .approval
             .as_ref()
-            .is_some_and(|a| a.request.call_id == end.call_id)
+            .is_some_and(|a| a.swarm_task.is_none() && a.request.call_id == end.call_id)
         {
             self.approval = None;
         }

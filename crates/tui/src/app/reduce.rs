@@ -25,6 +25,14 @@ impl App {
             .or_else(|| self.step_event(event))
             .or_else(|| self.agent_event(event))
             .is_some()
+            | self.after_session_event()
+    }
+
+    /// A swarm worker's approval waiting in line shows once the session's own is gone.
+    fn after_session_event(&mut self) -> bool {
+        let before = self.approval.is_some();
+        self.promote_swarm_question();
+        !before && self.approval.is_some()
     }
 
     /// The session's own events; `None` for the others.
@@ -126,7 +134,8 @@ impl App {
 
     fn turn_completed(&mut self, result: &FinalResult) {
         self.running = false;
-        self.approval = None;
+        // A swarm worker's question outlives the session's turn.
+        self.approval.take_if(|d| d.swarm_task.is_none());
         self.close_decision();
         self.transcript.close();
         // A failure was already reported by its error event.

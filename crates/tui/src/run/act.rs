@@ -1,8 +1,10 @@
 //! Carrying out a key's action on the interface state: composer edits, the Esc stack,
 //! mode cycling (which op to send is `App::cycle_mode`'s), scrolling, panels (the agents
-//! list's selection among them), and answering the approval dialog with `Op::Approval`.
+//! list's selection among them), and answering the approval dialog with `Op::Approval`
+//! (a swarm worker's with `SwarmInput::Approval`, through `swarm`).
 
 use atto_protocol::{ApprovalDecision, GrantScope, Op, ReasoningEffort};
+use atto_swarm::InterventionAnswer;
 
 use super::Ui;
 use crate::app::{DialogInput, Panel};
@@ -10,6 +12,10 @@ use crate::keys::Action;
 
 /// Longest reason or edited command the dialog takes from one paste.
 const MAX_DIALOG_PASTE: usize = 8_192;
+
+/// Said when a swarm worker's approval is answered with anything but y or n.
+const WORKER_ANSWERS: &str =
+    "a swarm worker's request takes y (once) or n (no, with an optional reason)";
 
 impl Ui {
     /// Applies `action`; true when the screen must be redrawn.
@@ -21,6 +27,9 @@ impl Ui {
             .is_some_and(|d| d.input.is_some())
             && self.dialog_edit(&action)
         {
+            return true;
+        }
+        if self.app.guidance_mut().is_some() && self.guidance_edit(&action) {
             return true;
         }
         let c = &mut self.composer;
@@ -159,7 +168,9 @@ impl Ui {
             }
             Action::StartEdit => {
                 if let Some(dialog) = self.app.approval.as_mut() {
-                    if dialog.request.tool == "bash" {
+                    if dialog.swarm_task.is_some() {
+                        self.app.push_notice(WORKER_ANSWERS);
+                    } else if dialog.request.tool == "bash" {
                         dialog.input = Some(DialogInput::Edit(dialog.request.subject.clone()));
                     } else {
                         self.app
@@ -168,6 +179,41 @@ impl Ui {
                 }
             }
             Action::DialogSubmit | Action::DialogBack => {}
+            Action::ToggleSwarm => self.toggle_swarm(),
+            Action::SwarmConfirm(yes) => self.confirm_swarm(yes),
+            Action::InterruptSwarm => self.interrupt_swarm(),
+            Action::StartGuidance => self.app.set_guidance(Some(String::new())),
+            Action::InterventionFixed => self.intervene(InterventionAnswer::Fixed),
+            Action::InterventionSkip => self.intervene(InterventionAnswer::Skip),
+        }
+        true
+    }
+
+    /// Keys while guidance for a stuck swarm task is typed. True when the key was used.
+    fn guidance_edit(&mut self, action: &Action) -> bool {
+        let Some(text) = self.app.guidance_mut() else {
+            return false;
+        };
+        match action {
+            Action::Insert(ch) => text.push(*ch),
+            Action::Backspace => {
+                text.pop();
+            }
+            Action::DeleteWord => {
+                let keep = text.trim_end().rfind(' ').map_or(0, |i| i + 1);
+                text.truncate(keep);
+            }
+            Action::DialogBack => self.app.set_guidance(None),
+            Action::DialogSubmit => {
+                let text = text.trim().to_owned();
+                if text.is_empty() {
+                    // Nothing to retry with: back to the letters.
+                    self.app.set_guidance(None);
+                } else {
+                    self.intervene(InterventionAnswer::Guidance { text });
+                }
+            }
+            _ => return false,
         }
         true
     }
@@ -215,8 +261,11 @@ impl Ui {
 
     /// Pasted text: into the dialog's field when it takes text, else the composer.
     pub(super) fn paste(&mut self, text: &str) {
-        let field = self.app.approval.as_mut().and_then(|d| d.input.as_mut());
-        if let Some(DialogInput::Reason(field) | DialogInput::Edit(field)) = field {
+        let field = match self.app.approval.as_mut().and_then(|d| d.input.as_mut()) {
+            Some(DialogInput::Reason(field) | DialogInput::Edit(field)) => Some(field),
+            None => self.app.guidance_mut(),
+        };
+        if let Some(field) = field {
             let room = MAX_DIALOG_PASTE.saturating_sub(field.len());
             field.extend(
                 text.chars()
@@ -235,13 +284,26 @@ impl Ui {
         }
     }
 
-    /// Sends the answer to the showing approval request and closes the dialog.
+    /// Sends the answer to the showing approval request and closes the dialog. A swarm
+    /// worker's takes yes or no only: "always" would save a rule nobody reviews per worker.
     fn answer(&mut self, decision: ApprovalDecision) {
-        if let Some(dialog) = self.app.approval.take() {
-            self.send(Op::Approval {
-                id: dialog.request.id,
-                decision,
-            });
+        let worker = self.app.approval.as_ref().map(|d| d.swarm_task.is_some());
+        if worker == Some(true) && matches!(decision, ApprovalDecision::Always { .. }) {
+            self.app.push_notice(WORKER_ANSWERS);
+            return;
+        }
+        let Some(dialog) = self.app.approval.take() else {
+            return;
+        };
+        match dialog.swarm_task {
+            Some(task_id) => self.answer_worker(task_id, dialog.request.id, decision),
+            None => {
+                self.send(Op::Approval {
+                    id: dialog.request.id,
+                    decision,
+                });
+                self.app.promote_swarm_question();
+            }
         }
     }
 }

@@ -1,0 +1,480 @@
+//! How a swarm talks to its person, for `atto swarm` and `/swarm` in the line session:
+//! progress as text lines or `swarm.*` JSON events, the plan's y/N, workers' approvals and
+//! stuck tasks asked on a terminal (or answered by JSON lines on stdin, or by `--on-ask`
+//! when no one can be asked), and Ctrl-C turned into a resumable stop. The coordinator
+//! and its set-up live in `swarm`.
+
+use std::io::Write as _;
+
+use atto_protocol::ApprovalDecision;
+use atto_swarm::{InterventionAnswer, SwarmEvent, SwarmInput};
+use tokio::io::AsyncBufReadExt as _;
+use tokio::sync::mpsc;
+
+use crate::ExitCode;
+use crate::exec::{InputFormat, OnAsk, OutputFormat};
+
+/// How this run talks to its person.
+pub(crate) struct Front {
+    pub(crate) format: OutputFormat,
+    pub(crate) input: InputFormat,
+    pub(crate) on_ask: OnAsk,
+    pub(crate) interactive: bool,
+    pub(crate) host: Host,
+}
+
+/// Where the swarm runs from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Host {
+    /// `atto swarm`: its own process; a second Ctrl-C exits at once.
+    Command,
+    /// `/swarm` in the line session: the session goes on after it, so Ctrl-C only stops
+    /// the swarm.
+    Session,
+}
+
+/// Where a person's answers come from.
+pub(crate) enum Answers<'a> {
+    /// Lines read from stdin by a task of their own (`atto swarm`).
+    Spawned(mpsc::UnboundedReceiver<String>),
+    /// The line session's stdin, read between its prompts.
+    Session(&'a mut tokio::io::Lines<tokio::io::BufReader<tokio::io::Stdin>>),
+    /// No one answers.
+    Nobody,
+}
+
+impl Answers<'_> {
+    /// The next line; `None` when input ended. Cancel-safe: a line half read is kept.
+    async fn next(&mut self) -> Option<String> {
+        match self {
+            Answers::Spawned(lines) => lines.recv().await,
+            Answers::Session(lines) => lines.next_line().await.ok().flatten(),
+            Answers::Nobody => None,
+        }
+    }
+}
+
+impl Front {
+    pub(crate) fn notice(&self, text: &str) {
+        if self.format == OutputFormat::Text {
+            eprintln!("atto: {text}");
+        } else {
+            self.print(&SwarmEvent::Notice { text: text.into() });
+        }
+    }
+
+    fn print(&self, event: &SwarmEvent) {
+        match self.format {
+            OutputFormat::StreamJson => {
+                let value = serde_json::to_value(event).unwrap_or_default();
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "{}", crate::render::tagged(value));
+                let _ = out.flush();
+            }
+            OutputFormat::Json => {}
+            OutputFormat::Text => {
+                if let Some(line) = text_line(event) {
+                    eprintln!("{line}");
+                }
+            }
+        }
+    }
+
+    /// Prints events and answers what needs an answer until the coordinator ends.
+    pub(crate) async fn drive(
+        &self,
+        events: mpsc::UnboundedReceiver<SwarmEvent>,
+        input: mpsc::UnboundedSender<SwarmInput>,
+    ) {
+        // Lines from stdin: JSON inputs (stream-json) or a person's answers (terminal).
+        let answers = if self.interactive || self.input == InputFormat::StreamJson {
+            let (lines_tx, lines) = mpsc::unbounded_channel::<String>();
+            tokio::spawn(async move {
+                let mut reader = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+                while let Ok(Some(line)) = reader.next_line().await {
+                    if lines_tx.send(line).is_err() {
+                        break;
+                    }
+                }
+            });
+            Answers::Spawned(lines)
+        } else {
+            Answers::Nobody
+        };
+        self.converse(events, input, answers).await;
+    }
+
+    /// Prints events and answers what needs an answer from `answers` until the
+    /// coordinator ends. A person's line is read only while a question waits for it, so
+    /// lines typed ahead (and, in a session, the prompts after the swarm) wait their turn.
+    pub(crate) async fn converse(
+        &self,
+        mut events: mpsc::UnboundedReceiver<SwarmEvent>,
+        input: mpsc::UnboundedSender<SwarmInput>,
+        mut answers: Answers<'_>,
+    ) {
+        let mut lines_open = !matches!(answers, Answers::Nobody);
+        let json_input = self.input == InputFormat::StreamJson;
+        let mut interrupts = 0u32;
+        // What a terminal answer is for: the oldest question first.
+        let mut questions: std::collections::VecDeque<Question> = Default::default();
+        let mut last: Option<SwarmEvent> = None;
+        let mut swarm_id: Option<String> = None;
+        loop {
+            tokio::select! {
+                event = events.recv() => {
+                    let Some(event) = event else { break };
+                    if let SwarmEvent::Started { swarm_id: id, .. } = &event {
+                        swarm_id = Some(id.clone());
+                    }
+                    self.print(&event);
+                    if let Some(q) = self.question(&event) {
+                        if !lines_open {
+                            // No one is left to answer: it follows --on-ask.
+                            self.unanswerable(q, &input);
+                        } else if json_input {
+                            // The driving process answers on stdin; remembered in case
+                            // stdin closes first.
+                            questions.push_back(q);
+                        } else {
+                            if questions.is_empty() {
+                                prompt(&q);
+                            }
+                            questions.push_back(q);
+                        }
+                    }
+                    if matches!(event, SwarmEvent::Finished { .. }) {
+                        last = Some(event);
+                    }
+                }
+                line = answers.next(), if lines_open && (json_input || !questions.is_empty()) => {
+                    let Some(line) = line else {
+                        lines_open = false;
+                        // No one is left to answer: what was asked follows --on-ask.
+                        for q in questions.drain(..) {
+                            self.unanswerable(q, &input);
+                        }
+                        continue;
+                    };
+                    if self.input == InputFormat::StreamJson {
+                        match serde_json::from_str::<SwarmInput>(&line) {
+                            Ok(i) => {
+                                questions.retain(|q| !q.answered_by(&i));
+                                let _ = input.send(i);
+                            }
+                            Err(err) if !line.trim().is_empty() => {
+                                self.notice(&format!("ignoring input line that is not a swarm input ({err}): {line}"));
+                            }
+                            Err(_) => {}
+                        }
+                    } else if let Some(q) = questions.pop_front() {
+                        match answer(&q, line.trim()) {
+                            Some(i) => { let _ = input.send(i); }
+                            None => { questions.push_front(q); }
+                        }
+                        if let Some(next) = questions.front() {
+                            prompt(next);
+                        }
+                    }
+                }
+                signal = tokio::signal::ctrl_c() => {
+                    if signal.is_ok() {
+                        interrupts += 1;
+                        let resume = match &swarm_id {
+                            Some(id) => format!("atto swarm --resume {}", id.get(..8).unwrap_or(id)),
+                            None => "atto swarm --resume".to_owned(),
+                        };
+                        match (interrupts, self.host) {
+                            (1, Host::Command) => eprintln!(
+                                "atto: stopping the workers; the swarm can be resumed with \
+                                 {resume} (Ctrl-C again to exit at once)"
+                            ),
+                            (_, Host::Command) => {
+                                eprintln!("atto: interrupted twice; exiting now (the swarm can be resumed with {resume})");
+                                std::process::exit(ExitCode::Cancelled as i32);
+                            }
+                            (1, Host::Session) => eprintln!(
+                                "atto: stopping the workers; the swarm can be resumed with \
+                                 {resume}"
+                            ),
+                            (_, Host::Session) => eprintln!(
+                                "atto: the swarm's workers are stopping; its summary follows"
+                            ),
+                        }
+                        let _ = input.send(SwarmInput::Interrupt);
+                    }
+                }
+            }
+        }
+        if self.format == OutputFormat::Json
+            && let Some(event) = last
+        {
+            let value = serde_json::to_value(&event).unwrap_or_default();
+            println!("{}", crate::render::tagged(value));
+        }
+    }
+
+    /// What `event` asks of a person.
+    fn question(&self, event: &SwarmEvent) -> Option<Question> {
+        let q = match event {
+            SwarmEvent::Plan { tasks } => Question::Plan(tasks.len()),
+            SwarmEvent::Permission {
+                task_id,
+                request,
+                decision: None,
+                ..
+            } => Question::Approval {
+                task_id: task_id.clone(),
+                id: request.id.clone(),
+                text: format!(
+                    "{task_id} wants {} ({}): {}",
+                    request.tool,
+                    request.risk,
+                    request.subject.lines().next().unwrap_or("")
+                ),
+                unsandboxed: request.unsandboxed,
+            },
+            SwarmEvent::InterventionNeeded { task_id, .. } => Question::Intervention {
+                task_id: task_id.clone(),
+            },
+            _ => return None,
+        };
+        Some(q)
+    }
+
+    /// Answers a question no person can answer.
+    fn unanswerable(&self, q: Question, input: &mpsc::UnboundedSender<SwarmInput>) {
+        let reply = match q {
+            Question::Plan(_) => SwarmInput::Confirm { yes: true },
+            Question::Approval {
+                task_id,
+                id,
+                text,
+                unsandboxed,
+            } => {
+                let decision = match self.on_ask {
+                    OnAsk::Allow if !unsandboxed => ApprovalDecision::Yes,
+                    OnAsk::Fail => {
+                        self.notice(&format!(
+                            "{text} needed approval; stopping the swarm (--on-ask fail)"
+                        ));
+                        let _ = input.send(SwarmInput::Interrupt);
+                        ApprovalDecision::No { reason: None }
+                    }
+                    _ => ApprovalDecision::No {
+                        reason: Some(
+                            "this swarm runs headless and approvals are denied (--on-ask deny)"
+                                .into(),
+                        ),
+                    },
+                };
+                SwarmInput::Approval {
+                    task_id,
+                    id,
+                    decision,
+                }
+            }
+            Question::Intervention { task_id } => {
+                self.notice(&format!(
+                    "{task_id} needs a person's decision and no one can be asked here; skipping it"
+                ));
+                SwarmInput::Intervention {
+                    task_id,
+                    answer: InterventionAnswer::Skip,
+                }
+            }
+        };
+        let _ = input.send(reply);
+    }
+}
+
+/// Something the person is asked on the terminal.
+enum Question {
+    Plan(usize),
+    Approval {
+        task_id: String,
+        id: String,
+        text: String,
+        unsandboxed: bool,
+    },
+    Intervention {
+        task_id: String,
+    },
+}
+
+impl Question {
+    /// Whether `input` answers this question.
+    fn answered_by(&self, input: &SwarmInput) -> bool {
+        match (self, input) {
+            (Question::Plan(_), SwarmInput::Confirm { .. }) => true,
+            (Question::Approval { id, .. }, SwarmInput::Approval { id: answered, .. }) => {
+                id == answered
+            }
+            (
+                Question::Intervention { task_id },
+                SwarmInput::Intervention {
+                    task_id: answered, ..
+                },
+            ) => task_id == answered,
+            _ => false,
+        }
+    }
+}
+
+fn prompt(q: &Question) {
+    let text = match q {
+        Question::Plan(n) => format!("Run these {n} tasks? [y/N] "),
+        Question::Approval { text, .. } => format!("{text}\nAllow? [y/N] "),
+        Question::Intervention { task_id } => format!(
+            "{task_id} is stuck. [g]uidance TEXT (retry with it), [f]ixed (I fixed it: check \
+             again), [s]kip: "
+        ),
+    };
+    eprint!("{text}");
+    let _ = std::io::stderr().flush();
+}
+
+/// The input a terminal answer gives; `None` when it is not an answer (asked again).
+fn answer(q: &Question, line: &str) -> Option<SwarmInput> {
+    let yes = matches!(line.to_ascii_lowercase().as_str(), "y" | "yes");
+    match q {
+        Question::Plan(_) => Some(SwarmInput::Confirm { yes }),
+        Question::Approval { task_id, id, .. } => Some(SwarmInput::Approval {
+            task_id: task_id.clone(),
+            id: id.clone(),
+            decision: if yes {
+                ApprovalDecision::Yes
+            } else {
+                ApprovalDecision::No { reason: None }
+            },
+        }),
+        Question::Intervention { task_id } => {
+            let (word, rest) = line.split_once(' ').unwrap_or((line, ""));
+            let answer = match word.to_ascii_lowercase().as_str() {
+                "g" | "guidance" if !rest.trim().is_empty() => InterventionAnswer::Guidance {
+                    text: rest.trim().to_owned(),
+                },
+                "f" | "fixed" => InterventionAnswer::Fixed,
+                "s" | "skip" => InterventionAnswer::Skip,
+                _ => return None,
+            };
+            Some(SwarmInput::Intervention {
+                task_id: task_id.clone(),
+                answer,
+            })
+        }
+    }
+}
+
+/// One progress line per event worth a line.
+fn text_line(event: &SwarmEvent) -> Option<String> {
+    Some(match event {
+        SwarmEvent::Started {
+            swarm_id, resumed, ..
+        } => format!(
+            "swarm {swarm_id}{}",
+            if *resumed { " (resumed)" } else { "" }
+        ),
+        SwarmEvent::Decomposed { tasks, .. } | SwarmEvent::Plan { tasks } => {
+            let mut s = format!("plan: {} tasks", tasks.len());
+            for t in tasks {
+                let deps = if t.dependencies.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (after {})", t.dependencies.join(", "))
+                };
+                s.push_str(&format!(
+                    "\n  {} [{}] {}{deps}",
+                    t.id,
+                    t.kind.as_str(),
+                    t.description.lines().next().unwrap_or("")
+                ));
+            }
+            if matches!(event, SwarmEvent::Plan { .. }) {
+                return None;
+            }
+            s
+        }
+        SwarmEvent::Enriched {
+            enriched,
+            still_thin,
+            ..
+        } if !enriched.is_empty() || !still_thin.is_empty() => format!(
+            "enriched: {}{}",
+            if enriched.is_empty() {
+                "none".into()
+            } else {
+                enriched.join(", ")
+            },
+            if still_thin.is_empty() {
+                String::new()
+            } else {
+                format!("; still thin: {}", still_thin.join(", "))
+            }
+        ),
+        SwarmEvent::TaskStarted {
+            task_id,
+            attempt,
+            model,
+            ..
+        } => format!("▶ {task_id} attempt {attempt} ({model})"),
+        SwarmEvent::TaskRetrying {
+            task_id,
+            attempt,
+            delay_ms,
+            reason,
+        } => format!(
+            "↻ {task_id} again in {:.1}s (attempt {attempt}): {}",
+            *delay_ms as f64 / 1000.0,
+            reason.lines().next().unwrap_or("")
+        ),
+        SwarmEvent::TaskPassed {
+            task_id,
+            attempts,
+            score,
+            ..
+        } => format!(
+            "✓ {task_id} passed ({attempts} attempt{}{})",
+            if *attempts == 1 { "" } else { "s" },
+            score.map(|s| format!(", score {s}/5")).unwrap_or_default()
+        ),
+        SwarmEvent::TaskFailed {
+            task_id, reason, ..
+        } => format!("✗ {task_id} failed: {reason}"),
+        SwarmEvent::TaskSkipped { task_id, reason } => format!("⊘ {task_id} skipped: {reason}"),
+        SwarmEvent::InterventionNeeded {
+            task_id,
+            attempts,
+            last_error,
+            ..
+        } => format!("? {task_id} is stuck after {attempts} attempts: {last_error}"),
+        SwarmEvent::ModelHealth {
+            model,
+            tripped,
+            health,
+        } => format!(
+            "model {model}: {} (health {health}%)",
+            if *tripped {
+                "circuit breaker tripped, no dispatches"
+            } else {
+                "recovered"
+            }
+        ),
+        SwarmEvent::Notice { text } => format!("atto: {text}"),
+        SwarmEvent::Finished {
+            swarm_id,
+            status,
+            passed,
+            failed,
+            skipped,
+            tokens,
+            cost_usd,
+            report,
+        } => format!(
+            "swarm {swarm_id} {status}: {passed} passed, {failed} failed, {skipped} skipped · \
+             {tokens} tokens{} · report {report}",
+            cost_usd.map(|c| format!(" · ${c:.4}")).unwrap_or_default()
+        ),
+        _ => return None,
+    })
+}
