@@ -80,24 +80,33 @@ mod serde_yaml_value {
     }
 }
 
+/// The workspace's swarm file and its text: `.atto/swarm.yaml`, else Attocode's
+/// `.attocode/swarm.yaml`; `None` when there is neither.
+pub fn find(workspace: &Path) -> Result<Option<(PathBuf, String)>, ConfigError> {
+    for rel in [".atto/swarm.yaml", ".attocode/swarm.yaml"] {
+        let path = workspace.join(rel);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => return Ok(Some((path, text))),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+            Err(err) => {
+                return Err(ConfigError {
+                    path,
+                    message: err.to_string(),
+                });
+            }
+        }
+    }
+    Ok(None)
+}
+
 impl QualityConfig {
     /// The settings of `workspace`: `.atto/swarm.yaml`, else `.attocode/swarm.yaml`, else
     /// the defaults.
     pub fn load(workspace: &Path) -> Result<QualityConfig, ConfigError> {
-        for rel in [".atto/swarm.yaml", ".attocode/swarm.yaml"] {
-            let path = workspace.join(rel);
-            match std::fs::read_to_string(&path) {
-                Ok(text) => return Self::parse(&text, &path),
-                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
-                Err(err) => {
-                    return Err(ConfigError {
-                        path,
-                        message: err.to_string(),
-                    });
-                }
-            }
+        match find(workspace)? {
+            Some((path, text)) => Self::parse(&text, &path),
+            None => Ok(QualityConfig::default()),
         }
-        Ok(QualityConfig::default())
     }
 
     /// Parses a swarm file's text.

@@ -119,18 +119,12 @@ impl SwarmConfig {
     /// The settings of `workspace`: `.atto/swarm.yaml`, else `.attocode/swarm.yaml`, else
     /// the defaults.
     pub fn load(workspace: &Path) -> Result<Loaded, ConfigError> {
-        for rel in [".atto/swarm.yaml", ".attocode/swarm.yaml"] {
-            let path = workspace.join(rel);
-            match std::fs::read_to_string(&path) {
-                Ok(text) => return Self::parse(&text, &path),
-                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
-                Err(err) => {
-                    return Err(ConfigError {
-                        path,
-                        message: err.to_string(),
-                    });
-                }
-            }
+        let found = atto_quality::config::find(workspace).map_err(|e| ConfigError {
+            path: e.path,
+            message: e.message,
+        })?;
+        if let Some((path, text)) = found {
+            return Self::parse(&text, &path);
         }
         Ok(Loaded {
             config: SwarmConfig::default(),
