@@ -408,7 +408,15 @@ mod tests {
     #[test]
     fn failures_fall_into_the_eight_categories() {
         use FailureCategory::*;
-        let cases: &[(&str, Value, &str, Option<i32>, Option<FailureCategory>)] = &[
+        /// Tool, arguments, what it said, how it exited, the category expected.
+        type Case = (
+            &'static str,
+            Value,
+            &'static str,
+            Option<i32>,
+            Option<FailureCategory>,
+        );
+        let cases: &[Case] = &[
             (
                 "bash",
                 json!({"command": "python main.py"}),

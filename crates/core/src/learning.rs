@@ -200,7 +200,7 @@ impl Learnings {
         if !self.active() {
             return;
         }
-        let new = self.from_workaround(w);
+        let new = self.workaround_learning(w);
         if let Err(message) = self.propose(new).await {
             self.emit(Event::Warning {
                 message: format!("a workaround was not kept as a learning: {message}"),
@@ -209,7 +209,7 @@ impl Learnings {
     }
 
     /// The learning a workaround makes: what worked where what failed, in this project.
-    fn from_workaround(&self, w: &Workaround) -> NewLearning {
+    fn workaround_learning(&self, w: &Workaround) -> NewLearning {
         let label = w.category.label();
         let description = format!(
             "{}: `{}` worked where `{}` failed ({label})",

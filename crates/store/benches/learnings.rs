@@ -88,12 +88,12 @@ fn learning(n: usize) -> NewLearning {
         actions: vec!["bash".to_owned(), word(n * 5).to_owned()],
         categories: vec![word(n * 13).to_uppercase()],
         // Four in five validated at once; the rest wait for review.
-        confidence: if n % 5 == 0 {
+        confidence: if n.is_multiple_of(5) {
             0.6
         } else {
             0.9 + (n % 10) as f64 / 100.0
         },
-        scope: if n % 10 == 0 {
+        scope: if n.is_multiple_of(10) {
             LearningScope::User
         } else {
             LearningScope::Project

@@ -536,7 +536,10 @@ fn attocode_learnings_are_imported() {
     .unwrap();
     drop(conn);
     let before = std::fs::read(&db).unwrap();
-    assert_eq!(atto_store::attocode_learning_dbs(&workspace), [db.clone()]);
+    assert_eq!(
+        atto_store::attocode_learning_dbs(&workspace),
+        std::slice::from_ref(&db)
+    );
 
     let project = workspace.display().to_string();
     let items = atto_store::read_attocode_learnings(&db, &project).unwrap();

@@ -10,6 +10,7 @@
 mod agents;
 mod calls;
 mod changes;
+mod learning;
 mod mode;
 mod notes;
 mod planner;
@@ -153,6 +154,8 @@ pub struct App {
     decision_waiting: Option<u32>,
     /// The step running now and the tokens its turn used so far.
     step_usage: Option<(u32, u64)>,
+    /// Proposed learnings waiting for the learning dialog (`learning`).
+    reviews: learning::ReviewQueue,
     /// Lines scrolled up from the bottom; 0 follows new output.
     scroll: usize,
     /// Lines the approval dialog is scrolled down.
@@ -193,6 +196,7 @@ impl App {
             task_plan: None,
             decision_waiting: None,
             step_usage: None,
+            reviews: learning::ReviewQueue::default(),
             scroll: 0,
             dialog_scroll: 0,
             panel_scroll: (None, 0),

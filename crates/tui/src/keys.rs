@@ -1,7 +1,7 @@
 //! Which action a key press means, given what is on screen. A pure table: no state is
 //! changed here, so every rule (the Esc cancel stack, Tab cycling modes only when the
-//! composer is idle, the YOLO question, the approval dialog's letters, the agents list's
-//! arrows and Enter) is tested as data. `run` carries the actions out.
+//! composer is idle, the YOLO question, the approval and learning dialogs' letters, the
+//! agents list's arrows and Enter) is tested as data. `run` carries the actions out.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
@@ -42,6 +42,8 @@ pub enum Dialog {
     Decision,
     /// Tab asked whether to enter YOLO: `y` enters, Tab skips to Plan, Esc stays.
     ConfirmYolo,
+    /// A proposed learning waits for y / n / s.
+    Learning,
 }
 
 /// What a key press asks for.
@@ -155,6 +157,12 @@ pub enum Action {
     DecisionSubmit,
     /// Decision: close the dialog; the next line typed is the answer.
     DecisionDismiss,
+    /// Learning: keep it (validate).
+    LearningValidate,
+    /// Learning: drop it (reject).
+    LearningReject,
+    /// Learning: decide later (it stays proposed).
+    LearningSkip,
 }
 
 /// Lines the mouse wheel scrolls per notch.
@@ -180,6 +188,7 @@ pub fn action(key: &KeyEvent, cx: &Context) -> Action {
         Dialog::Typing => return dialog_typing(key, ctrl, alt),
         Dialog::Decision => return decision(key),
         Dialog::ConfirmYolo => return confirm_yolo(key),
+        Dialog::Learning => return learning(key),
         Dialog::Closed => {}
     }
     let list = cx.agents_list && cx.composer_empty && !cx.menu_open;
@@ -288,6 +297,16 @@ fn confirm_yolo(key: &KeyEvent) -> Action {
         KeyCode::Char('y' | 'Y') => Action::EnterYolo,
         KeyCode::Tab => Action::SkipYolo,
         KeyCode::Esc | KeyCode::Char('n' | 'N') => Action::DeclineYolo,
+        _ => Action::None,
+    }
+}
+
+/// The learning dialog: the seed's Y / N / S, in either case; Esc skips too.
+fn learning(key: &KeyEvent) -> Action {
+    match key.code {
+        KeyCode::Char('y' | 'Y') => Action::LearningValidate,
+        KeyCode::Char('n' | 'N') => Action::LearningReject,
+        KeyCode::Char('s' | 'S') | KeyCode::Esc => Action::LearningSkip,
         _ => Action::None,
     }
 }
