@@ -164,6 +164,34 @@ impl Store {
     /// `limits.auto_validate_threshold` or the user wrote it, else proposed; returned as it
     /// was already stored when the same description (in any case) is stored for its scope.
     /// Learnings past `limits.max_learnings` are then evicted, never the new one.
+    ///
+    /// A swarm task that passed only after retries proposes what fixed it like this:
+    ///
+    /// ```no_run
+    /// # async fn demo(store: atto_store::Store) -> Result<(), atto_store::StoreError> {
+    /// use atto_protocol::{LearningKind, LearningScope, LearningSource};
+    /// let proposal = store
+    ///     .propose_learning(
+    ///         atto_store::NewLearning {
+    ///             kind: LearningKind::Workaround,
+    ///             description: "Run migrations before the API tests".to_owned(),
+    ///             // The RetryContext block of the failed attempt, and what passed.
+    ///             details: "## Previous Attempt (attempt 2/3, score: 2/5) ...".to_owned(),
+    ///             keywords: vec!["migrations".to_owned(), "api".to_owned()],
+    ///             actions: vec!["bash".to_owned()],
+    ///             categories: vec!["testing".to_owned()],
+    ///             confidence: 0.6,
+    ///             scope: LearningScope::Project,
+    ///             project: "/path/to/workspace".to_owned(),
+    ///             source: LearningSource::Swarm,
+    ///             source_ref: Some("swarm 1a2b3c4d task 3".to_owned()),
+    ///             session_id: None,
+    ///         },
+    ///         atto_store::LearningLimits::default(),
+    ///     )
+    ///     .await?;
+    /// # let _ = proposal; Ok(()) }
+    /// ```
     pub async fn propose_learning(
         &self,
         new: NewLearning,

@@ -35,7 +35,7 @@ fn last_user(env: &Env, n: usize) -> String {
         .iter()
         .filter(|m| m["role"] == "user")
         .filter_map(|m| m["content"].as_str())
-        .last()
+        .next_back()
         .unwrap_or_default()
         .to_owned()
 }
