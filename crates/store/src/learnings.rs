@@ -1,5 +1,6 @@
-//! Learnings (`learnings`): storing a proposal (validated at once when its confidence
-//! reaches the threshold, or when it is a duplicate returning the learning already stored),
+//! Learnings (`learnings`): storing a proposal (validated at once when the user wrote it or
+//! a project lesson's confidence reaches the threshold; a duplicate returns the learning
+//! already stored),
 //! moving a learning along its lifecycle, editing it, marking it helpful, listing a
 //! workspace's learnings, and eviction past the cap. Recall (full-text search) lives in
 //! `learnings_recall`, importing in `learnings_import`. What is worth learning, and how a
@@ -160,10 +161,11 @@ impl NewLearning {
 }
 
 impl Store {
-    /// Stores a proposal: validated at once when its confidence reaches
-    /// `limits.auto_validate_threshold` or the user wrote it, else proposed; returned as it
-    /// was already stored when the same description (in any case) is stored for its scope.
-    /// Learnings past `limits.max_learnings` are then evicted, never the new one.
+    /// Stores a proposal: validated at once when the user wrote it, or when it is for this
+    /// project only and its confidence reaches `limits.auto_validate_threshold`; else
+    /// proposed. Returned as it was already stored when the same description (in any case)
+    /// is stored for its scope. Learnings past `limits.max_learnings` are then evicted,
+    /// never the new one.
     ///
     /// A swarm task that passed only after retries proposes what fixed it like this:
     ///
@@ -454,12 +456,15 @@ fn propose(
             None => Err(unreadable(path, id)),
         });
     }
-    let status =
-        if new.source == LearningSource::User || new.confidence >= limits.auto_validate_threshold {
-            LearningStatus::Validated
-        } else {
-            LearningStatus::Proposed
-        };
+    // A lesson for every project reaches every later session of the user: only a person
+    // validates it, however sure its proposer was.
+    let auto =
+        new.scope == LearningScope::Project && new.confidence >= limits.auto_validate_threshold;
+    let status = if new.source == LearningSource::User || auto {
+        LearningStatus::Validated
+    } else {
+        LearningStatus::Proposed
+    };
     let id = insert(&tx, new, status, crate::now_ms(), (0, 0))?;
     let evicted = evict(&tx, limits.max_learnings, &[id])?;
     let found = by_id(&tx, path, id)?;

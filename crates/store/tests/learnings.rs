@@ -82,6 +82,11 @@ async fn proposals_at_the_threshold_are_validated_and_the_user_s_own_always_are(
     mine.source = LearningSource::User;
     let mine = store.propose_learning(mine, limits).await.unwrap();
     assert_eq!(mine.learning.status, LearningStatus::Validated);
+    // A lesson for every project always waits for a person.
+    let mut everywhere = new("everywhere", 0.99);
+    everywhere.scope = LearningScope::User;
+    let everywhere = store.propose_learning(everywhere, limits).await.unwrap();
+    assert_eq!(everywhere.learning.status, LearningStatus::Proposed);
     // A stricter threshold asks about the same proposal.
     let strict = LearningLimits {
         auto_validate_threshold: 0.95,
