@@ -184,7 +184,9 @@ impl Learnings {
         )
         .await
         .map_err(|_| {
-            "the database did not answer in time; the learning was not stored.".to_owned()
+            "the database did not answer within a second; the learning may still be stored \
+             once it does (/learnings shows it then)."
+                .to_owned()
         })?
         .map_err(|e| e.to_string())?;
         if !proposal.duplicate {

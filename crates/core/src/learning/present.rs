@@ -10,8 +10,8 @@ pub const NO_LEARNINGS: &str = "no learnings here yet (the model proposes them, 
      workarounds it sees, and /learn \"text\" adds your own)";
 
 /// How to review a waiting proposal.
-pub const REVIEW_HINT: &str =
-    "/learnings validate N keeps it, /learnings reject N drops it, /learnings show N shows it";
+pub const REVIEW_HINT: &str = "/learnings validate N keeps it, /learnings reject N drops it, \
+     /learnings show N shows it (outside a session: atto learnings validate N, ...)";
 
 /// `#12 [validated] WORKAROUND 0.80  description  (used 3, helpful 1)`.
 pub fn line(l: &Learning) -> String {
