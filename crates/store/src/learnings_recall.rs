@@ -138,51 +138,67 @@ fn recall(
     let actions = serde_json::to_string(&q.actions).unwrap_or_else(|_| "[]".to_owned());
     let pool = i64::try_from(q.limit.saturating_mul(POOL_PER_RESULT)).unwrap_or(i64::MAX);
     let terms = search_terms(&q.text);
-    let mut found = Vec::new();
-    if !terms.is_empty() {
+    // Candidates as (id, confidence) only: ranking sorts every match, and whole rows would
+    // make it copy every match's text.
+    let mut found: Vec<(i64, f64)> = if !terms.is_empty() {
         let mut stmt = conn.prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM learnings_fts JOIN learnings l ON l.id = learnings_fts.rowid
+            "SELECT l.id, l.confidence FROM learnings_fts
+                 JOIN learnings l ON l.id = learnings_fts.rowid
              WHERE learnings_fts MATCH ?4 AND {SCOPE_AND_FILTERS}
              ORDER BY learnings_fts.rank LIMIT ?5"
         ))?;
         let rows = stmt.query_map(
             params![q.project, categories, actions, fts_query(&terms), pool],
-            |r| row(r, path),
+            |r| Ok((r.get(0)?, r.get(1)?)),
         )?;
-        for learning in rows {
-            found.push(learning?);
-        }
+        let found = rows.collect::<rusqlite::Result<Vec<_>>>()?;
         if found.is_empty() {
-            found = like_search(conn, path, q, &terms, (&categories, &actions), pool)?;
+            like_search(conn, q, &terms, (&categories, &actions), pool)?
+        } else {
+            found
         }
     } else if q.categories.is_empty() && q.actions.is_empty() {
         return Ok(Ok(Vec::new()));
     } else {
         // No words to search: the filters alone pick.
         let mut stmt = conn.prepare_cached(&format!(
-            "SELECT {COLUMNS} FROM learnings l WHERE {SCOPE_AND_FILTERS}
+            "SELECT l.id, l.confidence FROM learnings l WHERE {SCOPE_AND_FILTERS}
              ORDER BY l.confidence DESC, l.id LIMIT ?4"
         ))?;
         let rows = stmt.query_map(params![q.project, categories, actions, pool], |r| {
-            row(r, path)
+            Ok((r.get(0)?, r.get(1)?))
         })?;
-        for learning in rows {
-            found.push(learning?);
-        }
-    }
+        rows.collect::<rusqlite::Result<Vec<_>>>()?
+    };
     let mut seen = HashSet::new();
-    let mut out = Vec::with_capacity(found.len());
-    for learning in found {
-        match learning {
-            Ok(l) if seen.insert(l.id) => out.push(l),
-            Ok(_) => {}
+    found.retain(|(id, _)| seen.insert(*id));
+    // Stable: among equally confident learnings, the better match stays first.
+    found.sort_by(|a, b| b.1.total_cmp(&a.1));
+    found.truncate(q.limit);
+    load(conn, path, &found)
+}
+
+/// The whole learnings of `picked`, in its order.
+fn load(
+    conn: &Connection,
+    path: &Path,
+    picked: &[(i64, f64)],
+) -> rusqlite::Result<Result<Vec<Learning>, StoreError>> {
+    let ids: Vec<i64> = picked.iter().map(|(id, _)| *id).collect();
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {COLUMNS} FROM learnings l
+         WHERE l.id IN (SELECT CAST(value AS INTEGER) FROM json_each(?1))"
+    ))?;
+    let json = serde_json::to_string(&ids).unwrap_or_else(|_| "[]".to_owned());
+    let mut rows = Vec::with_capacity(ids.len());
+    for learning in stmt.query_map(params![json], |r| row(r, path))? {
+        match learning? {
+            Ok(learning) => rows.push(learning),
             Err(err) => return Ok(Err(err)),
         }
     }
-    // Stable: among equally confident learnings, the better match stays first.
-    out.sort_by(|a, b| b.confidence.total_cmp(&a.confidence));
-    out.truncate(q.limit);
-    Ok(Ok(out))
+    rows.sort_by_key(|l| ids.iter().position(|id| *id == l.id));
+    Ok(Ok(rows))
 }
 
 /// Whether the workspace sees any validated learning: the cheap check that keeps recall
@@ -199,12 +215,11 @@ fn any_validated(conn: &Connection, project: &str) -> rusqlite::Result<bool> {
 /// terms anywhere (`auth` finds `authentication`), most confident first.
 fn like_search(
     conn: &Connection,
-    path: &Path,
     q: &LearningQuery,
     terms: &[String],
     (categories, actions): (&str, &str),
     pool: i64,
-) -> rusqlite::Result<Vec<Result<Learning, StoreError>>> {
+) -> rusqlite::Result<Vec<(i64, f64)>> {
     let mut longest: Vec<&String> = terms
         .iter()
         .filter(|t| t.chars().count() >= MIN_LIKE_TERM)
@@ -226,7 +241,7 @@ fn like_search(
         .collect::<Vec<_>>()
         .join(" OR ");
     let sql = format!(
-        "SELECT {COLUMNS} FROM learnings l WHERE {SCOPE_AND_FILTERS} AND ({any})
+        "SELECT l.id, l.confidence FROM learnings l WHERE {SCOPE_AND_FILTERS} AND ({any})
          ORDER BY l.confidence DESC, l.id LIMIT ?4"
     );
     let mut values: Vec<rusqlite::types::Value> = vec![
@@ -237,7 +252,7 @@ fn like_search(
     ];
     values.extend(longest.iter().map(|t| format!("%{t}%").into()));
     let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map(params_from_iter(values), |r| row(r, path))?;
+    let rows = stmt.query_map(params_from_iter(values), |r| Ok((r.get(0)?, r.get(1)?)))?;
     rows.collect()
 }
 
