@@ -58,6 +58,9 @@ pub struct Config {
     /// How `/auto` plans start.
     #[serde(default)]
     pub planner: PlannerConfig,
+    /// How learnings are recalled and kept.
+    #[serde(default)]
+    pub learning: LearningConfig,
     /// Seconds an approval waits for an answer before it counts as "no" (default 600;
     /// 0 waits for ever).
     pub approval_timeout_secs: Option<u64>,
@@ -85,6 +88,24 @@ pub struct PlannerConfig {
     pub threshold: Option<f64>,
     /// Run ready steps with disjoint files together (default: off).
     pub parallel: Option<bool>,
+}
+
+/// `[learning]`: lessons kept across sessions.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LearningConfig {
+    /// Recall learnings into prompts, propose new ones, offer the tools (default: on).
+    pub enabled: Option<bool>,
+    /// Proposals at or above this confidence are kept without asking (default 0.9; above
+    /// 1, every proposal waits for the user).
+    pub auto_validate_threshold: Option<f64>,
+    /// Learnings kept in all before the oldest rejected, archived and least confident
+    /// ones are evicted (default 500).
+    pub max_learnings: Option<usize>,
+    /// Learnings recalled into one request (default 5).
+    pub max_recalled: Option<usize>,
+    /// Bytes the recalled notes may take in one request (default 1536).
+    pub max_recalled_bytes: Option<usize>,
 }
 
 /// `[permissions]`: rules that allow, ask or deny without a question.
@@ -292,7 +313,49 @@ impl Config {
                 ),
             });
         }
+        let learning = &config.learning;
+        if let Some(t) = learning.auto_validate_threshold
+            && !(t.is_finite() && t >= 0.0)
+        {
+            return Err(ConfigError::Parse {
+                path: path.to_path_buf(),
+                message: format!(
+                    "learning.auto_validate_threshold must be a confidence from 0 to 1 (above 1: \
+                     never validate without asking), not {t}"
+                ),
+            });
+        }
+        if learning.max_learnings == Some(0) {
+            return Err(ConfigError::Parse {
+                path: path.to_path_buf(),
+                message: "learning.max_learnings must be at least 1 (set learning.enabled = \
+                          false to keep none)"
+                    .to_owned(),
+            });
+        }
         Ok(config)
+    }
+
+    /// How sessions use learnings: the defaults, with what the config sets.
+    pub fn learning_settings(&self) -> atto_core::LearningSettings {
+        let mut settings = atto_core::LearningSettings::default();
+        let c = &self.learning;
+        if let Some(on) = c.enabled {
+            settings.enabled = on;
+        }
+        if let Some(t) = c.auto_validate_threshold {
+            settings.auto_validate_threshold = t;
+        }
+        if let Some(n) = c.max_learnings {
+            settings.max_learnings = n;
+        }
+        if let Some(n) = c.max_recalled {
+            settings.max_recalled = n;
+        }
+        if let Some(n) = c.max_recalled_bytes {
+            settings.max_recalled_bytes = n;
+        }
+        settings
     }
 
     /// The planner's settings at start: the defaults, with what the config sets.
@@ -505,6 +568,25 @@ pub fn show(global: &crate::GlobalArgs, config: &Config) {
         "(the provider's defaults)",
         origin(false, false, !routes.is_empty()),
     );
+    let learning = &config.learning;
+    row(
+        "learning.enabled",
+        learning.enabled.map(|on| on.to_string()),
+        "true",
+        origin(false, false, learning.enabled.is_some()),
+    );
+    row(
+        "learning.auto_validate_threshold",
+        learning.auto_validate_threshold.map(|t| t.to_string()),
+        "0.9",
+        origin(false, false, learning.auto_validate_threshold.is_some()),
+    );
+    row(
+        "learning.max_learnings",
+        learning.max_learnings.map(|n| n.to_string()),
+        "500",
+        origin(false, false, learning.max_learnings.is_some()),
+    );
     row(
         "profile",
         global.profile.clone(),
@@ -564,6 +646,28 @@ mod tests {
         assert_eq!(planner.threshold, 2.5);
         let defaults = Config::default().planner_settings();
         assert!(defaults.auto_rollback_on_failure && !defaults.detect && !defaults.parallel);
+        let learning = Config::parse(
+            "[learning]\nenabled = false\nauto_validate_threshold = 1.5\nmax_learnings = 50",
+            Path::new("c.toml"),
+        )
+        .unwrap()
+        .learning_settings();
+        assert!(!learning.enabled);
+        assert_eq!(
+            (learning.auto_validate_threshold, learning.max_learnings),
+            (1.5, 50)
+        );
+        assert_eq!(
+            Config::default().learning_settings(),
+            atto_core::LearningSettings::default()
+        );
+        for bad in [
+            "[learning]\nmax_learnings = 0",
+            "[learning]\nauto_validate_threshold = -0.1",
+        ] {
+            let err = Config::parse(bad, Path::new("c.toml")).unwrap_err();
+            assert!(err.to_string().contains("learning."), "{err}");
+        }
         let err = Config::parse("[planner]\nthreshold = -1.0", Path::new("c.toml")).unwrap_err();
         assert!(err.to_string().contains("planner.threshold"), "{err}");
     }

@@ -5,6 +5,7 @@ mod admin;
 mod config;
 mod demo;
 mod exec;
+mod learnings;
 mod models;
 mod permissions;
 mod plan_cmd;
@@ -225,6 +226,9 @@ enum Command {
     Grants(admin::GrantsArgs),
     /// List saved sessions of this workspace, show or export one.
     Sessions(admin::SessionsArgs),
+    /// This workspace's learnings: list, show, validate, reject, archive, export, import
+    /// (a JSON export, or Attocode's learnings database with --attocode).
+    Learnings(learnings::LearningsArgs),
     /// Copy a saved session into a new one that records its parent and fork point.
     Fork(admin::ForkArgs),
     /// Review a saved session's pending plan without a model: show it, approve or reject
@@ -370,6 +374,10 @@ fn run(mut cli: Cli) -> Result<ExitCode, Failure> {
             workspace: args.workspace.clone(),
             ..GlobalArgs::default()
         }),
+        Some(Command::Learnings(args)) => Some(GlobalArgs {
+            workspace: args.workspace.clone(),
+            ..GlobalArgs::default()
+        }),
         _ => None,
     };
     if let Some(session) = session {
@@ -385,6 +393,11 @@ fn run(mut cli: Cli) -> Result<ExitCode, Failure> {
         Some(Command::Sessions(args)) => {
             let (workspace, _) = setup::workspace(cli.global.workspace.as_deref())?;
             admin::sessions(args, &workspace)
+        }
+        Some(Command::Learnings(args)) => {
+            let config = load_config(&mut cli.global)?;
+            let (workspace, _) = setup::workspace(cli.global.workspace.as_deref())?;
+            learnings::run(args, &workspace, &config.learning_settings())
         }
         Some(Command::Store(command)) => admin::store(command),
         Some(Command::Swebench(command)) => swebench::run(command, &cli.global),

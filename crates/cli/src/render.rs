@@ -8,6 +8,7 @@ use serde_json::Value;
 
 mod agents;
 mod effort;
+mod learnings;
 mod planner;
 
 use atto_core::clean::{Clean, visible};
@@ -53,7 +54,7 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
     }
 
     fn write_event(&mut self, event: &Event) -> std::io::Result<()> {
-        if let Some(text) = planner::text(event) {
+        if let Some(text) = planner::text(event).or_else(|| learnings::text(event)) {
             self.end_text_line()?;
             write!(self.progress, "{text}")?;
             return self.progress.flush();
@@ -129,7 +130,11 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
             | Event::TurnStarted { .. }
             | Event::Usage { .. }
             | Event::SessionEnded
-            // Written by `planner::text` above.
+            // Written by `planner::text` and `learnings::text` above.
+            | Event::LearningProposed { .. }
+            | Event::LearningUpdated { .. }
+            | Event::LearningsUsed { .. }
+            | Event::LearningList { .. }
             | Event::PlanGenerated { .. }
             | Event::PlanGenerationFailed { .. }
             | Event::PlanGenerationCancelled { .. }

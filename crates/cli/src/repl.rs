@@ -10,6 +10,8 @@ use crate::ExitCode;
 use crate::render::{self, TextRenderer};
 use crate::swarm_session::{self, SessionSwarm, swarm_goal};
 
+mod review;
+
 /// How the line session shows events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
 pub enum LineFormat {
@@ -79,6 +81,7 @@ pub async fn run(mut handle: AgentHandle, first: Option<String>, options: Option
     let mut state = LineState {
         commands: State { trust, mode },
         plan_waiting: false,
+        proposals: Vec::new(),
     };
     let mut renderer = Printer {
         text: TextRenderer::new(std::io::stdout(), std::io::stderr()),
@@ -169,6 +172,9 @@ pub async fn run(mut handle: AgentHandle, first: Option<String>, options: Option
                                 | Event::ModelChanged { .. }
                                 | Event::ModelList { .. }
                                 | Event::CostReport { .. }
+                                | Event::LearningList { .. }
+                                | Event::LearningUpdated { .. }
+                                | Event::LearningProposed { .. }
                         )
                     };
                     let waited = wait(&mut handle, &mut lines, &mut renderer, &mut state, |e| {
@@ -216,6 +222,23 @@ pub async fn run(mut handle: AgentHandle, first: Option<String>, options: Option
         if waited.is_none() {
             return ExitCode::Failed;
         }
+        // Learnings the turn proposed wait for the user's word.
+        let proposals = std::mem::take(&mut state.proposals);
+        if !proposals.is_empty() {
+            match review::review(
+                &mut handle,
+                &mut lines,
+                &mut renderer,
+                &mut state,
+                proposals,
+            )
+            .await
+            {
+                review::Reviewed::Done => {}
+                review::Reviewed::Next(line) => pending = Some(line),
+                review::Reviewed::Ended => return ExitCode::Failed,
+            }
+        }
     }
     let _ = ops.submit(Op::Shutdown);
     // What the session still says (a notice after the last command) is shown too.
@@ -234,6 +257,8 @@ fn state_plan_waiting(state: &LineState) -> bool {
 struct LineState {
     commands: State,
     plan_waiting: bool,
+    /// Learnings proposed during the turn, reviewed when it ends.
+    proposals: Vec<atto_protocol::Learning>,
 }
 
 /// Shows events until `done` says one ends the wait, answering approval and plan decision
@@ -263,6 +288,11 @@ async fn wait(
             Event::ModeChanged { mode, .. } => state.commands.mode = *mode,
             Event::PlanGenerated { .. } | Event::PlanRevised { .. } => state.plan_waiting = true,
             Event::PlanConfirmed { .. } | Event::PlanRejected { .. } => state.plan_waiting = false,
+            Event::LearningProposed { learning }
+                if learning.status == atto_protocol::LearningStatus::Proposed =>
+            {
+                state.proposals.push(learning.clone());
+            }
             Event::ApprovalRequired(request) => {
                 let decision = ask_approval(request, lines).await;
                 let _ = ops.submit(match decision {

@@ -285,6 +285,7 @@ fn start_connected(
         sandbox_off_reason,
         subagents,
         models,
+        learning: launch.config.learning_settings(),
     });
     Ok((handle, session_id))
 }

@@ -125,6 +125,7 @@ fn start(workspace: &Path, store: Store, server: &ScriptedServer) -> AgentHandle
         sandbox_off_reason: None,
         subagents: atto_core::subagents::SubagentSettings::default(),
         models: atto_core::models::ModelSettings::default(),
+        learning: atto_core::LearningSettings::default(),
     })
 }
 

@@ -2,6 +2,8 @@
 //! `Op` for the session, or into an action the front end handles itself (help, exit).
 //! Unknown names get a "did you mean".
 
+mod learnings;
+
 use atto_policy::gate::parse_agent_mode;
 use atto_protocol::{
     AgentMode, GoalCommand, Op, PermissionMode, PlanSelection, ReasoningEffort, SpawnRequest,
@@ -134,6 +136,22 @@ pub const COMMANDS: &[CommandInfo] = &[
         about: "list the goals, add one, or mark the N-th open goal done",
     },
     CommandInfo {
+        usage: "/learn [KIND] \"TEXT\"",
+        about: "keep a lesson of your own for later sessions in this project (validated as written)",
+    },
+    CommandInfo {
+        usage: "/learnings [pending|validated|rejected|archived]",
+        about: "list the learnings recalled into prompts here, or those with one status",
+    },
+    CommandInfo {
+        usage: "/learnings show|validate|reject|archive|helpful N",
+        about: "show one whole, decide a proposal, retire one, or mark it helpful (+0.05)",
+    },
+    CommandInfo {
+        usage: "/learnings edit N [description|details|keywords|kind] TEXT",
+        about: "change a learning's words",
+    },
+    CommandInfo {
         usage: "/restore list [all] [N]",
         about: "list file checkpoints, newest first: turn, tool, files changed",
     },
@@ -195,6 +213,7 @@ pub fn parse(line: &str, state: &State) -> Result<Command, String> {
         }
         "show-plan" | "approve" | "reject" => review_command(&input),
         "spawn" => spawn_command(body),
+        "learn" | "learnings" => learnings::parse(name, &args, body),
         "agents" if args.is_empty() => Ok(Command::Op(Op::ListAgents)),
         "model" => match args.as_slice() {
             [] => Ok(Command::Op(Op::ListModels)),

@@ -2,7 +2,8 @@
 //! [`AgentHandle`], and the tool orchestrator every tool call passes through.
 //!
 //! Owns: conversation history of a live session, building model requests (system
-//! prompt, project instructions), limits, cancellation, running tool calls.
+//! prompt, project instructions, recalled learnings), limits, cancellation, running tool
+//! calls, the self-improvement protocol.
 //! Does not own: wire formats (atto-llm), what tools do (atto-tools), how events are
 //! shown (front ends), persistence (a later store crate).
 
@@ -15,6 +16,8 @@ mod correction;
 mod failure;
 mod gatekeeper;
 mod handle;
+mod improve;
+pub mod learning;
 mod limits;
 pub mod models;
 mod orchestrator;
@@ -36,6 +39,7 @@ mod truncate;
 mod work;
 
 pub use handle::{AgentHandle, OpSender, SessionClosed};
+pub use learning::LearningSettings;
 pub use limits::Limits;
 pub use plan::target_of as change_target;
 pub use prompt::{ProjectInstructions, find_project_instructions};

@@ -49,7 +49,8 @@ pub(crate) struct Orchestrator<'a> {
     pub checkpoints: &'a mut SessionCheckpoints,
     /// The turn these calls belong to.
     pub turn: u32,
-    /// The turn's self-correction state: attempts, and calls that already failed.
+    /// The turn's self-correction and self-improvement state: attempts, calls that
+    /// already failed, failure diagnoses and counts.
     pub correction: &'a mut Corrections,
     /// The files these calls may change, when they are limited; `None`: the workspace.
     pub scope: Option<Scope<'a>>,
@@ -82,6 +83,8 @@ pub(crate) struct CallOutcome {
     finished: Event,
     /// What self-correction needs to know about the call.
     facts: CallEnding,
+    /// A workaround this call completed (a failure got past), to propose as a learning.
+    pub workaround: Option<correction::Workaround>,
 }
 
 impl Orchestrator<'_> {
@@ -124,6 +127,7 @@ impl Orchestrator<'_> {
         if let Some(content) = verdict.content {
             result.content = content;
         }
+        outcome.workaround = verdict.workaround;
         self.recorder
             .persist(&Message::ToolResult(outcome.result.clone()))
             .await;
@@ -509,6 +513,7 @@ impl Orchestrator<'_> {
             sandboxed_command: None,
             finished,
             facts: CallEnding::answered(&call.arguments, status),
+            workaround: None,
         }
     }
 
@@ -671,7 +676,10 @@ impl Orchestrator<'_> {
                 status,
                 mutates,
                 fallback,
+                exit_code,
+                ran: true,
             },
+            workaround: None,
         }
     }
 }

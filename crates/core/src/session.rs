@@ -19,6 +19,8 @@ use crate::audit::Audit;
 use crate::checkpoints::SessionCheckpoints;
 use crate::gatekeeper::{GateSetup, Gatekeeper};
 use crate::handle::AgentHandle;
+use crate::improve::Tally;
+use crate::learning::{LearningHelpfulTool, Learnings, ProposeLearningTool};
 use crate::limits::Limits;
 use crate::plan::PlanQueue;
 use crate::planner::Planner;
@@ -96,6 +98,8 @@ pub struct SessionOptions {
     pub subagents: SubagentSettings,
     /// How turns choose their model (`/model`, `--model auto`).
     pub models: crate::models::ModelSettings,
+    /// How the session recalls and proposes learnings.
+    pub learning: crate::learning::LearningSettings,
 }
 
 /// Starts a session on the current tokio runtime and returns the handle to drive it.
@@ -158,6 +162,21 @@ fn spawn_in(mut options: SessionOptions, member: Option<(Family, Place)>) -> Age
     )));
     for tool in WorkTool::all(&work) {
         options.tools.register(tool);
+    }
+    let learnings = Learnings::new(
+        options.store.clone(),
+        options.workspace.display().to_string(),
+        options.session_id.clone(),
+        options.learning,
+        ev_tx.clone(),
+    );
+    if learnings.active() {
+        options.tools.register(Arc::new(ProposeLearningTool {
+            learnings: Arc::clone(&learnings),
+        }));
+        options.tools.register(Arc::new(LearningHelpfulTool {
+            learnings: Arc::clone(&learnings),
+        }));
     }
     if let Some(checkpoints) = &options.checkpoints {
         options
@@ -248,6 +267,8 @@ fn spawn_in(mut options: SessionOptions, member: Option<(Family, Place)>) -> Age
         step_report: Arc::clone(&planner.step_report),
     }));
     let session = Session {
+        learnings,
+        tally: Tally::default(),
         planner,
         keeper,
         work,
@@ -297,6 +318,10 @@ struct Session {
     planner: Planner,
     /// Tasks and goals.
     work: SharedGoalsAndTasks,
+    /// Learnings: recalled into prompts, proposed, reviewed.
+    learnings: Arc<Learnings>,
+    /// The self-improvement protocol's tallies, lent to each turn.
+    tally: Tally,
     /// The turn running now, shared with `revert_turn`.
     current_turn: Arc<std::sync::atomic::AtomicU32>,
     /// Facts for the model's next prompt (files restored under it, ...).

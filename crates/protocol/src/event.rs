@@ -439,6 +439,33 @@ pub enum Event {
         /// One row per model used, first used first.
         models: Vec<crate::ModelSpend>,
     },
+    /// A learning was proposed (and stored): `status` says whether it waits for the user
+    /// (`proposed`) or was validated at once (confidence at or above the threshold, or the
+    /// user's own `/learn`).
+    LearningProposed {
+        /// The learning, as stored.
+        learning: crate::Learning,
+    },
+    /// Learnings recalled into this turn's request, as notes after the prompt.
+    LearningsUsed {
+        /// The turn whose request carries them.
+        turn: u32,
+        /// The learnings, most confident first.
+        learnings: Vec<crate::LearningRef>,
+    },
+    /// Learnings, answering `/learnings` (a list) or `/learnings show N` (one).
+    LearningList {
+        /// The learnings, most confident first.
+        learnings: Vec<crate::Learning>,
+        /// Whether each is to be shown whole (`show`), not as one line.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        detailed: bool,
+    },
+    /// A learning was validated, rejected, archived, edited or marked helpful.
+    LearningUpdated {
+        /// The learning now.
+        learning: crate::Learning,
+    },
     /// The session ended; no more events follow.
     SessionEnded,
 }

@@ -6,6 +6,7 @@
 
 mod complexity;
 mod event;
+mod learning;
 mod message;
 mod models;
 mod op;
@@ -21,6 +22,10 @@ pub use complexity::{Complexity, ComplexityTier};
 pub use event::{
     CheckpointInfo, Event, FailureKind, FinalResult, GrantInfo, PlanTally, RetryNotice,
     SandboxState, ThreadInfo, ToolCallStatus, TurnStatus,
+};
+pub use learning::{
+    Learning, LearningCommand, LearningField, LearningKind, LearningRef, LearningScope,
+    LearningSource, LearningStatus,
 };
 pub use message::{
     AssistantPart, Message, StopReason, ToolCall, ToolResult, Usage, user_text_for_model,

@@ -184,6 +184,12 @@ pub enum Op {
         /// What to do.
         command: GoalCommand,
     },
+    /// Work with learnings (`/learn`, `/learnings`); answered by `learning_list`,
+    /// `learning_updated` or `learning_proposed`.
+    Learning {
+        /// What to do.
+        command: crate::LearningCommand,
+    },
     /// `/auto "task"`: ask the model for a task plan (answered by `plan_generated`,
     /// `plan_generation_failed`, or `plan_generation_cancelled` after an interrupt).
     AutoPlan {

@@ -3,7 +3,9 @@
 //! on a dedicated thread off the async runtime, and atto's tables: remembered grants and the
 //! audit log (`grants`, `audit`), sessions with their threads and messages (`sessions`),
 //! plan mode's pending plans with their proposed changes (`plans`), the planner's task plans
-//! (`task_plans`), and swarm runs with their saved state (`swarms`). Many atto processes may
+//! (`task_plans`), swarm runs with their saved state (`swarms`), and learnings with their
+//! full-text index (`learnings`, recalled by `learnings_recall`, imported by
+//! `learnings_import`). Many atto processes may
 //! share the file: writes take the write lock before they read (`BEGIN IMMEDIATE`), a
 //! request that meets another process's lock is retried within one bound (`busy`), and an
 //! error says whether the database was merely unavailable ([`StoreError::is_unavailable`]).
@@ -23,6 +25,9 @@ mod busy;
 mod error;
 mod grants;
 mod ids;
+mod learnings;
+mod learnings_import;
+mod learnings_recall;
 mod migrate;
 mod open;
 mod plans;
@@ -37,6 +42,14 @@ pub use audit::AuditEntry;
 pub use error::{StoreError, StoreErrorKind};
 pub use grants::{GrantRow, NewGrant};
 pub use ids::{IdKind, SHORT_ID_MIN, short_form};
+pub use learnings::{
+    LearningFilter, LearningLimits, MAX_DESCRIPTION, MAX_DETAILS, MAX_WORD, MAX_WORDS, NewLearning,
+    Proposal,
+};
+pub use learnings_import::{
+    ImportReport, ImportedLearning, attocode_learning_dbs, is_sqlite, read_attocode_learnings,
+};
+pub use learnings_recall::{LearningQuery, search_terms};
 pub use migrate::LATEST as SCHEMA_VERSION;
 pub use open::{IntegrityCheck, OpenOptions, default_path, move_aside};
 pub use sessions::{NewSession, SessionRef, SessionRow, ThreadRow};

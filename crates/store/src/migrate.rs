@@ -17,6 +17,7 @@ pub(crate) const MIGRATIONS: &[(u32, &str)] = &[
     (7, V7_SUBAGENT_SESSIONS),
     (8, V8_PINNED_MODEL),
     (9, V9_SWARMS),
+    (10, V10_LEARNINGS),
 ];
 
 /// The newest schema version this build knows.
@@ -229,6 +230,61 @@ CREATE TABLE swarms (
 CREATE INDEX swarms_workspace ON swarms (workspace, updated_at);
 ";
 
+/// Learnings: lessons kept across sessions, each with its lifecycle status, its scope (one
+/// project, or every project of the user), who proposed it and how it has been used.
+/// Keywords, actions and categories are JSON arrays of strings. `learnings_fts` indexes
+/// the words recall searches (description, details, keywords, actions); triggers keep it
+/// in step with the table, so status and count changes never touch the index.
+const V10_LEARNINGS: &str = "
+CREATE TABLE learnings (
+    id           INTEGER PRIMARY KEY,
+    kind         TEXT    NOT NULL CHECK (kind IN
+        ('pattern', 'workaround', 'antipattern', 'best_practice', 'gotcha')),
+    status       TEXT    NOT NULL CHECK (status IN
+        ('proposed', 'validated', 'rejected', 'archived')),
+    scope        TEXT    NOT NULL CHECK (scope IN ('project', 'user')),
+    project      TEXT,               -- canonical workspace path; NULL for user scope
+    description  TEXT    NOT NULL,
+    details      TEXT    NOT NULL DEFAULT '',
+    keywords     TEXT    NOT NULL DEFAULT '[]',
+    actions      TEXT    NOT NULL DEFAULT '[]',
+    categories   TEXT    NOT NULL DEFAULT '[]',
+    confidence   REAL    NOT NULL CHECK (confidence >= 0 AND confidence <= 1),
+    source       TEXT    NOT NULL CHECK (source IN
+        ('model', 'tool_failure', 'swarm', 'user', 'import')),
+    source_ref   TEXT,               -- the tool, swarm task or file that proposed it
+    session_id   TEXT,               -- the session it was proposed in
+    created_at   INTEGER NOT NULL,   -- unix ms
+    updated_at   INTEGER NOT NULL,   -- unix ms, last change to it
+    last_used_at INTEGER,            -- unix ms, last recalled
+    used         INTEGER NOT NULL DEFAULT 0 CHECK (used >= 0),
+    helpful      INTEGER NOT NULL DEFAULT 0 CHECK (helpful >= 0),
+    CHECK ((scope = 'project') = (project IS NOT NULL))
+) STRICT;
+CREATE INDEX learnings_status ON learnings (status, project);
+
+CREATE VIRTUAL TABLE learnings_fts USING fts5(
+    description, details, keywords, actions,
+    content = 'learnings', content_rowid = 'id',
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER learnings_fts_insert AFTER INSERT ON learnings BEGIN
+    INSERT INTO learnings_fts (rowid, description, details, keywords, actions)
+        VALUES (new.id, new.description, new.details, new.keywords, new.actions);
+END;
+CREATE TRIGGER learnings_fts_delete AFTER DELETE ON learnings BEGIN
+    INSERT INTO learnings_fts (learnings_fts, rowid, description, details, keywords, actions)
+        VALUES ('delete', old.id, old.description, old.details, old.keywords, old.actions);
+END;
+CREATE TRIGGER learnings_fts_update
+    AFTER UPDATE OF description, details, keywords, actions ON learnings BEGIN
+    INSERT INTO learnings_fts (learnings_fts, rowid, description, details, keywords, actions)
+        VALUES ('delete', old.id, old.description, old.details, old.keywords, old.actions);
+    INSERT INTO learnings_fts (rowid, description, details, keywords, actions)
+        VALUES (new.id, new.description, new.details, new.keywords, new.actions);
+END;
+";
+
 /// The schema version recorded in the file (0 for a new or foreign database). Reading it is
 /// the first read of the file, so a file that is not a database fails here.
 pub(crate) fn schema_version(conn: &Connection) -> rusqlite::Result<i64> {
@@ -296,6 +352,12 @@ mod tests {
             [
                 "audit_log",
                 "goals",
+                "learnings",
+                "learnings_fts",
+                "learnings_fts_config",
+                "learnings_fts_data",
+                "learnings_fts_docsize",
+                "learnings_fts_idx",
                 "messages",
                 "pending_plans",
                 "proposed_changes",

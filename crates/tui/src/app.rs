@@ -10,6 +10,7 @@
 mod agents;
 mod calls;
 mod changes;
+mod learning;
 mod mode;
 mod notes;
 mod planner;
@@ -162,6 +163,8 @@ pub struct App {
     step_usage: Option<(u32, u64)>,
     /// The swarm started with `/swarm "task"`, running or ended (`swarm`).
     swarm: Option<Swarm>,
+    /// Proposed learnings waiting for the learning dialog (`learning`).
+    reviews: learning::ReviewQueue,
     /// Lines scrolled up from the bottom; 0 follows new output.
     scroll: usize,
     /// Lines the approval dialog is scrolled down.
@@ -203,6 +206,7 @@ impl App {
             decision_waiting: None,
             step_usage: None,
             swarm: None,
+            reviews: learning::ReviewQueue::default(),
             scroll: 0,
             dialog_scroll: 0,
             panel_scroll: (None, 0),

@@ -1,8 +1,8 @@
 //! Which action a key press means, given what is on screen. A pure table: no state is
 //! changed here, so every rule (the Esc cancel stack, Tab cycling modes only when the
-//! composer is idle, the YOLO question, the approval dialog's letters, the agents list's
-//! arrows and Enter, the swarm's plan question and stuck-task letters, Ctrl-C stopping a
-//! swarm) is tested as data. `run` carries the actions out.
+//! composer is idle, the YOLO question, the approval and learning dialogs' letters, the
+//! agents list's arrows and Enter, the swarm's plan question and stuck-task letters, Ctrl-C
+//! stopping a swarm) is tested as data. `run` carries the actions out.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
@@ -50,6 +50,8 @@ pub enum Dialog {
     /// A swarm task is stuck: `g` (type guidance), `f` (fixed), `s` (skip). Its guidance
     /// is typed as `Typing`.
     Intervention,
+    /// A proposed learning waits for y / n / s.
+    Learning,
 }
 
 /// What a key press asks for.
@@ -175,6 +177,12 @@ pub enum Action {
     InterventionFixed,
     /// Stuck swarm task: skip it.
     InterventionSkip,
+    /// Learning: keep it (validate).
+    LearningValidate,
+    /// Learning: drop it (reject).
+    LearningReject,
+    /// Learning: decide later (it stays proposed).
+    LearningSkip,
 }
 
 /// Lines the mouse wheel scrolls per notch.
@@ -201,6 +209,7 @@ pub fn action(key: &KeyEvent, cx: &Context) -> Action {
         Dialog::Decision => return decision(key),
         Dialog::ConfirmYolo => return confirm_yolo(key),
         Dialog::Intervention => return intervention(key),
+        Dialog::Learning => return learning(key),
         Dialog::Closed => {}
     }
     let list = cx.agents_list && cx.composer_empty && !cx.menu_open;
@@ -329,6 +338,16 @@ fn confirm_yolo(key: &KeyEvent) -> Action {
         KeyCode::Char('y' | 'Y') => Action::EnterYolo,
         KeyCode::Tab => Action::SkipYolo,
         KeyCode::Esc | KeyCode::Char('n' | 'N') => Action::DeclineYolo,
+        _ => Action::None,
+    }
+}
+
+/// The learning dialog: the seed's Y / N / S, in either case; Esc skips too.
+fn learning(key: &KeyEvent) -> Action {
+    match key.code {
+        KeyCode::Char('y' | 'Y') => Action::LearningValidate,
+        KeyCode::Char('n' | 'N') => Action::LearningReject,
+        KeyCode::Char('s' | 'S') | KeyCode::Esc => Action::LearningSkip,
         _ => Action::None,
     }
 }

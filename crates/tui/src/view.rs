@@ -16,6 +16,7 @@ mod composer;
 mod confirm;
 mod decision;
 pub mod intervention;
+mod learning;
 
 pub use theme::Theme;
 
@@ -153,6 +154,8 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App, composer: &ComposerView<'_>) {
         decision::draw(frame, over, app);
     } else if app.yolo_confirm_open() {
         confirm::draw(frame, over, app);
+    } else if app.learning_review().is_some() {
+        learning::draw(frame, over, app);
     } else if app.show_keys {
         draw_keys(frame, above, theme);
     } else if let Some((col, row)) = input.cursor
@@ -227,6 +230,7 @@ const KEYS: &[(&str, &str)] = &[
     ("/queue", "show queued drafts"),
     ("y n a A e", "answer an approval"),
     ("g f s", "a stuck swarm task: guidance, fixed, skip"),
+    ("y n s", "a proposed learning: validate, reject, skip"),
 ];
 
 /// The keys as text, one "  key   what it does" row each, for `/help`.

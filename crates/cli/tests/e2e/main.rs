@@ -17,6 +17,7 @@ mod edit_tools;
 mod exec_wire;
 mod faults;
 mod goals;
+mod learning;
 mod models;
 mod new_user;
 mod plan_headless;

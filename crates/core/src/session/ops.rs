@@ -93,6 +93,7 @@ impl Session {
                 self.plan_op(op, inbox).await;
             }
             Op::Goal { command } => self.goal(command).await,
+            Op::Learning { command } => self.learnings.command(command).await,
             op @ (Op::ListCheckpoints { .. } | Op::RestoreCheckpoint { .. } | Op::Undo) => {
                 self.checkpoint_op(op).await;
             }

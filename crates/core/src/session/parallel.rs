@@ -26,6 +26,7 @@ use super::Session;
 use super::drive::{self, Inbox};
 use super::turn::{TurnState, limit_hit, status_message};
 use crate::correction::Corrections;
+use crate::improve::Tally;
 use crate::limits::Limits;
 use crate::orchestrator::Orchestrator;
 use crate::planner::{execute, report};
@@ -105,7 +106,7 @@ impl Session {
                 index: i,
                 number: step.number,
                 turn: self.turns,
-                corrections: Corrections::new(&task),
+                corrections: Corrections::new(&task, Tally::default()),
                 task,
                 messages,
                 own,
@@ -295,6 +296,9 @@ impl Session {
             .filter(|o| !o.changed_paths.is_empty())
             .count();
         for outcome in outcomes {
+            if let Some(workaround) = &outcome.workaround {
+                self.learnings.workaround(workaround).await;
+            }
             worker.state.files_changed.extend(outcome.changed_paths);
             worker.messages.push(Message::ToolResult(outcome.result));
         }

@@ -14,6 +14,8 @@ use atto_tools::CancellationToken;
 
 use super::Session;
 use super::handlers::GoalRoom;
+use crate::correction::Corrections;
+use crate::learning;
 use crate::limits::Limits;
 use crate::orchestrator::Orchestrator;
 use crate::prompt;
@@ -32,16 +34,35 @@ const WRAP_UP: &str = "(wrap up now)";
 const GOAL_CONTINUE: &str = "(continue toward the goal)";
 
 impl Session {
+    /// Runs a turn for `text`. The self-improvement tallies are lent to the turn's
+    /// self-correction and come back when it ends, however it ends.
     pub(super) async fn run_turn(
         &mut self,
         text: String,
         cancel: CancellationToken,
     ) -> FinalResult {
+        let mut corrections = Corrections::new(&text, std::mem::take(&mut self.tally));
+        let result = self.turn_loop(text, cancel, &mut corrections).await;
+        self.tally = corrections.into_tally();
+        result
+    }
+
+    async fn turn_loop(
+        &mut self,
+        text: String,
+        cancel: CancellationToken,
+        corrections: &mut Corrections,
+    ) -> FinalResult {
         self.turns += 1;
         self.update_stance();
         self.current_turn
             .store(self.turns, std::sync::atomic::Ordering::Relaxed);
-        let (context, review_ids) = self.prompt_context();
+        // Recalled learnings join the prompt's appended context, after the cached prefix.
+        let recall = self.learnings.recall(&text).await;
+        let (mut context, review_ids) = self.prompt_context();
+        if let Some(recall) = &recall {
+            context = format!("{}\n\n{context}", recall.notes);
+        }
         let task = text.clone();
         self.record(Message::User {
             text,
@@ -58,10 +79,15 @@ impl Session {
             model: Some(self.options.client.info().model.clone()),
             route,
         });
+        if let Some(recall) = recall {
+            self.emit(Event::LearningsUsed {
+                turn: self.turns,
+                learnings: recall.learnings.iter().map(learning::reference).collect(),
+            });
+        }
         self.plan.reported(&review_ids).await;
         let mut turn = TurnState::new();
         let mut nudges = 0u32;
-        let mut corrections = crate::correction::Corrections::new(&task);
         // GoalsAndTasks toward an active goal stops the moment its budget is spent, between any two
         // model calls, and no call may produce more than the budget has left.
         let goal_work = matches!(
@@ -205,7 +231,7 @@ impl Session {
                 reason: &text,
                 checkpoints: &mut self.keeper,
                 turn: self.turns,
-                correction: &mut corrections,
+                correction: corrections,
                 scope: self
                     .place
                     .scope
@@ -216,6 +242,9 @@ impl Session {
                 .run_calls(&calls, &response.stop, &cancel)
                 .await;
             for outcome in outcomes {
+                if let Some(workaround) = &outcome.workaround {
+                    self.learnings.workaround(workaround).await;
+                }
                 turn.files_changed.extend(outcome.changed_paths);
                 // The orchestrator committed each result before reporting it finished.
                 self.history.push(Message::ToolResult(outcome.result));

@@ -305,6 +305,7 @@ impl Spawner {
             sandbox_off_reason: t.sandbox_off_reason.clone(),
             subagents: super::SubagentSettings::default(),
             models: crate::models::ModelSettings::default(),
+            learning: t.learning,
         }
     }
 

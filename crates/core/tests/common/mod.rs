@@ -74,6 +74,17 @@ pub fn start_gated(
     permission: atto_policy::gate::PermissionSetting,
     grants: Vec<atto_policy::gate::Grant>,
 ) -> AgentHandle {
+    spawn_session(options(f, tools, limits, permission, grants))
+}
+
+/// The options [`start_gated`] starts a session with.
+pub fn options(
+    f: &Fixture,
+    tools: ToolRegistry,
+    limits: Limits,
+    permission: atto_policy::gate::PermissionSetting,
+    grants: Vec<atto_policy::gate::Grant>,
+) -> SessionOptions {
     let provider = ResolvedProvider {
         name: "testkit".into(),
         base_url: format!("{}/v1", f.server.base_url()),
@@ -90,7 +101,7 @@ pub fn start_gated(
         },
         ..ClientOptions::default()
     };
-    spawn_session(SessionOptions {
+    SessionOptions {
         session_id: "test".into(),
         workspace: f.workspace.clone(),
         client: atto_llm::connect(&provider, options).unwrap(),
@@ -114,7 +125,8 @@ pub fn start_gated(
         sandbox_off_reason: None,
         subagents: atto_core::subagents::SubagentSettings::default(),
         models: atto_core::models::ModelSettings::default(),
-    })
+        learning: atto_core::LearningSettings::default(),
+    }
 }
 
 /// Events up to and including the next TurnCompleted.

@@ -2,7 +2,8 @@
 //! family itself: the session's start, turns, mode, effort, trust and usage. The other
 //! families live beside it: `calls` (streamed text, tool calls, approvals), `notes`
 //! (messages and the lists the panels show), `changes` (the pending plan), `planner`
-//! (the task plan), `steps` (its steps as they run) and `agents` (subagents).
+//! (the task plan), `steps` (its steps as they run), `agents` (subagents) and `learning`
+//! (proposed and recalled learnings).
 
 use atto_protocol::{Event, FinalResult, PermissionMode, ReasoningEffort, TurnStatus, Usage};
 
@@ -24,6 +25,7 @@ impl App {
             .or_else(|| self.task_plan_event(event))
             .or_else(|| self.step_event(event))
             .or_else(|| self.agent_event(event))
+            .or_else(|| self.learning_event(event))
             .is_some()
             | self.after_session_event()
     }

@@ -1,9 +1,10 @@
 //! Carrying out a key's action on the interface state: composer edits, the Esc stack,
 //! mode cycling (which op to send is `App::cycle_mode`'s), scrolling, panels (the agents
-//! list's selection among them), and answering the approval dialog with `Op::Approval`
-//! (a swarm worker's with `SwarmInput::Approval`, through `swarm`).
+//! list's selection among them), answering the approval dialog with `Op::Approval` (a
+//! swarm worker's with `SwarmInput::Approval`, through `swarm`) and the learning dialog with
+//! `Op::Learning`.
 
-use atto_protocol::{ApprovalDecision, GrantScope, Op, ReasoningEffort};
+use atto_protocol::{ApprovalDecision, GrantScope, LearningCommand, Op, ReasoningEffort};
 use atto_swarm::InterventionAnswer;
 
 use super::Ui;
@@ -161,6 +162,9 @@ impl Ui {
             }
             Action::DecisionSubmit => self.decide(),
             Action::DecisionDismiss => self.app.dismiss_decision(),
+            Action::LearningValidate | Action::LearningReject | Action::LearningSkip => {
+                self.review_learning(&action);
+            }
             Action::StartReason => {
                 if let Some(dialog) = self.app.approval.as_mut() {
                     dialog.input = Some(DialogInput::Reason(String::new()));
@@ -275,6 +279,26 @@ impl Ui {
             return;
         }
         self.composer.paste(text);
+    }
+
+    /// Answers the learning dialog: validate or reject by op; a skip leaves the learning
+    /// proposed (`/learnings pending` finds it again).
+    fn review_learning(&mut self, action: &Action) {
+        let Some(learning) = self.app.take_learning_review() else {
+            return;
+        };
+        let id = learning.id;
+        let command = match action {
+            Action::LearningValidate => LearningCommand::Validate { id },
+            Action::LearningReject => LearningCommand::Reject { id },
+            _ => {
+                self.app.push_notice(&format!(
+                    "learning #{id} stays proposed; /learnings validate {id} keeps it later"
+                ));
+                return;
+            }
+        };
+        self.send(Op::Learning { command });
     }
 
     /// Sends the highlighted option of the showing decision point and closes the dialog.
