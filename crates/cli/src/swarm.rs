@@ -257,6 +257,13 @@ impl Prepared {
             workspace,
             report_dir,
             max_output_tokens: config.limits.max_output_tokens,
+            learning: {
+                let l = config.learning_settings();
+                l.enabled.then_some(atto_store::LearningLimits {
+                    auto_validate_threshold: l.auto_validate_threshold,
+                    max_learnings: l.max_learnings,
+                })
+            },
         };
         Ok(Prepared {
             config: swarm_config,

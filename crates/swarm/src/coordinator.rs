@@ -58,6 +58,9 @@ pub struct Deps {
     /// The user's output limit for the coordinator's own calls (`[limits]
     /// max_output_tokens`).
     pub max_output_tokens: Option<u32>,
+    /// Where tasks that passed only after retries propose what fixed them as learnings
+    /// (`None`: learnings are off).
+    pub learning: Option<atto_store::LearningLimits>,
 }
 
 /// How this run behaves.
@@ -1132,6 +1135,8 @@ impl Coordinator {
         };
         t.attempts.push(attempt);
         t.round_attempts += 1;
+        // A task that passed only after retries: what fixed it is worth remembering.
+        let lesson = (passed && t.dispatches() > 1).then(|| (t.retry.clone(), t.clone()));
         if passed {
             t.status = TaskStatus::Passed;
             t.retry = None;
@@ -1185,6 +1190,9 @@ impl Coordinator {
                 });
             }
         }
+        if let Some((Some(retry), task)) = lesson {
+            self.propose_lesson(&task, &retry, &report).await;
+        }
         let (tokens, cost_usd) = (self.state.tokens(), self.state.cost_usd());
         let (max_tokens, max_usd) = self.ledger.caps();
         self.emit(SwarmEvent::Budget {
@@ -1194,6 +1202,94 @@ impl Coordinator {
             max_usd,
         });
         self.save().await;
+    }
+
+    /// Proposes a WORKAROUND learning from a task that passed after a failed attempt: the
+    /// failed attempt's retry context and what the passing one did. It waits for the
+    /// user's yes like any proposal below the auto-validation threshold.
+    async fn propose_lesson(
+        &self,
+        task: &SwarmTask,
+        retry: &RetryContext,
+        report: &worker::Report,
+    ) {
+        let Some(limits) = self.deps.learning else {
+            return;
+        };
+        let first = retry.previous_feedback.lines().next().unwrap_or("").trim();
+        let description = clip(
+            &format!(
+                "{} task \"{}\": a first attempt failed ({}); the retry that fixed it passed",
+                task.kind.as_str(),
+                clip(&task.description, 110),
+                clip(first, 110)
+            ),
+            atto_store::MAX_DESCRIPTION,
+        );
+        let files = task
+            .attempts
+            .last()
+            .map(|a| a.files.join(", "))
+            .unwrap_or_default();
+        let mut tools: Vec<String> = Vec::new();
+        for a in &report.actions {
+            if !tools.contains(&a.tool) {
+                tools.push(a.tool.clone());
+            }
+        }
+        let details = clip(
+            &format!(
+                "{}\n\nWhat passed (attempt {}): changed {}; tools {}.",
+                retry.render(),
+                task.attempts.len(),
+                if files.is_empty() {
+                    "no files".into()
+                } else {
+                    files
+                },
+                tools.join(", ")
+            ),
+            atto_store::MAX_DETAILS,
+        );
+        let mut keywords: Vec<String> = vec![task.kind.as_str().to_owned()];
+        for f in &task.target_files {
+            let name = std::path::Path::new(f)
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if !name.is_empty() && !keywords.contains(&name) {
+                keywords.push(name);
+            }
+        }
+        keywords.truncate(atto_store::MAX_WORDS);
+        tools.truncate(atto_store::MAX_WORDS);
+        let new = atto_store::NewLearning {
+            kind: atto_protocol::LearningKind::Workaround,
+            description,
+            details,
+            keywords,
+            actions: tools,
+            categories: vec!["swarm".into(), task.kind.as_str().into()],
+            confidence: 0.6,
+            scope: atto_protocol::LearningScope::Project,
+            project: self.state.workspace.clone(),
+            source: atto_protocol::LearningSource::Swarm,
+            source_ref: Some(format!(
+                "swarm {} task {}",
+                self.state.id.get(..8).unwrap_or(&self.state.id),
+                task.id
+            )),
+            session_id: report.session_id.clone(),
+        };
+        let text = match self.deps.store.propose_learning(new, limits).await {
+            Ok(p) if p.duplicate => return,
+            Ok(p) => format!(
+                "proposed learning #{} from task {} (`atto learnings show {}`): {}",
+                p.learning.id, task.id, p.learning.id, p.learning.description
+            ),
+            Err(err) => format!("task {}'s lesson could not be stored: {err}", task.id),
+        };
+        self.emit(SwarmEvent::Notice { text });
     }
 
     fn max_attempts(&self, task: &SwarmTask) -> u32 {
@@ -1401,6 +1497,16 @@ pub fn prompt(goal: &str, task: &SwarmTask) -> String {
         p.push_str(&retry.render());
     }
     p
+}
+
+/// `text` cut to at most `max` characters, with `…` when cut.
+fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
 }
 
 fn bounded(text: &str, max: usize) -> String {

@@ -362,6 +362,28 @@ fn six_tasks_decomposed_enriched_run_in_parallel_checked_and_retried() {
     let md = std::fs::read_to_string(done["report"].as_str().unwrap()).unwrap();
     assert!(md.contains("task-3"), "{md}");
 
+    // The two tasks that passed only after a retry proposed what fixed them.
+    let proposed: Vec<&Value> = of_type(&ev, "swarm.notice")
+        .into_iter()
+        .filter(|n| {
+            n["text"]
+                .as_str()
+                .unwrap()
+                .starts_with("proposed learning #")
+        })
+        .collect();
+    assert_eq!(proposed.len(), 2, "{ev:?}");
+    let listed = env
+        .atto()
+        .args(["learnings", "list", "--status", "proposed"])
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    assert!(
+        listed.contains("task-3") || listed.contains("counter"),
+        "{listed}"
+    );
+
     // `atto swarm status` prints the same headless.
     let status = env.atto().args(["swarm", "status"]).output().unwrap();
     let text = String::from_utf8_lossy(&status.stdout);
