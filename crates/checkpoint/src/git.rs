@@ -19,6 +19,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use crate::error::CheckpointError;
+use crate::seed;
 
 /// Settings that make the side repository behave the same on every machine.
 const CONFIG: &[&str] = &[
@@ -98,13 +99,28 @@ impl Git {
     }
 
     /// Makes sure the private index exists before `git add`, as a copy of the published one
-    /// when there is one: git then rehashes only files whose stat data changed since.
+    /// when there is one: git then rehashes only files whose stat data changed since. A side
+    /// repository that never published one starts from the user's own index when it can (see
+    /// `seed`), borrowing their objects.
     pub(crate) fn seed_index(&self) {
         if self.index.seeded.swap(true, Ordering::Relaxed) || self.index.path.exists() {
             return;
         }
         // Best effort: without a seed, `git add` builds the index from scratch (slower).
-        let _ = copy_keeping_mtime(&self.index.shared, &self.index.path);
+        if copy_keeping_mtime(&self.index.shared, &self.index.path).is_ok() {
+            return;
+        }
+        let Some(user) = seed::user_repo(&self.workspace) else {
+            return;
+        };
+        // The copy is checked again: the user's git may have replaced their index meanwhile.
+        let copied = copy_keeping_mtime(&user.index, &self.index.path).is_ok()
+            && std::fs::File::open(&self.index.path)
+                .is_ok_and(|f| seed::usable_index(std::io::BufReader::new(f)))
+            && seed::borrow_objects(&self.side, &user.objects).is_ok();
+        if !copied {
+            let _ = std::fs::remove_file(&self.index.path);
+        }
     }
 
     /// Publishes the private index as the seed for handles opened later. Best effort, as

@@ -27,6 +27,7 @@ mod meta;
 mod plan;
 mod record;
 mod restore;
+mod seed;
 mod side;
 mod walk;
 
@@ -351,10 +352,16 @@ impl Checkpoints {
     }
 
     /// Packs the side repository and drops objects only pruned snapshots used, once they are
-    /// older than git's default two weeks. Slow on big workspaces: run it off the hot path
-    /// (for example at session end). It does not block snapshots: git keeps new objects.
+    /// older than git's default two weeks. Objects that snapshots borrow from the user's
+    /// repository (see `seed`) are copied in, so no later rewrite of the user's history can
+    /// take them away. Slow on big workspaces: run it off the hot path (for example at session
+    /// end). It does not block snapshots: git keeps new objects.
     pub fn gc(&self) -> Result<(), CheckpointError> {
-        self.git.run(&["gc", "--quiet"]).map(drop)
+        // `git gc` repacks with `-l`, leaving borrowed objects out; without it they come in.
+        // `-A` loosens what no snapshot uses any more, for `prune` to drop once it is old.
+        self.git.run(&["pack-refs", "--all", "--prune"])?;
+        self.git.run(&["repack", "-A", "-d", "-q"])?;
+        self.git.run(&["prune", "--expire=2.weeks.ago"]).map(drop)
     }
 
     fn take(&self, label: &SnapshotLabel, changes: Changes) -> Result<Snapshot, CheckpointError> {
