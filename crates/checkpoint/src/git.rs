@@ -98,6 +98,12 @@ impl Git {
         Some(u64::from(u32::from_be_bytes([c0, c1, c2, c3])))
     }
 
+    /// Whether the private index file exists (a stale-file sweep of a long-idle handle may
+    /// have removed it).
+    pub(crate) fn has_index(&self) -> bool {
+        self.index.path.exists()
+    }
+
     /// Makes sure the private index exists before `git add`, as a copy of the published one
     /// when there is one: git then rehashes only files whose stat data changed since. A side
     /// repository that never published one starts from the user's own index when it can (see

@@ -30,6 +30,7 @@ mod restore;
 mod seed;
 mod side;
 mod walk;
+mod watch;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -49,6 +50,10 @@ pub struct Limits {
     pub max_age_days: u32,
     /// Above this many bytes of non-ignored files, snapshots are refused (`Disabled`).
     pub max_workspace_bytes: u64,
+    /// From this many files on, a file watcher tells snapshots what changed so they need not
+    /// walk the workspace (see `watch`); below, a walk costs less than the git process more
+    /// that naming the changed paths takes.
+    pub watch_from_files: u64,
 }
 
 impl Default for Limits {
@@ -57,6 +62,7 @@ impl Default for Limits {
             max_snapshots: 200,
             max_age_days: 14,
             max_workspace_bytes: 500 * 1024 * 1024,
+            watch_from_files: 1_000,
         }
     }
 }
@@ -93,6 +99,10 @@ pub struct Snapshot {
     /// Paths (`/`-separated, relative to the workspace) that differ from the previous
     /// snapshot; empty for the oldest snapshot still kept.
     pub files_changed: Vec<String>,
+    /// How it learned what changed: `walk` (every file's metadata read, with the reason the
+    /// watcher could not answer) or `watcher` (only the paths the file watcher reported were
+    /// looked at). Empty for snapshots recorded before this was kept.
+    pub scan: String,
 }
 
 /// What a restore did.
@@ -446,6 +456,7 @@ fn to_snapshot(e: &Entry, files_changed: Vec<Vec<u8>>) -> Snapshot {
         note: e.note.clone(),
         created_at_ms: e.created_at_ms,
         files_changed,
+        scan: e.scan.clone(),
     }
 }
 

@@ -2,12 +2,18 @@
 //! repository once and then kept up to date in memory, and the stat fingerprint known to stand
 //! for the newest snapshot.
 //!
-//! Three paths, cheapest first:
-//! - the fingerprint matches and the turn is the same: the newest snapshot is returned, no git;
-//! - the fingerprint matches under a new turn: `commit-tree` of the newest snapshot's tree and
-//!   `update-ref`, two processes;
-//! - otherwise `add -A`, `write-tree`, and the two above when the tree, the empty
-//!   directories or the turn are new.
+//! How a snapshot learns what the workspace holds, cheapest first:
+//! - the watcher (see `watch`) has been watching since this handle's last snapshot and names
+//!   the files that changed: git is asked about those paths only (`ls-files`, `update-index`,
+//!   `write-tree` on the private index), none when nothing changed;
+//! - otherwise a walk reads every file's metadata (see `walk`), re-arming the watcher:
+//!   - the fingerprint matches and the turn is the same: the newest snapshot is returned;
+//!   - the fingerprint matches under a new turn: `commit-tree` of the newest snapshot's tree
+//!     and `update-ref`, two processes;
+//!   - otherwise `add -A`, `write-tree`, and the two above when the tree, the empty
+//!     directories or the turn are new.
+//!
+//! Each recorded snapshot says which it was (`atto-scan` in its message).
 //!
 //! A stale list (another atto process took snapshots) is harmless here: a fingerprint match
 //! still proves the workspace holds that snapshot's tree. An id is claimed by creating its ref
@@ -23,6 +29,7 @@ use crate::error::CheckpointError;
 use crate::fingerprint::{Builder, Fingerprint, Known};
 use crate::git::is_lock_busy;
 use crate::meta::{self, Entry};
+use crate::watch::{Since, Watcher};
 use crate::{Changes, Checkpoints, SnapshotLabel, now_ms, side, walk};
 
 /// The object id git uses for "this ref must not exist yet".
@@ -39,6 +46,32 @@ pub(crate) struct State {
     entries: Option<Vec<Entry>>,
     /// The fingerprint standing for the newest snapshot, when one does.
     known: Option<Known>,
+    /// The file watcher, once the first walk armed it; `None` before, or where there is none.
+    watcher: Option<Watcher>,
+    /// No watcher could be started: do not try again for every snapshot.
+    unwatched: bool,
+    /// What the workspace held at this handle's last snapshot: what the watcher's changes are
+    /// relative to.
+    base: Option<Base>,
+    /// The tree the private index holds, when known.
+    index_tree: Option<String>,
+    /// How many files the last walk saw.
+    walked_files: u64,
+}
+
+/// The workspace as a snapshot saw it.
+#[derive(Debug, Clone)]
+struct Base {
+    tree: String,
+    empty_dirs: Vec<Vec<u8>>,
+}
+
+/// What recording from the watcher's paths yields.
+enum Watched {
+    /// The workspace now, and how many paths were looked at.
+    Recorded(Base, usize),
+    /// The watcher cannot answer; walk, for this reason.
+    Walk(String),
 }
 
 impl State {
@@ -47,6 +80,11 @@ impl State {
         Self {
             entries: empty.then(Vec::new),
             known: None,
+            watcher: None,
+            unwatched: false,
+            base: None,
+            index_tree: None,
+            walked_files: 0,
         }
     }
 
@@ -80,7 +118,7 @@ impl Checkpoints {
         Ok(state.entries.insert(entries))
     }
 
-    /// Takes a snapshot (see the module doc for its three paths) and returns the newest entry
+    /// Takes a snapshot (see the module doc for its paths) and returns the newest entry
     /// with, when asked, the paths it changed. The caller holds the lock.
     pub(crate) fn record(
         &self,
@@ -91,14 +129,238 @@ impl Checkpoints {
         if state.entries.is_none() {
             self.reload(state)?;
         }
+        let why = match self.watched(state) {
+            Ok(Watched::Recorded(base, paths)) => {
+                let scan = format!("watcher ({paths} paths)");
+                self.record_base(state, label, &base, &scan)?;
+                state.base = Some(base);
+                return self.finish(state, changes);
+            }
+            Ok(Watched::Walk(why)) => why,
+            Err(e) => {
+                self.lose_base(state, "the last snapshot from the watcher failed");
+                return Err(e);
+            }
+        };
+        let result = self.record_walked(state, label, &format!("walk ({why})"));
+        if result.is_err() {
+            self.lose_base(state, "the last walk failed");
+        }
+        result?;
+        self.finish(state, changes)
+    }
+
+    /// Forgets what the watcher's changes were relative to: the next snapshot walks.
+    fn lose_base(&self, state: &mut State, why: &'static str) {
+        state.base = None;
+        if let Some(w) = &mut state.watcher {
+            w.forget(why);
+        }
+    }
+
+    /// Records `base` as the newest snapshot unless the newest already holds it in this turn
+    /// and session.
+    fn record_base(
+        &self,
+        state: &mut State,
+        label: &SnapshotLabel,
+        base: &Base,
+        scan: &str,
+    ) -> Result<(), CheckpointError> {
+        let newest = state.entries().first();
+        let same = newest.is_some_and(|p| {
+            p.tree == base.tree
+                && p.empty_dirs == base.empty_dirs
+                && p.turn == label.turn
+                && p.session.as_deref() == self.session()
+        });
+        if same {
+            return Ok(());
+        }
+        // A fingerprint standing for the newest snapshot still stands for an identical one.
+        let carried = state.known.as_ref().and_then(|k| {
+            let n = newest?;
+            let identical = k.id == n.id
+                && k.commit == n.commit
+                && n.tree == base.tree
+                && n.empty_dirs == base.empty_dirs;
+            identical.then_some(k.fingerprint)
+        });
+        self.commit(state, base.tree.clone(), &base.empty_dirs, label, scan)?;
+        match carried {
+            Some(fingerprint) => self.remember(state, fingerprint),
+            None => state.known = None,
+        }
+        Ok(())
+    }
+
+    /// The workspace from the watcher's list of changed paths, when it has one and this
+    /// handle's last snapshot is what they changed.
+    fn watched(&self, state: &mut State) -> Result<Watched, CheckpointError> {
+        let Some(watcher) = &mut state.watcher else {
+            let why = if state.unwatched {
+                "no file watcher"
+            } else {
+                "first snapshot of this process"
+            };
+            return Ok(Watched::Walk(why.into()));
+        };
+        if state.walked_files < self.limits.watch_from_files {
+            // Whatever the watcher saw is dropped when the walk starts.
+            return Ok(Watched::Walk("small workspace".into()));
+        }
+        let paths = match watcher.take() {
+            Since::Paths(paths) => paths,
+            Since::Unknown(why) => return Ok(Watched::Walk(why.into())),
+        };
+        let Some(base) = state.base.clone() else {
+            return Ok(Watched::Walk("no snapshot to compare with".into()));
+        };
+        if paths.is_empty() {
+            return Ok(Watched::Recorded(base, 0));
+        }
+        let names: Vec<Vec<u8>> = paths.iter().map(|p| walk::relative_bytes(p)).collect();
+        if names.iter().any(|n| n.contains(&b'\n')) {
+            return Ok(Watched::Walk("a changed path holds a newline".into()));
+        }
+        // The private index must hold the base tree before paths are updated in it.
+        if state.index_tree.as_deref() != Some(base.tree.as_str()) || !self.git.has_index() {
+            state.index_tree = None;
+            self.git.run(&["read-tree", &base.tree])?;
+            state.index_tree = Some(base.tree.clone());
+        }
+        // Tracked entries under those paths, and untracked files there that no ignore rule
+        // covers: exactly what `add -A` would look at, ignored files left out.
+        let mut args: Vec<std::ffi::OsString> = [
+            "--literal-pathspecs",
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+            "--",
+        ]
+        .map(Into::into)
+        .to_vec();
+        args.extend(paths.iter().map(|p| p.as_os_str().to_owned()));
+        let listed = self.git.run(&args)?;
+        let entries = crate::git::split_nul_bytes(&listed);
+        if entries.iter().any(|e| e.ends_with(b"/")) {
+            return Ok(Watched::Walk("a nested repository appeared".into()));
+        }
+        if entries.is_empty() {
+            return Ok(Watched::Recorded(base, paths.len()));
+        }
+        state.index_tree = None;
+        self.git.run_with_input(
+            &["update-index", "-z", "--add", "--remove", "--stdin"],
+            Some(&listed),
+        )?;
+        let tree = self.git.line(&["write-tree"])?;
+        state.index_tree = Some(tree.clone());
+        let empty_dirs = self.empty_dirs_after(&base, &tree, &names)?;
+        Ok(Watched::Recorded(Base { tree, empty_dirs }, paths.len()))
+    }
+
+    /// The empty directories once files at `changed` were written or removed (no directory
+    /// was created or removed: the watcher would have said so): a directory holding a file
+    /// now is not empty; a directory above a removed file is, when the new tree lacks it.
+    fn empty_dirs_after(
+        &self,
+        base: &Base,
+        tree: &str,
+        changed: &[Vec<u8>],
+    ) -> Result<Vec<Vec<u8>>, CheckpointError> {
+        let ancestors = |path: &[u8]| -> Vec<Vec<u8>> {
+            let mut out = Vec::new();
+            let mut end = path.len();
+            while let Some(slash) = path[..end].iter().rposition(|b| *b == b'/') {
+                out.push(path[..slash].to_vec());
+                end = slash;
+            }
+            out
+        };
+        let mut empty: std::collections::BTreeSet<Vec<u8>> =
+            base.empty_dirs.iter().cloned().collect();
+        let mut removed_under: std::collections::BTreeSet<Vec<u8>> = Default::default();
+        for path in changed {
+            let exists = self
+                .workspace
+                .join(crate::git::path_of(path))
+                .symlink_metadata()
+                .is_ok();
+            for dir in ancestors(path) {
+                if exists {
+                    empty.remove(&dir);
+                } else {
+                    removed_under.insert(dir);
+                }
+            }
+        }
+        let candidates: Vec<Vec<u8>> = removed_under
+            .into_iter()
+            .filter(|d| self.workspace.join(crate::git::path_of(d)).is_dir())
+            .collect();
+        if candidates.is_empty() {
+            return Ok(empty.into_iter().collect());
+        }
+        // One question for all: which of them does the new tree still hold?
+        let input: Vec<u8> = candidates
+            .iter()
+            .flat_map(|d| {
+                let mut line = format!("{tree}:").into_bytes();
+                line.extend_from_slice(d);
+                line.push(b'\n');
+                line
+            })
+            .collect();
+        let out = self
+            .git
+            .run_with_input(&["cat-file", "--batch-check=%(objecttype)"], Some(&input))?;
+        let answers: Vec<&[u8]> = out.split(|b| *b == b'\n').collect();
+        for (dir, answer) in candidates.into_iter().zip(answers) {
+            if answer.ends_with(b"missing") {
+                empty.insert(dir);
+            }
+        }
+        Ok(empty.into_iter().collect())
+    }
+
+    /// The walk's path: reads every file's metadata (re-arming the watcher), then the
+    /// fingerprint decides whether git must look. `scan` goes into a recorded snapshot.
+    fn record_walked(
+        &self,
+        state: &mut State,
+        label: &SnapshotLabel,
+        scan: &str,
+    ) -> Result<(), CheckpointError> {
+        if state.watcher.is_none() && !state.unwatched {
+            state.watcher = Watcher::new();
+            state.unwatched = state.watcher.is_none();
+        }
+        if let Some(w) = &mut state.watcher {
+            w.start_walk();
+        }
+        state.base = None;
         let earlier = state.known.as_ref().map(|k| k.fingerprint.taken_ns);
         let survey = walk::survey(
             &self.workspace,
             self.limits.max_workspace_bytes,
             Builder::new(SystemTime::now(), earlier),
-        )?;
+            state.watcher.as_mut(),
+        );
+        let survey = match survey {
+            Ok(survey) => survey,
+            Err(e) => {
+                if let Some(w) = &mut state.watcher {
+                    w.walk_failed();
+                }
+                return Err(e);
+            }
+        };
         side::write_info(self.git.side(), &survey.nested_repos)?;
         let prints = survey.prints;
+        state.walked_files = prints.files;
         let newest = state.entries().first().cloned();
         let known_value = state.known.as_ref().and_then(|k| {
             let n = newest.as_ref()?;
@@ -116,18 +378,24 @@ impl Checkpoints {
                     self.remember(state, fingerprint);
                 }
             } else {
-                self.commit(state, prev.tree.clone(), &survey.empty_dirs, label)?;
+                self.commit(state, prev.tree.clone(), &survey.empty_dirs, label, scan)?;
                 match prints.current {
                     Some(fingerprint) => self.remember(state, fingerprint),
                     None => state.known = None,
                 }
             }
-            return self.finish(state, changes);
+            state.base = Some(Base {
+                tree: prev.tree.clone(),
+                empty_dirs: survey.empty_dirs,
+            });
+            return Ok(());
         }
 
         self.git.seed_index();
+        state.index_tree = None;
         self.git.run(&["add", "-A", "--", "."])?;
         let tree = self.git.line(&["write-tree"])?;
+        state.index_tree = Some(tree.clone());
         self.git.publish_index();
         // The fingerprint stands for this tree only if git indexed exactly as many files as
         // the walk saw. This catches files git keeps that the walk skips: tracked files that
@@ -143,7 +411,7 @@ impl Checkpoints {
                 && p.session.as_deref() == self.session()
         });
         if !same {
-            self.commit(state, tree, &survey.empty_dirs, label)?;
+            self.commit(state, tree.clone(), &survey.empty_dirs, label, scan)?;
         }
         match trusted {
             Some(fingerprint) => self.remember(state, fingerprint),
@@ -151,7 +419,11 @@ impl Checkpoints {
             // Whatever fingerprint already stood for the unchanged newest snapshot still does.
             None => {}
         }
-        self.finish(state, changes)
+        state.base = Some(Base {
+            tree,
+            empty_dirs: survey.empty_dirs,
+        });
+        Ok(())
     }
 
     /// Returns the newest snapshot and what it changed, then prunes.
@@ -183,6 +455,7 @@ impl Checkpoints {
         tree: String,
         empty_dirs: &[Vec<u8>],
         label: &SnapshotLabel,
+        scan: &str,
     ) -> Result<(), CheckpointError> {
         let now = now_ms();
         let msg = meta::message(meta::Message {
@@ -192,6 +465,7 @@ impl Checkpoints {
             note: &label.note,
             now_ms: now,
             empty_dirs,
+            scan,
         });
         let commit = self
             .git
@@ -224,6 +498,7 @@ impl Checkpoints {
                         note: label.note.clone(),
                         created_at_ms: now,
                         empty_dirs: empty_dirs.to_vec(),
+                        scan: scan.to_owned(),
                     };
                     state.entries.get_or_insert_default().insert(0, entry);
                     return Ok(());

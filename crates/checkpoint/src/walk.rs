@@ -1,16 +1,21 @@
-//! One cheap pass over the workspace before each snapshot: it sums the size of the files a
-//! snapshot would hold (honouring `.gitignore` as git does) to enforce the size cap, finds
-//! nested git repositories so the side repository's `info/exclude` can skip them, lists the
-//! directories holding no such file (git does not record them; the snapshot's message does),
-//! and feeds every file's metadata to the stat fingerprint. It reads metadata only (the fingerprint
-//! reads the few files touched in the last seconds) and stops as soon as the cap is passed.
+//! One cheap pass over the workspace before a snapshot the watcher cannot vouch for: it sums
+//! the size of the files a snapshot would hold (honouring `.gitignore` as git does) to enforce
+//! the size cap, finds nested git repositories so the side repository's `info/exclude` can skip
+//! them, lists the directories holding no such file (git does not record them; the snapshot's
+//! message does), feeds every file's metadata to the stat fingerprint, and arms the watcher on
+//! every directory before reading it. It reads metadata only (the fingerprint reads the few
+//! files touched in the last seconds), each file's relative to its directory, and stops as soon
+//! as the cap is passed.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::rc::Rc;
+
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
 use crate::error::CheckpointError;
 use crate::fingerprint::{Builder, Fingerprints};
+use crate::watch::Watcher;
 
 /// What one pass over the workspace found.
 #[derive(Debug, Default)]
@@ -24,102 +29,146 @@ pub(crate) struct Survey {
     pub(crate) prints: Fingerprints,
 }
 
-/// Walks `workspace`, feeding `prints`; fails with `Disabled` once the files add up to more
-/// than `cap` bytes.
+/// The `.gitignore` rules in force in one directory: its own file's, then its parents'.
+struct Rules {
+    own: Option<Gitignore>,
+    parent: Option<Rc<Rules>>,
+}
+
+impl Rules {
+    /// Whether `path` is ignored: the nearest `.gitignore` with an opinion decides.
+    fn ignores(&self, path: &Path, is_dir: bool) -> bool {
+        let mut rules = Some(self);
+        while let Some(r) = rules {
+            if let Some(own) = &r.own {
+                let m = own.matched(path, is_dir);
+                if m.is_ignore() {
+                    return true;
+                }
+                if m.is_whitelist() {
+                    return false;
+                }
+            }
+            rules = r.parent.as_deref();
+        }
+        false
+    }
+}
+
+/// A directory still to read.
+struct Pending {
+    full: PathBuf,
+    rules: Rc<Rules>,
+}
+
+/// Walks `workspace`, feeding `prints` and arming `watcher`; fails with `Disabled` once the
+/// files add up to more than `cap` bytes.
 pub(crate) fn survey(
     workspace: &Path,
     cap: u64,
     mut prints: Builder,
+    mut watcher: Option<&mut Watcher>,
 ) -> Result<Survey, CheckpointError> {
-    let nested: Arc<Mutex<Vec<PathBuf>>> = Arc::default();
-    let found = Arc::clone(&nested);
-    let mut builder = ignore::WalkBuilder::new(workspace);
-    builder
-        .hidden(false)
-        .parents(false)
-        .ignore(false)
-        .git_ignore(true)
-        .git_global(false)
-        .git_exclude(false)
-        .require_git(false)
-        .follow_links(false)
-        .filter_entry(move |entry| {
-            if entry.file_name() == ".git" {
-                return false;
-            }
-            let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
-            if is_dir && entry.depth() > 0 && entry.path().join(".git").exists() {
-                found
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .push(entry.path().to_path_buf());
-                return false;
-            }
-            true
-        });
+    let mut nested: Vec<PathBuf> = Vec::new();
     let mut total: u64 = 0;
     let mut dirs = Vec::new();
     let mut holding: HashSet<PathBuf> = HashSet::new();
-    for entry in builder.build() {
-        // Files that vanish or cannot be read mid-walk are git's business, not the cap's; but
-        // a walk that missed something cannot vouch for the workspace.
-        let Ok(entry) = entry else {
+    let root_rules = Rc::new(Rules {
+        own: None,
+        parent: None,
+    });
+    let mut stack = vec![Pending {
+        full: workspace.to_path_buf(),
+        rules: root_rules,
+    }];
+    while let Some(Pending { full: dir, rules }) = stack.pop() {
+        if let Some(w) = watcher.as_deref_mut() {
+            w.watch(&dir, dir.strip_prefix(workspace).unwrap_or(Path::new("")));
+        }
+        let rules = Rc::new(Rules {
+            own: gitignore(&dir),
+            parent: Some(rules),
+        });
+        // A directory that vanished or cannot be read mid-walk is git's business, not the
+        // cap's; but a walk that missed something cannot vouch for the workspace.
+        let Ok(entries) = std::fs::read_dir(&dir) else {
             prints.broken();
             continue;
         };
-        let Some(kind) = entry.file_type() else {
-            continue;
-        };
-        let (file, symlink) = (kind.is_file(), kind.is_symlink());
-        if kind.is_dir() && entry.depth() > 0 {
-            dirs.push(entry.path().to_path_buf());
-        }
-        if !file && !symlink {
-            continue;
-        }
-        let mut up = entry.path().parent();
-        while let Some(dir) = up.filter(|d| *d != workspace) {
-            if !holding.insert(dir.to_path_buf()) {
-                break;
+        for entry in entries {
+            let Ok(entry) = entry else {
+                prints.broken();
+                continue;
+            };
+            if entry.file_name() == ".git" {
+                continue;
             }
-            up = dir.parent();
-        }
-        let Ok(meta) = entry.metadata() else {
-            prints.broken();
-            continue;
-        };
-        if symlink {
-            match std::fs::read_link(entry.path()) {
-                Ok(target) => prints.add(entry.path(), &meta, Some(&target)),
-                Err(_) => prints.broken(),
+            let Ok(kind) = entry.file_type() else {
+                prints.broken();
+                continue;
+            };
+            let path = entry.path();
+            if kind.is_dir() {
+                if rules.ignores(&path, true) {
+                    continue;
+                }
+                if path.join(".git").symlink_metadata().is_ok() {
+                    nested.push(path);
+                    continue;
+                }
+                dirs.push(path.clone());
+                stack.push(Pending {
+                    full: path,
+                    rules: Rc::clone(&rules),
+                });
+                continue;
             }
-            continue;
-        }
-        prints.add(entry.path(), &meta, None);
-        total += meta.len();
-        if total > cap {
-            return Err(CheckpointError::Disabled {
-                reason: format!(
-                    "{} holds more than {} of files that .gitignore does not exclude, above the \
-                     checkpoint size cap; no snapshot was taken and file changes cannot be undone \
-                     with /restore or /undo — add large paths to .gitignore or raise \
-                     max_workspace_bytes",
-                    workspace.display(),
-                    human_bytes(cap)
-                ),
-            });
+            let (file, symlink) = (kind.is_file(), kind.is_symlink());
+            if !file && !symlink || rules.ignores(&path, false) {
+                continue;
+            }
+            let mut up = path.parent();
+            while let Some(d) = up.filter(|d| *d != workspace) {
+                if !holding.insert(d.to_path_buf()) {
+                    break;
+                }
+                up = d.parent();
+            }
+            let Ok(meta) = entry.metadata() else {
+                prints.broken();
+                continue;
+            };
+            if symlink {
+                match std::fs::read_link(&path) {
+                    Ok(target) => prints.add(&path, &meta, Some(&target)),
+                    Err(_) => prints.broken(),
+                }
+                continue;
+            }
+            prints.add(&path, &meta, None);
+            total += meta.len();
+            if total > cap {
+                return Err(CheckpointError::Disabled {
+                    reason: format!(
+                        "{} holds more than {} of files that .gitignore does not exclude, above the \
+                         checkpoint size cap; no snapshot was taken and file changes cannot be undone \
+                         with /restore or /undo — add large paths to .gitignore or raise \
+                         max_workspace_bytes",
+                        workspace.display(),
+                        human_bytes(cap)
+                    ),
+                });
+            }
         }
     }
     let mut nested_repos: Vec<Vec<u8>> = nested
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
         .iter()
         .filter_map(|p| p.strip_prefix(workspace).ok())
         .map(relative_bytes)
         .collect();
     nested_repos.sort();
     // A directory holding a nested repository is not empty (git skips it, restores leave it).
-    for repo in nested.lock().unwrap_or_else(PoisonError::into_inner).iter() {
+    for repo in &nested {
         let mut up = repo.parent();
         while let Some(dir) = up.filter(|d| *d != workspace) {
             holding.insert(dir.to_path_buf());
@@ -141,15 +190,27 @@ pub(crate) fn survey(
     })
 }
 
+/// The rules of `dir/.gitignore`, when it has one.
+fn gitignore(dir: &Path) -> Option<Gitignore> {
+    let file = dir.join(".gitignore");
+    if !file.is_file() {
+        return None;
+    }
+    let mut builder = GitignoreBuilder::new(dir);
+    // A partly invalid file still yields its valid patterns, as git reads it.
+    let _ = builder.add(&file);
+    builder.build().ok().filter(|g| !g.is_empty())
+}
+
 /// A relative path as git spells it: its bytes, `/`-separated.
 #[cfg(unix)]
-fn relative_bytes(path: &Path) -> Vec<u8> {
+pub(crate) fn relative_bytes(path: &Path) -> Vec<u8> {
     use std::os::unix::ffi::OsStrExt;
     path.as_os_str().as_bytes().to_vec()
 }
 
 #[cfg(not(unix))]
-fn relative_bytes(path: &Path) -> Vec<u8> {
+pub(crate) fn relative_bytes(path: &Path) -> Vec<u8> {
     path.to_string_lossy().replace('\\', "/").into_bytes()
 }
 
@@ -176,12 +237,12 @@ mod tests {
         std::fs::write(dir.path().join("a.txt"), b"hello").unwrap();
         std::os::unix::fs::symlink("a.txt", dir.path().join("link")).unwrap();
         let prints = || Builder::new(std::time::SystemTime::now(), None);
-        let survey = survey(dir.path(), 100, prints()).unwrap();
+        let survey = survey(dir.path(), 100, prints(), None).unwrap();
         assert_eq!(survey.nested_repos, vec![b"vendor/lib".to_vec()]);
         assert_eq!(survey.prints.files, 2, "a.txt and the symlink");
         assert!(survey.empty_dirs.is_empty(), "{:?}", survey.empty_dirs);
         assert!(survey.prints.current.is_some());
-        let err = super::survey(dir.path(), 3, prints()).unwrap_err();
+        let err = super::survey(dir.path(), 3, prints(), None).unwrap_err();
         assert!(matches!(err, CheckpointError::Disabled { .. }), "{err}");
     }
 }
