@@ -11,13 +11,20 @@
 //! (`atto-index`) and the newest snapshot's stat fingerprint (`atto-fingerprint`). Each
 //! snapshot is a parentless commit of the whole workspace tree under
 //! `refs/atto/checkpoints/<id>`, its message holding turn, tool, session, time and note.
-//! Any number of atto processes may snapshot one workspace at once (see `record` and `git`). Parentless commits plus one ref each make pruning a ref deletion: no history
+//! Any number of atto processes may snapshot one workspace at once (see `record` and `git`).
+//! Parentless commits plus one ref each make pruning a ref deletion: no history
 //! rewrite, and [`Checkpoints::gc`] can reclaim what pruned snapshots held.
 //!
-//! Cost. Snapshots run before every mutating tool call, so each git process counts. The side
-//! repository is created without git; the snapshot list is read once and then kept up to
-//! date in memory; and a stat fingerprint of the workspace (see `fingerprint`) lets a
-//! snapshot of an unchanged workspace skip `git add` and `write-tree`.
+//! Cost. Snapshots run before every mutating tool call, so each git process counts, and so
+//! does every walk of a large workspace. The side repository is created without git and, in
+//! a git workspace, starts from a copy of the user's index while borrowing their objects (see
+//! `seed`), so its first snapshot hashes only what differs from the user's index. The
+//! snapshot list is read once and then kept up to date in memory. A process's first snapshot
+//! walks the workspace's metadata; a stat fingerprint (see `fingerprint`) lets it skip
+//! `git add` and `write-tree` when nothing changed. That walk arms a file watcher (see
+//! `watch`): later snapshots of a large workspace ask git only about the paths it saw change,
+//! and walk again only when it cannot tell (overflow, directories created or moved,
+//! `.gitignore` edits). Each snapshot records which way it looked (`Snapshot::scan`).
 
 mod apply;
 mod error;
