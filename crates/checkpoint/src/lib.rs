@@ -36,6 +36,7 @@ mod record;
 mod restore;
 mod seed;
 mod side;
+mod update;
 mod walk;
 mod watch;
 

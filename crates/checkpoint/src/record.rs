@@ -29,7 +29,8 @@ use crate::error::CheckpointError;
 use crate::fingerprint::{Builder, Fingerprint, Known};
 use crate::git::is_lock_busy;
 use crate::meta::{self, Entry};
-use crate::watch::{Since, Watcher};
+use crate::update::{Base, Watched};
+use crate::watch::Watcher;
 use crate::{Changes, Checkpoints, SnapshotLabel, now_ms, side, walk};
 
 /// The object id git uses for "this ref must not exist yet".
@@ -47,31 +48,16 @@ pub(crate) struct State {
     /// The fingerprint standing for the newest snapshot, when one does.
     known: Option<Known>,
     /// The file watcher, once the first walk armed it; `None` before, or where there is none.
-    watcher: Option<Watcher>,
+    pub(crate) watcher: Option<Watcher>,
     /// No watcher could be started: do not try again for every snapshot.
-    unwatched: bool,
+    pub(crate) unwatched: bool,
     /// What the workspace held at this handle's last snapshot: what the watcher's changes are
     /// relative to.
-    base: Option<Base>,
+    pub(crate) base: Option<Base>,
     /// The tree the private index holds, when known.
-    index_tree: Option<String>,
+    pub(crate) index_tree: Option<String>,
     /// How many files the last walk saw.
-    walked_files: u64,
-}
-
-/// The workspace as a snapshot saw it.
-#[derive(Debug, Clone)]
-struct Base {
-    tree: String,
-    empty_dirs: Vec<Vec<u8>>,
-}
-
-/// What recording from the watcher's paths yields.
-enum Watched {
-    /// The workspace now, and how many paths were looked at.
-    Recorded(Base, usize),
-    /// The watcher cannot answer; walk, for this reason.
-    Walk(String),
+    pub(crate) walked_files: u64,
 }
 
 impl State {
@@ -192,138 +178,6 @@ impl Checkpoints {
             None => state.known = None,
         }
         Ok(())
-    }
-
-    /// The workspace from the watcher's list of changed paths, when it has one and this
-    /// handle's last snapshot is what they changed.
-    fn watched(&self, state: &mut State) -> Result<Watched, CheckpointError> {
-        let Some(watcher) = &mut state.watcher else {
-            let why = if state.unwatched {
-                "no file watcher"
-            } else {
-                "first snapshot of this process"
-            };
-            return Ok(Watched::Walk(why.into()));
-        };
-        if state.walked_files < self.limits.watch_from_files {
-            // Whatever the watcher saw is dropped when the walk starts.
-            return Ok(Watched::Walk("small workspace".into()));
-        }
-        let paths = match watcher.take() {
-            Since::Paths(paths) => paths,
-            Since::Unknown(why) => return Ok(Watched::Walk(why.into())),
-        };
-        let Some(base) = state.base.clone() else {
-            return Ok(Watched::Walk("no snapshot to compare with".into()));
-        };
-        if paths.is_empty() {
-            return Ok(Watched::Recorded(base, 0));
-        }
-        let names: Vec<Vec<u8>> = paths.iter().map(|p| walk::relative_bytes(p)).collect();
-        if names.iter().any(|n| n.contains(&b'\n')) {
-            return Ok(Watched::Walk("a changed path holds a newline".into()));
-        }
-        // The private index must hold the base tree before paths are updated in it.
-        if state.index_tree.as_deref() != Some(base.tree.as_str()) || !self.git.has_index() {
-            state.index_tree = None;
-            self.git.run(&["read-tree", &base.tree])?;
-            state.index_tree = Some(base.tree.clone());
-        }
-        // Tracked entries under those paths, and untracked files there that no ignore rule
-        // covers: exactly what `add -A` would look at, ignored files left out.
-        let mut args: Vec<std::ffi::OsString> = [
-            "--literal-pathspecs",
-            "ls-files",
-            "-z",
-            "--cached",
-            "--others",
-            "--exclude-standard",
-            "--",
-        ]
-        .map(Into::into)
-        .to_vec();
-        args.extend(paths.iter().map(|p| p.as_os_str().to_owned()));
-        let listed = self.git.run(&args)?;
-        let entries = crate::git::split_nul_bytes(&listed);
-        if entries.iter().any(|e| e.ends_with(b"/")) {
-            return Ok(Watched::Walk("a nested repository appeared".into()));
-        }
-        if entries.is_empty() {
-            return Ok(Watched::Recorded(base, paths.len()));
-        }
-        state.index_tree = None;
-        self.git.run_with_input(
-            &["update-index", "-z", "--add", "--remove", "--stdin"],
-            Some(&listed),
-        )?;
-        let tree = self.git.line(&["write-tree"])?;
-        state.index_tree = Some(tree.clone());
-        let empty_dirs = self.empty_dirs_after(&base, &tree, &names)?;
-        Ok(Watched::Recorded(Base { tree, empty_dirs }, paths.len()))
-    }
-
-    /// The empty directories once files at `changed` were written or removed (no directory
-    /// was created or removed: the watcher would have said so): a directory holding a file
-    /// now is not empty; a directory above a removed file is, when the new tree lacks it.
-    fn empty_dirs_after(
-        &self,
-        base: &Base,
-        tree: &str,
-        changed: &[Vec<u8>],
-    ) -> Result<Vec<Vec<u8>>, CheckpointError> {
-        let ancestors = |path: &[u8]| -> Vec<Vec<u8>> {
-            let mut out = Vec::new();
-            let mut end = path.len();
-            while let Some(slash) = path[..end].iter().rposition(|b| *b == b'/') {
-                out.push(path[..slash].to_vec());
-                end = slash;
-            }
-            out
-        };
-        let mut empty: std::collections::BTreeSet<Vec<u8>> =
-            base.empty_dirs.iter().cloned().collect();
-        let mut removed_under: std::collections::BTreeSet<Vec<u8>> = Default::default();
-        for path in changed {
-            let exists = self
-                .workspace
-                .join(crate::git::path_of(path))
-                .symlink_metadata()
-                .is_ok();
-            for dir in ancestors(path) {
-                if exists {
-                    empty.remove(&dir);
-                } else {
-                    removed_under.insert(dir);
-                }
-            }
-        }
-        let candidates: Vec<Vec<u8>> = removed_under
-            .into_iter()
-            .filter(|d| self.workspace.join(crate::git::path_of(d)).is_dir())
-            .collect();
-        if candidates.is_empty() {
-            return Ok(empty.into_iter().collect());
-        }
-        // One question for all: which of them does the new tree still hold?
-        let input: Vec<u8> = candidates
-            .iter()
-            .flat_map(|d| {
-                let mut line = format!("{tree}:").into_bytes();
-                line.extend_from_slice(d);
-                line.push(b'\n');
-                line
-            })
-            .collect();
-        let out = self
-            .git
-            .run_with_input(&["cat-file", "--batch-check=%(objecttype)"], Some(&input))?;
-        let answers: Vec<&[u8]> = out.split(|b| *b == b'\n').collect();
-        for (dir, answer) in candidates.into_iter().zip(answers) {
-            if answer.ends_with(b"missing") {
-                empty.insert(dir);
-            }
-        }
-        Ok(empty.into_iter().collect())
     }
 
     /// The walk's path: reads every file's metadata (re-arming the watcher), then the

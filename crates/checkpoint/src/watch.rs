@@ -18,8 +18,8 @@
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
-/// Above this many changed paths, naming them to git costs more than letting it scan.
-const MAX_PATHS: usize = 2_000;
+/// Above this many changed paths, a walk is the cheaper way to look at them.
+const MAX_PATHS: usize = 10_000;
 
 /// What the watcher can say about the workspace since the last snapshot.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -128,10 +128,11 @@ fn file_changes_are_recorded_from_the_watcher_exactly_as_a_walk_would() {
     let calls = cp.git_calls();
     assert_eq!(cp.snapshot_quick(&label(1)).unwrap().id, second.id);
     assert_eq!(cp.git_calls(), calls);
-    // A file comes back into the empty directory.
+    // A file comes back into the empty directory; an ignored one leaves another empty.
     f.write("lonely/back.txt", "back\n");
+    f.write("empty/inner/note.log", "ignored\n");
     let third = cp.snapshot(&label(1)).unwrap();
-    assert_eq!(third.scan, "watcher (1 paths)");
+    assert_eq!(third.scan, "watcher (2 paths)");
     assert_eq!(f.state(&cp, &third), f.walked(2));
 
     cp.restore(first.id).unwrap();
