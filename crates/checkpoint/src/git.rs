@@ -87,15 +87,17 @@ impl Git {
     /// How many entries the private index holds, from its 12-byte header (`DIRC`, version,
     /// count); `None` when there is no readable index.
     pub(crate) fn index_entries(&self) -> Option<u64> {
-        let mut head = [0u8; 12];
-        std::fs::File::open(&self.index.path)
-            .ok()?
-            .read_exact(&mut head)
-            .ok()?;
-        let [b'D', b'I', b'R', b'C', _, _, _, _, c0, c1, c2, c3] = head else {
-            return None;
-        };
-        Some(u64::from(u32::from_be_bytes([c0, c1, c2, c3])))
+        entries_in(&self.index.path)
+    }
+
+    /// How many entries the published index holds (see [`Git::index_entries`]).
+    pub(crate) fn published_entries(&self) -> Option<u64> {
+        entries_in(&self.index.shared)
+    }
+
+    /// The private index file.
+    pub(crate) fn index_path(&self) -> &Path {
+        &self.index.path
     }
 
     /// Whether the private index file exists (a stale-file sweep of a long-idle handle may
@@ -213,6 +215,17 @@ impl Drop for PrivateIndex {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.path);
     }
+}
+
+/// How many entries the index file at `path` holds, from its 12-byte header (`DIRC`,
+/// version, count).
+fn entries_in(path: &Path) -> Option<u64> {
+    let mut head = [0u8; 12];
+    std::fs::File::open(path).ok()?.read_exact(&mut head).ok()?;
+    let [b'D', b'I', b'R', b'C', _, _, _, _, c0, c1, c2, c3] = head else {
+        return None;
+    };
+    Some(u64::from(u32::from_be_bytes([c0, c1, c2, c3])))
 }
 
 /// Whether `git add` failed only because a file vanished between its listing and its

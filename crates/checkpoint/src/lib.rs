@@ -30,6 +30,7 @@ mod apply;
 mod error;
 mod fingerprint;
 mod git;
+mod index;
 mod meta;
 mod plan;
 mod record;

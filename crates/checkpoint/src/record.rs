@@ -28,6 +28,7 @@ use std::time::SystemTime;
 use crate::error::CheckpointError;
 use crate::fingerprint::{Builder, Fingerprint, Known};
 use crate::git::is_lock_busy;
+use crate::index::Compare;
 use crate::meta::{self, Entry};
 use crate::update::{Base, Watched};
 use crate::watch::Watcher;
@@ -36,6 +37,9 @@ use crate::{Changes, Checkpoints, SnapshotLabel, now_ms, side, walk};
 /// The object id git uses for "this ref must not exist yet".
 const ZERO_OID: &str = "0000000000000000000000000000000000000000";
 const DAY_MS: i64 = 24 * 60 * 60 * 1000;
+/// Above this many index entries that differ from the workspace, `add -A` is cheaper than
+/// naming them.
+const MAX_NAMED: usize = 20_000;
 /// How many ids one snapshot tries before giving up: each failed try means another process
 /// recorded a snapshot in between, so this many only happens under a flood of them.
 const CLAIM_TRIES: usize = 64;
@@ -197,11 +201,25 @@ impl Checkpoints {
         }
         state.base = None;
         let earlier = state.known.as_ref().map(|k| k.fingerprint.taken_ns);
+        // A large workspace compares every file with the private index as it walks, so that
+        // git need not scan it again when something changed.
+        let threshold = self.limits.watch_from_files;
+        let large = state.walked_files >= threshold
+            || self.git.published_entries().is_some_and(|n| n >= threshold);
+        let mut compare = if large {
+            self.git.seed_index();
+            Compare::open(self.git.index_path(), MAX_NAMED)
+        } else {
+            None
+        };
         let survey = walk::survey(
             &self.workspace,
             self.limits.max_workspace_bytes,
             Builder::new(SystemTime::now(), earlier),
-            state.watcher.as_mut(),
+            walk::Observers {
+                watcher: state.watcher.as_mut(),
+                compare: compare.as_mut(),
+            },
         );
         let survey = match survey {
             Ok(survey) => survey,
@@ -247,8 +265,17 @@ impl Checkpoints {
 
         self.git.seed_index();
         state.index_tree = None;
-        self.git.run(&["add", "-A", "--", "."])?;
-        let tree = self.git.line(&["write-tree"])?;
+        let named = match compare.and_then(Compare::finish) {
+            Some(changed) => self.update_named(&changed)?,
+            None => None,
+        };
+        let tree = match named {
+            Some(tree) => tree,
+            None => {
+                self.git.run(&["add", "-A", "--", "."])?;
+                self.git.line(&["write-tree"])?
+            }
+        };
         state.index_tree = Some(tree.clone());
         self.git.publish_index();
         // The fingerprint stands for this tree only if git indexed exactly as many files as
@@ -278,6 +305,40 @@ impl Checkpoints {
             empty_dirs: survey.empty_dirs,
         });
         Ok(())
+    }
+
+    /// Brings the private index up to date by naming to git the `changed` entries the walk
+    /// found and the files git finds untracked (`ls-files --others`: git alone decides which
+    /// no ignore rule covers), instead of `add -A` scanning every file again. Returns the new
+    /// tree, or `None` when `add -A` has to do it (a nested repository, or a path git would
+    /// not update in place, such as a file that became a directory).
+    fn update_named(&self, changed: &[Vec<u8>]) -> Result<Option<String>, CheckpointError> {
+        let others = self
+            .git
+            .run(&["ls-files", "-z", "--others", "--exclude-standard"])?;
+        if crate::git::split_nul_bytes(&others)
+            .iter()
+            .any(|p| p.ends_with(b"/"))
+        {
+            return Ok(None);
+        }
+        let mut input = others;
+        for path in changed {
+            input.extend_from_slice(path);
+            input.push(0);
+        }
+        if !input.is_empty() {
+            let updated = self.git.run_with_input(
+                &["update-index", "-z", "--add", "--remove", "--stdin"],
+                Some(&input),
+            );
+            match updated {
+                Ok(_) => {}
+                Err(CheckpointError::GitFailed { .. }) => return Ok(None),
+                Err(e) => return Err(e),
+            }
+        }
+        self.git.line(&["write-tree"]).map(Some)
     }
 
     /// Returns the newest snapshot and what it changed, then prunes.

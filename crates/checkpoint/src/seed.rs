@@ -15,7 +15,7 @@
 //! long as it is reachable; [`crate::Checkpoints::gc`] copies every object a snapshot still
 //! uses into the side repository, so a rewritten and pruned history cannot take them away.
 
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
 /// The user's repository as far as seeding needs it.
@@ -81,109 +81,18 @@ fn sha1_repository(config: &Path) -> bool {
     })
 }
 
-/// Entry flags (see git's `Documentation/gitformat-index.txt`).
-const ASSUME_VALID: u16 = 0x8000;
-const EXTENDED: u16 = 0x4000;
-const STAGE: u16 = 0x3000;
-const NAME_MASK: u16 = 0x0fff;
-const SKIP_WORKTREE: u16 = 0x4000;
-const INTENT_TO_ADD: u16 = 0x2000;
-const GITLINK: u32 = 0o160_000;
-const TYPE_MASK: u32 = 0o170_000;
-/// Fixed part of an entry: ten 32-bit stat and mode fields, a SHA-1, 16 bits of flags.
-const FIXED: usize = 40 + 20 + 2;
-
 /// Reads an index file through, one entry at a time, and says whether every entry and
 /// extension is one the side repository can take over as it is (see the module doc).
-pub(crate) fn usable_index(mut r: impl BufRead) -> bool {
-    let mut head = [0u8; 12];
-    if r.read_exact(&mut head).is_err() || &head[..4] != b"DIRC" {
+pub(crate) fn usable_index(r: impl BufRead) -> bool {
+    let Some(mut reader) = crate::index::Reader::new(r) else {
         return false;
-    }
-    let version = u32::from_be_bytes([head[4], head[5], head[6], head[7]]);
-    let count = u32::from_be_bytes([head[8], head[9], head[10], head[11]]);
-    if !(2..=4).contains(&version) {
-        return false;
-    }
-    let mut fixed = [0u8; FIXED];
-    let mut name = Vec::new();
-    for _ in 0..count {
-        if r.read_exact(&mut fixed).is_err() {
+    };
+    while let Some(entry) = reader.next_entry() {
+        if entry.unusual {
             return false;
         }
-        let mode = u32::from_be_bytes([fixed[24], fixed[25], fixed[26], fixed[27]]);
-        let flags = u16::from_be_bytes([fixed[60], fixed[61]]);
-        if flags & (ASSUME_VALID | STAGE) != 0 || mode & TYPE_MASK == GITLINK {
-            return false;
-        }
-        let mut read = FIXED;
-        if flags & EXTENDED != 0 {
-            let mut extended = [0u8; 2];
-            if version < 3 || r.read_exact(&mut extended).is_err() {
-                return false;
-            }
-            if u16::from_be_bytes(extended) & (SKIP_WORKTREE | INTENT_TO_ADD) != 0 {
-                return false;
-            }
-            read += 2;
-        }
-        if version == 4 {
-            // A varint (bytes of the previous name to drop), then the rest, NUL-terminated.
-            if !skip_varint(&mut r) {
-                return false;
-            }
-        }
-        name.clear();
-        if r.read_until(0, &mut name).map_or(true, |n| n == 0) || name.last() != Some(&0) {
-            return false;
-        }
-        if version != 4 {
-            // Entries are NUL-padded to a multiple of eight bytes (at least one NUL).
-            let len = read + name.len();
-            let padding = (8 - len % 8) % 8;
-            if padding > 0 && r.read_exact(&mut [0u8; 8][..padding]).is_err() {
-                return false;
-            }
-            let stated = usize::from(flags & NAME_MASK);
-            if stated != usize::from(NAME_MASK) && stated + 1 != name.len() {
-                return false;
-            }
-        }
     }
-    extensions_usable(r)
-}
-
-/// Extensions follow the entries, each a 4-byte signature and a 32-bit size, then the 20-byte
-/// checksum. A split index (`link`) needs files the side repository does not have; a sparse
-/// index (`sdir`) holds directories where files should be.
-fn extensions_usable(mut r: impl Read) -> bool {
-    let mut rest = Vec::new();
-    if r.read_to_end(&mut rest).is_err() {
-        return false;
-    }
-    let mut at = 0;
-    while rest.len() >= at + 8 + 20 {
-        let signature = &rest[at..at + 4];
-        if signature == b"link" || signature == b"sdir" {
-            return false;
-        }
-        let size = u32::from_be_bytes([rest[at + 4], rest[at + 5], rest[at + 6], rest[at + 7]]);
-        at += 8 + usize::try_from(size).unwrap_or(usize::MAX / 2);
-    }
-    rest.len() == at + 20
-}
-
-fn skip_varint(r: &mut impl Read) -> bool {
-    let mut byte = [0u8; 1];
-    for _ in 0..10 {
-        if r.read_exact(&mut byte).is_err() {
-            return false;
-        }
-        if byte[0] & 0x80 == 0 {
-            return true;
-        }
-    }
-    false
+    reader.finish()
 }
 
 /// Makes the side repository borrow objects from `objects` (writes `objects/info/alternates`

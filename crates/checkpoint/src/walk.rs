@@ -14,7 +14,8 @@ use std::rc::Rc;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
 use crate::error::CheckpointError;
-use crate::fingerprint::{Builder, Fingerprints};
+use crate::fingerprint::{Builder, Fingerprints, Stat};
+use crate::index::Compare;
 use crate::watch::Watcher;
 
 /// What one pass over the workspace found.
@@ -55,19 +56,28 @@ impl Rules {
     }
 }
 
-/// A directory still to read.
-struct Pending {
-    full: PathBuf,
+/// A directory being read: its entries in git's path order (a directory sorts as its name
+/// followed by `/`), so that the walk meets files in the order of an index.
+struct Frame {
     rules: Rc<Rules>,
+    entries: std::vec::IntoIter<(Vec<u8>, std::fs::DirEntry, std::fs::FileType)>,
 }
 
-/// Walks `workspace`, feeding `prints` and arming `watcher`; fails with `Disabled` once the
+/// Where the walk reports what it sees besides the survey.
+pub(crate) struct Observers<'a> {
+    /// Watches every directory before its entries are read.
+    pub(crate) watcher: Option<&'a mut Watcher>,
+    /// Compares every file with an index, in index order.
+    pub(crate) compare: Option<&'a mut Compare>,
+}
+
+/// Walks `workspace`, feeding `prints` and the observers; fails with `Disabled` once the
 /// files add up to more than `cap` bytes.
 pub(crate) fn survey(
     workspace: &Path,
     cap: u64,
     mut prints: Builder,
-    mut watcher: Option<&mut Watcher>,
+    mut seen: Observers<'_>,
 ) -> Result<Survey, CheckpointError> {
     let mut nested: Vec<PathBuf> = Vec::new();
     let mut total: u64 = 0;
@@ -77,88 +87,74 @@ pub(crate) fn survey(
         own: None,
         parent: None,
     });
-    let mut stack = vec![Pending {
-        full: workspace.to_path_buf(),
-        rules: root_rules,
-    }];
-    while let Some(Pending { full: dir, rules }) = stack.pop() {
-        if let Some(w) = watcher.as_deref_mut() {
-            w.watch(&dir, dir.strip_prefix(workspace).unwrap_or(Path::new("")));
+    let mut stack = vec![open(
+        workspace,
+        workspace,
+        root_rules,
+        &mut prints,
+        &mut seen,
+    )];
+    while let Some(frame) = stack.last_mut() {
+        let Some((_, entry, kind)) = frame.entries.next() else {
+            stack.pop();
+            continue;
+        };
+        let path = entry.path();
+        if kind.is_dir() {
+            if frame.rules.ignores(&path, true) {
+                continue;
+            }
+            if path.join(".git").symlink_metadata().is_ok() {
+                nested.push(path);
+                continue;
+            }
+            dirs.push(path.clone());
+            let rules = Rc::clone(&frame.rules);
+            let child = open(workspace, &path, rules, &mut prints, &mut seen);
+            stack.push(child);
+            continue;
         }
-        let rules = Rc::new(Rules {
-            own: gitignore(&dir),
-            parent: Some(rules),
-        });
-        // A directory that vanished or cannot be read mid-walk is git's business, not the
-        // cap's; but a walk that missed something cannot vouch for the workspace.
-        let Ok(entries) = std::fs::read_dir(&dir) else {
+        let (file, symlink) = (kind.is_file(), kind.is_symlink());
+        if !file && !symlink || frame.rules.ignores(&path, false) {
+            continue;
+        }
+        let mut up = path.parent();
+        while let Some(d) = up.filter(|d| *d != workspace) {
+            if !holding.insert(d.to_path_buf()) {
+                break;
+            }
+            up = d.parent();
+        }
+        let meta = entry.metadata();
+        if let Some(compare) = seen.compare.as_deref_mut() {
+            let rel = relative_bytes(path.strip_prefix(workspace).unwrap_or(&path));
+            let stat = meta.as_ref().ok().and_then(Stat::of);
+            compare.file(&rel, stat.as_ref());
+        }
+        let Ok(meta) = meta else {
             prints.broken();
             continue;
         };
-        for entry in entries {
-            let Ok(entry) = entry else {
-                prints.broken();
-                continue;
-            };
-            if entry.file_name() == ".git" {
-                continue;
+        if symlink {
+            match std::fs::read_link(&path) {
+                Ok(target) => prints.add(&path, &meta, Some(&target)),
+                Err(_) => prints.broken(),
             }
-            let Ok(kind) = entry.file_type() else {
-                prints.broken();
-                continue;
-            };
-            let path = entry.path();
-            if kind.is_dir() {
-                if rules.ignores(&path, true) {
-                    continue;
-                }
-                if path.join(".git").symlink_metadata().is_ok() {
-                    nested.push(path);
-                    continue;
-                }
-                dirs.push(path.clone());
-                stack.push(Pending {
-                    full: path,
-                    rules: Rc::clone(&rules),
-                });
-                continue;
-            }
-            let (file, symlink) = (kind.is_file(), kind.is_symlink());
-            if !file && !symlink || rules.ignores(&path, false) {
-                continue;
-            }
-            let mut up = path.parent();
-            while let Some(d) = up.filter(|d| *d != workspace) {
-                if !holding.insert(d.to_path_buf()) {
-                    break;
-                }
-                up = d.parent();
-            }
-            let Ok(meta) = entry.metadata() else {
-                prints.broken();
-                continue;
-            };
-            if symlink {
-                match std::fs::read_link(&path) {
-                    Ok(target) => prints.add(&path, &meta, Some(&target)),
-                    Err(_) => prints.broken(),
-                }
-                continue;
-            }
-            prints.add(&path, &meta, None);
-            total += meta.len();
-            if total > cap {
-                return Err(CheckpointError::Disabled {
-                    reason: format!(
-                        "{} holds more than {} of files that .gitignore does not exclude, above the \
-                         checkpoint size cap; no snapshot was taken and file changes cannot be undone \
-                         with /restore or /undo — add large paths to .gitignore or raise \
-                         max_workspace_bytes",
-                        workspace.display(),
-                        human_bytes(cap)
-                    ),
-                });
-            }
+            continue;
+        }
+        prints.add(&path, &meta, None);
+        total += meta.len();
+        if total > cap {
+            return Err(CheckpointError::Disabled {
+                reason: format!(
+                    "{} holds more than {} of files that .gitignore does not exclude, above the \
+                     checkpoint size cap; no snapshot was taken and file changes cannot be undone \
+                     with /restore or /undo — add large paths to .gitignore or raise \
+                     max_workspace_bytes",
+                    workspace.display(),
+                    human_bytes(cap)
+                ),
+            });
         }
     }
     let mut nested_repos: Vec<Vec<u8>> = nested
@@ -188,6 +184,54 @@ pub(crate) fn survey(
         empty_dirs,
         prints,
     })
+}
+
+/// Watches `dir`, then reads its entries (`.git` left out) in git's path order. A directory
+/// that vanished or cannot be read mid-walk is git's business, not the cap's; but a walk that
+/// missed something cannot vouch for the workspace.
+fn open(
+    workspace: &Path,
+    dir: &Path,
+    parent: Rc<Rules>,
+    prints: &mut Builder,
+    seen: &mut Observers<'_>,
+) -> Frame {
+    if let Some(w) = seen.watcher.as_deref_mut() {
+        w.watch(dir, dir.strip_prefix(workspace).unwrap_or(Path::new("")));
+    }
+    let rules = Rc::new(Rules {
+        own: gitignore(dir),
+        parent: Some(parent),
+    });
+    let mut entries = Vec::new();
+    match std::fs::read_dir(dir) {
+        Ok(read) => {
+            for entry in read {
+                let Ok(entry) = entry else {
+                    prints.broken();
+                    continue;
+                };
+                if entry.file_name() == ".git" {
+                    continue;
+                }
+                let Ok(kind) = entry.file_type() else {
+                    prints.broken();
+                    continue;
+                };
+                let mut key = relative_bytes(Path::new(&entry.file_name()));
+                if kind.is_dir() {
+                    key.push(b'/');
+                }
+                entries.push((key, entry, kind));
+            }
+        }
+        Err(_) => prints.broken(),
+    }
+    entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    Frame {
+        rules,
+        entries: entries.into_iter(),
+    }
 }
 
 /// The rules of `dir/.gitignore`, when it has one.
@@ -237,12 +281,16 @@ mod tests {
         std::fs::write(dir.path().join("a.txt"), b"hello").unwrap();
         std::os::unix::fs::symlink("a.txt", dir.path().join("link")).unwrap();
         let prints = || Builder::new(std::time::SystemTime::now(), None);
-        let survey = survey(dir.path(), 100, prints(), None).unwrap();
+        let none = || Observers {
+            watcher: None,
+            compare: None,
+        };
+        let survey = survey(dir.path(), 100, prints(), none()).unwrap();
         assert_eq!(survey.nested_repos, vec![b"vendor/lib".to_vec()]);
         assert_eq!(survey.prints.files, 2, "a.txt and the symlink");
         assert!(survey.empty_dirs.is_empty(), "{:?}", survey.empty_dirs);
         assert!(survey.prints.current.is_some());
-        let err = super::survey(dir.path(), 3, prints(), None).unwrap_err();
+        let err = super::survey(dir.path(), 3, prints(), none()).unwrap_err();
         assert!(matches!(err, CheckpointError::Disabled { .. }), "{err}");
     }
 }

@@ -214,3 +214,29 @@ fn a_new_process_walks_once_then_watches() {
     assert_eq!(second.scan, "watcher (1 paths)");
     assert_eq!(f.state(&cp, &second), f.walked(2));
 }
+
+#[test]
+fn a_walk_names_what_differs_from_the_index_and_falls_back_to_a_scan_when_git_cannot() {
+    let f = fixture();
+    f.open("data").snapshot(&label(1)).unwrap();
+    // Between processes: edits, a deletion, new files, and a file that became a directory.
+    f.write("src/m0/f0.txt", "edited\n");
+    fs::remove_file(f.ws.join("src/m1/f1.txt")).unwrap();
+    f.write("src/m2/new.txt", "new\n");
+    f.write("src/m2/new.log", "ignored\n");
+    let cp = f.open("data");
+    let second = cp.snapshot(&label(2)).unwrap();
+    assert_eq!(f.state(&cp, &second), f.walked(1));
+    fs::remove_file(f.ws.join("src/m0/f3.txt")).unwrap();
+    fs::create_dir(f.ws.join("src/m0/f3.txt")).unwrap();
+    f.write("src/m0/f3.txt/inner.txt", "inside\n");
+    let cp = f.open("data");
+    let third = cp.snapshot(&label(3)).unwrap();
+    assert_eq!(f.state(&cp, &third), f.walked(2));
+    cp.restore(second.id).unwrap();
+    assert_eq!(
+        fs::read_to_string(f.ws.join("src/m0/f3.txt")).unwrap(),
+        "file 3\n"
+    );
+    assert_eq!(f.state(&cp, &second), f.walked(3));
+}
