@@ -21,7 +21,9 @@
 //! `seed`), so its first snapshot hashes only what differs from the user's index. The
 //! snapshot list is read once and then kept up to date in memory. A process's first snapshot
 //! walks the workspace's metadata; a stat fingerprint (see `fingerprint`) lets it skip
-//! `git add` and `write-tree` when nothing changed. That walk arms a file watcher (see
+//! `git add` and `write-tree` when nothing changed, and in a large workspace the walk's
+//! comparison with the index (see `index`) names to git only what differs. That walk arms a
+//! file watcher (see
 //! `watch`): later snapshots of a large workspace ask git only about the paths it saw change,
 //! and walk again only when it cannot tell (overflow, directories created or moved,
 //! `.gitignore` edits). Each snapshot records which way it looked (`Snapshot::scan`).

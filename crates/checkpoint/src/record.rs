@@ -10,8 +10,12 @@
 //!   - the fingerprint matches and the turn is the same: the newest snapshot is returned;
 //!   - the fingerprint matches under a new turn: `commit-tree` of the newest snapshot's tree
 //!     and `update-ref`, two processes;
-//!   - otherwise `add -A`, `write-tree`, and the two above when the tree, the empty
-//!     directories or the turn are new.
+//!   - otherwise, in a large workspace, the walk has compared every file with the private
+//!     index (see `index`): git is named the entries that differ and the untracked files
+//!     `ls-files --others` finds (`update-index`, `write-tree`), instead of `add -A` reading
+//!     every file's metadata a second time; in a small one, or when git cannot take the list,
+//!     `add -A` and `write-tree`; then the two above when the tree, the empty directories or
+//!     the turn are new.
 //!
 //! Each recorded snapshot says which it was (`atto-scan` in its message).
 //!
