@@ -135,10 +135,19 @@ impl Checkpoints {
         }
         let listed = update;
         state.index_tree = None;
-        self.git.run_with_input(
+        let updated = self.git.run_with_input(
             &["update-index", "-z", "--add", "--remove", "--stdin"],
             Some(&listed),
-        )?;
+        );
+        match updated {
+            Ok(_) => {}
+            // A path git will not update in place (a file that became a directory without
+            // the watcher seeing it): git changed nothing; the walk and `add -A` sort it out.
+            Err(CheckpointError::GitFailed { .. }) => {
+                return Ok(Watched::Walk("git could not update a changed path".into()));
+            }
+            Err(e) => return Err(e),
+        }
         let tree = self.git.line(&["write-tree"])?;
         state.index_tree = Some(tree.clone());
         let empty_dirs = self.empty_dirs_after(&base, &tree, &names)?;
