@@ -90,11 +90,6 @@ impl Git {
         entries_in(&self.index.path)
     }
 
-    /// How many entries the published index holds (see [`Git::index_entries`]).
-    pub(crate) fn published_entries(&self) -> Option<u64> {
-        entries_in(&self.index.shared)
-    }
-
     /// The private index file.
     pub(crate) fn index_path(&self) -> &Path {
         &self.index.path

@@ -7,7 +7,7 @@
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
-use crate::fingerprint::{RACY_WINDOW_NS, Stat};
+use crate::fingerprint::Stat;
 
 /// Entry flags (see git's `Documentation/gitformat-index.txt`).
 const ASSUME_VALID: u16 = 0x8000;
@@ -177,8 +177,10 @@ fn varint(r: &mut impl Read) -> Option<u64> {
 
 /// Whether git, seeing `stat` for `entry`'s file, would take the entry as up to date without
 /// reading the file: same type and executable bit, size, mtime, ctime and inode (as git
-/// truncates them), and the entry not racily clean (touched within the racy window of the
-/// index file's own mtime, `index_mtime_ns`).
+/// truncates them), and the entry not racily clean — git's rule: its file was not touched
+/// at or after the moment the index file was written (`index_mtime_ns`, the index's own
+/// mtime; both come from the same filesystem clock, so a write in the same coarse tick as
+/// the index counts as racy).
 pub(crate) fn up_to_date(entry: &IndexEntry, stat: &Stat, index_mtime_ns: i128) -> bool {
     let split = |ns: i128| {
         let secs = ns.div_euclid(1_000_000_000);
@@ -189,7 +191,7 @@ pub(crate) fn up_to_date(entry: &IndexEntry, stat: &Stat, index_mtime_ns: i128) 
         )
     };
     let entry_ns = |(s, n): (u32, u32)| i128::from(s) * 1_000_000_000 + i128::from(n);
-    let racy = entry_ns(entry.mtime).max(entry_ns(entry.ctime)) > index_mtime_ns - RACY_WINDOW_NS;
+    let racy = entry_ns(entry.mtime).max(entry_ns(entry.ctime)) >= index_mtime_ns;
     let file_mode = match stat.mode & TYPE_MASK {
         0o100_000 if stat.mode & 0o100 != 0 => 0o100_755,
         0o100_000 => 0o100_644,
@@ -345,12 +347,10 @@ mod tests {
         let stat = || Stat::of(&std::fs::symlink_metadata(&file).unwrap()).unwrap();
         let settled = i128::MAX / 2;
         assert!(up_to_date(&entry(), &stat(), settled));
-        // Written just now, the index cannot vouch for it: racily clean.
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos();
-        assert!(!up_to_date(&entry(), &stat(), i128::try_from(now).unwrap()));
+        // Touched in the same clock tick as the index was written: git cannot vouch for it.
+        let touched = stat().mtime_ns.max(stat().ctime_ns);
+        assert!(!up_to_date(&entry(), &stat(), touched));
+        assert!(up_to_date(&entry(), &stat(), touched + 1));
         std::fs::write(&file, "two!").unwrap();
         assert!(!up_to_date(&entry(), &stat(), settled));
     }

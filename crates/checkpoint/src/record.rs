@@ -208,10 +208,10 @@ impl Checkpoints {
         // A large workspace compares every file with the private index as it walks, so that
         // git need not scan it again when something changed.
         let threshold = self.limits.watch_from_files;
+        self.git.seed_index();
         let large = state.walked_files >= threshold
-            || self.git.published_entries().is_some_and(|n| n >= threshold);
+            || self.git.index_entries().is_some_and(|n| n >= threshold);
         let mut compare = if large {
-            self.git.seed_index();
             Compare::open(self.git.index_path(), MAX_NAMED)
         } else {
             None
