@@ -7,8 +7,7 @@
 //! files touched in the last seconds), each file's relative to its directory, and stops as soon
 //! as the cap is passed.
 
-use std::collections::HashSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::rc::Rc;
 
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
@@ -59,8 +58,12 @@ impl Rules {
 /// A directory being read: its entries in git's path order (a directory sorts as its name
 /// followed by `/`), so that the walk meets files in the order of an index.
 struct Frame {
+    /// Workspace-relative, `/`-separated, ending in `/` (empty for the root).
+    rel: Vec<u8>,
     rules: Rc<Rules>,
     entries: std::vec::IntoIter<(Vec<u8>, std::fs::DirEntry, std::fs::FileType)>,
+    /// Something a snapshot holds (or a nested repository) lies below it.
+    holds: bool,
 }
 
 /// Where the walk reports what it sees besides the survey.
@@ -79,24 +82,36 @@ pub(crate) fn survey(
     mut prints: Builder,
     mut seen: Observers<'_>,
 ) -> Result<Survey, CheckpointError> {
-    let mut nested: Vec<PathBuf> = Vec::new();
+    let mut nested_repos: Vec<Vec<u8>> = Vec::new();
+    let mut empty_dirs: Vec<Vec<u8>> = Vec::new();
     let mut total: u64 = 0;
-    let mut dirs = Vec::new();
-    let mut holding: HashSet<PathBuf> = HashSet::new();
     let root_rules = Rc::new(Rules {
         own: None,
         parent: None,
     });
-    let mut stack = vec![open(
+    let root = open(
         workspace,
         workspace,
+        Vec::new(),
         root_rules,
         &mut prints,
         &mut seen,
-    )];
+    );
+    let mut stack = vec![root];
     while let Some(frame) = stack.last_mut() {
-        let Some((_, entry, kind)) = frame.entries.next() else {
-            stack.pop();
+        let Some((key, entry, kind)) = frame.entries.next() else {
+            // Done with a directory: empty unless something below it is held.
+            if let Some(done) = stack.pop() {
+                match stack.last_mut() {
+                    Some(parent) if done.holds => parent.holds = true,
+                    Some(_) => {
+                        let mut dir = done.rel;
+                        dir.pop();
+                        empty_dirs.push(dir);
+                    }
+                    None => {}
+                }
+            }
             continue;
         };
         let path = entry.path();
@@ -104,13 +119,17 @@ pub(crate) fn survey(
             if frame.rules.ignores(&path, true) {
                 continue;
             }
+            let mut rel = frame.rel.clone();
+            rel.extend_from_slice(&key);
             if path.join(".git").symlink_metadata().is_ok() {
-                nested.push(path);
+                // Not empty: git skips a nested repository and restores leave it alone.
+                frame.holds = true;
+                rel.pop();
+                nested_repos.push(rel);
                 continue;
             }
-            dirs.push(path.clone());
             let rules = Rc::clone(&frame.rules);
-            let child = open(workspace, &path, rules, &mut prints, &mut seen);
+            let child = open(workspace, &path, rel, rules, &mut prints, &mut seen);
             stack.push(child);
             continue;
         }
@@ -118,16 +137,12 @@ pub(crate) fn survey(
         if !file && !symlink || frame.rules.ignores(&path, false) {
             continue;
         }
-        let mut up = path.parent();
-        while let Some(d) = up.filter(|d| *d != workspace) {
-            if !holding.insert(d.to_path_buf()) {
-                break;
-            }
-            up = d.parent();
-        }
+        frame.holds = true;
         let meta = entry.metadata();
         if let Some(compare) = seen.compare.as_deref_mut() {
-            let rel = relative_bytes(path.strip_prefix(workspace).unwrap_or(&path));
+            let mut rel = Vec::with_capacity(frame.rel.len() + key.len());
+            rel.extend_from_slice(&frame.rel);
+            rel.extend_from_slice(&key);
             let stat = meta.as_ref().ok().and_then(Stat::of);
             compare.file(&rel, stat.as_ref());
         }
@@ -157,26 +172,7 @@ pub(crate) fn survey(
             });
         }
     }
-    let mut nested_repos: Vec<Vec<u8>> = nested
-        .iter()
-        .filter_map(|p| p.strip_prefix(workspace).ok())
-        .map(relative_bytes)
-        .collect();
     nested_repos.sort();
-    // A directory holding a nested repository is not empty (git skips it, restores leave it).
-    for repo in &nested {
-        let mut up = repo.parent();
-        while let Some(dir) = up.filter(|d| *d != workspace) {
-            holding.insert(dir.to_path_buf());
-            up = dir.parent();
-        }
-    }
-    let mut empty_dirs: Vec<Vec<u8>> = dirs
-        .iter()
-        .filter(|d| !holding.contains(*d))
-        .filter_map(|d| d.strip_prefix(workspace).ok())
-        .map(relative_bytes)
-        .collect();
     empty_dirs.sort();
     let prints = prints.finish(&(&nested_repos, &empty_dirs));
     Ok(Survey {
@@ -192,6 +188,7 @@ pub(crate) fn survey(
 fn open(
     workspace: &Path,
     dir: &Path,
+    rel: Vec<u8>,
     parent: Rc<Rules>,
     prints: &mut Builder,
     seen: &mut Observers<'_>,
@@ -229,8 +226,10 @@ fn open(
     }
     entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     Frame {
+        rel,
         rules,
         entries: entries.into_iter(),
+        holds: false,
     }
 }
 
