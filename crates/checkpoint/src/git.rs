@@ -19,6 +19,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use crate::error::CheckpointError;
+use crate::seed;
 
 /// Settings that make the side repository behave the same on every machine.
 const CONFIG: &[&str] = &[
@@ -86,25 +87,43 @@ impl Git {
     /// How many entries the private index holds, from its 12-byte header (`DIRC`, version,
     /// count); `None` when there is no readable index.
     pub(crate) fn index_entries(&self) -> Option<u64> {
-        let mut head = [0u8; 12];
-        std::fs::File::open(&self.index.path)
-            .ok()?
-            .read_exact(&mut head)
-            .ok()?;
-        let [b'D', b'I', b'R', b'C', _, _, _, _, c0, c1, c2, c3] = head else {
-            return None;
-        };
-        Some(u64::from(u32::from_be_bytes([c0, c1, c2, c3])))
+        entries_in(&self.index.path)
+    }
+
+    /// The private index file.
+    pub(crate) fn index_path(&self) -> &Path {
+        &self.index.path
+    }
+
+    /// Whether the private index file exists (a stale-file sweep of a long-idle handle may
+    /// have removed it).
+    pub(crate) fn has_index(&self) -> bool {
+        self.index.path.exists()
     }
 
     /// Makes sure the private index exists before `git add`, as a copy of the published one
-    /// when there is one: git then rehashes only files whose stat data changed since.
+    /// when there is one: git then rehashes only files whose stat data changed since. A side
+    /// repository that never published one starts from the user's own index when it can (see
+    /// `seed`), borrowing their objects.
     pub(crate) fn seed_index(&self) {
         if self.index.seeded.swap(true, Ordering::Relaxed) || self.index.path.exists() {
             return;
         }
         // Best effort: without a seed, `git add` builds the index from scratch (slower).
-        let _ = copy_keeping_mtime(&self.index.shared, &self.index.path);
+        if copy_keeping_mtime(&self.index.shared, &self.index.path).is_ok() {
+            return;
+        }
+        let Some(user) = seed::user_repo(&self.workspace) else {
+            return;
+        };
+        // The copy is checked again: the user's git may have replaced their index meanwhile.
+        let copied = copy_keeping_mtime(&user.index, &self.index.path).is_ok()
+            && std::fs::File::open(&self.index.path)
+                .is_ok_and(|f| seed::usable_index(std::io::BufReader::new(f)))
+            && seed::borrow_objects(&self.side, &user.objects).is_ok();
+        if !copied {
+            let _ = std::fs::remove_file(&self.index.path);
+        }
     }
 
     /// Publishes the private index as the seed for handles opened later. Best effort, as
@@ -191,6 +210,17 @@ impl Drop for PrivateIndex {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.path);
     }
+}
+
+/// How many entries the index file at `path` holds, from its 12-byte header (`DIRC`,
+/// version, count).
+fn entries_in(path: &Path) -> Option<u64> {
+    let mut head = [0u8; 12];
+    std::fs::File::open(path).ok()?.read_exact(&mut head).ok()?;
+    let [b'D', b'I', b'R', b'C', _, _, _, _, c0, c1, c2, c3] = head else {
+        return None;
+    };
+    Some(u64::from(u32::from_be_bytes([c0, c1, c2, c3])))
 }
 
 /// Whether `git add` failed only because a file vanished between its listing and its

@@ -11,24 +11,37 @@
 //! (`atto-index`) and the newest snapshot's stat fingerprint (`atto-fingerprint`). Each
 //! snapshot is a parentless commit of the whole workspace tree under
 //! `refs/atto/checkpoints/<id>`, its message holding turn, tool, session, time and note.
-//! Any number of atto processes may snapshot one workspace at once (see `record` and `git`). Parentless commits plus one ref each make pruning a ref deletion: no history
+//! Any number of atto processes may snapshot one workspace at once (see `record` and `git`).
+//! Parentless commits plus one ref each make pruning a ref deletion: no history
 //! rewrite, and [`Checkpoints::gc`] can reclaim what pruned snapshots held.
 //!
-//! Cost. Snapshots run before every mutating tool call, so each git process counts. The side
-//! repository is created without git; the snapshot list is read once and then kept up to
-//! date in memory; and a stat fingerprint of the workspace (see `fingerprint`) lets a
-//! snapshot of an unchanged workspace skip `git add` and `write-tree`.
+//! Cost. Snapshots run before every mutating tool call, so each git process counts, and so
+//! does every walk of a large workspace. The side repository is created without git and, in
+//! a git workspace, starts from a copy of the user's index while borrowing their objects (see
+//! `seed`), so its first snapshot hashes only what differs from the user's index. The
+//! snapshot list is read once and then kept up to date in memory. A process's first snapshot
+//! walks the workspace's metadata; a stat fingerprint (see `fingerprint`) lets it skip
+//! `git add` and `write-tree` when nothing changed, and in a large workspace the walk's
+//! comparison with the index (see `index`) names to git only what differs. That walk arms a
+//! file watcher (see
+//! `watch`): later snapshots of a large workspace ask git only about the paths it saw change,
+//! and walk again only when it cannot tell (overflow, directories created or moved,
+//! `.gitignore` edits). Each snapshot records which way it looked (`Snapshot::scan`).
 
 mod apply;
 mod error;
 mod fingerprint;
 mod git;
+mod index;
 mod meta;
 mod plan;
 mod record;
 mod restore;
+mod seed;
 mod side;
+mod update;
 mod walk;
+mod watch;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -48,6 +61,10 @@ pub struct Limits {
     pub max_age_days: u32,
     /// Above this many bytes of non-ignored files, snapshots are refused (`Disabled`).
     pub max_workspace_bytes: u64,
+    /// From this many files on, a file watcher tells snapshots what changed so they need not
+    /// walk the workspace (see `watch`); below, a walk costs less than the git process more
+    /// that naming the changed paths takes.
+    pub watch_from_files: u64,
 }
 
 impl Default for Limits {
@@ -56,6 +73,7 @@ impl Default for Limits {
             max_snapshots: 200,
             max_age_days: 14,
             max_workspace_bytes: 500 * 1024 * 1024,
+            watch_from_files: 1_000,
         }
     }
 }
@@ -92,6 +110,10 @@ pub struct Snapshot {
     /// Paths (`/`-separated, relative to the workspace) that differ from the previous
     /// snapshot; empty for the oldest snapshot still kept.
     pub files_changed: Vec<String>,
+    /// How it learned what changed: `walk` (every file's metadata read, with the reason the
+    /// watcher could not answer) or `watcher` (only the paths the file watcher reported were
+    /// looked at). Empty for snapshots recorded before this was kept.
+    pub scan: String,
 }
 
 /// What a restore did.
@@ -351,10 +373,16 @@ impl Checkpoints {
     }
 
     /// Packs the side repository and drops objects only pruned snapshots used, once they are
-    /// older than git's default two weeks. Slow on big workspaces: run it off the hot path
-    /// (for example at session end). It does not block snapshots: git keeps new objects.
+    /// older than git's default two weeks. Objects that snapshots borrow from the user's
+    /// repository (see `seed`) are copied in, so no later rewrite of the user's history can
+    /// take them away. Slow on big workspaces: run it off the hot path (for example at session
+    /// end). It does not block snapshots: git keeps new objects.
     pub fn gc(&self) -> Result<(), CheckpointError> {
-        self.git.run(&["gc", "--quiet"]).map(drop)
+        // `git gc` repacks with `-l`, leaving borrowed objects out; without it they come in.
+        // `-A` loosens what no snapshot uses any more, for `prune` to drop once it is old.
+        self.git.run(&["pack-refs", "--all", "--prune"])?;
+        self.git.run(&["repack", "-A", "-d", "-q"])?;
+        self.git.run(&["prune", "--expire=2.weeks.ago"]).map(drop)
     }
 
     fn take(&self, label: &SnapshotLabel, changes: Changes) -> Result<Snapshot, CheckpointError> {
@@ -439,6 +467,7 @@ fn to_snapshot(e: &Entry, files_changed: Vec<Vec<u8>>) -> Snapshot {
         note: e.note.clone(),
         created_at_ms: e.created_at_ms,
         files_changed,
+        scan: e.scan.clone(),
     }
 }
 

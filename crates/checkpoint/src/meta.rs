@@ -48,6 +48,9 @@ pub(crate) struct Entry {
     pub(crate) created_at_ms: i64,
     /// Directories with no file in the tree (see `walk`), relative, as bytes.
     pub(crate) empty_dirs: Vec<Vec<u8>>,
+    /// How the snapshot learned what changed (see [`Message::scan`]); empty for snapshots
+    /// recorded before this was.
+    pub(crate) scan: String,
 }
 
 /// What a snapshot's commit message records besides its tree.
@@ -59,6 +62,9 @@ pub(crate) struct Message<'a> {
     pub(crate) note: &'a str,
     pub(crate) now_ms: i64,
     pub(crate) empty_dirs: &'a [Vec<u8>],
+    /// How the workspace was looked at: a walk of every file (and why the watcher could not
+    /// answer), or the watcher's list of changed paths.
+    pub(crate) scan: &'a str,
 }
 
 /// The commit message for a snapshot. It holds no id, so one commit can be offered under a
@@ -75,8 +81,10 @@ pub(crate) fn message(m: Message<'_>) -> String {
         .map(|d| format!("atto-empty-dir: {}\n", escape(d)))
         .collect();
     format!(
-        "atto checkpoint\n\natto-turn: {}\natto-tool: {tool}\n{session}{dirs}atto-time-ms: {}\n\n{}\n",
+        "atto checkpoint\n\natto-turn: {}\natto-tool: {tool}\n{session}{dirs}atto-scan: {}\n\
+         atto-time-ms: {}\n\n{}\n",
         m.turn,
+        single_line(m.scan),
         m.now_ms,
         clean_note(m.note)
     )
@@ -104,6 +112,7 @@ pub(crate) fn parse_refs(out: &[u8]) -> Vec<Entry> {
                 note: parsed.note,
                 created_at_ms: parsed.created_at_ms,
                 empty_dirs: parsed.empty_dirs,
+                scan: parsed.scan,
             })
         })
         .collect()
@@ -117,6 +126,7 @@ struct Parsed {
     note: String,
     created_at_ms: i64,
     empty_dirs: Vec<Vec<u8>>,
+    scan: String,
 }
 
 fn parse_message(msg: &str) -> Option<Parsed> {
@@ -126,6 +136,7 @@ fn parse_message(msg: &str) -> Option<Parsed> {
     lines.next()?;
     let (mut turn, mut tool, mut time, mut session) = (None, None, None, None);
     let mut empty_dirs = Vec::new();
+    let mut scan = String::new();
     for line in lines.by_ref() {
         if line.is_empty() {
             break;
@@ -139,6 +150,7 @@ fn parse_message(msg: &str) -> Option<Parsed> {
             "atto-time-ms" => time = value.parse().ok(),
             "atto-session" if !value.is_empty() => session = Some(value.to_owned()),
             "atto-empty-dir" => empty_dirs.extend(unescape(value)),
+            "atto-scan" => scan = value.to_owned(),
             _ => {}
         }
     }
@@ -150,6 +162,7 @@ fn parse_message(msg: &str) -> Option<Parsed> {
         note,
         created_at_ms: time?,
         empty_dirs,
+        scan,
     })
 }
 
@@ -214,6 +227,7 @@ mod tests {
             note: "before\x01 edit\nline two",
             now_ms: 1_700,
             empty_dirs: &[b"empty".to_vec(), b"odd %\n\xff/x".to_vec()],
+            scan: "watcher (2 paths)",
         });
         let raw = format!("0000000007\0c0ffee\0beef\0{msg}\u{1e}\n");
         let entries = parse_refs(raw.as_bytes());
@@ -229,6 +243,7 @@ mod tests {
                 note: "before edit\nline two".into(),
                 created_at_ms: 1_700,
                 empty_dirs: vec![b"empty".to_vec(), b"odd %\n\xff/x".to_vec()],
+                scan: "watcher (2 paths)".into(),
             }]
         );
     }
@@ -242,6 +257,7 @@ mod tests {
             note: "",
             now_ms: 5,
             empty_dirs: &[],
+            scan: "",
         });
         let raw = format!("0000000001\0a\0b\0{msg}\u{1e}\n");
         let e = &parse_refs(raw.as_bytes())[0];

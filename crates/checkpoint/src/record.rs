@@ -2,12 +2,22 @@
 //! repository once and then kept up to date in memory, and the stat fingerprint known to stand
 //! for the newest snapshot.
 //!
-//! Three paths, cheapest first:
-//! - the fingerprint matches and the turn is the same: the newest snapshot is returned, no git;
-//! - the fingerprint matches under a new turn: `commit-tree` of the newest snapshot's tree and
-//!   `update-ref`, two processes;
-//! - otherwise `add -A`, `write-tree`, and the two above when the tree, the empty
-//!   directories or the turn are new.
+//! How a snapshot learns what the workspace holds, cheapest first:
+//! - the watcher (see `watch`) has been watching since this handle's last snapshot and names
+//!   the files that changed: git is asked about those paths only (`ls-files`, `update-index`,
+//!   `write-tree` on the private index), none when nothing changed;
+//! - otherwise a walk reads every file's metadata (see `walk`), re-arming the watcher:
+//!   - the fingerprint matches and the turn is the same: the newest snapshot is returned;
+//!   - the fingerprint matches under a new turn: `commit-tree` of the newest snapshot's tree
+//!     and `update-ref`, two processes;
+//!   - otherwise, in a large workspace, the walk has compared every file with the private
+//!     index (see `index`): git is named the entries that differ and the untracked files
+//!     `ls-files --others` finds (`update-index`, `write-tree`), instead of `add -A` reading
+//!     every file's metadata a second time; in a small one, or when git cannot take the list,
+//!     `add -A` and `write-tree`; then the two above when the tree, the empty directories or
+//!     the turn are new.
+//!
+//! Each recorded snapshot says which it was (`atto-scan` in its message).
 //!
 //! A stale list (another atto process took snapshots) is harmless here: a fingerprint match
 //! still proves the workspace holds that snapshot's tree. An id is claimed by creating its ref
@@ -22,12 +32,18 @@ use std::time::SystemTime;
 use crate::error::CheckpointError;
 use crate::fingerprint::{Builder, Fingerprint, Known};
 use crate::git::is_lock_busy;
+use crate::index::Compare;
 use crate::meta::{self, Entry};
+use crate::update::{Base, Watched};
+use crate::watch::Watcher;
 use crate::{Changes, Checkpoints, SnapshotLabel, now_ms, side, walk};
 
 /// The object id git uses for "this ref must not exist yet".
 const ZERO_OID: &str = "0000000000000000000000000000000000000000";
 const DAY_MS: i64 = 24 * 60 * 60 * 1000;
+/// Above this many index entries that differ from the workspace, `add -A` is cheaper than
+/// naming them.
+const MAX_NAMED: usize = 20_000;
 /// How many ids one snapshot tries before giving up: each failed try means another process
 /// recorded a snapshot in between, so this many only happens under a flood of them.
 const CLAIM_TRIES: usize = 64;
@@ -39,6 +55,17 @@ pub(crate) struct State {
     entries: Option<Vec<Entry>>,
     /// The fingerprint standing for the newest snapshot, when one does.
     known: Option<Known>,
+    /// The file watcher, once the first walk armed it; `None` before, or where there is none.
+    pub(crate) watcher: Option<Watcher>,
+    /// No watcher could be started: do not try again for every snapshot.
+    pub(crate) unwatched: bool,
+    /// What the workspace held at this handle's last snapshot: what the watcher's changes are
+    /// relative to.
+    pub(crate) base: Option<Base>,
+    /// The tree the private index holds, when known.
+    pub(crate) index_tree: Option<String>,
+    /// How many files the last walk saw.
+    pub(crate) walked_files: u64,
 }
 
 impl State {
@@ -47,6 +74,11 @@ impl State {
         Self {
             entries: empty.then(Vec::new),
             known: None,
+            watcher: None,
+            unwatched: false,
+            base: None,
+            index_tree: None,
+            walked_files: 0,
         }
     }
 
@@ -80,7 +112,7 @@ impl Checkpoints {
         Ok(state.entries.insert(entries))
     }
 
-    /// Takes a snapshot (see the module doc for its three paths) and returns the newest entry
+    /// Takes a snapshot (see the module doc for its paths) and returns the newest entry
     /// with, when asked, the paths it changed. The caller holds the lock.
     pub(crate) fn record(
         &self,
@@ -91,14 +123,120 @@ impl Checkpoints {
         if state.entries.is_none() {
             self.reload(state)?;
         }
+        let why = match self.watched(state) {
+            Ok(Watched::Recorded(base, paths)) => {
+                let scan = format!("watcher ({paths} paths)");
+                self.record_base(state, label, &base, &scan)?;
+                state.base = Some(base);
+                return self.finish(state, changes);
+            }
+            Ok(Watched::Walk(why)) => why,
+            Err(e) => {
+                self.lose_base(state, "the last snapshot from the watcher failed");
+                return Err(e);
+            }
+        };
+        let result = self.record_walked(state, label, &format!("walk ({why})"));
+        if result.is_err() {
+            self.lose_base(state, "the last walk failed");
+        }
+        result?;
+        self.finish(state, changes)
+    }
+
+    /// Forgets what the watcher's changes were relative to: the next snapshot walks.
+    fn lose_base(&self, state: &mut State, why: &'static str) {
+        state.base = None;
+        if let Some(w) = &mut state.watcher {
+            w.forget(why);
+        }
+    }
+
+    /// Records `base` as the newest snapshot unless the newest already holds it in this turn
+    /// and session.
+    fn record_base(
+        &self,
+        state: &mut State,
+        label: &SnapshotLabel,
+        base: &Base,
+        scan: &str,
+    ) -> Result<(), CheckpointError> {
+        let newest = state.entries().first();
+        let same = newest.is_some_and(|p| {
+            p.tree == base.tree
+                && p.empty_dirs == base.empty_dirs
+                && p.turn == label.turn
+                && p.session.as_deref() == self.session()
+        });
+        if same {
+            return Ok(());
+        }
+        // A fingerprint standing for the newest snapshot still stands for an identical one.
+        let carried = state.known.as_ref().and_then(|k| {
+            let n = newest?;
+            let identical = k.id == n.id
+                && k.commit == n.commit
+                && n.tree == base.tree
+                && n.empty_dirs == base.empty_dirs;
+            identical.then_some(k.fingerprint)
+        });
+        self.commit(state, base.tree.clone(), &base.empty_dirs, label, scan)?;
+        match carried {
+            Some(fingerprint) => self.remember(state, fingerprint),
+            None => state.known = None,
+        }
+        Ok(())
+    }
+
+    /// The walk's path: reads every file's metadata (re-arming the watcher), then the
+    /// fingerprint decides whether git must look. `scan` goes into a recorded snapshot.
+    fn record_walked(
+        &self,
+        state: &mut State,
+        label: &SnapshotLabel,
+        scan: &str,
+    ) -> Result<(), CheckpointError> {
+        if state.watcher.is_none() && !state.unwatched {
+            state.watcher = Watcher::new();
+            state.unwatched = state.watcher.is_none();
+        }
+        if let Some(w) = &mut state.watcher {
+            w.start_walk();
+        }
+        state.base = None;
         let earlier = state.known.as_ref().map(|k| k.fingerprint.taken_ns);
+        // A large workspace compares every file with the private index as it walks, so that
+        // git need not scan it again when something changed.
+        let threshold = self.limits.watch_from_files;
+        self.git.seed_index();
+        let large = state.walked_files >= threshold
+            || self.git.index_entries().is_some_and(|n| n >= threshold);
+        let mut compare = if large {
+            Compare::open(self.git.index_path(), MAX_NAMED)
+        } else {
+            None
+        };
         let survey = walk::survey(
             &self.workspace,
             self.limits.max_workspace_bytes,
             Builder::new(SystemTime::now(), earlier),
-        )?;
+            walk::Observers {
+                watcher: state.watcher.as_mut(),
+                compare: compare.as_mut(),
+            },
+        );
+        let survey = match survey {
+            Ok(survey) => survey,
+            Err(e) => {
+                if let Some(w) = &mut state.watcher {
+                    w.walk_failed();
+                }
+                return Err(e);
+            }
+        };
         side::write_info(self.git.side(), &survey.nested_repos)?;
         let prints = survey.prints;
+        state.walked_files = prints.files;
         let newest = state.entries().first().cloned();
         let known_value = state.known.as_ref().and_then(|k| {
             let n = newest.as_ref()?;
@@ -116,18 +254,33 @@ impl Checkpoints {
                     self.remember(state, fingerprint);
                 }
             } else {
-                self.commit(state, prev.tree.clone(), &survey.empty_dirs, label)?;
+                self.commit(state, prev.tree.clone(), &survey.empty_dirs, label, scan)?;
                 match prints.current {
                     Some(fingerprint) => self.remember(state, fingerprint),
                     None => state.known = None,
                 }
             }
-            return self.finish(state, changes);
+            state.base = Some(Base {
+                tree: prev.tree.clone(),
+                empty_dirs: survey.empty_dirs,
+            });
+            return Ok(());
         }
 
         self.git.seed_index();
-        self.git.run(&["add", "-A", "--", "."])?;
-        let tree = self.git.line(&["write-tree"])?;
+        state.index_tree = None;
+        let named = match compare.and_then(Compare::finish) {
+            Some(changed) => self.update_named(&changed)?,
+            None => None,
+        };
+        let tree = match named {
+            Some(tree) => tree,
+            None => {
+                self.git.run(&["add", "-A", "--", "."])?;
+                self.git.line(&["write-tree"])?
+            }
+        };
+        state.index_tree = Some(tree.clone());
         self.git.publish_index();
         // The fingerprint stands for this tree only if git indexed exactly as many files as
         // the walk saw. This catches files git keeps that the walk skips: tracked files that
@@ -143,7 +296,7 @@ impl Checkpoints {
                 && p.session.as_deref() == self.session()
         });
         if !same {
-            self.commit(state, tree, &survey.empty_dirs, label)?;
+            self.commit(state, tree.clone(), &survey.empty_dirs, label, scan)?;
         }
         match trusted {
             Some(fingerprint) => self.remember(state, fingerprint),
@@ -151,7 +304,45 @@ impl Checkpoints {
             // Whatever fingerprint already stood for the unchanged newest snapshot still does.
             None => {}
         }
-        self.finish(state, changes)
+        state.base = Some(Base {
+            tree,
+            empty_dirs: survey.empty_dirs,
+        });
+        Ok(())
+    }
+
+    /// Brings the private index up to date by naming to git the `changed` entries the walk
+    /// found and the files git finds untracked (`ls-files --others`: git alone decides which
+    /// no ignore rule covers), instead of `add -A` scanning every file again. Returns the new
+    /// tree, or `None` when `add -A` has to do it (a nested repository, or a path git would
+    /// not update in place, such as a file that became a directory).
+    fn update_named(&self, changed: &[Vec<u8>]) -> Result<Option<String>, CheckpointError> {
+        let others = self
+            .git
+            .run(&["ls-files", "-z", "--others", "--exclude-standard"])?;
+        if crate::git::split_nul_bytes(&others)
+            .iter()
+            .any(|p| p.ends_with(b"/"))
+        {
+            return Ok(None);
+        }
+        let mut input = others;
+        for path in changed {
+            input.extend_from_slice(path);
+            input.push(0);
+        }
+        if !input.is_empty() {
+            let updated = self.git.run_with_input(
+                &["update-index", "-z", "--add", "--remove", "--stdin"],
+                Some(&input),
+            );
+            match updated {
+                Ok(_) => {}
+                Err(CheckpointError::GitFailed { .. }) => return Ok(None),
+                Err(e) => return Err(e),
+            }
+        }
+        self.git.line(&["write-tree"]).map(Some)
     }
 
     /// Returns the newest snapshot and what it changed, then prunes.
@@ -183,6 +374,7 @@ impl Checkpoints {
         tree: String,
         empty_dirs: &[Vec<u8>],
         label: &SnapshotLabel,
+        scan: &str,
     ) -> Result<(), CheckpointError> {
         let now = now_ms();
         let msg = meta::message(meta::Message {
@@ -192,6 +384,7 @@ impl Checkpoints {
             note: &label.note,
             now_ms: now,
             empty_dirs,
+            scan,
         });
         let commit = self
             .git
@@ -224,6 +417,7 @@ impl Checkpoints {
                         note: label.note.clone(),
                         created_at_ms: now,
                         empty_dirs: empty_dirs.to_vec(),
+                        scan: scan.to_owned(),
                     };
                     state.entries.get_or_insert_default().insert(0, entry);
                     return Ok(());

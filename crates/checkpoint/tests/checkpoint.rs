@@ -455,3 +455,80 @@ fn a_snapshots_text_is_read_back_for_the_paths_asked() {
     );
     assert!(!read.contains_key("never.txt"));
 }
+
+/// Loose objects written into the side repository (borrowed ones are not among them).
+fn loose_objects(side: &Path) -> usize {
+    fs::read_dir(side.join("objects"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().len() == 2)
+        .map(|e| fs::read_dir(e.path()).unwrap().count())
+        .sum()
+}
+
+#[test]
+fn a_git_workspace_is_snapshotted_from_the_users_index_without_rehashing_it() {
+    let f = fixture();
+    f.git(&["init", "-q"]);
+    for i in 0..40 {
+        f.write(
+            &format!("src/m{}/f{i}.txt", i % 4),
+            &format!("committed {i}\n"),
+        );
+    }
+    f.write("staged.txt", "v1\n");
+    f.write("unstaged.txt", "v1\n");
+    f.git(&["add", "-A"]);
+    f.git(&["commit", "-q", "-m", "init"]);
+    f.write("staged.txt", "v2 staged\n");
+    f.git(&["add", "staged.txt"]);
+    f.write("unstaged.txt", "v2 unstaged\n");
+    f.write("untracked.txt", "new\n");
+    // Out of git's racy window, as a checkout usually is: its stat data is then trusted.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let git_before = dump(&f.ws.join(".git"));
+    let status_before = f.git(&["status", "--porcelain", "--untracked-files=all"]);
+    let before = dump(&f.ws);
+
+    let cp = f.open(Limits::default());
+    let first = cp.snapshot(&label(1, None)).unwrap();
+    let side = cp.side_repo().to_path_buf();
+    let alternates = fs::read_to_string(side.join("objects/info/alternates")).unwrap();
+    assert!(
+        alternates.trim_end().ends_with("/.git/objects"),
+        "{alternates}"
+    );
+    // Only what differs from the user's index was hashed: the unstaged and untracked files,
+    // the trees above them and the commit (the staged blob is the user's).
+    let written = loose_objects(&side);
+    assert!(written <= 5, "{written} objects written for 43 files");
+
+    f.write("unstaged.txt", "by the agent\n");
+    f.write("src/m1/f1.txt", "by the agent\n");
+    fs::remove_file(f.ws.join("staged.txt")).unwrap();
+    f.write("created.txt", "by the agent\n");
+    cp.snapshot(&label(1, Some("bash"))).unwrap();
+    cp.restore(first.id).unwrap();
+    let mut restored = dump(&f.ws);
+    restored.retain(|p, _| !p.starts_with(f.ws.join(".git")));
+    let mut expected = before;
+    expected.retain(|p, _| !p.starts_with(f.ws.join(".git")));
+    assert_eq!(restored, expected);
+    assert_eq!(
+        dump(&f.ws.join(".git")),
+        git_before,
+        ".git must be byte-identical"
+    );
+    assert_eq!(
+        f.git(&["status", "--porcelain", "--untracked-files=all"]),
+        status_before
+    );
+
+    // gc copies what snapshots borrow: they survive the user's repository going away.
+    cp.gc().unwrap();
+    fs::rename(f.ws.join(".git"), f.data.join("moved-git")).unwrap();
+    f.write("src/m2/f2.txt", "changed again\n");
+    cp.restore(first.id).unwrap();
+    assert_eq!(f.read("src/m2/f2.txt").as_deref(), Some("committed 2\n"));
+    assert_eq!(f.read("staged.txt").as_deref(), Some("v2 staged\n"));
+}

@@ -176,3 +176,22 @@ async fn grep_invalid_regex_and_caps() {
     );
     assert!(out.len() < 400);
 }
+
+#[tokio::test]
+async fn a_glob_with_leading_directories_walks_only_them_and_keeps_the_ignore_rules() {
+    let ws = tree(true);
+    // Only directories on the pattern's literal path are entered; what matches is what a
+    // full walk finds.
+    ws.write("other/deep/x.rs", "fn other() {}\n");
+    let out = ws.ok("glob", json!({"pattern": "src/deep/**/*.rs"})).await;
+    assert_eq!(out, "src/deep/er/x.rs");
+    let out = ws.ok("glob", json!({"pattern": "src/*.rs"})).await;
+    assert_eq!(out, "src/lib.rs\nsrc/main.rs");
+    // Inside an ignored directory nothing matches, as in a full walk.
+    let out = ws.ok("glob", json!({"pattern": "ignored/*.rs"})).await;
+    assert!(out.starts_with("no files match"), "{out}");
+    let out = ws
+        .ok("grep", json!({"pattern": "fn", "glob": "src/deep/**/*.rs"}))
+        .await;
+    assert_eq!(out, "src/deep/er/x.rs:1:fn hello_deep() {}");
+}

@@ -8,6 +8,7 @@
 mod bad_input;
 mod cancel;
 mod checkpoints;
+mod checkpoints_watched;
 mod common;
 mod concurrency;
 mod conveniences;

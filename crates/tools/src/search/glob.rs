@@ -63,7 +63,7 @@ impl Tool for GlobTool {
                 let ctx = ctx_owned;
                 let ws = &ctx.workspace;
                 let mut found = Vec::new();
-                for_each_file(&ctx, &root, |abs, rel| {
+                for_each_file(&ctx, &root, glob.literal_dir(), |abs, rel| {
                     if glob.is_match(rel) {
                         found.push(paths::relative(ws, abs));
                     }

@@ -86,7 +86,8 @@ impl Tool for GrepTool {
                     .line_number(true)
                     .build();
                 let mut out = Vec::new();
-                for_each_file(&ctx, &root, |abs: &Path, rel: &Path| {
+                let within = filter.as_ref().and_then(PathGlob::literal_dir);
+                for_each_file(&ctx, &root, within, |abs: &Path, rel: &Path| {
                     if filter.as_ref().is_some_and(|g| !g.is_match(rel)) {
                         return true;
                     }

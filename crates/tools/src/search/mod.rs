@@ -24,14 +24,34 @@ const CANCEL_CHECK_EVERY: usize = 256;
 
 /// A sorted, gitignore-aware walk of `root`, `.git/` excluded.
 pub(crate) fn walk(root: &Path, max_depth: Option<usize>) -> ignore::Walk {
+    walk_within(root, max_depth, None)
+}
+
+/// [`walk`], entering only the directories on the way to or below `within` (relative to
+/// `root`): a glob whose path starts with literal directories never matches anything outside
+/// them, so a walk of a large workspace need not visit the rest. The walk still starts at
+/// `root`, so ignore rules and symbolic links are treated exactly as in a full walk.
+fn walk_within(root: &Path, max_depth: Option<usize>, within: Option<PathBuf>) -> ignore::Walk {
     let mut builder = ignore::WalkBuilder::new(root);
+    let top = root.to_path_buf();
     builder
         .hidden(false)
         .require_git(false)
         .follow_links(false)
         .max_depth(max_depth)
         .sort_by_file_name(|a, b| a.cmp(b))
-        .filter_entry(|e| e.file_name() != ".git");
+        .filter_entry(move |e| {
+            if e.file_name() == ".git" {
+                return false;
+            }
+            match &within {
+                Some(prefix) if e.file_type().is_some_and(|t| t.is_dir()) => {
+                    let rel = e.path().strip_prefix(&top).unwrap_or(e.path());
+                    rel.starts_with(prefix) || prefix.starts_with(rel)
+                }
+                _ => true,
+            }
+        });
     builder.build()
 }
 
@@ -78,6 +98,28 @@ impl PathGlob {
         })
     }
 
+    /// The directories every match lies in (relative to the search root): the pattern's
+    /// leading components that hold no glob syntax, its last component left out; `None` when
+    /// there are none.
+    pub(crate) fn literal_dir(&self) -> Option<PathBuf> {
+        if self.name_only {
+            return None;
+        }
+        let pattern = self.matcher.glob().glob();
+        let mut components: Vec<&str> = pattern.split('/').collect();
+        components.pop();
+        let literal: Vec<&str> = components
+            .into_iter()
+            .take_while(|c| {
+                !c.is_empty()
+                    && *c != "."
+                    && *c != ".."
+                    && !c.contains(['*', '?', '[', ']', '{', '}', '\\'])
+            })
+            .collect();
+        (!literal.is_empty()).then(|| literal.iter().collect())
+    }
+
     /// Whether `rel` (relative to the search root) matches.
     pub(crate) fn is_match(&self, rel: &Path) -> bool {
         if self.name_only {
@@ -89,13 +131,15 @@ impl PathGlob {
 }
 
 /// The regular files under `root` (and symlinks to files inside the workspace), in walk
-/// order, as (absolute path, path relative to `root`). Stops when `visit` returns false.
+/// order, as (absolute path, path relative to `root`); with `within`, only those in that
+/// directory (relative to `root`; see [`walk_within`]). Stops when `visit` returns false.
 pub(crate) fn for_each_file(
     ctx: &ToolContext,
     root: &Path,
+    within: Option<PathBuf>,
     mut visit: impl FnMut(&Path, &Path) -> bool,
 ) -> Result<(), ToolError> {
-    for (n, entry) in walk(root, None).enumerate() {
+    for (n, entry) in walk_within(root, None, within).enumerate() {
         if n % CANCEL_CHECK_EVERY == 0 && ctx.cancel.is_cancelled() {
             return Err(ToolError::Cancelled);
         }
@@ -124,4 +168,26 @@ pub(crate) fn for_each_file(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_globs_literal_directories_are_where_its_matches_lie() {
+        let cases = [
+            ("*.rs", None),
+            ("src/*.rs", Some("src")),
+            ("./src/deep/**/*.rs", Some("src/deep")),
+            ("src/a*/x.rs", Some("src")),
+            ("**/er/*.rs", None),
+            ("../outside/*.rs", None),
+            ("src/{a,b}/x.rs", Some("src")),
+        ];
+        for (pattern, want) in cases {
+            let glob = PathGlob::new(pattern).unwrap();
+            assert_eq!(glob.literal_dir(), want.map(PathBuf::from), "{pattern}");
+        }
+    }
 }

@@ -1,0 +1,242 @@
+//! Snapshots taken from the file watcher's list of changed paths hold exactly what a walk of
+//! the whole workspace would find, and fall back to that walk whenever the watcher cannot
+//! vouch for what changed: real git, real inotify, real temp workspaces.
+// Tests fail loudly on setup errors; workspace lints deny these outside #[test] functions.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![cfg(target_os = "linux")]
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use atto_checkpoint::{Checkpoints, Limits, Snapshot, SnapshotLabel};
+use tempfile::TempDir;
+
+struct Fixture {
+    root: TempDir,
+    ws: PathBuf,
+}
+
+fn fixture() -> Fixture {
+    let root = tempfile::tempdir().unwrap();
+    let ws = root.path().join("ws");
+    fs::create_dir_all(&ws).unwrap();
+    let f = Fixture { root, ws };
+    f.write(".gitignore", "*.log\nbuild/\n");
+    for i in 0..30 {
+        f.write(&format!("src/m{}/f{i}.txt", i % 3), &format!("file {i}\n"));
+    }
+    f.write("lonely/only.txt", "alone\n");
+    fs::create_dir_all(f.ws.join("empty/inner")).unwrap();
+    f
+}
+
+impl Fixture {
+    /// Watches from the first file on, so these small workspaces take the watcher's path.
+    fn open(&self, data: &str) -> Checkpoints {
+        let limits = Limits {
+            watch_from_files: 0,
+            ..Limits::default()
+        };
+        Checkpoints::open(&self.root.path().join(data), &self.ws, limits).unwrap()
+    }
+    fn write(&self, path: &str, text: &str) {
+        let full = self.ws.join(path);
+        fs::create_dir_all(full.parent().unwrap()).unwrap();
+        fs::write(full, text).unwrap();
+    }
+    fn git(&self, side: &Path, args: &[&str]) -> String {
+        let out = Command::new("git")
+            .arg(format!("--git-dir={}", side.display()))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    }
+    /// A snapshot's tree and recorded empty directories.
+    fn state(&self, cp: &Checkpoints, s: &Snapshot) -> (String, Vec<String>) {
+        let side = cp.side_repo();
+        let tree = self.git(side, &["rev-parse", &format!("{}^{{tree}}", s.commit)]);
+        let message = self.git(side, &["log", "-1", "--format=%B", &s.commit]);
+        let dirs = message
+            .lines()
+            .filter(|l| l.starts_with("atto-empty-dir: "))
+            .map(str::to_owned)
+            .collect();
+        (tree.trim().to_owned(), dirs)
+    }
+    /// What a walk of the whole workspace finds now: a snapshot in a fresh data dir.
+    fn walked(&self, n: usize) -> (String, Vec<String>) {
+        let cp = self.open(&format!("fresh{n}"));
+        let s = cp.snapshot(&label(1)).unwrap();
+        assert!(s.scan.starts_with("walk"), "{}", s.scan);
+        self.state(&cp, &s)
+    }
+}
+
+fn label(turn: u32) -> SnapshotLabel {
+    SnapshotLabel {
+        turn,
+        tool: Some("bash".into()),
+        note: String::new(),
+    }
+}
+
+#[test]
+fn file_changes_are_recorded_from_the_watcher_exactly_as_a_walk_would() {
+    let f = fixture();
+    let cp = f.open("data");
+    let first = cp.snapshot(&label(1)).unwrap();
+    assert!(
+        first.scan.starts_with("walk (first snapshot"),
+        "{}",
+        first.scan
+    );
+
+    // Edit, create, delete and rename files; an ignored file changes too.
+    f.write("src/m0/f0.txt", "edited\n");
+    f.write("src/m1/new.txt", "created\n");
+    fs::remove_file(f.ws.join("src/m2/f2.txt")).unwrap();
+    fs::rename(f.ws.join("src/m1/f1.txt"), f.ws.join("src/m0/renamed.txt")).unwrap();
+    f.write("src/m0/debug.log", "ignored\n");
+    // The last file of a directory goes: the directory stays, empty.
+    fs::remove_file(f.ws.join("lonely/only.txt")).unwrap();
+    let second = cp.snapshot(&label(1)).unwrap();
+    // Seven paths reported, the ignored one among them: git leaves that one out.
+    assert_eq!(second.scan, "watcher (7 paths)");
+    let mut changed = second.files_changed.clone();
+    changed.sort();
+    assert_eq!(
+        changed,
+        [
+            "lonely/only.txt",
+            "src/m0/f0.txt",
+            "src/m0/renamed.txt",
+            "src/m1/f1.txt",
+            "src/m1/new.txt",
+            "src/m2/f2.txt"
+        ]
+    );
+    assert_eq!(f.state(&cp, &second), f.walked(1));
+
+    // Nothing changed: no new snapshot, no git.
+    let calls = cp.git_calls();
+    assert_eq!(cp.snapshot_quick(&label(1)).unwrap().id, second.id);
+    assert_eq!(cp.git_calls(), calls);
+    // A file comes back into the empty directory; an ignored one leaves another empty.
+    f.write("lonely/back.txt", "back\n");
+    f.write("empty/inner/note.log", "ignored\n");
+    let third = cp.snapshot(&label(1)).unwrap();
+    assert_eq!(third.scan, "watcher (2 paths)");
+    assert_eq!(f.state(&cp, &third), f.walked(2));
+
+    cp.restore(first.id).unwrap();
+    assert_eq!(
+        fs::read_to_string(f.ws.join("src/m1/f1.txt")).unwrap(),
+        "file 1\n"
+    );
+    assert!(!f.ws.join("src/m0/renamed.txt").exists());
+    assert!(!f.ws.join("lonely/back.txt").exists());
+    assert_eq!(f.state(&cp, &first), f.walked(3));
+    cp.restore(third.id).unwrap();
+    assert_eq!(f.state(&cp, &third), f.walked(4));
+}
+
+#[test]
+fn directory_changes_and_an_overflow_fall_back_to_a_walk() {
+    let f = fixture();
+    let cp = f.open("data");
+    let first = cp.snapshot(&label(1)).unwrap();
+
+    // What a `bash` command does: directories created, removed and renamed.
+    fs::create_dir_all(f.ws.join("src/m0/deep/er")).unwrap();
+    f.write("src/m0/deep/er/x.txt", "x\n");
+    fs::rename(f.ws.join("src/m1"), f.ws.join("src/m9")).unwrap();
+    fs::remove_dir_all(f.ws.join("empty")).unwrap();
+    fs::create_dir_all(f.ws.join("build/out")).unwrap();
+    let second = cp.snapshot(&label(1)).unwrap();
+    assert_eq!(
+        second.scan,
+        "walk (a directory was created, removed or moved)"
+    );
+    assert_eq!(f.state(&cp, &second), f.walked(1));
+
+    // The walk re-armed the watcher, new directories included.
+    f.write("src/m0/deep/er/x.txt", "changed\n");
+    f.write("src/m9/f1.txt", "changed\n");
+    let third = cp.snapshot(&label(1)).unwrap();
+    assert_eq!(third.scan, "watcher (2 paths)");
+    assert_eq!(f.state(&cp, &third), f.walked(2));
+
+    // More events than the kernel queues: the watcher says so and the walk takes over.
+    let limit: usize = fs::read_to_string("/proc/sys/fs/inotify/max_queued_events")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(16_384);
+    for i in 0..=limit / 2 + 1 {
+        f.write("src/m0/a.txt", &i.to_string());
+        f.write("src/m2/b.txt", &i.to_string());
+    }
+    let fourth = cp.snapshot(&label(1)).unwrap();
+    assert_eq!(fourth.scan, "walk (the watcher's event queue overflowed)");
+    assert_eq!(f.state(&cp, &fourth), f.walked(3));
+    f.write(".gitignore", "*.log\n");
+    let fifth = cp.snapshot(&label(1)).unwrap();
+    assert_eq!(fifth.scan, "walk (a .gitignore changed)");
+    assert_eq!(f.state(&cp, &fifth), f.walked(4));
+
+    cp.restore(first.id).unwrap();
+    assert_eq!(f.state(&cp, &first), f.walked(5));
+    assert!(f.ws.join("src/m1/f1.txt").exists() && !f.ws.join("src/m9").exists());
+    assert!(f.ws.join("empty/inner").is_dir());
+}
+
+#[test]
+fn a_new_process_walks_once_then_watches() {
+    let f = fixture();
+    f.open("data").snapshot(&label(1)).unwrap();
+    f.write("src/m0/f0.txt", "between processes\n");
+    let cp = f.open("data");
+    let first = cp.snapshot(&label(2)).unwrap();
+    assert!(
+        first.scan.starts_with("walk (first snapshot"),
+        "{}",
+        first.scan
+    );
+    assert_eq!(f.state(&cp, &first), f.walked(1));
+    f.write("src/m0/f3.txt", "in this process\n");
+    let second = cp.snapshot(&label(2)).unwrap();
+    assert_eq!(second.scan, "watcher (1 paths)");
+    assert_eq!(f.state(&cp, &second), f.walked(2));
+}
+
+#[test]
+fn a_walk_names_what_differs_from_the_index_and_falls_back_to_a_scan_when_git_cannot() {
+    let f = fixture();
+    f.open("data").snapshot(&label(1)).unwrap();
+    // Between processes: edits, a deletion, new files, and a file that became a directory.
+    f.write("src/m0/f0.txt", "edited\n");
+    fs::remove_file(f.ws.join("src/m1/f1.txt")).unwrap();
+    f.write("src/m2/new.txt", "new\n");
+    f.write("src/m2/new.log", "ignored\n");
+    let cp = f.open("data");
+    let second = cp.snapshot(&label(2)).unwrap();
+    assert_eq!(f.state(&cp, &second), f.walked(1));
+    fs::remove_file(f.ws.join("src/m0/f3.txt")).unwrap();
+    fs::create_dir(f.ws.join("src/m0/f3.txt")).unwrap();
+    f.write("src/m0/f3.txt/inner.txt", "inside\n");
+    let cp = f.open("data");
+    let third = cp.snapshot(&label(3)).unwrap();
+    assert_eq!(f.state(&cp, &third), f.walked(2));
+    cp.restore(second.id).unwrap();
+    assert_eq!(
+        fs::read_to_string(f.ws.join("src/m0/f3.txt")).unwrap(),
+        "file 3\n"
+    );
+    assert_eq!(f.state(&cp, &second), f.walked(3));
+}
