@@ -24,6 +24,7 @@ pub mod mailbox;
 pub mod report;
 pub mod schedule;
 pub mod task;
+mod text;
 pub mod worker;
 
 pub use config::{ConfigError, Isolation, Loaded, RoleModels, SwarmConfig};

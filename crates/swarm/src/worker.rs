@@ -15,6 +15,8 @@ use serde_json::Value;
 use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::sync::{mpsc, watch};
 
+use crate::text::bounded;
+
 /// Bytes of one tool call's output kept for the judge.
 const ACTION_OUTPUT: usize = 4 * 1024;
 
@@ -356,17 +358,6 @@ async fn send_op(stdin: &mut Option<tokio::process::ChildStdin>, op: &Op) {
     if pipe.write_all(line.as_bytes()).await.is_err() || pipe.flush().await.is_err() {
         *stdin = None;
     }
-}
-
-fn bounded(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_owned();
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
 }
 
 async fn handle_line(
