@@ -34,6 +34,7 @@ mod policy;
 mod sessions;
 mod subagents;
 mod swarm;
+mod swarm_faults;
 mod swebench;
 mod trust;
 mod tui;
