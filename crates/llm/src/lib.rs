@@ -116,6 +116,20 @@ pub struct ModelRequest<'a> {
     pub temperature: Option<f32>,
 }
 
+/// Request bytes per token, on the generous side (English averages about four): budgets
+/// that must not be crossed estimate a request's input tokens as its bytes over this.
+pub const BYTES_PER_TOKEN: u64 = 3;
+
+impl ModelRequest<'_> {
+    /// The size of what the request sends, in bytes: its system prompt, messages and tool
+    /// schemas as JSON. Budgets estimate its input tokens from it before it is sent.
+    pub fn bytes(&self) -> u64 {
+        let messages = serde_json::to_vec(self.messages.as_ref()).map_or(0, |v| v.len());
+        let tools = serde_json::to_vec(self.tools.as_ref()).map_or(0, |v| v.len());
+        u64::try_from(self.system.len() + messages + tools).unwrap_or(u64::MAX)
+    }
+}
+
 /// Something that arrived while a reply streams.
 #[derive(Debug, Clone, PartialEq)]
 pub enum StreamUpdate {

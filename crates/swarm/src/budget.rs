@@ -186,11 +186,8 @@ impl ModelClient for Capped {
                 }
                 _ => req,
             };
-            let bytes = req.system.len()
-                + serde_json::to_vec(req.messages.as_ref()).map_or(0, |v| v.len())
-                + serde_json::to_vec(req.tools.as_ref()).map_or(0, |v| v.len());
-            // Bytes/3 over-estimates tokens for prose and code; plus the whole output bound.
-            let input = u64::try_from(bytes / 3).unwrap_or(u64::MAX);
+            // The input estimated on the generous side, plus the whole output bound.
+            let input = req.bytes() / atto_llm::BYTES_PER_TOKEN;
             let bound = input + u64::from(req.max_output_tokens);
             let model = &self.inner.info().model;
             let estimate = Usage {

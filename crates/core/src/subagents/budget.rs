@@ -14,15 +14,12 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use atto_llm::{BYTES_PER_TOKEN, StreamUpdate, cost_usd, total_tokens};
 use atto_llm::{BoxFuture, ModelClient, ModelError, ModelInfo, ModelRequest, ModelResponse};
-use atto_llm::{StreamUpdate, cost_usd, total_tokens};
 use atto_protocol::Usage;
 
 /// The smallest output a call is sent with: below it a reply could not say anything.
 const MIN_OUTPUT_TOKENS: u64 = 64;
-
-/// Request bytes per token, on the generous side (English averages about four).
-const BYTES_PER_TOKEN: u64 = 3;
 
 /// The caps no session of the tree may cross, whatever the nesting.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -479,7 +476,7 @@ impl ModelClient for Budgeted {
             if !bounded {
                 return self.inner.stream(req, on_update).await;
             }
-            let bytes = request_bytes(req);
+            let bytes = req.bytes();
             let reservation = self
                 .tree
                 .reserve(
@@ -510,13 +507,6 @@ impl ModelClient for Budgeted {
             reply
         })
     }
-}
-
-/// The size of what a request sends: its system prompt, messages and tool schemas.
-fn request_bytes(req: &ModelRequest<'_>) -> u64 {
-    let messages = serde_json::to_vec(req.messages.as_ref()).map_or(0, |v| v.len());
-    let tools = serde_json::to_vec(req.tools.as_ref()).map_or(0, |v| v.len());
-    u64::try_from(req.system.len() + messages + tools).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]
