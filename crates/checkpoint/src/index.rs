@@ -210,7 +210,8 @@ pub(crate) fn up_to_date(entry: &IndexEntry, stat: &Stat, index_mtime_ns: i128) 
 /// which entries git would have to look at again (their file changed, went, or was not seen
 /// by the walk), so that a snapshot can name those paths to git instead of letting it scan
 /// the workspace a second time. Files the index lacks are left to git (`ls-files --others`),
-/// which alone decides which of them no ignore rule covers.
+/// which alone decides which of them no ignore rule covers; the comparison only says whether
+/// the walk met any.
 pub(crate) struct Compare {
     reader: Reader<BufReader<std::fs::File>>,
     pending: Option<IndexEntry>,
@@ -218,6 +219,18 @@ pub(crate) struct Compare {
     changed: Vec<Vec<u8>>,
     limit: usize,
     unusable: bool,
+    unindexed: bool,
+}
+
+/// What a finished comparison found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Compared {
+    /// The index entries that differ from the workspace.
+    pub(crate) changed: Vec<Vec<u8>>,
+    /// Whether the walk met files the index lacks. The walk honours only `.gitignore` files,
+    /// and git ignores at least what they say, so when it met none, git would find no
+    /// untracked file either.
+    pub(crate) unindexed: bool,
 }
 
 impl Compare {
@@ -238,6 +251,7 @@ impl Compare {
             changed: Vec::new(),
             limit,
             unusable: false,
+            unindexed: false,
         })
     }
 
@@ -262,9 +276,10 @@ impl Compare {
                     self.pending = self.reader.next_entry();
                     return;
                 }
-                std::cmp::Ordering::Greater => return,
+                std::cmp::Ordering::Greater => break,
             }
         }
+        self.unindexed = true;
     }
 
     fn note(&mut self, path: Vec<u8>) {
@@ -276,14 +291,17 @@ impl Compare {
     /// The index entries that differ from the workspace; `None` when the index could not be
     /// read through, holds entries `add -A` would treat differently, or more than the limit
     /// changed (a scan by git is then the cheaper way).
-    pub(crate) fn finish(mut self) -> Option<Vec<Vec<u8>>> {
+    pub(crate) fn finish(mut self) -> Option<Compared> {
         while let Some(entry) = self.pending.take() {
             self.unusable |= entry.unusual;
             self.note(entry.path);
             self.pending = self.reader.next_entry();
         }
         let sound = self.reader.finish();
-        (sound && !self.unusable && self.changed.len() <= self.limit).then_some(self.changed)
+        (sound && !self.unusable && self.changed.len() <= self.limit).then_some(Compared {
+            changed: self.changed,
+            unindexed: self.unindexed,
+        })
     }
 }
 

@@ -32,7 +32,7 @@ use std::time::SystemTime;
 use crate::error::CheckpointError;
 use crate::fingerprint::{Builder, Fingerprint, Known};
 use crate::git::is_lock_busy;
-use crate::index::Compare;
+use crate::index::{Compare, Compared};
 use crate::meta::{self, Entry};
 use crate::update::{Base, Watched};
 use crate::watch::Watcher;
@@ -270,7 +270,7 @@ impl Checkpoints {
         self.git.seed_index();
         state.index_tree = None;
         let named = match compare.and_then(Compare::finish) {
-            Some(changed) => self.update_named(&changed)?,
+            Some(compared) => self.update_named(&compared)?,
             None => None,
         };
         let tree = match named {
@@ -313,13 +313,17 @@ impl Checkpoints {
 
     /// Brings the private index up to date by naming to git the `changed` entries the walk
     /// found and the files git finds untracked (`ls-files --others`: git alone decides which
-    /// no ignore rule covers), instead of `add -A` scanning every file again. Returns the new
-    /// tree, or `None` when `add -A` has to do it (a nested repository, or a path git would
-    /// not update in place, such as a file that became a directory).
-    fn update_named(&self, changed: &[Vec<u8>]) -> Result<Option<String>, CheckpointError> {
-        let others = self
-            .git
-            .run(&["ls-files", "-z", "--others", "--exclude-standard"])?;
+    /// no ignore rule covers — asked only when the walk met a file the index lacks), instead of
+    /// `add -A` scanning every file again. Returns the new tree, or `None` when `add -A` has to
+    /// do it (a nested repository, or a path git would not update in place, such as a file
+    /// that became a directory).
+    fn update_named(&self, compared: &Compared) -> Result<Option<String>, CheckpointError> {
+        let others = if compared.unindexed {
+            self.git
+                .run(&["ls-files", "-z", "--others", "--exclude-standard"])?
+        } else {
+            Vec::new()
+        };
         if crate::git::split_nul_bytes(&others)
             .iter()
             .any(|p| p.ends_with(b"/"))
@@ -327,7 +331,7 @@ impl Checkpoints {
             return Ok(None);
         }
         let mut input = others;
-        for path in changed {
+        for path in &compared.changed {
             input.extend_from_slice(path);
             input.push(0);
         }

@@ -240,3 +240,31 @@ fn a_walk_names_what_differs_from_the_index_and_falls_back_to_a_scan_when_git_ca
     );
     assert_eq!(f.state(&cp, &second), f.walked(3));
 }
+
+#[test]
+fn git_is_asked_for_untracked_files_only_when_the_walk_met_one() {
+    let f = fixture();
+    f.open("data").snapshot(&label(1)).unwrap();
+    f.write("src/m0/f0.txt", "edited\n");
+    let cp = f.open("data");
+    let before = cp.git_calls();
+    let edited = cp.snapshot(&label(2)).unwrap();
+    let edit_calls = cp.git_calls() - before;
+    assert_eq!(f.state(&cp, &edited), f.walked(1));
+
+    f.write("src/m1/f1.txt", "edited too\n");
+    f.write("src/m2/new.txt", "new\n");
+    f.write("src/m2/new.log", "ignored\n");
+    let cp = f.open("data");
+    let before = cp.git_calls();
+    let added = cp.snapshot(&label(3)).unwrap();
+    assert_eq!(
+        cp.git_calls() - before,
+        edit_calls + 1,
+        "one more git process: ls-files --others"
+    );
+    assert_eq!(f.state(&cp, &added), f.walked(2));
+    let side = cp.side_repo();
+    let listed = f.git(side, &["ls-tree", "-r", "--name-only", &added.commit]);
+    assert!(listed.contains("src/m2/new.txt") && !listed.contains("new.log"));
+}
