@@ -4,8 +4,10 @@
 //! terminal: `keys` decides which edit a key press means, `view` draws the result.
 
 pub mod complete;
+pub mod files;
 
-use complete::{Completion, FileIndex, Replaces};
+use complete::{Completion, Replaces};
+use files::FileIndex;
 
 /// A paste longer than this many characters (or lines) is folded into a placeholder.
 pub const FOLD_PASTE_CHARS: usize = 1_000;
@@ -55,6 +57,11 @@ impl Composer {
             files,
             ..Composer::default()
         }
+    }
+
+    /// Walks the workspace again for `@` completion, in the background.
+    pub fn refresh_files(&self) {
+        self.files.refresh();
     }
 
     /// The text as typed (folded pastes still folded).

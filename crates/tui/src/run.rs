@@ -20,7 +20,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
 use crate::app::{App, AppInfo, Panel};
 use crate::composer::Composer;
-use crate::composer::complete::FileIndex;
+use crate::composer::files::FileIndex;
 use crate::keys::{self, WHEEL_LINES};
 use crate::term::Term;
 use crate::view::{self, ComposerView};
@@ -288,6 +288,10 @@ impl Ui {
                 .is_some()
         {
             changed = true;
+        }
+        if matches!(event, Event::TurnCompleted { .. }) {
+            // The turn may have added or removed files: `@` should offer what is there now.
+            self.composer.refresh_files();
         }
         if matches!(event, Event::TurnCompleted { .. })
             && !self.app.turn_running()

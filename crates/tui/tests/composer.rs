@@ -5,7 +5,8 @@
 //! large pastes and queued drafts.
 
 use atto_tui::composer::Composer;
-use atto_tui::composer::complete::{self, FileIndex};
+use atto_tui::composer::complete;
+use atto_tui::composer::files::FileIndex;
 
 fn typed(text: &str) -> Composer {
     let mut c = Composer::new(FileIndex::default());
@@ -213,7 +214,7 @@ fn the_file_index_walks_the_workspace_in_the_background() {
     std::fs::create_dir_all(dir.join("src")).unwrap();
     std::fs::write(dir.join("src/alpha.rs"), "").unwrap();
     std::fs::write(dir.join("notes.txt"), "").unwrap();
-    let index = FileIndex::build(dir.clone());
+    let mut index = FileIndex::build(dir.clone());
     let start = std::time::Instant::now();
     while !index.ready() {
         assert!(start.elapsed().as_secs() < 10, "index never finished");
@@ -221,6 +222,17 @@ fn the_file_index_walks_the_workspace_in_the_background() {
     }
     assert_eq!(index.matches("alp"), ["src/alpha.rs"]);
     assert_eq!(index.matches("").len(), 2);
+    // After a turn the index is walked again: a file the agent wrote is offered, one it
+    // deleted is not, and the old paths answer until the new walk is in.
+    std::fs::write(dir.join("src/alphabet.rs"), "").unwrap();
+    std::fs::remove_file(dir.join("notes.txt")).unwrap();
+    index.refresh();
+    while index.len() != 2 || index.matches("alphab").is_empty() {
+        assert!(start.elapsed().as_secs() < 10, "index never refreshed");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert_eq!(index.matches("alp"), ["src/alpha.rs", "src/alphabet.rs"]);
+    assert!(index.matches("notes").is_empty());
     let _ = std::fs::remove_dir_all(dir);
 }
 

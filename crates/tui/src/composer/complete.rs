@@ -1,13 +1,10 @@
 //! Completions for the composer: slash commands with their argument hints (from the shared
-//! command table) and `@path` file names (from an index of the workspace built on a
+//! command table) and `@path` file names (from the workspace's index in `files`, built on a
 //! background thread, so the UI never walks the disk). This module only proposes; the
 //! composer decides what to insert.
 
-use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
-/// Most files the `@path` index holds; a bigger tree is indexed up to this many.
-pub const MAX_INDEXED_FILES: usize = 20_000;
 /// Most entries a completion menu shows.
 pub const MAX_ITEMS: usize = 8;
 
@@ -119,96 +116,4 @@ pub fn is_complete_command(line: &str) -> bool {
     command_entries()
         .iter()
         .any(|e| e.literal == line && e.args.is_empty())
-}
-
-/// Paths of the workspace, indexed once on a background thread.
-#[derive(Clone, Default)]
-pub struct FileIndex {
-    files: Arc<OnceLock<Vec<String>>>,
-}
-
-impl FileIndex {
-    /// Starts indexing `root` (respecting `.gitignore`, skipping hidden files) on a
-    /// background thread and returns at once; until it finishes, `@` offers nothing.
-    pub fn build(root: PathBuf) -> FileIndex {
-        let index = FileIndex::default();
-        let files = Arc::clone(&index.files);
-        // If the thread cannot start, `@` completion is simply empty.
-        let _ = std::thread::Builder::new()
-            .name("atto-file-index".to_owned())
-            .spawn(move || {
-                let _ = files.set(walk(&root));
-            });
-        index
-    }
-
-    /// An index of exactly these paths (for tests and for callers that already know them).
-    pub fn from_paths(paths: Vec<String>) -> FileIndex {
-        let index = FileIndex::default();
-        let _ = index.files.set(paths);
-        index
-    }
-
-    /// Whether the background walk has finished.
-    pub fn ready(&self) -> bool {
-        self.files.get().is_some()
-    }
-
-    /// Paths matching `query`: those starting with it first, then those whose file name
-    /// starts with it, then those containing it; at most `MAX_ITEMS`.
-    pub fn matches(&self, query: &str) -> Vec<String> {
-        let Some(files) = self.files.get() else {
-            return Vec::new();
-        };
-        let query = query.to_lowercase();
-        let mut ranked: Vec<(u8, &String)> = files
-            .iter()
-            .filter_map(|path| {
-                let lower = path.to_lowercase();
-                let name = lower.rsplit('/').next().unwrap_or(&lower);
-                if lower.starts_with(&query) {
-                    Some((0, path))
-                } else if name.starts_with(&query) {
-                    Some((1, path))
-                } else if lower.contains(&query) {
-                    Some((2, path))
-                } else {
-                    None
-                }
-            })
-            .collect();
-        ranked.sort_by(|a, b| {
-            a.0.cmp(&b.0)
-                .then(a.1.len().cmp(&b.1.len()))
-                .then(a.1.cmp(b.1))
-        });
-        ranked
-            .into_iter()
-            .take(MAX_ITEMS)
-            .map(|(_, p)| p.clone())
-            .collect()
-    }
-}
-
-/// Relative paths of the files under `root`, sorted, capped at `MAX_INDEXED_FILES`.
-fn walk(root: &std::path::Path) -> Vec<String> {
-    let mut files = Vec::new();
-    let walker = ignore::WalkBuilder::new(root)
-        .hidden(true)
-        .git_ignore(true)
-        .require_git(false)
-        .build();
-    for entry in walker.flatten() {
-        if files.len() >= MAX_INDEXED_FILES {
-            break;
-        }
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
-        }
-        if let Ok(rel) = entry.path().strip_prefix(root) {
-            files.push(rel.to_string_lossy().replace('\\', "/"));
-        }
-    }
-    files.sort();
-    files
 }
