@@ -15,6 +15,12 @@ largest single process: at 200k files that is git, which loads the whole index) 
 own peak RSS, per size and run kind, and checks them against the targets: 50k files cold
 <= 0.8 s CPU, warm <= 0.1 s; 200k files cold <= 3 s, warm <= 0.2 s; RSS <= 30 MB at 200k.
 
+After the cold run, a watch daemon (`atto checkpoints-watch`) keeps watching the workspace so
+that later sessions need not walk it; the bench waits for it to listen, reports its own CPU and
+peak RSS on a separate line (the task's rows cannot include it: it is not a waited-for
+child), and stops it at the end. The first warm run still walks (no session has recorded a
+point of the daemon yet); each warm run's CPU is printed.
+
 Generated repositories are kept under --cache (default /tmp/atto-monorepo-bench) so a second
 run does not pay for generating and committing them again.
 
@@ -124,19 +130,68 @@ def run_task(repo, env, atto, script):
     return {"cpu_s": cpu, "wall_s": wall, "rss_mb": rss / 1024, "atto_rss_mb": own / 1024}
 
 
+def daemons(home):
+    """The watch daemons (`atto checkpoints-watch`) started under the data dir `home`."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        if b"checkpoints-watch" in argv and any(home.encode() in a for a in argv):
+            found.append(int(pid))
+    return found
+
+
+def daemon_usage(pid):
+    """(CPU s, peak RSS MB) of a running process."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    cpu = (int(fields[11]) + int(fields[12])) / ticks
+    hwm = 0
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                hwm = int(line.split()[1]) / 1024
+    return cpu, hwm
+
+
 def one_size(cache, size, runs, atto, script):
     repo = generate(cache, size)
     with tempfile.TemporaryDirectory(prefix="atto-monorepo-home-") as home:
         env = exec_task.clean_env(home)
         git(repo, "checkout", "-q", "main.py")
         cold = run_task(repo, env, atto, script)
+        # The cold run walked the workspace and started a watch daemon; the next session
+        # comes later, when it has armed its watches (a user takes more than this to type).
+        deadline = time.time() + 120
+        while not any(n.endswith(".sock") for n in sockets(home)) and time.time() < deadline:
+            time.sleep(0.05)
         warm = []
         for _ in range(runs):
             git(repo, "checkout", "-q", "main.py")
             warm.append(run_task(repo, env, atto, script))
         git(repo, "checkout", "-q", "main.py")
+        usage = [daemon_usage(pid) for pid in daemons(home)]
+        for pid in daemons(home):
+            os.kill(pid, 15)
     med = {k: statistics.median(r[k] for r in warm) for k in warm[0]}
-    return {"files": size, "cold": cold, "warm_median": med, "warm_runs": warm}
+    daemon = {"cpu_s": sum(u[0] for u in usage), "rss_mb": max((u[1] for u in usage), default=0),
+              "running": len(usage)}
+    return {"files": size, "cold": cold, "warm_median": med, "warm_runs": warm, "daemon": daemon}
+
+
+def sockets(home):
+    """Files in the side repositories under the data dir `home`."""
+    root = os.path.join(home, "atto-data", "checkpoints")
+    if not os.path.isdir(root):
+        return []
+    return [n for d in os.listdir(root) if os.path.isdir(os.path.join(root, d))
+            for n in os.listdir(os.path.join(root, d))]
 
 
 def main():
@@ -170,6 +225,11 @@ def main():
                     verdict += f"; {what} <= {RSS_TARGET_MB}: {ok}"
             print(f"{size:>8}  {kind:5}  {m['cpu_s']:7.3f}  {m['wall_s']:7.3f}  {m['rss_mb']:7.1f}  "
                   f"{m['atto_rss_mb']:7.1f}  {verdict}", flush=True)
+        runs_cpu = ", ".join(f"{w['cpu_s']:.3f}" for w in r["warm_runs"])
+        d = r["daemon"]
+        print(f"{'':>8}  warm runs' CPU s: {runs_cpu}; watch daemon ({d['running']} running): "
+              f"{d['cpu_s']:.3f} s CPU over the whole run, peak RSS {d['rss_mb']:.1f} MB "
+              "(not in the rows above: it is not a child the task waits for)", flush=True)
     os.makedirs(os.path.join(exec_task.ROOT, "bench", "out"), exist_ok=True)
     with open(os.path.join(exec_task.ROOT, "bench", "out", "monorepo.json"), "w") as f:
         json.dump({"atto": args.atto, "runs": args.runs, "results": results}, f, indent=2)

@@ -126,6 +126,22 @@ impl Git {
         }
     }
 
+    /// The private index's trailing checksum (hex), which names its content: what a later
+    /// process compares its copy of the published index with before trusting which tree it
+    /// holds.
+    pub(crate) fn index_checksum(&self) -> Option<String> {
+        use std::io::{Read as _, Seek as _, SeekFrom};
+        let mut file = std::fs::File::open(&self.index.path).ok()?;
+        file.seek(SeekFrom::End(-20)).ok()?;
+        let mut sum = [0u8; 20];
+        file.read_exact(&mut sum).ok()?;
+        // An index written without its checksum (`index.skipHash`) names nothing.
+        if sum == [0; 20] {
+            return None;
+        }
+        Some(sum.iter().map(|b| format!("{b:02x}")).collect())
+    }
+
     /// Publishes the private index as the seed for handles opened later. Best effort, as
     /// [`Git::seed_index`].
     pub(crate) fn publish_index(&self) {

@@ -26,19 +26,24 @@
 //! file watcher (see
 //! `watch`): later snapshots of a large workspace ask git only about the paths it saw change,
 //! and walk again only when it cannot tell (overflow, directories created or moved,
-//! `.gitignore` edits). Each snapshot records which way it looked (`Snapshot::scan`).
+//! `.gitignore` edits). A process's first snapshot asks the watch daemon instead of walking
+//! when one has watched since the last process's snapshots (see `daemon`, `link`, `since`).
+//! Each snapshot records which way it looked (`Snapshot::scan`).
 
 mod apply;
+mod daemon;
 mod error;
 mod fingerprint;
 mod git;
 mod index;
+mod link;
 mod meta;
 mod plan;
 mod record;
 mod restore;
 mod seed;
 mod side;
+mod since;
 mod update;
 mod walk;
 mod watch;
@@ -47,8 +52,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+pub use daemon::{WatchOptions, WatchStop, run_watch_daemon};
 pub use error::CheckpointError;
 use git::{Git, path_of, split_nul_bytes};
+pub use link::WatchDaemon;
 use meta::Entry;
 use record::State;
 
@@ -111,8 +118,9 @@ pub struct Snapshot {
     /// snapshot; empty for the oldest snapshot still kept.
     pub files_changed: Vec<String>,
     /// How it learned what changed: `walk` (every file's metadata read, with the reason the
-    /// watcher could not answer) or `watcher` (only the paths the file watcher reported were
-    /// looked at). Empty for snapshots recorded before this was kept.
+    /// watcher could not answer), `watcher` (only the paths this process's file watcher
+    /// reported were looked at) or `watch daemon` (the same, from the daemon that outlives
+    /// processes). Empty for snapshots recorded before this was kept.
     pub scan: String,
 }
 
@@ -145,6 +153,8 @@ pub struct Checkpoints {
     state: Arc<Mutex<State>>,
     /// The session recorded in every snapshot this handle takes.
     session: Option<Arc<str>>,
+    /// How to start a watch daemon, when the embedding binary can run one.
+    watch_daemon: Option<Arc<WatchDaemon>>,
 }
 
 /// Whether a snapshot lists the paths it changed (one more git process when it did).
@@ -178,6 +188,7 @@ impl Checkpoints {
             limits,
             state: Arc::new(Mutex::new(State::new(empty))),
             session: None,
+            watch_daemon: None,
         })
     }
 
@@ -190,6 +201,17 @@ impl Checkpoints {
         Self {
             session: Some(Arc::from(session)),
             ..self.clone()
+        }
+    }
+
+    /// A handle that, after a snapshot had to walk a large workspace, starts a watch daemon
+    /// (see [`run_watch_daemon`]) with `how`, so that the next process's first snapshot asks
+    /// it what changed instead of walking again.
+    #[must_use]
+    pub fn with_watch_daemon(self, how: WatchDaemon) -> Self {
+        Self {
+            watch_daemon: Some(Arc::new(how)),
+            ..self
         }
     }
 

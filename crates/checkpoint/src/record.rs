@@ -33,6 +33,7 @@ use crate::error::CheckpointError;
 use crate::fingerprint::{Builder, Fingerprint, Known};
 use crate::git::is_lock_busy;
 use crate::index::{Compare, Compared};
+use crate::link::Clock;
 use crate::meta::{self, Entry};
 use crate::update::{Base, Watched};
 use crate::watch::Watcher;
@@ -66,6 +67,16 @@ pub(crate) struct State {
     pub(crate) index_tree: Option<String>,
     /// How many files the last walk saw.
     pub(crate) walked_files: u64,
+    /// The watch daemon's point that `base` stands for: every change before it is in `base`.
+    pub(crate) point: Option<Clock>,
+    /// The daemon's point taken at the start of the snapshot under way.
+    pub(crate) pending: Option<Clock>,
+    /// The daemon's record was looked at (once per process, for its first snapshot).
+    pub(crate) recalled: bool,
+    /// This process started a watch daemon.
+    pub(crate) started_daemon: bool,
+    /// The checksum of the index this handle last published for the daemon's record.
+    pub(crate) published: Option<String>,
 }
 
 impl State {
@@ -79,6 +90,11 @@ impl State {
             base: None,
             index_tree: None,
             walked_files: 0,
+            point: None,
+            pending: None,
+            recalled: false,
+            started_daemon: false,
+            published: None,
         }
     }
 
@@ -124,10 +140,14 @@ impl Checkpoints {
             self.reload(state)?;
         }
         let why = match self.watched(state) {
-            Ok(Watched::Recorded(base, paths)) => {
-                let scan = format!("watcher ({paths} paths)");
-                self.record_base(state, label, &base, &scan)?;
+            Ok(Watched::Recorded(base, paths, source)) => {
+                let scan = format!("{} ({paths} paths)", source.label());
+                if let Err(e) = self.record_base(state, label, &base, &scan) {
+                    self.lose_base(state, "the last snapshot from the watcher failed");
+                    return Err(e);
+                }
                 state.base = Some(base);
+                self.after_snapshot(state, false);
                 return self.finish(state, changes);
             }
             Ok(Watched::Walk(why)) => why,
@@ -136,17 +156,20 @@ impl Checkpoints {
                 return Err(e);
             }
         };
+        self.point_before_walk(state);
         let result = self.record_walked(state, label, &format!("walk ({why})"));
         if result.is_err() {
             self.lose_base(state, "the last walk failed");
         }
         result?;
+        self.after_snapshot(state, true);
         self.finish(state, changes)
     }
 
     /// Forgets what the watcher's changes were relative to: the next snapshot walks.
     fn lose_base(&self, state: &mut State, why: &'static str) {
         state.base = None;
+        self.forget_point(state);
         if let Some(w) = &mut state.watcher {
             w.forget(why);
         }

@@ -8,7 +8,6 @@
 use crate::error::CheckpointError;
 use crate::git::Git;
 use crate::record::State;
-use crate::watch::Since;
 use crate::{Checkpoints, walk};
 
 /// Above this many new files, `ls-files` (whose cost is index entries × paths named) costs
@@ -26,6 +25,25 @@ enum Held {
     Other,
 }
 
+/// Which watcher named the changed paths.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Source {
+    /// This process's own (see `watch`).
+    Process,
+    /// The watch daemon (see `daemon`).
+    Daemon,
+}
+
+impl Source {
+    /// How a snapshot's `scan` names it.
+    pub(crate) fn label(self) -> &'static str {
+        match self {
+            Source::Process => "watcher",
+            Source::Daemon => "watch daemon",
+        }
+    }
+}
+
 /// The workspace as a snapshot saw it.
 #[derive(Debug, Clone)]
 pub(crate) struct Base {
@@ -35,37 +53,26 @@ pub(crate) struct Base {
 
 /// What recording from the watcher's paths yields.
 pub(crate) enum Watched {
-    /// The workspace now, and how many paths were looked at.
-    Recorded(Base, usize),
+    /// The workspace now, how many paths were looked at, and which watcher named them.
+    Recorded(Base, usize, Source),
     /// The watcher cannot answer; walk, for this reason.
     Walk(String),
 }
 
 impl Checkpoints {
-    /// The workspace from the watcher's list of changed paths, when it has one and this
-    /// handle's last snapshot is what they changed.
+    /// The workspace from a watcher's list of changed paths — this process's own, or the
+    /// watch daemon's (see `link`) — when one has a list and this handle's last snapshot (or
+    /// the daemon's record) is what they changed.
     pub(crate) fn watched(&self, state: &mut State) -> Result<Watched, CheckpointError> {
-        let Some(watcher) = &mut state.watcher else {
-            let why = if state.unwatched {
-                "no file watcher"
-            } else {
-                "first snapshot of this process"
-            };
-            return Ok(Watched::Walk(why.into()));
-        };
-        if state.walked_files < self.limits.watch_from_files {
-            // Whatever the watcher saw is dropped when the walk starts.
-            return Ok(Watched::Walk("small workspace".into()));
-        }
-        let paths = match watcher.take() {
-            Since::Paths(paths) => paths,
-            Since::Unknown(why) => return Ok(Watched::Walk(why.into())),
+        let (paths, source) = match self.changed(state) {
+            Ok(found) => found,
+            Err(why) => return Ok(Watched::Walk(why)),
         };
         let Some(base) = state.base.clone() else {
             return Ok(Watched::Walk("no snapshot to compare with".into()));
         };
         if paths.is_empty() {
-            return Ok(Watched::Recorded(base, 0));
+            return Ok(Watched::Recorded(base, 0, source));
         }
         let names: Vec<Vec<u8>> = paths.iter().map(|p| walk::relative_bytes(p)).collect();
         if names.iter().any(|n| n.contains(&b'\n')) {
@@ -131,7 +138,7 @@ impl Checkpoints {
             update.extend_from_slice(&listed);
         }
         if update.is_empty() {
-            return Ok(Watched::Recorded(base, paths.len()));
+            return Ok(Watched::Recorded(base, paths.len(), source));
         }
         let listed = update;
         state.index_tree = None;
@@ -151,7 +158,11 @@ impl Checkpoints {
         let tree = self.git.line(&["write-tree"])?;
         state.index_tree = Some(tree.clone());
         let empty_dirs = self.empty_dirs_after(&base, &tree, &names)?;
-        Ok(Watched::Recorded(Base { tree, empty_dirs }, paths.len()))
+        Ok(Watched::Recorded(
+            Base { tree, empty_dirs },
+            paths.len(),
+            source,
+        ))
     }
 
     /// The empty directories once files at `changed` were written or removed (no directory

@@ -268,3 +268,124 @@ fn git_is_asked_for_untracked_files_only_when_the_walk_met_one() {
     let listed = f.git(side, &["ls-tree", "-r", "--name-only", &added.commit]);
     assert!(listed.contains("src/m2/new.txt") && !listed.contains("new.log"));
 }
+
+/// A watch daemon for the side repository of `cp`, on a thread of this test, with `idle`;
+/// returns once it answers.
+fn daemon(
+    f: &Fixture,
+    cp: &Checkpoints,
+    idle: std::time::Duration,
+) -> std::thread::JoinHandle<atto_checkpoint::WatchStop> {
+    let (side, ws) = (cp.side_repo().to_path_buf(), f.ws.clone());
+    let options = atto_checkpoint::WatchOptions {
+        idle,
+        ..Default::default()
+    };
+    let handle =
+        std::thread::spawn(move || atto_checkpoint::run_watch_daemon(&side, &ws, options).unwrap());
+    let socket = cp.side_repo().join("atto-watch.sock");
+    let start = std::time::Instant::now();
+    while !socket.exists() {
+        assert!(start.elapsed().as_secs() < 20, "the daemon never listened");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    handle
+}
+
+#[test]
+fn a_new_process_asks_the_watch_daemon_instead_of_walking() {
+    let f = fixture();
+    let cp = f.open("data");
+    let long = std::time::Duration::from_secs(60);
+    let running = daemon(&f, &cp, long);
+    // The first process walks (there is no record yet) and leaves one.
+    let first = cp.snapshot(&label(1)).unwrap();
+    assert!(
+        first.scan.starts_with("walk (first snapshot"),
+        "{}",
+        first.scan
+    );
+    drop(cp);
+
+    // Between processes: an edit, a new file, a deletion, an ignored file.
+    f.write("src/m0/f0.txt", "between processes\n");
+    f.write("src/m1/new.txt", "new\n");
+    fs::remove_file(f.ws.join("src/m2/f2.txt")).unwrap();
+    f.write("src/m0/x.log", "ignored\n");
+    let cp = f.open("data");
+    let before = cp.git_calls();
+    let second = cp.snapshot_quick(&label(2)).unwrap();
+    assert_eq!(second.scan, "watch daemon (4 paths)");
+    // The list, what the base tree holds at the paths (then at their directories), which new
+    // files no ignore rule covers, update-index, write-tree, commit-tree and update-ref: the
+    // published index already held the base tree, so no read-tree.
+    assert_eq!(cp.git_calls() - before, 8);
+    assert_eq!(f.state(&cp, &second), f.walked(1));
+    // Later snapshots of that process ask the daemon too.
+    f.write("src/m1/f1.txt", "in this process\n");
+    let third = cp.snapshot(&label(2)).unwrap();
+    assert_eq!(third.scan, "watch daemon (1 paths)");
+    assert_eq!(f.state(&cp, &third), f.walked(2));
+    // Restores write files; the daemon reports them like any other change.
+    cp.restore(first.id).unwrap();
+    assert_eq!(f.state(&cp, &first), f.walked(3));
+    drop(cp);
+    let cp = f.open("data");
+    let after_restore = cp.snapshot(&label(3)).unwrap();
+    assert!(
+        after_restore.scan.starts_with("watch daemon"),
+        "{}",
+        after_restore.scan
+    );
+    assert_eq!(f.state(&cp, &after_restore), f.walked(4));
+
+    // A directory created: the daemon lost track and stops; the next process walks.
+    fs::create_dir(f.ws.join("src/m0/newdir")).unwrap();
+    f.write("src/m0/newdir/inner.txt", "inner\n");
+    let stop = running.join().unwrap();
+    assert_eq!(
+        stop,
+        atto_checkpoint::WatchStop::Lost("a directory was created, removed or moved".into())
+    );
+    assert!(!cp.side_repo().join("atto-watch.sock").exists());
+    drop(cp);
+    let cp = f.open("data");
+    let walked = cp.snapshot(&label(4)).unwrap();
+    assert!(
+        walked.scan.starts_with("walk (first snapshot"),
+        "{}",
+        walked.scan
+    );
+    assert_eq!(f.state(&cp, &walked), f.walked(5));
+}
+
+#[test]
+fn a_restarted_daemon_or_an_idle_one_is_not_trusted_for_what_it_did_not_see() {
+    let f = fixture();
+    let cp = f.open("data");
+    let short = std::time::Duration::from_millis(300);
+    let first_daemon = daemon(&f, &cp, short);
+    cp.snapshot(&label(1)).unwrap();
+    drop(cp);
+    // Nobody asks: it stops when idle, and a change made while no daemon ran...
+    assert_eq!(
+        first_daemon.join().unwrap(),
+        atto_checkpoint::WatchStop::Idle
+    );
+    f.write("src/m0/f0.txt", "while nobody watched\n");
+    // ...is not lost when a new daemon starts: its points are not the old one's.
+    let cp = f.open("data");
+    let second_daemon = daemon(&f, &cp, std::time::Duration::from_secs(60));
+    let second = cp.snapshot(&label(2)).unwrap();
+    assert_eq!(
+        second.scan,
+        "walk (the watch daemon cannot tell: the watch daemon restarted)"
+    );
+    assert_eq!(f.state(&cp, &second), f.walked(1));
+    // Its socket removed (the side repository deleted, say): it stops.
+    fs::remove_file(cp.side_repo().join("atto-watch.sock")).unwrap();
+    assert_eq!(
+        second_daemon.join().unwrap(),
+        atto_checkpoint::WatchStop::Gone
+    );
+}

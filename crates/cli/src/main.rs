@@ -252,6 +252,17 @@ enum Command {
     /// came from.
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// The file watcher that outlives a session, so that the next session's first checkpoint
+    /// of a large workspace need not walk it; atto starts it itself.
+    #[command(name = "checkpoints-watch", hide = true)]
+    CheckpointsWatch {
+        /// The side repository of the workspace's checkpoints.
+        #[arg(long)]
+        side: PathBuf,
+        /// The workspace.
+        #[arg(long)]
+        workspace: PathBuf,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -406,6 +417,9 @@ fn run(mut cli: Cli) -> Result<ExitCode, Failure> {
             use clap::CommandFactory as _;
             clap_complete::generate(shell, &mut Cli::command(), "atto", &mut std::io::stdout());
             Ok(ExitCode::Ok)
+        }
+        Some(Command::CheckpointsWatch { side, workspace }) => {
+            setup::watch_daemon(&side, &workspace)
         }
         Some(Command::Config(ConfigCommand::Show)) => {
             let config = load_config(&mut cli.global)?;

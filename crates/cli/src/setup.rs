@@ -301,6 +301,7 @@ fn checkpoints(
         .and_then(|db| {
             let dir = db.parent().unwrap_or(Path::new(".")).to_path_buf();
             atto_checkpoint::Checkpoints::open(&dir, workspace, atto_checkpoint::Limits::default())
+                .map(with_watch_daemon)
                 .map_err(|e| e.to_string())
         });
     match opened {
@@ -314,6 +315,36 @@ fn checkpoints(
             None
         }
     }
+}
+
+/// Checkpoints that start a watch daemon (`atto checkpoints-watch`) after walking a large
+/// workspace, unless `ATTO_WATCH_DAEMON=0` says not to leave one running.
+fn with_watch_daemon(checkpoints: atto_checkpoint::Checkpoints) -> atto_checkpoint::Checkpoints {
+    let off = std::env::var("ATTO_WATCH_DAEMON").is_ok_and(|v| v == "0");
+    match std::env::current_exe() {
+        Ok(program) if !off => checkpoints.with_watch_daemon(atto_checkpoint::WatchDaemon {
+            program,
+            args: vec!["checkpoints-watch".into()],
+        }),
+        _ => checkpoints,
+    }
+}
+
+/// Runs the watch daemon of `atto checkpoints-watch` until it stops by itself (idle for
+/// `ATTO_WATCH_IDLE_SECS`, default 600, or its watcher lost track).
+pub fn watch_daemon(side: &Path, workspace: &Path) -> Result<crate::ExitCode, crate::Failure> {
+    let mut options = atto_checkpoint::WatchOptions::default();
+    if let Some(secs) = std::env::var("ATTO_WATCH_IDLE_SECS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        options.idle = std::time::Duration::from_secs(secs);
+    }
+    atto_checkpoint::run_watch_daemon(side, workspace, options)
+        .map(|_| crate::ExitCode::Ok)
+        .map_err(|e| {
+            crate::Failure::usage(format!("atto: the checkpoint watcher could not start: {e}"))
+        })
 }
 
 /// Subagent settings from the config and flags over the seed's defaults, with the custom

@@ -107,14 +107,19 @@ fn script(extra: &[&str]) -> Script {
     }
 }
 
-/// How each checkpoint looked at the workspace (`atto-scan`), in id order.
-fn scans(env: &Env) -> Vec<String> {
+/// The side repository of the workspace's checkpoints.
+fn side(env: &Env) -> std::path::PathBuf {
     let dir = env.dir.path().join("home/atto-data/checkpoints");
-    let side = std::fs::read_dir(&dir)
+    std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
         .find(|p| p.extension().is_some_and(|x| x == "git"))
-        .unwrap();
+        .unwrap()
+}
+
+/// How each checkpoint looked at the workspace (`atto-scan`), in id order.
+fn scans(env: &Env) -> Vec<String> {
+    let side = side(env);
     let out = std::process::Command::new("git")
         .arg(format!("--git-dir={}", side.display()))
         .args([
@@ -188,5 +193,61 @@ fn restore_after_a_command_that_overflows_the_watcher() {
     assert!(
         scans.contains(&"walk (the watcher's event queue overflowed)".to_owned()),
         "{scans:?}"
+    );
+}
+
+/// One `atto exec` session that writes `text` to `path`.
+fn write_in_a_session(env: &mut Env, path: &str, text: &str) {
+    env.serve(Script {
+        replies: vec![
+            Reply {
+                text: Some("Writing.".into()),
+                tool_calls: vec![call("write_file", json!({"path": path, "content": text}))],
+                ..Reply::default()
+            },
+            Reply::text("Done."),
+        ],
+        ..Script::default()
+    });
+    let out = env.exec("chat", "write it");
+    assert!(out.status.success(), "{}", crate::common::stderr(&out));
+}
+
+#[test]
+fn a_later_session_asks_the_watch_daemon_and_its_checkpoints_restore_exactly() {
+    let mut env = Env::new();
+    workspace(&env, true);
+    let before = tree(&env.repo());
+    write_in_a_session(&mut env, "edited.txt", "session 1\n");
+    // The first session had to walk the workspace and left a watch daemon starting.
+    let socket = side(&env).join("atto-watch.sock");
+    let start = std::time::Instant::now();
+    while !socket.exists() {
+        assert!(start.elapsed().as_secs() < 30, "no watch daemon started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // The second walks once more (nothing recorded a point of the daemon yet) and records one.
+    write_in_a_session(&mut env, "src/m1/f1.txt", "session 2\n");
+    env.write("src/m3/f3.txt", "the user, between sessions\n");
+    let earlier = scans(&env).len();
+    write_in_a_session(&mut env, "src/m4/f4.txt", "session 3\n");
+    let third: Vec<String> = scans(&env)[earlier..].to_vec();
+    assert!(third[0].starts_with("watch daemon ("), "{third:?}");
+    assert!(!third.iter().any(|s| s.starts_with("walk")), "{third:?}");
+    assert_eq!(env.read("src/m4/f4.txt"), "session 3\n");
+
+    let out = line_session(&env, "/restore list all 20\n");
+    assert!(
+        out.contains("src/m3/f3.txt"),
+        "the user's edit is in a checkpoint: {out}"
+    );
+    let err = line_session(&env, "/restore 1\n");
+    assert!(err.contains("restored checkpoint 1"), "{err}");
+    let (files, dot_git) = split(&tree(&env.repo()));
+    let (files_before, dot_git_before) = split(&before);
+    assert_eq!(files, files_before);
+    assert_eq!(
+        dot_git, dot_git_before,
+        "the user's .git must be byte-identical"
     );
 }

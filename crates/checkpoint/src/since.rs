@@ -1,0 +1,134 @@
+//! Where a snapshot learns what changed since the last one, cheapest first: this process's own
+//! watcher (armed by its last walk), else the watch daemon (see `daemon`) — for a process's
+//! first snapshot, from the record the last process left (see `link`) —, else nobody, and the
+//! snapshot walks. Also keeps the daemon's record current after each snapshot, and starts a
+//! daemon when a large workspace had to be walked and none answered. It does not look at the
+//! workspace itself (`update` and `walk` do).
+
+use std::path::PathBuf;
+
+use crate::Checkpoints;
+use crate::link::{self, Answer, Record};
+use crate::record::State;
+use crate::update::{Base, Source};
+use crate::watch::Since;
+
+impl Checkpoints {
+    /// The paths changed since this handle's base, and who named them; `Err` says why a walk
+    /// is needed. For a process's first snapshot, sets the base from the daemon's record.
+    pub(crate) fn changed(&self, state: &mut State) -> Result<(Vec<PathBuf>, Source), String> {
+        let side = self.git.side();
+        if let Some(watcher) = &mut state.watcher {
+            if state.walked_files < self.limits.watch_from_files {
+                // Whatever the watcher saw is dropped when the walk starts.
+                return Err("small workspace".into());
+            }
+            // The daemon's point first: every change before it is among the paths taken next.
+            state.pending = link::clock(side);
+            return match watcher.take() {
+                Since::Paths(paths) => Ok((paths, Source::Process)),
+                Since::Unknown(why) => Err(why.into()),
+            };
+        }
+        let unwatched = state.unwatched;
+        let first = move || {
+            if unwatched {
+                "no file watcher".to_owned()
+            } else {
+                "first snapshot of this process".to_owned()
+            }
+        };
+        let point = match (state.point, state.base.is_some()) {
+            (Some(point), true) => point,
+            (_, false) if !state.recalled => {
+                state.recalled = true;
+                let Some(record) = Record::load(side) else {
+                    return Err(first());
+                };
+                // A pruned snapshot's tree may be gone from the side repository.
+                if !state.entries().iter().any(|e| e.tree == record.tree) {
+                    return Err(first());
+                }
+                // The published index, when it is the one recorded, holds the record's tree.
+                if let Some(sum) = &record.index {
+                    self.git.seed_index();
+                    if self.git.index_checksum().as_ref() == Some(sum) {
+                        state.index_tree = Some(record.tree.clone());
+                    }
+                }
+                state.base = Some(Base {
+                    tree: record.tree,
+                    empty_dirs: record.empty_dirs,
+                });
+                record.clock
+            }
+            _ => return Err(first()),
+        };
+        match link::since(side, point) {
+            Answer::Paths { now, paths } => {
+                state.pending = Some(now);
+                Ok((paths, Source::Daemon))
+            }
+            Answer::Unknown(why) => {
+                state.base = None;
+                Err(format!("the watch daemon cannot tell: {why}"))
+            }
+            Answer::Absent => {
+                state.base = None;
+                Err(first())
+            }
+        }
+    }
+
+    /// Before a walk: the daemon's point, when one runs, so that the walk's snapshot can be
+    /// recorded against it.
+    pub(crate) fn point_before_walk(&self, state: &mut State) {
+        if state.pending.is_none() {
+            state.pending = link::clock(self.git.side());
+        }
+    }
+
+    /// After a snapshot: its base stands for every change before the point taken at its start;
+    /// record that for the next process. A large workspace that had to be walked with no
+    /// daemon to ask gets one, once per process, when the embedding binary said how.
+    pub(crate) fn after_snapshot(&self, state: &mut State, walked: bool) {
+        state.point = state.pending.take();
+        let side = self.git.side();
+        if let (Some(clock), Some(base)) = (state.point, &state.base) {
+            // Publish an index holding the base's tree, once per tree, so the next process
+            // can copy it instead of reading the tree into an index of its own.
+            let index = if state.index_tree.as_ref() == Some(&base.tree) {
+                let sum = self.git.index_checksum();
+                if sum.is_some() && sum != state.published {
+                    self.git.publish_index();
+                    state.published.clone_from(&sum);
+                }
+                sum
+            } else {
+                None
+            };
+            Record {
+                clock,
+                tree: base.tree.clone(),
+                empty_dirs: base.empty_dirs.clone(),
+                index,
+            }
+            .save(side);
+        }
+        let large = state.walked_files >= self.limits.watch_from_files;
+        if walked
+            && large
+            && state.point.is_none()
+            && !state.started_daemon
+            && let Some(how) = &self.watch_daemon
+        {
+            state.started_daemon = link::start(how, side, &self.workspace);
+        }
+    }
+
+    /// A failed snapshot vouches for nothing: no point, no base to record.
+    pub(crate) fn forget_point(&self, state: &mut State) {
+        state.point = None;
+        state.pending = None;
+    }
+}
