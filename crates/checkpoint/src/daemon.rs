@@ -186,6 +186,12 @@ pub fn run_watch_daemon(
     // The lock says no daemon runs: a socket left behind is a dead one's.
     let _ = std::fs::remove_file(&socket);
     let listener = UnixListener::bind(&socket).map_err(|e| CheckpointError::io(&socket, e))?;
+    // Only its owner may ask (connecting takes write permission on the socket).
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))
+            .map_err(|e| CheckpointError::io(&socket, e))?;
+    }
     let changes = Arc::new(Mutex::new(Changes {
         watcher,
         instance: fastrand::u64(1..),
