@@ -3,7 +3,7 @@
 //! to `session/prompt`), and takes the client's prompts and cancels from the handlers.
 //! It owns the session's `AgentHandle`; nothing else reads its events.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -92,6 +92,8 @@ pub(crate) struct Pump {
     proposed: Vec<ProposedChange>,
     /// Order number → the tool call id the change is shown as.
     change_calls: HashMap<u32, String>,
+    /// Tool calls plan mode queued instead of running.
+    queued_calls: HashSet<String>,
     plan: PlanView,
     /// Sending to the client failed: it is gone.
     client_gone: bool,
@@ -121,6 +123,7 @@ impl Pump {
             calls: HashMap::new(),
             proposed: Vec::new(),
             change_calls: HashMap::new(),
+            queued_calls: HashSet::new(),
             plan: PlanView::default(),
             client_gone: false,
         }
@@ -413,6 +416,10 @@ impl Pump {
     }
 
     fn started(&mut self, call_id: String, name: String, args: Value) {
+        // A proposed change is shown by `queued`; plan mode did not run it.
+        if self.queued_calls.contains(&call_id) {
+            return;
+        }
         let before = self.calls.get(&call_id).and_then(|c| c.before.clone());
         let mut content = convert::diffs(&self.workspace, &name, &args, before.as_deref());
         let title = convert::title(&name, &args);
@@ -452,6 +459,9 @@ impl Pump {
         exit_code: Option<i32>,
         sandboxed: Option<bool>,
     ) {
+        if status == ToolCallStatus::Queued && self.queued_calls.contains(&call_id) {
+            return;
+        }
         let acp = match status {
             ToolCallStatus::Ok => AcpStatus::Completed,
             // Plan mode queued it: it stays pending until the client decides it.
@@ -498,13 +508,29 @@ impl Pump {
             change.order,
             convert::title(&change.tool, &change.args)
         );
-        let tool = ToolCall::new(call_id.clone(), title)
-            .kind(convert::kind(&change.tool))
-            .status(AcpStatus::Pending)
-            .locations(convert::locations(&self.workspace, &change.args))
-            .content(content)
-            .raw_input(change.args.clone());
-        self.send(SessionUpdate::ToolCall(tool));
+        let locations = convert::locations(&self.workspace, &change.args);
+        if self.calls.contains_key(&call_id) {
+            let fields = ToolCallUpdateFields::new()
+                .title(title)
+                .kind(convert::kind(&change.tool))
+                .status(AcpStatus::Pending)
+                .locations(locations)
+                .content(content)
+                .raw_input(change.args.clone());
+            self.send(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                call_id.clone(),
+                fields,
+            )));
+        } else {
+            let tool = ToolCall::new(call_id.clone(), title)
+                .kind(convert::kind(&change.tool))
+                .status(AcpStatus::Pending)
+                .locations(locations)
+                .content(content)
+                .raw_input(change.args.clone());
+            self.send(SessionUpdate::ToolCall(tool));
+        }
+        self.queued_calls.insert(call_id.clone());
         self.calls.insert(
             call_id.clone(),
             Call {

@@ -1,0 +1,120 @@
+//! Modes over ACP: the client switches atto into plan mode, the changes the model
+//! proposes arrive as pending tool calls with their diffs, and the client approves one
+//! and rejects the other; goals arrive as plan entries.
+
+use atto_testkit::{Reply, Script};
+use serde_json::{Value, json};
+
+use super::{have_client, opening, prompt, query, run};
+use crate::common::{Env, call};
+
+#[test]
+fn plan_mode_queues_changes_as_pending_tool_calls_the_client_approves_or_rejects() {
+    if !have_client("plan_mode_queues_changes") {
+        return;
+    }
+    let mut env = Env::new();
+    env.serve(Script::new(vec![
+        Reply {
+            text: Some("two changes".into()),
+            tool_calls: vec![
+                call(
+                    "write_file",
+                    json!({"path": "kept.txt", "content": "hello\n"}),
+                ),
+                call(
+                    "write_file",
+                    json!({"path": "dropped.txt", "content": "no\n"}),
+                ),
+            ],
+            ..Reply::default()
+        },
+        Reply::text("planned"),
+    ]));
+    let mut steps = opening();
+    steps.push(json!({"op": "set_mode", "mode": "plan"}));
+    steps.push(prompt("add two files"));
+    steps.push(json!({"op": "set_mode", "mode": "chaos"}));
+    let seen = run(
+        &env,
+        &["--permission", "auto-safe"],
+        json!({"steps": steps, "permissions": ["allow_once", "reject_once"]}),
+    );
+    seen.result(2);
+    let switched = seen.updates_of("current_mode_update");
+    assert_eq!(switched[0]["currentModeId"], "plan", "{}", seen.dump());
+    assert_eq!(seen.result(3)["stopReason"], "end_turn");
+    let bad_mode = seen.error(4);
+    assert_eq!(bad_mode["code"], -32602);
+
+    // Each proposed change is a pending tool call with its diff, then a question.
+    let proposed: Vec<&Value> = seen
+        .updates()
+        .into_iter()
+        .filter(|u| {
+            u["title"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("proposed change"))
+        })
+        .collect();
+    assert_eq!(proposed.len(), 2, "{}", seen.dump());
+    assert_eq!(proposed[0]["title"], "proposed change 1: Write kept.txt");
+    assert_eq!(proposed[0]["status"], "pending");
+    assert_eq!(proposed[0]["content"][0]["type"], "diff");
+    assert_eq!(proposed[0]["content"][0]["newText"], "hello\n");
+    let asked = seen.permissions();
+    assert_eq!(asked.len(), 2, "{}", seen.dump());
+    assert_eq!(
+        asked[0]["toolCall"]["toolCallId"],
+        proposed[0]["toolCallId"]
+    );
+    assert_eq!(asked[0]["options"][0]["name"], "Apply this change");
+
+    // Approved: applied; rejected: not; both tool calls end so.
+    assert_eq!(env.read("kept.txt"), "hello\n");
+    assert!(!env.repo().join("dropped.txt").exists());
+    let ended = |id: &Value| -> String {
+        seen.updates_of("tool_call_update")
+            .iter()
+            .filter(|u| &u["toolCallId"] == id)
+            .filter_map(|u| u["status"].as_str())
+            .next_back()
+            .unwrap_or("")
+            .to_owned()
+    };
+    assert_eq!(ended(&proposed[0]["toolCallId"]), "completed");
+    assert_eq!(ended(&proposed[1]["toolCallId"]), "failed");
+    let statuses = query(&env, "select status from proposed_changes order by ord");
+    assert_eq!(statuses, ["applied", "rejected"]);
+}
+
+#[test]
+fn a_goal_set_by_slash_command_arrives_as_a_plan_entry() {
+    if !have_client("a_goal_set_by_slash_command") {
+        return;
+    }
+    let mut env = Env::new();
+    env.serve(Script::new(vec![Reply::text("unused")]));
+    let mut steps = opening();
+    steps.push(prompt("/goal ship the parser"));
+    steps.push(prompt("/nonsense"));
+    let seen = run(
+        &env,
+        &["--permission", "auto-safe"],
+        json!({"steps": steps}),
+    );
+    assert_eq!(seen.result(2)["stopReason"], "end_turn");
+    let plans = seen.updates_of("plan");
+    let entry = &plans.last().unwrap_or_else(|| panic!("{}", seen.dump()))["entries"][0];
+    assert_eq!(entry["content"], "goal: ship the parser");
+    assert_eq!(entry["status"], "in_progress");
+    assert_eq!(entry["priority"], "high");
+    // An unknown command is one line of text, and the prompt still ends.
+    assert_eq!(seen.result(3)["stopReason"], "end_turn");
+    assert!(
+        seen.text_of("agent_message_chunk").contains("atto: "),
+        "{}",
+        seen.dump()
+    );
+    assert!(env.requests().is_empty());
+}
