@@ -18,6 +18,8 @@ mod prompt;
 mod pump;
 mod replay;
 mod server;
+#[cfg(test)]
+mod tests;
 
 use std::path::PathBuf;
 use std::time::Duration;
