@@ -92,6 +92,7 @@ pub async fn serve(starter: Arc<dyn SessionStarter>, options: AcpOptions) -> Res
         )
         .on_receive_request(
             async move |request: NewSessionRequest, responder, cx| {
+                ignored_mcp(request.mcp_servers.len());
                 let opened = open(&s2, &cx, request.cwd.clone(), None).await;
                 match opened {
                     Ok(session) => {
@@ -108,6 +109,7 @@ pub async fn serve(starter: Arc<dyn SessionStarter>, options: AcpOptions) -> Res
         )
         .on_receive_request(
             async move |request: LoadSessionRequest, responder, cx| {
+                ignored_mcp(request.mcp_servers.len());
                 let id = request.session_id.0.to_string();
                 if s3.link(&id).is_some() {
                     return responder.respond_with_error(
@@ -223,6 +225,17 @@ fn initialize(request: &InitializeRequest, version: &str) -> InitializeResponse 
         )
         .auth_methods(Vec::new())
         .agent_info(Implementation::new("atto", version).title("atto"))
+}
+
+/// The client's MCP servers are not passed on: atto has no MCP client here (the
+/// capabilities say so). Said on stderr, where the editor keeps the agent's log.
+fn ignored_mcp(servers: usize) {
+    if servers > 0 {
+        eprintln!(
+            "atto acp: the client's {servers} MCP server(s) are not used: this atto has no MCP \
+             client"
+        );
+    }
 }
 
 fn no_session(id: &str) -> Error {

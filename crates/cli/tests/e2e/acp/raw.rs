@@ -189,6 +189,18 @@ fn a_client_that_closes_stdin_mid_turn_ends_the_session_and_it_stays_stored() {
         v["params"]["update"]["sessionUpdate"] == "tool_call_update"
             && v["params"]["update"]["status"] == "completed"
     });
+    // One prompt at a time: a second one while the first runs is refused, not queued.
+    let again = json!({"sessionId": id, "prompt": [{"type": "text", "text": "and this"}]});
+    peer.send(&request(4, "session/prompt", again));
+    let refused = peer.response(4);
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    assert!(
+        refused["error"]["data"]
+            .as_str()
+            .unwrap()
+            .contains("already running"),
+        "{refused}"
+    );
     let started = Instant::now();
     assert_eq!(peer.close(), 0);
     assert!(started.elapsed() < Duration::from_secs(15));
@@ -200,5 +212,6 @@ fn a_client_that_closes_stdin_mid_turn_ends_the_session_and_it_stays_stored() {
         ),
     );
     assert!(bodies[0].contains("read a.txt please"), "{bodies:?}");
+    assert!(!bodies.iter().any(|b| b.contains("and this")), "{bodies:?}");
     assert!(bodies.iter().any(|b| b.contains("alpha")), "{bodies:?}");
 }
