@@ -287,9 +287,12 @@ async fn open(
             cwd.display()
         )));
     }
-    let started = shared
-        .starter
-        .start(StartRequest { cwd, resume })
+    // Starting opens the database, prepares the sandbox and the checkpoints: disk work,
+    // kept off the thread that serves the other sessions.
+    let starter = Arc::clone(&shared.starter);
+    let started = tokio::task::spawn_blocking(move || starter.start(StartRequest { cwd, resume }))
+        .await
+        .map_err(|e| Error::internal_error().data(format!("starting the session failed: {e}")))?
         .map_err(|why| Error::internal_error().data(why))?;
     let mut handle = started.handle;
     let mut early = Vec::new();
