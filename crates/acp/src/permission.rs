@@ -68,6 +68,21 @@ pub(crate) async fn ask(
     }
 }
 
+/// Asks the client to pick one of `ask`'s options: its id, or `None` without an answer.
+pub(crate) async fn choose(
+    cx: &ConnectionTo<Client>,
+    ask: RequestPermissionRequest,
+    deadline: Option<Duration>,
+) -> Option<String> {
+    match request(cx, ask, deadline).await {
+        Answer::Picked(option) => Some(option),
+        Answer::Refused(why) => {
+            eprintln!("atto acp: no choice made ({why})");
+            None
+        }
+    }
+}
+
 /// Asks the client about each proposed change, then sends one approve and one reject op
 /// for what it decided (changes without an answer stay pending in the stored plan, for
 /// `/approve` later). Returns how many ops were sent.

@@ -44,8 +44,17 @@ impl Pump {
         if request.unsandboxed {
             reasons = format!("runs WITHOUT the sandbox. {reasons}");
         }
+        // A subagent's call reaches the user through this session, labelled with the child.
+        let title = match &request.subagent {
+            Some(child) => format!(
+                "subagent ({}): {}",
+                child.role.as_str(),
+                request.subject.lines().next().unwrap_or("")
+            ),
+            None => request.subject.lines().next().unwrap_or("").to_owned(),
+        };
         let fields = ToolCallUpdateFields::new()
-            .title(request.subject.lines().next().unwrap_or("").to_owned())
+            .title(title)
             .status(AcpStatus::Pending)
             .content(vec![convert::text_content(format!(
                 "{}\nrisk: {}\n{}",

@@ -23,6 +23,7 @@ use crate::convert;
 use crate::plan_view::PlanView;
 
 mod calls;
+mod progress;
 mod review;
 
 /// What the request handlers hand a session's pump.
@@ -94,6 +95,8 @@ pub(crate) struct Pump {
     change_calls: HashMap<u32, String>,
     /// Tool calls plan mode queued instead of running.
     queued_calls: HashSet<String>,
+    /// Plan steps whose decision the client was asked for.
+    decisions: HashSet<u32>,
     plan: PlanView,
     /// Sending to the client failed: it is gone.
     client_gone: bool,
@@ -124,6 +127,7 @@ impl Pump {
             proposed: Vec::new(),
             change_calls: HashMap::new(),
             queued_calls: HashSet::new(),
+            decisions: HashSet::new(),
             plan: PlanView::default(),
             client_gone: false,
         }
@@ -255,6 +259,20 @@ impl Pump {
                 event,
                 Event::TurnStarted { .. } | Event::TextDelta { .. } | Event::ThinkingDelta { .. }
             );
+        if let Some(event) = self.progress(event) {
+            self.show(event, command_answered);
+        }
+        if command_answered {
+            match self.answering.take() {
+                Some(Answering::Command(r)) => {
+                    let _ = r.respond(PromptResponse::new(StopReason::EndTurn));
+                }
+                other => self.answering = other,
+            }
+        }
+    }
+
+    fn show(&mut self, event: Event, command_answered: bool) {
         match event {
             Event::SessionStarted { .. } | Event::SessionEnded | Event::Usage { .. } => {}
             Event::TurnStarted { mode, .. } => {
@@ -344,17 +362,10 @@ impl Pump {
                 }
             }
         }
-        if command_answered {
-            match self.answering.take() {
-                Some(Answering::Command(r)) => {
-                    let _ = r.respond(PromptResponse::new(StopReason::EndTurn));
-                }
-                other => self.answering = other,
-            }
-        }
     }
 
     fn step(&mut self, number: u32, status: StepStatus) {
+        self.decided(number);
         self.plan.step(number, status);
         self.send(SessionUpdate::Plan(self.plan.plan()));
     }

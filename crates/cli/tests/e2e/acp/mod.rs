@@ -5,6 +5,7 @@
 //! together with the files and the store. Bad input is written raw (`raw.rs`), since the
 //! SDK only sends well-formed messages.
 
+mod agents;
 mod flows;
 mod plan;
 mod raw;
