@@ -199,7 +199,23 @@ pub async fn serve(starter: Arc<dyn SessionStarter>, options: AcpOptions) -> Res
         .connect_to(Stdio::new())
         .await;
     finish(&shared).await;
-    served.map_err(|err| AcpError::Connection(err.to_string()))
+    match served {
+        Ok(()) => Ok(()),
+        // The client closed its end while atto was still writing: it is gone, as when it
+        // closes stdin, and the sessions were stopped and stored the same way.
+        Err(err) if client_gone(&err) => {
+            eprintln!("atto acp: the client closed the connection");
+            Ok(())
+        }
+        Err(err) => Err(AcpError::Connection(err.to_string())),
+    }
+}
+
+/// Whether a connection error only says the client went away.
+fn client_gone(err: &Error) -> bool {
+    agent_client_protocol::is_incoming_transport_closed(err)
+        // A write to a closed pipe (EPIPE), whatever the wording's case.
+        || err.to_string().to_lowercase().contains("broken pipe")
 }
 
 /// The answer to `initialize`: protocol v1 and only what atto really does.

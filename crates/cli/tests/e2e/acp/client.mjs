@@ -99,6 +99,20 @@ async function step(agent, s, i) {
       return agent.request("session/set_mode", { sessionId, modeId: s.mode });
     case "request":
       return agent.request(s.method, s.params ?? {});
+    case "wait":
+      // Until an update whose JSON contains s.text has arrived (bounded by the run's limit).
+      return new Promise((resolve) => {
+        const hit = (entry) =>
+          entry.kind === "update" && JSON.stringify(entry.params).includes(s.text);
+        if (log.some(hit)) return resolve({ seen: true });
+        const watcher = (entry) => {
+          if (hit(entry)) {
+            watchers.splice(watchers.indexOf(watcher), 1);
+            resolve({ seen: true });
+          }
+        };
+        watchers.push(watcher);
+      });
     default:
       throw new Error(`unknown step ${s.op}`);
   }

@@ -118,3 +118,56 @@ fn a_goal_set_by_slash_command_arrives_as_a_plan_entry() {
     );
     assert!(env.requests().is_empty());
 }
+
+#[test]
+fn a_step_plan_s_steps_are_plan_entries_and_its_decision_is_asked_of_the_client() {
+    if !have_client("a_step_plan_s_decision") {
+        return;
+    }
+    use crate::planner::{plan_reply, step, writing_step};
+    let mut first = step("sa", "Write the config", &[]);
+    first["decision"] = json!({"question": "Which format?", "options": ["json", "toml"]});
+    let plan = json!({"intent": "config", "steps": [first, step("sb", "Write b.txt", &["sa"])]});
+    let mut env = Env::new();
+    let mut replies = vec![plan_reply(&plan)];
+    replies.extend(writing_step(
+        "a.txt",
+        "format = toml\n",
+        "completed",
+        "wrote toml",
+    ));
+    replies.extend(writing_step("b.txt", "b\n", "completed", "wrote b"));
+    env.serve(Script::new(replies));
+    let mut steps = opening();
+    steps.push(prompt("/auto \"write the config\""));
+    steps.push(json!({"op": "wait", "text": "Write the config"}));
+    steps.push(prompt("/approve"));
+    steps.push(json!({"op": "wait", "text": "wrote b"}));
+    let seen = run(
+        &env,
+        &["--permission", "auto-safe"],
+        json!({"steps": steps, "permissions": ["2"]}),
+    );
+    assert_eq!(seen.result(2)["stopReason"], "end_turn");
+    assert_eq!(seen.result(4)["stopReason"], "end_turn");
+    seen.result(5);
+    // The decision, asked with the choices as options.
+    let asked = seen.permissions();
+    assert_eq!(asked.len(), 1, "{}", seen.dump());
+    let options: Vec<&str> = asked[0]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(options, ["json", "toml", "Stop the plan"]);
+    assert_eq!(env.read("a.txt"), "format = toml\n");
+    let sent = env.requests()[1].body["messages"].to_string();
+    assert!(sent.contains("Which format?\\\": toml"), "{sent}");
+    // The steps as plan entries: drafted pending, then both completed.
+    let plans = seen.updates_of("plan");
+    assert_eq!(plans[0]["entries"][0]["content"], "1. Write the config");
+    assert_eq!(plans[0]["entries"][0]["status"], "pending");
+    let last = &plans.last().unwrap()["entries"];
+    assert_eq!(last[0]["status"], "completed", "{}", seen.dump());
+}
