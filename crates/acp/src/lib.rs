@@ -44,6 +44,8 @@ pub struct Started {
     pub handle: AgentHandle,
     /// For a resumed session: its history so far, replayed to the client.
     pub history: Vec<Message>,
+    /// Whether trust mode is on at the start (`--trust`, `--yolo`); `/trust` toggles it.
+    pub trust: bool,
 }
 
 /// Starts atto sessions the way every front end does (flags, config, store, sandbox).

@@ -359,6 +359,7 @@ async fn open(
             cx: cx.clone(),
             early,
             approval_deadline: shared.options.approval_deadline,
+            trust: started.trust,
         },
     })
 }

@@ -54,7 +54,13 @@ impl SessionStarter for Starter {
             budget: self.global.budget_flags(),
         })
         .map_err(|e| e.0)?;
-        Ok(Started { handle, history })
+        let flags = self.global.permission_flags();
+        Ok(Started {
+            handle,
+            history,
+            // As setup decides it: --trust, or yolo (by flag or as the permission mode).
+            trust: flags.trust || flags.yolo || flags.permission.as_deref() == Some("yolo"),
+        })
     }
 }
 

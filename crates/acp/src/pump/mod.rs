@@ -49,6 +49,8 @@ pub(crate) struct PumpSetup {
     /// Events that came before `session_started`, shown first.
     pub early: Vec<Event>,
     pub approval_deadline: Option<Duration>,
+    /// Whether trust mode is on at the start.
+    pub trust: bool,
 }
 
 /// A tool call the client has been told about.
@@ -113,7 +115,7 @@ impl Pump {
             id: setup.session_id,
             workspace: setup.workspace,
             mode: setup.mode,
-            trust: false,
+            trust: setup.trust,
             handle: setup.handle,
             ops,
             cx: setup.cx,
