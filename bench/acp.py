@@ -153,12 +153,15 @@ def main():
         env = clean_env(tmp)
         seen = os.path.join(tmp, "seen")
         one_run(tmp, "warm", env, seen)  # atto's first session there, not measured
-        cases = {
-            "seen_workspace": [one_run(tmp, f"s{i}", env, seen) for i in range(args.runs)],
-            "new_workspace": [one_run(tmp, f"n{i}", env, os.path.join(tmp, f"new{i}"))
-                              for i in range(args.runs)],
-        }
-    report = {"runs": args.runs, "target_over_model_ms": TARGET_MS}
+        # Interleaved, so that the load of a shared machine weighs on both cases alike.
+        cases = {"seen_workspace": [], "new_workspace": []}
+        for i in range(args.runs):
+            cases["seen_workspace"].append(one_run(tmp, f"s{i}", env, seen))
+            cases["new_workspace"].append(one_run(tmp, f"n{i}", env, os.path.join(tmp, f"new{i}")))
+    # The numbers move with the machine's load (other builds on a shared machine): said.
+    load = [round(x, 2) for x in os.getloadavg()]
+    print(f"load average during the runs: {load} on {os.cpu_count()} CPUs")
+    report = {"runs": args.runs, "target_over_model_ms": TARGET_MS, "loadavg": load}
     for case, runs in cases.items():
         med = {k: round(statistics.median(r[k] for r in runs), 2) for k in runs[0]}
         report[case] = {"median": med, "all_runs": runs}
