@@ -117,7 +117,7 @@ pub(crate) fn locations(workspace: &Path, args: &Value) -> Vec<ToolCallLocation>
 
 /// The change a file tool's arguments make, as ACP diffs: each `edit_file` edit as its
 /// old and new text, a `write_file` as the whole new content (over `before`, the file as
-/// read while the call waited for approval or was queued, when known).
+/// read when plan mode queued the call, when known).
 pub(crate) fn diffs(
     workspace: &Path,
     tool: &str,

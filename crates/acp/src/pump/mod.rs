@@ -56,7 +56,7 @@ pub(crate) struct PumpSetup {
 /// A tool call the client has been told about.
 struct Call {
     args: Value,
-    /// The file as it was while the call waited (approval or plan queue), when read.
+    /// The file as it was when plan mode queued the call (nothing can change it then).
     before: Option<String>,
 }
 
