@@ -7,9 +7,10 @@ A raw JSON-RPC client (this script, no SDK in the timing) sends `initialize` rig
 starting the process, then `session/new`, then `session/prompt` as soon as each answer
 arrives, and notes when the first `session/update` that follows the prompt arrives.
 
-Two cases, N runs each: a workspace atto has seen before (the usual case in an editor:
-its checkpoint repository exists), and a brand-new git repository per run (the first
-session ever in a workspace, which creates the checkpoint repository).
+Two cases, N runs each, interleaved: a workspace atto has seen before (the usual case in
+an editor: its checkpoint repository exists), and a git repository atto has never seen
+(one per run, all created before the runs: the first session ever in a workspace, which
+creates its checkpoint repository).
 
 Reported (median of N runs, default 15), all in ms:
   total          process start (initialize sent with it) -> first session/update of
@@ -153,11 +154,18 @@ def main():
         env = clean_env(tmp)
         seen = os.path.join(tmp, "seen")
         one_run(tmp, "warm", env, seen)  # atto's first session there, not measured
+        # The new workspaces are repositories atto has not seen, created up front (not
+        # just before their run, when git's writes would still be flushing to disk).
+        fresh = [os.path.join(tmp, f"new{i}") for i in range(args.runs)]
+        for repo in fresh:
+            os.makedirs(repo)
+            subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+        os.sync()
         # Interleaved, so that the load of a shared machine weighs on both cases alike.
         cases = {"seen_workspace": [], "new_workspace": []}
         for i in range(args.runs):
             cases["seen_workspace"].append(one_run(tmp, f"s{i}", env, seen))
-            cases["new_workspace"].append(one_run(tmp, f"n{i}", env, os.path.join(tmp, f"new{i}")))
+            cases["new_workspace"].append(one_run(tmp, f"n{i}", env, fresh[i]))
     # The numbers move with the machine's load (other builds on a shared machine): said.
     load = [round(x, 2) for x in os.getloadavg()]
     print(f"load average during the runs: {load} on {os.cpu_count()} CPUs")
