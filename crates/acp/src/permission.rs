@@ -84,8 +84,9 @@ pub(crate) async fn choose(
 }
 
 /// Asks the client about each proposed change, then sends one approve and one reject op
-/// for what it decided (changes without an answer stay pending in the stored plan, for
-/// `/approve` later). Returns how many ops were sent.
+/// for what it decided. The first change without an answer ends the asking: it and the
+/// ones after it stay pending in the stored plan, for `/approve` later. Returns how many
+/// ops were sent.
 pub(crate) async fn review(
     cx: &ConnectionTo<Client>,
     session: &str,
@@ -117,11 +118,14 @@ pub(crate) async fn review(
         match request(cx, ask, deadline).await {
             Answer::Picked(option) if option == "allow_once" => approved.push(change.order),
             Answer::Picked(_) => rejected.push(change.order),
+            // Nobody is deciding (cancelled, no answer, client gone): the rest are not
+            // asked either, and every undecided change stays pending.
             Answer::Refused(why) => {
                 eprintln!(
-                    "atto acp: proposed change {} stays pending: {why}",
+                    "atto acp: proposed changes from {} on stay pending: {why}",
                     change.order
                 );
+                break;
             }
         }
     }

@@ -171,3 +171,36 @@ fn a_step_plan_s_steps_are_plan_entries_and_its_decision_is_asked_of_the_client(
     let last = &plans.last().unwrap()["entries"];
     assert_eq!(last[0]["status"], "completed", "{}", seen.dump());
 }
+
+#[test]
+fn proposed_changes_nobody_decides_stay_pending_in_the_stored_plan() {
+    if !have_client("proposed_changes_nobody_decides") {
+        return;
+    }
+    let mut env = Env::new();
+    env.serve(Script::new(vec![
+        Reply {
+            tool_calls: vec![
+                call("write_file", json!({"path": "one.txt", "content": "1\n"})),
+                call("write_file", json!({"path": "two.txt", "content": "2\n"})),
+            ],
+            ..Reply::default()
+        },
+        Reply::text("planned"),
+    ]));
+    let mut steps = opening();
+    steps.push(prompt("add two files"));
+    let seen = run(
+        &env,
+        &["--permission", "auto-safe", "--mode", "plan"],
+        json!({"steps": steps, "permissions": ["cancelled"]}),
+    );
+    assert_eq!(seen.result(1)["modes"]["currentModeId"], "plan");
+    assert_eq!(seen.result(2)["stopReason"], "end_turn");
+    // The first question went unanswered: the second is not asked, nothing is applied.
+    assert_eq!(seen.permissions().len(), 1, "{}", seen.dump());
+    assert!(!env.repo().join("one.txt").exists());
+    assert!(!env.repo().join("two.txt").exists());
+    let statuses = query(&env, "select status from proposed_changes order by ord");
+    assert_eq!(statuses, ["pending", "pending"]);
+}
