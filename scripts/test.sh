@@ -48,6 +48,15 @@ if need npm && { ! need tsc || ! need eslint; }; then
     || echo "could not install typescript and eslint with npm"
 fi
 
+# atto acp's end-to-end tests drive it with the official ACP TypeScript client, kept in
+# target/peers/acp-npm (not global: the tests load it from there).
+if need npm && [ ! -f target/peers/acp-npm/node_modules/@agentclientprotocol/sdk/package.json ]; then
+  echo "installing (npm): @agentclientprotocol/sdk into target/peers/acp-npm"
+  mkdir -p target/peers/acp-npm
+  npm install --silent --no-save --prefix target/peers/acp-npm "@agentclientprotocol/sdk@2" \
+    || echo "could not install @agentclientprotocol/sdk with npm"
+fi
+
 # The real model server (llama.cpp + SmolLM2-135M in a chroot) for the realserver e2e tests.
 # Setting it up needs root; elsewhere those tests say SKIPPED, except under CI, where they fail.
 if [ "$(id -u)" = 0 ]; then

@@ -1,6 +1,7 @@
 //! The `atto` binary: parses the command line and wires front ends to the engine.
 //! Nothing here decides behaviour; it only connects the crates that do.
 
+mod acp;
 mod admin;
 mod config;
 mod demo;
@@ -217,6 +218,9 @@ enum Command {
     /// Run one task without a terminal and exit (0 done, 1 failed, 2 bad usage or
     /// config, 75 retryable infrastructure failure, 130 cancelled).
     Exec(exec::ExecArgs),
+    /// Serve the Agent Client Protocol on stdin/stdout for an editor (Zed, JetBrains …):
+    /// JSON-RPC only on stdout, logs on stderr.
+    Acp(acp::AcpArgs),
     /// Watch the whole agent loop run offline against a scripted model.
     Demo(demo::DemoArgs),
     /// Inspect the policy: `atto policy explain -- CMD` shows how a command is judged.
@@ -375,6 +379,7 @@ fn run(mut cli: Cli) -> Result<ExitCode, Failure> {
     }
     let session = match &cli.command {
         Some(Command::Exec(args)) => Some(args.session.clone()),
+        Some(Command::Acp(args)) => Some(args.session.clone()),
         Some(Command::Fork(args)) => Some(args.session.clone()),
         Some(Command::Plan(args)) => Some(args.session.clone()),
         Some(Command::Grants(args)) => Some(GlobalArgs {
@@ -440,6 +445,7 @@ fn run(mut cli: Cli) -> Result<ExitCode, Failure> {
             admin::fork(args, &workspace)
         }
         Some(Command::Plan(args)) => plan_cmd::run(args, &cli.global),
+        Some(Command::Acp(_)) => acp::run(&mut cli.global),
         Some(Command::Demo(args)) => block_on(demo::run(args, cli.global.wire)),
         Some(Command::Exec(args)) => {
             let config = load_config(&mut cli.global)?;

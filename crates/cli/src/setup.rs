@@ -588,6 +588,21 @@ fn restore_modes(
     }
 }
 
+/// The messages of a saved session's current thread (`atto acp`'s `session/load` replays
+/// them), by id or unique prefix; the session must belong to `workspace`.
+pub fn saved_messages(
+    workspace: &Path,
+    id: &str,
+) -> Result<Vec<atto_protocol::Message>, SetupError> {
+    let store = permissions::open_store().map_err(|e| match e {
+        permissions::OpenFailure::Busy(m) => SetupError(m, Retry::Later),
+        permissions::OpenFailure::Unusable(m) => SetupError::fix(format!(
+            "cannot load session {id}: the session database is not available ({m})"
+        )),
+    })?;
+    saved_history(&store, workspace, &SessionRef::Id(id.to_owned())).map(|saved| saved.history)
+}
+
 /// A saved session of this workspace, with its current thread's messages.
 fn saved_history(
     store: &atto_store::Store,

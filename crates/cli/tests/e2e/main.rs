@@ -5,6 +5,7 @@
 // Tests assert by unwrapping; a panic is the failure report.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod acp;
 mod bad_input;
 mod cancel;
 mod checkpoints;

@@ -1,0 +1,243 @@
+//! atto's words in ACP's: modes, tool calls (kind, title, locations, diffs), the options
+//! of a permission request, and the slash commands offered to the client. Pure functions.
+
+use std::path::Path;
+
+use agent_client_protocol::v1::schema::{
+    AvailableCommand, AvailableCommandInput, ContentBlock, ContentChunk, Diff, PermissionOption,
+    PermissionOptionKind, SessionMode, SessionModeState, SessionUpdate, TextContent,
+    ToolCallContent, ToolCallLocation, ToolKind, UnstructuredCommandInput,
+};
+use atto_protocol::{AgentMode, ApprovalDecision, ApprovalRequest, GrantScope};
+use serde_json::Value;
+
+const MODES: [AgentMode; 4] = [
+    AgentMode::Build,
+    AgentMode::Plan,
+    AgentMode::Review,
+    AgentMode::Debug,
+];
+
+/// atto's four agent modes as ACP session modes, `current` selected.
+pub(crate) fn modes(current: AgentMode) -> SessionModeState {
+    let available = MODES
+        .iter()
+        .map(|m| {
+            let about = match m {
+                AgentMode::Build => "full access: edits and commands, through the approval gate",
+                AgentMode::Plan => {
+                    "reads run; edits and commands are queued as proposed changes to approve"
+                }
+                AgentMode::Review => "read-only: every edit and command is refused",
+                AgentMode::Debug => "reads plus test commands",
+            };
+            SessionMode::new(m.as_str(), m.label()).description(about.to_owned())
+        })
+        .collect();
+    SessionModeState::new(current.as_str(), available)
+}
+
+/// The agent mode an ACP mode id names.
+pub(crate) fn mode_from_id(id: &str) -> Option<AgentMode> {
+    MODES.into_iter().find(|m| m.as_str() == id)
+}
+
+/// A text chunk of the agent's answer.
+pub(crate) fn agent_text(text: impl Into<String>) -> SessionUpdate {
+    SessionUpdate::AgentMessageChunk(ContentChunk::new(ContentBlock::Text(TextContent::new(
+        text,
+    ))))
+}
+
+/// A chunk of the agent's reasoning.
+pub(crate) fn thought(text: impl Into<String>) -> SessionUpdate {
+    SessionUpdate::AgentThoughtChunk(ContentChunk::new(ContentBlock::Text(TextContent::new(
+        text,
+    ))))
+}
+
+/// A chunk of the user's message (history replay).
+pub(crate) fn user_text(text: impl Into<String>) -> SessionUpdate {
+    SessionUpdate::UserMessageChunk(ContentChunk::new(ContentBlock::Text(TextContent::new(
+        text,
+    ))))
+}
+
+/// Text content of a tool call.
+pub(crate) fn text_content(text: impl Into<String>) -> ToolCallContent {
+    ToolCallContent::Content(agent_client_protocol::v1::schema::Content::new(
+        ContentBlock::Text(TextContent::new(text)),
+    ))
+}
+
+/// What kind of work a tool does, for the client's icon.
+pub(crate) fn kind(tool: &str) -> ToolKind {
+    match tool {
+        "read_file" => ToolKind::Read,
+        "write_file" | "edit_file" | "apply_patch" | "revert_turn" => ToolKind::Edit,
+        "delete_file" => ToolKind::Delete,
+        "grep" | "glob" | "list_files" => ToolKind::Search,
+        "bash" => ToolKind::Execute,
+        _ => ToolKind::Other,
+    }
+}
+
+fn arg<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
+    args.get(key).and_then(Value::as_str)
+}
+
+/// A one-line title for a call.
+pub(crate) fn title(tool: &str, args: &Value) -> String {
+    let path = arg(args, "path").unwrap_or("");
+    match tool {
+        "bash" => format!("Run `{}`", first_line(arg(args, "command").unwrap_or(""))),
+        "read_file" => format!("Read {path}"),
+        "write_file" => format!("Write {path}"),
+        "edit_file" => format!("Edit {path}"),
+        "delete_file" => format!("Delete {path}"),
+        "grep" => format!("Search `{}`", arg(args, "pattern").unwrap_or("")),
+        "glob" => format!("Find `{}`", arg(args, "pattern").unwrap_or("")),
+        "list_files" => format!("List {}", if path.is_empty() { "." } else { path }),
+        "apply_patch" => "Apply a patch".to_owned(),
+        other => other.to_owned(),
+    }
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or("")
+}
+
+/// The files a call touches, absolute.
+pub(crate) fn locations(workspace: &Path, args: &Value) -> Vec<ToolCallLocation> {
+    arg(args, "path")
+        .filter(|p| !p.is_empty())
+        .map(|p| vec![ToolCallLocation::new(workspace.join(p))])
+        .unwrap_or_default()
+}
+
+/// The change a file tool's arguments make, as ACP diffs: each `edit_file` edit as its
+/// old and new text, a `write_file` as the whole new content (over `before`, the file as
+/// read when plan mode queued the call, when known).
+pub(crate) fn diffs(
+    workspace: &Path,
+    tool: &str,
+    args: &Value,
+    before: Option<&str>,
+) -> Vec<ToolCallContent> {
+    let Some(path) = arg(args, "path").map(|p| workspace.join(p)) else {
+        return Vec::new();
+    };
+    match tool {
+        "write_file" => {
+            let content = arg(args, "content").unwrap_or("");
+            let diff = Diff::new(path, content).old_text(before.map(str::to_owned));
+            vec![ToolCallContent::Diff(diff)]
+        }
+        "edit_file" => {
+            let pairs: Vec<(&str, &str)> = match args.get("edits").and_then(Value::as_array) {
+                Some(edits) => edits
+                    .iter()
+                    .map(|e| {
+                        (
+                            arg(e, "old_string").unwrap_or(""),
+                            arg(e, "new_string").unwrap_or(""),
+                        )
+                    })
+                    .collect(),
+                None => vec![(
+                    arg(args, "old_string").unwrap_or(""),
+                    arg(args, "new_string").unwrap_or(""),
+                )],
+            };
+            pairs
+                .into_iter()
+                .map(|(old, new)| {
+                    ToolCallContent::Diff(Diff::new(path.clone(), new).old_text(old.to_owned()))
+                })
+                .collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// The answers atto offers for an approval: once, always (this session / this project),
+/// reject. A call that would run WITHOUT the sandbox may only be allowed once.
+pub(crate) fn permission_options(request: &ApprovalRequest) -> Vec<PermissionOption> {
+    let mut options = vec![PermissionOption::new(
+        "allow_once",
+        "Allow once",
+        PermissionOptionKind::AllowOnce,
+    )];
+    if !request.unsandboxed {
+        options.push(PermissionOption::new(
+            "allow_session",
+            format!("Always allow {} in this session", request.suggested_rule),
+            PermissionOptionKind::AllowAlways,
+        ));
+        options.push(PermissionOption::new(
+            "allow_project",
+            format!("Always allow {} in this project", request.suggested_rule),
+            PermissionOptionKind::AllowAlways,
+        ));
+    }
+    options.push(PermissionOption::new(
+        "reject_once",
+        "Reject",
+        PermissionOptionKind::RejectOnce,
+    ));
+    options
+}
+
+/// The decision an option id stands for.
+pub(crate) fn decision(option: &str) -> ApprovalDecision {
+    match option {
+        "allow_once" => ApprovalDecision::Yes,
+        "allow_session" => ApprovalDecision::Always {
+            scope: GrantScope::Session,
+            rule: None,
+        },
+        "allow_project" => ApprovalDecision::Always {
+            scope: GrantScope::Project,
+            rule: None,
+        },
+        "reject_once" => ApprovalDecision::No {
+            reason: Some("rejected in the editor".to_owned()),
+        },
+        other => ApprovalDecision::No {
+            reason: Some(format!(
+                "the editor answered with an unknown option '{other}'"
+            )),
+        },
+    }
+}
+
+/// atto's slash commands, offered to the client (one entry per command name).
+pub(crate) fn commands() -> Vec<AvailableCommand> {
+    let mut seen: Vec<&str> = Vec::new();
+    let mut out = Vec::new();
+    for info in atto_core::commands::COMMANDS {
+        let usage = info.usage.trim_start_matches('/');
+        let (name, rest) = usage.split_once(' ').unwrap_or((usage, ""));
+        if seen.contains(&name) {
+            continue;
+        }
+        seen.push(name);
+        let mut command = AvailableCommand::new(name, info.about);
+        if !rest.is_empty() {
+            command = command.input(AvailableCommandInput::Unstructured(
+                UnstructuredCommandInput::new(rest),
+            ));
+        }
+        out.push(command);
+    }
+    out
+}
+
+/// An event ACP has no update for (the answer to `/grants`, `/threads`, `/cost` …), as
+/// text: its JSON, which carries every field the terminal UI shows.
+pub(crate) fn event_text(event: &atto_protocol::Event) -> String {
+    match serde_json::to_string_pretty(event) {
+        Ok(json) => format!("\n```json\n{json}\n```\n"),
+        Err(err) => format!("\n(atto could not render this answer: {err})\n"),
+    }
+}

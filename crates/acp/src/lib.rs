@@ -1,0 +1,73 @@
+//! atto as an Agent Client Protocol agent (`atto acp`): an editor (Zed, JetBrains, any ACP
+//! client) starts atto, speaks JSON-RPC on its stdin/stdout, and drives atto sessions.
+//!
+//! This crate owns the translation both ways: ACP requests become `Op`s on an
+//! [`AgentHandle`], and every `Event` becomes `session/update` notifications, permission
+//! requests or prompt responses. It never reaches into the engine: a session is started by
+//! the binary's [`SessionStarter`] (the same wiring as every other front end), so the gate,
+//! grants, audit, checkpoints and sandbox are the ones the terminal UI uses.
+//!
+//! It deliberately does not pass the client's MCP servers on (atto has no MCP client on
+//! this branch; `mcpCapabilities` says so), nor route reads, writes and commands through
+//! the client's `fs/*` and `terminal/*` methods: atto's own tools do that work.
+
+mod convert;
+mod permission;
+mod plan_view;
+mod prompt;
+mod pump;
+mod replay;
+mod server;
+#[cfg(test)]
+mod tests;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use atto_core::AgentHandle;
+use atto_protocol::Message;
+
+pub use server::serve;
+
+/// What the client asked for when it opened or loaded a session.
+#[derive(Debug, Clone)]
+pub struct StartRequest {
+    /// The client's working directory: the workspace is found from it.
+    pub cwd: PathBuf,
+    /// A saved atto session to continue (`session/load`), by id.
+    pub resume: Option<String>,
+}
+
+/// A session started for the client.
+pub struct Started {
+    /// The running session.
+    pub handle: AgentHandle,
+    /// For a resumed session: its history so far, replayed to the client.
+    pub history: Vec<Message>,
+    /// Whether trust mode is on at the start (`--trust`, `--yolo`); `/trust` toggles it.
+    pub trust: bool,
+}
+
+/// Starts atto sessions the way every front end does (flags, config, store, sandbox).
+pub trait SessionStarter: Send + Sync + 'static {
+    /// Starts a session, or says in one line why it cannot.
+    fn start(&self, request: StartRequest) -> Result<Started, String>;
+}
+
+/// How the ACP server behaves.
+#[derive(Debug, Clone)]
+pub struct AcpOptions {
+    /// How long a permission request waits for the client before it counts as "no"
+    /// (`None`: no deadline). The session's own gate applies the same deadline.
+    pub approval_deadline: Option<Duration>,
+    /// atto's version, for `initialize`'s `agentInfo`.
+    pub version: String,
+}
+
+/// The connection to the client failed.
+#[derive(Debug, thiserror::Error)]
+pub enum AcpError {
+    /// The JSON-RPC connection broke (not a clean end of input).
+    #[error("the ACP connection failed: {0}")]
+    Connection(String),
+}

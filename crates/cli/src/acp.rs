@@ -1,0 +1,97 @@
+//! `atto acp`: atto as an Agent Client Protocol agent on stdin/stdout, for editors. The
+//! protocol work is atto-acp's; this module starts each session the client asks for
+//! exactly as `atto exec` would (flags, config, provider, store, sandbox, grants).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use atto_acp::{AcpOptions, SessionStarter, StartRequest, Started};
+use atto_llm::ResolvedProvider;
+use clap::Args;
+
+use crate::config::Config;
+use crate::setup::{self, Launch, LimitFlags};
+use crate::{ExitCode, Failure, GlobalArgs};
+
+#[derive(Debug, Args)]
+pub struct AcpArgs {
+    /// The sessions' options (model, permissions, modes), also accepted here.
+    #[command(flatten)]
+    pub session: GlobalArgs,
+}
+
+/// Starts sessions for the ACP client with this invocation's flags and config.
+struct Starter {
+    global: GlobalArgs,
+    config: Config,
+    provider: ResolvedProvider,
+}
+
+impl SessionStarter for Starter {
+    fn start(&self, request: StartRequest) -> Result<Started, String> {
+        let cwd = request.cwd.canonicalize().map_err(|e| {
+            format!(
+                "the client's cwd {} is not usable: {e}",
+                request.cwd.display()
+            )
+        })?;
+        let workspace = workspace_of(&cwd);
+        let history = match &request.resume {
+            Some(id) => setup::saved_messages(&workspace, id).map_err(|e| e.0)?,
+            None => Vec::new(),
+        };
+        let (handle, _) = setup::start(Launch {
+            provider: &self.provider,
+            config: &self.config,
+            workspace,
+            cwd,
+            limits: LimitFlags::default(),
+            permissions: self.global.permission_flags(),
+            resume: request.resume.map(atto_store::SessionRef::Id),
+            mode: self.global.mode.map(|(mode, _)| mode),
+            unsandboxed_commands: Vec::new(),
+            debug: self.global.debug,
+            budget: self.global.budget_flags(),
+        })
+        .map_err(|e| e.0)?;
+        let flags = self.global.permission_flags();
+        Ok(Started {
+            handle,
+            history,
+            // As setup decides it: --trust, or yolo (by flag or as the permission mode).
+            trust: flags.trust || flags.yolo || flags.permission.as_deref() == Some("yolo"),
+        })
+    }
+}
+
+/// The workspace of a directory: the nearest ancestor holding `.git`, else itself.
+fn workspace_of(cwd: &Path) -> PathBuf {
+    cwd.ancestors()
+        .find(|dir| dir.join(".git").exists())
+        .unwrap_or(cwd)
+        .to_path_buf()
+}
+
+/// Serves ACP until the client closes stdin.
+pub fn run(global: &mut GlobalArgs) -> Result<ExitCode, Failure> {
+    let config = crate::load_config(global)?;
+    let provider = setup::provider(global, &config)?;
+    let options = AcpOptions {
+        approval_deadline: config.approval_deadline(),
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+    };
+    let starter = Arc::new(Starter {
+        global: global.clone(),
+        config,
+        provider,
+    });
+    crate::block_on(async move {
+        atto_acp::serve(starter, options)
+            .await
+            .map(|()| ExitCode::Ok)
+            .map_err(|e| Failure {
+                code: ExitCode::Failed,
+                message: e.to_string(),
+            })
+    })
+}
