@@ -249,6 +249,7 @@ fn start_connected(
     let checkpoints = checkpoints(&launch.workspace, &session_id);
     let model = client.info().model.clone();
     let subagents = subagent_settings(&launch, connect)?;
+    let context = launch.config.context_settings().map_err(SetupError::fix)?;
     let handle = spawn_session(SessionOptions {
         permission,
         grants,
@@ -286,6 +287,7 @@ fn start_connected(
         subagents,
         models,
         learning: launch.config.learning_settings(),
+        context,
     });
     Ok((handle, session_id))
 }

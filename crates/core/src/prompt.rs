@@ -1,6 +1,7 @@
 //! The system prompt: built once per session from the tools actually offered and the
-//! project's own instructions, so it is byte-stable across turns and providers can
-//! cache it. Volatile facts go in a short section at the very end.
+//! project's own instructions, so it is byte-stable across turns (and days) and providers
+//! can cache it. Volatile facts (mode, date, model) go after the cached prefix, in each
+//! user message's context.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -89,7 +90,6 @@ pub(crate) struct PromptInputs<'a> {
     pub workspace: &'a Path,
     pub tool_names: &'a [&'a str],
     pub instructions: &'a [ProjectInstructions],
-    pub date: &'a str,
 }
 
 /// Builds the system prompt. Tool guidance names only tools that are offered.
@@ -151,8 +151,13 @@ pub(crate) fn system_prompt(inputs: &PromptInputs<'_>) -> String {
             inst.text.trim_end()
         );
     }
-    let _ = write!(p, "\n# Session\n- Date: {}\n", inputs.date);
     p
+}
+
+/// The volatile facts each user turn carries after the cached prefix: today's date and
+/// the model this turn's requests go to (codewhale's `<turn_meta>`).
+pub(crate) fn turn_meta(date: &str, model: &str) -> String {
+    format!("<turn_meta>date: {date} (UTC); model: {model}</turn_meta>")
 }
 
 #[cfg(test)]
@@ -165,7 +170,6 @@ mod tests {
             workspace: Path::new("/w"),
             tool_names: &["read_file", "edit_file", "grep"],
             instructions: &[],
-            date: "2026-01-01",
         };
         let p = system_prompt(&inputs);
         assert!(p.contains("edit_file"));

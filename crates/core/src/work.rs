@@ -113,7 +113,7 @@ impl GoalsAndTasks {
 }
 
 /// The task list as the model sees it.
-fn task_lines(tasks: &[Task]) -> String {
+pub(crate) fn task_lines(tasks: &[Task]) -> String {
     if tasks.is_empty() {
         return "no tasks yet".to_owned();
     }

@@ -11,6 +11,7 @@ mod checkpoints;
 mod checkpoints_watched;
 mod common;
 mod concurrency;
+mod context;
 mod conveniences;
 mod crash;
 mod demo;
