@@ -269,6 +269,9 @@ fn start_connected(
                 .apply_patch
                 .unwrap_or_else(|| atto_tools::offers_apply_patch(&model)),
             pass_env: launch.config.pass_env.clone(),
+            overview_cache: atto_store::default_path()
+                .ok()
+                .and_then(|db| db.parent().map(|dir| dir.join("overview"))),
         }),
         limits: limits(launch.config, &launch.limits),
         mode,
