@@ -62,15 +62,15 @@ impl Tool for CodebaseOverviewTool {
     }
 
     fn description(&self) -> &'static str {
-        "Ranked map of the repository: source files with their top-level symbols, most-used first."
+        "Map of the repository's source files and top-level symbols, most-used first."
     }
 
     fn parameters(&self) -> serde_json::Value {
         json!({
             "type": "object",
             "properties": {
-                "path": {"type": "string", "description": "Directory to map (default: workspace root)"},
-                "max_bytes": {"type": "integer", "description": "Size of the map (default 8000)"}
+                "path": {"type": "string", "description": "Directory (default: workspace root)"},
+                "max_bytes": {"type": "integer", "description": "Map size (default 8000)"}
             }
         })
     }
