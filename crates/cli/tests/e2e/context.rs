@@ -526,3 +526,51 @@ fn a_long_tool_output_is_kept_whole_and_the_model_pages_through_it() {
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&status.stdout), "?? big.txt\n");
 }
+
+#[test]
+fn a_context_overflow_compacts_and_the_request_is_sent_again() {
+    let mut env = Env::new();
+    big_file(&env, "big.txt", 4_000);
+    let overflow = r#"{"error":{"message":"This model's maximum context length is 8192 tokens","type":"invalid_request_error","code":"context_length_exceeded"}}"#;
+    env.serve(Script {
+        replies: vec![
+            summary("SUMMARY: read big.txt three times."),
+            calls(vec![call("read_file", json!({"path": "big.txt"}))]),
+            calls(vec![call("read_file", json!({"path": "big.txt"}))]),
+            calls(vec![call("read_file", json!({"path": "big.txt"}))]),
+            Reply {
+                fault: Some(Fault::Status {
+                    status: 400,
+                    body: Some(overflow.to_owned()),
+                    retry_after: None,
+                }),
+                ..Reply::default()
+            },
+            Reply::text("done after compaction"),
+        ],
+        ..Script::default()
+    });
+    // A model whose window atto does not know: only the provider's error compacts.
+    let out = env.exec("chat", &format!("{CONSTRAINT} Read big.txt three times."));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let events = crate::common::events(&out);
+    let compacted = crate::common::of_type(&events, "context_compacted");
+    assert_eq!(compacted.len(), 1, "{}", stderr(&out));
+    assert_eq!(compacted[0]["trigger"], "overflow");
+    assert_eq!(compacted[0]["summarized"], true);
+    let reqs = env.requests();
+    // The rejected request, the summary request, then the same step again, smaller.
+    let rejected = reqs[3].body.to_string();
+    let retried = reqs[5].body.to_string();
+    assert!(reqs[4].body.to_string().contains(SUMMARY_ASK));
+    assert!(
+        retried.len() < rejected.len(),
+        "{} !< {}",
+        retried.len(),
+        rejected.len()
+    );
+    assert!(retried.contains("SUMMARY: read big.txt three times."));
+    assert!(retried.contains(CONSTRAINT), "pinned");
+    let result = events.last().unwrap();
+    assert_eq!(result["status"], "completed", "{result}");
+}
