@@ -294,6 +294,7 @@ fn spawn_in(mut options: SessionOptions, member: Option<(Family, Place)>) -> Age
         options,
         turns: history::count_turns(&resumed),
         last_input_tokens: None,
+        compacted_to: 0,
         is_new: !resuming,
         recorder,
         history: resumed,
@@ -355,6 +356,8 @@ struct Session {
     turns: u32,
     /// Input tokens the provider reported for the last call (cache included).
     last_input_tokens: Option<u64>,
+    /// Request bytes right after the last compaction (0 before any).
+    compacted_to: u64,
     /// Whether this session still has to be recorded in the store.
     is_new: bool,
     /// Commits messages to the store.

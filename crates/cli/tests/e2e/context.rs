@@ -574,3 +574,34 @@ fn a_context_overflow_compacts_and_the_request_is_sent_again() {
     let result = events.last().unwrap();
     assert_eq!(result["status"], "completed", "{result}");
 }
+
+#[test]
+fn a_compaction_that_cannot_help_is_not_repeated_every_step() {
+    let mut env = Env::new();
+    env.write("a.txt", "a\n");
+    // A window the prompt and tool schemas alone nearly fill: no compaction gets under it.
+    configure(
+        &env,
+        "[providers.local.models.scripted-model]\ncontext_window = 3000\n",
+    );
+    let mut replies: Vec<Reply> = (0..5).map(|i| summary(&format!("S{i}"))).collect();
+    for _ in 0..5 {
+        replies.push(calls(vec![call("read_file", json!({"path": "a.txt"}))]));
+    }
+    replies.push(Reply::text("done"));
+    env.serve(Script {
+        replies,
+        ..Script::default()
+    });
+    let out = env.exec("chat", "read a.txt five times");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let events = crate::common::events(&out);
+    let compacted = crate::common::of_type(&events, "context_compacted");
+    assert_eq!(compacted.len(), 1, "{}", stderr(&out));
+    let summaries = env
+        .requests()
+        .iter()
+        .filter(|r| r.body.to_string().contains(SUMMARY_ASK))
+        .count();
+    assert!(summaries <= 1, "{summaries} summary requests");
+}

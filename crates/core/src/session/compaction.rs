@@ -63,11 +63,15 @@ impl Session {
         }
     }
 
-    /// Compacts first when the next request would pass the threshold of the window.
+    /// Compacts first when the next request would pass the threshold of the window. A
+    /// compaction that could not get under it is not repeated before a tenth of the window
+    /// more has been added (else every step would pay for a summary that cannot help).
     pub(super) async fn compact_if_due(&mut self, cancel: &CancellationToken) {
-        let due =
-            context::compaction_due(&self.options.context, self.window(), self.request_bytes());
-        if due {
+        let window = self.window();
+        let bytes = self.request_bytes();
+        let grown =
+            window.is_none_or(|w| bytes > self.compacted_to + w * atto_llm::BYTES_PER_TOKEN / 10);
+        if grown && context::compaction_due(&self.options.context, window, bytes) {
             self.compact(CompactTrigger::Threshold, None, cancel).await;
         }
     }
@@ -173,6 +177,7 @@ impl Session {
             fallback_reason,
         };
         self.history = history;
+        self.compacted_to = self.request_bytes();
         self.emit(Event::ContextCompacted(compaction));
         true
     }
