@@ -103,6 +103,9 @@ pub struct ContextConfig {
     pub compact_at_percent: Option<u8>,
     /// The newest share of the window (percent) kept verbatim by a compaction (default 25).
     pub keep_recent_percent: Option<u8>,
+    /// A repository with at most this many source files gets its map with the first
+    /// prompt (default 30; 0: never).
+    pub start_map_max_files: Option<usize>,
 }
 
 /// `[learning]`: lessons kept across sessions.
@@ -383,6 +386,9 @@ impl Config {
             60,
         )? {
             settings.keep_recent_percent = p;
+        }
+        if let Some(n) = self.context.start_map_max_files {
+            settings.start_map_max_files = n;
         }
         Ok(settings)
     }

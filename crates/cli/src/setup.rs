@@ -249,7 +249,11 @@ fn start_connected(
     let checkpoints = checkpoints(&launch.workspace, &session_id);
     let model = client.info().model.clone();
     let subagents = subagent_settings(&launch, connect)?;
-    let context = launch.config.context_settings().map_err(SetupError::fix)?;
+    let mut context = launch.config.context_settings().map_err(SetupError::fix)?;
+    let overview_cache = atto_store::default_path()
+        .ok()
+        .and_then(|db| db.parent().map(|dir| dir.join("overview")));
+    context.overview_cache.clone_from(&overview_cache);
     let handle = spawn_session(SessionOptions {
         permission,
         grants,
@@ -269,9 +273,7 @@ fn start_connected(
                 .apply_patch
                 .unwrap_or_else(|| atto_tools::offers_apply_patch(&model)),
             pass_env: launch.config.pass_env.clone(),
-            overview_cache: atto_store::default_path()
-                .ok()
-                .and_then(|db| db.parent().map(|dir| dir.join("overview"))),
+            overview_cache,
         }),
         limits: limits(launch.config, &launch.limits),
         mode,

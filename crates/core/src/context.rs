@@ -15,6 +15,12 @@ use std::collections::BTreeMap;
 
 use atto_protocol::{AssistantPart, Message, ToolSpec};
 
+/// The default of [`ContextSettings::start_map_max_files`].
+pub const START_MAP_MAX_FILES: usize = 30;
+
+/// The size of the map offered with the first prompt.
+pub const START_MAP_BYTES: usize = 1_200;
+
 /// How a session uses the model's context window.
 #[derive(Debug, Clone)]
 pub struct ContextSettings {
@@ -27,6 +33,11 @@ pub struct ContextSettings {
     /// The newest share of the window (percent) kept verbatim when older messages are
     /// summarised (default 25).
     pub keep_recent_percent: u8,
+    /// A repository with at most this many source files gets its `codebase_overview` map
+    /// with the session's first prompt (default 30; 0: never).
+    pub start_map_max_files: usize,
+    /// Where the overview's index is kept between sessions; `None`: in memory only.
+    pub overview_cache: Option<std::path::PathBuf>,
 }
 
 impl Default for ContextSettings {
@@ -35,6 +46,8 @@ impl Default for ContextSettings {
             windows: BTreeMap::new(),
             compact_at_percent: 80,
             keep_recent_percent: 25,
+            start_map_max_files: START_MAP_MAX_FILES,
+            overview_cache: None,
         }
     }
 }

@@ -605,3 +605,60 @@ fn a_compaction_that_cannot_help_is_not_repeated_every_step() {
         .count();
     assert!(summaries <= 1, "{summaries} summary requests");
 }
+
+#[test]
+fn a_small_repository_gets_its_map_with_the_first_prompt_only() {
+    let mut env = Env::new();
+    env.write("app/models.py", "class User:\n    pass\n");
+    env.write(
+        "app/views.py",
+        "from app.models import User\n\ndef show():\n    return User()\n",
+    );
+    env.serve(Script {
+        replies: vec![Reply::text("one"), Reply::text("two")],
+        ..Script::default()
+    });
+    let out = session(&env, "chat", "m", &[], "first\nsecond\n");
+    let reqs = env.requests();
+    assert_eq!(reqs.len(), 2, "{}", stderr(&out));
+    let users = |n: usize| -> Vec<String> {
+        reqs[n].body["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "user")
+            .map(|m| m["content"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let first = &users(0)[0];
+    assert!(
+        first.starts_with("first\n\n<repository_map>\nRepository map: 2 source files"),
+        "{first}"
+    );
+    assert!(
+        first.contains("app/models.py\n  class User :1 (1 uses)"),
+        "{first}"
+    );
+    // Only the first prompt carries it; it stays in the history as sent.
+    let later = users(1);
+    assert_eq!(&later[0], first);
+    assert!(!later[1].contains("repository_map"), "{}", later[1]);
+
+    // A repository past the limit gets none.
+    let mut big = Env::new();
+    for i in 0..31 {
+        big.write(&format!("m{i}.py"), &format!("def f{i}():\n    pass\n"));
+    }
+    big.serve(Script {
+        replies: vec![Reply::text("ok")],
+        ..Script::default()
+    });
+    let out = big.exec("chat", "hello");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        !big.requests()[0]
+            .body
+            .to_string()
+            .contains("repository_map")
+    );
+}

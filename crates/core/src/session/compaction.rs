@@ -3,7 +3,8 @@
 //! verbatim, storing the compacted conversation as a new thread version (the originals
 //! stay in the store; `/rollback` goes back to them) and announcing it. A summary that
 //! fails, comes back empty or too long is never used: old tool outputs are elided instead,
-//! oldest first, and nothing stored is touched.
+//! oldest first, and nothing stored is touched. Also the repository map a small
+//! repository's first prompt carries.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -61,6 +62,35 @@ impl Session {
             compact_at: window.map(|w| self.options.context.compact_at(w)),
             last_input_tokens: self.last_input_tokens,
         }
+    }
+
+    /// The `codebase_overview` map offered with the first prompt of a new top-level session
+    /// in a small repository (after the cached prefix, like every volatile fact).
+    pub(super) async fn start_map(&self) -> Option<String> {
+        let settings = &self.options.context;
+        if self.place.depth > 0 || !self.history.is_empty() || settings.start_map_max_files == 0 {
+            return None;
+        }
+        let root = self.options.workspace.clone();
+        let cache = settings.overview_cache.clone();
+        let max_files = settings.start_map_max_files;
+        // Bounded: the walk gives up after a few thousand entries.
+        let map = tokio::task::spawn_blocking(move || {
+            atto_tools::start_map(
+                &root,
+                max_files,
+                context::START_MAP_BYTES,
+                cache.as_deref(),
+                &CancellationToken::new(),
+            )
+        })
+        .await
+        .ok()?
+        .ok()??;
+        Some(format!(
+            "<repository_map>\n{}\n</repository_map>",
+            map.trim_end()
+        ))
     }
 
     /// Compacts first when the next request would pass the threshold of the window. A

@@ -66,6 +66,9 @@ impl Session {
         if let Some(recall) = &recall {
             context = format!("{}\n\n{context}", recall.notes);
         }
+        if let Some(map) = self.start_map().await {
+            context = format!("{map}\n\n{context}");
+        }
         let task = text.clone();
         self.record(Message::User {
             text,

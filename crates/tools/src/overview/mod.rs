@@ -56,6 +56,40 @@ pub fn overview(
     Ok(rank::render(&index, scope, max_bytes))
 }
 
+/// Entries a session-start look at the tree visits before it gives up on a map.
+const START_WALK_LIMIT: usize = 2_000;
+
+/// The map offered with a session's first prompt, for a repository small enough: `None`
+/// when it has no source file or more than `max_files` of them (counted by a walk that
+/// stops early, so a large tree costs little).
+pub fn start_map(
+    root: &std::path::Path,
+    max_files: usize,
+    max_bytes: usize,
+    cache_dir: Option<&std::path::Path>,
+    cancel: &tokio_util::sync::CancellationToken,
+) -> Result<Option<String>, ToolError> {
+    let mut sources = 0;
+    for (n, entry) in crate::search::walk(root, None).enumerate() {
+        if n >= START_WALK_LIMIT {
+            return Ok(None);
+        }
+        let Ok(entry) = entry else { continue };
+        let is_source = entry.file_type().is_some_and(|t| t.is_file())
+            && parse::Lang::of(&entry.path().to_string_lossy()).is_some();
+        if is_source {
+            sources += 1;
+            if sources > max_files {
+                return Ok(None);
+            }
+        }
+    }
+    if sources == 0 {
+        return Ok(None);
+    }
+    overview(root, "", max_bytes, cache_dir, cancel).map(Some)
+}
+
 impl Tool for CodebaseOverviewTool {
     fn name(&self) -> &'static str {
         "codebase_overview"

@@ -71,8 +71,8 @@ pub(crate) fn render(index: &Index, scope: &str, max_bytes: usize) -> String {
         sb.total_cmp(&sa).then_with(|| a.0.cmp(b.0))
     });
     let mut out = format!(
-        "Repository map: {} source files ({} with symbols){}, ranked by how many other files \
-         use what each defines; `N uses` counts those files.\n",
+        "Repository map: {} source files ({} with symbols){}; most used first, \"N uses\" = \
+         files using it.\n",
         files.len(),
         ranked.len(),
         if scope.is_empty() {
