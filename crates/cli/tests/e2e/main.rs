@@ -22,6 +22,7 @@ mod goals;
 mod learning;
 mod models;
 mod new_user;
+mod overview;
 mod plan_headless;
 mod plan_mode;
 mod plan_resume;

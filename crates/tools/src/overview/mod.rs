@@ -14,6 +14,7 @@ mod rank;
 mod tests;
 
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use atto_protocol::DangerLevel;
 use serde::Deserialize;
@@ -43,6 +44,9 @@ struct Args {
     max_bytes: Option<u64>,
 }
 
+/// A map with what it was made from: the index, the scope and the budget.
+type LastMap = (Arc<index::Index>, String, usize, String);
+
 /// The map of the files under `scope` (relative, `""` for all) of `root`, at most
 /// `max_bytes` long: the tool's work, callable without a runtime (benchmarks).
 pub fn overview(
@@ -53,7 +57,21 @@ pub fn overview(
     cancel: &tokio_util::sync::CancellationToken,
 ) -> Result<String, ToolError> {
     let (index, _) = index::build(root, cache_dir, cancel)?;
-    Ok(rank::render(&index, scope, max_bytes))
+    // The last map, kept with the index it was made from (held, so never confused with a
+    // later index at the same address): an unchanged tree asked the same way is not ranked
+    // again.
+    static LAST: Mutex<Option<LastMap>> = Mutex::new(None);
+    let mut last = LAST.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((i, s, b, map)) = last.as_ref()
+        && Arc::ptr_eq(i, &index)
+        && s == scope
+        && *b == max_bytes
+    {
+        return Ok(map.clone());
+    }
+    let map = rank::render(&index, scope, max_bytes);
+    *last = Some((index, scope.to_owned(), max_bytes, map.clone()));
+    Ok(map)
 }
 
 /// Entries a session-start look at the tree visits before it gives up on a map.
