@@ -249,11 +249,7 @@ fn start_connected(
     let checkpoints = checkpoints(&launch.workspace, &session_id);
     let model = client.info().model.clone();
     let subagents = subagent_settings(&launch, connect)?;
-    let mut context = launch.config.context_settings().map_err(SetupError::fix)?;
-    let overview_cache = atto_store::default_path()
-        .ok()
-        .and_then(|db| db.parent().map(|dir| dir.join("overview")));
-    context.overview_cache.clone_from(&overview_cache);
+    let context = launch.config.context_settings().map_err(SetupError::fix)?;
     let handle = spawn_session(SessionOptions {
         permission,
         grants,
@@ -273,7 +269,9 @@ fn start_connected(
                 .apply_patch
                 .unwrap_or_else(|| atto_tools::offers_apply_patch(&model)),
             pass_env: launch.config.pass_env.clone(),
-            overview_cache,
+            overview_cache: atto_store::default_path()
+                .ok()
+                .and_then(|db| db.parent().map(|dir| dir.join("overview"))),
         }),
         limits: limits(launch.config, &launch.limits),
         mode,

@@ -36,8 +36,6 @@ pub struct ContextSettings {
     /// A repository with at most this many source files gets its `codebase_overview` map
     /// with the session's first prompt (default 30; 0: never).
     pub start_map_max_files: usize,
-    /// Where the overview's index is kept between sessions; `None`: in memory only.
-    pub overview_cache: Option<std::path::PathBuf>,
 }
 
 impl Default for ContextSettings {
@@ -47,7 +45,6 @@ impl Default for ContextSettings {
             compact_at_percent: 80,
             keep_recent_percent: 25,
             start_map_max_files: START_MAP_MAX_FILES,
-            overview_cache: None,
         }
     }
 }

@@ -72,20 +72,12 @@ impl Session {
             return None;
         }
         let root = self.options.workspace.clone();
-        let cache = settings.overview_cache.clone();
         let max_files = settings.start_map_max_files;
         // Bounded: the walk gives up after a few thousand entries.
         let map = tokio::task::spawn_blocking(move || {
-            atto_tools::start_map(
-                &root,
-                max_files,
-                context::START_MAP_BYTES,
-                cache.as_deref(),
-                &CancellationToken::new(),
-            )
+            atto_tools::start_map(&root, max_files, context::START_MAP_BYTES)
         })
         .await
-        .ok()?
         .ok()??;
         Some(format!(
             "<repository_map>\n{}\n</repository_map>",

@@ -107,11 +107,7 @@ pub(crate) fn build(
         if meta.len() > parse::MAX_FILE_BYTES {
             continue;
         }
-        let mtime_ns = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_nanos());
+        let (_, mtime_ns) = stat(&meta);
         stats.files += 1;
         match previous.as_ref().and_then(|p| p.get(&rel)) {
             Some(old) if old.size == meta.len() && old.mtime_ns == mtime_ns => unchanged.push(rel),
@@ -123,6 +119,12 @@ pub(crate) fn build(
         .as_ref()
         .filter(|p| todo.is_empty() && p.len() == unchanged.len())
     {
+        // An index made in memory only (a session's first look) is written once here.
+        if let Some(file) = cache_dir.map(|d| cache_file(d, root))
+            && !file.exists()
+        {
+            let _ = save(&file, previous);
+        }
         remember(root, Arc::clone(previous));
         return Ok((Arc::clone(previous), stats));
     }
@@ -144,6 +146,42 @@ pub(crate) fn build(
     }
     remember(root, Arc::clone(&index));
     Ok((index, stats))
+}
+
+/// A source file found by a walk: relative path, path, language, size, mtime.
+pub(crate) type Found = (String, PathBuf, Lang, u64, u128);
+
+/// The stat of a walked file as the index keys it: size and mtime in nanoseconds.
+pub(crate) fn stat(meta: &std::fs::Metadata) -> (u64, u128) {
+    let mtime_ns = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    (meta.len(), mtime_ns)
+}
+
+/// The index of a few files found already (a session's first look at a small tree),
+/// parsed on this thread and kept in memory for `root`, so the tool's first call reuses it.
+pub(crate) fn of_files(root: &Path, files: Vec<Found>) -> Arc<Index> {
+    let mut index = Index::with_capacity(files.len());
+    for (rel, path, lang, size, mtime_ns) in files {
+        let Ok(bytes) = std::fs::read(&path) else {
+            continue;
+        };
+        let facts = parse::facts(&String::from_utf8_lossy(&bytes), lang).unwrap_or_default();
+        index.insert(
+            rel,
+            Entry {
+                size,
+                mtime_ns,
+                facts,
+            },
+        );
+    }
+    let index = Arc::new(index);
+    remember(root, Arc::clone(&index));
+    index
 }
 
 /// Parses `files` on up to four threads.

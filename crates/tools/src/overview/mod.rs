@@ -80,32 +80,39 @@ const START_WALK_LIMIT: usize = 2_000;
 /// The map offered with a session's first prompt, for a repository small enough: `None`
 /// when it has no source file or more than `max_files` of them (counted by a walk that
 /// stops early, so a large tree costs little).
-pub fn start_map(
-    root: &std::path::Path,
-    max_files: usize,
-    max_bytes: usize,
-    cache_dir: Option<&std::path::Path>,
-    cancel: &tokio_util::sync::CancellationToken,
-) -> Result<Option<String>, ToolError> {
-    let mut sources = 0;
+///
+/// It sits before the session's first request, so it costs one walk and the parse of
+/// those few files, on this thread, and writes nothing; the index stays in memory for the
+/// tool's first call.
+pub fn start_map(root: &std::path::Path, max_files: usize, max_bytes: usize) -> Option<String> {
+    let mut found: Vec<index::Found> = Vec::new();
     for (n, entry) in crate::search::walk(root, None).enumerate() {
         if n >= START_WALK_LIMIT {
-            return Ok(None);
+            return None;
         }
         let Ok(entry) = entry else { continue };
-        let is_source = entry.file_type().is_some_and(|t| t.is_file())
-            && parse::Lang::of(&entry.path().to_string_lossy()).is_some();
-        if is_source {
-            sources += 1;
-            if sources > max_files {
-                return Ok(None);
-            }
+        if !entry.file_type().is_some_and(|t| t.is_file()) {
+            continue;
         }
+        let rel = paths::relative(root, entry.path());
+        let Some(lang) = parse::Lang::of(&rel) else {
+            continue;
+        };
+        let Ok(meta) = entry.metadata() else { continue };
+        if meta.len() > parse::MAX_FILE_BYTES || rel.contains(['\t', '\n']) {
+            continue;
+        }
+        if found.len() == max_files {
+            return None;
+        }
+        let (size, mtime_ns) = index::stat(&meta);
+        found.push((rel, entry.into_path(), lang, size, mtime_ns));
     }
-    if sources == 0 {
-        return Ok(None);
+    if found.is_empty() {
+        return None;
     }
-    overview(root, "", max_bytes, cache_dir, cancel).map(Some)
+    let index = index::of_files(root, found);
+    Some(rank::render(&index, "", max_bytes))
 }
 
 impl Tool for CodebaseOverviewTool {
