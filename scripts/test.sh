@@ -57,6 +57,19 @@ if need npm && [ ! -f target/peers/acp-npm/node_modules/@agentclientprotocol/sdk
     || echo "could not install @agentclientprotocol/sdk with npm"
 fi
 
+# Third-party source for codebase_overview's tests: a Python sdist (six) and an npm
+# package's TypeScript declarations (mitt), unpacked under target/peers/. A failed fetch
+# does not stop the suite: the tests fail under CI and say SKIPPED elsewhere.
+mkdir -p target/peers
+if [ ! -f target/peers/six-1.16.0/six.py ]; then
+  (cd target/peers && python3 -m pip download --quiet --no-binary :all: --no-deps six==1.16.0 \
+    && tar xzf six-1.16.0.tar.gz) || echo "could not fetch the six sdist with pip"
+fi
+if need npm && [ ! -f target/peers/mitt/package/index.d.ts ]; then
+  (mkdir -p target/peers/mitt && cd target/peers/mitt && npm pack --silent mitt@3.0.1 >/dev/null \
+    && tar xzf mitt-3.0.1.tgz) || echo "could not fetch mitt with npm"
+fi
+
 # The real model server (llama.cpp + SmolLM2-135M in a chroot) for the realserver e2e tests.
 # Setting it up needs root; elsewhere those tests say SKIPPED, except under CI, where they fail.
 if [ "$(id -u)" = 0 ]; then

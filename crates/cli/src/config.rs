@@ -61,6 +61,9 @@ pub struct Config {
     /// How learnings are recalled and kept.
     #[serde(default)]
     pub learning: LearningConfig,
+    /// When the conversation is compacted.
+    #[serde(default)]
+    pub context: ContextConfig,
     /// Seconds an approval waits for an answer before it counts as "no" (default 600;
     /// 0 waits for ever).
     pub approval_timeout_secs: Option<u64>,
@@ -88,6 +91,21 @@ pub struct PlannerConfig {
     pub threshold: Option<f64>,
     /// Run ready steps with disjoint files together (default: off).
     pub parallel: Option<bool>,
+}
+
+/// `[context]`: when the conversation is compacted (context windows are set per model:
+/// `[providers.X.models.Y] context_window`).
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContextConfig {
+    /// Compact when the next request would fill more than this percentage of the
+    /// model's context window (default 80).
+    pub compact_at_percent: Option<u8>,
+    /// The newest share of the window (percent) kept verbatim by a compaction (default 25).
+    pub keep_recent_percent: Option<u8>,
+    /// A repository with at most this many source files gets its map with the first
+    /// prompt (default 30; 0: never).
+    pub start_map_max_files: Option<usize>,
 }
 
 /// `[learning]`: lessons kept across sessions.
@@ -334,6 +352,45 @@ impl Config {
             });
         }
         Ok(config)
+    }
+
+    /// How sessions use the context window: the defaults, with the windows and
+    /// thresholds the config sets. A percentage out of range is an error.
+    pub fn context_settings(&self) -> Result<atto_core::ContextSettings, String> {
+        let mut settings = atto_core::ContextSettings::default();
+        for provider in self.providers.values() {
+            for (model, config) in &provider.models.0 {
+                if let Some(window) = config.context_window {
+                    settings.windows.insert(model.clone(), window);
+                }
+            }
+        }
+        let percent = |key: &str, value: Option<u8>, low: u8, high: u8| match value {
+            Some(v) if !(low..=high).contains(&v) => Err(format!(
+                "[context] {key} = {v} is out of range ({low} to {high}); fix it in the config"
+            )),
+            _ => Ok(value),
+        };
+        if let Some(p) = percent(
+            "compact_at_percent",
+            self.context.compact_at_percent,
+            10,
+            100,
+        )? {
+            settings.compact_at_percent = p;
+        }
+        if let Some(p) = percent(
+            "keep_recent_percent",
+            self.context.keep_recent_percent,
+            5,
+            60,
+        )? {
+            settings.keep_recent_percent = p;
+        }
+        if let Some(n) = self.context.start_map_max_files {
+            settings.start_map_max_files = n;
+        }
+        Ok(settings)
     }
 
     /// How sessions use learnings: the defaults, with what the config sets.

@@ -167,6 +167,16 @@ pub async fn run(
     } else {
         drop(closed_tx);
     }
+    // One Ctrl-C listener for the whole run: a listener made afresh on each pass of the
+    // loop misses a signal that arrives while an event is being written.
+    let (sigint_tx, mut sigint) = tokio::sync::mpsc::unbounded_channel::<()>();
+    tokio::spawn(async move {
+        while tokio::signal::ctrl_c().await.is_ok() {
+            if sigint_tx.send(()).is_err() {
+                break;
+            }
+        }
+    });
     let mut open_asks: Vec<ApprovalRequest> = Vec::new();
     let mut text = TextRenderer::new(std::io::stdout(), std::io::stderr());
     let mut result: Option<FinalResult> = None;
@@ -186,16 +196,14 @@ pub async fn run(
                 }
                 continue;
             }
-            signal = tokio::signal::ctrl_c() => {
-                if signal.is_ok() {
-                    interrupts += 1;
-                    if interrupts > 1 {
-                        eprintln!("atto: interrupted twice; exiting now");
-                        return ExitCode::Cancelled;
-                    }
-                    eprintln!("atto: cancelling (Ctrl-C again to exit at once)");
-                    let _ = ops.submit(Op::Interrupt);
+            Some(()) = sigint.recv() => {
+                interrupts += 1;
+                if interrupts > 1 {
+                    eprintln!("atto: interrupted twice; exiting now");
+                    return ExitCode::Cancelled;
                 }
+                eprintln!("atto: cancelling (Ctrl-C again to exit at once)");
+                let _ = ops.submit(Op::Interrupt);
                 continue;
             }
         };

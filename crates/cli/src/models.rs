@@ -121,7 +121,7 @@ fn settings(
     let known = config
         .providers
         .get(&provider.name)
-        .map(|p| p.models.clone())
+        .map(|p| p.models.names())
         .unwrap_or_default();
     ModelSettings {
         auto: false,

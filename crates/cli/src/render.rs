@@ -114,6 +114,20 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
                     writeln!(self.progress, "{}", visible(&line))?;
                 }
             }
+            Event::ContextReport {
+                context,
+                asked: true,
+            } => {
+                self.end_text_line()?;
+                for line in present::context_lines(context) {
+                    writeln!(self.progress, "{}", visible(&line))?;
+                }
+            }
+            Event::ContextCompacted(compaction) => {
+                self.end_text_line()?;
+                let line = present::compaction_line(compaction);
+                writeln!(self.progress, "{}", visible(&line))?;
+            }
             Event::CostReport { models } => {
                 self.end_text_line()?;
                 for line in present::cost_lines(models) {
@@ -128,6 +142,7 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
             }
             Event::SessionStarted { .. }
             | Event::TurnStarted { .. }
+            | Event::ContextReport { asked: false, .. }
             | Event::Usage { .. }
             | Event::SessionEnded
             // Written by `planner::text` and `learnings::text` above.

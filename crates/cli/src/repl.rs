@@ -172,6 +172,8 @@ pub async fn run(mut handle: AgentHandle, first: Option<String>, options: Option
                                 | Event::ModelChanged { .. }
                                 | Event::ModelList { .. }
                                 | Event::CostReport { .. }
+                                | Event::ContextReport { asked: true, .. }
+                                | Event::ContextCompacted(_)
                                 | Event::LearningList { .. }
                                 | Event::LearningUpdated { .. }
                                 | Event::LearningProposed { .. }

@@ -249,6 +249,7 @@ fn start_connected(
     let checkpoints = checkpoints(&launch.workspace, &session_id);
     let model = client.info().model.clone();
     let subagents = subagent_settings(&launch, connect)?;
+    let context = launch.config.context_settings().map_err(SetupError::fix)?;
     let handle = spawn_session(SessionOptions {
         permission,
         grants,
@@ -268,6 +269,9 @@ fn start_connected(
                 .apply_patch
                 .unwrap_or_else(|| atto_tools::offers_apply_patch(&model)),
             pass_env: launch.config.pass_env.clone(),
+            overview_cache: atto_store::default_path()
+                .ok()
+                .and_then(|db| db.parent().map(|dir| dir.join("overview"))),
         }),
         limits: limits(launch.config, &launch.limits),
         mode,
@@ -286,6 +290,7 @@ fn start_connected(
         subagents,
         models,
         learning: launch.config.learning_settings(),
+        context,
     });
     Ok((handle, session_id))
 }

@@ -53,7 +53,15 @@ pub const COMMANDS: &[CommandInfo] = &[
     },
     CommandInfo {
         usage: "/cost",
-        about: "tokens and cost so far, per model",
+        about: "tokens in/out/cached, cache hit rate and cost so far, per model",
+    },
+    CommandInfo {
+        usage: "/context",
+        about: "how full the model's context window is (system prompt, tools, conversation)",
+    },
+    CommandInfo {
+        usage: "/compact [focus]",
+        about: "summarise the older conversation now, keeping plan, tasks, goals and constraints verbatim",
     },
     CommandInfo {
         usage: "/agents",
@@ -223,6 +231,14 @@ pub fn parse(line: &str, state: &State) -> Result<Command, String> {
             _ => Err("usage: /model, /model NAME, /model PROVIDER/NAME or /model auto".to_owned()),
         },
         "cost" if args.is_empty() => Ok(Command::Op(Op::ShowCost)),
+        "context" if args.is_empty() => Ok(Command::Op(Op::ShowContext)),
+        "context" => Err("usage: /context".to_owned()),
+        "compact" => {
+            let focus = body["compact".len()..].trim().trim_matches('"');
+            Ok(Command::Op(Op::Compact {
+                focus: (!focus.is_empty()).then(|| focus.to_owned()),
+            }))
+        }
         "config" => match args.as_slice() {
             [] => Ok(Command::Op(Op::Configure {
                 key: None,

@@ -3,7 +3,7 @@
 //!
 //! Owns: conversation history of a live session, building model requests (system
 //! prompt, project instructions, recalled learnings), limits, cancellation, running tool
-//! calls, the self-improvement protocol.
+//! calls, the self-improvement protocol, the context window and compaction.
 //! Does not own: wire formats (atto-llm), what tools do (atto-tools), how events are
 //! shown (front ends), persistence (a later store crate).
 
@@ -12,6 +12,7 @@ mod checkpoints;
 pub mod clean;
 pub mod commands;
 pub mod complexity;
+pub mod context;
 mod correction;
 mod failure;
 mod gatekeeper;
@@ -38,6 +39,7 @@ pub mod time;
 mod truncate;
 mod work;
 
+pub use context::ContextSettings;
 pub use handle::{AgentHandle, OpSender, SessionClosed};
 pub use learning::LearningSettings;
 pub use limits::Limits;

@@ -650,7 +650,8 @@ impl Orchestrator<'_> {
                 ),
             }
         };
-        let content = truncate::head_and_tail(&content, self.max_output_bytes);
+        let content =
+            truncate::for_model(&content, self.max_output_bytes, self.workspace, &call.id);
         let finished = Event::ToolCallFinished {
             call_id: call.id.clone(),
             name: call.name.clone(),

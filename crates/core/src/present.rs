@@ -244,26 +244,107 @@ pub fn cost_lines(models: &[atto_protocol::ModelSpend]) -> Vec<String> {
     }
     let money =
         |c: Option<f64>| c.map_or_else(|| "cost unknown".to_owned(), |c| format!("${c:.4}"));
+    let rate = |u: &atto_protocol::Usage| {
+        atto_llm::cache_hit_rate(u).map_or_else(
+            || "no input yet".to_owned(),
+            |r| format!("cache hit rate {:.0}%", r * 100.0),
+        )
+    };
     let mut lines: Vec<String> = models
         .iter()
         .map(|m| {
             format!(
-                "{}: {} call(s), {} in / {} out tokens ({} cached), {}",
+                "{}: {} call(s), {} in / {} out tokens, {} cache read / {} cache write, {}, {}",
                 m.model,
                 m.calls,
                 m.usage.input_tokens,
                 m.usage.output_tokens,
                 m.usage.cache_read_tokens,
+                m.usage.cache_write_tokens,
+                rate(&m.usage),
                 money(m.cost_usd)
             )
         })
         .collect();
+    let mut all = atto_protocol::Usage::default();
+    for m in models {
+        atto_llm::add_usage(&mut all, &m.usage);
+    }
     let total = models
         .iter()
         .try_fold(0.0, |sum, m| m.cost_usd.map(|c| sum + c));
     let tokens: u64 = models.iter().map(|m| total_tokens(&m.usage)).sum();
-    lines.push(format!("total: {tokens} tokens, {}", money(total)));
+    lines.push(format!(
+        "total: {tokens} tokens, {}, {}",
+        rate(&all),
+        money(total)
+    ));
     lines
+}
+
+/// `/context`: the window and what fills it.
+pub fn context_lines(c: &atto_protocol::ContextUse) -> Vec<String> {
+    let share = |n: u64| match c.window {
+        Some(w) if w > 0 => format!(" ({:.0}%)", n as f64 * 100.0 / w as f64),
+        _ => String::new(),
+    };
+    let window = c.window.map_or_else(
+        || {
+            "unknown (set [providers.X.models.Y] context_window in the config); compaction \
+             waits for the provider's context-overflow error"
+                .to_owned()
+        },
+        |w| format!("{w} tokens"),
+    );
+    let mut lines = vec![
+        format!("context window of {}: {window}", c.model),
+        format!(
+            "next request: about {} tokens{}, {} message(s)",
+            c.used_tokens,
+            share(c.used_tokens),
+            c.messages
+        ),
+        format!(
+            "  system prompt {} · tools {} · conversation {}",
+            c.system_tokens, c.tools_tokens, c.history_tokens
+        ),
+    ];
+    if let Some(at) = c.compact_at {
+        lines.push(format!(
+            "compacts automatically above {at} tokens{}",
+            share(at)
+        ));
+    }
+    if let Some(n) = c.last_input_tokens {
+        lines.push(format!(
+            "last call's input as the provider counted it: {n} tokens"
+        ));
+    }
+    lines
+}
+
+/// One line for a compaction.
+pub fn compaction_line(c: &atto_protocol::Compaction) -> String {
+    use atto_protocol::CompactTrigger;
+    let why = match c.trigger {
+        CompactTrigger::Threshold => "the context window was filling up",
+        CompactTrigger::Overflow => "the provider said the request did not fit",
+        CompactTrigger::User => "asked",
+    };
+    let how = match &c.fallback_reason {
+        None => "older messages summarised".to_owned(),
+        Some(reason) => format!("old tool outputs elided ({reason})"),
+    };
+    format!(
+        "context compacted ({why}): {} → {} tokens, {} → {} messages; {how}; pinned plan, \
+         tasks, goals and constraints kept verbatim. Now in thread {} (/rollback returns to {})",
+        c.before_tokens,
+        c.after_tokens,
+        c.messages_before,
+        c.messages_after,
+        c.thread,
+        c.from_thread
+    )
 }
 
 #[cfg(test)]

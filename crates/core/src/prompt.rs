@@ -1,6 +1,7 @@
 //! The system prompt: built once per session from the tools actually offered and the
-//! project's own instructions, so it is byte-stable across turns and providers can
-//! cache it. Volatile facts go in a short section at the very end.
+//! project's own instructions, so it is byte-stable across turns (and days) and providers
+//! can cache it. Volatile facts (mode, date, model) go after the cached prefix, in each
+//! user message's context.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -56,21 +57,19 @@ pub fn find_project_instructions(workspace: &Path, cwd: &Path) -> Vec<ProjectIns
 
 /// How agent modes work; stable, so the current mode is a fact appended to each prompt.
 const MODES: &str = "\n# Agent modes\n\
-The user picks a mode; each user message ends with the current one (\"[atto] Agent mode: ...\"), \
-and atto enforces it where tools run, whatever you attempt:\n\
+Each user message names the current mode (\"[atto] Agent mode: ...\"); atto enforces it \
+whatever you attempt:\n\
 - BUILD: every tool.\n\
-- PLAN: reads, searches and provably read-only commands run. File writes, edits and \
-deletions, and any other command are not run: each is queued as a proposed change for the \
-user to review and approve. When a call answers \"[PLAN MODE] Change queued for approval\", do \
-not retry it and do not try to verify it (it is not on disk yet); go on to the next step. A \
-later edit to a file with queued changes applies to the file as it will be: read that with \
-read_file and \"pending\": true. Say in a sentence why before each change; end by summarizing \
-the plan.\n\
+- PLAN: reads, searches and provably read-only commands run; writes and other commands are \
+queued as proposed changes for the user to approve. When a call answers \"[PLAN MODE] Change \
+queued for approval\", do not retry or verify it (it is not on disk yet); go on. A later edit \
+to a file with queued changes applies to the file as it will be: read that with read_file and \
+\"pending\": true. Say why before each change; end by summarizing the plan.\n\
 - REVIEW: read-only; writes and commands are refused.\n\
 - DEBUG: reads plus test commands (pytest, cargo test, npm test, go test, make test, mypy, \
 ruff check, tsc --noEmit, eslint) only.\n\
-A \"[PLAN REVIEW]\" note tells you which proposed changes the user approved or rejected and \
-what happened when they ran.\n";
+A \"[PLAN REVIEW]\" note reports which proposed changes were approved or rejected and how \
+they ran.\n";
 
 /// The fact appended to each user message: the mode this turn runs in.
 pub(crate) fn mode_line(mode: atto_protocol::AgentMode) -> String {
@@ -89,7 +88,6 @@ pub(crate) struct PromptInputs<'a> {
     pub workspace: &'a Path,
     pub tool_names: &'a [&'a str],
     pub instructions: &'a [ProjectInstructions],
-    pub date: &'a str,
 }
 
 /// Builds the system prompt. Tool guidance names only tools that are offered.
@@ -107,8 +105,8 @@ pub(crate) fn system_prompt(inputs: &PromptInputs<'_>) -> String {
     }
     if has("edit_file") {
         rules.push(
-            "Prefer edit_file for changes to existing files: old_string must match the file \
-             exactly (including indentation) and be unique unless replace_all is set.",
+            "Prefer edit_file for changes to existing files; old_string must match exactly, \
+             indentation included.",
         );
     }
     if has("write_file") {
@@ -119,18 +117,11 @@ pub(crate) fn system_prompt(inputs: &PromptInputs<'_>) -> String {
     }
     if has("bash") {
         rules.push(
-            "Use bash to build, test and run code. Commands run in the workspace root with \
-             a timeout; avoid interactive programs.",
+            "Use bash to build, test and run code (with a timeout; no interactive programs).",
         );
     }
-    rules.push(
-        "Independent read-only tool calls may be made together in one reply; they run in \
-         parallel.",
-    );
-    rules.push(
-        "If a tool call fails, read the error and change the approach rather than repeating \
-         the same call.",
-    );
+    rules.push("Independent read-only calls may go in one reply; they run in parallel.");
+    rules.push("If a call fails, read the error and change the approach; do not repeat the call.");
     p.push_str("\n# Working rules\n");
     for rule in rules {
         let _ = writeln!(p, "- {rule}");
@@ -151,8 +142,13 @@ pub(crate) fn system_prompt(inputs: &PromptInputs<'_>) -> String {
             inst.text.trim_end()
         );
     }
-    let _ = write!(p, "\n# Session\n- Date: {}\n", inputs.date);
     p
+}
+
+/// The volatile facts each user turn carries after the cached prefix: today's date and
+/// the model this turn's requests go to (codewhale's `<turn_meta>`).
+pub(crate) fn turn_meta(date: &str, model: &str) -> String {
+    format!("<turn_meta>date: {date} (UTC); model: {model}</turn_meta>")
 }
 
 #[cfg(test)]
@@ -165,7 +161,6 @@ mod tests {
             workspace: Path::new("/w"),
             tool_names: &["read_file", "edit_file", "grep"],
             instructions: &[],
-            date: "2026-01-01",
         };
         let p = system_prompt(&inputs);
         assert!(p.contains("edit_file"));

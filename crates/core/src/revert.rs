@@ -31,9 +31,9 @@ impl Tool for RevertTurnTool {
     }
 
     fn description(&self) -> &'static str {
-        "Undo the file changes of an earlier turn, only when the user asks: every file goes \
-         back to how it was before that turn (the current state is saved first, so this can \
-         be undone too). Default: the latest earlier turn that changed files."
+        "Undo an earlier turn's file changes, only when the user asks (the current state is \
+         saved first, so this can be undone too). Default: the latest earlier turn that \
+         changed files."
     }
 
     fn parameters(&self) -> Value {

@@ -6,7 +6,6 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::SystemTime;
 
 use atto_llm::ModelClient;
 use atto_policy::gate::{Grant, PermissionSetting};
@@ -36,6 +35,7 @@ use crate::work::{GoalsAndTasks, SharedGoalsAndTasks, WorkTool};
 
 mod agents;
 mod choose_model;
+mod compaction;
 mod configure;
 mod drive;
 mod handlers;
@@ -100,6 +100,8 @@ pub struct SessionOptions {
     pub models: crate::models::ModelSettings,
     /// How the session recalls and proposes learnings.
     pub learning: crate::learning::LearningSettings,
+    /// The context windows and when to compact.
+    pub context: crate::context::ContextSettings,
 }
 
 /// Starts a session on the current tokio runtime and returns the handle to drive it.
@@ -214,7 +216,6 @@ fn spawn_in(mut options: SessionOptions, member: Option<(Family, Place)>) -> Age
         workspace: &options.workspace,
         tool_names: &names,
         instructions: &options.instructions,
-        date: &crate::time::utc_date(SystemTime::now()),
     });
     let resuming = options.resume.is_some();
     let recorder = Recorder::new(
@@ -292,6 +293,8 @@ fn spawn_in(mut options: SessionOptions, member: Option<(Family, Place)>) -> Age
         system,
         options,
         turns: history::count_turns(&resumed),
+        last_input_tokens: None,
+        compacted_to: 0,
         is_new: !resuming,
         recorder,
         history: resumed,
@@ -351,6 +354,10 @@ struct Session {
     tool_specs: Vec<atto_protocol::ToolSpec>,
     history: Vec<Message>,
     turns: u32,
+    /// Input tokens the provider reported for the last call (cache included).
+    last_input_tokens: Option<u64>,
+    /// Request bytes right after the last compaction (0 before any).
+    compacted_to: u64,
     /// Whether this session still has to be recorded in the store.
     is_new: bool,
     /// Commits messages to the store.

@@ -25,6 +25,21 @@ impl Threads<'_> {
         })
     }
 
+    /// Starts a new, empty version of `current` for a compacted conversation and makes it
+    /// current; `current`'s messages stay in the store as they were.
+    pub async fn new_version(&self, current: &str, label: String) -> Result<String, String> {
+        let store = self.store()?;
+        let id = format!(
+            "compact-{}",
+            &uuid::Uuid::new_v4().simple().to_string()[..8]
+        );
+        store
+            .create_thread_version(self.session, &id, current, Some(label))
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(id)
+    }
+
     /// Branches `current` after its first `fork_seq` messages into a new thread.
     pub async fn fork(
         &self,
@@ -82,12 +97,17 @@ impl Threads<'_> {
         self.enter(&row.id, &row.id).await
     }
 
-    /// Goes back to the fork point of `current` in a new sibling thread.
+    /// Goes back to the fork point of `current` in a new sibling thread; from a compacted
+    /// version, back to the thread it was compacted from.
     pub async fn rollback(&self, current: &str) -> Result<Switched, String> {
         let rows = self.rows().await?;
         let Some(row) = rows.iter().find(|r| r.id == current) else {
             return Err("the current thread is not in the database".to_owned());
         };
+        // A compacted version goes back to the messages it was compacted from, whole.
+        if let Some(original) = &row.replaces {
+            return self.enter(original, original).await;
+        }
         let (Some(parent), Some(fork_seq)) = (&row.parent, row.fork_seq) else {
             return Err("main has no fork point to roll back to; /fork first".to_owned());
         };
@@ -136,7 +156,11 @@ impl Threads<'_> {
     fn info(&self, row: &ThreadRow, current: &str) -> ThreadInfo {
         ThreadInfo {
             id: self.display(&row.id),
-            parent: row.parent.as_deref().map(|p| self.display(p)),
+            parent: row
+                .parent
+                .as_deref()
+                .or(row.replaces.as_deref())
+                .map(|p| self.display(p)),
             label: row.label.clone(),
             messages: u64::try_from(row.messages).unwrap_or(0),
             current: row.id == current,

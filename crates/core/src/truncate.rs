@@ -1,4 +1,11 @@
-//! Cutting long text for the model and for display without splitting a character.
+//! Cutting long text for the model and for display without splitting a character, and
+//! keeping a long tool output whole in a file the model can page through.
+
+use std::path::Path;
+
+/// Where whole tool outputs are kept, relative to the workspace (ignored by git through
+/// its own `.gitignore`).
+pub(crate) const OUTPUTS_DIR: &str = ".atto/outputs";
 
 /// Keeps the head and tail of `text` so that it fits in about `max` bytes, with a note
 /// in the middle saying how much was left out.
@@ -15,6 +22,48 @@ pub(crate) fn head_and_tail(text: &str, max: usize) -> String {
         &text[..head_len],
         &text[tail_start..]
     )
+}
+
+/// `text` cut to about `max` bytes for the model. A longer text is first written whole to
+/// `.atto/outputs/<call id>.txt` in `workspace`, and the cut names that file so the model
+/// can page through it with `read_file`; when it cannot be written, the cut says so.
+pub(crate) fn for_model(text: &str, max: usize, workspace: &Path, call_id: &str) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let name: String = call_id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(80)
+        .collect();
+    let rel = format!("{OUTPUTS_DIR}/{name}.txt");
+    let dir = workspace.join(OUTPUTS_DIR);
+    let saved = std::fs::create_dir_all(&dir)
+        .and_then(|()| {
+            let ignore = dir.join(".gitignore");
+            if ignore.exists() {
+                Ok(())
+            } else {
+                std::fs::write(ignore, "*\n")
+            }
+        })
+        .and_then(|()| std::fs::write(workspace.join(&rel), text));
+    let cut = head_and_tail(text, max);
+    match saved {
+        Ok(()) => format!(
+            "{cut}\n[atto: the whole output ({} bytes, {} lines) is in {rel}; page through it \
+             with read_file and offset/limit rather than running this again]",
+            text.len(),
+            text.lines().count()
+        ),
+        Err(_) => cut,
+    }
 }
 
 /// The first `max` bytes of `text` on one line, for event summaries.
@@ -43,6 +92,20 @@ mod tests {
         assert!(out.starts_with(&"a".repeat(200)));
         assert!(out.ends_with(&"z".repeat(100)));
         assert!(out.contains("1700 bytes omitted"), "{out}");
+    }
+
+    #[test]
+    fn a_long_output_is_kept_whole_in_a_file_the_cut_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let text: String = (0..2000).map(|i| format!("line {i}\n")).collect();
+        let out = for_model(&text, 500, dir.path(), "call/1");
+        assert!(out.contains(".atto/outputs/call_1.txt"), "{out}");
+        assert!(out.len() < 800, "{}", out.len());
+        let kept = std::fs::read_to_string(dir.path().join(".atto/outputs/call_1.txt")).unwrap();
+        assert_eq!(kept, text);
+        let ignore = std::fs::read_to_string(dir.path().join(".atto/outputs/.gitignore")).unwrap();
+        assert_eq!(ignore, "*\n");
+        assert_eq!(for_model("short", 500, dir.path(), "c2"), "short");
     }
 
     #[test]

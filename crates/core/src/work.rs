@@ -113,7 +113,7 @@ impl GoalsAndTasks {
 }
 
 /// The task list as the model sees it.
-fn task_lines(tasks: &[Task]) -> String {
+pub(crate) fn task_lines(tasks: &[Task]) -> String {
     if tasks.is_empty() {
         return "no tasks yet".to_owned();
     }
@@ -190,16 +190,14 @@ impl Tool for WorkTool {
     fn description(&self) -> &'static str {
         match self.kind {
             Kind::Create => {
-                "Add a task to this session's task list (for multi-step work); it may depend on \
-                 earlier tasks by number and stays blocked until they are done."
+                "Add a task to this session's task list (for multi-step work); it stays \
+                 blocked until the tasks it depends on are done."
             }
-            Kind::Update => {
-                "Mark a task in_progress, completed, failed or skipped, with what came of it."
-            }
+            Kind::Update => "Set a task's state, with what came of it.",
             Kind::List => "Show the session's tasks with their states and dependencies.",
             Kind::Goal => {
-                "Report on the session goal set by the user: complete when it is met, blocked \
-                 when you cannot go on without the user."
+                "Report on the user's session goal: complete when met, blocked when you \
+                 cannot go on without the user."
             }
         }
     }

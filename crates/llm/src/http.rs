@@ -35,6 +35,10 @@ pub(crate) struct HttpModelClient {
     log: Option<Arc<WireLog>>,
     /// The headers every request carries, for the wire log (reqwest adds them at send).
     headers: HeaderMap,
+    /// Whether requests carry OpenAI's `prompt_cache_key`: on the Responses wire and
+    /// OpenAI's own Chat endpoint. Other Chat servers (Mistral, strict gateways) may
+    /// refuse a field they do not know.
+    sends_cache_key: bool,
 }
 
 impl HttpModelClient {
@@ -70,6 +74,7 @@ impl HttpModelClient {
             idle_timeout: options.idle_timeout,
             log: options.wire_log.clone(),
             headers,
+            sends_cache_key: provider.wire == Wire::Responses || provider.name == "openai",
         })
     }
 
@@ -78,7 +83,11 @@ impl HttpModelClient {
         req: &ModelRequest<'_>,
         on_update: &mut (dyn FnMut(StreamUpdate) + Send),
     ) -> Result<ModelResponse, ModelError> {
-        let body = serde_json::to_vec(&wire::body(self.info.wire, &self.info.model, req))
+        let mut body = wire::body(self.info.wire, &self.info.model, req);
+        if self.sends_cache_key {
+            body["prompt_cache_key"] = wire::prompt_cache_key(req).into();
+        }
+        let body = serde_json::to_vec(&body)
             .map_err(|e| ModelError::Setup(format!("cannot encode the request: {e}")))?;
         let log = self
             .log

@@ -20,6 +20,7 @@ mod secret;
 pub mod sse;
 mod tls;
 mod usage;
+mod window;
 mod wire;
 mod wire_log;
 
@@ -38,13 +39,14 @@ pub use effort::{effort_name, takes_effort, thinking_budget};
 pub use error::{ModelError, ProviderErrorKind};
 pub use price::{Price, cost_usd, price};
 pub use provider::{
-    PRESETS, Preset, ProviderChoice, ProviderError, ProviderSettings, ResolvedProvider, preset,
-    resolve,
+    ModelConfig, PRESETS, Preset, ProviderChoice, ProviderError, ProviderModels, ProviderSettings,
+    ResolvedProvider, preset, resolve,
 };
 pub use retry::RetryPolicy;
 use retry::RetryingClient;
 pub use secret::Secret;
-pub use usage::{add_usage, total_tokens};
+pub use usage::{add_usage, cache_hit_rate, total_tokens};
+pub use window::{ContextWindow, context_window};
 pub use wire_log::WireLog;
 
 /// A boxed, sendable future.

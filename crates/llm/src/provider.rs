@@ -26,9 +26,64 @@ pub struct ProviderSettings {
     /// Default model.
     #[serde(default)]
     pub model: Option<String>,
-    /// Other models of this provider a session may switch to (`/model NAME`).
+    /// Other models of this provider a session may switch to (`/model NAME`): a list of
+    /// names, or `[providers.NAME.models.MODEL]` tables with settings of each.
     #[serde(default)]
-    pub models: Vec<String>,
+    pub models: ProviderModels,
+}
+
+/// A provider's models: `models = ["a", "b"]` or `[providers.X.models.a]` tables.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ProviderModels(pub BTreeMap<String, ModelConfig>);
+
+/// `[providers.X.models.Y]`: what atto should know about one model.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelConfig {
+    /// Its context window in tokens, for a model atto's table does not know (or knows
+    /// wrongly, e.g. a local server started with a smaller context).
+    #[serde(default)]
+    pub context_window: Option<u64>,
+}
+
+impl ProviderModels {
+    /// The model names, in name order.
+    pub fn names(&self) -> Vec<String> {
+        self.0.keys().cloned().collect()
+    }
+}
+
+impl<'de> Deserialize<'de> for ProviderModels {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Models;
+        impl<'de> serde::de::Visitor<'de> for Models {
+            type Value = ProviderModels;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a list of model names or a table of [models.NAME] tables")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<ProviderModels, A::Error> {
+                let mut out = BTreeMap::new();
+                while let Some(name) = seq.next_element::<String>()? {
+                    out.insert(name, ModelConfig::default());
+                }
+                Ok(ProviderModels(out))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<ProviderModels, A::Error> {
+                let mut out = BTreeMap::new();
+                while let Some((name, config)) = map.next_entry::<String, ModelConfig>()? {
+                    out.insert(name, config);
+                }
+                Ok(ProviderModels(out))
+            }
+        }
+        d.deserialize_any(Models)
+    }
 }
 
 /// A built-in provider.
@@ -447,7 +502,7 @@ mod tests {
                 api_key_env: Some("CORP_KEY".into()),
                 wire: Some(Wire::Anthropic),
                 model: Some("big".into()),
-                models: Vec::new(),
+                models: ProviderModels::default(),
             },
         );
         let err = resolve(&named("corp"), &custom, &env_with(&[])).unwrap_err();

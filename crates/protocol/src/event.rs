@@ -434,6 +434,16 @@ pub enum Event {
         /// The routes `auto` uses.
         routes: Vec<crate::ModelRoute>,
     },
+    /// How full the context window is: answering `Op::ShowContext` (`asked`), and after
+    /// every model call for status lines.
+    ContextReport {
+        /// The numbers.
+        context: crate::ContextUse,
+        /// Whether the user asked (`/context`); otherwise it is for status lines only.
+        asked: bool,
+    },
+    /// The conversation was compacted into a new stored thread version.
+    ContextCompacted(crate::Compaction),
     /// Tokens and cost per model, answering `Op::ShowCost`.
     CostReport {
         /// One row per model used, first used first.

@@ -5,6 +5,7 @@
 //! behaviour lives in the crate that owns the concept.
 
 mod complexity;
+mod context;
 mod event;
 mod learning;
 mod message;
@@ -19,6 +20,7 @@ mod tasks;
 mod tool;
 
 pub use complexity::{Complexity, ComplexityTier};
+pub use context::{CompactTrigger, Compaction, ContextUse};
 pub use event::{
     CheckpointInfo, Event, FailureKind, FinalResult, GrantInfo, PlanTally, RetryNotice,
     SandboxState, ThreadInfo, ToolCallStatus, TurnStatus,

@@ -85,6 +85,14 @@ pub enum Op {
     ListModels,
     /// Tokens and cost per model so far (answered by `cost_report`).
     ShowCost,
+    /// How full the model's context window is (answered by `context_report`).
+    ShowContext,
+    /// Compact the conversation now (answered by `context_compacted` or an error).
+    Compact {
+        /// What the summary should keep in particular (`/compact FOCUS`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        focus: Option<String>,
+    },
     /// Change one session setting (`/config KEY VALUE`); one that loosens safety needs
     /// `confirm`, else it is refused with what it would change. Without a key: show them.
     Configure {

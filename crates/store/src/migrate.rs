@@ -18,6 +18,7 @@ pub(crate) const MIGRATIONS: &[(u32, &str)] = &[
     (8, V8_PINNED_MODEL),
     (9, V9_SWARMS),
     (10, V10_LEARNINGS),
+    (11, V11_THREAD_VERSIONS),
 ];
 
 /// The newest schema version this build knows.
@@ -235,6 +236,13 @@ CREATE INDEX swarms_workspace ON swarms (workspace, updated_at);
 /// Keywords, actions and categories are JSON arrays of strings. `learnings_fts` indexes
 /// the words recall searches (description, details, keywords, actions); triggers keep it
 /// in step with the table, so status and count changes never touch the index.
+/// A compacted conversation is a new version of its thread: it shares none of the old
+/// thread's messages (no parent, so its history is its own) and names the thread it
+/// replaces, whose messages stay as they were.
+const V11_THREAD_VERSIONS: &str = "
+ALTER TABLE threads ADD COLUMN replaces TEXT REFERENCES threads (id);
+";
+
 const V10_LEARNINGS: &str = "
 CREATE TABLE learnings (
     id           INTEGER PRIMARY KEY,

@@ -298,6 +298,8 @@ pub struct ThreadRow {
     pub created_at: i64,
     /// Messages in the thread's history: shared ones plus its own.
     pub messages: i64,
+    /// The thread this one is a compacted version of (its messages stay there).
+    pub replaces: Option<String>,
 }
 
 impl Store {
@@ -329,6 +331,34 @@ impl Store {
         .await
     }
 
+    /// Creates thread `id` as a new version of `replaces` (a compacted conversation): it
+    /// shares none of its messages, which stay as they are. Makes it the session's current
+    /// thread.
+    pub async fn create_thread_version(
+        &self,
+        session: &str,
+        id: &str,
+        replaces: &str,
+        label: Option<String>,
+    ) -> Result<(), StoreError> {
+        let (session, id, replaces) = (session.to_owned(), id.to_owned(), replaces.to_owned());
+        let now = crate::now_ms();
+        self.call(move |conn| {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            tx.execute(
+                "INSERT INTO threads (id, session_id, replaces, label, created_at) \
+                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![id, session, replaces, label, now],
+            )?;
+            tx.execute(
+                "UPDATE sessions SET current_thread = ?2 WHERE id = ?1",
+                params![session, id],
+            )?;
+            tx.commit()
+        })
+        .await
+    }
+
     /// Makes `thread` the session's current thread (what a resume continues).
     pub async fn set_current_thread(&self, session: &str, thread: &str) -> Result<(), StoreError> {
         let (session, thread) = (session.to_owned(), thread.to_owned());
@@ -349,7 +379,7 @@ impl Store {
             let mut stmt = conn.prepare(
                 "SELECT t.id, t.parent_thread, t.fork_seq, t.label, t.created_at, \
                  COALESCE(t.fork_seq, 0) + \
-                 (SELECT COUNT(*) FROM messages m WHERE m.thread_id = t.id) \
+                 (SELECT COUNT(*) FROM messages m WHERE m.thread_id = t.id), t.replaces \
                  FROM threads t WHERE t.session_id = ?1 ORDER BY t.created_at, t.rowid",
             )?;
             let rows = stmt.query_map(params![session], |r| {
@@ -360,6 +390,7 @@ impl Store {
                     label: r.get(3)?,
                     created_at: r.get(4)?,
                     messages: r.get(5)?,
+                    replaces: r.get(6)?,
                 })
             })?;
             rows.collect()

@@ -43,7 +43,13 @@ impl Tier {
 }
 
 /// atto's built-in tools that only read the workspace (danger level `SAFE`).
-const READ_ONLY: &[&str] = &["read_file", "list_files", "glob", "grep"];
+const READ_ONLY: &[&str] = &[
+    "read_file",
+    "list_files",
+    "glob",
+    "grep",
+    "codebase_overview",
+];
 
 /// Read-only tool names of the seed's workers, approved by name as well.
 const SEED_READ_ONLY: &[&str] = &["list_dir", "search", "ast_query", "view"];

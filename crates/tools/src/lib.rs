@@ -13,6 +13,7 @@
 mod bash;
 mod error;
 mod fs_tools;
+mod overview;
 mod patch;
 pub mod paths;
 mod registry;
@@ -29,6 +30,9 @@ pub use atto_sandbox::{Sandbox, SandboxStatus};
 pub use bash::BashTool;
 pub use error::{Fallback, ToolError};
 pub use fs_tools::{DeleteFileTool, EditFileTool, ReadFileTool, WriteFileTool, preview_edit};
+pub use overview::{
+    CodebaseOverviewTool, DEFAULT_MAX_BYTES as OVERVIEW_DEFAULT_BYTES, overview, start_map,
+};
 pub use patch::{
     ApplyPatchTool, FileChange, PatchChunk, PatchOp, PatchPlan, offers_apply_patch, parse_patch,
     patch_paths, preview_patch,

@@ -20,6 +20,9 @@ pub struct BuiltinOptions {
     /// Inherited environment variables bash commands see on top of the built-in
     /// allowlist, by exact name (the user's `pass_env` setting).
     pub pass_env: Vec<String>,
+    /// Where `codebase_overview` keeps its index between sessions (under atto's data
+    /// dir); `None` keeps it in memory only.
+    pub overview_cache: Option<std::path::PathBuf>,
 }
 
 /// Tools by name, in registration order.
@@ -49,6 +52,9 @@ impl ToolRegistry {
             Arc::new(ListFilesTool),
             Arc::new(GlobTool),
             Arc::new(GrepTool),
+            Arc::new(crate::overview::CodebaseOverviewTool {
+                cache_dir: options.overview_cache.clone(),
+            }),
             Arc::new(WriteFileTool),
             Arc::new(EditFileTool),
         ];

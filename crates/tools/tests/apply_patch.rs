@@ -310,6 +310,7 @@ async fn offered_only_when_asked_for() {
             "list_files",
             "glob",
             "grep",
+            "codebase_overview",
             "write_file",
             "edit_file",
             "apply_patch",

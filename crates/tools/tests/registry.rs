@@ -19,6 +19,7 @@ fn builtin_order_danger_and_mutation() {
             "list_files",
             "glob",
             "grep",
+            "codebase_overview",
             "write_file",
             "edit_file",
             "delete_file",
@@ -30,6 +31,7 @@ fn builtin_order_danger_and_mutation() {
         ("list_files", DangerLevel::Safe, false),
         ("glob", DangerLevel::Safe, false),
         ("grep", DangerLevel::Safe, false),
+        ("codebase_overview", DangerLevel::Safe, false),
         ("write_file", DangerLevel::Low, true),
         ("edit_file", DangerLevel::Low, true),
         ("delete_file", DangerLevel::Low, true),
@@ -99,7 +101,7 @@ impl Tool for Fake {
 fn register_replaces_in_place() {
     let mut reg = ToolRegistry::builtin();
     reg.register(Arc::new(Fake("replacement")));
-    assert_eq!(reg.names().len(), 8);
+    assert_eq!(reg.names().len(), 9);
     assert_eq!(reg.names()[3], "grep");
     assert_eq!(reg.specs()[3].description, "replacement");
     assert_eq!(reg.get("grep").unwrap().danger(), DangerLevel::High);

@@ -116,6 +116,8 @@ pub struct Totals {
     pub cost_unknown: bool,
     /// Prompt size of the last call: how much context the conversation fills.
     pub context_tokens: u64,
+    /// The context window of the model in use, once the session said it (`None`: unknown).
+    pub context_window: Option<u64>,
 }
 
 /// Everything the screen shows.

@@ -134,13 +134,16 @@ pub fn line(app: &App, cols: u16) -> Line<'static> {
         );
     }
     if totals.context_tokens > 0 {
-        add(
-            6,
-            Span::styled(
-                format!("ctx {}", tokens(totals.context_tokens)),
-                theme.dim(),
+        let text = match totals.context_window {
+            Some(window) if window > 0 => format!(
+                "ctx {}/{} {:.0}%",
+                tokens(totals.context_tokens),
+                tokens(window),
+                totals.context_tokens as f64 * 100.0 / window as f64
             ),
-        );
+            _ => format!("ctx {}", tokens(totals.context_tokens)),
+        };
+        add(6, Span::styled(text, theme.dim()));
     }
     if let Some(goal) = app.current_goal() {
         let budget = goal

@@ -170,6 +170,39 @@ fn status_line_in_each_mode() {
 }
 
 #[test]
+fn status_line_shows_context_use_against_the_window() {
+    let mut app = app();
+    app.on_event(&Event::Usage {
+        model: "gpt-4o".into(),
+        usage: Usage {
+            input_tokens: 12_000,
+            output_tokens: 800,
+            cache_read_tokens: 500,
+            cache_write_tokens: 0,
+        },
+        cost_usd: Some(0.042),
+    });
+    let (row, _, _) = status_row(&mut app, 120);
+    assert!(row.contains("ctx 12.5k ·"), "unknown window: {row}");
+    app.on_event(&Event::ContextReport {
+        context: atto_protocol::ContextUse {
+            model: "gpt-4o".into(),
+            window: Some(128_000),
+            used_tokens: 12_600,
+            system_tokens: 700,
+            tools_tokens: 2_100,
+            history_tokens: 9_800,
+            messages: 9,
+            compact_at: Some(102_400),
+            last_input_tokens: Some(12_500),
+        },
+        asked: false,
+    });
+    let (row, _, _) = status_row(&mut app, 120);
+    assert!(row.contains("ctx 12.5k/128.0k 10%"), "{row}");
+}
+
+#[test]
 fn layouts_80x24_and_60x15() {
     let queued = vec!["then run the tests".to_owned(), "and commit".to_owned()];
     let composer = ComposerView {

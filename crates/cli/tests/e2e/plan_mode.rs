@@ -142,6 +142,11 @@ pub(crate) fn last_user(body: &Value) -> String {
         .rev()
         .find(|m| m["role"] == "user")
         .and_then(|m| m["content"].as_str())
+        .map(|text| {
+            // Without the turn facts every prompt ends with (date, model).
+            text.rsplit_once("\n<turn_meta>")
+                .map_or(text, |(before, _)| before)
+        })
         .unwrap()
         .to_owned()
 }

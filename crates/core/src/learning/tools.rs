@@ -110,9 +110,9 @@ impl Tool for ProposeLearningTool {
     }
 
     fn description(&self) -> &'static str {
-        "Propose a lesson for later sessions in this project: a workaround, gotcha or \
-         practice you confirmed here. One specific, checkable sentence. The user reviews it \
-         (confidence >= 0.9 is kept at once: use that only when certain)."
+        "Propose a lesson for later sessions here: a workaround, gotcha or practice you \
+         confirmed. One specific, checkable sentence; the user reviews it (confidence >= 0.9 \
+         is kept at once: only when certain)."
     }
 
     fn parameters(&self) -> serde_json::Value {

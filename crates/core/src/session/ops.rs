@@ -65,6 +65,16 @@ impl Session {
             Op::ShowCost => self.emit(Event::CostReport {
                 models: self.models.spend(),
             }),
+            Op::ShowContext => self.emit(Event::ContextReport {
+                context: self.context_use(),
+                asked: true,
+            }),
+            Op::Compact { focus } => {
+                let cancel = atto_tools::CancellationToken::new();
+                let trigger = atto_protocol::CompactTrigger::User;
+                self.register().await;
+                self.compact(trigger, focus, &cancel).await;
+            }
             Op::AutoPlan { task } => {
                 self.generate_plan(task, inbox).await;
             }

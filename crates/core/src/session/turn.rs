@@ -57,11 +57,17 @@ impl Session {
         self.update_stance();
         self.current_turn
             .store(self.turns, std::sync::atomic::Ordering::Relaxed);
+        let complexity = crate::complexity::classify(&text);
+        // Chosen first, so the prompt's turn facts name the model its requests go to.
+        let route = self.route_turn(complexity.tier);
         // Recalled learnings join the prompt's appended context, after the cached prefix.
         let recall = self.learnings.recall(&text).await;
         let (mut context, review_ids) = self.prompt_context();
         if let Some(recall) = &recall {
             context = format!("{}\n\n{context}", recall.notes);
+        }
+        if let Some(map) = self.start_map().await {
+            context = format!("{map}\n\n{context}");
         }
         let task = text.clone();
         self.record(Message::User {
@@ -69,8 +75,6 @@ impl Session {
             context: Some(context),
         })
         .await;
-        let complexity = crate::complexity::classify(&task);
-        let route = self.route_turn(complexity.tier);
         // Announced once the prompt is stored: a turn shown as started survives a crash.
         self.emit(Event::TurnStarted {
             turn: self.turns,
@@ -94,6 +98,8 @@ impl Session {
             self.goal_room().await,
             GoalRoom::Unbounded | GoalRoom::Room(_)
         );
+        // A context overflow compacts and retries once per model call, not again.
+        let mut overflow_compacted = false;
         loop {
             if let Some(stopped) = self.store_failed(&mut turn) {
                 return stopped;
@@ -124,6 +130,7 @@ impl Session {
                 .await;
             }
             turn.rounds += 1;
+            self.compact_if_due(&cancel).await;
             // Borrowed: a long history is not copied for every model call.
             let request = ModelRequest {
                 system: Cow::Borrowed(&self.system),
@@ -155,6 +162,16 @@ impl Session {
                 Err(ModelError::Cancelled) => {
                     return turn.finish(TurnStatus::Cancelled, None);
                 }
+                Err(ModelError::ContextTooLong { .. })
+                    if !overflow_compacted
+                        && self
+                            .compact(atto_protocol::CompactTrigger::Overflow, None, &cancel)
+                            .await =>
+                {
+                    overflow_compacted = true;
+                    turn.rounds -= 1;
+                    continue;
+                }
                 // A budget stops the work like any limit: nothing was sent.
                 Err(ModelError::OverBudget(message)) => {
                     self.emit(Event::Warning {
@@ -174,6 +191,7 @@ impl Session {
                     return turn.finish(TurnStatus::Failed, Some(message));
                 }
             };
+            overflow_compacted = false;
             let (calls, text) = self.count_reply(&response, &mut turn);
             self.charge_call(&response.usage).await;
             self.record(Message::Assistant {
@@ -407,7 +425,14 @@ impl Session {
     /// The context the next prompt carries (a batch of plan steps takes it once): the mode
     /// line, the notes and the plan-mode report, and the ids of the changes reported.
     pub(super) fn prompt_context(&mut self) -> (String, Vec<String>) {
-        let mut context = prompt::mode_line(self.mode);
+        let mut context = format!(
+            "{}\n{}",
+            prompt::mode_line(self.mode),
+            prompt::turn_meta(
+                &crate::time::utc_date(std::time::SystemTime::now()),
+                &self.options.client.info().model
+            )
+        );
         let mut reported = Vec::new();
         if let Some((report, ids)) = self.plan.take_report() {
             context = format!("{report}\n\n{context}");
@@ -443,7 +468,14 @@ impl Session {
         turn.add_usage(&response.usage, cost);
         if response.usage_reported {
             self.models.charge(&response.model, &response.usage, cost);
+            let u = &response.usage;
+            self.last_input_tokens =
+                Some(u.input_tokens + u.cache_read_tokens + u.cache_write_tokens);
         }
+        self.emit(Event::ContextReport {
+            context: self.context_use(),
+            asked: false,
+        });
         let mut text = String::new();
         let mut calls = Vec::new();
         for part in &response.parts {

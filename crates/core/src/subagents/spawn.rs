@@ -306,6 +306,7 @@ impl Spawner {
             subagents: super::SubagentSettings::default(),
             models: crate::models::ModelSettings::default(),
             learning: t.learning,
+            context: t.context.clone(),
         }
     }
 

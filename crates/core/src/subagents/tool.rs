@@ -30,7 +30,7 @@ impl Tool for SpawnAgentTool {
     fn description(&self) -> &'static str {
         "Delegate a self-contained task to a subagent (fresh context, own token budget); \
          returns its closure report. Roles: explore/review read, verify runs tests, implement \
-         changes its files. Read-only subagents in one reply run at once."
+         changes its files."
     }
 
     fn parameters(&self) -> serde_json::Value {

@@ -44,6 +44,7 @@ pub(crate) fn body(model: &str, req: &ModelRequest<'_>) -> Value {
             _ => turns.push((role, blocks)),
         }
     }
+    mark_history_end(&mut turns);
     let messages: Vec<Value> = turns
         .into_iter()
         .map(|(role, content)| json!({"role": role, "content": content}))
@@ -82,6 +83,21 @@ pub(crate) fn body(model: &str, req: &ModelRequest<'_>) -> Value {
             .collect();
     }
     body
+}
+
+/// The second cache breakpoint (the first ends the system prompt, after the tools): the
+/// last block of the history, so the next request reads everything before its new turn
+/// from the cache. Set only on a user turn's text or tool result, the blocks that may
+/// carry one (never on reasoning).
+fn mark_history_end(turns: &mut [(&str, Vec<Value>)]) {
+    let Some(("user", blocks)) = turns.last_mut() else {
+        return;
+    };
+    if let Some(block) = blocks.last_mut()
+        && matches!(block["type"].as_str(), Some("text" | "tool_result"))
+    {
+        block["cache_control"] = json!({"type": "ephemeral"});
+    }
 }
 
 fn assistant_blocks(parts: &[AssistantPart]) -> Vec<Value> {

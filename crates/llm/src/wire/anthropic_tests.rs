@@ -282,7 +282,7 @@ fn unsigned_thinking_and_empty_assistant_turns_are_not_sent() {
     assert!(body.get("tools").is_none());
     assert_eq!(
         body["messages"],
-        serde_json::json!([{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}])
+        serde_json::json!([{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b","cache_control":{"type":"ephemeral"}}]}])
     );
 }
 
@@ -352,4 +352,48 @@ fn content_block_indices_that_skip_or_go_back_are_a_protocol_error() {
         assert!(matches!(err, ModelError::Decode(_)), "{err:?}");
         assert!(err.to_string().contains("content block"), "{err}");
     }
+}
+
+/// Where the cache breakpoints sit: one block per line, `*` marking `cache_control`.
+fn breakpoint_map(body: &Value) -> String {
+    let mut out = String::new();
+    let mark = |block: &Value| {
+        if block.get("cache_control").is_some() {
+            " *"
+        } else {
+            ""
+        }
+    };
+    for tool in body["tools"].as_array().into_iter().flatten() {
+        out.push_str(&format!("tool {}{}\n", tool["name"], mark(tool)));
+    }
+    for block in body["system"].as_array().into_iter().flatten() {
+        out.push_str(&format!("system {}{}\n", block["type"], mark(block)));
+    }
+    for message in body["messages"].as_array().into_iter().flatten() {
+        for block in message["content"].as_array().into_iter().flatten() {
+            out.push_str(&format!(
+                "{} {}{}\n",
+                message["role"],
+                block["type"],
+                mark(block)
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn cache_breakpoints_end_the_stable_prefix_and_the_history() {
+    let body = body("claude-sonnet-4-5", &sample_request());
+    insta::assert_snapshot!(breakpoint_map(&body));
+    // A history ending in tool results marks the last result.
+    let mut req = sample_request();
+    req.messages.to_mut().pop();
+    let body = super::body("claude-sonnet-4-5", &req);
+    let last = body["messages"][2]["content"][1].clone();
+    assert_eq!(last["type"], "tool_result");
+    assert_eq!(last["cache_control"]["type"], "ephemeral");
+    // Only two breakpoints: Anthropic allows four, and more buy nothing here.
+    assert_eq!(body.to_string().matches("cache_control").count(), 2);
 }

@@ -34,6 +34,26 @@ pub(crate) fn body(wire: Wire, model: &str, req: &ModelRequest<'_>) -> serde_jso
     }
 }
 
+/// OpenAI's `prompt_cache_key`: a hash of the stable prefix (system prompt and tool
+/// schemas), so every request of a session, and of other sessions with the same prefix,
+/// is routed to the same cache. FNV-1a, fixed across builds and machines.
+pub(crate) fn prompt_cache_key(req: &ModelRequest<'_>) -> String {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut feed = |bytes: &[u8]| {
+        for b in bytes {
+            hash ^= u64::from(*b);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    feed(req.system.as_bytes());
+    for tool in req.tools.iter() {
+        feed(tool.name.as_bytes());
+        feed(tool.description.as_bytes());
+        feed(tool.parameters.to_string().as_bytes());
+    }
+    format!("atto-{hash:016x}")
+}
+
 /// A stream decoder for one wire format.
 pub(crate) enum Decoder {
     Chat(chat::Decoder),

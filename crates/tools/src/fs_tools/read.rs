@@ -55,7 +55,7 @@ impl Tool for ReadFileTool {
                 "path": {"type": "string", "description": "File path, relative to the workspace"},
                 "offset": {"type": "integer", "description": "First line to read (1-based)"},
                 "limit": {"type": "integer", "description": "Number of lines (default 2000)"},
-                "pending": {"type": "boolean", "description": "Plan mode: show the file as it will be once the changes already queued are applied"}
+                "pending": {"type": "boolean", "description": "Plan mode: the file with its queued changes applied"}
             },
             "required": ["path"]
         })

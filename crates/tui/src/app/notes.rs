@@ -76,6 +76,21 @@ impl App {
                 )
                 .into_owned(),
             )),
+            Event::ContextReport { context, asked } => {
+                self.totals.context_window = context.window;
+                if *asked {
+                    self.push(Kind::Notice(
+                        sanitize(&atto_core::present::context_lines(context).join("\n"))
+                            .into_owned(),
+                    ));
+                }
+            }
+            Event::ContextCompacted(compaction) => {
+                self.totals.context_tokens = compaction.after_tokens;
+                self.push(Kind::Notice(
+                    sanitize(&atto_core::present::compaction_line(compaction)).into_owned(),
+                ));
+            }
             Event::CostReport { models } => self.push(Kind::Notice(
                 sanitize(&atto_core::present::cost_lines(models).join("\n")).into_owned(),
             )),

@@ -1,0 +1,195 @@
+//! The overview on real code nobody here wrote: a crate from the cargo registry cache
+//! (Rust), tree-sitter-javascript's grammar (JavaScript), the `six` sdist (Python, fetched
+//! by `scripts/test.sh` with pip) and `mitt`'s declarations (TypeScript, fetched with npm);
+//! Go from a snippet in `parse`. And the index's reuse of what did not change.
+
+use std::path::{Path, PathBuf};
+
+use tokio_util::sync::CancellationToken;
+
+use super::index;
+use super::parse::{Lang, facts};
+
+/// `CARGO_HOME/registry/src/*/<prefix>*`, the newest version found.
+fn registry_crate(prefix: &str) -> Option<PathBuf> {
+    let home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))?;
+    let mut found = Vec::new();
+    for registry in std::fs::read_dir(home.join("registry/src")).ok()?.flatten() {
+        for entry in std::fs::read_dir(registry.path()).ok()?.flatten() {
+            if entry.file_name().to_string_lossy().starts_with(prefix) {
+                found.push(entry.path());
+            }
+        }
+    }
+    found.sort();
+    found.pop()
+}
+
+/// A file fetched by `scripts/test.sh` under the workspace's `target/peers/`.
+fn peer(rel: &str) -> Option<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/peers");
+    let path = root.join(rel);
+    path.is_file().then_some(path)
+}
+
+/// Whether the test can go on; a missing input fails under CI and is reported elsewhere.
+fn have(test: &str, path: Option<&PathBuf>, what: &str) -> bool {
+    if path.is_some() {
+        return true;
+    }
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "{test}: {what} is missing (scripts/test.sh fetches it)"
+    );
+    atto_testkit::skipped(test, &format!("{what} is missing; run scripts/test.sh"));
+    false
+}
+
+fn symbols(path: &Path, lang: Lang) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap();
+    facts(&text, lang)
+        .unwrap()
+        .symbols
+        .into_iter()
+        .map(|s| format!("{} {}:{}", s.kind, s.name, s.line))
+        .collect()
+}
+
+#[test]
+fn rust_symbols_of_a_registry_crate() {
+    let test = "rust_symbols_of_a_registry_crate";
+    let krate = registry_crate("similar-2.");
+    if !have(test, krate.as_ref(), "the similar crate's source") {
+        return;
+    }
+    let krate = krate.unwrap();
+    let types = symbols(&krate.join("src/types.rs"), Lang::Rust);
+    for want in [
+        "enum Algorithm:",
+        "enum ChangeTag:",
+        "struct Change:",
+        "enum DiffOp:",
+    ] {
+        assert!(
+            types.iter().any(|s| s.starts_with(want)),
+            "{want}: {types:?}"
+        );
+    }
+    assert!(
+        types
+            .iter()
+            .any(|s| s.starts_with("impl impl fmt::Display for ChangeTag")
+                || s.starts_with("impl impl Display for ChangeTag")
+                || s.contains("for ChangeTag")),
+        "{types:?}"
+    );
+    let common = symbols(&krate.join("src/common.rs"), Lang::Rust);
+    assert!(
+        common.contains(&"fn capture_diff:13".to_owned()),
+        "{common:?}"
+    );
+    // The whole crate as a map: within every budget, the most used types first.
+    let cancel = CancellationToken::new();
+    for budget in [1_000, 3_000, 8_000] {
+        let map = super::overview(&krate, "", budget, None, &cancel).unwrap();
+        assert!(map.len() <= budget, "{budget}: {}", map.len());
+        assert!(map.contains("src/types.rs"), "{map}");
+    }
+}
+
+#[test]
+fn javascript_symbols_of_a_grammar() {
+    let test = "javascript_symbols_of_a_grammar";
+    let krate = registry_crate("tree-sitter-javascript-0.");
+    if !have(test, krate.as_ref(), "tree-sitter-javascript's source") {
+        return;
+    }
+    let found = symbols(&krate.unwrap().join("grammar.js"), Lang::JavaScript);
+    for want in ["function commaSep1:", "function commaSep:"] {
+        assert!(
+            found.iter().any(|s| s.starts_with(want)),
+            "{want}: {found:?}"
+        );
+    }
+}
+
+#[test]
+fn python_symbols_of_an_sdist() {
+    let test = "python_symbols_of_an_sdist";
+    let six = peer("six-1.16.0/six.py");
+    if !have(test, six.as_ref(), "the six sdist") {
+        return;
+    }
+    let found = symbols(&six.unwrap(), Lang::Python);
+    for want in [
+        "def _add_doc:80",
+        "class _LazyDescr:91",
+        "class MovedModule:108",
+        "def with_metaclass:",
+        "def add_metaclass:",
+    ] {
+        assert!(
+            found.iter().any(|s| s.starts_with(want)),
+            "{want}: {found:?}"
+        );
+    }
+    // Methods of a class are one level in, decorated functions are found.
+    assert!(
+        found.iter().any(|s| s.starts_with("def __get__:")),
+        "{found:?}"
+    );
+}
+
+#[test]
+fn typescript_symbols_of_an_npm_package() {
+    let test = "typescript_symbols_of_an_npm_package";
+    let dts = peer("mitt/package/index.d.ts");
+    if !have(test, dts.as_ref(), "the mitt package") {
+        return;
+    }
+    let found = symbols(&dts.unwrap(), Lang::TypeScript);
+    assert_eq!(
+        found,
+        [
+            "type EventType:1",
+            "type Handler:2",
+            "type WildcardHandler:3",
+            "type EventHandlerList:4",
+            "type WildCardEventHandlerList:5",
+            "type EventHandlerMap:6",
+            "interface Emitter:7",
+            "function mitt:21",
+        ]
+    );
+}
+
+#[test]
+fn a_second_build_parses_nothing_and_a_change_parses_one_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    for i in 0..20 {
+        std::fs::write(
+            root.join(format!("m{i}.py")),
+            format!("def f{i}():\n    pass\n"),
+        )
+        .unwrap();
+    }
+    std::fs::write(root.join("main.go"), "package main\nfunc main() {}\n").unwrap();
+    let cancel = CancellationToken::new();
+    let (_, first) = index::build(&root, Some(cache.path()), &cancel).unwrap();
+    assert_eq!((first.files, first.parsed), (21, 21));
+    let (_, second) = index::build(&root, Some(cache.path()), &cancel).unwrap();
+    assert_eq!((second.files, second.parsed), (21, 0));
+    // A new process (no index in memory) reads the disk cache and parses nothing.
+    index::forget_all();
+    let (_, fresh) = index::build(&root, Some(cache.path()), &cancel).unwrap();
+    assert_eq!((fresh.files, fresh.parsed), (21, 0));
+    std::fs::write(root.join("m3.py"), "def changed():\n    pass\n").unwrap();
+    let (index, third) = index::build(&root, Some(cache.path()), &cancel).unwrap();
+    assert_eq!(third.parsed, 1);
+    assert_eq!(index["m3.py"].facts.symbols[0].name, "changed");
+    assert!(std::fs::read_dir(cache.path()).unwrap().count() == 1);
+}
