@@ -356,6 +356,19 @@ impl Pump {
                 self.decision_answered();
             }
             Event::TurnCompleted { result, .. } => self.turn_completed(result),
+            // Compaction changes what the model still sees verbatim: the editor's user is told.
+            Event::ContextCompacted(c) if !command_answered => {
+                let how = if c.summarized {
+                    "older messages summarised"
+                } else {
+                    "old tool outputs elided"
+                };
+                self.send(convert::thought(format!(
+                    "context compacted ({how}): ~{} → ~{} tokens; the originals stay in thread \
+                     {} (/rollback)",
+                    c.before_tokens, c.after_tokens, c.from_thread
+                )));
+            }
             other => {
                 // The answers to slash commands that ACP has no update for: shown as text.
                 if command_answered {
