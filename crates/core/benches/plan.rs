@@ -126,6 +126,7 @@ fn start(workspace: &Path, store: Store, server: &ScriptedServer) -> AgentHandle
         subagents: atto_core::subagents::SubagentSettings::default(),
         models: atto_core::models::ModelSettings::default(),
         learning: atto_core::LearningSettings::default(),
+        external_tools: None,
     })
 }
 

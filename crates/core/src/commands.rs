@@ -56,6 +56,10 @@ pub const COMMANDS: &[CommandInfo] = &[
         about: "tokens and cost so far, per model",
     },
     CommandInfo {
+        usage: "/mcp",
+        about: "MCP servers: state, tools and their annotations, last error",
+    },
+    CommandInfo {
         usage: "/agents",
         about: "list this session's subagents (task, tokens of budget, time, status)",
     },
@@ -223,6 +227,8 @@ pub fn parse(line: &str, state: &State) -> Result<Command, String> {
             _ => Err("usage: /model, /model NAME, /model PROVIDER/NAME or /model auto".to_owned()),
         },
         "cost" if args.is_empty() => Ok(Command::Op(Op::ShowCost)),
+        "mcp" if args.is_empty() => Ok(Command::Op(Op::ListMcp)),
+        "mcp" => Err("usage: /mcp".to_owned()),
         "config" => match args.as_slice() {
             [] => Ok(Command::Op(Op::Configure {
                 key: None,

@@ -38,6 +38,7 @@ mod agents;
 mod choose_model;
 mod configure;
 mod drive;
+mod external;
 mod handlers;
 mod history;
 mod ops;
@@ -100,6 +101,8 @@ pub struct SessionOptions {
     pub models: crate::models::ModelSettings,
     /// How the session recalls and proposes learnings.
     pub learning: crate::learning::LearningSettings,
+    /// Tools that arrive while the session runs (MCP servers); `None`: built-ins only.
+    pub external_tools: Option<Arc<dyn atto_tools::ToolSource>>,
 }
 
 /// Starts a session on the current tokio runtime and returns the handle to drive it.
@@ -154,6 +157,18 @@ fn spawn_in(mut options: SessionOptions, member: Option<(Family, Place)>) -> Age
     ));
     let (op_tx, op_rx) = mpsc::unbounded_channel();
     let (ev_tx, ev_rx) = mpsc::unbounded_channel();
+    // The external source's status events reach the front end of the first session
+    // that takes them (the root).
+    if let Some(mut source_events) = options.external_tools.as_ref().and_then(|s| s.events()) {
+        let forward = ev_tx.clone();
+        tokio::spawn(async move {
+            while let Some(event) = source_events.recv().await {
+                if forward.send(event).is_err() {
+                    break;
+                }
+            }
+        });
+    }
     let current_turn = Arc::new(std::sync::atomic::AtomicU32::new(0));
     let work: SharedGoalsAndTasks = Arc::new(tokio::sync::Mutex::new(GoalsAndTasks::new(
         options.store.clone(),

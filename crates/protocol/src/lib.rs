@@ -7,6 +7,7 @@
 mod complexity;
 mod event;
 mod learning;
+mod mcp;
 mod message;
 mod models;
 mod op;
@@ -27,6 +28,7 @@ pub use learning::{
     Learning, LearningCommand, LearningField, LearningKind, LearningRef, LearningScope,
     LearningSource, LearningStatus,
 };
+pub use mcp::{McpServerInfo, McpServerState, McpToolInfo};
 pub use message::{
     AssistantPart, Message, StopReason, ToolCall, ToolResult, Usage, user_text_for_model,
 };

@@ -85,6 +85,8 @@ pub enum Op {
     ListModels,
     /// Tokens and cost per model so far (answered by `cost_report`).
     ShowCost,
+    /// The MCP servers, their state and tools (answered by `mcp_servers`).
+    ListMcp,
     /// Change one session setting (`/config KEY VALUE`); one that loosens safety needs
     /// `confirm`, else it is refused with what it would change. Without a key: show them.
     Configure {

@@ -65,6 +65,14 @@ impl Session {
             Op::ShowCost => self.emit(Event::CostReport {
                 models: self.models.spend(),
             }),
+            Op::ListMcp => self.emit(Event::McpServers {
+                servers: self
+                    .options
+                    .external_tools
+                    .as_ref()
+                    .map(|source| source.servers())
+                    .unwrap_or_default(),
+            }),
             Op::AutoPlan { task } => {
                 self.generate_plan(task, inbox).await;
             }

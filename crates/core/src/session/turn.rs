@@ -124,6 +124,7 @@ impl Session {
                 .await;
             }
             turn.rounds += 1;
+            self.adopt_external_tools();
             // Borrowed: a long history is not copied for every model call.
             let request = ModelRequest {
                 system: Cow::Borrowed(&self.system),
@@ -211,6 +212,7 @@ impl Session {
                 }
                 return turn.finish(TurnStatus::Completed, None);
             }
+            self.resolve_external_calls(&calls, &cancel).await;
             let emit_events = self.events.clone();
             let emit = move |event: Event| {
                 let _ = emit_events.send(event);

@@ -306,6 +306,7 @@ impl Spawner {
             subagents: super::SubagentSettings::default(),
             models: crate::models::ModelSettings::default(),
             learning: t.learning,
+            external_tools: t.external_tools.clone(),
         }
     }
 

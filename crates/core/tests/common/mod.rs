@@ -126,6 +126,7 @@ pub fn options(
         subagents: atto_core::subagents::SubagentSettings::default(),
         models: atto_core::models::ModelSettings::default(),
         learning: atto_core::LearningSettings::default(),
+        external_tools: None,
     }
 }
 
