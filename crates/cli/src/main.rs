@@ -407,6 +407,10 @@ fn run(mut cli: Cli) -> Result<ExitCode, Failure> {
             learnings::run(args, &workspace, &config.learning_settings())
         }
         Some(Command::Store(command)) => admin::store(command),
+        Some(Command::Mcp(mcp::McpCommand::Serve(args))) => {
+            let (workspace, _) = setup::workspace(cli.global.workspace.as_deref())?;
+            mcp::serve(&args, &cli.global, &workspace)
+        }
         Some(Command::Mcp(command)) => {
             let config = load_config(&mut cli.global)?;
             let (workspace, _) = setup::workspace(cli.global.workspace.as_deref())?;

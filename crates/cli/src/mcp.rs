@@ -47,6 +47,85 @@ pub enum McpCommand {
     Trust,
     /// Revoke the trust in this project's `.mcp.json`.
     Untrust,
+    /// Serve atto's read-only tools (read_file, list_files, glob, grep, policy_explain)
+    /// over MCP on stdin/stdout.
+    Serve(ServeArgs),
+}
+
+/// `atto mcp serve`'s options: what the serving user allows, never the caller.
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// Also offer `atto_exec`, which runs a task with `atto exec` in this workspace.
+    #[arg(long)]
+    pub allow_exec: bool,
+    /// The permission mode `atto_exec` tasks run with.
+    #[arg(long, default_value = "interactive", requires = "allow_exec")]
+    pub exec_permission: String,
+    /// The agent mode `atto_exec` tasks run in (build, plan, review).
+    #[arg(long, default_value = "plan", requires = "allow_exec")]
+    pub exec_mode: String,
+    /// Seconds one `atto_exec` task may run.
+    #[arg(long, default_value_t = 600, requires = "allow_exec")]
+    pub exec_timeout: u64,
+}
+
+/// Runs `atto mcp serve` until the client goes away. The global session flags (model,
+/// base URL, wire) are handed to `atto_exec`'s runs.
+pub fn serve(
+    args: &ServeArgs,
+    global: &crate::GlobalArgs,
+    workspace: &Path,
+) -> Result<ExitCode, Failure> {
+    let exec = if args.allow_exec {
+        let program = std::env::current_exe()
+            .map_err(|e| Failure::usage(format!("cannot find the atto binary: {e}")))?;
+        atto_policy::gate::parse_permission(&args.exec_permission).map_err(Failure::usage)?;
+        atto_policy::gate::parse_agent_mode(&args.exec_mode).map_err(Failure::usage)?;
+        let mut flags: Vec<String> = vec![
+            "exec".into(),
+            "--permission".into(),
+            args.exec_permission.clone(),
+            "--mode".into(),
+            args.exec_mode.clone(),
+            // Nobody is there to answer a question: what would ask is refused.
+            "--on-ask".into(),
+            "deny".into(),
+        ];
+        // The model and endpoint of this process; never its permission or trust.
+        for (name, value) in [
+            ("provider", global.provider.clone()),
+            ("base-url", global.base_url.clone()),
+            ("wire", global.wire.map(|w| w.to_string())),
+            (
+                "config",
+                global.config.as_ref().map(|p| p.display().to_string()),
+            ),
+            ("profile", global.profile.clone()),
+            ("model", global.model.clone()),
+        ] {
+            if let Some(value) = value {
+                flags.push(format!("--{name}"));
+                flags.push(value);
+            }
+        }
+        Some(atto_mcp::ExecSettings {
+            program,
+            args: flags,
+            timeout: Duration::from_secs(args.exec_timeout),
+        })
+    } else {
+        None
+    };
+    let options = atto_mcp::ServeOptions {
+        workspace: workspace.to_path_buf(),
+        exec,
+    };
+    crate::block_on(async move {
+        atto_mcp::serve_stdio(options)
+            .await
+            .map_err(Failure::usage)?;
+        Ok(ExitCode::Ok)
+    })
 }
 
 /// The servers a session in `workspace` runs, and what to tell the user at start.
@@ -220,6 +299,7 @@ pub fn run(command: McpCommand, config: &Config, workspace: &Path) -> Result<Exi
             println!("no longer trusted: {}", path.display());
             Ok(ExitCode::Ok)
         }
+        McpCommand::Serve(_) => Err(Failure::usage("atto mcp serve is started by main")),
         McpCommand::List { json } => views(config, workspace, None, |servers| {
             for s in servers {
                 if json {

@@ -172,6 +172,7 @@ pub async fn run(mut handle: AgentHandle, first: Option<String>, options: Option
                                 | Event::ModelChanged { .. }
                                 | Event::ModelList { .. }
                                 | Event::CostReport { .. }
+                                | Event::McpServers { .. }
                                 | Event::LearningList { .. }
                                 | Event::LearningUpdated { .. }
                                 | Event::LearningProposed { .. }

@@ -160,10 +160,14 @@ fn spawn_in(mut options: SessionOptions, member: Option<(Family, Place)>) -> Age
     // The external source's status events reach the front end of the first session
     // that takes them (the root).
     if let Some(mut source_events) = options.external_tools.as_ref().and_then(|s| s.events()) {
-        let forward = ev_tx.clone();
+        // Weak: the front end's event stream still ends when the session does.
+        let forward = ev_tx.downgrade();
         tokio::spawn(async move {
             while let Some(event) = source_events.recv().await {
-                if forward.send(event).is_err() {
+                let Some(sender) = forward.upgrade() else {
+                    break;
+                };
+                if sender.send(event).is_err() {
                     break;
                 }
             }

@@ -17,6 +17,7 @@ mod content;
 mod hub;
 mod judge;
 mod naming;
+mod serve;
 mod server;
 mod tool;
 
@@ -28,4 +29,5 @@ pub use connect::kill_all_servers;
 pub use content::MAX_RESULT_BYTES;
 pub use hub::{HubOptions, McpHub};
 pub use naming::{PREFIX, canonical, seed_spelling, tool_name};
+pub use serve::{ExecSettings, ServeOptions, serve_stdio};
 pub use tool::SEARCH_TOOL;
