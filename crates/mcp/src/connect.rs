@@ -105,7 +105,14 @@ pub(crate) async fn connect(
                         HeaderValue::try_from(value).map_err(|e| format!("header {name}: {e}"))?;
                     custom.insert(name, value);
                 }
-                let transport = StreamableHttpClientTransport::<reqwest::Client>::from_config(
+                // Our own client: rmcp's default one panics when it cannot be built.
+                let _ = rustls::crypto::ring::default_provider().install_default();
+                let client = reqwest::Client::builder()
+                    .redirect(reqwest::redirect::Policy::none())
+                    .build()
+                    .map_err(|e| format!("could not make an HTTP client: {e}"))?;
+                let transport = StreamableHttpClientTransport::with_client(
+                    client,
                     StreamableHttpClientTransportConfig::with_uri(url.as_str())
                         .custom_headers(custom),
                 );

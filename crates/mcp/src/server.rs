@@ -23,7 +23,9 @@ use crate::connect::{self, kill_group, one_line};
 use crate::judge::{self, Judgement};
 use crate::naming;
 
-/// First wait before a failed server is started again; doubled per failure.
+/// Wait before a server that failed twice in a row is started again; doubled per
+/// further failure. After one failure (a crash of a server that ran fine, or a first
+/// failed start) the next use starts it again at once.
 const FIRST_BACKOFF: Duration = Duration::from_millis(500);
 /// Longest wait between restarts.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
@@ -236,9 +238,12 @@ impl Server {
         {
             let mut state = self.state();
             state.failures += 1;
-            let backoff = FIRST_BACKOFF
-                .saturating_mul(1 << state.failures.saturating_sub(1).min(10))
-                .min(MAX_BACKOFF);
+            let backoff = match state.failures {
+                0 | 1 => Duration::ZERO,
+                n => FIRST_BACKOFF
+                    .saturating_mul(1 << (n - 2).min(10))
+                    .min(MAX_BACKOFF),
+            };
             state.phase = Phase::Down {
                 retry_at: Instant::now() + backoff,
             };

@@ -16,7 +16,7 @@ use crate::mcp::add_config;
 /// request with text that is not JSON-RPC, `silent` never answers `tools/list`, `dies`
 /// exits when a tool is called; anything else works.
 const FAKE_SERVER: &str = r#"
-import json, sys
+import json, os, sys
 mode = sys.argv[1]
 def send(obj):
     sys.stdout.write(json.dumps(obj) + "\n")
@@ -42,6 +42,9 @@ for line in sys.stdin:
             "inputSchema": {"type": "object"},
             "annotations": {"readOnlyHint": True}}]}})
     elif method == "tools/call":
+        if mode == "dies-once" and not os.path.exists(sys.argv[2]):
+            open(sys.argv[2], "w").close()
+            sys.exit(4)
         if mode == "dies":
             sys.stderr.write("fake server: crashing on purpose\n")
             sys.exit(3)
@@ -173,4 +176,55 @@ fn the_first_request_does_not_wait_for_servers() {
         started.elapsed()
     );
     assert_eq!(env.requests().len(), 1);
+    // The servers still starting when the session ended were killed with it.
+    let script = env.dir.path().join("fake_server.py").display().to_string();
+    let alive = || {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+            .any(|cmd| String::from_utf8_lossy(&cmd).contains(&script))
+    };
+    let waited = Instant::now();
+    while alive() && waited.elapsed() < Duration::from_secs(5) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!alive(), "an MCP server outlived its session");
+}
+
+#[test]
+fn a_server_that_died_mid_call_is_started_again_on_the_next_call() {
+    let mut env = Env::new();
+    let script = env.dir.path().join("fake_server.py");
+    std::fs::write(&script, FAKE_SERVER).unwrap();
+    let marker = env.dir.path().join("died-once");
+    add_config(
+        &env,
+        &format!(
+            "\n[mcp_servers.flaky]\ncommand = \"python3\"\nargs = [{:?}, \"dies-once\", {:?}]\n",
+            script.display().to_string(),
+            marker.display().to_string()
+        ),
+    );
+    // Different arguments the second time: the same failed call is not repeated.
+    let work = |n: u32| calls(vec![call("mcp__flaky__work", json!({ "attempt": n }))]);
+    env.serve(Script::new(vec![work(1), work(2), Reply::text("done")]));
+    let out = env
+        .exec_with(&["--output-format", "stream-json"], "go")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let first = &tool_results(&env, 1)[0];
+    assert!(first.contains("stopped during the call"), "{first}");
+    let second = tool_results(&env, 2);
+    assert_eq!(second.last().unwrap(), "worked", "{second:?}");
+    let evs = events(&out);
+    let states: Vec<&str> = of_type(&evs, "mcp_server_status")
+        .iter()
+        .map(|e| e["server"]["state"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        states,
+        ["starting", "ready", "down", "starting", "ready"],
+        "{evs:?}"
+    );
 }

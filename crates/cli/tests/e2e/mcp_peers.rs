@@ -275,3 +275,91 @@ fn atto_mcp_serve_answers_the_python_sdk_client() {
     assert_eq!(answer["exec"][1], true);
     assert!(answer["exec"][0].as_str().unwrap().contains("not enabled"));
 }
+
+#[test]
+fn a_streamable_http_server_with_a_header_from_the_environment() {
+    let Some(server) = have_peer(
+        "a_streamable_http_server",
+        "mcp-npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+        "npm @modelcontextprotocol/server-everything",
+    ) else {
+        return;
+    };
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut http = std::process::Command::new("node")
+        .arg(&server)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the HTTP server did not start"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut env = Env::new();
+    add_config(
+        &env,
+        &format!(
+            "\n[mcp_servers.web]\nurl = \"http://127.0.0.1:{port}/mcp\"\nheaders = {{ X-Bench = \"${{MCP_TEST_HEADER}}\" }}\n"
+        ),
+    );
+    env.serve(Script::new(vec![
+        calls(vec![call("mcp__web__get-sum", json!({"a": 2, "b": 40}))]),
+        Reply::text("done"),
+    ]));
+    let out = env
+        .exec_with(
+            &[
+                "--permission",
+                "auto-safe",
+                "--output-format",
+                "stream-json",
+            ],
+            "go",
+        )
+        .env("MCP_TEST_HEADER", "yes")
+        .output()
+        .unwrap();
+    let _ = http.kill();
+    let _ = http.wait();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let results = tool_results(&env, 1);
+    assert!(results[0].contains("42"), "{results:?}");
+    // Without the variable the server is not started, and says why.
+    env.serve(Script::new(vec![
+        calls(vec![call("mcp__web__get-sum", json!({"a": 2, "b": 40}))]),
+        Reply::text("done"),
+    ]));
+    // (Its tools were never listed, so the call asks; answered yes.)
+    let out = env
+        .exec_with(
+            &[
+                "--permission",
+                "interactive",
+                "--on-ask",
+                "allow",
+                "--output-format",
+                "stream-json",
+            ],
+            "go",
+        )
+        .env_remove("MCP_TEST_HEADER")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let results = tool_results(&env, 1);
+    assert!(
+        results[0].contains("MCP_TEST_HEADER is not set"),
+        "{results:?}"
+    );
+}
