@@ -84,8 +84,16 @@ pub(crate) async fn connect(
                 env,
                 cwd,
             } => {
-                let (transport, group) =
-                    spawn(command, args, env, cwd.as_deref(), workspace, &log)?;
+                // fork/exec off the runtime's thread: a session's first request must not
+                // wait behind the servers' process starts.
+                let (command, args, env) = (command.clone(), args.clone(), env.clone());
+                let (cwd, workspace, log_file) =
+                    (cwd.clone(), workspace.to_path_buf(), log.clone());
+                let (transport, group) = tokio::task::spawn_blocking(move || {
+                    spawn(&command, &args, &env, cwd.as_deref(), &workspace, &log_file)
+                })
+                .await
+                .map_err(|e| format!("could not start the server: {e}"))??;
                 let service = handler.serve(transport).await.map_err(|e| {
                     format!(
                         "the MCP handshake failed ({}); see its log: {}",
