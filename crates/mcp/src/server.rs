@@ -271,7 +271,8 @@ impl Server {
 
     /// Sends the server's status to the front ends and wakes whoever waits on it.
     fn announce(&self) {
-        let info = self.info(&|_| true);
+        // Which tools the model sees is the hub's knowledge, not the server's.
+        let info = self.info(&|_| false);
         self.changed.send_modify(|n| *n += 1);
         let _ = self.events.send(Event::McpServerStatus { server: info });
     }

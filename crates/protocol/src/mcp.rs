@@ -48,6 +48,6 @@ pub struct McpToolInfo {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub annotations: Vec<String>,
     /// Whether the model sees it in the tool list now (deferred tools are found through
-    /// `mcp_tool_search`).
+    /// `mcp_tool_search`); judged in `/mcp` answers, always `false` in status events.
     pub offered: bool,
 }
