@@ -363,3 +363,85 @@ fn a_streamable_http_server_with_a_header_from_the_environment() {
         "{results:?}"
     );
 }
+
+/// The Python client runs a task through `atto_exec`, which the serving user enabled
+/// with the mode and permission the task runs under.
+const EXEC_CLIENT: &str = r#"
+import asyncio, json, sys
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+async def main():
+    params = StdioServerParameters(command=sys.argv[1], args=sys.argv[2:])
+    async with stdio_client(params) as (r, w):
+        async with ClientSession(r, w) as s:
+            await s.initialize()
+            tools = {t.name: t for t in (await s.list_tools()).tools}
+            exec_tool = tools["atto_exec"]
+            res = await s.call_tool("atto_exec", {"task": "say hi"})
+            print(json.dumps({
+                "params": sorted(exec_tool.input_schema["properties"].keys()),
+                "read_only": exec_tool.annotations.read_only_hint,
+                "answer": [res.content[0].text, res.is_error],
+            }))
+
+asyncio.run(main())
+"#;
+
+#[test]
+fn atto_exec_runs_a_task_under_the_serving_sides_mode() {
+    let Some(python) = have_peer(
+        "atto_exec_runs_a_task",
+        "mcp-venv/bin/python",
+        "PyPI mcp (venv)",
+    ) else {
+        return;
+    };
+    let mut env = Env::new();
+    env.serve(Script::new(vec![Reply::text("hello from the served task")]));
+    let client = env.dir.path().join("exec_client.py");
+    std::fs::write(&client, EXEC_CLIENT).unwrap();
+    let base = env.atto();
+    let mut cmd = std::process::Command::new(&python);
+    cmd.current_dir(env.repo());
+    for (key, value) in base.get_envs() {
+        match value {
+            Some(value) => cmd.env(key, value),
+            None => cmd.env_remove(key),
+        };
+    }
+    let url = env.base("chat");
+    let out = cmd
+        .arg(&client)
+        .arg(env!("CARGO_BIN_EXE_atto"))
+        .args([
+            "--base-url",
+            &url,
+            "--model",
+            "m",
+            "mcp",
+            "serve",
+            "--allow-exec",
+        ])
+        .args(["--exec-mode", "review"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let answer: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        answer["params"],
+        json!(["task"]),
+        "the caller sets nothing but the task"
+    );
+    assert_eq!(answer["read_only"], false);
+    assert_eq!(answer["answer"][1], false, "{answer}");
+    assert!(
+        answer["answer"][0]
+            .as_str()
+            .unwrap()
+            .contains("hello from the served task")
+    );
+    // The task ran in the mode the serving side chose.
+    let system = env.requests()[0].body.to_string();
+    assert!(system.contains("REVIEW"), "{system}");
+}
