@@ -70,6 +70,26 @@ if need npm && [ ! -f target/peers/mitt/package/index.d.ts ]; then
     && tar xzf mitt-3.0.1.tgz) || echo "could not fetch mitt with npm"
 fi
 
+# MCP servers the MCP end-to-end tests drive, under target/peers/: npm's filesystem and
+# everything servers, and a venv with the Python SDK (its client drives `atto mcp serve`)
+# and PyPI's mcp-server-git and mcp-server-time. A failed install does not stop the
+# suite: those tests fail under CI and say SKIPPED elsewhere.
+mcp_npm=target/peers/mcp-npm
+if need npm && [ ! -e "$mcp_npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js" ]; then
+  echo "installing (npm): MCP filesystem and everything servers"
+  mkdir -p "$mcp_npm"
+  npm install --prefix "$mcp_npm" --silent --no-audit --no-fund \
+    @modelcontextprotocol/server-filesystem @modelcontextprotocol/server-everything \
+    || echo "could not install the npm MCP servers"
+fi
+mcp_venv=target/peers/mcp-venv
+if [ ! -x "$mcp_venv/bin/mcp-server-time" ]; then
+  echo "installing (pip, venv): mcp mcp-server-git mcp-server-time"
+  { python3 -m venv "$mcp_venv" || { apt_install python3-venv && python3 -m venv "$mcp_venv"; }; } \
+    && "$mcp_venv/bin/python" -m pip install --quiet mcp mcp-server-git mcp-server-time \
+    || echo "could not make the MCP Python venv"
+fi
+
 # The real model server (llama.cpp + SmolLM2-135M in a chroot) for the realserver e2e tests.
 # Setting it up needs root; elsewhere those tests say SKIPPED, except under CI, where they fail.
 if [ "$(id -u)" = 0 ]; then

@@ -76,6 +76,9 @@ pub struct Config {
     /// without a question (nothing else ever runs unsandboxed unasked).
     #[serde(default)]
     pub unsandboxed_commands: Vec<String>,
+    /// `[mcp_servers.NAME]`: MCP servers whose tools sessions offer.
+    #[serde(default)]
+    pub mcp_servers: BTreeMap<String, atto_mcp::RawServer>,
 }
 
 /// `[planner]`: the structured planner's defaults (`/auto-rollback`, `/auto-plan`,

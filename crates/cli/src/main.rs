@@ -7,6 +7,7 @@ mod config;
 mod demo;
 mod exec;
 mod learnings;
+mod mcp;
 mod models;
 mod permissions;
 mod plan_cmd;
@@ -241,6 +242,10 @@ enum Command {
     /// Look after the database: `atto store move-aside` sets a damaged one aside.
     #[command(subcommand)]
     Store(admin::StoreCommand),
+    /// MCP servers: `atto mcp list`, `tools [NAME]`, `test NAME [TOOL ARGS]`, `trust`,
+    /// `untrust`.
+    #[command(subcommand)]
+    Mcp(mcp::McpCommand),
     /// Split a task among parallel workers, check every result, retry with structure:
     /// `atto swarm "task"`, `atto swarm --resume ID`, `atto swarm status [ID]`.
     Swarm(swarm::SwarmArgs),
@@ -328,6 +333,8 @@ fn main() {
             failure.code
         }
     };
+    // MCP servers run in their own process groups: end them with atto.
+    atto_mcp::kill_all_servers();
     std::process::exit(code as i32);
 }
 
@@ -416,6 +423,15 @@ fn run(mut cli: Cli) -> Result<ExitCode, Failure> {
             learnings::run(args, &workspace, &config.learning_settings())
         }
         Some(Command::Store(command)) => admin::store(command),
+        Some(Command::Mcp(mcp::McpCommand::Serve(args))) => {
+            let (workspace, _) = setup::workspace(cli.global.workspace.as_deref())?;
+            mcp::serve(&args, &cli.global, &workspace)
+        }
+        Some(Command::Mcp(command)) => {
+            let config = load_config(&mut cli.global)?;
+            let (workspace, _) = setup::workspace(cli.global.workspace.as_deref())?;
+            mcp::run(command, &config, &workspace)
+        }
         Some(Command::Swebench(command)) => swebench::run(command, &cli.global),
         Some(Command::Swarm(args)) => swarm::run(args, &mut cli.global),
         Some(Command::Completion { shell }) => {

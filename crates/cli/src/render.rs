@@ -9,6 +9,7 @@ use serde_json::Value;
 mod agents;
 mod effort;
 mod learnings;
+mod mcp;
 mod planner;
 
 use atto_core::clean::{Clean, visible};
@@ -54,7 +55,13 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
     }
 
     fn write_event(&mut self, event: &Event) -> std::io::Result<()> {
-        if let Some(text) = planner::text(event).or_else(|| learnings::text(event)) {
+        if let Some(text) = planner::text(event)
+            .or_else(|| learnings::text(event))
+            .or_else(|| mcp::text(event))
+        {
+            if text.is_empty() {
+                return Ok(());
+            }
             self.end_text_line()?;
             write!(self.progress, "{text}")?;
             return self.progress.flush();
@@ -164,7 +171,11 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
             | Event::PlanStepFailed { .. }
             | Event::PlanStepSkipped { .. }
             | Event::PlanSummary { .. }
-            | Event::PlannerSettingsChanged { .. } => {}
+            | Event::PlannerSettingsChanged { .. }
+            // Written by `mcp::text` above.
+            | Event::McpServerStatus { .. }
+            | Event::McpProgress { .. }
+            | Event::McpServers { .. } => {}
         }
         Ok(())
     }

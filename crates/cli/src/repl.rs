@@ -174,6 +174,7 @@ pub async fn run(mut handle: AgentHandle, first: Option<String>, options: Option
                                 | Event::CostReport { .. }
                                 | Event::ContextReport { asked: true, .. }
                                 | Event::ContextCompacted(_)
+                                | Event::McpServers { .. }
                                 | Event::LearningList { .. }
                                 | Event::LearningUpdated { .. }
                                 | Event::LearningProposed { .. }

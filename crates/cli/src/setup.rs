@@ -205,7 +205,7 @@ fn start_connected(
             None
         }
     };
-    let (grants, warnings) =
+    let (mut grants, warnings) =
         permissions::grants(launch.config, &project, store.as_ref(), &launch.workspace)?;
     for warning in warnings {
         eprintln!("atto: warning: {warning}");
@@ -250,6 +250,27 @@ fn start_connected(
     let model = client.info().model.clone();
     let subagents = subagent_settings(&launch, connect)?;
     let context = launch.config.context_settings().map_err(SetupError::fix)?;
+    let mut tools = ToolRegistry::builtin_with(&atto_tools::BuiltinOptions {
+        apply_patch: launch
+            .config
+            .apply_patch
+            .unwrap_or_else(|| atto_tools::offers_apply_patch(&model)),
+        pass_env: launch.config.pass_env.clone(),
+        overview_cache: atto_store::default_path()
+            .ok()
+            .and_then(|db| db.parent().map(|dir| dir.join("overview"))),
+    });
+    // MCP servers start in the background now; the first request does not wait for them.
+    let (mcp_options, mcp_notices) = crate::mcp::hub_options(launch.config, &launch.workspace)
+        .map_err(|f| SetupError::fix(f.message))?;
+    start_notices.extend(mcp_notices);
+    let hub = crate::mcp::start_hub(mcp_options);
+    if let Some(hub) = &hub {
+        grants.extend(crate::mcp::grants(hub)?);
+        if let Some(search) = hub.search_tool() {
+            tools.register(search);
+        }
+    }
     let handle = spawn_session(SessionOptions {
         permission,
         grants,
@@ -263,16 +284,7 @@ fn start_connected(
         instructions: find_project_instructions(&launch.workspace, &launch.cwd),
         workspace: launch.workspace,
         client,
-        tools: ToolRegistry::builtin_with(&atto_tools::BuiltinOptions {
-            apply_patch: launch
-                .config
-                .apply_patch
-                .unwrap_or_else(|| atto_tools::offers_apply_patch(&model)),
-            pass_env: launch.config.pass_env.clone(),
-            overview_cache: atto_store::default_path()
-                .ok()
-                .and_then(|db| db.parent().map(|dir| dir.join("overview"))),
-        }),
+        tools,
         limits: limits(launch.config, &launch.limits),
         mode,
         checkpoints,
@@ -291,6 +303,7 @@ fn start_connected(
         models,
         learning: launch.config.learning_settings(),
         context,
+        external_tools: hub.map(|hub| hub as std::sync::Arc<dyn atto_tools::ToolSource>),
     });
     Ok((handle, session_id))
 }

@@ -127,6 +127,7 @@ fn start(workspace: &Path, store: Store, server: &ScriptedServer) -> AgentHandle
         models: atto_core::models::ModelSettings::default(),
         learning: atto_core::LearningSettings::default(),
         context: atto_core::ContextSettings::default(),
+        external_tools: None,
     })
 }
 

@@ -64,6 +64,10 @@ pub const COMMANDS: &[CommandInfo] = &[
         about: "summarise the older conversation now, keeping plan, tasks, goals and constraints verbatim",
     },
     CommandInfo {
+        usage: "/mcp",
+        about: "MCP servers: state, tools and their annotations, last error",
+    },
+    CommandInfo {
         usage: "/agents",
         about: "list this session's subagents (task, tokens of budget, time, status)",
     },
@@ -239,6 +243,8 @@ pub fn parse(line: &str, state: &State) -> Result<Command, String> {
                 focus: (!focus.is_empty()).then(|| focus.to_owned()),
             }))
         }
+        "mcp" if args.is_empty() => Ok(Command::Op(Op::ListMcp)),
+        "mcp" => Err("usage: /mcp".to_owned()),
         "config" => match args.as_slice() {
             [] => Ok(Command::Op(Op::Configure {
                 key: None,

@@ -3,6 +3,8 @@
 //! line session prints the rows; the terminal UI styles each row from the item it names.
 //! This module decides nothing and styles nothing.
 
+pub mod mcp;
+
 use atto_protocol::{CheckpointInfo, Goal, PendingPlan, ProposedChange, ThreadInfo};
 
 /// What `/goals` shows when the session has none.

@@ -38,6 +38,7 @@ mod choose_model;
 mod compaction;
 mod configure;
 mod drive;
+mod external;
 mod handlers;
 mod history;
 mod ops;
@@ -102,6 +103,8 @@ pub struct SessionOptions {
     pub learning: crate::learning::LearningSettings,
     /// The context windows and when to compact.
     pub context: crate::context::ContextSettings,
+    /// Tools that arrive while the session runs (MCP servers); `None`: built-ins only.
+    pub external_tools: Option<Arc<dyn atto_tools::ToolSource>>,
 }
 
 /// Starts a session on the current tokio runtime and returns the handle to drive it.
@@ -156,6 +159,22 @@ fn spawn_in(mut options: SessionOptions, member: Option<(Family, Place)>) -> Age
     ));
     let (op_tx, op_rx) = mpsc::unbounded_channel();
     let (ev_tx, ev_rx) = mpsc::unbounded_channel();
+    // The external source's status events reach the front end of the first session
+    // that takes them (the root).
+    if let Some(mut source_events) = options.external_tools.as_ref().and_then(|s| s.events()) {
+        // Weak: the front end's event stream still ends when the session does.
+        let forward = ev_tx.downgrade();
+        tokio::spawn(async move {
+            while let Some(event) = source_events.recv().await {
+                let Some(sender) = forward.upgrade() else {
+                    break;
+                };
+                if sender.send(event).is_err() {
+                    break;
+                }
+            }
+        });
+    }
     let current_turn = Arc::new(std::sync::atomic::AtomicU32::new(0));
     let work: SharedGoalsAndTasks = Arc::new(tokio::sync::Mutex::new(GoalsAndTasks::new(
         options.store.clone(),

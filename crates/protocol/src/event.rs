@@ -476,6 +476,29 @@ pub enum Event {
         /// The learning now.
         learning: crate::Learning,
     },
+    /// An MCP server changed state (started, went down, came back); said once per change.
+    McpServerStatus {
+        /// The server, with its tools and last error.
+        server: crate::McpServerInfo,
+    },
+    /// An MCP server reported progress on a running call.
+    McpProgress {
+        /// The server's configured name.
+        server: String,
+        /// Progress so far.
+        progress: f64,
+        /// The total, when the server knows it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        total: Option<f64>,
+        /// The server's words.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        message: Option<String>,
+    },
+    /// The MCP servers, answering `/mcp`.
+    McpServers {
+        /// Every configured server, in config order.
+        servers: Vec<crate::McpServerInfo>,
+    },
     /// The session ended; no more events follow.
     SessionEnded,
 }

@@ -8,6 +8,7 @@ mod complexity;
 mod context;
 mod event;
 mod learning;
+mod mcp;
 mod message;
 mod models;
 mod op;
@@ -29,6 +30,7 @@ pub use learning::{
     Learning, LearningCommand, LearningField, LearningKind, LearningRef, LearningScope,
     LearningSource, LearningStatus,
 };
+pub use mcp::{McpServerInfo, McpServerState, McpToolInfo};
 pub use message::{
     AssistantPart, Message, StopReason, ToolCall, ToolResult, Usage, user_text_for_model,
 };

@@ -93,6 +93,8 @@ pub enum Op {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         focus: Option<String>,
     },
+    /// The MCP servers, their state and tools (answered by `mcp_servers`).
+    ListMcp,
     /// Change one session setting (`/config KEY VALUE`); one that loosens safety needs
     /// `confirm`, else it is refused with what it would change. Without a key: show them.
     Configure {

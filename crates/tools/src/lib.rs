@@ -18,6 +18,7 @@ mod patch;
 pub mod paths;
 mod registry;
 mod search;
+mod source;
 mod support;
 
 use std::path::PathBuf;
@@ -39,6 +40,7 @@ pub use patch::{
 };
 pub use registry::{BuiltinOptions, ToolRegistry};
 pub use search::{GlobTool, GrepTool, ListFilesTool};
+pub use source::ToolSource;
 
 /// A boxed, sendable future, as returned by [`Tool::run`].
 pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
@@ -97,9 +99,9 @@ impl ToolOutput {
 /// A tool the model can call.
 pub trait Tool: Send + Sync {
     /// Name the model calls it by.
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &str;
     /// One or two sentences for the model.
-    fn description(&self) -> &'static str;
+    fn description(&self) -> &str;
     /// JSON Schema of the arguments (an object schema).
     fn parameters(&self) -> serde_json::Value;
     /// How dangerous the tool is in general.

@@ -105,7 +105,7 @@ impl ToolRegistry {
     }
 
     /// Tool names, in registration order.
-    pub fn names(&self) -> Vec<&'static str> {
+    pub fn names(&self) -> Vec<&str> {
         self.tools.iter().map(|t| t.name()).collect()
     }
 }

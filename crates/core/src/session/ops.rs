@@ -75,6 +75,14 @@ impl Session {
                 self.register().await;
                 self.compact(trigger, focus, &cancel).await;
             }
+            Op::ListMcp => self.emit(Event::McpServers {
+                servers: self
+                    .options
+                    .external_tools
+                    .as_ref()
+                    .map(|source| source.servers())
+                    .unwrap_or_default(),
+            }),
             Op::AutoPlan { task } => {
                 self.generate_plan(task, inbox).await;
             }

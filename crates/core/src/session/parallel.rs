@@ -124,7 +124,8 @@ impl Session {
         let deadline = self.options.limits.max_duration;
         let rounds = self.run_rounds(&mut workers, &cancel);
         let ((), timed_out) = drive::drive(inbox, &approvals, deadline, &cancel, rounds).await;
-        self.tool_specs.pop();
+        // Not `pop`: external tools may have been appended meanwhile.
+        self.tool_specs.retain(|s| s.name != report::NAME);
         self.current_turn.store(self.turns, Ordering::Relaxed);
         for worker in &mut workers {
             let result = worker

@@ -538,7 +538,8 @@ impl Session {
             .push(report::spec(&self.planner.step_report));
         report::take(&self.planner.step_report);
         let result = self.drive_turn(prompt, inbox).await;
-        self.tool_specs.pop();
+        // Not `pop`: external tools may have been appended during the step.
+        self.tool_specs.retain(|s| s.name != report::NAME);
         self.options.limits.max_tokens = saved_limit;
         let reported = report::take(&self.planner.step_report);
         let end = step_end(&result, reported, budget);

@@ -130,6 +130,8 @@ impl Session {
                 .await;
             }
             turn.rounds += 1;
+            // Tools that arrived first: they count towards the request compaction sizes.
+            self.adopt_external_tools();
             self.compact_if_due(&cancel).await;
             // Borrowed: a long history is not copied for every model call.
             let request = ModelRequest {
@@ -229,6 +231,7 @@ impl Session {
                 }
                 return turn.finish(TurnStatus::Completed, None);
             }
+            self.resolve_external_calls(&calls, &cancel).await;
             let emit_events = self.events.clone();
             let emit = move |event: Event| {
                 let _ = emit_events.send(event);

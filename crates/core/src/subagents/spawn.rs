@@ -307,6 +307,7 @@ impl Spawner {
             models: crate::models::ModelSettings::default(),
             learning: t.learning,
             context: t.context.clone(),
+            external_tools: t.external_tools.clone(),
         }
     }
 

@@ -127,6 +127,7 @@ pub fn options(
         models: atto_core::models::ModelSettings::default(),
         learning: atto_core::LearningSettings::default(),
         context: atto_core::ContextSettings::default(),
+        external_tools: None,
     }
 }
 

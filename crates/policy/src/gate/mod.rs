@@ -20,7 +20,7 @@ pub use agent::{
 };
 pub use matrix::{Action, bash_action, level_action};
 pub use mode::{PermissionSetting, parse_permission, permission_name, stricter};
-pub use rule::{Rule, RuleError};
+pub use rule::{Rule, RuleError, mcp_seed_spelling};
 
 /// A grant as the gate sees it: a parsed rule and what it decides.
 #[derive(Debug, Clone)]

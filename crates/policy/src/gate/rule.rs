@@ -122,7 +122,11 @@ impl Rule {
         bash: Option<&Verdict>,
         paths: &[String],
     ) -> bool {
-        if !self.tool.is_match(tool) {
+        // An MCP tool (`mcp__server__tool`) is also matched in the seed's spelling
+        // (`mcp_server_tool`), so rules written either way apply.
+        if !self.tool.is_match(tool)
+            && !mcp_seed_spelling(tool).is_some_and(|alias| self.tool.is_match(&alias))
+        {
             return false;
         }
         let Some(pattern) = &self.pattern else {
@@ -170,6 +174,13 @@ impl Rule {
                 .collect(),
         )
     }
+}
+
+/// The seed's spelling of an MCP tool name: `mcp__server__tool` → `mcp_server_tool`.
+pub fn mcp_seed_spelling(name: &str) -> Option<String> {
+    let rest = name.strip_prefix("mcp__")?;
+    let (server, tool) = rest.split_once("__")?;
+    Some(format!("mcp_{server}_{tool}"))
 }
 
 impl std::fmt::Display for Rule {

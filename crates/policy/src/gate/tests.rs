@@ -391,3 +391,39 @@ fn allow_grants_match_normalised_spellings_but_not_past_wrappers() {
         );
     }
 }
+
+#[test]
+fn mcp_rules_match_both_spellings_of_a_tool() {
+    let decide_mcp = |grants: &[Grant]| {
+        decide(
+            &GateContext {
+                permission: ctx(Interactive),
+                grants,
+                protected_dirs: &[],
+            },
+            &CallFacts {
+                tool: "mcp__fs__write_file",
+                level: DangerLevel::High,
+                mutates: true,
+                bash: None,
+                paths: &[],
+            },
+        )
+        .action
+    };
+    assert_eq!(decide_mcp(&[]), Ask);
+    for rule in [
+        "mcp__fs__write_file",
+        "mcp_fs_write_file",
+        "mcp__fs__*",
+        "mcp_fs_*",
+    ] {
+        assert_eq!(decide_mcp(&[grant(rule, Allow)]), Allow, "{rule}");
+        assert_eq!(decide_mcp(&[grant(rule, Deny)]), Deny, "{rule}");
+    }
+    assert_eq!(decide_mcp(&[grant("mcp_git_*", Allow)]), Ask);
+    assert_eq!(
+        mcp_seed_spelling("mcp__my_fs__read_file").as_deref(),
+        Some("mcp_my_fs_read_file")
+    );
+}

@@ -94,6 +94,14 @@ impl App {
             Event::CostReport { models } => self.push(Kind::Notice(
                 sanitize(&atto_core::present::cost_lines(models).join("\n")).into_owned(),
             )),
+            Event::McpServers { servers } => self.push(Kind::Notice(
+                sanitize(&atto_core::present::mcp::server_lines(servers).join("\n")).into_owned(),
+            )),
+            Event::McpServerStatus { server } => {
+                if let Some(line) = atto_core::present::mcp::status_line(server) {
+                    self.push(Kind::Notice(sanitize(&line).into_owned()));
+                }
+            }
             _ => return None,
         }
         Some(())

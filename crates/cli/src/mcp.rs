@@ -1,0 +1,484 @@
+//! `atto mcp …` and the MCP side of a session's setup: which servers a session runs (the
+//! user's `[mcp_servers]` and `mcp.json`, and the project's `.mcp.json` once the user
+//! trusts it), the trust itself (asked through a notice, remembered by the file's
+//! SHA-256 in the data dir, revocable), and the headless views `list`, `tools` and `test`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use atto_mcp::{HubOptions, McpHub, ServerConfig};
+use atto_protocol::{McpServerInfo, McpServerState};
+use sha2::{Digest as _, Sha256};
+
+use crate::config::Config;
+use crate::{ExitCode, Failure};
+
+/// `atto mcp`: the MCP servers of this workspace, and atto as one.
+#[derive(Debug, clap::Subcommand)]
+pub enum McpCommand {
+    /// Each configured server: state, tool count, last error (starts them to find out).
+    List {
+        /// One JSON object per server instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The tools of every server (or of NAME) with their annotations and danger level.
+    Tools {
+        /// Only this server.
+        name: Option<String>,
+        /// JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Start server NAME, list its tools, and call TOOL with ARGS (a JSON object) when
+    /// given. Exit 0 when it works, 1 when it does not.
+    Test {
+        /// The server.
+        name: String,
+        /// A tool to call (as the server names it).
+        tool: Option<String>,
+        /// The call's arguments, a JSON object.
+        #[arg(default_value = "{}")]
+        args: String,
+    },
+    /// Trust this project's `.mcp.json` (its servers run programs) until it changes.
+    Trust,
+    /// Revoke the trust in this project's `.mcp.json`.
+    Untrust,
+    /// Serve atto's read-only tools (read_file, list_files, glob, grep, policy_explain)
+    /// over MCP on stdin/stdout.
+    Serve(ServeArgs),
+}
+
+/// `atto mcp serve`'s options: what the serving user allows, never the caller.
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// Also offer `atto_exec`, which runs a task with `atto exec` in this workspace.
+    #[arg(long)]
+    pub allow_exec: bool,
+    /// The permission mode `atto_exec` tasks run with.
+    #[arg(long, default_value = "interactive", requires = "allow_exec")]
+    pub exec_permission: String,
+    /// The agent mode `atto_exec` tasks run in (build, plan, review).
+    #[arg(long, default_value = "plan", requires = "allow_exec")]
+    pub exec_mode: String,
+    /// Seconds one `atto_exec` task may run.
+    #[arg(long, default_value_t = 600, requires = "allow_exec")]
+    pub exec_timeout: u64,
+}
+
+/// Runs `atto mcp serve` until the client goes away. The global session flags (model,
+/// base URL, wire) are handed to `atto_exec`'s runs.
+pub fn serve(
+    args: &ServeArgs,
+    global: &crate::GlobalArgs,
+    workspace: &Path,
+) -> Result<ExitCode, Failure> {
+    let exec = if args.allow_exec {
+        let program = std::env::current_exe()
+            .map_err(|e| Failure::usage(format!("cannot find the atto binary: {e}")))?;
+        atto_policy::gate::parse_permission(&args.exec_permission).map_err(Failure::usage)?;
+        atto_policy::gate::parse_agent_mode(&args.exec_mode).map_err(Failure::usage)?;
+        let mut flags: Vec<String> = vec![
+            "exec".into(),
+            "--permission".into(),
+            args.exec_permission.clone(),
+            "--mode".into(),
+            args.exec_mode.clone(),
+            // Nobody is there to answer a question: what would ask is refused.
+            "--on-ask".into(),
+            "deny".into(),
+        ];
+        // The model and endpoint of this process; never its permission or trust.
+        for (name, value) in [
+            ("provider", global.provider.clone()),
+            ("base-url", global.base_url.clone()),
+            ("wire", global.wire.map(|w| w.to_string())),
+            (
+                "config",
+                global.config.as_ref().map(|p| p.display().to_string()),
+            ),
+            ("profile", global.profile.clone()),
+            ("model", global.model.clone()),
+        ] {
+            if let Some(value) = value {
+                flags.push(format!("--{name}"));
+                flags.push(value);
+            }
+        }
+        Some(atto_mcp::ExecSettings {
+            program,
+            args: flags,
+            timeout: Duration::from_secs(args.exec_timeout),
+        })
+    } else {
+        None
+    };
+    let options = atto_mcp::ServeOptions {
+        workspace: workspace.to_path_buf(),
+        exec,
+    };
+    crate::block_on(async move {
+        atto_mcp::serve_stdio(options)
+            .await
+            .map_err(Failure::usage)?;
+        Ok(ExitCode::Ok)
+    })
+}
+
+/// The servers a session in `workspace` runs, and what to tell the user at start.
+pub fn hub_options(
+    config: &Config,
+    workspace: &Path,
+) -> Result<(HubOptions, Vec<String>), Failure> {
+    let mut servers: Vec<ServerConfig> = Vec::new();
+    let mut notices = Vec::new();
+    let add = |found: Vec<ServerConfig>, servers: &mut Vec<ServerConfig>| {
+        for server in found {
+            // A later source does not replace a server of the same name: the user's own
+            // config wins over a project's file.
+            if !servers.iter().any(|s| s.name == server.name) {
+                servers.push(server);
+            }
+        }
+    };
+    let from_config = atto_mcp::from_tables(&config.mcp_servers, "config.toml")
+        .map_err(|e| Failure::usage(e.to_string()))?;
+    add(from_config, &mut servers);
+    if let Some(path) = user_mcp_json().filter(|p| p.exists()) {
+        let found = atto_mcp::from_mcp_json(&path, &path.display().to_string())
+            .map_err(|e| Failure::usage(e.to_string()))?;
+        add(found, &mut servers);
+    }
+    let mut untrusted = Vec::new();
+    let project = workspace.join(".mcp.json");
+    if let Ok(text) = std::fs::read_to_string(&project) {
+        match atto_mcp::parse_mcp_json(&text, &project, ".mcp.json (project)") {
+            Err(e) => notices.push(format!("MCP: {e}; its servers were not started")),
+            Ok(found) => {
+                let found: Vec<ServerConfig> = found
+                    .into_iter()
+                    .filter(|s| !servers.iter().any(|u| u.name == s.name))
+                    .collect();
+                if is_trusted(&project, &text) {
+                    servers.extend(found);
+                } else if !found.is_empty() {
+                    let names: Vec<&str> = found.iter().map(|s| s.name.as_str()).collect();
+                    notices.push(format!(
+                        "this project's .mcp.json defines MCP servers ({}) that run programs; \
+                         they were not started. Trust it with `atto mcp trust` (revoke with \
+                         `atto mcp untrust`).",
+                        names.join(", ")
+                    ));
+                    let why = "the project's .mcp.json is not trusted (atto mcp trust)";
+                    untrusted.extend(found.into_iter().map(|s| (s, why.to_owned())));
+                }
+            }
+        }
+    }
+    let log_dir = data_dir()
+        .map(|d| d.join("mcp-logs"))
+        .unwrap_or_else(|| std::env::temp_dir().join("atto-mcp-logs"));
+    Ok((
+        HubOptions {
+            servers,
+            untrusted,
+            workspace: workspace.to_path_buf(),
+            log_dir,
+        },
+        notices,
+    ))
+}
+
+/// A started hub for a session, or `None` when no server is configured.
+pub fn start_hub(options: HubOptions) -> Option<Arc<McpHub>> {
+    if options.servers.is_empty() && options.untrusted.is_empty() {
+        return None;
+    }
+    let hub = Arc::new(McpHub::new(options));
+    hub.start();
+    Some(hub)
+}
+
+/// The servers' permission lists as grants (config rules, like `[permissions]`).
+pub fn grants(hub: &McpHub) -> Result<Vec<atto_policy::gate::Grant>, crate::setup::SetupError> {
+    use atto_policy::gate::{Action, Grant, Rule};
+    hub.rules()
+        .into_iter()
+        .map(|(action, text, origin)| {
+            let rule = Rule::parse(&text)
+                .map_err(|e| crate::setup::SetupError::fix(format!("{origin}: {e}")))?;
+            let action = match action {
+                "allow" => Action::Allow,
+                "ask" => Action::Ask,
+                _ => Action::Deny,
+            };
+            Ok(Grant {
+                id: None,
+                rule,
+                action,
+                origin,
+            })
+        })
+        .collect()
+}
+
+fn user_mcp_json() -> Option<PathBuf> {
+    crate::config::default_path().and_then(|p| p.parent().map(|d| d.join("mcp.json")))
+}
+
+fn data_dir() -> Option<PathBuf> {
+    atto_store::default_path()
+        .ok()
+        .and_then(|p| p.parent().map(Path::to_path_buf))
+}
+
+fn trust_file() -> Option<PathBuf> {
+    data_dir().map(|d| d.join("mcp-trust.json"))
+}
+
+fn digest(text: &str) -> String {
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn trusted_map() -> BTreeMap<String, String> {
+    trust_file()
+        .and_then(|f| std::fs::read_to_string(f).ok())
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default()
+}
+
+/// Whether the user trusted exactly this content of the project's `.mcp.json`.
+fn is_trusted(path: &Path, text: &str) -> bool {
+    let key = path.display().to_string();
+    trusted_map().get(&key).is_some_and(|d| *d == digest(text))
+}
+
+fn save_trusted(map: &BTreeMap<String, String>) -> Result<(), Failure> {
+    let file = trust_file().ok_or_else(|| Failure::usage("no data directory (set ATTO_HOME)"))?;
+    let text = serde_json::to_string_pretty(map).map_err(|e| Failure::usage(e.to_string()))?;
+    std::fs::write(&file, text)
+        .map_err(|e| Failure::usage(format!("could not write {}: {e}", file.display())))
+}
+
+/// Runs `atto mcp …` (not `serve`).
+pub fn run(command: McpCommand, config: &Config, workspace: &Path) -> Result<ExitCode, Failure> {
+    match command {
+        McpCommand::Trust => {
+            let path = workspace.join(".mcp.json");
+            let text = std::fs::read_to_string(&path).map_err(|e| {
+                Failure::usage(format!(
+                    "no project MCP config to trust at {}: {e}",
+                    path.display()
+                ))
+            })?;
+            let servers = atto_mcp::parse_mcp_json(&text, &path, ".mcp.json (project)")
+                .map_err(|e| Failure::usage(e.to_string()))?;
+            let mut map = trusted_map();
+            map.insert(path.display().to_string(), digest(&text));
+            save_trusted(&map)?;
+            println!("trusted {} (until it changes):", path.display());
+            for server in servers {
+                println!("  {}: {}", server.name, describe(&server));
+            }
+            Ok(ExitCode::Ok)
+        }
+        McpCommand::Untrust => {
+            let path = workspace.join(".mcp.json");
+            let mut map = trusted_map();
+            if map.remove(&path.display().to_string()).is_none() {
+                println!("{} was not trusted", path.display());
+                return Ok(ExitCode::Ok);
+            }
+            save_trusted(&map)?;
+            println!("no longer trusted: {}", path.display());
+            Ok(ExitCode::Ok)
+        }
+        McpCommand::Serve(_) => Err(Failure::usage("atto mcp serve is started by main")),
+        McpCommand::List { json } => views(config, workspace, None, |servers| {
+            for s in servers {
+                if json {
+                    println!("{}", serde_json::to_string(s).unwrap_or_default());
+                } else {
+                    println!(
+                        "{}  {}  {} tools  {}  {}{}",
+                        s.name,
+                        state_word(s.state),
+                        s.tools.len(),
+                        s.transport,
+                        s.origin,
+                        s.last_error
+                            .as_deref()
+                            .map(|e| format!("  error: {e}"))
+                            .unwrap_or_default()
+                    );
+                }
+            }
+            ExitCode::Ok
+        }),
+        McpCommand::Tools { name, json } => views(config, workspace, name.as_deref(), |servers| {
+            for s in servers {
+                if json {
+                    println!("{}", serde_json::to_string(s).unwrap_or_default());
+                    continue;
+                }
+                println!("{} ({}):", s.name, state_word(s.state));
+                if let Some(e) = &s.last_error {
+                    println!("  error: {e}");
+                }
+                for t in &s.tools {
+                    println!(
+                        "  {}  {}{}  {}",
+                        t.name,
+                        format!("{:?}", t.danger).to_lowercase(),
+                        if t.read_only { " read-only" } else { "" },
+                        t.annotations.join(" ")
+                    );
+                }
+            }
+            ExitCode::Ok
+        }),
+        McpCommand::Test { name, tool, args } => test(config, workspace, &name, tool, &args),
+    }
+}
+
+fn state_word(state: McpServerState) -> &'static str {
+    match state {
+        McpServerState::Starting => "starting",
+        McpServerState::Ready => "ready",
+        McpServerState::Down => "down",
+        McpServerState::Disabled => "disabled",
+    }
+}
+
+fn describe(server: &ServerConfig) -> String {
+    match &server.transport {
+        atto_mcp::Transport::Stdio { command, args, .. } => {
+            format!("{command} {}", args.join(" "))
+        }
+        atto_mcp::Transport::Http { url, .. } => url.clone(),
+    }
+}
+
+/// Starts the servers (only `only` when given), waits for them to settle, and shows them.
+fn views(
+    config: &Config,
+    workspace: &Path,
+    only: Option<&str>,
+    show: impl FnOnce(&[McpServerInfo]) -> ExitCode,
+) -> Result<ExitCode, Failure> {
+    let (mut options, notices) = hub_options(config, workspace)?;
+    for notice in notices {
+        eprintln!("atto: {notice}");
+    }
+    if let Some(only) = only {
+        options.servers.retain(|s| s.name == only);
+        options.untrusted.retain(|(s, _)| s.name == only);
+        if options.servers.is_empty() && options.untrusted.is_empty() {
+            return Err(Failure::usage(format!(
+                "no MCP server named '{only}' is configured"
+            )));
+        }
+    }
+    crate::block_on(async move {
+        let hub = McpHub::new(options);
+        hub.start();
+        hub.settle(&atto_tools::CancellationToken::new()).await;
+        let servers = hub.info();
+        hub.shutdown();
+        Ok(show(&servers))
+    })
+}
+
+fn test(
+    config: &Config,
+    workspace: &Path,
+    name: &str,
+    tool: Option<String>,
+    args: &str,
+) -> Result<ExitCode, Failure> {
+    let args: serde_json::Value = serde_json::from_str(args)
+        .map_err(|e| Failure::usage(format!("ARGS must be a JSON object: {e}")))?;
+    let (mut options, _) = hub_options(config, workspace)?;
+    options.servers.retain(|s| s.name == name);
+    if options.servers.is_empty() {
+        return Err(Failure::usage(format!(
+            "no MCP server named '{name}' is configured{}",
+            if options.untrusted.iter().any(|(s, _)| s.name == name) {
+                " and trusted (atto mcp trust)"
+            } else {
+                ""
+            }
+        )));
+    }
+    let name = name.to_owned();
+    crate::block_on(async move {
+        let hub = McpHub::new(options);
+        let cancel = atto_tools::CancellationToken::new();
+        let ctrl_c = cancel.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                ctrl_c.cancel();
+            }
+        });
+        hub.start();
+        hub.settle(&cancel).await;
+        let Some(info) = hub.info().into_iter().next() else {
+            return Ok(ExitCode::Failed);
+        };
+        if info.state != McpServerState::Ready {
+            println!(
+                "{name}: {} ({})",
+                state_word(info.state),
+                info.last_error.as_deref().unwrap_or("no error given")
+            );
+            return Ok(ExitCode::Failed);
+        }
+        println!("{name}: ready, {} tools", info.tools.len());
+        let code = match tool {
+            None => ExitCode::Ok,
+            Some(tool) => {
+                let started = std::time::Instant::now();
+                match tokio::time::timeout(
+                    Duration::from_secs(600),
+                    hub.call(&name, &tool, args, &cancel),
+                )
+                .await
+                {
+                    Ok(Ok((text, is_error))) => {
+                        println!("{text}");
+                        eprintln!(
+                            "atto: {tool} answered in {} ms{}",
+                            started.elapsed().as_millis(),
+                            if is_error {
+                                " (flagged as an error)"
+                            } else {
+                                ""
+                            }
+                        );
+                        if is_error {
+                            ExitCode::Failed
+                        } else {
+                            ExitCode::Ok
+                        }
+                    }
+                    Ok(Err(message)) => {
+                        println!("{name}: {message}");
+                        ExitCode::Failed
+                    }
+                    Err(_) => {
+                        println!("{name}: {tool} did not answer within 600s");
+                        ExitCode::Failed
+                    }
+                }
+            }
+        };
+        hub.shutdown();
+        Ok(code)
+    })
+}

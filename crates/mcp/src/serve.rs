@@ -1,0 +1,243 @@
+//! `atto mcp serve`: atto as a stdio MCP server. It offers atto's read-only tools
+//! (`read_file`, `list_files`, `glob`, `grep` on the served workspace, and
+//! `policy_explain`, the bash classifier's verdict) and, only when the serving user
+//! enables it, `atto_exec`, which runs a task with `atto exec` under the permission and
+//! agent mode the serving side chose; the caller cannot change them. Tools are
+//! annotated read-only (except `atto_exec`), so clients judge them as atto judges theirs.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use atto_tools::{
+    CancellationToken, GlobTool, GrepTool, ListFilesTool, ReadFileTool, Tool, ToolContext,
+};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, ToolAnnotations,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler, ServiceExt as _};
+use serde_json::{Value, json};
+
+/// How `atto_exec` runs tasks; set only by the serving side.
+#[derive(Debug, Clone)]
+pub struct ExecSettings {
+    /// The `atto` binary.
+    pub program: PathBuf,
+    /// Flags put before the task (`exec --permission … --mode …` and the model flags).
+    pub args: Vec<String>,
+    /// Bound on one task.
+    pub timeout: Duration,
+}
+
+/// What `atto mcp serve` serves.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// The workspace the file tools read.
+    pub workspace: PathBuf,
+    /// `atto_exec`, when the user enabled it.
+    pub exec: Option<ExecSettings>,
+}
+
+/// The name of the tool that runs a task with atto.
+const EXEC_TOOL: &str = "atto_exec";
+/// The name of the classifier tool.
+const EXPLAIN_TOOL: &str = "policy_explain";
+
+struct Served {
+    options: ServeOptions,
+    tools: Vec<Arc<dyn Tool>>,
+}
+
+/// Serves on stdin/stdout until the client goes away.
+pub async fn serve_stdio(options: ServeOptions) -> Result<(), String> {
+    let served = Served {
+        options,
+        tools: vec![
+            Arc::new(ReadFileTool),
+            Arc::new(ListFilesTool),
+            Arc::new(GlobTool),
+            Arc::new(GrepTool),
+        ],
+    };
+    let service = served
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| format!("the MCP handshake failed: {e}"))?;
+    service
+        .waiting()
+        .await
+        .map(|_| ())
+        .map_err(|e| format!("the MCP server stopped: {e}"))
+}
+
+fn read_only() -> ToolAnnotations {
+    let mut a = ToolAnnotations::new();
+    a.read_only_hint = Some(true);
+    a.destructive_hint = Some(false);
+    a.idempotent_hint = Some(true);
+    a.open_world_hint = Some(false);
+    a
+}
+
+fn object(value: Value) -> Arc<serde_json::Map<String, Value>> {
+    match value {
+        Value::Object(map) => Arc::new(map),
+        _ => Arc::new(serde_json::Map::new()),
+    }
+}
+
+impl Served {
+    fn listed(&self) -> Vec<rmcp::model::Tool> {
+        let mut out: Vec<rmcp::model::Tool> = self
+            .tools
+            .iter()
+            .map(|t| {
+                rmcp::model::Tool::new(
+                    t.name().to_owned(),
+                    t.description().to_owned(),
+                    object(t.parameters()),
+                )
+                .with_annotations(read_only())
+            })
+            .collect();
+        out.push(
+            rmcp::model::Tool::new(
+                EXPLAIN_TOOL,
+                "How atto's bash classifier judges a command: SAFE, WARN or BLOCK per segment, \
+                 with reasons. Runs nothing.",
+                object(json!({
+                    "type": "object",
+                    "properties": {"command": {"type": "string"}},
+                    "required": ["command"]
+                })),
+            )
+            .with_annotations(read_only()),
+        );
+        if self.options.exec.is_some() {
+            let mut a = ToolAnnotations::new();
+            a.read_only_hint = Some(false);
+            a.destructive_hint = Some(true);
+            a.open_world_hint = Some(true);
+            out.push(
+                rmcp::model::Tool::new(
+                    EXEC_TOOL,
+                    "Run a coding task with atto in the served workspace, under the permission \
+                     and agent mode the serving user chose; returns atto's final answer.",
+                    object(json!({
+                        "type": "object",
+                        "properties": {"task": {"type": "string"}},
+                        "required": ["task"]
+                    })),
+                )
+                .with_annotations(a),
+            );
+        }
+        out
+    }
+
+    async fn call(&self, name: &str, args: Value, cancel: CancellationToken) -> CallToolResult {
+        if name == EXPLAIN_TOOL {
+            return match args.get("command").and_then(Value::as_str) {
+                Some(command) => CallToolResult::success(vec![ContentBlock::text(
+                    atto_policy::explain::explain_json(command).to_string(),
+                )]),
+                None => error("`command` (a string) is required"),
+            };
+        }
+        if name == EXEC_TOOL {
+            return match (&self.options.exec, args.get("task").and_then(Value::as_str)) {
+                (Some(exec), Some(task)) => {
+                    run_exec(exec, &self.options.workspace, task, &cancel).await
+                }
+                (None, _) => error("atto_exec is not enabled by the serving user"),
+                (_, None) => error("`task` (a string) is required"),
+            };
+        }
+        let Some(tool) = self.tools.iter().find(|t| t.name() == name) else {
+            return error(&format!("no tool named '{name}'"));
+        };
+        let mut ctx = ToolContext::new(self.options.workspace.clone());
+        ctx.cancel = cancel;
+        match tool.run(args, &ctx).await {
+            Ok(output) => CallToolResult::success(vec![ContentBlock::text(output.content)]),
+            Err(e) => error(&e.to_string()),
+        }
+    }
+}
+
+fn error(message: &str) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(message.to_owned())])
+}
+
+async fn run_exec(
+    exec: &ExecSettings,
+    workspace: &std::path::Path,
+    task: &str,
+    cancel: &CancellationToken,
+) -> CallToolResult {
+    let mut cmd = tokio::process::Command::new(&exec.program);
+    cmd.args(&exec.args)
+        .arg(task)
+        .current_dir(workspace)
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true);
+    let run = cmd.output();
+    let output = tokio::select! {
+        out = run => out,
+        () = cancel.cancelled() => return error("cancelled: the task was stopped"),
+        () = tokio::time::sleep(exec.timeout) => {
+            return error(&format!("the task did not finish within {}s and was stopped", exec.timeout.as_secs()));
+        }
+    };
+    match output {
+        Err(e) => error(&format!("could not start atto: {e}")),
+        Ok(out) => {
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            if out.status.success() {
+                CallToolResult::success(vec![ContentBlock::text(text)])
+            } else {
+                let err = String::from_utf8_lossy(&out.stderr);
+                error(&format!(
+                    "atto exec ended with {}: {}{}",
+                    out.status,
+                    text.trim(),
+                    err.lines()
+                        .last()
+                        .map(|l| format!(" ({l})"))
+                        .unwrap_or_default()
+                ))
+            }
+        }
+    }
+}
+
+impl ServerHandler for Served {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("atto", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "atto's read-only tools over the served workspace; atto_exec only when the \
+                 serving user enabled it.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.listed()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = request.arguments.map_or(json!({}), Value::Object);
+        let result = self.call(&request.name, args, context.ct.clone()).await;
+        Ok(CallToolResponse::Complete(result))
+    }
+}
