@@ -241,3 +241,50 @@ pub(crate) fn event_text(event: &atto_protocol::Event) -> String {
         Err(err) => format!("\n(atto could not render this answer: {err})\n"),
     }
 }
+
+/// The client's MCP servers as `.mcp.json` entries, by name; an error names a server atto
+/// cannot reach (SSE, or a transport this version of ACP added later) or a name given twice.
+pub(crate) fn mcp_servers(
+    servers: &[agent_client_protocol::v1::schema::McpServer],
+) -> Result<std::collections::BTreeMap<String, Value>, String> {
+    use agent_client_protocol::v1::schema::McpServer;
+    let mut out = std::collections::BTreeMap::new();
+    for server in servers {
+        let (name, entry) = match server {
+            McpServer::Stdio(s) => {
+                let env: serde_json::Map<String, Value> = s
+                    .env
+                    .iter()
+                    .map(|v| (v.name.clone(), Value::String(v.value.clone())))
+                    .collect();
+                let entry = serde_json::json!({
+                    "command": s.command.to_string_lossy(),
+                    "args": s.args,
+                    "env": env,
+                });
+                (s.name.clone(), entry)
+            }
+            McpServer::Http(h) => {
+                let headers: serde_json::Map<String, Value> = h
+                    .headers
+                    .iter()
+                    .map(|v| (v.name.clone(), Value::String(v.value.clone())))
+                    .collect();
+                let entry = serde_json::json!({ "type": "http", "url": h.url, "headers": headers });
+                (h.name.clone(), entry)
+            }
+            McpServer::Sse(s) => {
+                return Err(format!(
+                    "MCP server '{}' uses SSE, which atto does not speak (stdio and streamable \
+                     HTTP only; initialize said so)",
+                    s.name
+                ));
+            }
+            _ => return Err("an MCP server transport atto does not know".to_owned()),
+        };
+        if out.insert(name.clone(), entry).is_some() {
+            return Err(format!("MCP server '{name}' is given twice"));
+        }
+    }
+    Ok(out)
+}

@@ -7,9 +7,10 @@
 //! the binary's [`SessionStarter`] (the same wiring as every other front end), so the gate,
 //! grants, audit, checkpoints and sandbox are the ones the terminal UI uses.
 //!
-//! It deliberately does not pass the client's MCP servers on (atto has no MCP client on
-//! this branch; `mcpCapabilities` says so), nor route reads, writes and commands through
-//! the client's `fs/*` and `terminal/*` methods: atto's own tools do that work.
+//! The client's MCP servers (stdio and streamable HTTP) are handed to the starter, which
+//! adds them to the session's own MCP client beside the user's configured ones. It does not
+//! route reads, writes and commands through the client's `fs/*` and `terminal/*` methods:
+//! atto's own tools do that work.
 
 mod convert;
 mod permission;
@@ -36,6 +37,9 @@ pub struct StartRequest {
     pub cwd: PathBuf,
     /// A saved atto session to continue (`session/load`), by id.
     pub resume: Option<String>,
+    /// The client's MCP servers, by name, each as a `.mcp.json` entry would describe it
+    /// (`command`/`args`/`env`, or `type: "http"` with `url`/`headers`).
+    pub mcp_servers: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
 /// A session started for the client.

@@ -92,8 +92,13 @@ pub async fn serve(starter: Arc<dyn SessionStarter>, options: AcpOptions) -> Res
         )
         .on_receive_request(
             async move |request: NewSessionRequest, responder, cx| {
-                ignored_mcp(request.mcp_servers.len());
-                let opened = open(&s2, &cx, request.cwd.clone(), None).await;
+                let servers = match convert::mcp_servers(&request.mcp_servers) {
+                    Ok(servers) => servers,
+                    Err(err) => {
+                        return responder.respond_with_error(Error::invalid_params().data(err));
+                    }
+                };
+                let opened = open(&s2, &cx, request.cwd.clone(), None, servers).await;
                 match opened {
                     Ok(session) => {
                         let response = NewSessionResponse::new(session.id.clone())
@@ -109,7 +114,12 @@ pub async fn serve(starter: Arc<dyn SessionStarter>, options: AcpOptions) -> Res
         )
         .on_receive_request(
             async move |request: LoadSessionRequest, responder, cx| {
-                ignored_mcp(request.mcp_servers.len());
+                let servers = match convert::mcp_servers(&request.mcp_servers) {
+                    Ok(servers) => servers,
+                    Err(err) => {
+                        return responder.respond_with_error(Error::invalid_params().data(err));
+                    }
+                };
                 let id = request.session_id.0.to_string();
                 if s3.link(&id).is_some() {
                     return responder.respond_with_error(
@@ -117,7 +127,7 @@ pub async fn serve(starter: Arc<dyn SessionStarter>, options: AcpOptions) -> Res
                             .data(format!("session {id} is already open on this connection")),
                     );
                 }
-                match open(&s3, &cx, request.cwd.clone(), Some(id)).await {
+                match open(&s3, &cx, request.cwd.clone(), Some(id), servers).await {
                     Ok(session) => {
                         replay::send(&cx, &session.id, &session.history);
                         let response =
@@ -236,7 +246,7 @@ fn initialize(request: &InitializeRequest, version: &str) -> InitializeResponse 
                         .audio(false)
                         .embedded_context(true),
                 )
-                .mcp_capabilities(McpCapabilities::new().http(false).sse(false))
+                .mcp_capabilities(McpCapabilities::new().http(true).sse(false))
                 .session_capabilities(SessionCapabilities::new()),
         )
         .auth_methods(Vec::new())
@@ -245,15 +255,6 @@ fn initialize(request: &InitializeRequest, version: &str) -> InitializeResponse 
 
 /// The client's MCP servers are not passed on: atto has no MCP client here (the
 /// capabilities say so). Said on stderr, where the editor keeps the agent's log.
-fn ignored_mcp(servers: usize) {
-    if servers > 0 {
-        eprintln!(
-            "atto acp: the client's {servers} MCP server(s) are not used: this atto has no MCP \
-             client"
-        );
-    }
-}
-
 fn no_session(id: &str) -> Error {
     Error::invalid_params().data(format!(
         "no session '{id}' on this connection: call session/new (or session/load) first"
@@ -296,6 +297,7 @@ async fn open(
     cx: &agent_client_protocol::v1::ConnectionTo<Client>,
     cwd: std::path::PathBuf,
     resume: Option<String>,
+    mcp_servers: std::collections::BTreeMap<String, serde_json::Value>,
 ) -> Result<Opened, Error> {
     if !cwd.is_absolute() {
         return Err(Error::invalid_params().data(format!(
@@ -306,10 +308,16 @@ async fn open(
     // Starting opens the database, prepares the sandbox and the checkpoints: disk work,
     // kept off the thread that serves the other sessions.
     let starter = Arc::clone(&shared.starter);
-    let started = tokio::task::spawn_blocking(move || starter.start(StartRequest { cwd, resume }))
-        .await
-        .map_err(|e| Error::internal_error().data(format!("starting the session failed: {e}")))?
-        .map_err(|why| Error::internal_error().data(why))?;
+    let started = tokio::task::spawn_blocking(move || {
+        starter.start(StartRequest {
+            cwd,
+            resume,
+            mcp_servers,
+        })
+    })
+    .await
+    .map_err(|e| Error::internal_error().data(format!("starting the session failed: {e}")))?
+    .map_err(|why| Error::internal_error().data(why))?;
     let mut handle = started.handle;
     let mut early = Vec::new();
     let ready = tokio::time::timeout(START_WAIT, async {

@@ -40,9 +40,17 @@ impl SessionStarter for Starter {
             Some(id) => setup::saved_messages(&workspace, id).map_err(|e| e.0)?,
             None => Vec::new(),
         };
+        // The client's MCP servers join the user's own; a server of the same name in the
+        // user's config wins, as it does over a project's .mcp.json.
+        let mut config = self.config.clone();
+        for (name, entry) in request.mcp_servers {
+            let server: atto_mcp::RawServer = serde_json::from_value(entry)
+                .map_err(|e| format!("the client's MCP server '{name}' is malformed: {e}"))?;
+            config.mcp_servers.entry(name).or_insert(server);
+        }
         let (handle, _) = setup::start(Launch {
             provider: &self.provider,
-            config: &self.config,
+            config: &config,
             workspace,
             cwd,
             limits: LimitFlags::default(),

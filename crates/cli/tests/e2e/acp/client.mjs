@@ -67,7 +67,10 @@ async function step(agent, s, i) {
         clientInfo: { name: "atto-e2e", version: "1" },
       });
     case "new": {
-      const r = await agent.request("session/new", { cwd: s.cwd ?? scenario.cwd, mcpServers: [] });
+      const r = await agent.request("session/new", {
+        cwd: s.cwd ?? scenario.cwd,
+        mcpServers: s.mcpServers ?? [],
+      });
       session = r.sessionId;
       return r;
     }

@@ -47,7 +47,8 @@ fn a_prompt_streams_thought_and_answer_chunks_after_honest_capabilities() {
     assert_eq!(caps["loadSession"], true);
     assert_eq!(caps["promptCapabilities"]["embeddedContext"], true);
     assert_eq!(caps["promptCapabilities"]["image"], false);
-    assert_eq!(caps["mcpCapabilities"]["http"], false);
+    assert_eq!(caps["mcpCapabilities"]["http"], true);
+    assert_eq!(caps["mcpCapabilities"]["sse"], false);
     assert_eq!(init["authMethods"], json!([]));
     let new = seen.result(1);
     assert_eq!(new["modes"]["currentModeId"], "build");

@@ -7,6 +7,7 @@
 
 mod agents;
 mod flows;
+mod mcp;
 mod plan;
 mod raw;
 
