@@ -143,12 +143,15 @@ pub(crate) fn last_user(body: &Value) -> String {
         .find(|m| m["role"] == "user")
         .and_then(|m| m["content"].as_str())
         .map(|text| {
-            // Without the turn facts every prompt ends with (date, model).
-            text.rsplit_once("\n<turn_meta>")
-                .map_or(text, |(before, _)| before)
+            // Without the turn facts every prompt carries (date, model).
+            match (text.find("\n<turn_meta>"), text.find("</turn_meta>")) {
+                (Some(start), Some(end)) => {
+                    format!("{}{}", &text[..start], &text[end + "</turn_meta>".len()..])
+                }
+                _ => text.to_owned(),
+            }
         })
         .unwrap()
-        .to_owned()
 }
 
 /// The proposed changes of the (last) `/show-plan` answer.

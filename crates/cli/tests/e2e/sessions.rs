@@ -6,7 +6,7 @@ use atto_testkit::{Reply, Script};
 use crate::common::{Env, run_line_session, stderr};
 
 /// What the user typed in each user message of a request: the text before the facts atto
-/// appends for the model (which every message ends with, starting with the agent mode).
+/// appends for the model (the turn facts, then the agent mode, which every message ends with).
 fn user_texts(body: &serde_json::Value) -> Vec<String> {
     body["messages"]
         .as_array()
@@ -15,8 +15,8 @@ fn user_texts(body: &serde_json::Value) -> Vec<String> {
         .filter(|m| m["role"] == "user")
         .map(|m| {
             let content = m["content"].as_str().unwrap_or_default();
-            let (typed, facts) = content.split_once("\n\n[atto] Agent mode: ").unwrap();
-            assert!(facts.starts_with("BUILD"), "{facts}");
+            let (typed, facts) = content.split_once("\n\n<turn_meta>").unwrap();
+            assert!(facts.ends_with("[atto] Agent mode: BUILD"), "{facts}");
             typed.to_owned()
         })
         .collect()

@@ -428,13 +428,15 @@ impl Session {
     /// The context the next prompt carries (a batch of plan steps takes it once): the mode
     /// line, the notes and the plan-mode report, and the ids of the changes reported.
     pub(super) fn prompt_context(&mut self) -> (String, Vec<String>) {
+        // The mode line last: small models follow what they read last, and a fact block
+        // there drew a 135M model away from the instruction (the real-server tests).
         let mut context = format!(
             "{}\n{}",
-            prompt::mode_line(self.mode),
             prompt::turn_meta(
                 &crate::time::utc_date(std::time::SystemTime::now()),
                 &self.options.client.info().model
-            )
+            ),
+            prompt::mode_line(self.mode),
         );
         let mut reported = Vec::new();
         if let Some((report, ids)) = self.plan.take_report() {
