@@ -167,16 +167,8 @@ pub async fn run(
     } else {
         drop(closed_tx);
     }
-    // One Ctrl-C listener for the whole run: a listener made afresh on each pass of the
-    // loop misses a signal that arrives while an event is being written.
-    let (sigint_tx, mut sigint) = tokio::sync::mpsc::unbounded_channel::<()>();
-    tokio::spawn(async move {
-        while tokio::signal::ctrl_c().await.is_ok() {
-            if sigint_tx.send(()).is_err() {
-                break;
-            }
-        }
-    });
+    // One Ctrl-C listener for the whole run (see `signal`).
+    let mut sigint = crate::signal::sigint();
     let mut open_asks: Vec<ApprovalRequest> = Vec::new();
     let mut text = TextRenderer::new(std::io::stdout(), std::io::stderr());
     let mut result: Option<FinalResult> = None;

@@ -14,6 +14,7 @@ mod plan_cmd;
 mod render;
 mod repl;
 mod setup;
+mod signal;
 mod swarm;
 mod swarm_front;
 mod swarm_session;

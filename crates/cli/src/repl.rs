@@ -274,13 +274,13 @@ async fn wait(
     mut done: impl FnMut(&Event) -> bool,
 ) -> Option<()> {
     let ops = handle.op_sender();
+    // One Ctrl-C listener for the whole wait, prompts inside it included (see `signal`).
+    let mut sigint = crate::signal::sigint();
     loop {
         let event = tokio::select! {
             event = handle.next_event() => event,
-            signal = tokio::signal::ctrl_c() => {
-                if signal.is_ok() {
-                    let _ = ops.submit(Op::Interrupt);
-                }
+            Some(()) = sigint.recv() => {
+                let _ = ops.submit(Op::Interrupt);
                 continue;
             }
         };
@@ -297,7 +297,7 @@ async fn wait(
                 state.proposals.push(learning.clone());
             }
             Event::ApprovalRequired(request) => {
-                let decision = ask_approval(request, lines).await;
+                let decision = ask_approval(request, lines, &mut sigint).await;
                 let _ = ops.submit(match decision {
                     Some(decision) => Op::Approval {
                         id: request.id.clone(),
@@ -308,7 +308,7 @@ async fn wait(
             }
             Event::PlanDecisionRequired { number, .. } => {
                 eprintln!("  answer with an option's number or text");
-                match answer(lines).await {
+                match answer(lines, &mut sigint).await {
                     Answer::Line(choice) => {
                         let _ = ops.submit(Op::PlanDecision {
                             number: *number,
@@ -345,18 +345,14 @@ enum Answer {
 }
 
 /// Reads one answer, or Ctrl-C while waiting for it.
-async fn answer(lines: &mut Lines<BufReader<Stdin>>) -> Answer {
+async fn answer(
+    lines: &mut Lines<BufReader<Stdin>>,
+    sigint: &mut tokio::sync::mpsc::UnboundedReceiver<()>,
+) -> Answer {
     tokio::select! {
         // Ctrl-C first: when it and a line are both ready, stopping wins over answering.
         biased;
-        signal = tokio::signal::ctrl_c() => match signal {
-            Ok(()) => Answer::Interrupted,
-            // No signal handling here: only input can answer.
-            Err(_) => match lines.next_line().await {
-                Ok(Some(line)) => Answer::Line(line),
-                Ok(None) | Err(_) => Answer::Ended,
-            },
-        },
+        Some(()) = sigint.recv() => Answer::Interrupted,
         // `next_line` is cancel-safe: a line half read when Ctrl-C wins is not lost.
         line = lines.next_line() => match line {
             Ok(Some(line)) => Answer::Line(line),
@@ -370,11 +366,12 @@ async fn answer(lines: &mut Lines<BufReader<Stdin>>) -> Answer {
 async fn ask_approval(
     request: &ApprovalRequest,
     lines: &mut Lines<BufReader<Stdin>>,
+    sigint: &mut tokio::sync::mpsc::UnboundedReceiver<()>,
 ) -> Option<ApprovalDecision> {
     let offer = choices(request);
     eprintln!("  {offer}");
     loop {
-        match answer(lines).await {
+        match answer(lines, sigint).await {
             Answer::Line(line) => match approval_answer(&line, request) {
                 Some(decision) => return Some(decision),
                 None => eprintln!("  not an answer here: {offer}"),

@@ -114,6 +114,8 @@ impl Front {
         mut answers: Answers<'_>,
     ) {
         let mut lines_open = !matches!(answers, Answers::Nobody);
+        // One Ctrl-C listener for the whole conversation (see `signal`).
+        let mut sigint = crate::signal::sigint();
         let json_input = self.input == InputFormat::StreamJson;
         let mut interrupts = 0u32;
         // What a terminal answer is for: the oldest question first.
@@ -177,32 +179,30 @@ impl Front {
                         }
                     }
                 }
-                signal = tokio::signal::ctrl_c() => {
-                    if signal.is_ok() {
-                        interrupts += 1;
-                        let resume = match &swarm_id {
-                            Some(id) => format!("atto swarm --resume {}", id.get(..8).unwrap_or(id)),
-                            None => "atto swarm --resume".to_owned(),
-                        };
-                        match (interrupts, self.host) {
-                            (1, Host::Command) => eprintln!(
-                                "atto: stopping the workers; the swarm can be resumed with \
-                                 {resume} (Ctrl-C again to exit at once)"
-                            ),
-                            (_, Host::Command) => {
-                                eprintln!("atto: interrupted twice; exiting now (the swarm can be resumed with {resume})");
-                                std::process::exit(ExitCode::Cancelled as i32);
-                            }
-                            (1, Host::Session) => eprintln!(
-                                "atto: stopping the workers; the swarm can be resumed with \
-                                 {resume}"
-                            ),
-                            (_, Host::Session) => eprintln!(
-                                "atto: the swarm's workers are stopping; its summary follows"
-                            ),
+                Some(()) = sigint.recv() => {
+                    interrupts += 1;
+                    let resume = match &swarm_id {
+                        Some(id) => format!("atto swarm --resume {}", id.get(..8).unwrap_or(id)),
+                        None => "atto swarm --resume".to_owned(),
+                    };
+                    match (interrupts, self.host) {
+                        (1, Host::Command) => eprintln!(
+                            "atto: stopping the workers; the swarm can be resumed with \
+                             {resume} (Ctrl-C again to exit at once)"
+                        ),
+                        (_, Host::Command) => {
+                            eprintln!("atto: interrupted twice; exiting now (the swarm can be resumed with {resume})");
+                            std::process::exit(ExitCode::Cancelled as i32);
                         }
-                        let _ = input.send(SwarmInput::Interrupt);
+                        (1, Host::Session) => eprintln!(
+                            "atto: stopping the workers; the swarm can be resumed with \
+                             {resume}"
+                        ),
+                        (_, Host::Session) => eprintln!(
+                            "atto: the swarm's workers are stopping; its summary follows"
+                        ),
                     }
+                    let _ = input.send(SwarmInput::Interrupt);
                 }
             }
         }

@@ -29,13 +29,14 @@ pub(super) async fn review(
     proposals: Vec<Learning>,
 ) -> Reviewed {
     let ops = handle.op_sender();
+    let mut sigint = crate::signal::sigint();
     for learning in proposals {
         eprintln!(
             "  review {} — {}",
             atto_core::clean::visible(&present::proposed_line(&learning)),
             present::REVIEW_KEYS
         );
-        let line = match answer(lines).await {
+        let line = match answer(lines, &mut sigint).await {
             Answer::Line(line) => line,
             Answer::Ended | Answer::Interrupted => return Reviewed::Done,
         };
