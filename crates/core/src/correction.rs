@@ -228,6 +228,7 @@ impl Corrections {
         if matches!(facts.status, ToolCallStatus::Error | ToolCallStatus::Denied)
             && let Some(args) = &facts.args
             && self.repeated(tool, args).is_none()
+            && !crate::improve::mcp_server_restarts(tool, content)
         {
             self.failed.push(Failed {
                 tool: tool.to_owned(),

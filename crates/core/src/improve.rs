@@ -203,9 +203,27 @@ pub(crate) fn signature(args: &Value) -> Option<String> {
     Some(format!("{{{}}}", parts.join(", ")))
 }
 
+/// Whether a failure is an MCP server's state (down, disabled, not started) rather than the
+/// call's own: its words ("No such file or directory" for a missing server binary) say
+/// nothing about the call's arguments, so no category is guessed from them.
+fn mcp_server_state(call: &Finished<'_>) -> bool {
+    call.tool.starts_with("mcp__") && call.content.starts_with("MCP server '")
+}
+
+/// Whether a failed call's server is down and is started again on the next call: the same
+/// call may then work, so it is not refused as a repeat.
+pub(crate) fn mcp_server_restarts(tool: &str, content: &str) -> bool {
+    tool.starts_with("mcp__")
+        && content.starts_with("MCP server '")
+        && content.contains("atto starts it again on the next call")
+}
+
 /// Matches a failed call against the categories, most specific first; `None` when none
 /// fits (the error says all that is known).
 fn diagnose(call: &Finished<'_>) -> Option<Diagnosis> {
+    if mcp_server_state(call) {
+        return None;
+    }
     let command = call
         .args
         .and_then(|a| a.get("command"))
@@ -405,6 +423,25 @@ mod tests {
     }
 
     /// Real failures of atto's tools and of common commands, and their categories.
+    #[test]
+    fn an_mcp_server_that_is_down_is_not_a_missing_file() {
+        let down = "MCP server 'fs' is down: could not start `nope`: No such file or directory \
+                    (os error 2). atto starts it again on the next call (in 0.5s at the earliest).";
+        assert_eq!(
+            diagnosed("mcp__fs__read_text_file", json!({}), down, None),
+            None
+        );
+        assert!(mcp_server_restarts("mcp__fs__read_text_file", down));
+        // The server's own answer about a path is the call's failure, diagnosed as any other.
+        let own = "ENOENT: no such file or directory, open '/w/x.txt'";
+        assert_eq!(
+            diagnosed("mcp__fs__read_text_file", json!({}), own, None).map(|d| d.category),
+            Some(FailureCategory::FileNotFound)
+        );
+        assert!(!mcp_server_restarts("mcp__fs__read_text_file", own));
+        assert!(!mcp_server_restarts("bash", down));
+    }
+
     #[test]
     fn failures_fall_into_the_eight_categories() {
         use FailureCategory::*;

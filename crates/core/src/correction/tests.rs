@@ -368,3 +368,20 @@ fn a_related_call_that_works_after_a_failure_is_a_workaround_once_per_turn() {
         assert!(v.content.is_none());
     }
 }
+
+#[test]
+fn a_call_to_an_mcp_server_that_restarts_may_be_made_again() {
+    let mut c = Corrections::new("read it", Tally::default());
+    let args = json!({"path": "/w/a.txt"});
+    let down = "MCP server 'fs' is down: it stopped. atto starts it again on the next call \
+                (in 0.5s at the earliest).";
+    c.finished("mcp__fs__read_text_file", down, &failed(args.clone(), None));
+    assert_eq!(c.repeated("mcp__fs__read_text_file", &args), None);
+    // A failure that is the call's own is still refused when repeated.
+    c.finished(
+        "mcp__fs__read_text_file",
+        "ENOENT: no such file",
+        &failed(args.clone(), None),
+    );
+    assert!(c.repeated("mcp__fs__read_text_file", &args).is_some());
+}
