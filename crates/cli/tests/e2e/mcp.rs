@@ -62,13 +62,16 @@ fn with_filesystem(env: &Env, server: &std::path::Path) {
     );
 }
 
-fn run(env: &Env, flags: &[&str]) -> std::process::Output {
+/// `atto exec` with `flags`, stream-json out, the task "go".
+pub(crate) fn go(env: &Env, flags: &[&str]) -> std::process::Command {
     env.exec_with(
         &[flags, &["--output-format", "stream-json"][..]].concat(),
         "go",
     )
-    .output()
-    .unwrap()
+}
+
+fn run(env: &Env, flags: &[&str]) -> std::process::Output {
+    go(env, flags).output().unwrap()
 }
 
 fn finished<'a>(evs: &'a [Value], name: &str) -> Vec<&'a Value> {

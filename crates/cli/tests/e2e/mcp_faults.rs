@@ -10,7 +10,7 @@ use atto_testkit::{Reply, Script};
 use serde_json::{Value, json};
 
 use crate::common::{Env, call, calls, events, of_type, stderr, tool_results};
-use crate::mcp::add_config;
+use crate::mcp::{add_config, go};
 
 /// A small MCP server in Python that misbehaves as `mode` says: `garbage` answers every
 /// request with text that is not JSON-RPC, `silent` never answers `tools/list`, `dies`
@@ -101,20 +101,9 @@ fn five_broken_servers_are_five_clear_lines_and_the_session_goes_on() {
         ),
         Reply::text("carried on"),
     ]));
-    let out = env
-        .exec_with(
-            // A server that never listed its tools cannot vouch for them: each call
-            // asks (answered yes here), then reports why it could not run.
-            &[
-                "--permission",
-                "interactive",
-                "--on-ask",
-                "allow",
-                "--output-format",
-                "stream-json",
-            ],
-            "go",
-        )
+    // A server that never listed its tools cannot vouch for them: each call asks
+    // (answered yes here), then reports why it could not run.
+    let out = go(&env, &["--permission", "interactive", "--on-ask", "allow"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));

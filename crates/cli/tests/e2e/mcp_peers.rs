@@ -12,7 +12,7 @@ use atto_testkit::{Reply, Script};
 use serde_json::{Value, json};
 
 use crate::common::{Env, call, calls, events, of_type, stderr, tool_results};
-use crate::mcp::{add_config, have_peer};
+use crate::mcp::{add_config, go, have_peer};
 
 fn with_everything(env: &Env, test: &str) -> bool {
     let Some(server) = have_peer(
@@ -45,16 +45,7 @@ fn ctrl_c_cancels_a_long_running_mcp_call_after_its_progress() {
         )]),
         Reply::text("never"),
     ]));
-    let mut child = env
-        .exec_with(
-            &[
-                "--permission",
-                "auto-safe",
-                "--output-format",
-                "stream-json",
-            ],
-            "go",
-        )
+    let mut child = go(&env, &["--permission", "auto-safe"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -111,18 +102,7 @@ fn large_results_are_truncated_and_images_become_a_note() {
         ]),
         Reply::text("done"),
     ]));
-    let out = env
-        .exec_with(
-            &[
-                "--permission",
-                "auto-safe",
-                "--output-format",
-                "stream-json",
-            ],
-            "go",
-        )
-        .output()
-        .unwrap();
+    let out = go(&env, &["--permission", "auto-safe"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let results = tool_results(&env, 1);
     assert!(results[0].len() < big.len() / 2, "{}", results[0].len());
@@ -178,18 +158,7 @@ fn python_git_and_time_servers_answer() {
         Reply::text("done"),
     ]));
     // Interactive with every question refused: both tools say they are read-only.
-    let out = env
-        .exec_with(
-            &[
-                "--permission",
-                "interactive",
-                "--on-ask",
-                "deny",
-                "--output-format",
-                "stream-json",
-            ],
-            "go",
-        )
+    let out = go(&env, &["--permission", "interactive", "--on-ask", "deny"])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -317,16 +286,7 @@ fn a_streamable_http_server_with_a_header_from_the_environment() {
         calls(vec![call("mcp__web__get-sum", json!({"a": 2, "b": 40}))]),
         Reply::text("done"),
     ]));
-    let out = env
-        .exec_with(
-            &[
-                "--permission",
-                "auto-safe",
-                "--output-format",
-                "stream-json",
-            ],
-            "go",
-        )
+    let out = go(&env, &["--permission", "auto-safe"])
         .env("MCP_TEST_HEADER", "yes")
         .output()
         .unwrap();
@@ -341,18 +301,7 @@ fn a_streamable_http_server_with_a_header_from_the_environment() {
         Reply::text("done"),
     ]));
     // (Its tools were never listed, so the call asks; answered yes.)
-    let out = env
-        .exec_with(
-            &[
-                "--permission",
-                "interactive",
-                "--on-ask",
-                "allow",
-                "--output-format",
-                "stream-json",
-            ],
-            "go",
-        )
+    let out = go(&env, &["--permission", "interactive", "--on-ask", "allow"])
         .env_remove("MCP_TEST_HEADER")
         .output()
         .unwrap();
