@@ -99,10 +99,11 @@ impl Checkpoints {
             // can copy it instead of reading the tree into an index of its own.
             let index = if state.index_tree.as_ref() == Some(&base.tree) {
                 let sum = self.git.index_checksum();
-                if sum.is_some() && sum != state.published {
+                // A walk publishes its index itself.
+                if sum.is_some() && sum != state.published && !walked {
                     self.git.publish_index();
-                    state.published.clone_from(&sum);
                 }
+                state.published.clone_from(&sum);
                 sum
             } else {
                 None
