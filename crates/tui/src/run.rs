@@ -289,8 +289,11 @@ impl Ui {
         {
             changed = true;
         }
-        if matches!(event, Event::TurnCompleted { .. }) {
-            // The turn may have added or removed files: `@` should offer what is there now.
+        if let Event::TurnCompleted { result, .. } = event
+            && !result.files_changed.is_empty()
+        {
+            // The turn added or removed files: `@` should offer what is there now. A turn
+            // that changed nothing costs no walk of a large workspace.
             self.composer.refresh_files();
         }
         if matches!(event, Event::TurnCompleted { .. })
