@@ -95,12 +95,6 @@ impl Git {
         &self.index.path
     }
 
-    /// Whether the private index file exists (a stale-file sweep of a long-idle handle may
-    /// have removed it).
-    pub(crate) fn has_index(&self) -> bool {
-        self.index.path.exists()
-    }
-
     /// Makes sure the private index exists before `git add`, as a copy of the published one
     /// when there is one: git then rehashes only files whose stat data changed since. A side
     /// repository that never published one starts from the user's own index when it can (see
@@ -126,22 +120,6 @@ impl Git {
         }
     }
 
-    /// The private index's trailing checksum (hex), which names its content: what a later
-    /// process compares its copy of the published index with before trusting which tree it
-    /// holds.
-    pub(crate) fn index_checksum(&self) -> Option<String> {
-        use std::io::{Read as _, Seek as _, SeekFrom};
-        let mut file = std::fs::File::open(&self.index.path).ok()?;
-        file.seek(SeekFrom::End(-20)).ok()?;
-        let mut sum = [0u8; 20];
-        file.read_exact(&mut sum).ok()?;
-        // An index written without its checksum (`index.skipHash`) names nothing.
-        if sum == [0; 20] {
-            return None;
-        }
-        Some(sum.iter().map(|b| format!("{b:02x}")).collect())
-    }
-
     /// Publishes the private index as the seed for handles opened later. Best effort, as
     /// [`Git::seed_index`].
     pub(crate) fn publish_index(&self) {
@@ -159,9 +137,20 @@ impl Git {
         args: &[S],
         input: Option<&[u8]>,
     ) -> Result<Vec<u8>, CheckpointError> {
+        self.run_with_input_allowing(args, input, &[])
+    }
+
+    /// As [`Git::run_with_input`], also taking the exit codes in `allowed` for success (a
+    /// command that says "none" with its status, such as `check-ignore`).
+    pub(crate) fn run_with_input_allowing<S: AsRef<OsStr>>(
+        &self,
+        args: &[S],
+        input: Option<&[u8]>,
+        allowed: &[i32],
+    ) -> Result<Vec<u8>, CheckpointError> {
         let mut pauses = LOCK_RETRIES_MS.iter();
         loop {
-            match self.run_once(args, input) {
+            match self.run_once(args, input, allowed) {
                 Err(CheckpointError::GitFailed { stderr, .. })
                     if is_lock_busy(&stderr) || is_vanished_file(&stderr) =>
                 {
@@ -186,6 +175,7 @@ impl Git {
         &self,
         args: &[S],
         input: Option<&[u8]>,
+        allowed: &[i32],
     ) -> Result<Vec<u8>, CheckpointError> {
         let mut cmd = Command::new("git");
         scrub_env(&mut cmd, &self.side);
@@ -204,7 +194,7 @@ impl Git {
         cmd.args(args);
         cmd.current_dir(&self.workspace);
         self.calls.fetch_add(1, Ordering::Relaxed);
-        output(cmd, &describe(args), input)
+        output(cmd, &describe(args), input, allowed)
     }
 
     /// Runs `git <args>` and returns stdout as one trimmed line (an object id, a ref).
@@ -302,7 +292,12 @@ fn describe<S: AsRef<OsStr>>(args: &[S]) -> String {
         .join(" ")
 }
 
-fn output(mut cmd: Command, what: &str, input: Option<&[u8]>) -> Result<Vec<u8>, CheckpointError> {
+fn output(
+    mut cmd: Command,
+    what: &str,
+    input: Option<&[u8]>,
+    allowed: &[i32],
+) -> Result<Vec<u8>, CheckpointError> {
     cmd.stdin(if input.is_some() {
         Stdio::piped()
     } else {
@@ -329,7 +324,7 @@ fn output(mut cmd: Command, what: &str, input: Option<&[u8]>) -> Result<Vec<u8>,
         command: what.to_owned(),
         stderr: e.to_string(),
     })?;
-    if out.status.success() {
+    if out.status.success() || out.status.code().is_some_and(|c| allowed.contains(&c)) {
         return Ok(out.stdout);
     }
     Err(CheckpointError::GitFailed {

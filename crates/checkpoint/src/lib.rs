@@ -24,9 +24,10 @@
 //! `git add` and `write-tree` when nothing changed, and in a large workspace the walk's
 //! comparison with the index (see `index`) names to git only what differs. That walk arms a
 //! file watcher (see
-//! `watch`): later snapshots of a large workspace ask git only about the paths it saw change,
-//! and walk again only when it cannot tell (overflow, directories created or moved,
-//! `.gitignore` edits). A process's first snapshot asks the watch daemon instead of walking
+//! `watch`): later snapshots of a large workspace edit the last snapshot's trees along the
+//! paths it saw change, writing the new tree objects without git and without any index (see
+//! `update`, `object`), and walk again only when it cannot tell (overflow, directories created
+//! or moved, `.gitignore` edits). A process's first snapshot asks the watch daemon instead of walking
 //! when one has watched since the last process's snapshots (see `daemon`, `link`, `since`).
 //! Each snapshot records which way it looked (`Snapshot::scan`).
 
@@ -38,6 +39,7 @@ mod git;
 mod index;
 mod link;
 mod meta;
+mod object;
 mod plan;
 mod record;
 mod restore;

@@ -146,15 +146,13 @@ pub(crate) fn start(how: &WatchDaemon, side: &Path, workspace: &Path) -> bool {
     }
 }
 
-/// The last record: a daemon point, the tree every change before it is in, the empty
-/// directories that went with that tree, and the checksum of the published index when it held
-/// that tree (so the next process can start from a copy instead of `read-tree`).
+/// The last record: a daemon point, the tree every change before it is in, and the empty
+/// directories that went with that tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Record {
     pub(crate) clock: Clock,
     pub(crate) tree: String,
     pub(crate) empty_dirs: Vec<Vec<u8>>,
-    pub(crate) index: Option<String>,
 }
 
 fn is_oid(s: &str) -> bool {
@@ -168,12 +166,7 @@ impl Record {
         let head = std::str::from_utf8(&bytes[..end]).ok()?;
         let mut words = head.split(' ');
         let (v, instance, seq, tree) = (words.next()?, words.next()?, words.next()?, words.next()?);
-        let index = words.next()?;
-        let index = (index != "-").then(|| index.to_owned());
-        let sound = v == "v2"
-            && words.next().is_none()
-            && is_oid(tree)
-            && index.as_deref().is_none_or(is_oid);
+        let sound = v == "v3" && words.next().is_none() && is_oid(tree);
         if !sound {
             return None;
         }
@@ -189,18 +182,14 @@ impl Record {
             },
             tree: tree.to_owned(),
             empty_dirs,
-            index,
         })
     }
 
     /// Replaces the record (write and rename, so a reader sees the old one or this one).
     pub(crate) fn save(&self, side: &Path) {
         let mut out = format!(
-            "v2 {} {} {} {}\n",
-            self.clock.instance,
-            self.clock.seq,
-            self.tree,
-            self.index.as_deref().unwrap_or("-")
+            "v3 {} {} {}\n",
+            self.clock.instance, self.clock.seq, self.tree
         )
         .into_bytes();
         for dir in &self.empty_dirs {
@@ -259,17 +248,17 @@ mod tests {
             },
             tree: "a".repeat(40),
             empty_dirs: vec![b"empty/inner".to_vec(), b"with\nnewline".to_vec()],
-            index: Some("b".repeat(40)),
         };
         record.save(dir.path());
         assert_eq!(Record::load(dir.path()), Some(record.clone()));
-        let without = Record {
-            index: None,
-            ..record
-        };
-        without.save(dir.path());
-        assert_eq!(Record::load(dir.path()), Some(without));
-        std::fs::write(dir.path().join(RECORD), "v2 9 41 nothex -\n").unwrap();
+        // A record of the earlier format (with an index checksum) is no record.
+        std::fs::write(
+            dir.path().join(RECORD),
+            format!("v2 9 41 {} -\n", "a".repeat(40)),
+        )
+        .unwrap();
+        assert_eq!(Record::load(dir.path()), None);
+        std::fs::write(dir.path().join(RECORD), "v3 9 41 nothex\n").unwrap();
         assert_eq!(Record::load(dir.path()), None);
         std::fs::write(dir.path().join(RECORD), "").unwrap();
         assert_eq!(Record::load(dir.path()), None);

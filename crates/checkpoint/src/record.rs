@@ -4,8 +4,9 @@
 //!
 //! How a snapshot learns what the workspace holds, cheapest first:
 //! - the watcher (see `watch`) has been watching since this handle's last snapshot and names
-//!   the files that changed: git is asked about those paths only (`ls-files`, `update-index`,
-//!   `write-tree` on the private index), none when nothing changed;
+//!   the files that changed: the last snapshot's trees are edited at those paths only and the
+//!   new trees written without git (see `update`); git only says which new files an ignore
+//!   rule covers, and reads the trees that are not kept in memory yet;
 //! - otherwise a walk reads every file's metadata (see `walk`), re-arming the watcher:
 //!   - the fingerprint matches and the turn is the same: the newest snapshot is returned;
 //!   - the fingerprint matches under a new turn: `commit-tree` of the newest snapshot's tree
@@ -63,8 +64,8 @@ pub(crate) struct State {
     /// What the workspace held at this handle's last snapshot: what the watcher's changes are
     /// relative to.
     pub(crate) base: Option<Base>,
-    /// The tree the private index holds, when known.
-    pub(crate) index_tree: Option<String>,
+    /// Trees read or written, kept for snapshots from the watcher (see `update`).
+    pub(crate) trees: crate::update::Trees,
     /// How many files the last walk saw.
     pub(crate) walked_files: u64,
     /// The watch daemon's point that `base` stands for: every change before it is in `base`.
@@ -75,8 +76,6 @@ pub(crate) struct State {
     pub(crate) recalled: bool,
     /// This process started a watch daemon.
     pub(crate) started_daemon: bool,
-    /// The checksum of the index this handle last published for the daemon's record.
-    pub(crate) published: Option<String>,
 }
 
 impl State {
@@ -88,13 +87,12 @@ impl State {
             watcher: None,
             unwatched: false,
             base: None,
-            index_tree: None,
+            trees: crate::update::Trees::default(),
             walked_files: 0,
             point: None,
             pending: None,
             recalled: false,
             started_daemon: false,
-            published: None,
         }
     }
 
@@ -291,7 +289,6 @@ impl Checkpoints {
         }
 
         self.git.seed_index();
-        state.index_tree = None;
         let named = match compare.and_then(Compare::finish) {
             Some(compared) => self.update_named(&compared)?,
             None => None,
@@ -303,7 +300,6 @@ impl Checkpoints {
                 self.git.line(&["write-tree"])?
             }
         };
-        state.index_tree = Some(tree.clone());
         self.git.publish_index();
         // The fingerprint stands for this tree only if git indexed exactly as many files as
         // the walk saw. This catches files git keeps that the walk skips: tracked files that

@@ -49,13 +49,6 @@ impl Checkpoints {
                 if !state.entries().iter().any(|e| e.tree == record.tree) {
                     return Err(first());
                 }
-                // The published index, when it is the one recorded, holds the record's tree.
-                if let Some(sum) = &record.index {
-                    self.git.seed_index();
-                    if self.git.index_checksum().as_ref() == Some(sum) {
-                        state.index_tree = Some(record.tree.clone());
-                    }
-                }
                 state.base = Some(Base {
                     tree: record.tree,
                     empty_dirs: record.empty_dirs,
@@ -95,24 +88,10 @@ impl Checkpoints {
         state.point = state.pending.take();
         let side = self.git.side();
         if let (Some(clock), Some(base)) = (state.point, &state.base) {
-            // Publish an index holding the base's tree, once per tree, so the next process
-            // can copy it instead of reading the tree into an index of its own.
-            let index = if state.index_tree.as_ref() == Some(&base.tree) {
-                let sum = self.git.index_checksum();
-                // A walk publishes its index itself.
-                if sum.is_some() && sum != state.published && !walked {
-                    self.git.publish_index();
-                }
-                state.published.clone_from(&sum);
-                sum
-            } else {
-                None
-            };
             Record {
                 clock,
                 tree: base.tree.clone(),
                 empty_dirs: base.empty_dirs.clone(),
-                index,
             }
             .save(side);
         }

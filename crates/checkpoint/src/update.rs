@@ -1,29 +1,29 @@
-//! Recording a snapshot from the watcher's list of changed paths (see `watch`): the private
-//! index, known to hold the tree of this handle's last snapshot, is updated at those paths
-//! only, so the cost follows what changed rather than the size of the workspace. git stays
-//! the judge of what a snapshot holds: which of the paths it tracks, and which new files no
-//! ignore rule covers. This module does not decide when the watcher's answer is good enough
-//! (`watch` and `record` do) and never walks the workspace.
+//! Recording a snapshot from the watcher's list of changed paths (see `watch`): the trees of
+//! the last snapshot are edited along those paths only and written as new tree objects (see
+//! `object`), so the cost follows what changed — the depth of each change and the bytes of the
+//! changed files — rather than the size of the workspace. No index is read or written: at
+//! 200,000 files, git's `update-index` and `write-tree` would each load a 17 MB index.
+//!
+//! git stays the judge of which new files a snapshot holds (`check-ignore`); the trees along
+//! the changed paths come from `cat-file` once and are then kept in memory by object id, so a
+//! process's later snapshots start no git process here at all. This module does not decide
+//! when the watcher's answer is good enough (`watch`, `since` and `record` do), and never walks
+//! the workspace: whatever it cannot settle from the changed paths alone (a directory where a
+//! file was, a file where a directory was, many new files) sends the snapshot to a walk.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
 
 use crate::error::CheckpointError;
-use crate::git::Git;
+use crate::git::{Git, path_of};
+use crate::object::{self, ObjectError, Oid, Store, TreeEntry};
 use crate::record::State;
 use crate::{Checkpoints, walk};
 
-/// Above this many new files, `ls-files` (whose cost is index entries × paths named) costs
-/// more than a walk.
+/// Above this many new files, a walk settles them for less than naming each to git.
 const MAX_NEW_FILES: usize = 64;
-
-/// What a tree holds at a path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Held {
-    /// A file or a symbolic link.
-    File,
-    /// Nothing.
-    Nothing,
-    /// A directory or a submodule.
-    Other,
-}
+/// Tree entries kept in memory between snapshots (about 100 bytes each).
+const MAX_CACHED_ENTRIES: usize = 50_000;
 
 /// Which watcher named the changed paths.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,6 +59,95 @@ pub(crate) enum Watched {
     Walk(String),
 }
 
+/// Tree objects read or written, by id: what they hold never changes, so they stay true for
+/// any snapshot that shares them.
+#[derive(Debug, Default)]
+pub(crate) struct Trees {
+    by_oid: HashMap<Oid, Vec<TreeEntry>>,
+    entries: usize,
+}
+
+impl Trees {
+    fn get(&self, oid: &Oid) -> Option<&Vec<TreeEntry>> {
+        self.by_oid.get(oid)
+    }
+
+    fn insert(&mut self, oid: Oid, entries: Vec<TreeEntry>) {
+        if self.entries + entries.len() > MAX_CACHED_ENTRIES {
+            self.by_oid.clear();
+            self.entries = 0;
+        }
+        self.entries += entries.len();
+        if let Some(old) = self.by_oid.insert(oid, entries) {
+            self.entries -= old.len();
+        }
+    }
+
+    /// The tree at `dir` (`/`-separated, `""` for the root) below `root`.
+    fn resolve(&self, root: Oid, dir: &[u8]) -> Lookup {
+        let mut oid = root;
+        for name in components(dir) {
+            let Some(entries) = self.get(&oid) else {
+                return Lookup::Unknown;
+            };
+            match entries.iter().find(|e| e.name == name) {
+                Some(e) if e.is_tree() => oid = e.oid,
+                _ => return Lookup::Absent,
+            }
+        }
+        if self.get(&oid).is_some() {
+            Lookup::Found(oid)
+        } else {
+            Lookup::Unknown
+        }
+    }
+}
+
+/// Where a directory stands in a tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lookup {
+    /// A tree, loaded.
+    Found(Oid),
+    /// Nothing, or something that is not a tree.
+    Absent,
+    /// Not known without reading a tree that is not loaded.
+    Unknown,
+}
+
+/// What the base tree holds at a changed path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Held {
+    /// A file or a symbolic link.
+    File,
+    /// Nothing.
+    Nothing,
+    /// A directory or a submodule.
+    Other,
+}
+
+/// A change to make to the base tree.
+#[derive(Debug, Clone)]
+enum Change {
+    Set { mode: &'static [u8], oid: Oid },
+    Remove,
+}
+
+/// Why recording from the changed paths stopped: walk instead, or fail the snapshot.
+enum Stop {
+    Walk(String),
+    Fail(CheckpointError),
+}
+
+impl From<CheckpointError> for Stop {
+    fn from(e: CheckpointError) -> Self {
+        Stop::Fail(e)
+    }
+}
+
+fn walk_because(why: &str) -> Stop {
+    Stop::Walk(why.to_owned())
+}
+
 impl Checkpoints {
     /// The workspace from a watcher's list of changed paths — this process's own, or the
     /// watch daemon's (see `link`) — when one has a list and this handle's last snapshot (or
@@ -74,124 +163,113 @@ impl Checkpoints {
         if paths.is_empty() {
             return Ok(Watched::Recorded(base, 0, source));
         }
+        match self.edited(&mut state.trees, &base, &paths) {
+            Ok(now) => Ok(Watched::Recorded(now, paths.len(), source)),
+            Err(Stop::Walk(why)) => Ok(Watched::Walk(why)),
+            Err(Stop::Fail(e)) => Err(e),
+        }
+    }
+
+    /// `base` with the workspace's content at `paths` (workspace-relative).
+    fn edited(&self, trees: &mut Trees, base: &Base, paths: &[PathBuf]) -> Result<Base, Stop> {
+        let side = self.git.side();
+        let root = object::parse_hex(&base.tree).ok_or_else(|| CheckpointError::Corrupt {
+            what: format!("tree id {:?} of the last snapshot", base.tree),
+            side: side.to_path_buf(),
+        })?;
         let names: Vec<Vec<u8>> = paths.iter().map(|p| walk::relative_bytes(p)).collect();
-        if names.iter().any(|n| n.contains(&b'\n')) {
-            return Ok(Watched::Walk("a changed path holds a newline".into()));
-        }
-        // The private index must hold the base tree before paths are updated in it.
-        if state.index_tree.as_deref() != Some(base.tree.as_str()) || !self.git.has_index() {
-            state.index_tree = None;
-            self.git.run(&["read-tree", &base.tree])?;
-            state.index_tree = Some(base.tree.clone());
-        }
-        // Which paths the base tree holds: those go to `update-index` as they are (changed
-        // or removed). git matches pathspecs against every index entry, so naming many paths
-        // to `ls-files` costs entries × paths; a tree lookup costs only the paths.
-        let mut update: Vec<u8> = Vec::new();
-        let mut new_files: Vec<&std::path::Path> = Vec::new();
-        for ((path, name), kind) in paths
-            .iter()
-            .zip(&names)
-            .zip(self.kinds_in(&base.tree, &names)?)
-        {
-            match kind {
-                Held::File => {
-                    update.extend_from_slice(name);
-                    update.push(0);
+        let dirs = ancestors(&names);
+        load_trees(&self.git, trees, root, &dirs)?;
+
+        let store = Store::new(side);
+        let mut changes: BTreeMap<Vec<u8>, Change> = BTreeMap::new();
+        let mut new_files: Vec<(&Path, &[u8])> = Vec::new();
+        for (path, name) in paths.iter().zip(&names) {
+            let held = held_at(trees, root, name);
+            let full = self.workspace.join(path);
+            let meta = match full.symlink_metadata() {
+                Ok(meta) => Some(meta),
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                    ) =>
+                {
+                    None
                 }
-                Held::Nothing => match self.workspace.join(path).symlink_metadata() {
-                    Ok(m) if m.is_dir() => {
-                        return Ok(Watched::Walk("a directory stands at a changed path".into()));
-                    }
-                    Ok(_) => new_files.push(path),
-                    // Created and removed since: nothing to record.
-                    Err(_) => {}
-                },
-                Held::Other => {
-                    return Ok(Watched::Walk("a changed path was a directory".into()));
+                Err(e) => return Err(Stop::Walk(format!("a changed path could not be read: {e}"))),
+            };
+            match (held, meta) {
+                (Held::Other, _) => return Err(walk_because("a changed path was a directory")),
+                (_, Some(m)) if m.is_dir() => {
+                    return Err(walk_because("a directory stands at a changed path"));
                 }
+                (_, Some(m)) if !m.is_file() && !m.file_type().is_symlink() => {
+                    return Err(walk_because("a changed path is neither a file nor a link"));
+                }
+                (Held::File, None) => {
+                    changes.insert(name.clone(), Change::Remove);
+                }
+                // Created and removed since: nothing to record.
+                (Held::Nothing, None) => {}
+                (Held::File, Some(m)) => {
+                    changes.insert(name.clone(), blob(&store, &full, &m)?);
+                }
+                (Held::Nothing, Some(_)) => new_files.push((path.as_path(), name.as_slice())),
             }
         }
         // New files: git says which no ignore rule covers (a few; many go to a walk).
         if new_files.len() > MAX_NEW_FILES {
-            return Ok(Watched::Walk("too many new files to name".into()));
+            return Err(walk_because("too many new files to name"));
         }
-        if !new_files.is_empty() {
-            let mut args: Vec<std::ffi::OsString> = [
-                "--literal-pathspecs",
-                "ls-files",
-                "-z",
-                "--others",
-                "--exclude-standard",
-                "--",
-            ]
-            .map(Into::into)
-            .to_vec();
-            args.extend(new_files.iter().map(|p| p.as_os_str().to_owned()));
-            let listed = self.git.run(&args)?;
-            if crate::git::split_nul_bytes(&listed)
-                .iter()
-                .any(|e| e.ends_with(b"/"))
-            {
-                return Ok(Watched::Walk("a nested repository appeared".into()));
+        for name in ignored(&self.git, &new_files)? {
+            new_files.retain(|(_, n)| *n != name.as_slice());
+        }
+        for (path, name) in new_files {
+            let full = self.workspace.join(path);
+            match full.symlink_metadata() {
+                Ok(m) if m.is_file() || m.file_type().is_symlink() => {
+                    changes.insert(name.to_vec(), blob(&store, &full, &m)?);
+                }
+                _ => return Err(walk_because("a new file changed again while it was read")),
             }
-            update.extend_from_slice(&listed);
         }
-        if update.is_empty() {
-            return Ok(Watched::Recorded(base, paths.len(), source));
+        if changes.is_empty() {
+            return Ok(base.clone());
         }
-        let listed = update;
-        state.index_tree = None;
-        let updated = self.git.run_with_input(
-            &["update-index", "-z", "--add", "--remove", "--stdin"],
-            Some(&listed),
-        );
-        match updated {
-            Ok(_) => {}
-            // A path git will not update in place (a file that became a directory without
-            // the watcher seeing it): git changed nothing; the walk and `add -A` sort it out.
-            Err(CheckpointError::GitFailed { .. }) => {
-                return Ok(Watched::Walk("git could not update a changed path".into()));
-            }
-            Err(e) => return Err(e),
-        }
-        let tree = self.git.line(&["write-tree"])?;
-        state.index_tree = Some(tree.clone());
-        let empty_dirs = self.empty_dirs_after(&base, &tree, &names)?;
-        Ok(Watched::Recorded(
-            Base { tree, empty_dirs },
-            paths.len(),
-            source,
-        ))
+        let listed: Vec<(&[u8], &Change)> =
+            changes.iter().map(|(k, v)| (k.as_slice(), v)).collect();
+        let tree = match edit(&store, trees, Some(root), &listed)? {
+            Some(oid) => oid,
+            None => store.write("tree", b"").map_err(object_stop)?,
+        };
+        let empty_dirs = self.empty_dirs_after(trees, base, tree, &dirs)?;
+        Ok(Base {
+            tree: object::hex(&tree),
+            empty_dirs,
+        })
     }
 
-    /// The empty directories once files at `changed` were written or removed (no directory
-    /// was created or removed: the watcher would have said so). Only the directories above
-    /// those files can have changed: each is empty when it is still there and the new tree
-    /// holds nothing in it.
+    /// The empty directories once files below `dirs` (the directories above the changed
+    /// paths) were written or removed: no directory was created or removed, or the watcher
+    /// would have said so. Only those directories can have changed: each is empty when it is
+    /// still there and the new tree holds nothing in it.
     fn empty_dirs_after(
         &self,
+        trees: &Trees,
         base: &Base,
-        tree: &str,
-        changed: &[Vec<u8>],
-    ) -> Result<Vec<Vec<u8>>, CheckpointError> {
-        let mut above: std::collections::BTreeSet<Vec<u8>> = Default::default();
-        for path in changed {
-            let mut end = path.len();
-            while let Some(slash) = path[..end].iter().rposition(|b| *b == b'/') {
-                above.insert(path[..slash].to_vec());
-                end = slash;
-            }
-        }
-        let mut empty: std::collections::BTreeSet<Vec<u8>> =
-            base.empty_dirs.iter().cloned().collect();
-        if above.is_empty() {
-            return Ok(empty.into_iter().collect());
-        }
-        let above: Vec<Vec<u8>> = above.into_iter().collect();
-        for (dir, held) in above.iter().zip(self.kinds_in(tree, &above)?) {
-            let on_disk = self.workspace.join(crate::git::path_of(dir)).is_dir();
-            if on_disk && held == Held::Nothing {
+        tree: Oid,
+        dirs: &BTreeSet<Vec<u8>>,
+    ) -> Result<Vec<Vec<u8>>, Stop> {
+        let mut empty: BTreeSet<Vec<u8>> = base.empty_dirs.iter().cloned().collect();
+        for dir in dirs.iter().filter(|d| !d.is_empty()) {
+            let held = match trees.resolve(tree, dir) {
+                Lookup::Found(_) => true,
+                Lookup::Absent => false,
+                Lookup::Unknown => return Err(walk_because("a new tree was not kept")),
+            };
+            let on_disk = self.workspace.join(path_of(dir)).is_dir();
+            if on_disk && !held {
                 empty.insert(dir.clone());
             } else {
                 empty.remove(dir);
@@ -199,37 +277,263 @@ impl Checkpoints {
         }
         Ok(empty.into_iter().collect())
     }
+}
 
-    /// What `tree` holds at each of `names`, in one `cat-file` process.
-    fn kinds_in(&self, tree: &str, names: &[Vec<u8>]) -> Result<Vec<Held>, CheckpointError> {
-        kinds_in(&self.git, tree, names)
+/// What an object that could not be written means for the snapshot.
+fn object_stop(e: ObjectError) -> Stop {
+    match e {
+        ObjectError::Store(path, source) => Stop::Fail(CheckpointError::io(&path, source)),
+        // The file went or changed as it was read: the walk sees it as it settled.
+        ObjectError::Read(path, source) => Stop::Walk(format!(
+            "a changed file could not be read ({}: {source})",
+            path.display()
+        )),
+        ObjectError::Moving(path) => Stop::Walk(format!(
+            "a changed file was written to as it was read ({})",
+            path.display()
+        )),
+        ObjectError::Collision(path) => Stop::Fail(CheckpointError::io(
+            &path,
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "its content is a SHA-1 collision attack, which git refuses to store; \
+                 no snapshot was taken",
+            ),
+        )),
     }
 }
 
-fn kinds_in(git: &Git, tree: &str, names: &[Vec<u8>]) -> Result<Vec<Held>, CheckpointError> {
-    let input: Vec<u8> = names
-        .iter()
-        .flat_map(|name| {
-            let mut line = format!("{tree}:").into_bytes();
-            line.extend_from_slice(name);
-            line.push(b'\n');
-            line
-        })
-        .collect();
-    let out = git.run_with_input(&["cat-file", "--batch-check=%(objecttype)"], Some(&input))?;
-    let answers: Vec<&[u8]> = out.split(|b| *b == b'\n').take(names.len()).collect();
-    if answers.len() != names.len() {
-        return Err(CheckpointError::Corrupt {
-            what: "cat-file --batch-check output".into(),
-            side: git.side().to_path_buf(),
+/// The blob a file or a symbolic link (`meta` from `lstat`) holds, written to the store.
+fn blob(store: &Store, full: &Path, meta: &std::fs::Metadata) -> Result<Change, Stop> {
+    if meta.file_type().is_symlink() {
+        let target =
+            std::fs::read_link(full).map_err(|e| object_stop(ObjectError::Read(full.into(), e)))?;
+        let oid = store
+            .write("blob", &walk::relative_bytes(&target))
+            .map_err(object_stop)?;
+        return Ok(Change::Set {
+            mode: object::MODE_LINK,
+            oid,
         });
     }
-    Ok(answers
-        .into_iter()
-        .map(|a| match a {
-            b"blob" => Held::File,
-            _ if a.ends_with(b" missing") => Held::Nothing,
-            _ => Held::Other,
+    let oid = store.write_file(full).map_err(object_stop)?;
+    Ok(Change::Set {
+        mode: if is_executable(meta) {
+            object::MODE_EXEC
+        } else {
+            object::MODE_FILE
+        },
+        oid,
+    })
+}
+
+#[cfg(unix)]
+fn is_executable(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    meta.permissions().mode() & 0o100 != 0
+}
+
+#[cfg(not(unix))]
+fn is_executable(_: &std::fs::Metadata) -> bool {
+    false
+}
+
+/// The `/`-separated components of a relative path (none for `""`).
+fn components(path: &[u8]) -> impl Iterator<Item = &[u8]> {
+    path.split(|b| *b == b'/').filter(|c| !c.is_empty())
+}
+
+/// The directory holding `path`: `""` for the root.
+fn parent(path: &[u8]) -> &[u8] {
+    path.iter()
+        .rposition(|b| *b == b'/')
+        .map_or(&[][..], |slash| &path[..slash])
+}
+
+/// Every directory above any of `names`, the root (`""`) included.
+fn ancestors(names: &[Vec<u8>]) -> BTreeSet<Vec<u8>> {
+    let mut dirs = BTreeSet::from([Vec::new()]);
+    for name in names {
+        let mut dir = parent(name);
+        while !dir.is_empty() && dirs.insert(dir.to_vec()) {
+            dir = parent(dir);
+        }
+    }
+    dirs
+}
+
+/// What the tree `root` holds at `name`, its directory being loaded (or absent).
+fn held_at(trees: &Trees, root: Oid, name: &[u8]) -> Held {
+    let Lookup::Found(dir) = trees.resolve(root, parent(name)) else {
+        return Held::Nothing;
+    };
+    let leaf = name.rsplit(|b| *b == b'/').next().unwrap_or(name);
+    match trees
+        .get(&dir)
+        .and_then(|entries| entries.iter().find(|e| e.name == leaf))
+    {
+        Some(e) if e.is_blob() => Held::File,
+        Some(_) => Held::Other,
+        None => Held::Nothing,
+    }
+}
+
+/// Makes sure every tree at `dirs` below `root` that exists is in `trees`: the ones not kept
+/// already are read in one `cat-file` process.
+fn load_trees(
+    git: &Git,
+    trees: &mut Trees,
+    root: Oid,
+    dirs: &BTreeSet<Vec<u8>>,
+) -> Result<(), Stop> {
+    let root_hex = object::hex(&root);
+    let specs: Vec<Vec<u8>> = dirs
+        .iter()
+        .filter(|dir| trees.resolve(root, dir) == Lookup::Unknown)
+        .map(|dir| {
+            let mut spec = root_hex.clone().into_bytes();
+            if !dir.is_empty() {
+                spec.push(b':');
+                spec.extend_from_slice(dir);
+            }
+            spec
         })
+        .collect();
+    if specs.is_empty() {
+        return Ok(());
+    }
+    if specs.iter().any(|s| s.contains(&b'\n')) {
+        return Err(walk_because("a changed path holds a newline"));
+    }
+    let input: Vec<u8> = specs
+        .iter()
+        .flat_map(|s| s.iter().copied().chain([b'\n']))
+        .collect();
+    let out = git.run_with_input(&["cat-file", "--batch"], Some(&input))?;
+    let corrupt = || {
+        Stop::Fail(CheckpointError::Corrupt {
+            what: "cat-file --batch output".into(),
+            side: git.side().to_path_buf(),
+        })
+    };
+    let mut rest = out.as_slice();
+    for spec in &specs {
+        let end = rest.iter().position(|b| *b == b'\n').ok_or_else(corrupt)?;
+        let head = &rest[..end];
+        rest = &rest[end + 1..];
+        if head.strip_suffix(b" missing") == Some(spec.as_slice()) {
+            continue;
+        }
+        let mut words = head.split(|b| *b == b' ');
+        let (Some(oid), Some(kind), Some(size), None) =
+            (words.next(), words.next(), words.next(), words.next())
+        else {
+            return Err(corrupt());
+        };
+        let oid = std::str::from_utf8(oid)
+            .ok()
+            .and_then(object::parse_hex)
+            .ok_or_else(corrupt)?;
+        let size: usize = std::str::from_utf8(size)
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(corrupt)?;
+        let body = rest.get(..size).ok_or_else(corrupt)?;
+        if rest.get(size) != Some(&b'\n') {
+            return Err(corrupt());
+        }
+        rest = &rest[size + 1..];
+        if kind == b"tree" {
+            trees.insert(oid, object::parse_tree(body).ok_or_else(corrupt)?);
+        }
+    }
+    Ok(())
+}
+
+/// Which of the new files (workspace path, `/`-separated name) an ignore rule covers, as git
+/// decides (`.gitignore` files, the side repository's `info/exclude`; never the user's own
+/// excludes file), in one process.
+fn ignored(git: &Git, new_files: &[(&Path, &[u8])]) -> Result<Vec<Vec<u8>>, Stop> {
+    if new_files.is_empty() {
+        return Ok(Vec::new());
+    }
+    let input: Vec<u8> = new_files
+        .iter()
+        .flat_map(|(_, name)| name.iter().copied().chain([0]))
+        .collect();
+    // Exit status 1: none is ignored.
+    let out = git.run_with_input_allowing(
+        &["check-ignore", "--no-index", "-z", "--stdin"],
+        Some(&input),
+        &[1],
+    )?;
+    Ok(crate::git::split_nul_bytes(&out)
+        .into_iter()
+        .map(<[u8]>::to_vec)
         .collect())
+}
+
+/// `tree` (`None`: an empty one) with `changes` (paths relative to it, sorted) made; `None`
+/// when nothing is left in it. New trees are written to `store` and kept in `trees`.
+fn edit(
+    store: &Store,
+    trees: &mut Trees,
+    tree: Option<Oid>,
+    changes: &[(&[u8], &Change)],
+) -> Result<Option<Oid>, Stop> {
+    let mut entries = match tree {
+        Some(oid) => trees
+            .get(&oid)
+            .cloned()
+            .ok_or_else(|| walk_because("a tree above a changed path was not read"))?,
+        None => Vec::new(),
+    };
+    let mut i = 0;
+    while i < changes.len() {
+        let (path, change) = changes[i];
+        let Some(slash) = path.iter().position(|b| *b == b'/') else {
+            entries.retain(|e| e.name != path);
+            if let Change::Set { mode, oid } = change {
+                entries.push(TreeEntry {
+                    mode: mode.to_vec(),
+                    name: path.to_vec(),
+                    oid: *oid,
+                });
+            }
+            i += 1;
+            continue;
+        };
+        // Every change below the directory `name` (sorted, so they are next to each other).
+        let name = &path[..slash];
+        let below = |p: &[u8]| p.len() > slash && p[..slash] == *name && p[slash] == b'/';
+        let end = i + changes[i..].iter().take_while(|(p, _)| below(p)).count();
+        let inner: Vec<(&[u8], &Change)> = changes[i..end]
+            .iter()
+            .map(|(p, c)| (&p[slash + 1..], *c))
+            .collect();
+        i = end;
+        let child = match entries.iter().position(|e| e.name == name) {
+            Some(at) if entries[at].is_tree() => Some(entries.remove(at).oid),
+            Some(_) => {
+                return Err(walk_because(
+                    "a file or submodule stands where a changed path's directory is",
+                ));
+            }
+            None => None,
+        };
+        if let Some(oid) = edit(store, trees, child, &inner)? {
+            entries.push(TreeEntry {
+                mode: object::MODE_TREE.to_vec(),
+                name: name.to_vec(),
+                oid,
+            });
+        }
+    }
+    if entries.is_empty() {
+        return Ok(None);
+    }
+    let data = object::format_tree(&mut entries);
+    let oid = store.write("tree", &data).map_err(object_stop)?;
+    trees.insert(oid, entries);
+    Ok(Some(oid))
 }

@@ -261,7 +261,7 @@ fn git_is_asked_for_untracked_files_only_when_the_walk_met_one() {
     assert_eq!(
         cp.git_calls() - before,
         edit_calls + 1,
-        "one more git process: ls-files --others"
+        "one more git process: check-ignore"
     );
     assert_eq!(f.state(&cp, &added), f.walked(2));
     let side = cp.side_repo();
@@ -316,10 +316,10 @@ fn a_new_process_asks_the_watch_daemon_instead_of_walking() {
     let before = cp.git_calls();
     let second = cp.snapshot_quick(&label(2)).unwrap();
     assert_eq!(second.scan, "watch daemon (4 paths)");
-    // The list, what the base tree holds at the paths (then at their directories), which new
-    // files no ignore rule covers, update-index, write-tree, commit-tree and update-ref: the
-    // published index already held the base tree, so no read-tree.
-    assert_eq!(cp.git_calls() - before, 8);
+    // The list, the base's trees above the paths (one `cat-file`), which new files no ignore
+    // rule covers (`check-ignore`), commit-tree and update-ref. The new trees are written
+    // without git and no index is read: no update-index, write-tree or read-tree.
+    assert_eq!(cp.git_calls() - before, 5);
     assert_eq!(f.state(&cp, &second), f.walked(1));
     // Later snapshots of that process ask the daemon too.
     f.write("src/m1/f1.txt", "in this process\n");
@@ -388,4 +388,70 @@ fn a_restarted_daemon_or_an_idle_one_is_not_trusted_for_what_it_did_not_see() {
         second_daemon.join().unwrap(),
         atto_checkpoint::WatchStop::Gone
     );
+}
+
+#[test]
+fn modes_links_deep_paths_and_gits_order_are_recorded_from_the_watcher_exactly_as_a_walk_would() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let f = fixture();
+    // Names that sort differently as files and as directories ("a.b" < "a/" < "a0"), a deep
+    // file, a script and a link.
+    f.write("src/a.b", "dot\n");
+    f.write("src/a/x.txt", "in a\n");
+    f.write("src/a0", "zero\n");
+    f.write("d1/d2/d3/d4/leaf.txt", "leaf\n");
+    f.write("d1/d2/d3/d4/other.txt", "other\n");
+    f.write("run.sh", "#!/bin/sh\n");
+    std::os::unix::fs::symlink("src/a.b", f.ws.join("link")).unwrap();
+    let cp = f.open("data");
+    let first = cp.snapshot(&label(1)).unwrap();
+
+    fs::set_permissions(f.ws.join("run.sh"), fs::Permissions::from_mode(0o755)).unwrap();
+    fs::remove_file(f.ws.join("link")).unwrap();
+    std::os::unix::fs::symlink("src/a0", f.ws.join("link")).unwrap();
+    std::os::unix::fs::symlink("../run.sh", f.ws.join("src/new-link")).unwrap();
+    f.write("src/a/y.txt", "new in a\n");
+    f.write("src/a.b", "dot edited\n");
+    f.write("d1/d2/d3/d4/leaf.txt", "leaf edited\n");
+    fs::remove_file(f.ws.join("d1/d2/d3/d4/other.txt")).unwrap();
+    f.write("tool", "#!/bin/sh\n");
+    fs::set_permissions(f.ws.join("tool"), fs::Permissions::from_mode(0o700)).unwrap();
+    let second = cp.snapshot(&label(2)).unwrap();
+    assert!(second.scan.starts_with("watcher ("), "{}", second.scan);
+    assert_eq!(f.state(&cp, &second), f.walked(1));
+
+    // The trees along these paths were read or written by the last snapshot and are kept:
+    // only commit-tree and update-ref run.
+    f.write("d1/d2/d3/d4/leaf.txt", "leaf edited again\n");
+    f.write("src/a/x.txt", "a edited\n");
+    let before = cp.git_calls();
+    let third = cp.snapshot_quick(&label(3)).unwrap();
+    assert_eq!(third.scan, "watcher (2 paths)");
+    assert_eq!(cp.git_calls() - before, 2);
+    assert_eq!(f.state(&cp, &third), f.walked(2));
+
+    // The last file of a deep directory goes: the trees above it go too, and the directory
+    // stays as an empty one.
+    fs::remove_file(f.ws.join("d1/d2/d3/d4/leaf.txt")).unwrap();
+    let fourth = cp.snapshot(&label(4)).unwrap();
+    assert!(fourth.scan.starts_with("watcher ("), "{}", fourth.scan);
+    assert_eq!(f.state(&cp, &fourth), f.walked(3));
+
+    cp.restore(first.id).unwrap();
+    assert_eq!(f.state(&cp, &first), f.walked(4));
+    assert_eq!(
+        fs::read_link(f.ws.join("link")).unwrap(),
+        PathBuf::from("src/a.b")
+    );
+    assert_eq!(
+        fs::read_to_string(f.ws.join("d1/d2/d3/d4/other.txt")).unwrap(),
+        "other\n"
+    );
+    cp.restore(second.id).unwrap();
+    assert_eq!(f.state(&cp, &second), f.walked(5));
+    let mode = fs::metadata(f.ws.join("tool"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_ne!(mode & 0o100, 0, "{mode:o}");
 }
