@@ -37,6 +37,18 @@ const CONFIG: &[&str] = &[
 pub(crate) const INDEX_DIR: &str = "atto-indexes";
 /// The index last published by any handle: the seed of a new handle's private one.
 const SHARED_INDEX: &str = "atto-index";
+/// Commands that have no use for the private index, run with none: some read it all the same
+/// (`diff-tree --stdin` loads every entry: 45 MB at 200,000 files). Commands that keep what the
+/// index names alive (`repack`, `prune`) are not among them.
+const WITHOUT_INDEX: &[&str] = &[
+    "cat-file",
+    "check-ignore",
+    "commit-tree",
+    "diff-tree",
+    "for-each-ref",
+    "pack-refs",
+    "update-ref",
+];
 /// Pauses before running a command again that failed on another process's lock file.
 const LOCK_RETRIES_MS: &[u64] = &[5, 10, 20, 40, 80, 160, 320, 640];
 
@@ -179,7 +191,16 @@ impl Git {
     ) -> Result<Vec<u8>, CheckpointError> {
         let mut cmd = Command::new("git");
         scrub_env(&mut cmd, &self.side);
-        cmd.env("GIT_INDEX_FILE", &self.index.path);
+        let subcommand = args
+            .iter()
+            .map(|a| a.as_ref().to_string_lossy())
+            .find(|a| !a.starts_with('-'));
+        if subcommand.is_some_and(|s| WITHOUT_INDEX.contains(&s.as_ref())) {
+            // An index file that never exists reads as empty.
+            cmd.env("GIT_INDEX_FILE", self.side.join("atto-no-index"));
+        } else {
+            cmd.env("GIT_INDEX_FILE", &self.index.path);
+        }
         let mut git_dir = OsString::from("--git-dir=");
         git_dir.push(&self.side);
         let mut work_tree = OsString::from("--work-tree=");
@@ -392,5 +413,32 @@ mod race_tests {
         ] {
             assert!(!is_vanished_file(other) && !is_lock_busy(other), "{other}");
         }
+    }
+}
+
+#[cfg(test)]
+mod index_tests {
+    use super::Git;
+
+    /// `diff-tree --stdin` reads the whole index when there is one (a corrupt one makes it
+    /// fail): commands that have no use for it must not be given the private index.
+    #[test]
+    fn commands_without_use_for_the_index_do_not_read_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let side = dir.path().join("side.git");
+        crate::side::ensure(&side).unwrap();
+        let ws = dir.path().join("ws");
+        std::fs::create_dir(&ws).unwrap();
+        let git = Git::new(side, ws);
+        let empty = git
+            .run_with_input(&["mktree"], Some(b""))
+            .map(|out| String::from_utf8_lossy(&out).trim().to_owned())
+            .unwrap();
+        std::fs::write(git.index_path(), b"not an index").unwrap();
+        let pair = format!("{empty} {empty}\n");
+        git.run_with_input(&["diff-tree", "--stdin", "-r", "-z"], Some(pair.as_bytes()))
+            .unwrap();
+        git.run(&["for-each-ref"]).unwrap();
+        assert!(git.run(&["ls-files"]).is_err(), "ls-files reads the index");
     }
 }

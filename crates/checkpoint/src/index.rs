@@ -1,8 +1,9 @@
 //! Reading a git index file, one entry at a time, without git: what `seed` checks before
 //! copying the user's index, and what a process's first walk compares every file's stat data
 //! with, so that git is then asked about the files that differ instead of scanning them all
-//! again (`Compare`). Versions 2, 3 and 4 (path prefix compression); SHA-1 only. Nothing here
-//! writes an index: git does.
+//! again (`Compare`), and the tree the index records for all its entries (the root of its
+//! cache tree), which a snapshot can edit instead of having git load the index. Versions 2, 3
+//! and 4 (path prefix compression); SHA-1 only. Nothing here writes an index: git does.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
@@ -41,6 +42,8 @@ pub(crate) struct IndexEntry {
 pub(crate) struct Reader<R> {
     r: R,
     version: u32,
+    /// How many entries the header says there are, and how many are left to read.
+    total: u32,
     left: u32,
     /// The previous path (version 4 names are relative to it).
     path: Vec<u8>,
@@ -66,6 +69,7 @@ impl<R: BufRead> Reader<R> {
         (2..=4).contains(&version).then_some(Self {
             r,
             version,
+            total: left,
             left,
             path: Vec::new(),
             failed: false,
@@ -141,26 +145,54 @@ impl<R: BufRead> Reader<R> {
     /// Reads the rest: whether every entry was read and the extensions are ones the side
     /// repository can use. A split index (`link`) needs files the side repository does not
     /// have; a sparse index (`sdir`) holds directories where files should be.
-    pub(crate) fn finish(mut self) -> bool {
+    pub(crate) fn finish(self) -> bool {
+        self.finish_with_tree().is_some()
+    }
+
+    /// As [`Reader::finish`], `None` standing for false; when sound, also the tree git
+    /// recorded for all the entries (the root of the `TREE` extension), if it is valid.
+    pub(crate) fn finish_with_tree(mut self) -> Option<Option<[u8; 20]>> {
+        let total = self.total;
         while self.next_entry().is_some() {}
         if self.failed {
-            return false;
+            return None;
         }
         let mut rest = Vec::new();
-        if self.r.read_to_end(&mut rest).is_err() {
-            return false;
-        }
+        self.r.read_to_end(&mut rest).ok()?;
         let mut at = 0;
+        let mut root = None;
         while rest.len() >= at + 8 + 20 {
             let signature = &rest[at..at + 4];
             if signature == b"link" || signature == b"sdir" {
-                return false;
+                return None;
             }
             let size = u32::from_be_bytes([rest[at + 4], rest[at + 5], rest[at + 6], rest[at + 7]]);
-            at += 8 + usize::try_from(size).unwrap_or(usize::MAX / 2);
+            let size = usize::try_from(size).unwrap_or(usize::MAX / 2);
+            if signature == b"TREE" {
+                root = rest
+                    .get(at + 8..at.saturating_add(8).saturating_add(size))
+                    .and_then(|data| root_tree(data, total));
+            }
+            at = at.saturating_add(8).saturating_add(size);
         }
-        rest.len() == at + 20
+        (rest.len() == at + 20).then_some(root)
     }
+}
+
+/// The root of a `TREE` extension (git's cache tree): the tree of every entry, when git
+/// knows it (`entries` of them; an invalidated root says -1).
+fn root_tree(data: &[u8], entries: u32) -> Option<[u8; 20]> {
+    // The root node: an empty path, NUL, "<entry count> <subtree count>\n", the tree id.
+    let (&0, rest) = data.split_first()? else {
+        return None;
+    };
+    let newline = rest.iter().position(|b| *b == b'\n')?;
+    let counts = std::str::from_utf8(&rest[..newline]).ok()?;
+    let count: i64 = counts.split(' ').next()?.parse().ok()?;
+    if count != i64::from(entries) {
+        return None;
+    }
+    rest.get(newline + 1..newline + 21)?.try_into().ok()
 }
 
 fn varint(r: &mut impl Read) -> Option<u64> {
@@ -220,7 +252,13 @@ pub(crate) struct Compare {
     limit: usize,
     unusable: bool,
     unindexed: bool,
+    /// The files met that the index lacks, while there are few.
+    new_files: Option<Vec<Vec<u8>>>,
+    entries: u64,
 }
+
+/// How many files the index lacks a comparison lists by name.
+const MAX_NEW_FILES: usize = 64;
 
 /// What a finished comparison found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -231,6 +269,12 @@ pub(crate) struct Compared {
     /// and git ignores at least what they say, so when it met none, git would find no
     /// untracked file either.
     pub(crate) unindexed: bool,
+    /// Those files, when there were few (`None`: too many to list).
+    pub(crate) new_files: Option<Vec<Vec<u8>>>,
+    /// How many entries the index holds.
+    pub(crate) entries: u64,
+    /// The tree of every entry of the index, when it says (its cache tree is valid).
+    pub(crate) tree: Option<[u8; 20]>,
 }
 
 impl Compare {
@@ -243,6 +287,7 @@ impl Compare {
             .ok()
             .and_then(|d| i128::try_from(d.as_nanos()).ok())?;
         let mut reader = Reader::open(path)?;
+        let entries = u64::from(reader.total);
         let pending = reader.next_entry();
         Some(Self {
             reader,
@@ -252,6 +297,8 @@ impl Compare {
             limit,
             unusable: false,
             unindexed: false,
+            new_files: Some(Vec::new()),
+            entries,
         })
     }
 
@@ -280,6 +327,13 @@ impl Compare {
             }
         }
         self.unindexed = true;
+        if let Some(list) = &mut self.new_files {
+            if list.len() < MAX_NEW_FILES {
+                list.push(path.to_vec());
+            } else {
+                self.new_files = None;
+            }
+        }
     }
 
     fn note(&mut self, path: Vec<u8>) {
@@ -297,10 +351,13 @@ impl Compare {
             self.note(entry.path);
             self.pending = self.reader.next_entry();
         }
-        let sound = self.reader.finish();
-        (sound && !self.unusable && self.changed.len() <= self.limit).then_some(Compared {
+        let tree = self.reader.finish_with_tree()?;
+        (!self.unusable && self.changed.len() <= self.limit).then_some(Compared {
             changed: self.changed,
             unindexed: self.unindexed,
+            new_files: self.new_files,
+            entries: self.entries,
+            tree,
         })
     }
 }
@@ -351,6 +408,27 @@ mod tests {
             assert!(reader.finish(), "version {version}");
             assert_eq!(paths, listed, "version {version}");
         }
+    }
+
+    #[test]
+    fn the_index_tree_is_read_when_valid_and_not_when_a_change_is_staged() {
+        let dir = tempfile::tempdir().unwrap();
+        git(dir.path(), &["init", "-q"]);
+        for name in ["a.txt", "src/deep/c.rs", "src/d.rs"] {
+            let path = dir.path().join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, name).unwrap();
+        }
+        git(dir.path(), &["add", "-A"]);
+        git(dir.path(), &["commit", "-qm", "x"]);
+        let tree = git(dir.path(), &["rev-parse", "HEAD^{tree}"]);
+        let index = dir.path().join(".git/index");
+        let read = || Reader::open(&index).unwrap().finish_with_tree().unwrap();
+        let hex: String = read().unwrap().iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(hex, tree.trim());
+        std::fs::write(dir.path().join("src/d.rs"), "staged").unwrap();
+        git(dir.path(), &["add", "src/d.rs"]);
+        assert_eq!(read(), None);
     }
 
     #[test]

@@ -12,11 +12,14 @@
 //!   - the fingerprint matches under a new turn: `commit-tree` of the newest snapshot's tree
 //!     and `update-ref`, two processes;
 //!   - otherwise, in a large workspace, the walk has compared every file with the private
-//!     index (see `index`): git is named the entries that differ and the untracked files
+//!     index (see `index`). When the index records its own tree (a valid cache tree, as a
+//!     commit or `write-tree` leaves it), that tree is edited at the entries that differ and
+//!     the few new files, as the watcher's paths are (see `update`), and no git process loads
+//!     the index. Otherwise git is named those entries and the untracked files
 //!     `ls-files --others` finds (`update-index`, `write-tree`), instead of `add -A` reading
-//!     every file's metadata a second time; in a small one, or when git cannot take the list,
-//!     `add -A` and `write-tree`; then the two above when the tree, the empty directories or
-//!     the turn are new.
+//!     every file's metadata a second time; in a small workspace, or when git cannot take the
+//!     list, `add -A` and `write-tree`; then the two above when the tree, the empty
+//!     directories or the turn are new.
 //!
 //! Each recorded snapshot says which it was (`atto-scan` in its message).
 //!
@@ -289,25 +292,36 @@ impl Checkpoints {
         }
 
         self.git.seed_index();
-        let named = match compare.and_then(Compare::finish) {
-            Some(compared) => self.update_named(&compared)?,
+        let compared = compare.and_then(Compare::finish);
+        // The index's own tree with what differs edited in, when it has one (see
+        // `update::edited_index_tree`): no git process loads the index.
+        let edited = match &compared {
+            Some(compared) => self.edited_index_tree(&mut state.trees, compared, &survey.empty_dirs)?,
             None => None,
         };
-        let tree = match named {
-            Some(tree) => tree,
+        let (tree, files) = match edited {
+            Some(found) => found,
             None => {
-                self.git.run(&["add", "-A", "--", "."])?;
-                self.git.line(&["write-tree"])?
+                let named = match &compared {
+                    Some(compared) => self.update_named(compared)?,
+                    None => None,
+                };
+                let tree = match named {
+                    Some(tree) => tree,
+                    None => {
+                        self.git.run(&["add", "-A", "--", "."])?;
+                        self.git.line(&["write-tree"])?
+                    }
+                };
+                self.git.publish_index();
+                (tree, self.git.index_entries())
             }
         };
-        self.git.publish_index();
-        // The fingerprint stands for this tree only if git indexed exactly as many files as
-        // the walk saw. This catches files git keeps that the walk skips: tracked files that
-        // a new `.gitignore` rule matches (`add -A` keeps them), and any disagreement between
-        // the walk's ignore rules and git's.
-        let trusted = prints
-            .current
-            .filter(|_| self.git.index_entries() == Some(prints.files));
+        // The fingerprint stands for this tree only if it holds exactly as many files as the
+        // walk saw. This catches files git keeps that the walk skips: tracked files that a new
+        // `.gitignore` rule matches (`add -A` keeps them), and any disagreement between the
+        // walk's ignore rules and git's.
+        let trusted = prints.current.filter(|_| files == Some(prints.files));
         let same = newest.as_ref().is_some_and(|p| {
             p.tree == tree
                 && p.empty_dirs == survey.empty_dirs

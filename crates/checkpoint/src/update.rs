@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::CheckpointError;
 use crate::git::{Git, path_of};
+use crate::index::Compared;
 use crate::object::{self, ObjectError, Oid, Store, TreeEntry};
 use crate::record::State;
 use crate::{Checkpoints, walk};
@@ -125,6 +126,13 @@ enum Held {
     Other,
 }
 
+/// How many files an edit added to the base tree and removed from it.
+#[derive(Debug, Clone, Copy, Default)]
+struct Count {
+    added: u64,
+    removed: u64,
+}
+
 /// A change to make to the base tree.
 #[derive(Debug, Clone)]
 enum Change {
@@ -164,14 +172,60 @@ impl Checkpoints {
             return Ok(Watched::Recorded(base, 0, source));
         }
         match self.edited(&mut state.trees, &base, &paths) {
-            Ok(now) => Ok(Watched::Recorded(now, paths.len(), source)),
+            Ok((now, _)) => Ok(Watched::Recorded(now, paths.len(), source)),
             Err(Stop::Walk(why)) => Ok(Watched::Walk(why)),
             Err(Stop::Fail(e)) => Err(e),
         }
     }
 
-    /// `base` with the workspace's content at `paths` (workspace-relative).
-    fn edited(&self, trees: &mut Trees, base: &Base, paths: &[PathBuf]) -> Result<Base, Stop> {
+    /// After a walk, the tree of the workspace from the private index's own tree (its cache
+    /// tree, valid when it was written by `write-tree` or a commit) and the files the walk
+    /// found to differ from the index or missing from it, edited in as the watcher's paths
+    /// are; with how many files that tree holds. `None` when the index has no valid tree, or
+    /// the walk met too many new files to list, or the edit needs a walk: git then updates the
+    /// index.
+    pub(crate) fn edited_index_tree(
+        &self,
+        trees: &mut Trees,
+        compared: &Compared,
+        empty_dirs: &[Vec<u8>],
+    ) -> Result<Option<(String, Option<u64>)>, CheckpointError> {
+        let Some(root) = compared.tree else {
+            return Ok(None);
+        };
+        let new_files: &[Vec<u8>] = match (&compared.new_files, compared.unindexed) {
+            (_, false) => &[],
+            (Some(listed), true) => listed,
+            (None, true) => return Ok(None),
+        };
+        let paths: Vec<PathBuf> = compared
+            .changed
+            .iter()
+            .chain(new_files)
+            .map(|p| path_of(p))
+            .collect();
+        let base = Base {
+            tree: object::hex(&root),
+            empty_dirs: empty_dirs.to_vec(),
+        };
+        match self.edited(trees, &base, &paths) {
+            Ok((now, count)) => {
+                let files = (compared.entries + count.added).checked_sub(count.removed);
+                Ok(Some((now.tree, files)))
+            }
+            Err(Stop::Walk(_)) => Ok(None),
+            Err(Stop::Fail(e)) => Err(e),
+        }
+    }
+
+    /// `base` with the workspace's content at `paths` (workspace-relative), and how many
+    /// files that added and removed.
+    fn edited(
+        &self,
+        trees: &mut Trees,
+        base: &Base,
+        paths: &[PathBuf],
+    ) -> Result<(Base, Count), Stop> {
         let side = self.git.side();
         let root = object::parse_hex(&base.tree).ok_or_else(|| CheckpointError::Corrupt {
             what: format!("tree id {:?} of the last snapshot", base.tree),
@@ -180,6 +234,10 @@ impl Checkpoints {
         let names: Vec<Vec<u8>> = paths.iter().map(|p| walk::relative_bytes(p)).collect();
         let dirs = ancestors(&names);
         load_trees(&self.git, trees, root, &dirs)?;
+        if trees.get(&root).is_none() {
+            return Err(walk_because("the base tree is not in the side repository"));
+        }
+        let mut count = Count::default();
 
         let store = Store::new(side);
         let mut changes: BTreeMap<Vec<u8>, Change> = BTreeMap::new();
@@ -208,6 +266,7 @@ impl Checkpoints {
                     return Err(walk_because("a changed path is neither a file nor a link"));
                 }
                 (Held::File, None) => {
+                    count.removed += 1;
                     changes.insert(name.clone(), Change::Remove);
                 }
                 // Created and removed since: nothing to record.
@@ -229,13 +288,14 @@ impl Checkpoints {
             let full = self.workspace.join(path);
             match full.symlink_metadata() {
                 Ok(m) if m.is_file() || m.file_type().is_symlink() => {
+                    count.added += 1;
                     changes.insert(name.to_vec(), blob(&store, &full, &m)?);
                 }
                 _ => return Err(walk_because("a new file changed again while it was read")),
             }
         }
         if changes.is_empty() {
-            return Ok(base.clone());
+            return Ok((base.clone(), count));
         }
         let listed: Vec<(&[u8], &Change)> =
             changes.iter().map(|(k, v)| (k.as_slice(), v)).collect();
@@ -244,10 +304,11 @@ impl Checkpoints {
             None => store.write("tree", b"").map_err(object_stop)?,
         };
         let empty_dirs = self.empty_dirs_after(trees, base, tree, &dirs)?;
-        Ok(Base {
+        let now = Base {
             tree: object::hex(&tree),
             empty_dirs,
-        })
+        };
+        Ok((now, count))
     }
 
     /// The empty directories once files below `dirs` (the directories above the changed

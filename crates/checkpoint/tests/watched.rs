@@ -455,3 +455,102 @@ fn modes_links_deep_paths_and_gits_order_are_recorded_from_the_watcher_exactly_a
         .mode();
     assert_ne!(mode & 0o100, 0, "{mode:o}");
 }
+
+/// The tree `git add -A` makes of the workspace, in a repository of its own (so that neither
+/// the user's repository nor the side repository is involved).
+fn reference_tree(f: &Fixture) -> String {
+    let git_dir = f.root.path().join("reference.git");
+    let index = f.root.path().join("reference.index");
+    let _ = fs::remove_file(&index);
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .arg(format!("--git-dir={}", git_dir.display()))
+            .arg(format!("--work-tree={}", f.ws.display()))
+            .env("GIT_INDEX_FILE", &index)
+            .args(args)
+            .current_dir(&f.ws)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    };
+    if !git_dir.exists() {
+        let made = Command::new("git")
+            .args(["init", "-q", "--bare"])
+            .arg(&git_dir)
+            .status()
+            .unwrap();
+        assert!(made.success());
+    }
+    git(&["add", "-A"]);
+    git(&["write-tree"])
+}
+
+fn user_git(f: &Fixture, args: &[&str]) {
+    let out = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+        .args(args)
+        .current_dir(&f.ws)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn a_first_walk_in_a_git_workspace_edits_the_tree_of_the_users_index_instead_of_loading_it() {
+    let f = fixture();
+    user_git(&f, &["init", "-q"]);
+    user_git(&f, &["add", "-A"]);
+    user_git(&f, &["commit", "-qm", "base"]);
+    // Out of the racy window, as a checkout some time ago would be.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let user_index = fs::read(f.ws.join(".git/index")).unwrap();
+    // Unstaged changes: an edit, a deletion, a new file, an ignored one.
+    f.write("src/m0/f0.txt", "edited, not staged\n");
+    fs::remove_file(f.ws.join("src/m1/f1.txt")).unwrap();
+    f.write("src/m2/new.txt", "untracked\n");
+    f.write("src/m2/new.log", "ignored\n");
+    let cp = f.open("data");
+    let first = cp.snapshot_quick(&label(1)).unwrap();
+    assert!(first.scan.starts_with("walk ("), "{}", first.scan);
+    // The index's own tree, edited: one cat-file for the trees above the three paths, one
+    // check-ignore for the new file, commit-tree and update-ref. No git process read the
+    // index (update-index, write-tree or ls-files would have).
+    assert_eq!(cp.git_calls(), 4);
+    let (tree, _) = f.state(&cp, &first);
+    assert_eq!(tree, reference_tree(&f));
+
+    // Staged changes invalidate the index's tree: git updates the index as before.
+    f.write("src/m0/f3.txt", "staged\n");
+    user_git(&f, &["add", "src/m0/f3.txt"]);
+    f.write("src/m0/f6.txt", "edited after\n");
+    let cp = f.open("data2");
+    let second = cp.snapshot_quick(&label(1)).unwrap();
+    let (tree, _) = f.state(&cp, &second);
+    assert_eq!(tree, reference_tree(&f));
+    assert!(cp.git_calls() > 4, "{}", cp.git_calls());
+
+    // Restoring the first snapshot brings the unstaged state back; the user's index is theirs.
+    cp.restore(second.id).unwrap();
+    let cp = f.open("data");
+    cp.restore(first.id).unwrap();
+    assert_eq!(
+        fs::read_to_string(f.ws.join("src/m0/f0.txt")).unwrap(),
+        "edited, not staged\n"
+    );
+    assert!(!f.ws.join("src/m1/f1.txt").exists());
+    assert_ne!(
+        fs::read(f.ws.join(".git/index")).unwrap(),
+        user_index,
+        "the user staged"
+    );
+    user_git(&f, &["diff", "--cached", "--quiet", "--", "src/m1"]);
+}
