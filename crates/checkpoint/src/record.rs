@@ -296,7 +296,9 @@ impl Checkpoints {
         // The index's own tree with what differs edited in, when it has one (see
         // `update::edited_index_tree`): no git process loads the index.
         let edited = match &compared {
-            Some(compared) => self.edited_index_tree(&mut state.trees, compared, &survey.empty_dirs)?,
+            Some(compared) => {
+                self.edited_index_tree(&mut state.trees, compared, &survey.empty_dirs)?
+            }
             None => None,
         };
         let (tree, files) = match edited {

@@ -195,3 +195,78 @@ async fn a_glob_with_leading_directories_walks_only_them_and_keeps_the_ignore_ru
         .await;
     assert_eq!(out, "src/deep/er/x.rs:1:fn hello_deep() {}");
 }
+
+/// Sets the modification time of `path` (a file or a directory), as if written at `when`.
+fn set_mtime(path: &std::path::Path, when: std::time::SystemTime) {
+    let file = if path.is_dir() {
+        std::fs::File::open(path).unwrap()
+    } else {
+        std::fs::File::options().write(true).open(path).unwrap()
+    };
+    file.set_modified(when).unwrap();
+}
+
+/// Every file and directory under `dir` (itself included) as if last changed an hour ago:
+/// a checkout made some time before.
+fn age(dir: &std::path::Path, when: std::time::SystemTime) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            age(&path, when);
+        } else if !path.is_symlink() {
+            set_mtime(&path, when);
+        }
+    }
+    set_mtime(dir, when);
+}
+
+#[tokio::test]
+async fn a_whole_walk_is_kept_until_a_directory_or_an_ignore_file_under_it_changes() {
+    let ws = tree(true);
+    std::os::unix::fs::symlink("lib.rs", ws.path("src/link.rs")).unwrap();
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    age(ws.root(), hour_ago);
+    let glob = || ws.ok("glob", json!({"pattern": "**/*.rs"}));
+    let first = glob().await;
+    assert_eq!(
+        first.lines().collect::<Vec<_>>(),
+        [
+            ".hidden/h.rs",
+            "src/deep/er/x.rs",
+            "src/lib.rs",
+            "src/link.rs",
+            "src/main.rs"
+        ]
+    );
+
+    // A file slipped in without its directory's time changing is not seen: the second
+    // glob was served from the kept listing, not from a walk.
+    ws.write("src/deep/er/unseen.rs", "fn unseen() {}\n");
+    set_mtime(&ws.path("src/deep/er"), hour_ago);
+    assert_eq!(glob().await, first);
+    // grep is served by the same listing (and reads the files it lists).
+    let grep = ws.ok("grep", json!({"pattern": "fn unseen"})).await;
+    assert!(grep.starts_with("no matches"), "{grep}");
+
+    // A link is resolved again at each use: its target went, so it is no longer a file.
+    std::fs::remove_file(ws.path("src/lib.rs")).unwrap();
+    set_mtime(&ws.path("src"), hour_ago);
+    let without_target = glob().await;
+    assert!(!without_target.contains("src/link.rs"), "{without_target}");
+
+    // A directory that changed as usual: walked again, everything seen.
+    ws.write("src/new.rs", "fn new() {}\n");
+    let walked = glob().await;
+    assert!(
+        walked.contains("src/new.rs") && walked.contains("src/deep/er/unseen.rs"),
+        "{walked}"
+    );
+
+    // An ignore file edited in place (its directory unchanged) counts too.
+    age(ws.root(), hour_ago);
+    assert!(glob().await.contains(".hidden/h.rs"));
+    ws.write(".gitignore", "ignored/\n*.log\n.hidden/\n");
+    set_mtime(ws.root(), hour_ago);
+    let ignored = glob().await;
+    assert!(!ignored.contains(".hidden/h.rs"), "{ignored}");
+}

@@ -8,6 +8,7 @@
 mod glob;
 mod grep;
 mod list;
+mod listing;
 
 use std::path::{Path, PathBuf};
 
@@ -133,41 +134,93 @@ impl PathGlob {
 /// The regular files under `root` (and symlinks to files inside the workspace), in walk
 /// order, as (absolute path, path relative to `root`); with `within`, only those in that
 /// directory (relative to `root`; see [`walk_within`]). Stops when `visit` returns false.
+///
+/// A whole walk that ran to its end is kept (see `listing`) and serves later calls while no
+/// directory under `root` changed.
 pub(crate) fn for_each_file(
     ctx: &ToolContext,
     root: &Path,
     within: Option<PathBuf>,
     mut visit: impl FnMut(&Path, &Path) -> bool,
 ) -> Result<(), ToolError> {
+    if let Some(kept) = listing::kept(root) {
+        for (n, (rel, kind)) in kept.files().enumerate() {
+            if n % CANCEL_CHECK_EVERY == 0 && ctx.cancel.is_cancelled() {
+                return Err(ToolError::Cancelled);
+            }
+            if within.as_ref().is_some_and(|w| !rel.starts_with(w)) {
+                continue;
+            }
+            let path = root.join(rel);
+            let is_file = match kind {
+                listing::Kind::File => true,
+                listing::Kind::Link => links_to_a_file(ctx, &path),
+            };
+            if is_file && !visit(&path, rel) {
+                break;
+            }
+        }
+        return Ok(());
+    }
+    // Only a whole walk is kept: one within a directory would not serve a later whole one.
+    let mut recorder = (within.is_none() && root.is_dir()).then(|| listing::Recorder::new(root));
     for (n, entry) in walk_within(root, None, within).enumerate() {
         if n % CANCEL_CHECK_EVERY == 0 && ctx.cancel.is_cancelled() {
             return Err(ToolError::Cancelled);
         }
-        let Ok(entry) = entry else { continue };
+        let Ok(entry) = entry else {
+            // Something could not be read: what the walk found is not the whole of it.
+            recorder = None;
+            continue;
+        };
         let is_file = match entry.file_type() {
-            Some(t) if t.is_file() => true,
+            Some(t) if t.is_dir() => {
+                if let Some(r) = &mut recorder {
+                    r.dir(entry.path());
+                }
+                false
+            }
+            Some(t) if t.is_file() => {
+                if let Some(r) = &mut recorder {
+                    r.file(entry.path(), listing::Kind::File);
+                }
+                true
+            }
             // A link is only followed to a file inside the workspace.
             Some(t) if t.is_symlink() => {
-                paths::resolve(&ctx.workspace, &entry.path().to_string_lossy())
-                    .is_ok_and(|target| target.is_file())
+                if let Some(r) = &mut recorder {
+                    r.file(entry.path(), listing::Kind::Link);
+                }
+                links_to_a_file(ctx, entry.path())
             }
             _ => false,
         };
         if !is_file {
             continue;
         }
-        let rel = entry.path().strip_prefix(root).unwrap_or(entry.path());
-        let rel = if rel.as_os_str().is_empty() {
-            // `root` itself is a file: match on its name.
-            Path::new(entry.file_name())
-        } else {
-            rel
-        };
-        if !visit(entry.path(), rel) {
-            break;
+        if !visit(entry.path(), relative_to(root, entry.path())) {
+            return Ok(());
         }
     }
+    if let Some(recorder) = recorder {
+        recorder.keep();
+    }
     Ok(())
+}
+
+/// Whether the link at `path` resolves to a file inside the workspace.
+fn links_to_a_file(ctx: &ToolContext, path: &Path) -> bool {
+    paths::resolve(&ctx.workspace, &path.to_string_lossy()).is_ok_and(|target| target.is_file())
+}
+
+/// `path` relative to the walk's `root`; when `root` is itself a file, its name.
+fn relative_to<'a>(root: &Path, path: &'a Path) -> &'a Path {
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    if rel.as_os_str().is_empty() {
+        path.file_name().map_or(rel, Path::new)
+    } else {
+        rel
+    }
 }
 
 #[cfg(test)]
