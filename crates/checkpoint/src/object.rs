@@ -17,6 +17,9 @@ use std::path::{Path, PathBuf};
 
 use sha1_checked::{CollisionResult, Digest, Sha1};
 
+/// How the temporary files of objects being written are named (in `objects/`).
+pub(crate) const TEMP_PREFIX: &str = "tmp_obj_atto_";
+
 /// A SHA-1 object id.
 pub(crate) type Oid = [u8; 20];
 
@@ -153,8 +156,8 @@ fn finish(hasher: Sha1, what: impl FnOnce() -> PathBuf) -> Result<Oid, ObjectErr
     }
 }
 
-/// A loose object being written: compressed into a temporary file in `objects/` (which git's
-/// `prune` clears of leftovers), removed unless it is placed.
+/// A loose object being written: compressed into a temporary file in `objects/`, removed
+/// unless it is placed (one a killed process left is swept by the next open, see `side`).
 struct Temp {
     file: Unplaced,
     encoder: flate2::write::ZlibEncoder<File>,
@@ -177,7 +180,7 @@ impl Drop for Unplaced {
 impl Temp {
     fn create(objects: &Path) -> Result<Self, ObjectError> {
         let path = objects.join(format!(
-            "tmp_obj_atto_{}_{:08x}",
+            "{TEMP_PREFIX}{}_{:08x}",
             std::process::id(),
             fastrand::u32(..)
         ));

@@ -26,6 +26,7 @@ pub(crate) fn ensure(side: &Path) -> Result<bool, CheckpointError> {
         write_atomically(&config, config_text(side))?;
     }
     remove_stale_indexes(&side.join(crate::git::INDEX_DIR));
+    remove_stale_objects(&side.join("objects"));
     let head = side.join("HEAD");
     if head.is_file() {
         return Ok(false);
@@ -50,6 +51,32 @@ fn remove_stale_indexes(dir: &Path) {
             .and_then(|m| m.elapsed().ok())
             .is_some_and(|age| age > STALE);
         if old {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// Objects left half-written by a process that was killed while writing one (see `object`):
+/// an hour is far longer than any write takes.
+fn remove_stale_objects(dir: &Path) {
+    const STALE: Duration = Duration::from_secs(60 * 60);
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let ours = entry
+            .file_name()
+            .to_str()
+            .is_some_and(|n| n.starts_with(crate::object::TEMP_PREFIX));
+        let old = || {
+            entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|m| m.elapsed().ok())
+                .is_some_and(|age| age > STALE)
+        };
+        if ours && old() {
             let _ = std::fs::remove_file(entry.path());
         }
     }
@@ -144,6 +171,33 @@ mod tests {
     fn patterns_are_escaped() {
         assert_eq!(escape_pattern(b"a b/[x]*"), b"a\\ b/\\[x\\]\\*");
         assert_eq!(escape_pattern(b"#x/!y\xff"), b"\\#x/!y\xff");
+    }
+
+    #[test]
+    fn objects_a_killed_writer_left_are_swept_once_old() {
+        let dir = tempfile::tempdir().unwrap();
+        let side = dir.path().join("0123abcd.git");
+        ensure(&side).unwrap();
+        let objects = side.join("objects");
+        let old = objects.join(format!("{}1_0000", crate::object::TEMP_PREFIX));
+        let fresh = objects.join(format!("{}2_0000", crate::object::TEMP_PREFIX));
+        let other = objects.join("tmp_obj_git");
+        for path in [&old, &fresh, &other] {
+            std::fs::write(path, "x").unwrap();
+        }
+        let day_ago = std::time::SystemTime::now() - Duration::from_secs(24 * 60 * 60);
+        for path in [&old, &other] {
+            std::fs::File::options()
+                .write(true)
+                .open(path)
+                .unwrap()
+                .set_modified(day_ago)
+                .unwrap();
+        }
+        ensure(&side).unwrap();
+        assert!(!old.exists(), "an hour old: swept");
+        assert!(fresh.exists(), "may be a write under way");
+        assert!(other.exists(), "not atto's");
     }
 
     #[test]
