@@ -46,17 +46,9 @@ impl Fixture {
         fs::write(full, text).unwrap();
     }
     fn git(&self, side: &Path, args: &[&str]) -> String {
-        let out = Command::new("git")
-            .arg(format!("--git-dir={}", side.display()))
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+        let mut cmd = Command::new("git");
+        cmd.arg(format!("--git-dir={}", side.display())).args(args);
+        checked(cmd)
     }
     /// A snapshot's tree and recorded empty directories.
     fn state(&self, cp: &Checkpoints, s: &Snapshot) -> (String, Vec<String>) {
@@ -463,45 +455,40 @@ fn reference_tree(f: &Fixture) -> String {
     let index = f.root.path().join("reference.index");
     let _ = fs::remove_file(&index);
     let git = |args: &[&str]| {
-        let out = Command::new("git")
-            .arg(format!("--git-dir={}", git_dir.display()))
+        let mut cmd = Command::new("git");
+        cmd.arg(format!("--git-dir={}", git_dir.display()))
             .arg(format!("--work-tree={}", f.ws.display()))
             .env("GIT_INDEX_FILE", &index)
             .args(args)
-            .current_dir(&f.ws)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+            .current_dir(&f.ws);
+        checked(cmd).trim().to_owned()
     };
     if !git_dir.exists() {
-        let made = Command::new("git")
-            .args(["init", "-q", "--bare"])
-            .arg(&git_dir)
-            .status()
-            .unwrap();
-        assert!(made.success());
+        let mut cmd = Command::new("git");
+        cmd.args(["init", "-q", "--bare"]).arg(&git_dir);
+        checked(cmd);
     }
     git(&["add", "-A"]);
     git(&["write-tree"])
 }
 
 fn user_git(f: &Fixture, args: &[&str]) {
-    let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+    let mut cmd = Command::new("git");
+    cmd.args(["-c", "user.name=t", "-c", "user.email=t@t"])
         .args(args)
-        .current_dir(&f.ws)
-        .output()
-        .unwrap();
+        .current_dir(&f.ws);
+    checked(cmd);
+}
+
+/// Runs `cmd`, failing the test unless it succeeds; its stdout.
+fn checked(mut cmd: Command) -> String {
+    let out = cmd.output().unwrap();
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    String::from_utf8(out.stdout).unwrap()
 }
 
 #[test]
