@@ -242,7 +242,11 @@ impl Checkpoints {
         let store = Store::new(side);
         let mut changes: BTreeMap<Vec<u8>, Change> = BTreeMap::new();
         let mut new_files: Vec<(&Path, &[u8])> = Vec::new();
+        let mut seen: BTreeSet<&[u8]> = BTreeSet::new();
         for (path, name) in paths.iter().zip(&names) {
+            if !seen.insert(name) {
+                continue;
+            }
             let held = held_at(trees, root, name);
             let full = self.workspace.join(path);
             let meta = match full.symlink_metadata() {
