@@ -70,9 +70,10 @@ pub struct Limits {
     pub max_age_days: u32,
     /// Above this many bytes of non-ignored files, snapshots are refused (`Disabled`).
     pub max_workspace_bytes: u64,
-    /// From this many files on, a file watcher tells snapshots what changed so they need not
-    /// walk the workspace (see `watch`); below, a walk costs less than the git process more
-    /// that naming the changed paths takes.
+    /// From this many files on, a walk compares every file with the index (see `index`) and
+    /// leaves a watch daemon behind for the next process (see `daemon`); below, `add -A`
+    /// costs less. Later snapshots of any workspace take what changed from the process's own
+    /// file watcher (see `watch`).
     pub watch_from_files: u64,
 }
 

@@ -19,10 +19,6 @@ impl Checkpoints {
     pub(crate) fn changed(&self, state: &mut State) -> Result<(Vec<PathBuf>, Source), String> {
         let side = self.git.side();
         if let Some(watcher) = &mut state.watcher {
-            if state.walked_files < self.limits.watch_from_files {
-                // Whatever the watcher saw is dropped when the walk starts.
-                return Err("small workspace".into());
-            }
             // The daemon's point first: every change before it is among the paths taken next.
             state.pending = link::clock(side);
             return match watcher.take() {
