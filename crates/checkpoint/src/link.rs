@@ -146,13 +146,15 @@ pub(crate) fn start(how: &WatchDaemon, side: &Path, workspace: &Path) -> bool {
     }
 }
 
-/// The last record: a daemon point, the tree every change before it is in, and the empty
-/// directories that went with that tree.
+/// The last record: a daemon point, the tree every change before it is in, the empty
+/// directories that went with that tree, and the bound on its bytes the size cap is checked
+/// with (see `update::Base`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Record {
     pub(crate) clock: Clock,
     pub(crate) tree: String,
     pub(crate) empty_dirs: Vec<Vec<u8>>,
+    pub(crate) bytes: u64,
 }
 
 fn is_oid(s: &str) -> bool {
@@ -166,6 +168,7 @@ impl Record {
         let head = std::str::from_utf8(&bytes[..end]).ok()?;
         let mut words = head.split(' ');
         let (v, instance, seq, tree) = (words.next()?, words.next()?, words.next()?, words.next()?);
+        let size: u64 = words.next()?.parse().ok()?;
         let sound = v == "v3" && words.next().is_none() && is_oid(tree);
         if !sound {
             return None;
@@ -182,14 +185,15 @@ impl Record {
             },
             tree: tree.to_owned(),
             empty_dirs,
+            bytes: size,
         })
     }
 
     /// Replaces the record (write and rename, so a reader sees the old one or this one).
     pub(crate) fn save(&self, side: &Path) {
         let mut out = format!(
-            "v3 {} {} {}\n",
-            self.clock.instance, self.clock.seq, self.tree
+            "v3 {} {} {} {}\n",
+            self.clock.instance, self.clock.seq, self.tree, self.bytes
         )
         .into_bytes();
         for dir in &self.empty_dirs {
@@ -248,6 +252,7 @@ mod tests {
             },
             tree: "a".repeat(40),
             empty_dirs: vec![b"empty/inner".to_vec(), b"with\nnewline".to_vec()],
+            bytes: 123_456,
         };
         record.save(dir.path());
         assert_eq!(Record::load(dir.path()), Some(record.clone()));
@@ -258,7 +263,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(Record::load(dir.path()), None);
-        std::fs::write(dir.path().join(RECORD), "v3 9 41 nothex\n").unwrap();
+        std::fs::write(dir.path().join(RECORD), "v3 9 41 nothex 0\n").unwrap();
         assert_eq!(Record::load(dir.path()), None);
         std::fs::write(dir.path().join(RECORD), "").unwrap();
         assert_eq!(Record::load(dir.path()), None);

@@ -287,6 +287,7 @@ impl Checkpoints {
             state.base = Some(Base {
                 tree: prev.tree.clone(),
                 empty_dirs: survey.empty_dirs,
+                bytes: survey.bytes,
             });
             return Ok(());
         }
@@ -342,6 +343,7 @@ impl Checkpoints {
         state.base = Some(Base {
             tree,
             empty_dirs: survey.empty_dirs,
+            bytes: survey.bytes,
         });
         Ok(())
     }

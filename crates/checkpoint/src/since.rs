@@ -48,6 +48,7 @@ impl Checkpoints {
                 state.base = Some(Base {
                     tree: record.tree,
                     empty_dirs: record.empty_dirs,
+                    bytes: record.bytes,
                 });
                 record.clock
             }
@@ -88,6 +89,7 @@ impl Checkpoints {
                 clock,
                 tree: base.tree.clone(),
                 empty_dirs: base.empty_dirs.clone(),
+                bytes: base.bytes,
             }
             .save(side);
         }

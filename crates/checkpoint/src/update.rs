@@ -50,6 +50,10 @@ impl Source {
 pub(crate) struct Base {
     pub(crate) tree: String,
     pub(crate) empty_dirs: Vec<Vec<u8>>,
+    /// At least the bytes of its files, as the size cap counts them: exact after a walk, then
+    /// raised by every file written since (what was there before is not subtracted). A
+    /// snapshot that would pass the cap walks, and the walk counts exactly.
+    pub(crate) bytes: u64,
 }
 
 /// What recording from the watcher's paths yields.
@@ -126,11 +130,13 @@ enum Held {
     Other,
 }
 
-/// How many files an edit added to the base tree and removed from it.
+/// How many files an edit added to the base tree and removed from it, and the bytes of the
+/// files it wrote.
 #[derive(Debug, Clone, Copy, Default)]
 struct Count {
     added: u64,
     removed: u64,
+    bytes: u64,
 }
 
 /// A change to make to the base tree.
@@ -207,6 +213,8 @@ impl Checkpoints {
         let base = Base {
             tree: object::hex(&root),
             empty_dirs: empty_dirs.to_vec(),
+            // The walk that compared held the workspace under the cap already.
+            bytes: 0,
         };
         match self.edited(trees, &base, &paths) {
             Ok((now, count)) => {
@@ -276,6 +284,7 @@ impl Checkpoints {
                 // Created and removed since: nothing to record.
                 (Held::Nothing, None) => {}
                 (Held::File, Some(m)) => {
+                    self.within_cap(base, &mut count, &m)?;
                     changes.insert(name.clone(), blob(&store, &full, &m)?);
                 }
                 (Held::Nothing, Some(_)) => new_files.push((path.as_path(), name.as_slice())),
@@ -293,6 +302,7 @@ impl Checkpoints {
             match full.symlink_metadata() {
                 Ok(m) if m.is_file() || m.file_type().is_symlink() => {
                     count.added += 1;
+                    self.within_cap(base, &mut count, &m)?;
                     changes.insert(name.to_vec(), blob(&store, &full, &m)?);
                 }
                 _ => return Err(walk_because("a new file changed again while it was read")),
@@ -311,8 +321,28 @@ impl Checkpoints {
         let now = Base {
             tree: object::hex(&tree),
             empty_dirs,
+            bytes: base.bytes.saturating_add(count.bytes),
         };
         Ok((now, count))
+    }
+
+    /// Counts a file about to be written against the size cap: a snapshot that might pass it
+    /// walks instead, which counts exactly and refuses.
+    fn within_cap(
+        &self,
+        base: &Base,
+        count: &mut Count,
+        meta: &std::fs::Metadata,
+    ) -> Result<(), Stop> {
+        if meta.is_file() {
+            count.bytes = count.bytes.saturating_add(meta.len());
+        }
+        if base.bytes.saturating_add(count.bytes) > self.limits.max_workspace_bytes {
+            return Err(walk_because(
+                "the files written since the last walk may pass the size cap",
+            ));
+        }
+        Ok(())
     }
 
     /// The empty directories once files below `dirs` (the directories above the changed

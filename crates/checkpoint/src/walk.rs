@@ -27,6 +27,8 @@ pub(crate) struct Survey {
     pub(crate) empty_dirs: Vec<Vec<u8>>,
     /// The stat fingerprints of the files seen.
     pub(crate) prints: Fingerprints,
+    /// The bytes of the files a snapshot holds, as the size cap counts them.
+    pub(crate) bytes: u64,
 }
 
 /// The `.gitignore` rules in force in one directory: its own file's, then its parents'.
@@ -179,6 +181,7 @@ pub(crate) fn survey(
         nested_repos,
         empty_dirs,
         prints,
+        bytes: total,
     })
 }
 

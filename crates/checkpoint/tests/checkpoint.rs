@@ -388,6 +388,30 @@ fn size_cap_disables_checkpoints_loudly() {
 }
 
 #[test]
+fn size_cap_holds_for_snapshots_the_watcher_serves() {
+    let f = fixture();
+    f.write("small.txt", "x");
+    let cp = f.open(Limits {
+        max_workspace_bytes: 1024,
+        ..Limits::default()
+    });
+    cp.snapshot(&label(1, None)).unwrap();
+    f.write("small.txt", "edited");
+    let watched = cp.snapshot(&label(1, None)).unwrap();
+    assert!(watched.scan.starts_with("watcher"), "{}", watched.scan);
+    // Edits that add up past the cap, each below it: the bound of the bytes written since
+    // the walk passes it, the snapshot walks, and the walk refuses.
+    f.write("a.txt", &"a".repeat(600));
+    cp.snapshot(&label(1, None)).unwrap();
+    f.write("b.txt", &"b".repeat(600));
+    let err = cp.snapshot(&label(1, None)).unwrap_err();
+    assert!(matches!(err, CheckpointError::Disabled { .. }), "{err}");
+    // Back under the cap: snapshots again.
+    fs::remove_file(f.ws.join("b.txt")).unwrap();
+    cp.snapshot(&label(1, None)).unwrap();
+}
+
+#[test]
 fn old_snapshots_are_pruned_and_unknown_ids_are_reported() {
     let f = fixture();
     let cp = f.open(Limits {
