@@ -175,6 +175,20 @@ pub struct ModelResponse {
     pub model: String,
 }
 
+impl ModelResponse {
+    /// The visible answer: every text part, in order (reasoning and tool calls left out).
+    #[must_use]
+    pub fn text(&self) -> String {
+        self.parts
+            .iter()
+            .filter_map(|p| match p {
+                AssistantPart::Text { text } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
 /// What a client talks to.
 #[derive(Debug, Clone)]
 pub struct ModelInfo {

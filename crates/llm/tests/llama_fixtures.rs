@@ -147,13 +147,7 @@ async fn replay(name: &str, wire: Wire) -> (Vec<StreamUpdate>, Result<ModelRespo
 }
 
 fn text(r: &ModelResponse) -> String {
-    r.parts
-        .iter()
-        .filter_map(|p| match p {
-            AssistantPart::Text { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect()
+    r.text()
 }
 
 fn streamed_text(updates: &[StreamUpdate]) -> String {

@@ -110,13 +110,7 @@ fn tool_calls(r: &ModelResponse) -> Vec<&ToolCall> {
 }
 
 fn text(r: &ModelResponse) -> String {
-    r.parts
-        .iter()
-        .filter_map(|p| match p {
-            AssistantPart::Text { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect()
+    r.text()
 }
 
 async fn round_trip(wire: Wire, options: StreamOptions) {

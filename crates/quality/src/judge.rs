@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use atto_llm::{ModelClient, ModelRequest};
-use atto_protocol::{AssistantPart, Message};
+use atto_protocol::Message;
 
 use crate::verify::Verification;
 use crate::{QualityTask, WorkerResult};
@@ -84,14 +84,7 @@ pub async fn judge(
     let mut ignore = |_| {};
     let reply = tokio::time::timeout(TIMEOUT, client.stream(&request, &mut ignore)).await;
     let text = match reply {
-        Ok(Ok(response)) => response
-            .parts
-            .iter()
-            .filter_map(|p| match p {
-                AssistantPart::Text { text } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect::<String>(),
+        Ok(Ok(response)) => response.text(),
         Ok(Err(err)) => return failed(task, &err.to_string()),
         Err(_) => return failed(task, "the judge did not answer within 120 s"),
     };

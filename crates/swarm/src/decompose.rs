@@ -355,14 +355,7 @@ pub async fn decompose(
             }
         };
         atto_llm::add_usage(&mut usage, &response.usage);
-        let answer: String = response
-            .parts
-            .iter()
-            .filter_map(|p| match p {
-                AssistantPart::Text { text } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect();
+        let answer = response.text();
         match parse(&answer, max_tasks) {
             Ok(tasks) => {
                 return Decomposed {

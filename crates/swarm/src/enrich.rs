@@ -14,7 +14,7 @@ use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
 use atto_llm::{ModelClient, ModelRequest, ModelResponse};
-use atto_protocol::{AssistantPart, Message, Usage};
+use atto_protocol::{Message, Usage};
 use atto_quality::TaskKind;
 use atto_quality::concrete::{Lang, symbols_of};
 use serde_json::{Map, Value};
@@ -418,14 +418,7 @@ async fn ask(
         }
     };
     account(out, &response);
-    let text: String = response
-        .parts
-        .iter()
-        .filter_map(|p| match p {
-            AssistantPart::Text { text } => Some(text.as_str()),
-            _ => None,
-        })
-        .collect();
+    let text = response.text();
     parse_reply(&text).ok_or_else(|| {
         format!(
             "the model's answer was not a JSON object: {}",

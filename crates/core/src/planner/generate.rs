@@ -153,14 +153,7 @@ pub async fn ask(client: &dyn ModelClient, ask: Ask<'_>) -> Generated {
             }
         };
         add(&mut usage, &response.usage);
-        let text: String = response
-            .parts
-            .iter()
-            .filter_map(|p| match p {
-                AssistantPart::Text { text } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect();
+        let text = response.text();
         let id = format!("plan-{}", uuid::Uuid::new_v4().simple());
         match schema::parse_plan(&text, task, &id) {
             Ok(plan) => {

@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use atto_llm::{ModelError, ModelRequest};
-use atto_protocol::{AssistantPart, CompactTrigger, Compaction, ContextUse, Event, Message};
+use atto_protocol::{CompactTrigger, Compaction, ContextUse, Event, Message};
 use atto_tools::CancellationToken;
 
 use super::Session;
@@ -320,14 +320,7 @@ impl Session {
             self.models.charge(&response.model, &response.usage, cost);
             self.charge_call(&response.usage).await;
         }
-        let text: String = response
-            .parts
-            .iter()
-            .filter_map(|p| match p {
-                AssistantPart::Text { text } => Some(text.as_str()),
-                _ => None,
-            })
-            .collect();
+        let text = response.text();
         if text.trim().is_empty() {
             return Err("the summary came back empty".to_owned());
         }
