@@ -308,7 +308,7 @@ pub fn run(command: McpCommand, config: &Config, workspace: &Path) -> Result<Exi
                     println!(
                         "{}  {}  {} tools  {}  {}{}",
                         s.name,
-                        state_word(s.state),
+                        s.state.as_str(),
                         s.tools.len(),
                         s.transport,
                         s.origin,
@@ -327,7 +327,7 @@ pub fn run(command: McpCommand, config: &Config, workspace: &Path) -> Result<Exi
                     println!("{}", serde_json::to_string(s).unwrap_or_default());
                     continue;
                 }
-                println!("{} ({}):", s.name, state_word(s.state));
+                println!("{} ({}):", s.name, s.state.as_str());
                 if let Some(e) = &s.last_error {
                     println!("  error: {e}");
                 }
@@ -335,7 +335,7 @@ pub fn run(command: McpCommand, config: &Config, workspace: &Path) -> Result<Exi
                     println!(
                         "  {}  {}{}  {}",
                         t.name,
-                        format!("{:?}", t.danger).to_lowercase(),
+                        t.danger.as_str(),
                         if t.read_only { " read-only" } else { "" },
                         t.annotations.join(" ")
                     );
@@ -344,15 +344,6 @@ pub fn run(command: McpCommand, config: &Config, workspace: &Path) -> Result<Exi
             ExitCode::Ok
         }),
         McpCommand::Test { name, tool, args } => test(config, workspace, &name, tool, &args),
-    }
-}
-
-fn state_word(state: McpServerState) -> &'static str {
-    match state {
-        McpServerState::Starting => "starting",
-        McpServerState::Ready => "ready",
-        McpServerState::Down => "down",
-        McpServerState::Disabled => "disabled",
     }
 }
 
@@ -434,7 +425,7 @@ fn test(
         if info.state != McpServerState::Ready {
             println!(
                 "{name}: {} ({})",
-                state_word(info.state),
+                info.state.as_str(),
                 info.last_error.as_deref().unwrap_or("no error given")
             );
             return Ok(ExitCode::Failed);

@@ -16,6 +16,18 @@ pub enum McpServerState {
     Disabled,
 }
 
+impl McpServerState {
+    /// `starting`, `ready`, `down` or `disabled`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            McpServerState::Starting => "starting",
+            McpServerState::Ready => "ready",
+            McpServerState::Down => "down",
+            McpServerState::Disabled => "disabled",
+        }
+    }
+}
+
 /// One MCP server as `/mcp` and `atto mcp list` show it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct McpServerInfo {

@@ -26,3 +26,15 @@ pub enum DangerLevel {
     /// Destructive.
     High,
 }
+
+impl DangerLevel {
+    /// `safe`, `low`, `medium` or `high`, as configuration spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DangerLevel::Safe => "safe",
+            DangerLevel::Low => "low",
+            DangerLevel::Medium => "medium",
+            DangerLevel::High => "high",
+        }
+    }
+}

@@ -1,25 +1,7 @@
 //! MCP servers as lines of text, for every front end: a status change, a progress
 //! report, and `/mcp`'s answer (each server, then its tools with their annotations).
 
-use atto_protocol::{DangerLevel, McpServerInfo, McpServerState};
-
-fn state_word(state: McpServerState) -> &'static str {
-    match state {
-        McpServerState::Starting => "starting",
-        McpServerState::Ready => "ready",
-        McpServerState::Down => "down",
-        McpServerState::Disabled => "disabled",
-    }
-}
-
-fn danger_word(danger: DangerLevel) -> &'static str {
-    match danger {
-        DangerLevel::Safe => "safe",
-        DangerLevel::Low => "low",
-        DangerLevel::Medium => "medium",
-        DangerLevel::High => "high",
-    }
-}
+use atto_protocol::{McpServerInfo, McpServerState};
 
 /// One line for a server's status change; `None` for changes not worth a line (a
 /// server starting).
@@ -69,7 +51,7 @@ pub fn server_lines(servers: &[McpServerInfo]) -> Vec<String> {
         let mut line = format!(
             "{}  {}  {} tools  {}  {}",
             s.name,
-            state_word(s.state),
+            s.state.as_str(),
             s.tools.len(),
             s.transport,
             s.origin
@@ -82,7 +64,7 @@ pub fn server_lines(servers: &[McpServerInfo]) -> Vec<String> {
             lines.push(format!(
                 "  {}  {}{}{}{}",
                 t.name,
-                danger_word(t.danger),
+                t.danger.as_str(),
                 if t.read_only { ", read-only" } else { "" },
                 if t.offered {
                     ""
