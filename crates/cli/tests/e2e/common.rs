@@ -179,16 +179,18 @@ pub fn spawn_line_session(env: &Env, model: &str, args: &[&str]) -> Child {
 
 /// [`spawn_line_session`] fed `lines` on stdin, run until stdin ends; asserts it exits 0.
 pub fn run_line_session(env: &Env, model: &str, args: &[&str], lines: &str) -> Output {
+    feed_to_the_end(spawn_line_session(env, model, args), lines)
+}
+
+/// Writes `lines` to `child`'s stdin and closes it, waits for it to exit and asserts it
+/// exited 0. Written from a thread: a long script may not fit the pipe's buffer.
+pub fn feed_to_the_end(mut child: Child, lines: &str) -> Output {
     use std::io::Write as _;
-    let mut child = spawn_line_session(env, model, args);
-    // Small enough for the pipe's buffer: written whole before the child reads.
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(lines.as_bytes())
-        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let lines = lines.to_owned();
+    let writer = std::thread::spawn(move || stdin.write_all(lines.as_bytes()));
     let out = child.wait_with_output().unwrap();
+    writer.join().unwrap().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     out
 }

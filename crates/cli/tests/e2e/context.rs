@@ -10,12 +10,11 @@ use std::process::{Output, Stdio};
 use atto_testkit::{Fault, Reply, Script, ScriptUsage};
 use serde_json::{Value, json};
 
-use crate::common::{Env, call, calls, stderr};
+use crate::common::{Env, call, calls, feed_to_the_end, stderr};
 
 /// The line session on `wire` as `model` (auto-safe), fed `lines`; asserts exit 0.
 pub(crate) fn session(env: &Env, wire: &str, model: &str, extra: &[&str], lines: &str) -> Output {
-    use std::io::Write as _;
-    let mut child = env
+    let child = env
         .atto()
         .args([
             "--base-url",
@@ -33,14 +32,7 @@ pub(crate) fn session(env: &Env, wire: &str, model: &str, extra: &[&str], lines:
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let lines = lines.to_owned();
-    // Written from a thread: a long script may not fit the pipe's buffer.
-    let writer = std::thread::spawn(move || stdin.write_all(lines.as_bytes()));
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    out
+    feed_to_the_end(child, lines)
 }
 
 /// Appends `text` to the test's user config.
