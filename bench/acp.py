@@ -27,7 +27,6 @@ Usage: python3 bench/acp.py [--runs N] [--no-build]
 import argparse
 import json
 import os
-import re
 import select
 import statistics
 import subprocess
@@ -35,20 +34,11 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ATTO = os.path.join(ROOT, "target", "release", "atto")
-TESTKIT = os.path.join(ROOT, "target", "release", "atto-testkit")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from exec_task import ATTO, ROOT, TESTKIT, build, clean_env  # noqa: E402
+
 SCRIPT = {"replies": [{"text": "Hello from the scripted model."}]}
 TARGET_MS = 15
-
-
-def clean_env(home):
-    env = {k: v for k, v in os.environ.items()
-           if not re.search(r"(KEY|TOKEN|SECRET)", k) and not k.startswith("ATTO_")}
-    env["HOME"] = home
-    env["ATTO_HOME"] = os.path.join(home, "atto-data")
-    env["XDG_CONFIG_HOME"] = os.path.join(home, ".config")
-    return env
 
 
 class Peer:
@@ -146,8 +136,7 @@ def main():
     ap.add_argument("--no-build", action="store_true")
     args = ap.parse_args()
     if not args.no_build:
-        subprocess.run(["cargo", "build", "--release", "--quiet", "-p", "atto", "-p", "atto-testkit"],
-                       cwd=ROOT, check=True)
+        build()
     with tempfile.TemporaryDirectory() as tmp:
         with open(os.path.join(tmp, "script.json"), "w") as f:
             json.dump(SCRIPT, f)

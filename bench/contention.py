@@ -131,8 +131,7 @@ def main():
     ap.add_argument("--no-build", action="store_true")
     args = ap.parse_args()
     if not args.no_build:
-        subprocess.run(["cargo", "build", "--release", "--quiet", "-p", "atto", "-p", "atto-testkit"],
-                       cwd=exec_task.ROOT, check=True)
+        exec_task.build()
     rounds = []
     problems = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -85,6 +85,12 @@ def measured(cmd, env, cwd=None):
 USE_PATH_PYTHON = False
 
 
+def build():
+    """The release binaries every bench measures: atto and the scripted model server."""
+    subprocess.run(["cargo", "build", "--release", "--quiet", "-p", "atto", "-p", "atto-testkit"],
+                   cwd=ROOT, check=True)
+
+
 def clean_env(home):
     env = {k: v for k, v in os.environ.items()
            if not re.search(r"(KEY|TOKEN|SECRET)", k) and not k.startswith("ATTO_")}
@@ -157,8 +163,7 @@ def main():
     global USE_PATH_PYTHON
     USE_PATH_PYTHON = args.path_python
     if not args.no_build:
-        subprocess.run(["cargo", "build", "--release", "--quiet", "-p", "atto", "-p", "atto-testkit"],
-                       cwd=ROOT, check=True)
+        build()
     with tempfile.TemporaryDirectory() as tmp:
         with open(os.path.join(tmp, "script.json"), "w") as f:
             json.dump(SCRIPT, f)

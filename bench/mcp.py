@@ -20,9 +20,9 @@ import sys
 import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ATTO = os.path.join(ROOT, "target", "release", "atto")
-TESTKIT = os.path.join(ROOT, "target", "release", "atto-testkit")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from exec_task import ATTO, ROOT, TESTKIT, build  # noqa: E402
+
 NPM = os.path.join(ROOT, "target", "peers", "mcp-npm", "node_modules", "@modelcontextprotocol")
 FAKE = os.path.join(ROOT, "bench", "mcp_fake_server.py")
 
@@ -84,8 +84,7 @@ def main():
         if not os.path.exists(path):
             sys.exit(f"{path} is missing: run scripts/test.sh (or its MCP install lines) first")
     if not args.no_build:
-        subprocess.run(["cargo", "build", "--release", "--quiet", "-p", "atto", "-p", "atto-testkit"],
-                       cwd=ROOT, check=True)
+        build()
     report = {}
     with tempfile.TemporaryDirectory() as tmp:
         with open(os.path.join(tmp, "script.json"), "w") as f:

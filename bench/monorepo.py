@@ -203,8 +203,7 @@ def main():
     ap.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "atto-monorepo-bench"))
     args = ap.parse_args()
     if not args.no_build:
-        subprocess.run(["cargo", "build", "--release", "--quiet", "-p", "atto", "-p", "atto-testkit"],
-                       cwd=exec_task.ROOT, check=True)
+        exec_task.build()
     os.makedirs(args.cache, exist_ok=True)
     script = os.path.join(args.cache, "script.json")
     with open(script, "w") as f:

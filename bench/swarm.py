@@ -29,7 +29,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from exec_task import ATTO, ROOT, TESTKIT, clean_env  # noqa: E402
+from exec_task import ATTO, ROOT, TESTKIT, build, clean_env  # noqa: E402
 
 CHAINS, LENGTH = 4, 5
 TICK = os.sysconf("SC_CLK_TCK")
@@ -200,8 +200,7 @@ def main():
     ap.add_argument("--no-build", action="store_true")
     args = ap.parse_args()
     if not args.no_build:
-        subprocess.run(["cargo", "build", "--release", "--quiet", "-p", "atto", "-p", "atto-testkit"],
-                       cwd=ROOT, check=True)
+        build()
     with tempfile.TemporaryDirectory() as tmp:
         env = clean_env(tmp)
         fast = [one_run(tmp, i, env, 0) for i in range(args.runs)]

@@ -33,9 +33,9 @@ import tempfile
 import termios
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ATTO = os.path.join(ROOT, "target", "release", "atto")
-TESTKIT = os.path.join(ROOT, "target", "release", "atto-testkit")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from exec_task import ATTO, ROOT, TESTKIT, build  # noqa: E402
+
 # The first word of atto_tui::PLACEHOLDER; the rest may be drawn with cursor moves in
 # place of spaces, so only one word is matched.
 READY = b"Ask"
@@ -229,8 +229,7 @@ def main():
     ap.add_argument("--no-build", action="store_true")
     args = ap.parse_args()
     if not args.no_build:
-        subprocess.run(["cargo", "build", "--release", "--quiet", "-p", "atto", "-p", "atto-testkit"],
-                       cwd=ROOT, check=True)
+        build()
     with tempfile.TemporaryDirectory() as tmp:
         env = clean_env(tmp)
         os.makedirs(os.path.join(tmp, ".config", "atto"), exist_ok=True)
