@@ -292,7 +292,6 @@ impl Checkpoints {
             return Ok(());
         }
 
-        self.git.seed_index();
         let compared = compare.and_then(Compare::finish);
         // The index's own tree with what differs edited in, when it has one (see
         // `update::edited_index_tree`): no git process loads the index.
