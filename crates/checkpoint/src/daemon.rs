@@ -36,6 +36,8 @@ use crate::watch::{Since, Watcher};
 
 /// The daemon's socket, in the side repository.
 pub(crate) const SOCKET: &str = "atto-watch.sock";
+/// Where the socket is bound before it is renamed to [`SOCKET`] (no longer a name).
+const BINDING: &str = "atto-watch.bind";
 /// Held by the running daemon: a second one exits at once.
 const LOCK: &str = "atto-watch.lock";
 /// Above this many changed paths kept for clients, a walk is the cheaper answer.
@@ -183,15 +185,20 @@ pub fn run_watch_daemon(
         },
     )?;
     let socket = side.join(SOCKET);
-    // The lock says no daemon runs: a socket left behind is a dead one's.
-    let _ = std::fs::remove_file(&socket);
-    let listener = UnixListener::bind(&socket).map_err(|e| CheckpointError::io(&socket, e))?;
+    // Bound and listening under another name, then renamed into place: a client that finds
+    // the socket can connect (between `bind` and `listen` it would be refused), and never
+    // before its permissions are set. The lock says no daemon runs: a socket left behind
+    // under either name is a dead one's.
+    let binding = side.join(BINDING);
+    let _ = std::fs::remove_file(&binding);
+    let listener = UnixListener::bind(&binding).map_err(|e| CheckpointError::io(&binding, e))?;
     // Only its owner may ask (connecting takes write permission on the socket).
     {
         use std::os::unix::fs::PermissionsExt as _;
-        std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))
-            .map_err(|e| CheckpointError::io(&socket, e))?;
+        std::fs::set_permissions(&binding, std::fs::Permissions::from_mode(0o600))
+            .map_err(|e| CheckpointError::io(&binding, e))?;
     }
+    std::fs::rename(&binding, &socket).map_err(|e| CheckpointError::io(&socket, e))?;
     let changes = Arc::new(Mutex::new(Changes {
         watcher,
         instance: fastrand::u64(1..),
@@ -201,22 +208,31 @@ pub fn run_watch_daemon(
         last_request: Instant::now(),
     }));
     let stopping = Arc::new(AtomicBool::new(false));
-    {
+    let accept = {
         let (changes, stopping) = (Arc::clone(&changes), Arc::clone(&stopping));
-        // Blocked in `accept` until the process ends: a daemon's process ends when this
-        // function returns, and a stopping daemon answers nothing but "unknown".
         std::thread::Builder::new()
             .name("atto-watch-accept".into())
             .spawn(move || {
                 for stream in listener.incoming().flatten() {
                     serve(stream, &changes, &stopping);
+                    if stopping.load(Ordering::Acquire) {
+                        break;
+                    }
                 }
             })
-            .map_err(|e| CheckpointError::io(&socket, e))?;
-    }
+            .map_err(|e| CheckpointError::io(&socket, e))?
+    };
     let stop = tick(&changes, &socket, &workspace, options.idle);
+    // A stopping daemon answers nothing but "unknown". One connection of its own wakes the
+    // accept thread, which then lets go of the listener and the watcher (its inotify
+    // instance counts against a per-user limit) before the lock says another may start.
     stopping.store(true, Ordering::Release);
+    let woken = UnixStream::connect(&socket).is_ok();
     let _ = std::fs::remove_file(&socket);
+    if woken {
+        let _ = accept.join();
+    }
+    drop(changes);
     drop(lock);
     Ok(stop)
 }

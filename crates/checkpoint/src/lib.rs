@@ -75,6 +75,9 @@ pub struct Limits {
     /// costs less. Later snapshots of any workspace take what changed from the process's own
     /// file watcher (see `watch`).
     pub watch_from_files: u64,
+    /// A watch daemon that has not answered within this is treated as absent, and the
+    /// snapshot walks (a stuck daemon must not stall every snapshot for long).
+    pub daemon_timeout: std::time::Duration,
 }
 
 impl Default for Limits {
@@ -84,6 +87,7 @@ impl Default for Limits {
             max_age_days: 14,
             max_workspace_bytes: 500 * 1024 * 1024,
             watch_from_files: 1_000,
+            daemon_timeout: std::time::Duration::from_secs(1),
         }
     }
 }

@@ -19,8 +19,6 @@ use crate::daemon::SOCKET;
 
 /// The record of the last snapshot a daemon's point stands for.
 const RECORD: &str = "atto-watch-base";
-/// A daemon that does not answer within this is treated as absent.
-const TIMEOUT: Duration = Duration::from_millis(300);
 /// Longest socket path the kernel takes (`sun_path`, with its terminating NUL).
 const MAX_SOCKET_PATH: usize = 107;
 
@@ -49,8 +47,11 @@ pub(crate) enum Answer {
     Paths { now: Clock, paths: Vec<PathBuf> },
     /// It cannot tell, for this reason.
     Unknown(String),
-    /// No daemon answered (none runs, or it is stuck).
+    /// No daemon runs.
     Absent,
+    /// A daemon took the request but did not answer in time (stuck, or stopped by a
+    /// signal): this process does not ask it again.
+    Silent,
 }
 
 /// The daemon's socket for `side`, when the kernel can take its path.
@@ -59,19 +60,26 @@ fn socket(side: &Path) -> Option<PathBuf> {
     (path.as_os_str().len() <= MAX_SOCKET_PATH).then_some(path)
 }
 
-/// Sends one request and reads the answer.
-fn ask(side: &Path, request: &str) -> Answer {
+/// Sends one request and reads the answer, waiting at most `timeout` for it.
+fn ask(side: &Path, request: &str, timeout: Duration) -> Answer {
     let Some(path) = socket(side) else {
         return Answer::Absent;
     };
     let Ok(mut stream) = UnixStream::connect(&path) else {
         return Answer::Absent;
     };
-    let _ = stream.set_read_timeout(Some(TIMEOUT));
-    let _ = stream.set_write_timeout(Some(TIMEOUT));
+    let _ = stream.set_read_timeout(Some(timeout));
+    let _ = stream.set_write_timeout(Some(timeout));
     let mut reply = Vec::new();
-    if stream.write_all(request.as_bytes()).is_err() || stream.read_to_end(&mut reply).is_err() {
-        return Answer::Absent;
+    if let Err(e) = stream
+        .write_all(request.as_bytes())
+        .and_then(|()| stream.read_to_end(&mut reply))
+    {
+        let late = matches!(
+            e.kind(),
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+        );
+        return if late { Answer::Silent } else { Answer::Absent };
     }
     parse(&reply).unwrap_or(Answer::Unknown(
         "the watch daemon's answer was malformed".into(),
@@ -106,17 +114,18 @@ fn parse(reply: &[u8]) -> Option<Answer> {
     }
 }
 
-/// A point in the running daemon's stream, if one answers.
-pub(crate) fn clock(side: &Path) -> Option<Clock> {
-    match ask(side, "clock\n") {
-        Answer::Paths { now, .. } => Some(now),
-        Answer::Unknown(_) | Answer::Absent => None,
-    }
+/// A point in the running daemon's stream ([`Answer::Paths`] with no paths).
+pub(crate) fn clock(side: &Path, timeout: Duration) -> Answer {
+    ask(side, "clock\n", timeout)
 }
 
 /// What changed since `since`.
-pub(crate) fn since(side: &Path, since: Clock) -> Answer {
-    ask(side, &format!("since {} {}\n", since.instance, since.seq))
+pub(crate) fn since(side: &Path, since: Clock, timeout: Duration) -> Answer {
+    ask(
+        side,
+        &format!("since {} {}\n", since.instance, since.seq),
+        timeout,
+    )
 }
 
 /// Starts a daemon for `side` in the background, detached from this process's terminal

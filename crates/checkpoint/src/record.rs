@@ -79,6 +79,8 @@ pub(crate) struct State {
     pub(crate) recalled: bool,
     /// This process started a watch daemon.
     pub(crate) started_daemon: bool,
+    /// The watch daemon once took a request and did not answer in time: not asked again.
+    pub(crate) daemon_silent: bool,
 }
 
 impl State {
@@ -96,6 +98,7 @@ impl State {
             pending: None,
             recalled: false,
             started_daemon: false,
+            daemon_silent: false,
         }
     }
 

@@ -18,9 +18,11 @@ impl Checkpoints {
     /// is needed. For a process's first snapshot, sets the base from the daemon's record.
     pub(crate) fn changed(&self, state: &mut State) -> Result<(Vec<PathBuf>, Source), String> {
         let side = self.git.side();
-        if let Some(watcher) = &mut state.watcher {
+        if state.watcher.is_some() {
             // The daemon's point first: every change before it is among the paths taken next.
-            state.pending = link::clock(side);
+            state.pending = self.daemon_clock(state);
+        }
+        if let Some(watcher) = &mut state.watcher {
             return match watcher.take() {
                 Since::Paths(paths) => Ok((paths, Source::Process)),
                 Since::Unknown(why) => Err(why.into()),
@@ -54,7 +56,12 @@ impl Checkpoints {
             }
             _ => return Err(first()),
         };
-        match link::since(side, point) {
+        let answer = if state.daemon_silent {
+            Answer::Silent
+        } else {
+            link::since(side, point, self.limits.daemon_timeout)
+        };
+        match answer {
             Answer::Paths { now, paths } => {
                 state.pending = Some(now);
                 Ok((paths, Source::Daemon))
@@ -67,6 +74,27 @@ impl Checkpoints {
                 state.base = None;
                 Err(first())
             }
+            Answer::Silent => {
+                state.base = None;
+                state.daemon_silent = true;
+                Err("the watch daemon did not answer".to_owned())
+            }
+        }
+    }
+
+    /// A point in the running daemon's stream, unless none runs or it already failed to
+    /// answer this process once (a stuck daemon must not cost every snapshot its timeout).
+    fn daemon_clock(&self, state: &mut State) -> Option<link::Clock> {
+        if state.daemon_silent {
+            return None;
+        }
+        match link::clock(self.git.side(), self.limits.daemon_timeout) {
+            Answer::Paths { now, .. } => Some(now),
+            Answer::Silent => {
+                state.daemon_silent = true;
+                None
+            }
+            Answer::Unknown(_) | Answer::Absent => None,
         }
     }
 
@@ -74,7 +102,7 @@ impl Checkpoints {
     /// recorded against it.
     pub(crate) fn point_before_walk(&self, state: &mut State) {
         if state.pending.is_none() {
-            state.pending = link::clock(self.git.side());
+            state.pending = self.daemon_clock(state);
         }
     }
 

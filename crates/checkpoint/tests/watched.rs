@@ -36,6 +36,9 @@ impl Fixture {
     fn open(&self, data: &str) -> Checkpoints {
         let limits = Limits {
             watch_from_files: 0,
+            // A loaded test machine can keep the daemon's thread from answering in 300 ms;
+            // these tests are about what it answers.
+            daemon_timeout: std::time::Duration::from_secs(20),
             ..Limits::default()
         };
         Checkpoints::open(&self.root.path().join(data), &self.ws, limits).unwrap()
@@ -268,17 +271,29 @@ fn daemon(
     cp: &Checkpoints,
     idle: std::time::Duration,
 ) -> std::thread::JoinHandle<atto_checkpoint::WatchStop> {
-    let (side, ws) = (cp.side_repo().to_path_buf(), f.ws.clone());
-    let options = atto_checkpoint::WatchOptions {
-        idle,
-        ..Default::default()
-    };
-    let handle =
-        std::thread::spawn(move || atto_checkpoint::run_watch_daemon(&side, &ws, options).unwrap());
     let socket = cp.side_repo().join("atto-watch.sock");
     let start = std::time::Instant::now();
+    let spawn = || {
+        let (side, ws) = (cp.side_repo().to_path_buf(), f.ws.clone());
+        let options = atto_checkpoint::WatchOptions {
+            idle,
+            ..Default::default()
+        };
+        std::thread::spawn(move || atto_checkpoint::run_watch_daemon(&side, &ws, options).unwrap())
+    };
+    let mut handle = spawn();
     while !socket.exists() {
         assert!(start.elapsed().as_secs() < 20, "the daemon never listened");
+        if handle.is_finished() {
+            match handle.join() {
+                // The lock of a daemon that stopped can live on for a moment in a process
+                // another test thread is starting (between its fork and its exec, the child
+                // holds a copy of every descriptor). Daemons in processes of their own do
+                // not share descriptors.
+                Ok(atto_checkpoint::WatchStop::AlreadyRunning) => handle = spawn(),
+                other => panic!("the daemon stopped before it listened: {other:?}"),
+            }
+        }
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
     handle
@@ -540,4 +555,44 @@ fn a_first_walk_in_a_git_workspace_edits_the_tree_of_the_users_index_instead_of_
         "the user staged"
     );
     user_git(&f, &["diff", "--cached", "--quiet", "--", "src/m1"]);
+}
+
+#[test]
+fn a_daemon_that_does_not_answer_costs_a_process_one_timeout_not_one_per_snapshot() {
+    let f = fixture();
+    let limits = Limits {
+        watch_from_files: 0,
+        daemon_timeout: std::time::Duration::from_millis(200),
+        ..Limits::default()
+    };
+    let open = || Checkpoints::open(&f.root.path().join("data"), &f.ws, limits).unwrap();
+    let cp = open();
+    // A stuck daemon: it takes connections and never answers.
+    let listener =
+        std::os::unix::net::UnixListener::bind(cp.side_repo().join("atto-watch.sock")).unwrap();
+    let taken = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    {
+        let taken = std::sync::Arc::clone(&taken);
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                taken.lock().unwrap().push(stream);
+            }
+        });
+    }
+    let connections = || taken.lock().unwrap().len();
+    let first = cp.snapshot(&label(1)).unwrap();
+    assert!(first.scan.starts_with("walk"), "{}", first.scan);
+    assert_eq!(connections(), 1);
+    for turn in 2..5 {
+        f.write("src/m0/f0.txt", &format!("turn {turn}\n"));
+        let later = cp.snapshot(&label(turn)).unwrap();
+        assert!(later.scan.starts_with("watcher ("), "{}", later.scan);
+        assert_eq!(f.state(&cp, &later), f.walked(turn as usize - 2));
+    }
+    assert_eq!(connections(), 1, "not asked again by this process");
+    drop(cp);
+    // The next process tries once.
+    let cp = open();
+    cp.snapshot(&label(5)).unwrap();
+    assert_eq!(connections(), 2);
 }
