@@ -90,7 +90,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for _ in 0..RUNS {
         let started = Instant::now();
         for (rel, old) in &before {
-            if let Some(lang) = atto_quality::concrete::Lang::of(rel) {
+            if let Some(lang) = atto_quality::concrete::symbol_lang(rel) {
                 let _ = atto_quality::concrete::symbols_of(old, lang);
             }
         }

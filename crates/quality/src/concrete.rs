@@ -25,7 +25,7 @@ use crate::{Finding, QualityTask, Stage};
 
 pub use brackets::{BracketCount, Dialect, Scan, count_brackets, scan};
 pub use named::TaskSymbols;
-pub use symbols::{Lang, Symbol, symbols_of};
+pub use symbols::{Lang, Symbol, symbol_lang, symbols_of};
 
 /// Largest file the checks read; a larger one is only checked to exist.
 pub const MAX_READ: u64 = 2 * 1024 * 1024;
@@ -209,7 +209,7 @@ pub fn check(
             )),
             Located::Dir => {}
             Located::File { path, len } => {
-                let lang = Lang::of(rel);
+                let lang = symbol_lang(rel);
                 unparsed_code |= lang.is_none() && is_other_code(rel);
                 if let Some((text, lines)) =
                     check_file(rel, &path, len, before, &mut budget, &mut findings)

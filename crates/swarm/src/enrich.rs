@@ -16,7 +16,7 @@ use std::time::Duration;
 use atto_llm::{ModelClient, ModelRequest, ModelResponse};
 use atto_protocol::{Message, Usage};
 use atto_quality::TaskKind;
-use atto_quality::concrete::{Lang, symbols_of};
+use atto_quality::concrete::{symbol_lang, symbols_of};
 use serde_json::{Map, Value};
 use tokio::io::AsyncReadExt;
 
@@ -257,7 +257,7 @@ async fn code_context(workspace: &Path, task: &SwarmTask) -> Option<String> {
 
 /// `src/models/user.py: class UserCreateRequest, function validate_email, …`.
 fn describe_file(rel: &str, text: &str) -> String {
-    let symbols = Lang::of(rel).and_then(|lang| symbols_of(text, lang));
+    let symbols = symbol_lang(rel).and_then(|lang| symbols_of(text, lang));
     match symbols {
         Some(symbols) if symbols.is_empty() => format!("{rel}: no classes or functions"),
         Some(symbols) => {

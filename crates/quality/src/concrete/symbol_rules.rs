@@ -20,7 +20,9 @@ use std::path::Path;
 use super::brackets::{Dialect, scan};
 use super::named::TaskSymbols;
 use super::region;
-use super::symbols::{Lang, SymbolMap, bare, contains_word, parse_full, parse_pair, symbols_of};
+use super::symbols::{
+    Lang, SymbolMap, bare, contains_word, parse_full, parse_pair, symbol_lang, symbols_of,
+};
 use super::{Located, MAX_READ, finding, locate, read_capped};
 use crate::{Finding, QualityTask};
 
@@ -234,7 +236,7 @@ fn target_texts(
         if sources.iter().any(|s| s.rel == target) {
             continue;
         }
-        let Some(lang) = Lang::of(target) else {
+        let Some(lang) = symbol_lang(target) else {
             continue;
         };
         let Located::File { path, len } = locate(root, target) else {
@@ -256,7 +258,7 @@ fn target_texts(
 /// The file a missing wanted symbol is reported against: a parsed target file, else the
 /// only parsed modified file.
 fn wanted_place(task: &QualityTask, files: &[File<'_>]) -> Option<String> {
-    if let Some(target) = task.target_files.iter().find(|t| Lang::of(t).is_some()) {
+    if let Some(target) = task.target_files.iter().find(|t| symbol_lang(t).is_some()) {
         return Some(target.clone());
     }
     match files {

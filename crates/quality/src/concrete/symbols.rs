@@ -3,10 +3,11 @@
 //! Only declarations are walked, never function bodies. Does not own what the symbols
 //! must be (that is `symbol_rules`).
 
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 
-use tree_sitter::{InputEdit, Node, Parser, Point, Tree};
+pub use atto_syntax::Lang;
+use atto_syntax::tree_sitter::{InputEdit, Node, Point, Tree};
+use atto_syntax::with_parser;
 
 /// Longest symbol name kept.
 pub(super) const MAX_NAME: usize = 200;
@@ -14,53 +15,10 @@ pub(super) const MAX_NAME: usize = 200;
 /// Deepest nesting of classes and modules walked (a hostile file may nest thousands).
 const MAX_DEPTH: usize = 16;
 
-/// A language the symbol check parses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Lang {
-    /// `.py`, `.pyi`.
-    Python,
-    /// `.js`, `.jsx`, `.mjs`, `.cjs`.
-    JavaScript,
-    /// `.ts`, `.mts`, `.cts`.
-    TypeScript,
-    /// `.tsx`.
-    Tsx,
-    /// `.rs`.
-    Rust,
-}
-
-impl Lang {
-    /// The language of a file by its extension.
-    pub fn of(rel: &str) -> Option<Lang> {
-        match super::extension(rel)?.as_str() {
-            "py" | "pyi" => Some(Lang::Python),
-            "js" | "jsx" | "mjs" | "cjs" => Some(Lang::JavaScript),
-            "ts" | "mts" | "cts" => Some(Lang::TypeScript),
-            "tsx" => Some(Lang::Tsx),
-            "rs" => Some(Lang::Rust),
-            _ => None,
-        }
-    }
-
-    fn index(self) -> usize {
-        match self {
-            Lang::Python => 0,
-            Lang::JavaScript => 1,
-            Lang::TypeScript => 2,
-            Lang::Tsx => 3,
-            Lang::Rust => 4,
-        }
-    }
-
-    fn language(self) -> tree_sitter::Language {
-        match self {
-            Lang::Python => tree_sitter_python::LANGUAGE.into(),
-            Lang::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
-            Lang::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
-            Lang::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
-            Lang::Rust => tree_sitter_rust::LANGUAGE.into(),
-        }
-    }
+/// The language of `rel` when the symbol checks read it: every language atto parses but Go,
+/// which has no symbol rules here (its files count as other code, see `is_other_code`).
+pub fn symbol_lang(rel: &str) -> Option<Lang> {
+    Lang::of(rel).filter(|l| *l != Lang::Go)
 }
 
 /// A declared symbol.
@@ -81,25 +39,6 @@ pub fn symbols_of(text: &str, lang: Lang) -> Option<Vec<Symbol>> {
             .map(|(name, kind)| Symbol { name, kind })
             .collect(),
     )
-}
-
-thread_local! {
-    /// One parser per language and thread, reused across calls.
-    static PARSERS: RefCell<[Option<Parser>; 5]> =
-        const { RefCell::new([None, None, None, None, None]) };
-}
-
-fn with_parser<R>(lang: Lang, f: impl FnOnce(&mut Parser) -> R) -> Option<R> {
-    PARSERS.with(|cell| {
-        let mut parsers = cell.try_borrow_mut().ok()?;
-        let slot = &mut parsers[lang.index()];
-        if slot.is_none() {
-            let mut parser = Parser::new();
-            parser.set_language(&lang.language()).ok()?;
-            *slot = Some(parser);
-        }
-        slot.as_mut().map(f)
-    })
 }
 
 /// Symbols by name (qualified for methods), with their kind.
@@ -164,6 +103,8 @@ fn collect(tree: &Tree, text: &str, lang: Lang) -> SymbolMap {
         Lang::Python => python(root, src, None, &mut out),
         Lang::JavaScript | Lang::TypeScript | Lang::Tsx => script(root, src, None, &mut out),
         Lang::Rust => rust(root, src, None, &mut out),
+        // Not read (see `symbol_lang`).
+        Lang::Go => {}
     }
     out
 }

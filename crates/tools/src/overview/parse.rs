@@ -4,9 +4,7 @@
 //! TypeScript namespaces, one level) is walked for definitions; every identifier leaf
 //! counts as a use.
 
-use std::cell::RefCell;
-
-use tree_sitter::{Node, Parser};
+use atto_syntax::tree_sitter::Node;
 
 /// Longest symbol or identifier kept.
 const MAX_NAME: usize = 80;
@@ -14,47 +12,7 @@ const MAX_NAME: usize = 80;
 /// Files larger than this are not parsed (generated code, bundles).
 pub(crate) const MAX_FILE_BYTES: u64 = 512 * 1024;
 
-/// A language the overview reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Lang {
-    Rust,
-    Python,
-    JavaScript,
-    TypeScript,
-    Tsx,
-    Go,
-}
-
-impl Lang {
-    /// The language of a path, by extension.
-    pub(crate) fn of(path: &str) -> Option<Lang> {
-        let ext = path.rsplit_once('.')?.1;
-        Some(match ext {
-            "rs" => Lang::Rust,
-            "py" | "pyi" => Lang::Python,
-            "js" | "jsx" | "mjs" | "cjs" => Lang::JavaScript,
-            "ts" | "mts" | "cts" => Lang::TypeScript,
-            "tsx" => Lang::Tsx,
-            "go" => Lang::Go,
-            _ => return None,
-        })
-    }
-
-    fn index(self) -> usize {
-        self as usize
-    }
-
-    fn language(self) -> tree_sitter::Language {
-        match self {
-            Lang::Rust => tree_sitter_rust::LANGUAGE.into(),
-            Lang::Python => tree_sitter_python::LANGUAGE.into(),
-            Lang::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
-            Lang::TypeScript => tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
-            Lang::Tsx => tree_sitter_typescript::LANGUAGE_TSX.into(),
-            Lang::Go => tree_sitter_go::LANGUAGE.into(),
-        }
-    }
-}
+pub(crate) use atto_syntax::Lang;
 
 /// A symbol a file defines.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,28 +33,15 @@ pub(crate) struct FileFacts {
     pub uses: Vec<String>,
 }
 
-thread_local! {
-    static PARSERS: RefCell<[Option<Parser>; 6]> = const { RefCell::new([None, None, None, None, None, None]) };
-}
-
 /// The symbols and uses of `text`; `None` when it cannot be parsed.
 pub(crate) fn facts(text: &str, lang: Lang) -> Option<FileFacts> {
-    PARSERS.with(|cell| {
-        let mut parsers = cell.try_borrow_mut().ok()?;
-        let slot = &mut parsers[lang.index()];
-        if slot.is_none() {
-            let mut parser = Parser::new();
-            parser.set_language(&lang.language()).ok()?;
-            *slot = Some(parser);
-        }
-        let tree = slot.as_mut()?.parse(text, None)?;
-        let root = tree.root_node();
-        let mut symbols = Vec::new();
-        definitions(root, text, lang, 0, &mut symbols);
-        Some(FileFacts {
-            symbols,
-            uses: identifiers(root, text),
-        })
+    let tree = atto_syntax::with_parser(lang, |p| p.parse(text, None))??;
+    let root = tree.root_node();
+    let mut symbols = Vec::new();
+    definitions(root, text, lang, 0, &mut symbols);
+    Some(FileFacts {
+        symbols,
+        uses: identifiers(root, text),
     })
 }
 
