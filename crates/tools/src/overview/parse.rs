@@ -59,6 +59,16 @@ fn line(node: Node<'_>) -> u32 {
     u32::try_from(node.start_position().row + 1).unwrap_or(u32::MAX)
 }
 
+/// Collects the definitions in the body of `item`, a top-level `impl`, `mod`, class or
+/// namespace: one level down, no further.
+fn members(item: Node<'_>, text: &str, lang: Lang, depth: usize, out: &mut Vec<Symbol>) {
+    if depth == 0
+        && let Some(body) = item.child_by_field_name("body")
+    {
+        definitions(body, text, lang, depth + 1, out);
+    }
+}
+
 /// Collects the definitions among `node`'s children; `depth` bounds nesting.
 fn definitions(node: Node<'_>, text: &str, lang: Lang, depth: usize, out: &mut Vec<Symbol>) {
     let mut cursor = node.walk();
@@ -91,11 +101,7 @@ fn definitions(node: Node<'_>, text: &str, lang: Lang, depth: usize, out: &mut V
                             None => format!("impl {ty}"),
                         };
                         push("impl", name);
-                        if depth == 0
-                            && let Some(body) = child.child_by_field_name("body")
-                        {
-                            definitions(body, text, lang, depth + 1, out);
-                        }
+                        members(child, text, lang, depth, out);
                         continue;
                     }
                     _ => continue,
@@ -103,11 +109,8 @@ fn definitions(node: Node<'_>, text: &str, lang: Lang, depth: usize, out: &mut V
                 if let Some(n) = name("name") {
                     push(kind, n);
                 }
-                if k == "mod_item"
-                    && depth == 0
-                    && let Some(body) = child.child_by_field_name("body")
-                {
-                    definitions(body, text, lang, depth + 1, out);
+                if k == "mod_item" {
+                    members(child, text, lang, depth, out);
                 }
             }
             (Lang::Python, "function_definition") => {
@@ -119,11 +122,7 @@ fn definitions(node: Node<'_>, text: &str, lang: Lang, depth: usize, out: &mut V
                 if let Some(n) = name("name") {
                     push("class", n);
                 }
-                if depth == 0
-                    && let Some(body) = child.child_by_field_name("body")
-                {
-                    definitions(body, text, lang, depth + 1, out);
-                }
+                members(child, text, lang, depth, out);
             }
             // Its children are the decorators and the definition itself.
             (Lang::Python, "decorated_definition") => definitions(child, text, lang, depth, out),
@@ -158,11 +157,8 @@ fn definitions(node: Node<'_>, text: &str, lang: Lang, depth: usize, out: &mut V
                 if let Some(n) = name("name") {
                     push(kind, n);
                 }
-                if matches!(kind, "class" | "namespace")
-                    && depth == 0
-                    && let Some(body) = child.child_by_field_name("body")
-                {
-                    definitions(body, text, lang, depth + 1, out);
+                if matches!(kind, "class" | "namespace") {
+                    members(child, text, lang, depth, out);
                 }
             }
             (Lang::Go, "function_declaration") => {
@@ -245,15 +241,7 @@ fn identifiers(root: Node<'_>, text: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn names(text: &str, lang: Lang) -> Vec<String> {
-        facts(text, lang)
-            .unwrap()
-            .symbols
-            .into_iter()
-            .map(|s| format!("{} {}:{}", s.kind, s.name, s.line))
-            .collect()
-    }
+    use crate::overview::tests::names;
 
     #[test]
     fn each_language_yields_its_top_level_symbols() {

@@ -47,14 +47,18 @@ fn have(test: &str, path: Option<&PathBuf>, what: &str) -> bool {
     false
 }
 
-fn symbols(path: &Path, lang: Lang) -> Vec<String> {
-    let text = std::fs::read_to_string(path).unwrap();
-    facts(&text, lang)
+/// The symbols of `text` as `kind name:line`.
+pub(super) fn names(text: &str, lang: Lang) -> Vec<String> {
+    facts(text, lang)
         .unwrap()
         .symbols
         .into_iter()
         .map(|s| format!("{} {}:{}", s.kind, s.name, s.line))
         .collect()
+}
+
+fn symbols(path: &Path, lang: Lang) -> Vec<String> {
+    names(&std::fs::read_to_string(path).unwrap(), lang)
 }
 
 #[test]
