@@ -302,6 +302,15 @@ pub struct ThreadRow {
     pub replaces: Option<String>,
 }
 
+/// Makes `thread` the current thread of `session`.
+fn make_current(conn: &Connection, session: &str, thread: &str) -> rusqlite::Result<()> {
+    conn.execute(
+        "UPDATE sessions SET current_thread = ?2 WHERE id = ?1",
+        params![session, thread],
+    )
+    .map(drop)
+}
+
 impl Store {
     /// Creates thread `id` branching from `parent` after its message `fork_seq`, and makes it
     /// the session's current thread.
@@ -322,10 +331,7 @@ impl Store {
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                 params![id, session, parent, fork_seq, label, now],
             )?;
-            tx.execute(
-                "UPDATE sessions SET current_thread = ?2 WHERE id = ?1",
-                params![session, id],
-            )?;
+            make_current(&tx, &session, &id)?;
             tx.commit()
         })
         .await
@@ -350,10 +356,7 @@ impl Store {
                  VALUES (?1, ?2, ?3, ?4, ?5)",
                 params![id, session, replaces, label, now],
             )?;
-            tx.execute(
-                "UPDATE sessions SET current_thread = ?2 WHERE id = ?1",
-                params![session, id],
-            )?;
+            make_current(&tx, &session, &id)?;
             tx.commit()
         })
         .await
@@ -362,14 +365,8 @@ impl Store {
     /// Makes `thread` the session's current thread (what a resume continues).
     pub async fn set_current_thread(&self, session: &str, thread: &str) -> Result<(), StoreError> {
         let (session, thread) = (session.to_owned(), thread.to_owned());
-        self.call(move |conn| {
-            conn.execute(
-                "UPDATE sessions SET current_thread = ?2 WHERE id = ?1",
-                params![session, thread],
-            )
-            .map(drop)
-        })
-        .await
+        self.call(move |conn| make_current(conn, &session, &thread))
+            .await
     }
 
     /// The threads of a session, oldest first.
