@@ -56,12 +56,7 @@ impl Checkpoints {
             }
             _ => return Err(first()),
         };
-        let answer = if state.daemon_silent {
-            Answer::Silent
-        } else {
-            link::since(side, point, self.limits.daemon_timeout)
-        };
-        match answer {
+        match self.ask_daemon(state, |side, timeout| link::since(side, point, timeout)) {
             Answer::Paths { now, paths } => {
                 state.pending = Some(now);
                 Ok((paths, Source::Daemon))
@@ -76,25 +71,31 @@ impl Checkpoints {
             }
             Answer::Silent => {
                 state.base = None;
-                state.daemon_silent = true;
                 Err("the watch daemon did not answer".to_owned())
             }
         }
     }
 
-    /// A point in the running daemon's stream, unless none runs or it already failed to
-    /// answer this process once (a stuck daemon must not cost every snapshot its timeout).
-    fn daemon_clock(&self, state: &mut State) -> Option<link::Clock> {
+    /// Asks the watch daemon through `ask`, unless it already failed to answer this process
+    /// once: a stuck daemon must not cost every snapshot its timeout.
+    fn ask_daemon(
+        &self,
+        state: &mut State,
+        ask: impl FnOnce(&std::path::Path, std::time::Duration) -> Answer,
+    ) -> Answer {
         if state.daemon_silent {
-            return None;
+            return Answer::Silent;
         }
-        match link::clock(self.git.side(), self.limits.daemon_timeout) {
+        let answer = ask(self.git.side(), self.limits.daemon_timeout);
+        state.daemon_silent = answer == Answer::Silent;
+        answer
+    }
+
+    /// A point in the running daemon's stream, when one answers.
+    fn daemon_clock(&self, state: &mut State) -> Option<link::Clock> {
+        match self.ask_daemon(state, link::clock) {
             Answer::Paths { now, .. } => Some(now),
-            Answer::Silent => {
-                state.daemon_silent = true;
-                None
-            }
-            Answer::Unknown(_) | Answer::Absent => None,
+            Answer::Unknown(_) | Answer::Absent | Answer::Silent => None,
         }
     }
 
