@@ -132,14 +132,21 @@ impl HttpModelClient {
         let mut sse = SseDecoder::new();
         let mut decoder = Decoder::new(self.info.wire, &self.info.model);
         let mut events = Vec::new();
-        loop {
-            let chunk = match response.chunk().await {
-                Ok(Some(chunk)) => chunk,
-                Ok(None) => break,
+        let mut ended = false;
+        while !ended {
+            match response.chunk().await {
+                Ok(Some(chunk)) => {
+                    received.bytes += chunk.len();
+                    sse.feed(&chunk, &mut events);
+                }
+                Ok(None) => {
+                    // A last event whose blank line never came is dispatched here when
+                    // it is whole.
+                    received.unfinished_event = sse.finish(&mut events);
+                    ended = true;
+                }
                 Err(e) => return Err(self.cut(&e, received)),
-            };
-            received.bytes += chunk.len();
-            sse.feed(&chunk, &mut events);
+            }
             for event in events.drain(..) {
                 received.events += 1;
                 if let Some(log) = log {
@@ -152,7 +159,6 @@ impl HttpModelClient {
                 }
             }
         }
-        received.unfinished_event = sse.finish();
         decoder.finish().map_err(|e| match e {
             ModelError::StreamCut(why) => ModelError::StreamCut(format!(
                 "{why}; the server closed the connection after {received}"

@@ -1,9 +1,11 @@
 //! Server-sent events decoding: bytes in, `(event, data)` pairs out.
 //!
 //! Owns the SSE line grammar (LF, CRLF and lone CR line ends, comments, multi-line data).
-//! As the standard says, an event is dispatched only by the blank line that ends it: a
-//! last event without one is discarded at the end of the stream, so a stream cut inside
-//! an event never yields a half-received event. It is pure and byte-buffered: a chunk may end
+//! As the standard says, an event is dispatched by the blank line that ends it. A last
+//! event without one is dispatched at the end of the stream only when its data is whole
+//! JSON (streams recorded from the official SDKs end so after their final event, and the
+//! SDKs accept them); anything else is discarded, so a stream cut inside an event never
+//! yields a half-received event. It is pure and byte-buffered: a chunk may end
 //! anywhere, even inside a UTF-8 character or between the CR and LF of one line end.
 //! It does not know what the events mean; `wire::*` interprets them.
 //!
@@ -75,10 +77,24 @@ impl SseDecoder {
     }
 
     /// Ends the stream. An event still unterminated (no blank line after it) is
-    /// discarded, as the SSE standard requires: it may be cut short. Returns whether
-    /// anything was discarded.
-    pub fn finish(&mut self) -> bool {
-        let discarded = !self.partial.is_empty() || self.has_data || self.event.is_some();
+    /// appended to `out` when its data is a complete JSON value (or chat's `[DONE]`): the whole event arrived,
+    /// only its blank line did not. Anything else unterminated may be cut short and is
+    /// discarded. Returns whether anything was discarded.
+    pub fn finish(&mut self, out: &mut Vec<SseEvent>) -> bool {
+        if !self.partial.is_empty() {
+            let last = std::mem::take(&mut self.partial);
+            self.line(&last, out);
+        }
+        // Chat Completions ends its stream with the literal `[DONE]`, not JSON.
+        let whole_json = self.has_data
+            && (self.data == "[DONE]"
+                || serde_json::from_str::<serde::de::IgnoredAny>(&self.data).is_ok());
+        let discarded = if whole_json {
+            self.dispatch(out);
+            false
+        } else {
+            self.has_data || self.event.is_some()
+        };
         self.partial.clear();
         self.event = None;
         self.data.clear();
@@ -144,7 +160,7 @@ mod tests {
         let mut d = SseDecoder::new();
         let mut out = Vec::new();
         d.feed(input, &mut out);
-        d.finish();
+        d.finish(&mut out);
         out
     }
 
@@ -154,7 +170,7 @@ mod tests {
         for b in input {
             d.feed(std::slice::from_ref(b), &mut out);
         }
-        d.finish();
+        d.finish(&mut out);
         out
     }
 
@@ -197,7 +213,7 @@ mod tests {
         d.feed(b"data: a\r", &mut out);
         d.feed(b"\n\r", &mut out);
         d.feed(b"\ndata: b\r\n\r\n", &mut out);
-        d.finish();
+        d.finish(&mut Vec::new());
         // Had the LF after the chunk-final CR counted as a second line end, "a" would
         // have been dispatched on its own before the blank line; it is, once, either way,
         // but "b" must not be merged into it.
@@ -226,14 +242,15 @@ mod tests {
     }
 
     #[test]
-    fn last_event_without_its_blank_line_is_not_dispatched() {
+    fn last_event_without_its_blank_line_is_dispatched_only_when_whole() {
         assert_eq!(whole(b"data: a\n\ndata: b"), vec![ev(None, "a")]);
         assert_eq!(whole(b"data: a\n"), vec![]);
         assert_eq!(whole(b"data: a\r"), vec![]);
         assert_eq!(
             whole(b"data: a\r\n\r\ndata: [DONE]\r\n"),
-            vec![ev(None, "a")]
+            vec![ev(None, "a"), ev(None, "[DONE]")]
         );
+        assert_eq!(whole(b"data: a\r\n\r\ndata: [DON"), vec![ev(None, "a")]);
     }
 
     #[test]
@@ -270,8 +287,39 @@ mod tests {
             for chunk in input.chunks(size) {
                 d.feed(chunk, &mut out);
             }
-            d.finish();
+            d.finish(&mut out);
             assert_eq!(out, want, "chunk size {size}");
+        }
+    }
+
+    #[test]
+    fn a_last_event_without_its_blank_line_is_dispatched_when_its_json_is_whole() {
+        let input = b"event: message_stop\ndata: {\"type\":\"message_stop\"}";
+        let want = vec![ev(Some("message_stop"), "{\"type\":\"message_stop\"}")];
+        assert_eq!(whole(input), want);
+        assert_eq!(bytewise(input), want);
+        let mut d = SseDecoder::new();
+        let mut out = Vec::new();
+        d.feed(b"data: {\"a\":1}\n", &mut out);
+        assert!(
+            !d.finish(&mut out),
+            "a whole event is not reported as discarded"
+        );
+        assert_eq!(out, vec![ev(None, "{\"a\":1}")]);
+    }
+
+    #[test]
+    fn a_last_event_cut_inside_its_json_is_discarded() {
+        for input in [
+            &b"data: {\"type\":\"message_st"[..],
+            b"data: {\"a\":1}\ndata: {\"b\"",
+            b"event: ping\n",
+        ] {
+            let mut d = SseDecoder::new();
+            let mut out = Vec::new();
+            d.feed(input, &mut out);
+            assert!(d.finish(&mut out), "{:?}", String::from_utf8_lossy(input));
+            assert!(out.is_empty(), "{out:?}");
         }
     }
 }

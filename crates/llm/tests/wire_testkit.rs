@@ -279,7 +279,8 @@ async fn streams_ending_before_their_terminal_event_are_cut_and_retried() {
             notices[0].reason
         );
 
-        // Every reply's terminal event lacks its blank line: never dispatched.
+        // Every reply's terminal event lacks its blank line, as streams recorded from the
+        // official SDKs' tests end: the event is whole, so the reply is too.
         let unterminated = Script {
             replies: vec![tool_reply(), tool_reply()],
             options: StreamOptions {
@@ -290,13 +291,9 @@ async fn streams_ending_before_their_terminal_event_are_cut_and_retried() {
         let server = ScriptedServer::start(unterminated).await.unwrap();
         let client = connect(&provider(&server.base_url(), wire, None), fast_options(2)).unwrap();
         let (_, result) = run(client.as_ref(), &request(vec![user("hi")])).await;
-        let err = result.unwrap_err();
-        assert!(
-            matches!(&err, ModelError::Exhausted { attempts: 2, last, .. } if matches!(**last, ModelError::StreamCut(_))),
-            "{wire}: {err:?}"
-        );
-        assert!(err.to_string().contains("unfinished"), "{wire}: {err}");
-        assert_eq!(server.requests().len(), 2, "{wire}");
+        let r = result.unwrap_or_else(|e| panic!("{wire}: {e}"));
+        assert_eq!(tool_calls(&r).len(), 2, "{wire}");
+        assert_eq!(server.requests().len(), 1, "{wire}: not retried");
     }
 }
 

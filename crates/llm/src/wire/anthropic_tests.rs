@@ -136,6 +136,22 @@ fn cut_before_message_stop_is_stream_cut() {
 }
 
 #[test]
+fn a_stream_ending_without_a_blank_line_after_message_stop_is_whole() {
+    // As streams recorded from the official SDKs' tests end.
+    let unterminated = FULL.trim_end();
+    assert!(unterminated.ends_with(r#"data: {"type":"message_stop"}"#));
+    let (_, result) = decode(Wire::Anthropic, unterminated);
+    assert_eq!(result.unwrap().stop, StopReason::ToolUse);
+    // Cut inside the last event's JSON, the same stream is still a cut.
+    let cut = &unterminated[..unterminated.len() - 3];
+    let (_, result) = decode(Wire::Anthropic, cut);
+    assert!(
+        matches!(result, Err(ModelError::StreamCut(_))),
+        "{result:?}"
+    );
+}
+
+#[test]
 fn overloaded_error_event_is_retryable() {
     let stream = concat!(
         "event: message_start\n",

@@ -153,12 +153,16 @@ fn finish_reason_without_done_is_a_cut_stream() {
 }
 
 #[test]
-fn done_without_its_blank_line_is_a_cut_stream() {
-    let stream = concat!(
+fn done_without_its_blank_line_ends_the_stream_but_a_cut_done_does_not() {
+    let head = concat!(
         r#"data: {"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}]}"#,
-        "\n\ndata: [DONE]\n"
+        "\n\n"
     );
-    let err = decode(Wire::Chat, stream).1.unwrap_err();
+    let (_, result) = decode(Wire::Chat, &format!("{head}data: [DONE]\n"));
+    assert_eq!(result.unwrap().text(), "hi");
+    let err = decode(Wire::Chat, &format!("{head}data: [DO"))
+        .1
+        .unwrap_err();
     assert!(matches!(err, ModelError::StreamCut(_)), "{err:?}");
 }
 

@@ -238,8 +238,18 @@ pub(crate) mod testutil {
         let mut decoder = Decoder::new(wire, "requested-model");
         let mut events = Vec::new();
         let mut on_update = |u| updates.push(u);
-        for piece in stream.as_bytes().chunks(chunk.max(1)) {
-            sse.feed(piece, &mut events);
+        let mut pieces = stream.as_bytes().chunks(chunk.max(1));
+        loop {
+            let ended = match pieces.next() {
+                Some(piece) => {
+                    sse.feed(piece, &mut events);
+                    false
+                }
+                None => {
+                    sse.finish(&mut events);
+                    true
+                }
+            };
             for ev in events.drain(..) {
                 match decoder.event(&ev, &mut on_update) {
                     Ok(true) => return (updates, decoder.finish()),
@@ -247,9 +257,10 @@ pub(crate) mod testutil {
                     Err(e) => return (updates, Err(e)),
                 }
             }
+            if ended {
+                return (updates, decoder.finish());
+            }
         }
-        sse.finish();
-        (updates, decoder.finish())
     }
 
     /// Decodes `stream` whole, and checks byte-at-a-time decoding agrees.
