@@ -10,6 +10,7 @@ mod learnings;
 mod mcp;
 mod models;
 mod permissions;
+mod pipe;
 mod plan_cmd;
 mod render;
 mod repl;
@@ -326,6 +327,7 @@ impl From<config::ConfigError> for Failure {
 }
 
 fn main() {
+    pipe::exit_quietly_when_stdout_closes();
     let cli = Cli::parse();
     let code = match run(cli) {
         Ok(code) => code,

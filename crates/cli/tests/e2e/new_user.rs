@@ -392,3 +392,26 @@ fn the_summary_lists_what_commands_changed_too() {
         "{result}"
     );
 }
+
+#[test]
+fn a_command_writing_to_a_closed_pipe_exits_quietly() {
+    let env = Env::new();
+    for args in [&["completion", "bash"][..], &["config", "show"][..]] {
+        // A pipe whose reader is already gone: the first write fails with EPIPE.
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = env
+            .atto()
+            .args(args)
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        assert!(
+            !stderr(&out).contains("panicked"),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+    }
+}
