@@ -83,6 +83,15 @@ pub(crate) fn mode_line(mode: atto_protocol::AgentMode) -> String {
     format!("[atto] Agent mode: {}{detail}", mode.label())
 }
 
+/// The active session goal, as each prompt carries it.
+pub(crate) fn goal_line(objective: &str) -> String {
+    format!(
+        "[atto] Session goal (active): \"{objective}\". When it is met, call goal_update with \
+         status complete; if you cannot go on without the user, call goal_update with status \
+         blocked and say why."
+    )
+}
+
 /// What the system prompt is built from.
 pub(crate) struct PromptInputs<'a> {
     pub workspace: &'a Path,

@@ -170,3 +170,40 @@ fn a_provider_usage_limit_stops_the_goal_as_usage_limited() {
     assert!(err.contains("usage_limited"), "{err}");
     assert!(err.contains("[usage_limited] ship it"), "{err}");
 }
+
+#[test]
+fn a_goal_is_in_the_first_request_and_idle_replies_are_not_continued() {
+    let mut env = Env::new();
+    env.serve(Script {
+        replies: vec![
+            // A reply that does nothing toward the goal: nothing to continue.
+            Reply::text("I would rather chat."),
+            // The next prompt works, then stops twice without a tool call: one
+            // continuation, then the turn ends.
+            Reply {
+                tool_calls: vec![call(
+                    "write_file",
+                    json!({"path": "a.txt", "content": "x\n"}),
+                )],
+                ..Reply::default()
+            },
+            Reply::text("Wrote it."),
+            Reply::text("Still here."),
+            Reply::text("never asked for"),
+        ],
+        ..Script::default()
+    });
+    let err = line_session(
+        &env,
+        "/goal make a.txt say done --budget 100000\nhello\nwrite it\n",
+    );
+    let reqs = env.requests();
+    assert_eq!(reqs.len(), 4, "no continuation of an idle reply: {err}");
+    let first = reqs[0].body["messages"].to_string();
+    assert!(
+        first.contains("Session goal (active): \\\"make a.txt say done\\\""),
+        "{first}"
+    );
+    assert!(err.contains("continuing (1/10)"), "{err}");
+    assert!(!err.contains("continuing (2/10)"), "{err}");
+}

@@ -63,6 +63,10 @@ impl Session {
         // Recalled learnings join the prompt's appended context, after the cached prefix.
         let recall = self.learnings.recall(&text).await;
         let (mut context, review_ids) = self.prompt_context();
+        // The goal is in the prompt from the first request, not only in continuations.
+        if let Some(objective) = self.work.lock().await.active_goal() {
+            context = format!("{}\n{context}", prompt::goal_line(&objective));
+        }
         if let Some(recall) = &recall {
             context = format!("{}\n\n{context}", recall.notes);
         }
@@ -92,6 +96,9 @@ impl Session {
         self.plan.reported(&review_ids).await;
         let mut turn = TurnState::new();
         let mut nudges = 0u32;
+        // Whether the model called a tool (a goal update included) since the turn began or
+        // since the last continuation: only work in progress is continued.
+        let mut progressed = false;
         // GoalsAndTasks toward an active goal stops the moment its budget is spent, between any two
         // model calls, and no call may produce more than the budget has left.
         let goal_work = matches!(
@@ -207,10 +214,13 @@ impl Session {
                             .to_owned(),
                     });
                 }
-                // An active goal the model has not reported on keeps the work going.
+                // An active goal the model has not reported on keeps the work going, while
+                // the model is making progress: a reply that did nothing since the last
+                // continuation ends the turn instead of spending the budget on nothing.
                 let goal = self.work.lock().await.active_goal();
-                if let Some(objective) = goal.filter(|_| nudges < MAX_GOAL_NUDGES) {
+                if let Some(objective) = goal.filter(|_| progressed && nudges < MAX_GOAL_NUDGES) {
                     nudges += 1;
+                    progressed = false;
                     self.emit(Event::Notice {
                         message: format!(
                             "goal \"{objective}\" is still active: continuing ({nudges}/\
@@ -231,6 +241,7 @@ impl Session {
                 }
                 return turn.finish(TurnStatus::Completed, None);
             }
+            progressed = true;
             self.resolve_external_calls(&calls, &cancel).await;
             let emit_events = self.events.clone();
             let emit = move |event: Event| {
