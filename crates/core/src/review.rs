@@ -109,11 +109,14 @@ impl ApprovedChanges<'_> {
         change: &atto_protocol::ProposedChange,
         cancel: &CancellationToken,
     ) -> (ChangeStatus, String) {
+        // Kept pending, not failed: the tool may come back (its MCP server started, the
+        // config restored), and a failed change could never be applied again.
         let Some(tool) = self.tools.get(&change.tool) else {
             return (
-                ChangeStatus::Failed,
+                ChangeStatus::Pending,
                 format!(
-                    "not run: no tool named '{}' is available in this session",
+                    "not run, still pending: no tool named '{}' is available now (is its MCP \
+                     server configured and trusted?); approve it again once it is",
                     change.tool
                 ),
             );

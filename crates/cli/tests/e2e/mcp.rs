@@ -155,6 +155,33 @@ fn a_write_tool_is_queued_in_plan_mode_asks_in_interactive_and_is_refused_in_rev
     assert_eq!(queued.len(), 1, "{evs:?}");
     assert_eq!(queued[0]["change"]["tool"], "mcp__fs__write_file");
     assert!(!env.repo().join("out.txt").exists());
+    // Approved where the server is not configured: nothing runs, the change stays
+    // pending with the reason.
+    let config = env.dir.path().join("home/.config/atto/config.toml");
+    let with_server = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, "").unwrap();
+    let unavailable = env
+        .atto()
+        .args(["plan", "approve", "--session", "latest"])
+        .output()
+        .unwrap();
+    let said = format!(
+        "{}{}",
+        stderr(&unavailable),
+        String::from_utf8_lossy(&unavailable.stdout)
+    );
+    assert!(said.contains("still pending"), "{said}");
+    assert!(!env.repo().join("out.txt").exists());
+    std::fs::write(&config, with_server).unwrap();
+    // Approved from another process, which has not searched for the deferred tool: its
+    // server is started and the change applied.
+    let approved = env
+        .atto()
+        .args(["plan", "approve", "--session", "latest"])
+        .output()
+        .unwrap();
+    assert_eq!(approved.status.code(), Some(0), "{}", stderr(&approved));
+    assert_eq!(env.read("out.txt"), "x", "{}", stderr(&approved));
 
     // Interactive: asked; a "no" leaves the file unwritten, a "yes" writes it.
     for (answer, written) in [("deny", false), ("allow", true)] {

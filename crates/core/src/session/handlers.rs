@@ -4,7 +4,7 @@
 
 use atto_policy::gate::PermissionSetting;
 use atto_protocol::{
-    AgentMode, Event, FinalResult, PermissionMode, PlanSelection, ReasoningEffort,
+    AgentMode, Event, FinalResult, PermissionMode, PlanSelection, ReasoningEffort, ToolCall,
 };
 use atto_tools::CancellationToken;
 
@@ -251,8 +251,21 @@ impl Session {
         reason: Option<String>,
         approve: bool,
     ) {
-        if approve && self.plan.select(&selection).is_ok() {
+        if approve && let Ok(picks) = self.plan.select(&selection) {
             self.keeper.before_plan(self.turns).await;
+            // A change queued for an external tool (an MCP server's) in another process:
+            // its server is started and the tool found, as when the model calls it.
+            let calls: Vec<ToolCall> = picks
+                .iter()
+                .filter_map(|&i| self.plan.change(i))
+                .map(|c| ToolCall {
+                    id: c.tool_call_id.clone(),
+                    name: c.tool.clone(),
+                    arguments: String::new(),
+                })
+                .collect();
+            self.resolve_external_calls(&calls, &CancellationToken::new())
+                .await;
         }
         let sandbox = self.command_sandbox();
         let mut apply = ApprovedChanges {
