@@ -11,6 +11,7 @@
 
 use super::BashRisk;
 use super::command::Judge;
+use super::options::{self, Operands, Spec};
 use super::protected;
 use super::words::Word;
 
@@ -70,7 +71,15 @@ pub(crate) fn judge(args: &[Word]) -> Judge {
     while let Some(a) = args.get(i) {
         let t = a.text.as_str();
         match t {
-            "-C" | "--git-dir" | "--work-tree" | "--namespace" => i += 2,
+            "-C" | "--work-tree" | "--namespace" => i += 2,
+            "--git-dir" => {
+                override_config = Some(GIT_DIR_REASON);
+                i += 2;
+            }
+            _ if t.starts_with("--git-dir=") => {
+                override_config = Some(GIT_DIR_REASON);
+                i += 1;
+            }
             "-c" if args.get(i + 1).is_some_and(|kv| harmless_key(&kv.text)) => i += 2,
             "-c" => {
                 override_config = Some("git -c overrides configuration, which can run programs");
@@ -102,12 +111,7 @@ pub(crate) fn judge(args: &[Word]) -> Judge {
             | "--man-path"
             | "--info-path" => i += 1,
             "--version" | "--help" | "-h" => return safe("git only prints information"),
-            _ if t.starts_with("--git-dir=")
-                || t.starts_with("--work-tree=")
-                || t.starts_with("--namespace=") =>
-            {
-                i += 1
-            }
+            _ if t.starts_with("--work-tree=") || t.starts_with("--namespace=") => i += 1,
             _ if t.starts_with("--config-env") || t.starts_with("--exec-path=") => {
                 override_config = Some("git option changes which programs git runs");
                 i += 1;
@@ -176,7 +180,7 @@ fn subcommand(sub: &str, rest: &[Word]) -> Judge {
             warn("git cat-file --textconv/--filters runs the repository's conversion programs")
         }
         _ if READERS.contains(&sub) => safe(&format!("git {sub} only reads the repository")),
-        _ if DIFFERS.contains(&sub) => differ(sub, &r),
+        _ if DIFFERS.contains(&sub) => differ(sub, &r, rest),
         "help" => {
             if r.iter()
                 .any(|t| matches!(*t, "-w" | "--web" | "-i" | "--info"))
@@ -186,15 +190,13 @@ fn subcommand(sub: &str, rest: &[Word]) -> Judge {
                 safe("git help only prints help")
             }
         }
-        "grep" => {
-            if r.iter()
-                .any(|t| *t == "-O" || t.starts_with("--open-files-in-pager"))
-            {
-                warn("git grep -O runs a pager program")
-            } else {
-                safe("git grep only reads the repository")
+        "grep" => match options::scan(&GREP, rest, Operands::Anywhere).unknown {
+            Some(bad) if bad == "-O" || "--open-files-in-pager".starts_with(bad.as_str()) => {
+                warn(&format!("git grep {bad} runs a pager program"))
             }
-        }
+            Some(bad) => warn(&options::unknown_reason("git grep", &bad)),
+            None => safe("git grep only reads the repository"),
+        },
         "branch" => listing(sub, &r, BRANCH_LIST, BRANCH_LIST_ARG, "changes branches"),
         "tag" => listing(sub, &r, TAG_LIST, TAG_LIST_ARG, "creates or deletes tags"),
         "remote" => match r.as_slice() {
@@ -322,7 +324,7 @@ fn config(r: &[&str]) -> Judge {
     j
 }
 
-fn differ(sub: &str, r: &[&str]) -> Judge {
+fn differ(sub: &str, r: &[&str], rest: &[Word]) -> Judge {
     if r.iter()
         .any(|t| *t == "--output" || t.starts_with("--output="))
     {
@@ -338,8 +340,69 @@ fn differ(sub: &str, r: &[&str]) -> Judge {
             "git {sub} --ext-diff runs an external diff program"
         ));
     }
-    safe(&format!("git {sub} only reads the repository"))
+    match options::scan(&LOG, rest, Operands::Anywhere).unknown {
+        Some(bad) => warn(&options::unknown_reason(&format!("git {sub}"), &bad)),
+        None => safe(&format!("git {sub} only reads the repository")),
+    }
 }
+
+/// Why `git --git-dir` is not SAFE: a repository directory in the workspace
+/// is project content, and its configuration names programs git runs.
+const GIT_DIR_REASON: &str = "git --git-dir uses that repository's configuration, which can run \
+     programs (textconv drivers, pagers, external diff)";
+
+/// The read-only options of the log and diff family (`log`, `show`, `diff`,
+/// `shortlog` …). Not here: `--output` (writes), `--ext-diff` and
+/// `--textconv` (run programs the repository's configuration names).
+const LOG: Spec = Spec {
+    short: "pusczbwWRatmrgiEFPqhM::C::B::D::l::O:S:G:L:n:U::X::I:",
+    long: "oneline pretty? format= abbrev-commit no-abbrev-commit abbrev? encoding= \
+           expand-tabs? no-expand-tabs notes? no-notes show-notes? standard-notes \
+           no-standard-notes show-signature relative-date date= parents children left-right \
+           graph no-graph show-linear-break? cc combined-all-paths patch no-patch raw \
+           patch-with-raw patch-with-stat stat? numstat shortstat dirstat? cumulative \
+           dirstat-by-file? summary name-only name-status submodule? color? no-color \
+           color-moved? no-color-moved color-moved-ws= no-color-moved-ws word-diff? \
+           word-diff-regex= color-words? no-renames rename-empty no-rename-empty check \
+           ws-error-highlight= full-index binary break-rewrites? find-renames? find-copies? \
+           find-copies-harder irreversible-delete diff-filter= pickaxe-all pickaxe-regex \
+           skip-to= rotate-to= relative? no-relative text ignore-cr-at-eol ignore-space-at-eol \
+           ignore-space-change ignore-all-space ignore-blank-lines ignore-matching-lines= \
+           inter-hunk-context= function-context exit-code quiet no-ext-diff no-textconv \
+           ignore-submodules? src-prefix= dst-prefix= no-prefix default-prefix line-prefix= \
+           ita-invisible-in-index ita-visible-in-index minimal patience histogram anchored= \
+           diff-algorithm= unified= output-indicator-new= output-indicator-old= \
+           output-indicator-context= indent-heuristic no-indent-heuristic stat-width= \
+           stat-name-width= stat-graph-width= stat-count= compact-summary merge-base cached \
+           staged no-index follow no-follow no-decorate decorate? decorate-refs= \
+           decorate-refs-exclude= clear-decorations source mailmap no-mailmap use-mailmap \
+           log-size max-count= skip= since= after= since-as-filter= until= before= author= \
+           committer= grep-reflog= grep= all-match no-all-match invert-grep \
+           regexp-ignore-case basic-regexp extended-regexp fixed-strings perl-regexp \
+           remove-empty merges no-merges min-parents= max-parents= no-min-parents \
+           no-max-parents first-parent exclude-first-parent-only not all branches? tags? \
+           remotes? glob= exclude= reflog alternate-refs single-worktree ignore-missing bisect \
+           cherry-mark cherry-pick left-only right-only cherry walk-reflogs merge boundary \
+           simplify-by-decoration full-history dense sparse simplify-merges ancestry-path? \
+           show-pulls topo-order date-order author-date-order reverse no-walk? do-walk \
+           diff-merges= no-diff-merges remerge-diff summary numbered email group= \
+           creation-factor= no-dual-color dual-color left-only right-only name-rev? \
+           show-current-patch always no-standard-notes first-parent-only",
+    numbers: true,
+};
+
+/// `git grep`'s read-only options. Not here: `-O`/`--open-files-in-pager`
+/// (runs a pager program) and `--textconv`.
+const GREP: Spec = Spec {
+    short: "aiIvwhHlLcnpWoqzEGFPe:f:A:B:C:m:",
+    long: "cached no-index untracked no-exclude-standard exclude-standard recurse-submodules \
+           text no-textconv ignore-case word-regexp invert-match full-name extended-regexp \
+           basic-regexp perl-regexp fixed-strings line-number column files-with-matches \
+           name-only files-without-match null count color? no-color break heading \
+           show-function context= after-context= before-context= function-context threads= \
+           max-depth= max-count= and or not all-match quiet only-matching regexp=",
+    numbers: true,
+};
 
 const BRANCH_LIST: &[&str] = &[
     "-a",

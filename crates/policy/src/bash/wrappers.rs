@@ -9,6 +9,7 @@
 
 use super::command::{self, Judge, XargsPlan, judge_at};
 use super::defs::is_dangerous_var;
+use super::options::{self, Operands, Spec};
 use super::walk::Walker;
 use super::words::Word;
 use super::{BashRisk, block, find, launchers};
@@ -115,7 +116,8 @@ pub(crate) fn unwrap(w: &mut Walker<'_>, prog: &str, args: &[Word], depth: usize
             );
             j
         }
-        "time" | "builtin" | "setsid" | "coproc" => inner(
+        "time" => time(w, args, d),
+        "builtin" | "setsid" | "coproc" => inner(
             w,
             prog,
             args,
@@ -344,7 +346,30 @@ fn env(w: &mut Walker<'_>, args: &[Word], depth: usize) -> Judge {
                 i += 1;
                 break;
             }
-            _ if t.starts_with("--") => i += 1,
+            _ if t.starts_with("--") => {
+                let name = t.split_once('=').map_or(t, |(n, _)| n);
+                match name {
+                    "--unset" | "--chdir" | "--argv0" if !t.contains('=') => i += 2,
+                    "--unset"
+                    | "--chdir"
+                    | "--argv0"
+                    | "--block-signal"
+                    | "--default-signal"
+                    | "--ignore-signal"
+                    | "--list-signal-handling"
+                    | "--help"
+                    | "--version" => i += 1,
+                    // An abbreviation (`--u`) may take the next word as its
+                    // value, so which command runs is not known.
+                    _ => {
+                        floor.push(format!(
+                            "{}: the command env runs cannot be found",
+                            options::unknown_reason("env", name)
+                        ));
+                        i += 1;
+                    }
+                }
+            }
             _ if t.starts_with('-') && t.len() > 1 => {
                 floor.push(format!("env option {t} is not understood"));
                 i += 1;
@@ -372,6 +397,50 @@ fn env(w: &mut Walker<'_>, args: &[Word], depth: usize) -> Judge {
     j
 }
 
+/// GNU `time`'s options that only change what it prints; `-o`/`--output`
+/// and `-a`/`--append` write its report to a file.
+const TIME: Spec = Spec {
+    short: "pvqf:",
+    long: "portability verbose quiet format=",
+    numbers: false,
+};
+
+/// `time [-p] CMD` (the bash keyword) and GNU `time [OPTIONS] CMD`.
+fn time(w: &mut Walker<'_>, args: &[Word], depth: usize) -> Judge {
+    let scan = options::scan(&TIME, args, Operands::EndOptions);
+    let i = match &scan.unknown {
+        None => scan.first_operand,
+        Some(_) => skip_options(args, &NO_OPTS),
+    };
+    let mut j = wrapped(
+        w,
+        "time",
+        &args[i.min(args.len())..],
+        depth,
+        "time with nothing to run",
+    );
+    if let Some(bad) = scan.unknown {
+        let reason = match bad.as_str() {
+            "-o" | "-a" | "--output" | "--append" => {
+                format!("time {bad} writes its report to a file")
+            }
+            _ => options::unknown_reason("time", &bad),
+        };
+        j.raise(BashRisk::Warn, &reason);
+    }
+    j
+}
+
+/// `xargs`'s options. `-e`, `-i` and `-l` take their argument only
+/// attached, so the next word is the command.
+const XARGS: Spec = Spec {
+    short: "0a:d:E:e::I:i::L:l::n:opP:rs:tx",
+    long: "null arg-file= delimiter= eof? replace? max-lines? max-args= max-procs= \
+           max-chars= interactive no-run-if-empty open-tty verbose exit show-limits \
+           process-slot-var=",
+    numbers: false,
+};
+
 fn xargs(w: &mut Walker<'_>, args: &[Word], depth: usize) -> Judge {
     let o = Opts {
         with_arg: "adEILnPs",
@@ -386,7 +455,12 @@ fn xargs(w: &mut Walker<'_>, args: &[Word], depth: usize) -> Judge {
         ],
         numeric: false,
     };
-    let i = skip_options(args, &o).min(args.len());
+    let scan = options::scan(&XARGS, args, Operands::EndOptions);
+    let i = match &scan.unknown {
+        None => scan.first_operand,
+        Some(_) => skip_options(args, &o),
+    }
+    .min(args.len());
     let echo = [Word::literal("echo")];
     let rest = if i < args.len() {
         &args[i..]
@@ -399,6 +473,15 @@ fn xargs(w: &mut Walker<'_>, args: &[Word], depth: usize) -> Judge {
         j.risk,
         &format!("xargs runs {prog} with arguments read from its input"),
     );
+    if let Some(bad) = scan.unknown {
+        j.raise(
+            BashRisk::Warn,
+            &format!(
+                "{}: the command xargs runs cannot be found",
+                options::unknown_reason("xargs", &bad)
+            ),
+        );
+    }
     j.xargs = Some(XargsPlan {
         command: rest.to_vec(),
         replace: replace_string(&args[..i]),
