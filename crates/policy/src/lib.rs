@@ -6,6 +6,7 @@
 pub mod bash;
 pub mod explain;
 pub mod gate;
+pub mod protected;
 
 pub use bash::{BashRisk, Segment, Verdict, classify, is_test_command};
 pub use explain::{explain_json, explain_jsonl, explain_jsonl_line};
