@@ -196,11 +196,12 @@ pub(super) fn skip_options(args: &[Word], o: &Opts) -> usize {
             return i;
         }
         if t.starts_with("--") {
-            i += if !t.contains('=') && o.long_with_arg.contains(&t) {
-                2
-            } else {
-                1
-            };
+            // getopt reads an abbreviation (`--out` for `--output`) as the
+            // option it starts, argument included: the next word is that
+            // argument, not the command.
+            let takes_arg =
+                !t.contains('=') && t.len() > 2 && o.long_with_arg.iter().any(|l| l.starts_with(t));
+            i += if takes_arg { 2 } else { 1 };
             continue;
         }
         let flags = &t[1..];
