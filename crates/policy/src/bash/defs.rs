@@ -124,6 +124,10 @@ const DANGEROUS_VARS: &[&str] = &[
     "JAVA_TOOL_OPTIONS",
     "_JAVA_OPTIONS",
     "JDK_JAVA_OPTIONS",
+    // Client configuration that names programs or hosts to run them on.
+    "KUBECONFIG",
+    "DOCKER_CONFIG",
+    "DOCKER_HOST",
     "EXINIT",
     "VIMINIT",
     "MYVIMRC",

@@ -339,6 +339,48 @@ const SPECS: &[(&[&str], Spec)] = &[
     ),
     (&["nm", "objdump", "readelf", "size"], BINUTILS),
     (&["zcat", "bzcat", "xzcat"], ZCAT),
+    // Compressors: `rules` calls them SAFE only when they write to standard
+    // output or list; these are the options that keep it so (no `zstd -o`,
+    // `--output-dir-*`, `--rm`, `lz4 -m`).
+    (
+        &["gzip", "gunzip"],
+        spec(
+            "cdfhklLnNqrtvV123456789S:",
+            "stdout to-stdout decompress uncompress force keep list license no-name name              quiet recursive rsyncable suffix= synchronous test verbose fast best",
+        ),
+    ),
+    (
+        &["bzip2", "bunzip2"],
+        spec(
+            "cdzfktqvVsL123456789",
+            "stdout decompress compress force keep test quiet verbose small license fast best",
+        ),
+    ),
+    (
+        &["xz", "unxz"],
+        spec(
+            "cdzkftlqvVhHT:F:C:M:0123456789e",
+            "stdout to-stdout decompress uncompress compress keep force test list quiet \
+             verbose threads= format= check= memlimit= memory= extreme single-stream \
+             no-sparse robot info-memory long-help",
+        ),
+    ),
+    (
+        &["zstd", "unzstd"],
+        spec(
+            "cdzfklqvVhHt0123456789T:D:M:",
+            "stdout decompress uncompress compress force keep quiet verbose test list \
+             threads= memory= ultra long? no-progress",
+        ),
+    ),
+    (
+        &["lz4"],
+        spec(
+            "cdzfklqvVhHt123456789B:",
+            "stdout to-stdout decompress uncompress compress force keep quiet verbose test list \
+             fast? best",
+        ),
+    ),
     (
         &["free"],
         spec(
