@@ -340,7 +340,8 @@ fn differ(sub: &str, r: &[&str], rest: &[Word]) -> Judge {
             "git {sub} --ext-diff runs an external diff program"
         ));
     }
-    match options::scan(&LOG, rest, Operands::Anywhere).unknown {
+    let spec = if sub == "shortlog" { &SHORTLOG } else { &LOG };
+    match options::scan(spec, rest, Operands::Anywhere).unknown {
         Some(bad) => warn(&options::unknown_reason(&format!("git {sub}"), &bad)),
         None => safe(&format!("git {sub} only reads the repository")),
     }
@@ -351,12 +352,11 @@ fn differ(sub: &str, r: &[&str], rest: &[Word]) -> Judge {
 const GIT_DIR_REASON: &str = "git --git-dir uses that repository's configuration, which can run \
      programs (textconv drivers, pagers, external diff)";
 
-/// The read-only options of the log and diff family (`log`, `show`, `diff`,
-/// `shortlog` …). Not here: `--output` (writes), `--ext-diff` and
-/// `--textconv` (run programs the repository's configuration names).
-const LOG: Spec = Spec {
-    short: "pusczbwWRatmrgiEFPqhM::C::B::D::l::O:S:G:L:n:U::X::I:",
-    long: "oneline pretty? format= abbrev-commit no-abbrev-commit abbrev? encoding= \
+/// The long options of the log and diff family (see `LOG`), as a macro so
+/// that `SHORTLOG` can extend the list at compile time.
+macro_rules! log_long {
+    () => {
+        "oneline pretty? format= abbrev-commit no-abbrev-commit abbrev? encoding= \
            expand-tabs? no-expand-tabs notes? no-notes show-notes? standard-notes \
            no-standard-notes show-signature relative-date date= parents children left-right \
            graph no-graph show-linear-break? cc combined-all-paths patch no-patch raw \
@@ -387,7 +387,28 @@ const LOG: Spec = Spec {
            show-pulls topo-order date-order author-date-order reverse no-walk? do-walk \
            diff-merges= no-diff-merges remerge-diff summary numbered email group= \
            creation-factor= no-dual-color dual-color left-only right-only name-rev? \
-           show-current-patch always no-standard-notes first-parent-only",
+           show-current-patch always no-standard-notes first-parent-only"
+    };
+}
+
+/// The read-only options of the log and diff family (`log`, `show`, `diff`,
+/// `shortlog` …). Not here: `--output` (writes), `--ext-diff` and
+/// `--textconv` (run programs the repository's configuration names).
+const LOG: Spec = Spec {
+    short: "pusczbwWRatmrgiEFPqhDM::C::B::l::X::U::O:S:G:L:n:I:",
+    long: log_long!(),
+    numbers: true,
+};
+
+/// `git shortlog`: the log family's options, where `-n` is `--numbered`
+/// (no argument), `-w` takes its argument attached, and `--committer` takes
+/// none (its own entries come first: the first entry of a name wins).
+const SHORTLOG: Spec = Spec {
+    short: "nsecw::",
+    long: concat!(
+        "numbered summary email committer group= format? ",
+        log_long!()
+    ),
     numbers: true,
 };
 

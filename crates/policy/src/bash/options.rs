@@ -23,6 +23,7 @@ pub(crate) struct Spec {
     pub short: &'static str,
     /// Long options, space-separated: `name` takes no argument, `name=` takes
     /// one (`--name=V` or `--name V`), `name?` takes one only as `--name=V`.
+    /// When a name appears twice, the first entry wins.
     pub long: &'static str,
     /// `-5`, `-20` are options (`head -5`, `git log -3`).
     pub numbers: bool,
@@ -562,7 +563,7 @@ const SPECS: &[(&[&str], Spec)] = &[
         &["rg"],
         numeric(
             "ABCEefgHhIiLlMmNnoPpqrsStTuUvVwxy0.abcdjF",
-            "files type= type-not= type-list glob= iglob= hidden no-hidden no-ignore \
+            "files type= type-not= type-list type-add= type-clear= glob= iglob= hidden no-hidden no-ignore \
              no-ignore-vcs no-ignore-dot no-ignore-global no-ignore-parent no-ignore-files \
              no-ignore-exclude ignore-file= follow max-depth= smart-case ignore-case \
              case-sensitive fixed-strings word-regexp line-regexp invert-match count \
