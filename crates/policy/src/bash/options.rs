@@ -68,7 +68,7 @@ const GREP: Spec = numeric(
      color? colour? binary",
 );
 const DIFF: Spec = numeric(
-    "abBcC:dD:eEfF:hHiI:lL:nNpPqrsS:tTuU:vwWx:X:yZ",
+    "abBcC:dD:eEfF:hHiI:lL:nNpPqrsS:tTuU:vwW:x:X:yZ",
     "normal brief report-identical-files context? unified? ed rcs side-by-side width= \
      left-column suppress-common-lines show-c-function show-function-line= label= expand-tabs \
      initial-tab tabsize= suppress-blank-empty paginate recursive no-dereference new-file \
@@ -562,7 +562,7 @@ const SPECS: &[(&[&str], Spec)] = &[
     (
         &["rg"],
         numeric(
-            "ABCEefgHhIiLlMmNnoPpqrsStTuUvVwxy0.abcdjF",
+            "A:B:C:d:E:e:f:g:j:m:M:r:t:T:HhIiLlNnoPpqSsUuVvwxy0.abcF",
             "files type= type-not= type-list type-add= type-clear= glob= iglob= hidden no-hidden no-ignore \
              no-ignore-vcs no-ignore-dot no-ignore-global no-ignore-parent no-ignore-files \
              no-ignore-exclude ignore-file= follow max-depth= smart-case ignore-case \
