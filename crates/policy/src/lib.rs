@@ -1,5 +1,6 @@
 //! atto's policy layer. Today it holds the parsed bash command classifier
-//! (`bash`) and the `atto policy explain` helpers built on it (`explain`).
+//! (`bash`), the `atto policy explain` helpers built on it (`explain`), the
+//! permission gate (`gate`) and the one protected-path list (`protected`).
 //! Permission modes, remembered grants and the sandbox join this crate later;
 //! this crate decides, it never runs anything.
 
