@@ -7,7 +7,8 @@
 
 use super::command::Judge;
 use super::defs::is_dangerous_var;
-use super::options::{self, Operands, Spec};
+use super::option_lists::{MAPFILE, READ};
+use super::options::{self, Operands};
 use super::rules::{safe, texts, warn};
 use super::words::{self, Word};
 
@@ -109,20 +110,6 @@ pub(super) fn builtin(prog: &str, args: &[Word]) -> Option<Judge> {
     };
     Some(j)
 }
-
-/// `read`'s options; none of them runs anything.
-const READ: Spec = Spec {
-    short: "ersa:d:i:n:N:p:t:u:",
-    long: "",
-    numbers: false,
-};
-
-/// `mapfile`/`readarray`'s options without `-C` (a callback it runs).
-const MAPFILE: Spec = Spec {
-    short: "c:d:n:O:s:tu:",
-    long: "",
-    numbers: false,
-};
 
 /// The first variable an arithmetic expression reads, if any: bash evaluates
 /// its value as an expression in turn, so a value such as `a[$(cmd)]` runs

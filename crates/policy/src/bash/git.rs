@@ -11,7 +11,8 @@
 
 use super::BashRisk;
 use super::command::Judge;
-use super::options::{self, Operands, Spec};
+use super::option_lists::{GIT_GREP as GREP, GIT_LOG as LOG, GIT_SHORTLOG as SHORTLOG};
+use super::options::{self, Operands};
 use super::protected;
 use super::words::Word;
 
@@ -351,79 +352,6 @@ fn differ(sub: &str, r: &[&str], rest: &[Word]) -> Judge {
 /// is project content, and its configuration names programs git runs.
 const GIT_DIR_REASON: &str = "git --git-dir uses that repository's configuration, which can run \
      programs (textconv drivers, pagers, external diff)";
-
-/// The long options of the log and diff family (see `LOG`), as a macro so
-/// that `SHORTLOG` can extend the list at compile time.
-macro_rules! log_long {
-    () => {
-        "oneline pretty? format= abbrev-commit no-abbrev-commit abbrev? encoding= \
-           expand-tabs? no-expand-tabs notes? no-notes show-notes? standard-notes \
-           no-standard-notes show-signature relative-date date= parents children left-right \
-           graph no-graph show-linear-break? cc combined-all-paths patch no-patch raw \
-           patch-with-raw patch-with-stat stat? numstat shortstat dirstat? cumulative \
-           dirstat-by-file? summary name-only name-status submodule? color? no-color \
-           color-moved? no-color-moved color-moved-ws= no-color-moved-ws word-diff? \
-           word-diff-regex= color-words? no-renames rename-empty no-rename-empty check \
-           ws-error-highlight= full-index binary break-rewrites? find-renames? find-copies? \
-           find-copies-harder irreversible-delete diff-filter= pickaxe-all pickaxe-regex \
-           skip-to= rotate-to= relative? no-relative text ignore-cr-at-eol ignore-space-at-eol \
-           ignore-space-change ignore-all-space ignore-blank-lines ignore-matching-lines= \
-           inter-hunk-context= function-context exit-code quiet no-ext-diff no-textconv \
-           ignore-submodules? src-prefix= dst-prefix= no-prefix default-prefix line-prefix= \
-           ita-invisible-in-index ita-visible-in-index minimal patience histogram anchored= \
-           diff-algorithm= unified= output-indicator-new= output-indicator-old= \
-           output-indicator-context= indent-heuristic no-indent-heuristic stat-width= \
-           stat-name-width= stat-graph-width= stat-count= compact-summary merge-base cached \
-           staged no-index follow no-follow no-decorate decorate? decorate-refs= \
-           decorate-refs-exclude= clear-decorations source mailmap no-mailmap use-mailmap \
-           log-size max-count= skip= since= after= since-as-filter= until= before= author= \
-           committer= grep-reflog= grep= all-match no-all-match invert-grep \
-           regexp-ignore-case basic-regexp extended-regexp fixed-strings perl-regexp \
-           remove-empty merges no-merges min-parents= max-parents= no-min-parents \
-           no-max-parents first-parent exclude-first-parent-only not all branches? tags? \
-           remotes? glob= exclude= reflog alternate-refs single-worktree ignore-missing bisect \
-           cherry-mark cherry-pick left-only right-only cherry walk-reflogs merge boundary \
-           simplify-by-decoration full-history dense sparse simplify-merges ancestry-path? \
-           show-pulls topo-order date-order author-date-order reverse no-walk? do-walk \
-           diff-merges= no-diff-merges remerge-diff summary numbered email group= \
-           creation-factor= no-dual-color dual-color left-only right-only name-rev? \
-           show-current-patch always no-standard-notes first-parent-only"
-    };
-}
-
-/// The read-only options of the log and diff family (`log`, `show`, `diff`,
-/// `shortlog` …). Not here: `--output` (writes), `--ext-diff` and
-/// `--textconv` (run programs the repository's configuration names).
-const LOG: Spec = Spec {
-    short: "pusczbwWRatmrgiEFPqhDM::C::B::l::X::U::O:S:G:L:n:I:",
-    long: log_long!(),
-    numbers: true,
-};
-
-/// `git shortlog`: the log family's options, where `-n` is `--numbered`
-/// (no argument), `-w` takes its argument attached, and `--committer` takes
-/// none (its own entries come first: the first entry of a name wins).
-const SHORTLOG: Spec = Spec {
-    short: "nsecw::",
-    long: concat!(
-        "numbered summary email committer group= format? ",
-        log_long!()
-    ),
-    numbers: true,
-};
-
-/// `git grep`'s read-only options. Not here: `-O`/`--open-files-in-pager`
-/// (runs a pager program) and `--textconv`.
-const GREP: Spec = Spec {
-    short: "aiIvwhHlLcnpWoqzEGFPe:f:A:B:C:m:",
-    long: "cached no-index untracked no-exclude-standard exclude-standard recurse-submodules \
-           text no-textconv ignore-case word-regexp invert-match full-name extended-regexp \
-           basic-regexp perl-regexp fixed-strings line-number column files-with-matches \
-           name-only files-without-match null count color? no-color break heading \
-           show-function context= after-context= before-context= function-context threads= \
-           max-depth= max-count= and or not all-match quiet only-matching regexp=",
-    numbers: true,
-};
 
 const BRANCH_LIST: &[&str] = &[
     "-a",

@@ -11,6 +11,7 @@
 
 use super::changers::CHANGERS;
 use super::command::Judge;
+use super::option_lists::TAR_LIST;
 use super::options::{self, Operands, Spec};
 use super::words::Word;
 use super::{BashRisk, builtins, git, listings, scripts};
@@ -539,21 +540,6 @@ fn flag_writes(prog: &str, t: &[&str], flags: &[&str], reason: &str) -> Judge {
         safe(prog, &format!("{prog} only reads"))
     }
 }
-
-/// `tar`'s options in list mode (`tar t`) that only read: no program
-/// (`-I`, `--to-command`, `--checkpoint-action`, `-F`), no writes.
-const TAR_LIST: Spec = Spec {
-    short: "tvzjJaZpswkmOSf:b:C:T:X:",
-    long: "list verbose file= gzip gunzip ungzip bzip2 xz lzma lzip lzop zstd compress \
-           uncompress auto-compress directory= exclude= exclude-from= files-from= wildcards \
-           no-wildcards anchored no-anchored ignore-case no-ignore-case wildcards-match-slash \
-           no-wildcards-match-slash numeric-owner full-time utc totals? show-transformed-names \
-           quoting-style= null no-null verbatim-files-from no-verbatim-files-from occurrence? \
-           strip-components= blocking-factor= record-size= force-local same-permissions \
-           preserve-permissions same-owner no-same-owner ignore-zeros ignore-failed-read \
-           index-file= block-number one-file-system no-recursion recursion",
-    numbers: false,
-};
 
 /// `tar t` lists (SAFE) when every option is a list-mode read-only one;
 /// creating, extracting or updating writes; some options run programs.

@@ -9,7 +9,8 @@
 
 use super::command::{self, Judge, XargsPlan, judge_at};
 use super::defs::is_dangerous_var;
-use super::options::{self, Operands, Spec};
+use super::option_lists::{TIME, XARGS};
+use super::options::{self, Operands};
 use super::walk::Walker;
 use super::words::Word;
 use super::{BashRisk, block, find, launchers};
@@ -398,14 +399,6 @@ fn env(w: &mut Walker<'_>, args: &[Word], depth: usize) -> Judge {
     j
 }
 
-/// GNU `time`'s options that only change what it prints; `-o`/`--output`
-/// and `-a`/`--append` write its report to a file.
-const TIME: Spec = Spec {
-    short: "pvqf:",
-    long: "portability verbose quiet format=",
-    numbers: false,
-};
-
 /// `time [-p] CMD` (the bash keyword) and GNU `time [OPTIONS] CMD`.
 fn time(w: &mut Walker<'_>, args: &[Word], depth: usize) -> Judge {
     let scan = options::scan(&TIME, args, Operands::EndOptions);
@@ -431,16 +424,6 @@ fn time(w: &mut Walker<'_>, args: &[Word], depth: usize) -> Judge {
     }
     j
 }
-
-/// `xargs`'s options. `-e`, `-i` and `-l` take their argument only
-/// attached, so the next word is the command.
-const XARGS: Spec = Spec {
-    short: "0a:d:E:e::I:i::L:l::n:opP:rs:tx",
-    long: "null arg-file= delimiter= eof? replace? max-lines? max-args= max-procs= \
-           max-chars= interactive no-run-if-empty open-tty verbose exit show-limits \
-           process-slot-var=",
-    numbers: false,
-};
 
 fn xargs(w: &mut Walker<'_>, args: &[Word], depth: usize) -> Judge {
     let o = Opts {
