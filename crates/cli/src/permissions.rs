@@ -183,7 +183,19 @@ fn offer_move_aside(err: &atto_store::StoreError) -> bool {
     matches!(answer.trim(), "y" | "Y" | "yes")
 }
 
-/// Directories whose writes always ask, even with trust on: atto's config and data.
+/// The one protected-path list (atto-policy's) with atto's config and data directories
+/// as this binary computes them: the gate, the classifier and the sandbox's read-only
+/// mounts all use it.
+pub fn protected_paths() -> atto_policy::protected::ProtectedPaths {
+    atto_policy::protected::ProtectedPaths::new(
+        protected_dirs()
+            .into_iter()
+            .map(std::path::PathBuf::from)
+            .collect(),
+    )
+}
+
+/// atto's config and data directories, whose writes always ask, even with trust on.
 pub fn protected_dirs() -> Vec<String> {
     let mut dirs = Vec::new();
     if let Some(config) = crate::config::default_path()

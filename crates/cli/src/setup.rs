@@ -476,12 +476,13 @@ pub(crate) fn sandbox_with(
         .map_err(|err| err.to_string())
 }
 
-/// What sandboxed commands may never write: the workspace's `.git` (and, when `.git` is
-/// a file — a worktree or submodule — the git directory it points to and the common
-/// directory behind that), `.atto/`, and atto's config and data dirs. Hooks and config
+/// What sandboxed commands may never write: the protected-path list's directories (the
+/// workspace's `.git`, `.atto/`, `.attocode/`, atto's config and data dirs) and, when
+/// `.git` is a file — a worktree or submodule — the git directory it points to and the
+/// common directory behind that. Hooks and config
 /// written there would run later, outside any sandbox.
 fn read_only_dirs(workspace: &Path) -> Vec<PathBuf> {
-    let mut dirs = vec![workspace.join(".git"), workspace.join(".atto")];
+    let mut dirs = permissions::protected_paths().read_only_dirs(workspace);
     let dot_git = workspace.join(".git");
     if dot_git.is_file()
         && let Ok(text) = std::fs::read_to_string(&dot_git)
@@ -493,7 +494,6 @@ fn read_only_dirs(workspace: &Path) -> Vec<PathBuf> {
         }
         dirs.push(git_dir);
     }
-    dirs.extend(permissions::protected_dirs().into_iter().map(PathBuf::from));
     dirs
 }
 

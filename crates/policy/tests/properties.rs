@@ -1,6 +1,7 @@
 //! Property tests: whatever safe pieces surround it, a command substitution,
-//! an unknown program or a write redirection is never SAFE; and no input
-//! makes the classifier panic.
+//! an unknown program or a write redirection is never SAFE; an option that is
+//! not on a program's read-only list (an unknown one, or any abbreviation of
+//! one that writes) is never SAFE; and no input makes the classifier panic.
 
 // Tests may unwrap: a panic here is a failed test.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -121,8 +122,43 @@ fn assemble(pieces: &[(String, String)], el: &Element, at: usize, wrap: u8) -> S
     }
 }
 
+/// Read-only commands of programs that have a list of read-only options.
+const OPTION_PIECES: &[&str] = &[
+    "ls -la src",
+    "cat -n a.txt",
+    "grep -rn foo src",
+    "git log --oneline -5",
+    "git diff --stat HEAD",
+    "git grep -n foo",
+    "head -n 5 f",
+    "sort -u names",
+    "shuf -n 3 f",
+    "iconv -f latin1 -t utf-8 f",
+    "tar -tzf a.tgz",
+    "rg -n TODO",
+    "sed -n 1,5p f",
+    "less -R f",
+    "du -sh .",
+    "diff -u a b",
+    "uniq -c f",
+];
+
+/// `piece` with `option` inserted right after the program (and its git
+/// subcommand), where every parser reads it as an option.
+fn with_option(piece: &str, option: &str) -> String {
+    let words: Vec<&str> = piece.split(' ').collect();
+    let at = if words[0] == "git" { 2 } else { 1 };
+    let mut out = words[..at].to_vec();
+    out.push(option);
+    out.extend(&words[at..]);
+    out.join(" ")
+}
+
 #[test]
 fn the_safe_pieces_are_safe() {
+    for piece in OPTION_PIECES {
+        assert_eq!(classify(piece).risk, BashRisk::Safe, "{piece}");
+    }
     for piece in SAFE_PIECES {
         assert_eq!(classify(piece).risk, BashRisk::Safe, "{piece}");
     }
@@ -157,6 +193,33 @@ proptest! {
         }
         let v = classify(&command);
         prop_assert_eq!(v.risk, BashRisk::Safe, "{:?} -> {:?}", command, v.reasons);
+    }
+
+    #[test]
+    fn options_off_the_list_are_never_safe(
+        piece in prop::sample::select(OPTION_PIECES),
+        option in "--zq[a-z-]{0,8}(=[a-z]{0,4})?|-\\^[a-z]{0,3}",
+    ) {
+        let command = with_option(piece, &option);
+        let v = classify(&command);
+        prop_assert_ne!(v.risk, BashRisk::Safe, "{:?} -> {:?}", command, v.reasons);
+    }
+
+    #[test]
+    fn abbreviations_of_options_that_write_are_never_safe(
+        piece in prop::sample::select(&["sort f", "shuf f", "iconv -f a -t b f", "git log"][..]),
+        long in prop::sample::select(&["--output", "--compress-program", "--ext-diff", "--textconv"][..]),
+        len in 3..20usize,
+        value in "(=[a-z]{1,4})?",
+    ) {
+        let prefix = &long[..len.min(long.len())];
+        // `--text` is itself an option of git log (`-a`), which getopt
+        // matches exactly before it tries abbreviations.
+        prop_assume!(prefix != "--text");
+        let abbreviation = format!("{prefix}{value}");
+        let command = with_option(piece, &abbreviation);
+        let v = classify(&command);
+        prop_assert_ne!(v.risk, BashRisk::Safe, "{:?} -> {:?}", command, v.reasons);
     }
 
     #[test]

@@ -1,10 +1,14 @@
 //! Shell builtins and printers with their own rules: `echo`/`printf` (whose
-//! output may be piped into a shell, so it is kept), `read`/`mapfile`, `let`
-//! (arithmetic can run `a[$(cmd)]`), `man` and `less` (options that start
-//! other programs).
+//! output may be piped into a shell, so it is kept), `read`/`mapfile`
+//! (`mapfile -C` runs a callback), arithmetic (`let`, `$((x))`, `(( x ))`,
+//! `test -v 'a[i]'`: bash evaluates a variable's value as an expression, and
+//! an array subscript in it, `a[$(cmd)]`, runs the command), `man` and
+//! `less` (options that start other programs).
 
 use super::command::Judge;
 use super::defs::is_dangerous_var;
+use super::option_lists::{MAPFILE, READ};
+use super::options::{self, Operands};
 use super::rules::{safe, texts, warn};
 use super::words::{self, Word};
 
@@ -43,23 +47,39 @@ pub(super) fn builtin(prog: &str, args: &[Word]) -> Option<Judge> {
             }
             j
         }
-        "read" | "mapfile" | "readarray" => match t.iter().find(|a| is_dangerous_var(a)) {
-            Some(v) => warn(
-                prog,
-                &format!("{prog} sets {v}, which changes what programs run or load"),
-            ),
-            None if prog == "read" => safe(prog, "read only reads a line into a variable"),
-            None => safe(prog, &format!("{prog} only reads lines into an array")),
+        "read" | "mapfile" | "readarray" => {
+            let spec = if prog == "read" { &READ } else { &MAPFILE };
+            if let Some(bad) = options::scan(spec, args, Operands::Anywhere).unknown {
+                let why = if bad == "-C" {
+                    format!("{prog} -C runs a callback command for the lines it reads")
+                } else {
+                    options::unknown_reason(prog, &bad)
+                };
+                return Some(warn(prog, &why));
+            }
+            match t.iter().find(|a| is_dangerous_var(a)) {
+                Some(v) => warn(
+                    prog,
+                    &format!("{prog} sets {v}, which changes what programs run or load"),
+                ),
+                None if prog == "read" => safe(prog, "read only reads a line into a variable"),
+                None => safe(prog, &format!("{prog} only reads lines into an array")),
+            }
+        }
+        "test" | "[" => match test_subscript(&t) {
+            Some(reason) => warn(prog, &reason),
+            None => safe(prog, &format!("{prog} only tests a condition")),
         },
         // Arithmetic evaluates subscripts such as `a[$(cmd)]`.
         "let" => {
-            if t.iter().any(|a| a.contains('$') || a.contains('`')) || !all_static {
-                warn(
+            let read = t.iter().find_map(|a| arithmetic_reads(a));
+            match read {
+                _ if !all_static || t.iter().any(|a| a.contains('`')) => warn(
                     prog,
                     "let evaluates arithmetic that can run command substitutions",
-                )
-            } else {
-                safe(prog, "let only does arithmetic")
+                ),
+                Some(name) => warn(prog, &arithmetic_reason(name)),
+                None => safe(prog, "let only does arithmetic"),
             }
         }
         "man" => {
@@ -78,13 +98,89 @@ pub(super) fn builtin(prog: &str, args: &[Word]) -> Option<Judge> {
                     || a.starts_with("-o")
                     || a.starts_with("-O")
             });
-            if runs {
-                warn(prog, "less options can write a log file or run commands")
-            } else {
-                safe(prog, "less only reads")
+            let unknown = options::spec_of(prog)
+                .and_then(|spec| options::scan(spec, args, Operands::Anywhere).unknown);
+            match unknown {
+                _ if runs => warn(prog, "less options can write a log file or run commands"),
+                Some(bad) => warn(prog, &options::unknown_reason(prog, &bad)),
+                None => safe(prog, "less only reads"),
             }
         }
         _ => return None,
     };
     Some(j)
+}
+
+/// The first variable an arithmetic expression reads, if any: bash evaluates
+/// its value as an expression in turn, so a value such as `a[$(cmd)]` runs
+/// `cmd`. A name assigned with `=` is not read; `$x` and `${x}` are.
+pub(crate) fn arithmetic_reads(expr: &str) -> Option<&str> {
+    let bytes = expr.as_bytes();
+    let mut k = 0;
+    while k < bytes.len() {
+        let c = bytes[k];
+        if c.is_ascii_digit() {
+            // A number, including `0x1f` and `16#ff`.
+            while k < bytes.len() && (bytes[k].is_ascii_alphanumeric() || bytes[k] == b'#') {
+                k += 1;
+            }
+            continue;
+        }
+        if c.is_ascii_alphabetic() || c == b'_' {
+            let start = k;
+            while k < bytes.len() && (bytes[k].is_ascii_alphanumeric() || bytes[k] == b'_') {
+                k += 1;
+            }
+            let rest = expr[k..].trim_start();
+            let assigned = rest.starts_with('=') && !rest.starts_with("==");
+            if !assigned {
+                return Some(&expr[start..k]);
+            }
+            continue;
+        }
+        k += 1;
+    }
+    None
+}
+
+/// Why reading `name` in arithmetic is not SAFE.
+pub(crate) fn arithmetic_reason(name: &str) -> String {
+    format!(
+        "arithmetic evaluates the value of {name} as an expression, which runs any command \
+         substitution in an array subscript such as a[$(cmd)]"
+    )
+}
+
+/// `test -v 'a[SUBSCRIPT]'` evaluates the subscript as arithmetic.
+pub(crate) fn test_subscript(t: &[&str]) -> Option<String> {
+    t.windows(2)
+        .filter(|w| w[0] == "-v")
+        .find_map(|w| subscript_risk(w[1]))
+}
+
+/// The reason a `-v` operand is not SAFE: its subscript is evaluated as
+/// arithmetic, unless it is a plain number or `@`/`*`.
+pub(crate) fn subscript_risk(operand: &str) -> Option<String> {
+    let (_, sub) = operand.split_once('[')?;
+    let sub = sub.strip_suffix(']').unwrap_or(sub);
+    let plain = sub == "@" || sub == "*" || sub.chars().all(|c| c.is_ascii_digit());
+    (!plain).then(|| {
+        format!("-v {operand} evaluates the subscript as arithmetic, which can run commands")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arithmetic_reads_variables_not_numbers_or_targets() {
+        assert_eq!(arithmetic_reads("1+2"), None);
+        assert_eq!(arithmetic_reads("x=1+2"), None);
+        assert_eq!(arithmetic_reads("0x1f + 16#ff"), None);
+        assert_eq!(arithmetic_reads("y=x+1"), Some("x"));
+        assert_eq!(arithmetic_reads("x == 1"), Some("x"));
+        assert_eq!(arithmetic_reads(" $x "), Some("x"));
+        assert_eq!(arithmetic_reads("i++"), Some("i"));
+    }
 }

@@ -95,11 +95,52 @@ const DANGEROUS_VARS: &[&str] = &[
     "RUSTC_WRAPPER",
     "CC",
     "CXX",
+    // Read by the C library or by libraries almost every program links:
+    // they load shared objects or configuration that names them.
+    "GCONV_PATH",
+    "GLIBC_TUNABLES",
+    "LOCPATH",
+    "NLSPATH",
+    "HOSTALIASES",
+    "OPENSSL_CONF",
+    "OPENSSL_ENGINES",
+    "OPENSSL_MODULES",
+    // Default options and startup code of tools that are otherwise SAFE.
+    "LESSKEY_CONTENT",
+    "LESSKEYIN_SYSTEM",
+    "LESSEDIT",
+    "SHELL",
+    "GZIP",
+    "BZIP",
+    "BZIP2",
+    "XZ_OPT",
+    "XZ_DEFAULTS",
+    "PERL5DB",
+    "PERLLIB",
+    "RUBYLIB",
+    "NODE_PATH",
+    "PYTHONWARNINGS",
+    "PYTHONBREAKPOINT",
+    "JAVA_TOOL_OPTIONS",
+    "_JAVA_OPTIONS",
+    "JDK_JAVA_OPTIONS",
+    // Client configuration that names programs or hosts to run them on.
+    "KUBECONFIG",
+    "DOCKER_CONFIG",
+    "DOCKER_HOST",
+    "EXINIT",
+    "VIMINIT",
+    "MYVIMRC",
 ];
+
+/// Prefixes of variable families that load code: the dynamic loader
+/// (`LD_PRELOAD`, `LD_AUDIT`, `LD_DEBUG_OUTPUT` …, macOS `DYLD_*`), git
+/// (`GIT_DIR`, `GIT_EXTERNAL_DIFF` …) and exported bash functions.
+const DANGEROUS_PREFIXES: &[&str] = &["LD_", "DYLD_", "GIT_", "BASH_FUNC_"];
 
 /// Does setting `name` change which program runs or what it loads?
 pub(crate) fn is_dangerous_var(name: &str) -> bool {
-    DANGEROUS_VARS.contains(&name) || name.starts_with("GIT_")
+    DANGEROUS_VARS.contains(&name) || DANGEROUS_PREFIXES.iter().any(|p| name.starts_with(p))
 }
 
 impl Walker<'_> {

@@ -11,6 +11,8 @@
 
 use super::BashRisk;
 use super::command::Judge;
+use super::option_lists::{GIT_GREP as GREP, GIT_LOG as LOG, GIT_SHORTLOG as SHORTLOG};
+use super::options::{self, Operands};
 use super::protected;
 use super::words::Word;
 
@@ -70,7 +72,15 @@ pub(crate) fn judge(args: &[Word]) -> Judge {
     while let Some(a) = args.get(i) {
         let t = a.text.as_str();
         match t {
-            "-C" | "--git-dir" | "--work-tree" | "--namespace" => i += 2,
+            "-C" | "--work-tree" | "--namespace" => i += 2,
+            "--git-dir" => {
+                override_config = Some(GIT_DIR_REASON);
+                i += 2;
+            }
+            _ if t.starts_with("--git-dir=") => {
+                override_config = Some(GIT_DIR_REASON);
+                i += 1;
+            }
             "-c" if args.get(i + 1).is_some_and(|kv| harmless_key(&kv.text)) => i += 2,
             "-c" => {
                 override_config = Some("git -c overrides configuration, which can run programs");
@@ -102,12 +112,7 @@ pub(crate) fn judge(args: &[Word]) -> Judge {
             | "--man-path"
             | "--info-path" => i += 1,
             "--version" | "--help" | "-h" => return safe("git only prints information"),
-            _ if t.starts_with("--git-dir=")
-                || t.starts_with("--work-tree=")
-                || t.starts_with("--namespace=") =>
-            {
-                i += 1
-            }
+            _ if t.starts_with("--work-tree=") || t.starts_with("--namespace=") => i += 1,
             _ if t.starts_with("--config-env") || t.starts_with("--exec-path=") => {
                 override_config = Some("git option changes which programs git runs");
                 i += 1;
@@ -176,7 +181,7 @@ fn subcommand(sub: &str, rest: &[Word]) -> Judge {
             warn("git cat-file --textconv/--filters runs the repository's conversion programs")
         }
         _ if READERS.contains(&sub) => safe(&format!("git {sub} only reads the repository")),
-        _ if DIFFERS.contains(&sub) => differ(sub, &r),
+        _ if DIFFERS.contains(&sub) => differ(sub, &r, rest),
         "help" => {
             if r.iter()
                 .any(|t| matches!(*t, "-w" | "--web" | "-i" | "--info"))
@@ -186,15 +191,13 @@ fn subcommand(sub: &str, rest: &[Word]) -> Judge {
                 safe("git help only prints help")
             }
         }
-        "grep" => {
-            if r.iter()
-                .any(|t| *t == "-O" || t.starts_with("--open-files-in-pager"))
-            {
-                warn("git grep -O runs a pager program")
-            } else {
-                safe("git grep only reads the repository")
+        "grep" => match options::scan(&GREP, rest, Operands::Anywhere).unknown {
+            Some(bad) if bad == "-O" || "--open-files-in-pager".starts_with(bad.as_str()) => {
+                warn(&format!("git grep {bad} runs a pager program"))
             }
-        }
+            Some(bad) => warn(&options::unknown_reason("git grep", &bad)),
+            None => safe("git grep only reads the repository"),
+        },
         "branch" => listing(sub, &r, BRANCH_LIST, BRANCH_LIST_ARG, "changes branches"),
         "tag" => listing(sub, &r, TAG_LIST, TAG_LIST_ARG, "creates or deletes tags"),
         "remote" => match r.as_slice() {
@@ -322,7 +325,7 @@ fn config(r: &[&str]) -> Judge {
     j
 }
 
-fn differ(sub: &str, r: &[&str]) -> Judge {
+fn differ(sub: &str, r: &[&str], rest: &[Word]) -> Judge {
     if r.iter()
         .any(|t| *t == "--output" || t.starts_with("--output="))
     {
@@ -338,8 +341,17 @@ fn differ(sub: &str, r: &[&str]) -> Judge {
             "git {sub} --ext-diff runs an external diff program"
         ));
     }
-    safe(&format!("git {sub} only reads the repository"))
+    let spec = if sub == "shortlog" { &SHORTLOG } else { &LOG };
+    match options::scan(spec, rest, Operands::Anywhere).unknown {
+        Some(bad) => warn(&options::unknown_reason(&format!("git {sub}"), &bad)),
+        None => safe(&format!("git {sub} only reads the repository")),
+    }
 }
+
+/// Why `git --git-dir` is not SAFE: a repository directory in the workspace
+/// is project content, and its configuration names programs git runs.
+const GIT_DIR_REASON: &str = "git --git-dir uses that repository's configuration, which can run \
+     programs (textconv drivers, pagers, external diff)";
 
 const BRANCH_LIST: &[&str] = &[
     "-a",

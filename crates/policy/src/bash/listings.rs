@@ -158,8 +158,22 @@ fn help(prog: &str, t: &[&str]) -> Option<Judge> {
     asks.then(|| Judge::safe(Some(prog), &format!("{prog} --help only prints help")))
 }
 
+/// Options naming a configuration file, which can name programs the tool
+/// runs (kubeconfig `exec` credential plugins, docker credential helpers):
+/// one in the workspace is project content.
+const CONFIG_FILE: &[&str] = &["--kubeconfig", "--config"];
+
 /// SAFE when the subcommand (after global options) is a known reader.
 fn listing(prog: &str, t: &[&str], readers: &[&str]) -> Option<Judge> {
+    if let Some(o) = t.iter().find(|a| {
+        let name = a.split_once('=').map_or(**a, |(n, _)| n);
+        CONFIG_FILE.contains(&name)
+    }) {
+        return Some(Judge::warn(
+            Some(prog),
+            &format!("{prog} {o} reads a configuration file that can name programs it runs"),
+        ));
+    }
     let mut i = 0;
     while let Some(a) = t.get(i) {
         if !a.starts_with('-') {

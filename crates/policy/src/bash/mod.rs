@@ -18,6 +18,8 @@ mod git;
 mod interp;
 mod launchers;
 mod listings;
+mod option_lists;
+mod options;
 mod patterns;
 mod protected;
 mod redirect;

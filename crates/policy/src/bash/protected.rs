@@ -1,23 +1,19 @@
-//! Protected writes: a command that writes into a repository's `.git/` or
-//! atto's `.atto/` (hooks, config), or configures git to run a program, needs
+//! Protected writes: a command that writes into a path on the one
+//! protected-path list (`crate::protected`: `.git/`, `.atto/`, `.attocode/`,
+//! atto's config and data), or configures git to run a program, needs
 //! approval even where WARN would be auto-allowed.
 //!
-//! Owns which paths are protected, which programs write to which of their
-//! operands, and which git configuration keys run programs. It only marks
+//! Owns which programs write to which of their operands, and which git
+//! configuration keys run programs; the list itself is `crate::protected`. It only marks
 //! segments (`Segment::protected_write`); the gate turns the mark into an ask.
 //! Reading those paths (`cat .git/config`) is not a protected write.
 
 use super::block::lexical_normalize;
 use super::words::Word;
 
-/// Is `path` inside `.git/`, `.atto/` or atto's config/data directory?
+/// Is `path`, as written in a command, on the one protected-path list?
 pub(crate) fn is_protected_path(path: &str) -> bool {
-    let p = lexical_normalize(path.trim());
-    let comps: Vec<&str> = p.split('/').collect();
-    comps.iter().any(|c| matches!(*c, ".git" | ".atto"))
-        || comps
-            .windows(2)
-            .any(|w| matches!(w, [".config", "atto"] | ["share", "atto"]))
+    crate::protected::is_protected_text(&lexical_normalize(path.trim()))
 }
 
 /// Non-option words; `--` ends options.
@@ -159,6 +155,7 @@ mod tests {
         assert!(is_protected_path("./.git/config"));
         assert!(is_protected_path("sub/.git"));
         assert!(is_protected_path(".atto/config.toml"));
+        assert!(is_protected_path(".attocode/swarm.yaml"));
         assert!(is_protected_path("~/.config/atto/config.toml"));
         assert!(!is_protected_path(".gitignore"));
         assert!(!is_protected_path("src/git/x.rs"));

@@ -11,6 +11,8 @@
 
 use super::changers::CHANGERS;
 use super::command::Judge;
+use super::option_lists::TAR_LIST;
+use super::options::{self, Operands, Spec};
 use super::words::Word;
 use super::{BashRisk, builtins, git, listings, scripts};
 
@@ -135,6 +137,25 @@ const READ_ONLY: &[&str] = &[
     "diff3",
 ];
 
+/// Read-only programs that parse no options: every word is an operand
+/// (`test -f x`, `expr 1 - 2`).
+const OPERANDS_ONLY: &[&str] = &["test", "[", "expr", "yes", "echo"];
+
+/// Programs without an entry in `options` know only `--help`/`--version`.
+const NO_OPTIONS: Spec = Spec {
+    short: "",
+    long: "",
+    numbers: false,
+};
+
+/// The reason `prog args` uses an option that is not known to be
+/// read-only; `None` when every option is on its list.
+fn unknown_option(prog: &str, args: &[Word]) -> Option<String> {
+    let spec = options::spec_of(prog).unwrap_or(&NO_OPTIONS);
+    let bad = options::scan(spec, args, Operands::Anywhere).unknown?;
+    Some(options::unknown_reason(prog, &bad))
+}
+
 /// Builtins and trivial programs that only touch the shell's own state.
 const SHELL_STATE: &[&str] = &[
     "true", "false", ":", "sleep", "set", "shopt", "umask", "ulimit", "unalias", "shift",
@@ -218,10 +239,23 @@ pub(crate) fn judge_program(prog: &str, args: &[Word]) -> Judge {
     if let Some(j) = runs_helper(prog, args) {
         return j;
     }
-    if READ_ONLY.contains(&prog) {
+    if OPERANDS_ONLY.contains(&prog) {
         return safe(prog, &format!("{prog} only reads"));
     }
+    if READ_ONLY.contains(&prog) {
+        return match unknown_option(prog, args) {
+            Some(reason) => warn(prog, &reason),
+            None => safe(prog, &format!("{prog} only reads")),
+        };
+    }
     let mut j = judge_known(prog, args);
+    // A SAFE verdict holds only for options known to be read-only.
+    if j.risk == BashRisk::Safe
+        && options::spec_of(prog).is_some()
+        && let Some(reason) = unknown_option(prog, args)
+    {
+        j.raise(BashRisk::Warn, &reason);
+    }
     // `sort -[o]x`, `git log --ext-dif?`: a glob in option position may
     // expand (to a file named like an option) into a flag that writes.
     if j.risk == BashRisk::Safe
@@ -344,7 +378,7 @@ fn judge_known(prog: &str, args: &[Word]) -> Judge {
                 safe(prog, "rg only reads")
             }
         }
-        "tar" | "bsdtar" | "gtar" => tar(prog, &t),
+        "tar" | "bsdtar" | "gtar" => tar(prog, args),
         "tree" => flag_writes(prog, &t, &["-o"], "tree -o writes its output to a file"),
         "uniq" => {
             if positionals(&t) >= 2 {
@@ -457,10 +491,7 @@ fn judge_known(prog: &str, args: &[Word]) -> Judge {
                 Some(f) => warn(prog, &format!("tee writes to {f}")),
             }
         }
-        "dd" => match t.iter().find_map(|a| a.strip_prefix("of=")) {
-            Some("/dev/null") | None => safe(prog, "dd only copies its input to its output"),
-            Some(of) => warn(prog, &format!("dd writes to {of}")),
-        },
+        "dd" => dd(&t),
         "npm" | "pnpm" | "yarn" | "bun" => package_manager(prog, &t),
         p if FETCHERS.contains(&p) => {
             let mut j = warn(prog, &format!("{prog} accesses the network"));
@@ -472,6 +503,29 @@ fn judge_known(prog: &str, args: &[Word]) -> Judge {
             None => warn(prog, &format!("{prog} is not a known read-only program")),
         },
     }
+}
+
+/// `dd KEY=VALUE …`: every operand must be a known key, and every `of=`
+/// (dd uses the last one) must be `/dev/null`.
+fn dd(t: &[&str]) -> Judge {
+    const READ_KEYS: &[&str] = &[
+        "if", "bs", "ibs", "obs", "cbs", "count", "skip", "iseek", "seek", "oseek", "status",
+        "iflag", "oflag", "conv",
+    ];
+    for a in t {
+        match a.split_once('=') {
+            Some(("of", "/dev/null")) => {}
+            Some(("of", of)) => return warn("dd", &format!("dd writes to {of}")),
+            Some((key, _)) if READ_KEYS.contains(&key) => {}
+            _ => {
+                return warn(
+                    "dd",
+                    &format!("dd operand {a} is not on its list of read-only operands"),
+                );
+            }
+        }
+    }
+    safe("dd", "dd only copies its input to its output")
 }
 
 fn flag_writes(prog: &str, t: &[&str], flags: &[&str], reason: &str) -> Judge {
@@ -487,9 +541,41 @@ fn flag_writes(prog: &str, t: &[&str], flags: &[&str], reason: &str) -> Judge {
     }
 }
 
-/// `tar t` lists (SAFE); creating, extracting or updating writes; some
-/// options run programs.
-fn tar(prog: &str, t: &[&str]) -> Judge {
+/// `tar t` lists (SAFE) when every option is a list-mode read-only one;
+/// creating, extracting or updating writes; some options run programs.
+fn tar(prog: &str, args: &[Word]) -> Judge {
+    let j = tar_operation(prog, &texts(args));
+    if j.risk != BashRisk::Safe {
+        return j;
+    }
+    // Old style (`tar tzf a.tar`): the first word is a cluster of letters.
+    let mut words = args.to_vec();
+    if let Some(first) = words.first_mut()
+        && !first.text.starts_with('-')
+    {
+        let arg_letters = first.text.chars().filter(|c| "fbCTX".contains(*c)).count();
+        if arg_letters > 1 {
+            return warn(prog, "tar's old-style options could not be read");
+        }
+        first.text.insert(0, '-');
+    }
+    if let Some(bad) = options::scan(&TAR_LIST, &words, Operands::Anywhere).unknown {
+        return warn(prog, &options::unknown_reason(prog, &bad));
+    }
+    let remote = words.iter().any(|w| {
+        let value = w.text.strip_prefix("--file=").unwrap_or(&w.text);
+        !value.starts_with('-') && value.split('/').next().is_some_and(|h| h.contains(':'))
+    });
+    if remote && !words.iter().any(|w| w.text == "--force-local") {
+        return warn(
+            prog,
+            "tar opens an archive named HOST:FILE on another host through a remote shell",
+        );
+    }
+    j
+}
+
+fn tar_operation(prog: &str, t: &[&str]) -> Judge {
     const RUNS: &[&str] = &[
         "--to-command",
         "--use-compress-program",

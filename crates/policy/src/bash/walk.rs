@@ -14,6 +14,7 @@ use std::ops::Range;
 use tree_sitter::{Node, Parser};
 
 use super::block;
+use super::builtins;
 use super::command::{self, Judge, XargsPlan};
 use super::patterns;
 use super::words::{self, Word};
@@ -216,11 +217,15 @@ impl Walker<'_> {
             "variable_assignment" => self.assignment(node, src, None),
             "declaration_command" | "unset_command" => self.declaration(node, src),
             "test_command" => {
-                self.note(
-                    text(node, src),
-                    BashRisk::Safe,
-                    "[[ … ]] only tests a condition",
-                );
+                let (risk, reason) = match self.test_subscript(node, src, 0) {
+                    Some(reason) => (BashRisk::Warn, reason),
+                    None => (BashRisk::Safe, "[[ … ]] only tests a condition".to_string()),
+                };
+                self.note(text(node, src), risk, &reason);
+                self.children(node, src);
+            }
+            "compound_statement" if text(node, src).starts_with("((") => {
+                self.arithmetic(node, src);
                 self.children(node, src);
             }
             "command_substitution" | "process_substitution" => {
@@ -273,6 +278,9 @@ impl Walker<'_> {
             self.substitution(node, src);
             return true;
         }
+        if node.kind() == "arithmetic_expansion" {
+            self.arithmetic(node, src);
+        }
         if node.named_child_count() == 0 {
             return false;
         }
@@ -285,6 +293,37 @@ impl Walker<'_> {
         }
         self.nest -= 1;
         found
+    }
+
+    /// `$((x))`, `(( x ))`: a variable read in arithmetic has its value
+    /// evaluated as an expression, so it is judged as code that may run.
+    fn arithmetic(&mut self, node: Node<'_>, src: &[u8]) {
+        let t = text(node, src);
+        match builtins::arithmetic_reads(t) {
+            Some(name) => self.note(t, BashRisk::Warn, &builtins::arithmetic_reason(name)),
+            None => self.note(t, BashRisk::Safe, "only does arithmetic on numbers"),
+        }
+    }
+
+    /// `[[ -v 'a[$(id)]' ]]`: the subscript of a `-v` operand is evaluated
+    /// as arithmetic.
+    fn test_subscript(&self, node: Node<'_>, src: &[u8], nest: usize) -> Option<String> {
+        if nest >= MAX_NODE_NEST {
+            return Some("the test is nested too deeply to analyse".to_string());
+        }
+        if node.kind() == "unary_expression"
+            && node
+                .child_by_field_name("operator")
+                .is_some_and(|o| text(o, src) == "-v")
+        {
+            let count = node.named_child_count();
+            let operand = node.named_child(count.saturating_sub(1))?;
+            return builtins::subscript_risk(&words::eval(operand, src).text);
+        }
+        let mut cursor = node.walk();
+        let kids: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+        kids.into_iter()
+            .find_map(|k| self.test_subscript(k, src, nest + 1))
     }
 
     /// `curl … | sh`, `base64 -d | bash`, `cat <<EOF | bash`,

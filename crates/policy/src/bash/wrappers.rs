@@ -9,6 +9,8 @@
 
 use super::command::{self, Judge, XargsPlan, judge_at};
 use super::defs::is_dangerous_var;
+use super::option_lists::{TIME, XARGS};
+use super::options::{self, Operands};
 use super::walk::Walker;
 use super::words::Word;
 use super::{BashRisk, block, find, launchers};
@@ -115,7 +117,8 @@ pub(crate) fn unwrap(w: &mut Walker<'_>, prog: &str, args: &[Word], depth: usize
             );
             j
         }
-        "time" | "builtin" | "setsid" | "coproc" => inner(
+        "time" => time(w, args, d),
+        "builtin" | "setsid" | "coproc" => inner(
             w,
             prog,
             args,
@@ -194,11 +197,12 @@ pub(super) fn skip_options(args: &[Word], o: &Opts) -> usize {
             return i;
         }
         if t.starts_with("--") {
-            i += if !t.contains('=') && o.long_with_arg.contains(&t) {
-                2
-            } else {
-                1
-            };
+            // getopt reads an abbreviation (`--out` for `--output`) as the
+            // option it starts, argument included: the next word is that
+            // argument, not the command.
+            let takes_arg =
+                !t.contains('=') && t.len() > 2 && o.long_with_arg.iter().any(|l| l.starts_with(t));
+            i += if takes_arg { 2 } else { 1 };
             continue;
         }
         let flags = &t[1..];
@@ -344,7 +348,30 @@ fn env(w: &mut Walker<'_>, args: &[Word], depth: usize) -> Judge {
                 i += 1;
                 break;
             }
-            _ if t.starts_with("--") => i += 1,
+            _ if t.starts_with("--") => {
+                let name = t.split_once('=').map_or(t, |(n, _)| n);
+                match name {
+                    "--unset" | "--chdir" | "--argv0" if !t.contains('=') => i += 2,
+                    "--unset"
+                    | "--chdir"
+                    | "--argv0"
+                    | "--block-signal"
+                    | "--default-signal"
+                    | "--ignore-signal"
+                    | "--list-signal-handling"
+                    | "--help"
+                    | "--version" => i += 1,
+                    // An abbreviation (`--u`) may take the next word as its
+                    // value, so which command runs is not known.
+                    _ => {
+                        floor.push(format!(
+                            "{}: the command env runs cannot be found",
+                            options::unknown_reason("env", name)
+                        ));
+                        i += 1;
+                    }
+                }
+            }
             _ if t.starts_with('-') && t.len() > 1 => {
                 floor.push(format!("env option {t} is not understood"));
                 i += 1;
@@ -372,6 +399,32 @@ fn env(w: &mut Walker<'_>, args: &[Word], depth: usize) -> Judge {
     j
 }
 
+/// `time [-p] CMD` (the bash keyword) and GNU `time [OPTIONS] CMD`.
+fn time(w: &mut Walker<'_>, args: &[Word], depth: usize) -> Judge {
+    let scan = options::scan(&TIME, args, Operands::EndOptions);
+    let i = match &scan.unknown {
+        None => scan.first_operand,
+        Some(_) => skip_options(args, &NO_OPTS),
+    };
+    let mut j = wrapped(
+        w,
+        "time",
+        &args[i.min(args.len())..],
+        depth,
+        "time with nothing to run",
+    );
+    if let Some(bad) = scan.unknown {
+        let reason = match bad.as_str() {
+            "-o" | "-a" | "--output" | "--append" => {
+                format!("time {bad} writes its report to a file")
+            }
+            _ => options::unknown_reason("time", &bad),
+        };
+        j.raise(BashRisk::Warn, &reason);
+    }
+    j
+}
+
 fn xargs(w: &mut Walker<'_>, args: &[Word], depth: usize) -> Judge {
     let o = Opts {
         with_arg: "adEILnPs",
@@ -386,7 +439,12 @@ fn xargs(w: &mut Walker<'_>, args: &[Word], depth: usize) -> Judge {
         ],
         numeric: false,
     };
-    let i = skip_options(args, &o).min(args.len());
+    let scan = options::scan(&XARGS, args, Operands::EndOptions);
+    let i = match &scan.unknown {
+        None => scan.first_operand,
+        Some(_) => skip_options(args, &o),
+    }
+    .min(args.len());
     let echo = [Word::literal("echo")];
     let rest = if i < args.len() {
         &args[i..]
@@ -399,6 +457,15 @@ fn xargs(w: &mut Walker<'_>, args: &[Word], depth: usize) -> Judge {
         j.risk,
         &format!("xargs runs {prog} with arguments read from its input"),
     );
+    if let Some(bad) = scan.unknown {
+        j.raise(
+            BashRisk::Warn,
+            &format!(
+                "{}: the command xargs runs cannot be found",
+                options::unknown_reason("xargs", &bad)
+            ),
+        );
+    }
     j.xargs = Some(XargsPlan {
         command: rest.to_vec(),
         replace: replace_string(&args[..i]),

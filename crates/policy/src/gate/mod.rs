@@ -8,11 +8,12 @@ mod matrix;
 mod mode;
 mod rule;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use atto_protocol::{DangerLevel, PermissionMode};
 
 use crate::bash::{BashRisk, Verdict};
+use crate::protected::ProtectedPaths;
 
 pub use agent::{
     ModeAction, ModeFacts, SPAWN_TOOL, TEST_WHITELIST, is_write_tool_name, mode_action, offered,
@@ -77,9 +78,6 @@ pub struct Decision {
     pub reasons: Vec<String>,
 }
 
-/// Paths whose writes always ask: repository internals and atto's own configuration.
-const PROTECTED_PREFIXES: &[&str] = &[".git/", ".atto/"];
-
 /// Decides one call.
 pub fn decide(ctx: &GateContext<'_>, call: &CallFacts<'_>) -> Decision {
     let mode = ctx.permission.mode;
@@ -116,13 +114,8 @@ pub fn decide(ctx: &GateContext<'_>, call: &CallFacts<'_>) -> Decision {
     {
         return decision(Action::Deny, format!("{} ({})", g.rule, g.origin), true);
     }
-    let protected = |p: &String| {
-        is_protected(p)
-            || ctx
-                .protected_dirs
-                .iter()
-                .any(|d| Path::new(p).starts_with(d))
-    };
+    let list = ProtectedPaths::new(ctx.protected_dirs.iter().map(PathBuf::from).collect());
+    let protected = |p: &String| list.contains(Path::new(p));
     // The same protection for file tools (by path) and for bash (the
     // classifier marks commands that write into `.git/`/`.atto/` or make git
     // run a program): no mode and no allow grant skips the question.
@@ -195,13 +188,6 @@ fn protected_segment(v: &Verdict) -> String {
         .find(|s| s.protected_write)
         .map(|s| format!("`{}`", s.text))
         .unwrap_or_default()
-}
-
-fn is_protected(path: &str) -> bool {
-    let path = path.trim_start_matches("./");
-    PROTECTED_PREFIXES
-        .iter()
-        .any(|p| path.starts_with(p) || path == p.trim_end_matches('/'))
 }
 
 /// `SAFE` / `LOW` / `MEDIUM` / `HIGH`.
