@@ -19,6 +19,7 @@ mod swarm;
 mod swarm_front;
 mod swarm_session;
 mod swebench;
+mod trust;
 mod tui;
 
 use std::path::PathBuf;
@@ -247,6 +248,11 @@ enum Command {
     /// `untrust`.
     #[command(subcommand)]
     Mcp(mcp::McpCommand),
+    /// Trust project files that can start a process or widen atto (`.mcp.json`, swarm
+    /// file, project config, agents) as they are now: `atto trust [FILE…]`, `--list`.
+    Trust(trust::TrustArgs),
+    /// Revoke the trust in project files: `atto untrust FILE…`.
+    Untrust(trust::UntrustArgs),
     /// Split a task among parallel workers, check every result, retry with structure:
     /// `atto swarm "task"`, `atto swarm --resume ID`, `atto swarm status [ID]`.
     Swarm(swarm::SwarmArgs),
@@ -432,6 +438,14 @@ fn run(mut cli: Cli) -> Result<ExitCode, Failure> {
             let config = load_config(&mut cli.global)?;
             let (workspace, _) = setup::workspace(cli.global.workspace.as_deref())?;
             mcp::run(command, &config, &workspace)
+        }
+        Some(Command::Trust(args)) => {
+            let (workspace, _) = setup::workspace(cli.global.workspace.as_deref())?;
+            trust::trust(&args, &workspace)
+        }
+        Some(Command::Untrust(args)) => {
+            let (workspace, _) = setup::workspace(cli.global.workspace.as_deref())?;
+            trust::untrust(&args, &workspace)
         }
         Some(Command::Swebench(command)) => swebench::run(command, &cli.global),
         Some(Command::Swarm(args)) => swarm::run(args, &mut cli.global),

@@ -28,7 +28,8 @@ const MAX_LINE: usize = 4 * 1024 * 1024;
 
 /// The command that starts a worker: program and arguments with placeholders —
 /// `{atto}` (this executable), `{args}` (the worker's flags, spliced in as separate
-/// arguments), `{workspace}`, `{task_id}`, `{swarm_id}`.
+/// arguments), `{workspace}`, `{task_id}`, `{swarm_id}`. A placeholder is always a whole
+/// argument: its value is never pasted into a larger word, which a shell could parse.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Template(pub Vec<String>);
 
@@ -53,7 +54,28 @@ pub struct Vars {
     pub swarm_id: String,
 }
 
+/// The names a template may hold, each as a whole word.
+const PLACEHOLDERS: &[&str] = &["{atto}", "{args}", "{workspace}", "{task_id}", "{swarm_id}"];
+
 impl Template {
+    /// Refuses a template with a placeholder inside a larger word (`cd {workspace} &&`):
+    /// a value pasted into a word reaches whatever parses that word, a remote shell for
+    /// ssh. Checked when the swarm file is read, so a bad template never starts.
+    pub fn check(words: &[String]) -> Result<(), String> {
+        for word in words {
+            if PLACEHOLDERS.contains(&word.as_str()) {
+                continue;
+            }
+            if let Some(p) = PLACEHOLDERS.iter().find(|p| word.contains(**p)) {
+                return Err(format!(
+                    "{word:?} has {p} inside it; a placeholder must be an argument of its own \
+                     (its value is passed as one argument, never inside a shell string)"
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// The template from config (`[]`: the default).
     pub fn from_config(words: &[String]) -> Template {
         if words.is_empty() {
@@ -64,19 +86,28 @@ impl Template {
     }
 
     /// Program and arguments with the placeholders filled.
+    /// Each placeholder becomes its own argument(s); a word is never rewritten. A task or
+    /// swarm id that is not a plain name is refused here, where it would be passed on.
     pub fn expand(&self, vars: &Vars) -> Result<(String, Vec<String>), String> {
+        Template::check(&self.0)?;
+        for (what, id) in [("task", &vars.task_id), ("swarm", &vars.swarm_id)] {
+            if !crate::task::is_valid_id(id) {
+                return Err(format!(
+                    "{what} id {id:?} is not 1–{} of A-Z a-z 0-9 _ -; the worker was not started",
+                    crate::task::MAX_ID_LEN
+                ));
+            }
+        }
         let mut out: Vec<String> = Vec::new();
         for word in &self.0 {
-            if word == "{args}" {
-                out.extend(vars.args.iter().cloned());
-                continue;
+            match word.as_str() {
+                "{args}" => out.extend(vars.args.iter().cloned()),
+                "{atto}" => out.push(vars.atto.clone()),
+                "{workspace}" => out.push(vars.workspace.clone()),
+                "{task_id}" => out.push(vars.task_id.clone()),
+                "{swarm_id}" => out.push(vars.swarm_id.clone()),
+                _ => out.push(word.clone()),
             }
-            out.push(
-                word.replace("{atto}", &vars.atto)
-                    .replace("{workspace}", &vars.workspace)
-                    .replace("{task_id}", &vars.task_id)
-                    .replace("{swarm_id}", &vars.swarm_id),
-            );
         }
         if !self.0.iter().any(|w| w == "{args}") {
             return Err(
@@ -469,11 +500,13 @@ mod tests {
             [
                 "ssh",
                 "node7",
-                "cd {workspace} &&",
                 "{atto}",
                 "exec",
                 "{args}",
-                "# {swarm_id}/{task_id}",
+                "--",
+                "{workspace}",
+                "{swarm_id}",
+                "{task_id}",
             ]
             .map(String::from)
             .to_vec(),
@@ -484,12 +517,14 @@ mod tests {
             a,
             vec![
                 "node7",
-                "cd /w &&",
                 "/bin/atto",
                 "exec",
                 "--model",
                 "m",
-                "# s1/task-1"
+                "--",
+                "/w",
+                "s1",
+                "task-1"
             ]
         );
         assert!(
@@ -497,6 +532,33 @@ mod tests {
                 .expand(&vars())
                 .is_err()
         );
+    }
+
+    #[test]
+    fn a_placeholder_inside_a_larger_word_is_refused() {
+        // `cd {workspace} &&` would hand a value to a shell to parse.
+        for word in [
+            "cd {workspace} &&",
+            "# {swarm_id}/{task_id}",
+            "--dir={workspace}",
+            "{atto}x",
+        ] {
+            let words = vec![word.to_owned(), "{args}".to_owned()];
+            let err = Template::check(&words).unwrap_err();
+            assert!(err.contains(word) && err.contains("its own"), "{err}");
+        }
+        assert!(Template::check(&["{atto}".into(), "exec".into(), "{args}".into()]).is_ok());
+    }
+
+    #[test]
+    fn a_task_id_that_is_not_a_plain_name_is_never_substituted() {
+        for id in ["../x", "a;b", "$(id)", "a b", "", &"a".repeat(65)] {
+            let vars = Vars {
+                task_id: id.to_owned(),
+                ..vars()
+            };
+            assert!(Template::default().expand(&vars).is_err(), "{id:?}");
+        }
     }
 
     async fn run_script(script: &str) -> Report {

@@ -1,0 +1,132 @@
+//! What a repository carries stays inert until the user trusts it: a committed swarm
+//! file's launch template runs nothing before `atto trust` and runs after; a file that
+//! changed needs trust again.
+
+use atto_testkit::Script;
+use serde_json::json;
+
+use crate::common::{Env, events, of_type, stderr};
+use crate::swarm::{decomposition, run, worker, write};
+
+/// `atto trust REL`: the user trusts the project file as it is now.
+pub(crate) fn trust(env: &Env, rel: &str) {
+    let out = env.atto().args(["trust", rel]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
+/// A swarm file whose launch template first leaves a mark, then runs the real worker.
+fn planted_template(env: &Env) -> std::path::PathBuf {
+    let mark = env.dir.path().join("template-ran");
+    env.write(
+        ".atto/swarm.yaml",
+        &format!(
+            "swarm:\n  quality_gates: false\n  worker_command: [\"sh\", \"-c\", \"echo ran >> {}; exec \\\"$0\\\" \\\"$@\\\"\", \"{{atto}}\", \"exec\", \"{{args}}\"]\n",
+            mark.display()
+        ),
+    );
+    mark
+}
+
+fn hello_script() -> Script {
+    let mut replies = vec![decomposition(json!([
+        {"id": "task-1", "type": "implement", "target_files": ["hello.py"],
+         "description": "Create hello.py that prints hello world when it is run with python from the command line."}
+    ]))];
+    replies.extend(worker(
+        "task-1",
+        "implement",
+        vec![write("hello.py", "print('hello world')\n")],
+        "Done.",
+    ));
+    Script::new(replies)
+}
+
+#[test]
+fn a_committed_swarm_template_runs_nothing_before_trust_and_runs_after() {
+    let mut env = Env::new();
+    let mark = planted_template(&env);
+    env.serve(hello_script());
+
+    // Headless, even with --yes: refused, with the command that trusts the file.
+    let out = run(&env, &["--yes", "say hello"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(!mark.exists(), "the untrusted template ran");
+    let swarm_file = env.repo().join(".atto/swarm.yaml");
+    let swarm_file = std::fs::canonicalize(swarm_file).unwrap();
+    assert!(
+        err.contains(&format!("atto trust {}", swarm_file.display())),
+        "{err}"
+    );
+    assert!(err.contains("worker_command"), "{err}");
+
+    trust(&env, ".atto/swarm.yaml");
+    let out = run(&env, &["--yes", "say hello"]);
+    let ev = events(&out);
+    assert_eq!(out.status.code(), Some(0), "{}\n{ev:?}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&mark).unwrap(), "ran\n");
+    // The plan shows the launch template and the file it came from.
+    let notices: Vec<String> = of_type(&ev, "swarm.notice")
+        .iter()
+        .map(|n| n["text"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert!(
+        notices
+            .iter()
+            .any(|n| n.contains("workers start with: sh -c") && n.contains(".atto/swarm.yaml")),
+        "{notices:?}"
+    );
+
+    // Changed after trust: inert again.
+    std::fs::remove_file(&mark).unwrap();
+    let text = env.read(".atto/swarm.yaml");
+    env.write(".atto/swarm.yaml", &format!("{text}# changed\n"));
+    let out = run(&env, &["--yes", "say hello"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(!mark.exists(), "the changed template ran");
+
+    let listed = env.atto().args(["trust", "--list"]).output().unwrap();
+    let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
+    assert!(listed.contains("changed since trusted"), "{listed}");
+    let revoked = env
+        .atto()
+        .args(["untrust", ".atto/swarm.yaml"])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&revoked.stdout).contains("no longer trusted"),
+        "{}",
+        stderr(&revoked)
+    );
+}
+
+#[test]
+fn an_attocode_swarm_file_is_held_to_the_same_trust() {
+    let mut env = Env::new();
+    let mark = env.dir.path().join("template-ran");
+    env.write(
+        ".attocode/swarm.yaml",
+        &format!(
+            "worker_command: [\"sh\", \"-c\", \"touch {}\", \"{{args}}\"]\n",
+            mark.display()
+        ),
+    );
+    env.serve(hello_script());
+    let out = run(&env, &["--yes", "say hello"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(!mark.exists(), "the untrusted template ran");
+    assert!(stderr(&out).contains("atto trust"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_swarm_file_of_harmless_settings_needs_no_trust() {
+    let mut env = Env::new();
+    env.write(
+        ".atto/swarm.yaml",
+        "swarm:\n  quality_gates: false\n  max_workers: 1\n",
+    );
+    env.serve(hello_script());
+    let out = run(&env, &["--yes", "say hello"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(env.read("hello.py"), "print('hello world')\n");
+}
