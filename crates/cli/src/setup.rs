@@ -411,7 +411,11 @@ fn subagent_settings(
     };
     let user_dir =
         crate::config::default_path().and_then(|p| p.parent().map(|dir| dir.join("agents")));
-    let (agents, warnings) = defs::load(&launch.workspace, user_dir.as_deref());
+    let (agents, warnings) = defs::load(
+        &launch.workspace,
+        user_dir.as_deref(),
+        &crate::trust::is_trusted,
+    );
     for warning in warnings {
         eprintln!("atto: warning: {warning}");
     }
