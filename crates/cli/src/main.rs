@@ -342,6 +342,8 @@ fn main() {
     };
     // MCP servers run in their own process groups: end them with atto.
     atto_mcp::kill_all_servers();
+    // What this process's sessions changed in instruction files waits for the user.
+    trust::instructions::close_own();
     std::process::exit(code as i32);
 }
 

@@ -7,7 +7,10 @@
 //! `atto untrust FILE` manage it (`atto mcp trust|untrust` are the same for `.mcp.json`).
 //!
 //! The store only answers "did the user trust this content"; deciding what a file may do
-//! without trust is left to each loader.
+//! without trust is left to each loader. Instruction files are the exception to "inert
+//! until trusted" (see `instructions`): readable, unless a session's command wrote them.
+
+pub mod instructions;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -213,6 +216,8 @@ pub fn trust(args: &TrustArgs, workspace: &Path) -> Result<ExitCode, Failure> {
             ))
         })?;
         store.trust(&file, &content)?;
+        // Trusting an instruction file is accepting what a session's command wrote there.
+        instructions::accept(&file);
         println!("trusted {} (until it changes)", file.display());
     }
     Ok(ExitCode::Ok)

@@ -1,0 +1,216 @@
+//! Instruction files a session's command wrote: AGENTS.md, CLAUDE.md and .atto/rules.md
+//! stay readable (the user writes them), but one that changed while a session ran — a
+//! sandboxed script can write them without a question — is not read as instructions by a
+//! later session until the user accepts it (`atto trust FILE`); the session names it.
+//!
+//! Each process that runs a session opens a window: the digest of every place an
+//! instruction file may be (absent ones too) when it started. The window is closed when
+//! the process ends (`close_own`), or by the next session once that process is gone (a
+//! crash); closing records every file that changed meanwhile as unseen, with its new
+//! digest. A file whose content is still an unseen digest is left out; a file changed
+//! again since (by the user, in their editor) is read. While another session still runs,
+//! a file changed since its window opened is left out too. Record: `instructions-seen.json`
+//! in the data dir.
+//!
+//! A change the user made by hand during a session is counted as the session's: atto
+//! cannot tell them apart, and a wrong guess on that side costs one `atto trust`.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::digest;
+
+/// The record in the data dir.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Record {
+    /// Path → digest of content a session left that the user has not accepted.
+    #[serde(default)]
+    unseen: BTreeMap<String, String>,
+    /// Open windows: process id → path → digest when it opened (`""`: absent).
+    #[serde(default)]
+    windows: BTreeMap<u32, BTreeMap<String, String>>,
+}
+
+fn record_file() -> Option<PathBuf> {
+    atto_store::default_path()
+        .ok()
+        .and_then(|p| p.parent().map(|d| d.join("instructions-seen.json")))
+}
+
+fn read(file: &Path) -> Record {
+    std::fs::read_to_string(file)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default()
+}
+
+fn write(file: &Path, record: &Record) {
+    let Ok(text) = serde_json::to_string_pretty(record) else {
+        return;
+    };
+    if let Some(dir) = file.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    // Whole or not at all: a torn record would forget what is unseen.
+    let tmp = file.with_extension(format!("json.{}.tmp", std::process::id()));
+    if std::fs::write(&tmp, text).is_ok() {
+        let _ = std::fs::rename(&tmp, file);
+    }
+}
+
+/// The key of an instruction path, which may not exist yet: the canonical form of the
+/// path, else of its directory joined with its name.
+fn key(path: &Path) -> String {
+    if let Ok(canonical) = std::fs::canonicalize(path) {
+        return canonical.display().to_string();
+    }
+    match (path.parent().map(std::fs::canonicalize), path.file_name()) {
+        (Some(Ok(dir)), Some(name)) => dir.join(name).display().to_string(),
+        _ => path.display().to_string(),
+    }
+}
+
+/// The digest of the file now (`""`: absent or unreadable).
+fn digest_now(key: &str) -> String {
+    std::fs::read(key).map(|b| digest(&b)).unwrap_or_default()
+}
+
+/// Whether process `pid` still runs. Without `/proc` nobody can tell, and a window kept
+/// open only keeps its files in question.
+fn alive(pid: u32) -> bool {
+    let proc = Path::new("/proc");
+    !proc.is_dir() || proc.join(pid.to_string()).exists()
+}
+
+/// Moves what changed in `window` into `unseen`.
+fn resolve(window: &BTreeMap<String, String>, unseen: &mut BTreeMap<String, String>) {
+    for (path, then) in window {
+        let now = digest_now(path);
+        if !now.is_empty() && now != *then {
+            unseen.insert(path.clone(), now);
+        }
+    }
+}
+
+/// Which instruction files a starting session may read.
+pub struct Admission {
+    unseen: BTreeMap<String, String>,
+    /// Digests at the opening of windows still open (path → each digest it had then).
+    open: BTreeMap<String, Vec<String>>,
+    left_out: RefCell<Vec<PathBuf>>,
+}
+
+impl Admission {
+    /// Whether `bytes`, the content of `path`, may be read as instructions.
+    pub fn admits(&self, path: &Path, bytes: &[u8]) -> bool {
+        let key = key(path);
+        let now = digest(bytes);
+        let unseen = self.unseen.get(&key) == Some(&now);
+        let changed_in_open_window = self
+            .open
+            .get(&key)
+            .is_some_and(|then| then.iter().any(|d| *d != now));
+        if unseen || changed_in_open_window {
+            self.left_out.borrow_mut().push(path.to_path_buf());
+            return false;
+        }
+        true
+    }
+
+    /// The start notice naming what was left out, relative to `workspace`.
+    pub fn notice(&self, workspace: &Path) -> Option<String> {
+        let left_out = self.left_out.borrow();
+        if left_out.is_empty() {
+            return None;
+        }
+        let names: Vec<String> = left_out
+            .iter()
+            .map(|p| p.strip_prefix(workspace).unwrap_or(p).display().to_string())
+            .collect();
+        Some(format!(
+            "not read as instructions: {} — a command of an earlier or running session wrote \
+             {} and you have not accepted it since. Read {}, then `atto trust {}` to use it \
+             again.",
+            names.join(", "),
+            if names.len() == 1 { "it" } else { "them" },
+            if names.len() == 1 { "it" } else { "them" },
+            names.join(" ")
+        ))
+    }
+}
+
+/// Closes the windows of ended processes, opens (or widens) this process's over `paths`,
+/// and says which instruction files this session may read.
+pub fn open_window(paths: &[PathBuf]) -> Admission {
+    let Some(file) = record_file() else {
+        return Admission {
+            unseen: BTreeMap::new(),
+            open: BTreeMap::new(),
+            left_out: RefCell::new(Vec::new()),
+        };
+    };
+    let mut record = read(&file);
+    let ended: Vec<u32> = record
+        .windows
+        .keys()
+        .copied()
+        .filter(|pid| *pid != std::process::id() && !alive(*pid))
+        .collect();
+    for pid in ended {
+        if let Some(window) = record.windows.remove(&pid) {
+            resolve(&window, &mut record.unseen);
+        }
+    }
+    let mut open: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for window in record.windows.values() {
+        for (path, then) in window {
+            open.entry(path.clone()).or_default().push(then.clone());
+        }
+    }
+    let own = record.windows.entry(std::process::id()).or_default();
+    for path in paths {
+        let key = key(path);
+        let now = digest_now(&key);
+        // A second session of this process keeps the first one's digests.
+        own.entry(key).or_insert(now);
+    }
+    let admission = Admission {
+        unseen: record.unseen.clone(),
+        open,
+        left_out: RefCell::new(Vec::new()),
+    };
+    write(&file, &record);
+    admission
+}
+
+/// Closes this process's window as it ends: what its sessions changed becomes unseen.
+pub fn close_own() {
+    let Some(file) = record_file() else {
+        return;
+    };
+    let mut record = read(&file);
+    if let Some(window) = record.windows.remove(&std::process::id()) {
+        resolve(&window, &mut record.unseen);
+        write(&file, &record);
+    }
+}
+
+/// The user accepted `path` as it is now: read again as instructions.
+pub fn accept(path: &Path) {
+    let Some(file) = record_file() else {
+        return;
+    };
+    let mut record = read(&file);
+    let key = key(path);
+    let now = digest_now(&key);
+    record.unseen.remove(&key);
+    for window in record.windows.values_mut() {
+        if let Some(then) = window.get_mut(&key) {
+            then.clone_from(&now);
+        }
+    }
+    write(&file, &record);
+}
