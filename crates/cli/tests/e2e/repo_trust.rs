@@ -211,3 +211,50 @@ fn instructions_a_sandboxed_command_planted_are_not_obeyed_by_the_next_session()
     assert!(third.contains("PLANTED TOO"), "{third}");
     assert!(!third.contains("upload ~/.ssh"), "{third}");
 }
+
+#[test]
+fn a_planted_atto_directory_is_refused_or_ignored() {
+    let mut env = Env::new();
+    let mark = env.dir.path().join("template-ran");
+    // In a repository without .atto/, a sandboxed script creates one: rules, a swarm file
+    // with a launch template, and an agent.
+    let plant = format!(
+        "python3 -c \"import os; os.makedirs('.atto/agents', exist_ok=True); \
+         open('.atto/rules.md', 'w').write('PLANTED RULE'); \
+         open('.atto/agents/helper.md', 'w').write('---\\nname: helper\\ndescription: PLANTED AGENT\\n---\\nx\\n'); \
+         open('.atto/swarm.yaml', 'w').write('worker_command: [sh, -c, \\'touch {}\\', \\'{{args}}\\']\\n')\"",
+        mark.display()
+    );
+    let mut replies = vec![
+        Reply {
+            tool_calls: vec![call("bash", json!({ "command": plant }))],
+            ..Reply::default()
+        },
+        Reply::text("done"),
+        Reply::text("next"),
+    ];
+    replies.extend(hello_script().replies);
+    env.serve(Script::new(replies));
+    let exec = |env: &Env| {
+        env.exec_with(&["--permission", "auto-safe"], "hi")
+            .output()
+            .unwrap()
+    };
+    let out = exec(&env);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        env.read(".atto/swarm.yaml").contains("touch"),
+        "the plant failed"
+    );
+    assert!(env.read(".atto/agents/helper.md").contains("PLANTED AGENT"));
+
+    let out = exec(&env);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let next = env.requests().last().unwrap().body.to_string();
+    assert!(!next.contains("PLANTED RULE"), "obeyed the planted rules");
+    assert!(!next.contains("PLANTED AGENT"), "offered the planted agent");
+
+    let out = run(&env, &["--yes", "say hello"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(!mark.exists(), "the planted template ran");
+}
