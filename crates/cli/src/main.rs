@@ -18,6 +18,7 @@ mod signal;
 mod swarm;
 mod swarm_front;
 mod swarm_session;
+mod swarm_trust;
 mod swebench;
 mod trust;
 mod tui;

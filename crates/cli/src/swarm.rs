@@ -2,8 +2,9 @@
 //! coordinator up from the flags, the config and swarm.yaml (`Prepared`, also for `/swarm`
 //! in a session), starts or resumes it, and hands it to `swarm_front`, which shows the
 //! plan and asks to run it (or runs it with `--yes`, or when no one can be asked), prints
-//! progress and passes questions to the person. `atto swarm status [ID]` prints a saved
-//! swarm.
+//! progress and passes questions to the person. A swarm file that is not trusted
+//! (`swarm_trust`) is asked about once on a terminal and refused headless. `atto swarm
+//! status [ID]` prints a saved swarm.
 
 use std::io::{IsTerminal as _, Write as _};
 use std::sync::Arc;
@@ -16,6 +17,7 @@ use tokio::sync::mpsc;
 
 use crate::exec::{InputFormat, OnAsk, OutputFormat};
 use crate::swarm_front::{Front, Host};
+use crate::swarm_trust::{UntrustedSwarmFile, shell_words, template_files};
 use crate::{ExitCode, Failure, GlobalArgs};
 
 #[derive(Debug, Args)]
@@ -152,118 +154,6 @@ pub struct Prepared {
     deps: Deps,
 }
 
-/// A swarm file with settings that start a process or choose a model, whose content the
-/// user has not trusted: nothing from it is used.
-pub struct UntrustedSwarmFile {
-    path: std::path::PathBuf,
-    text: String,
-    /// `line 3: worker_command`, …
-    keys: Vec<String>,
-    /// The launch template the file sets, if it sets one.
-    template: Vec<String>,
-}
-
-impl UntrustedSwarmFile {
-    /// The workspace's swarm file when it needs trust and its content is not trusted.
-    pub fn find(workspace: &std::path::Path) -> Result<Option<UntrustedSwarmFile>, Failure> {
-        let loaded = SwarmConfig::load(workspace).map_err(|e| Failure::usage(e.to_string()))?;
-        Ok(UntrustedSwarmFile::of(&loaded))
-    }
-
-    fn of(loaded: &atto_swarm::Loaded) -> Option<UntrustedSwarmFile> {
-        let path = loaded.path.as_ref()?;
-        if loaded.needs_trust.is_empty() || crate::trust::is_trusted(path, loaded.text.as_bytes()) {
-            return None;
-        }
-        Some(UntrustedSwarmFile {
-            path: path.clone(),
-            text: loaded.text.clone(),
-            keys: loaded.needs_trust.clone(),
-            template: loaded.config.worker_command.clone(),
-        })
-    }
-
-    /// Why the swarm did not start, and the command that trusts the file.
-    pub fn refusal(&self) -> String {
-        let mut out = format!(
-            "{} sets {}, which start processes or choose models, and its content is not \
-             trusted; the swarm did not start and nothing from the file ran.",
-            self.path.display(),
-            self.keys.join(", ")
-        );
-        if !self.template.is_empty() {
-            out.push_str(&format!(
-                " Its workers would start with: {}.",
-                shell_words(&self.template)
-            ));
-        }
-        out.push_str(&format!(
-            " Read it, then trust it with `{}` (until it changes).",
-            crate::trust::command_for(&self.path)
-        ));
-        out
-    }
-
-    /// What a person is shown before being asked to trust the file: the settings that
-    /// need trust, the launch template, and the whole text that would be trusted.
-    pub fn question(&self) -> Vec<String> {
-        let mut out = vec![format!(
-            "{} sets {} (settings that start processes or choose models) and is not trusted.",
-            self.path.display(),
-            self.keys.join(", ")
-        )];
-        if !self.template.is_empty() {
-            out.push(format!(
-                "its workers would start with: {}",
-                shell_words(&self.template)
-            ));
-        }
-        out.push(format!("---\n{}\n---", self.text.trim_end()));
-        out
-    }
-
-    /// Trusts exactly the content that was shown.
-    pub fn trust(&self) -> Result<(), Failure> {
-        crate::trust::Store::open()
-            .ok_or_else(|| Failure::usage("no data directory (set ATTO_HOME)"))?
-            .trust(&self.path, self.text.as_bytes())
-    }
-
-    /// Shows the file and asks once on the terminal; trusts exactly what was shown on yes.
-    fn ask_on_terminal(&self) -> Result<bool, Failure> {
-        for line in self.question() {
-            eprintln!("atto: {line}");
-        }
-        eprint!("Trust this file as it is now? [y/N] ");
-        let _ = std::io::stderr().flush();
-        let mut line = String::new();
-        let _ = std::io::stdin().read_line(&mut line);
-        if !matches!(line.trim().to_ascii_lowercase().as_str(), "y" | "yes") {
-            return Ok(false);
-        }
-        self.trust()?;
-        Ok(true)
-    }
-}
-
-/// Words as a shell would need them typed, for showing a command.
-fn shell_words(words: &[String]) -> String {
-    words
-        .iter()
-        .map(|w| {
-            if !w.is_empty()
-                && w.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "/._-=:,@{}".contains(c))
-            {
-                w.clone()
-            } else {
-                format!("'{}'", w.replace('\'', r"'\''"))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 /// A swarm under way: its events, the channel for answers, and its end.
 pub struct Running {
     /// `swarm.*` events, until it ends.
@@ -284,19 +174,22 @@ impl Prepared {
     ) -> Result<Prepared, Failure> {
         let loaded = SwarmConfig::load(&workspace).map_err(|e| Failure::usage(e.to_string()))?;
         let worker_launch = match &loaded.path {
-            Some(path) if !loaded.config.worker_command.is_empty() => format!(
+            Some(path) if !loaded.config.worker_command.words.is_empty() => format!(
                 "workers start with: {} (worker_command of {})",
-                shell_words(&loaded.config.worker_command),
+                shell_words(&loaded.config.worker_command.words),
                 path.display()
             ),
             _ => "workers start with: {atto} exec {args} (atto's own worker)".to_owned(),
         };
-        // Checked here too, on the text that is used: a file changed after it was asked
-        // about is refused, not run.
-        if let Some(untrusted) = UntrustedSwarmFile::of(&loaded) {
+        // Checked here too, on the text and files that are used: a file changed after it
+        // was asked about is refused, not run.
+        let runs = template_files(&loaded.config.worker_command.words, &workspace);
+        if let Some(untrusted) = UntrustedSwarmFile::of(&loaded, &runs) {
             return Err(Failure::usage(untrusted.refusal()));
         }
         let mut swarm_config = loaded.config;
+        // Each launch checks that the files it runs are still what was trusted.
+        swarm_config.worker_command.pinned = runs;
         if let Some(t) = global.max_budget_tokens {
             swarm_config.max_budget_tokens = Some(t);
         }

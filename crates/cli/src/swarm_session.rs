@@ -19,8 +19,9 @@ use tokio::sync::mpsc;
 
 use crate::config::Config;
 use crate::exec::{InputFormat, OnAsk, OutputFormat};
-use crate::swarm::{Prepared, Running, UntrustedSwarmFile};
+use crate::swarm::{Prepared, Running};
 use crate::swarm_front::{Answers, Front, Host};
+use crate::swarm_trust::UntrustedSwarmFile;
 use crate::{Failure, GlobalArgs};
 
 /// What a session needs to start swarms: the flags, config and provider it was started
@@ -176,7 +177,7 @@ pub(crate) async fn run_in_line_session(
             for line in untrusted.question() {
                 front.notice(&line);
             }
-            eprint!("Trust this file as it is now? [y/N] ");
+            eprint!("Trust this as it is now? [y/N] ");
             let yes = matches!(
                 lines
                     .next_line()

@@ -58,7 +58,7 @@ pub struct SwarmConfig {
     /// How workers share the workspace.
     pub isolation: Isolation,
     /// The command that starts a worker (see `worker::Template`); empty: this `atto exec`.
-    pub worker_command: Vec<String>,
+    pub worker_command: crate::worker::WorkerCommand,
     /// Seconds one worker may run.
     pub worker_timeout_secs: u64,
     /// Tokens one worker may use (`None`: an even share of what is left).
@@ -84,7 +84,7 @@ impl Default for SwarmConfig {
             max_workers: 4,
             models: RoleModels::default(),
             isolation: Isolation::Shared,
-            worker_command: Vec::new(),
+            worker_command: crate::worker::WorkerCommand::default(),
             worker_timeout_secs: 600,
             worker_max_tokens: None,
             max_budget_tokens: None,
@@ -297,7 +297,7 @@ fn read_field(
         "worker_command" => {
             let words = f.strings()?;
             crate::worker::Template::check(&words).map_err(|e| f.bad(&e))?;
-            c.worker_command = words;
+            c.worker_command.words = words;
         }
         "worker_timeout_secs" => c.worker_timeout_secs = f.int(1, u64::MAX.into())? as u64,
         "worker_max_tokens" => c.worker_max_tokens = Some(f.int(1, u64::MAX.into())? as u64),

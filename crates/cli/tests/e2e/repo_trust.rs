@@ -258,3 +258,33 @@ fn a_planted_atto_directory_is_refused_or_ignored() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(!mark.exists(), "the planted template ran");
 }
+
+#[test]
+fn a_script_the_launch_template_runs_from_the_workspace_needs_trust_too() {
+    let mut env = Env::new();
+    let mark = env.dir.path().join("template-ran");
+    env.write(
+        "launch.sh",
+        &format!("echo ran >> {}\nexec \"$@\"\n", mark.display()),
+    );
+    env.write(
+        ".atto/swarm.yaml",
+        "swarm:\n  quality_gates: false\n  worker_command: [sh, launch.sh, \"{atto}\", exec, \"{args}\"]\n",
+    );
+    env.serve(hello_script());
+    // The swarm file alone is trusted; the script it runs is not.
+    trust(&env, ".atto/swarm.yaml");
+    let out = run(&env, &["--yes", "say hello"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("launch.sh") && err.contains("atto trust"),
+        "{err}"
+    );
+    assert!(!mark.exists(), "the untrusted script ran");
+
+    trust(&env, "launch.sh");
+    let out = run(&env, &["--yes", "say hello"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&mark).unwrap(), "ran\n");
+}

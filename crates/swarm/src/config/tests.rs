@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use super::*;
+use crate::worker::WorkerCommand;
 
 /// The seed's "Full Example Configuration", verbatim.
 const SEED_EXAMPLE: &str = "# .attocode/swarm.yaml
@@ -126,7 +127,10 @@ fn every_swarm_field_is_read() {
             fallback: vec!["spare-1".into(), "spare-2".into()],
         },
         isolation: Isolation::Worktree,
-        worker_command: vec!["ssh".into(), "node7".into(), "atto exec".into()],
+        worker_command: WorkerCommand {
+            words: vec!["ssh".into(), "node7".into(), "atto exec".into()],
+            pinned: Vec::new(),
+        },
         worker_timeout_secs: 90,
         worker_max_tokens: Some(50_000),
         max_budget_tokens: Some(2_000_000),
