@@ -250,7 +250,8 @@ enum Command {
     #[command(subcommand)]
     Mcp(mcp::McpCommand),
     /// Trust project files that can start a process or widen atto (`.mcp.json`, swarm
-    /// file, project config, agents) as they are now: `atto trust [FILE…]`, `--list`.
+    /// file, agents, scripts a launch template runs) as they are now, or accept an
+    /// instruction file a command wrote: `atto trust [FILE…]`, `--list`.
     Trust(trust::TrustArgs),
     /// Revoke the trust in project files: `atto untrust FILE…`.
     Untrust(trust::UntrustArgs),

@@ -1,7 +1,8 @@
 //! Project trust: the one boundary for what a repository carries. A project file that can
 //! start a process or widen what atto does (`.mcp.json`, a swarm file with a launch
-//! template or models, `.atto/agents/*.md`, the project config's widening keys) is inert
-//! until the user trusts exactly that content. Trust is remembered in the data dir as
+//! template or models and the files that template runs, `.atto/agents/*.md`) is inert
+//! until the user trusts exactly that content. (The project's `.atto/config.toml` has no
+//! key that widens: it may only tighten, and needs no trust.) Trust is remembered in the data dir as
 //! `project-trust.json`, canonical path → SHA-256 of the content, so any change to the
 //! file needs trust again. `atto trust [FILE…]`, `atto trust --list` and
 //! `atto untrust FILE` manage it (`atto mcp trust|untrust` are the same for `.mcp.json`).
@@ -41,22 +42,13 @@ pub struct UntrustArgs {
 /// each kept inert until trusted.
 pub fn project_files(workspace: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    for rel in [
-        ".mcp.json",
-        ".atto/swarm.yaml",
-        ".attocode/swarm.yaml",
-        ".atto/config.toml",
-        ".attocode/config.json",
-    ] {
+    for rel in [".mcp.json", ".atto/swarm.yaml", ".attocode/swarm.yaml"] {
         let path = workspace.join(rel);
         if path.is_file() {
             out.push(path);
         }
     }
-    for dir in [".atto/agents", ".attocode/agents"] {
-        let Ok(entries) = std::fs::read_dir(workspace.join(dir)) else {
-            continue;
-        };
+    if let Ok(entries) = std::fs::read_dir(workspace.join(".atto/agents")) {
         let mut agents: Vec<PathBuf> = entries
             .filter_map(Result::ok)
             .map(|e| e.path())
@@ -203,7 +195,7 @@ pub fn trust(args: &TrustArgs, workspace: &Path) -> Result<ExitCode, Failure> {
     };
     if files.is_empty() {
         println!(
-            "nothing in {} needs trust (no .mcp.json, swarm file, project config or agents)",
+            "nothing in {} needs trust (no .mcp.json, swarm file or .atto/agents)",
             workspace.display()
         );
         return Ok(ExitCode::Ok);

@@ -145,19 +145,23 @@ impl Admission {
 /// Closes the windows of ended processes, opens (or widens) this process's over `paths`,
 /// and says which instruction files this session may read.
 pub fn open_window(paths: &[PathBuf]) -> Admission {
-    let Some(file) = record_file() else {
-        return Admission {
+    match record_file() {
+        Some(file) => open_window_in(&file, std::process::id(), paths),
+        None => Admission {
             unseen: BTreeMap::new(),
             open: BTreeMap::new(),
             left_out: RefCell::new(Vec::new()),
-        };
-    };
-    let mut record = read(&file);
+        },
+    }
+}
+
+fn open_window_in(file: &Path, me: u32, paths: &[PathBuf]) -> Admission {
+    let mut record = read(file);
     let ended: Vec<u32> = record
         .windows
         .keys()
         .copied()
-        .filter(|pid| *pid != std::process::id() && !alive(*pid))
+        .filter(|pid| *pid != me && !alive(*pid))
         .collect();
     for pid in ended {
         if let Some(window) = record.windows.remove(&pid) {
@@ -170,7 +174,7 @@ pub fn open_window(paths: &[PathBuf]) -> Admission {
             open.entry(path.clone()).or_default().push(then.clone());
         }
     }
-    let own = record.windows.entry(std::process::id()).or_default();
+    let own = record.windows.entry(me).or_default();
     for path in paths {
         let key = key(path);
         let now = digest_now(&key);
@@ -182,28 +186,34 @@ pub fn open_window(paths: &[PathBuf]) -> Admission {
         open,
         left_out: RefCell::new(Vec::new()),
     };
-    write(&file, &record);
+    write(file, &record);
     admission
 }
 
 /// Closes this process's window as it ends: what its sessions changed becomes unseen.
 pub fn close_own() {
-    let Some(file) = record_file() else {
-        return;
-    };
-    let mut record = read(&file);
-    if let Some(window) = record.windows.remove(&std::process::id()) {
+    if let Some(file) = record_file() {
+        close_in(&file, std::process::id());
+    }
+}
+
+fn close_in(file: &Path, me: u32) {
+    let mut record = read(file);
+    if let Some(window) = record.windows.remove(&me) {
         resolve(&window, &mut record.unseen);
-        write(&file, &record);
+        write(file, &record);
     }
 }
 
 /// The user accepted `path` as it is now: read again as instructions.
 pub fn accept(path: &Path) {
-    let Some(file) = record_file() else {
-        return;
-    };
-    let mut record = read(&file);
+    if let Some(file) = record_file() {
+        accept_in(&file, path);
+    }
+}
+
+fn accept_in(file: &Path, path: &Path) {
+    let mut record = read(file);
     let key = key(path);
     let now = digest_now(&key);
     record.unseen.remove(&key);
@@ -212,5 +222,89 @@ pub fn accept(path: &Path) {
             then.clone_from(&now);
         }
     }
-    write(&file, &record);
+    write(file, &record);
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    /// A process id no process has (above the kernel's pid_max).
+    const GONE: u32 = 1 << 23;
+
+    struct Case {
+        _dir: tempfile::TempDir,
+        record: PathBuf,
+        agents: PathBuf,
+        rules: PathBuf,
+    }
+
+    fn case() -> Case {
+        let dir = tempfile::tempdir().unwrap();
+        let record = dir.path().join("data/instructions-seen.json");
+        let agents = dir.path().join("AGENTS.md");
+        let rules = dir.path().join(".atto/rules.md");
+        std::fs::write(&agents, "mine").unwrap();
+        Case {
+            _dir: dir,
+            record,
+            agents,
+            rules,
+        }
+    }
+
+    fn admitted(c: &Case, me: u32) -> Vec<String> {
+        let admission = open_window_in(&c.record, me, &[c.agents.clone(), c.rules.clone()]);
+        [&c.agents, &c.rules]
+            .into_iter()
+            .filter_map(|p| {
+                let bytes = std::fs::read(p).ok()?;
+                admission
+                    .admits(p, &bytes)
+                    .then(|| String::from_utf8_lossy(&bytes).into_owned())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn what_an_ended_session_wrote_waits_until_accepted_or_changed_by_hand() {
+        let c = case();
+        // A session (since ended, even by a crash) opened its window, and its command
+        // then created rules.md and changed AGENTS.md.
+        assert_eq!(admitted(&c, GONE), vec!["mine"]);
+        std::fs::create_dir_all(c.rules.parent().unwrap()).unwrap();
+        std::fs::write(&c.rules, "planted").unwrap();
+        std::fs::write(&c.agents, "mine, changed").unwrap();
+        let me = std::process::id();
+        assert!(admitted(&c, me).is_empty());
+        close_in(&c.record, me);
+        // Accepted: read again; changed again by hand: read.
+        accept_in(&c.record, &c.agents);
+        assert_eq!(admitted(&c, me), vec!["mine, changed"]);
+        close_in(&c.record, me);
+        std::fs::write(&c.rules, "rewritten by me").unwrap();
+        assert_eq!(admitted(&c, me), vec!["mine, changed", "rewritten by me"]);
+    }
+
+    #[test]
+    fn a_file_changed_while_a_session_still_runs_is_left_out() {
+        let c = case();
+        let me = std::process::id();
+        assert_eq!(admitted(&c, me), vec!["mine"]);
+        std::fs::write(&c.agents, "changed while running").unwrap();
+        assert!(admitted(&c, me).is_empty());
+        // Its end records it as unseen.
+        close_in(&c.record, me);
+        assert!(admitted(&c, me).is_empty());
+    }
+
+    #[test]
+    fn files_no_session_touched_are_read() {
+        let c = case();
+        assert_eq!(admitted(&c, GONE), vec!["mine"]);
+        close_in(&c.record, GONE);
+        assert_eq!(admitted(&c, std::process::id()), vec!["mine"]);
+    }
 }
