@@ -288,3 +288,33 @@ fn a_script_the_launch_template_runs_from_the_workspace_needs_trust_too() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(std::fs::read_to_string(&mark).unwrap(), "ran\n");
 }
+
+#[test]
+fn the_line_session_asks_once_showing_the_template_and_trusts_only_on_yes() {
+    let mut env = Env::new();
+    let mark = planted_template(&env);
+    let mut replies = hello_script().replies;
+    replies.push(Reply::text("after the refusal"));
+    replies.push(Reply::text("after the swarm"));
+    env.serve(Script::new(replies));
+
+    // No: nothing runs, the session goes on.
+    let err = crate::common::line_session(&env, "/swarm \"say hello\"\nn\nnext?\n");
+    assert!(err.contains("workers would start with: sh -c"), "{err}");
+    assert!(err.contains("Trust this as it is now? [y/N]"), "{err}");
+    assert!(err.contains("the swarm did not start"), "{err}");
+    assert!(!mark.exists(), "the template ran after no");
+
+    // Yes: trusted as shown, and the plan's question names the template and its file.
+    let err = crate::common::line_session(&env, "/swarm \"say hello\"\ny\ny\nnext?\n");
+    assert!(err.contains("Trust this as it is now? [y/N]"), "{err}");
+    assert!(
+        err.contains("workers start with: sh -c") && err.contains(".atto/swarm.yaml"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&mark).unwrap(), "ran\n");
+    // Asked once: the next run does not ask again.
+    let listed = env.atto().args(["trust", "--list"]).output().unwrap();
+    let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
+    assert!(listed.contains("swarm.yaml  trusted"), "{listed}");
+}
