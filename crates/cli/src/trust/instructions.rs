@@ -61,6 +61,37 @@ fn write(file: &Path, record: &Record) {
     }
 }
 
+/// Holds the record's lock while `change` reads and rewrites it, so sessions starting
+/// together (a swarm's workers) do not lose each other's windows. The wait is bounded: a
+/// lock held past it (a stuck process) is gone around rather than waited on.
+fn with_record<T>(file: &Path, change: impl FnOnce(&mut Record) -> T) -> T {
+    if let Some(dir) = file.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(file.with_extension("lock"));
+    let mut held = false;
+    if let Ok(lock) = &lock {
+        for _ in 0..100 {
+            if lock.try_lock().is_ok() {
+                held = true;
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+    let mut record = read(file);
+    let out = change(&mut record);
+    write(file, &record);
+    if let (Ok(lock), true) = (&lock, held) {
+        let _ = lock.unlock();
+    }
+    out
+}
+
 /// The key of an instruction path, which may not exist yet: the canonical form of the
 /// path, else of its directory joined with its name.
 fn key(path: &Path) -> String {
@@ -145,6 +176,7 @@ impl Admission {
 /// Closes the windows of ended processes, opens (or widens) this process's over `paths`,
 /// and says which instruction files this session may read.
 pub fn open_window(paths: &[PathBuf]) -> Admission {
+    OPENED.store(true, std::sync::atomic::Ordering::Relaxed);
     match record_file() {
         Some(file) => open_window_in(&file, std::process::id(), paths),
         None => Admission {
@@ -156,7 +188,10 @@ pub fn open_window(paths: &[PathBuf]) -> Admission {
 }
 
 fn open_window_in(file: &Path, me: u32, paths: &[PathBuf]) -> Admission {
-    let mut record = read(file);
+    with_record(file, |record| open_window_of(record, me, paths))
+}
+
+fn open_window_of(record: &mut Record, me: u32, paths: &[PathBuf]) -> Admission {
     let ended: Vec<u32> = record
         .windows
         .keys()
@@ -181,28 +216,32 @@ fn open_window_in(file: &Path, me: u32, paths: &[PathBuf]) -> Admission {
         // A second session of this process keeps the first one's digests.
         own.entry(key).or_insert(now);
     }
-    let admission = Admission {
+    Admission {
         unseen: record.unseen.clone(),
         open,
         left_out: RefCell::new(Vec::new()),
-    };
-    write(file, &record);
-    admission
+    }
 }
+
+/// Whether this process opened a window (most commands run no session).
+static OPENED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Closes this process's window as it ends: what its sessions changed becomes unseen.
 pub fn close_own() {
+    if !OPENED.load(std::sync::atomic::Ordering::Relaxed) {
+        return;
+    }
     if let Some(file) = record_file() {
         close_in(&file, std::process::id());
     }
 }
 
 fn close_in(file: &Path, me: u32) {
-    let mut record = read(file);
-    if let Some(window) = record.windows.remove(&me) {
-        resolve(&window, &mut record.unseen);
-        write(file, &record);
-    }
+    with_record(file, |record| {
+        if let Some(window) = record.windows.remove(&me) {
+            resolve(&window, &mut record.unseen);
+        }
+    });
 }
 
 /// The user accepted `path` as it is now: read again as instructions.
@@ -213,16 +252,16 @@ pub fn accept(path: &Path) {
 }
 
 fn accept_in(file: &Path, path: &Path) {
-    let mut record = read(file);
     let key = key(path);
     let now = digest_now(&key);
-    record.unseen.remove(&key);
-    for window in record.windows.values_mut() {
-        if let Some(then) = window.get_mut(&key) {
-            then.clone_from(&now);
+    with_record(file, |record| {
+        record.unseen.remove(&key);
+        for window in record.windows.values_mut() {
+            if let Some(then) = window.get_mut(&key) {
+                then.clone_from(&now);
+            }
         }
-    }
-    write(file, &record);
+    });
 }
 
 #[cfg(test)]
