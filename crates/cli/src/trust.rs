@@ -38,8 +38,9 @@ pub struct UntrustArgs {
     pub files: Vec<PathBuf>,
 }
 
-/// The files of a workspace that can start a process or widen atto, relative to it,
-/// each kept inert until trusted.
+/// The files of a workspace that can start a process or widen atto, each kept inert
+/// until trusted: `.mcp.json`, the swarm files and the workspace files the launch
+/// template runs, and the project's agents.
 pub fn project_files(workspace: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for rel in [".mcp.json", ".atto/swarm.yaml", ".attocode/swarm.yaml"] {
@@ -47,6 +48,11 @@ pub fn project_files(workspace: &Path) -> Vec<PathBuf> {
         if path.is_file() {
             out.push(path);
         }
+    }
+    if let Ok(loaded) = atto_swarm::SwarmConfig::load(workspace) {
+        let runs =
+            crate::swarm_trust::template_files(&loaded.config.worker_command.words, workspace);
+        out.extend(runs.into_iter().map(|f| f.path));
     }
     if let Ok(entries) = std::fs::read_dir(workspace.join(".atto/agents")) {
         let mut agents: Vec<PathBuf> = entries
@@ -286,6 +292,29 @@ mod tests {
         // Revoked stays revoked: the old map does not bring it back.
         assert!(!Store::at(dir.path()).is_trusted(&file, b"{}"));
         assert!(!dir.path().join("mcp-trust.json").exists());
+    }
+
+    #[test]
+    fn a_bare_atto_trust_covers_the_script_the_launch_template_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(ws.join(".atto/agents")).unwrap();
+        std::fs::write(
+            ws.join(".atto/swarm.yaml"),
+            "worker_command: [sh, launch.sh, \"{args}\"]\n",
+        )
+        .unwrap();
+        std::fs::write(ws.join("launch.sh"), "exec \"$@\"\n").unwrap();
+        std::fs::write(ws.join(".atto/agents/a.md"), "---\n---\n").unwrap();
+        std::fs::write(ws.join("AGENTS.md"), "rules").unwrap();
+        assert_eq!(
+            project_files(&ws),
+            vec![
+                ws.join(".atto/swarm.yaml"),
+                ws.join("launch.sh"),
+                ws.join(".atto/agents/a.md")
+            ]
+        );
     }
 
     #[test]
