@@ -318,3 +318,41 @@ fn the_line_session_asks_once_showing_the_template_and_trusts_only_on_yes() {
     let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
     assert!(listed.contains("swarm.yaml  trusted"), "{listed}");
 }
+
+#[test]
+fn atto_swarm_on_a_terminal_asks_once_then_shows_the_template_with_the_plan() {
+    if std::process::Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_err()
+    {
+        atto_testkit::skipped(
+            "atto_swarm_on_a_terminal_asks_once_then_shows_the_template_with_the_plan",
+            "tmux is not installed (scripts/test.sh installs it)",
+        );
+        return;
+    }
+    let mut env = Env::new();
+    let mark = planted_template(&env);
+    env.serve(hello_script());
+    let tmux = crate::tui_harness::Tmux::start(&env);
+    tmux.line(&crate::tui_harness::atto_line(
+        &env,
+        &["swarm", "--permission", "auto-safe", "'say hello'"],
+    ));
+    let screen = tmux.wait_for("Trust this as it is now? [y/N]");
+    assert!(
+        screen.contains("workers would start with: sh -c"),
+        "{screen}"
+    );
+    assert!(!mark.exists(), "the template ran before the answer");
+    tmux.line("y");
+    let screen = tmux.wait_for("Run these 1 tasks? [y/N]");
+    assert!(
+        screen.contains("workers start with: sh -c") && screen.contains("swarm.yaml"),
+        "{screen}"
+    );
+    tmux.line("y");
+    tmux.wait_for("task-1 passed");
+    assert_eq!(std::fs::read_to_string(&mark).unwrap(), "ran\n");
+}
