@@ -19,7 +19,9 @@ mod signal;
 mod swarm;
 mod swarm_front;
 mod swarm_session;
+mod swarm_trust;
 mod swebench;
+mod trust;
 mod tui;
 
 use std::path::PathBuf;
@@ -248,6 +250,12 @@ enum Command {
     /// `untrust`.
     #[command(subcommand)]
     Mcp(mcp::McpCommand),
+    /// Trust project files that can start a process or widen atto (`.mcp.json`, swarm
+    /// file, agents, scripts a launch template runs) as they are now, or accept an
+    /// instruction file a command wrote: `atto trust [FILE…]`, `--list`.
+    Trust(trust::TrustArgs),
+    /// Revoke the trust in project files: `atto untrust FILE…`.
+    Untrust(trust::UntrustArgs),
     /// Split a task among parallel workers, check every result, retry with structure:
     /// `atto swarm "task"`, `atto swarm --resume ID`, `atto swarm status [ID]`.
     Swarm(swarm::SwarmArgs),
@@ -338,6 +346,8 @@ fn main() {
     };
     // MCP servers run in their own process groups: end them with atto.
     atto_mcp::kill_all_servers();
+    // What this process's sessions changed in instruction files waits for the user.
+    trust::instructions::close_own();
     std::process::exit(code as i32);
 }
 
@@ -434,6 +444,14 @@ fn run(mut cli: Cli) -> Result<ExitCode, Failure> {
             let config = load_config(&mut cli.global)?;
             let (workspace, _) = setup::workspace(cli.global.workspace.as_deref())?;
             mcp::run(command, &config, &workspace)
+        }
+        Some(Command::Trust(args)) => {
+            let (workspace, _) = setup::workspace(cli.global.workspace.as_deref())?;
+            trust::trust(&args, &workspace)
+        }
+        Some(Command::Untrust(args)) => {
+            let (workspace, _) = setup::workspace(cli.global.workspace.as_deref())?;
+            trust::untrust(&args, &workspace)
         }
         Some(Command::Swebench(command)) => swebench::run(command, &cli.global),
         Some(Command::Swarm(args)) => swarm::run(args, &mut cli.global),

@@ -1,16 +1,14 @@
 //! `atto mcp …` and the MCP side of a session's setup: which servers a session runs (the
 //! user's `[mcp_servers]` and `mcp.json`, and the project's `.mcp.json` once the user
-//! trusts it), the trust itself (asked through a notice, remembered by the file's
-//! SHA-256 in the data dir, revocable), and the headless views `list`, `tools` and `test`.
+//! trusts it, through `trust`'s store: asked through a notice, remembered by the file's
+//! SHA-256, revocable), and the headless views `list`, `tools` and `test`.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use atto_mcp::{HubOptions, McpHub, ServerConfig};
 use atto_protocol::{McpServerInfo, McpServerState};
-use sha2::{Digest as _, Sha256};
 
 use crate::config::Config;
 use crate::{ExitCode, Failure};
@@ -162,7 +160,7 @@ pub fn hub_options(
                     .into_iter()
                     .filter(|s| !servers.iter().any(|u| u.name == s.name))
                     .collect();
-                if is_trusted(&project, &text) {
+                if crate::trust::is_trusted(&project, text.as_bytes()) {
                     servers.extend(found);
                 } else if !found.is_empty() {
                     let names: Vec<&str> = found.iter().map(|s| s.name.as_str()).collect();
@@ -235,37 +233,6 @@ fn data_dir() -> Option<PathBuf> {
         .and_then(|p| p.parent().map(Path::to_path_buf))
 }
 
-fn trust_file() -> Option<PathBuf> {
-    data_dir().map(|d| d.join("mcp-trust.json"))
-}
-
-fn digest(text: &str) -> String {
-    Sha256::digest(text.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
-fn trusted_map() -> BTreeMap<String, String> {
-    trust_file()
-        .and_then(|f| std::fs::read_to_string(f).ok())
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or_default()
-}
-
-/// Whether the user trusted exactly this content of the project's `.mcp.json`.
-fn is_trusted(path: &Path, text: &str) -> bool {
-    let key = path.display().to_string();
-    trusted_map().get(&key).is_some_and(|d| *d == digest(text))
-}
-
-fn save_trusted(map: &BTreeMap<String, String>) -> Result<(), Failure> {
-    let file = trust_file().ok_or_else(|| Failure::usage("no data directory (set ATTO_HOME)"))?;
-    let text = serde_json::to_string_pretty(map).map_err(|e| Failure::usage(e.to_string()))?;
-    std::fs::write(&file, text)
-        .map_err(|e| Failure::usage(format!("could not write {}: {e}", file.display())))
-}
-
 /// Runs `atto mcp …` (not `serve`).
 pub fn run(command: McpCommand, config: &Config, workspace: &Path) -> Result<ExitCode, Failure> {
     match command {
@@ -279,9 +246,9 @@ pub fn run(command: McpCommand, config: &Config, workspace: &Path) -> Result<Exi
             })?;
             let servers = atto_mcp::parse_mcp_json(&text, &path, ".mcp.json (project)")
                 .map_err(|e| Failure::usage(e.to_string()))?;
-            let mut map = trusted_map();
-            map.insert(path.display().to_string(), digest(&text));
-            save_trusted(&map)?;
+            crate::trust::Store::open()
+                .ok_or_else(|| Failure::usage("no data directory (set ATTO_HOME)"))?
+                .trust(&path, text.as_bytes())?;
             println!("trusted {} (until it changes):", path.display());
             for server in servers {
                 println!("  {}: {}", server.name, describe(&server));
@@ -290,12 +257,12 @@ pub fn run(command: McpCommand, config: &Config, workspace: &Path) -> Result<Exi
         }
         McpCommand::Untrust => {
             let path = workspace.join(".mcp.json");
-            let mut map = trusted_map();
-            if map.remove(&path.display().to_string()).is_none() {
+            let mut store = crate::trust::Store::open()
+                .ok_or_else(|| Failure::usage("no data directory (set ATTO_HOME)"))?;
+            if !store.untrust(&path)? {
                 println!("{} was not trusted", path.display());
                 return Ok(ExitCode::Ok);
             }
-            save_trusted(&map)?;
             println!("no longer trusted: {}", path.display());
             Ok(ExitCode::Ok)
         }

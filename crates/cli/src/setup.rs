@@ -3,7 +3,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use atto_core::{AgentHandle, Limits, SessionOptions, find_project_instructions, spawn_session};
+use atto_core::{
+    AgentHandle, Limits, SessionOptions, find_project_instructions_with, instruction_paths,
+    spawn_session,
+};
 use atto_llm::{ClientOptions, ProviderChoice, ResolvedProvider};
 use atto_protocol::PermissionMode;
 use atto_sandbox::{Sandbox, SandboxConfig};
@@ -265,6 +268,13 @@ fn start_connected(
         .map_err(|f| SetupError::fix(f.message))?;
     start_notices.extend(mcp_notices);
     let hub = crate::mcp::start_hub(mcp_options);
+    // Instruction files a session's command wrote wait for the user (trust::instructions).
+    let admission =
+        crate::trust::instructions::open_window(&instruction_paths(&launch.workspace, &launch.cwd));
+    let instructions = find_project_instructions_with(&launch.workspace, &launch.cwd, &|p, b| {
+        admission.admits(p, b)
+    });
+    start_notices.extend(admission.notice(&launch.workspace));
     if let Some(hub) = &hub {
         grants.extend(crate::mcp::grants(hub)?);
         if let Some(search) = hub.search_tool() {
@@ -281,7 +291,7 @@ fn start_connected(
         thread: resume.as_ref().map(|(thread, _)| thread.clone()),
         resume: resume.map(|(_, history)| history),
         session_id: session_id.clone(),
-        instructions: find_project_instructions(&launch.workspace, &launch.cwd),
+        instructions,
         workspace: launch.workspace,
         client,
         tools,
@@ -411,7 +421,11 @@ fn subagent_settings(
     };
     let user_dir =
         crate::config::default_path().and_then(|p| p.parent().map(|dir| dir.join("agents")));
-    let (agents, warnings) = defs::load(&launch.workspace, user_dir.as_deref());
+    let (agents, warnings) = defs::load(
+        &launch.workspace,
+        user_dir.as_deref(),
+        &crate::trust::is_trusted,
+    );
     for warning in warnings {
         eprintln!("atto: warning: {warning}");
     }

@@ -2,8 +2,9 @@
 //! coordinator up from the flags, the config and swarm.yaml (`Prepared`, also for `/swarm`
 //! in a session), starts or resumes it, and hands it to `swarm_front`, which shows the
 //! plan and asks to run it (or runs it with `--yes`, or when no one can be asked), prints
-//! progress and passes questions to the person. `atto swarm status [ID]` prints a saved
-//! swarm.
+//! progress and passes questions to the person. A swarm file that is not trusted
+//! (`swarm_trust`) is asked about once on a terminal and refused headless. `atto swarm
+//! status [ID]` prints a saved swarm.
 
 use std::io::{IsTerminal as _, Write as _};
 use std::sync::Arc;
@@ -16,6 +17,7 @@ use tokio::sync::mpsc;
 
 use crate::exec::{InputFormat, OnAsk, OutputFormat};
 use crate::swarm_front::{Front, Host};
+use crate::swarm_trust::{UntrustedSwarmFile, shell_words, template_files};
 use crate::{ExitCode, Failure, GlobalArgs};
 
 #[derive(Debug, Args)]
@@ -81,6 +83,13 @@ pub fn run(args: SwarmArgs, global: &mut GlobalArgs) -> Result<ExitCode, Failure
     let config = crate::load_config(global)?;
     let provider = crate::setup::provider(global, &config)?;
     let (workspace, _) = crate::setup::workspace(global.workspace.as_deref())?;
+    let interactive = std::io::stdin().is_terminal() && args.input_format == InputFormat::Text;
+    if let Some(untrusted) = UntrustedSwarmFile::find(&workspace)? {
+        // Asked once, showing exactly what would run; no one to ask: refused.
+        if !(interactive && untrusted.ask_on_terminal()?) {
+            return Err(Failure::usage(untrusted.refusal()));
+        }
+    }
     let mut prepared = Prepared::new(global, &config, &provider, workspace)?;
     if let Some(n) = args.max_workers {
         prepared.config.max_workers = n;
@@ -105,13 +114,13 @@ pub fn run(args: SwarmArgs, global: &mut GlobalArgs) -> Result<ExitCode, Failure
             ));
         }
     };
-    let interactive = std::io::stdin().is_terminal() && args.input_format == InputFormat::Text;
     let front = Front {
         format: args.output_format,
         input: args.input_format,
         on_ask: args.on_ask,
         interactive,
         host: Host::Command,
+        worker_launch: prepared.worker_launch.clone(),
     };
     let run_options = Options {
         // No one can confirm a headless run with text input: it proceeds, like /auto.
@@ -121,6 +130,7 @@ pub fn run(args: SwarmArgs, global: &mut GlobalArgs) -> Result<ExitCode, Failure
     for warning in &prepared.warnings {
         front.notice(&format!("warning: {warning}"));
     }
+    front.notice(&prepared.worker_launch);
     crate::block_on(async move {
         let running = prepared.launch(start, run_options);
         front.drive(running.events, running.input).await;
@@ -139,6 +149,8 @@ pub struct Prepared {
     pub config: SwarmConfig,
     /// What was odd in swarm.yaml.
     pub warnings: Vec<String>,
+    /// How workers start and where that came from, shown with the plan.
+    pub worker_launch: String,
     deps: Deps,
 }
 
@@ -161,7 +173,23 @@ impl Prepared {
         workspace: std::path::PathBuf,
     ) -> Result<Prepared, Failure> {
         let loaded = SwarmConfig::load(&workspace).map_err(|e| Failure::usage(e.to_string()))?;
+        let worker_launch = match &loaded.path {
+            Some(path) if !loaded.config.worker_command.words.is_empty() => format!(
+                "workers start with: {} (worker_command of {})",
+                shell_words(&loaded.config.worker_command.words),
+                path.display()
+            ),
+            _ => "workers start with: {atto} exec {args} (atto's own worker)".to_owned(),
+        };
+        // Checked here too, on the text and files that are used: a file changed after it
+        // was asked about is refused, not run.
+        let runs = template_files(&loaded.config.worker_command.words, &workspace);
+        if let Some(untrusted) = UntrustedSwarmFile::of(&loaded, &runs) {
+            return Err(Failure::usage(untrusted.refusal()));
+        }
         let mut swarm_config = loaded.config;
+        // Each launch checks that the files it runs are still what was trusted.
+        swarm_config.worker_command.pinned = runs;
         if let Some(t) = global.max_budget_tokens {
             swarm_config.max_budget_tokens = Some(t);
         }
@@ -268,6 +296,7 @@ impl Prepared {
         Ok(Prepared {
             config: swarm_config,
             warnings,
+            worker_launch,
             deps,
         })
     }

@@ -21,6 +21,9 @@ pub(crate) struct Front {
     pub(crate) on_ask: OnAsk,
     pub(crate) interactive: bool,
     pub(crate) host: Host,
+    /// How workers start and where that came from (`Prepared::worker_launch`), shown with the
+    /// plan's question.
+    pub(crate) worker_launch: String,
 }
 
 /// Where the swarm runs from.
@@ -217,7 +220,10 @@ impl Front {
     /// What `event` asks of a person.
     fn question(&self, event: &SwarmEvent) -> Option<Question> {
         let q = match event {
-            SwarmEvent::Plan { tasks } => Question::Plan(tasks.len()),
+            SwarmEvent::Plan { tasks } => Question::Plan {
+                tasks: tasks.len(),
+                launch: self.worker_launch.clone(),
+            },
             SwarmEvent::Permission {
                 task_id,
                 request,
@@ -245,7 +251,7 @@ impl Front {
     /// Answers a question no person can answer.
     fn unanswerable(&self, q: Question, input: &mpsc::UnboundedSender<SwarmInput>) {
         let reply = match q {
-            Question::Plan(_) => SwarmInput::Confirm { yes: true },
+            Question::Plan { .. } => SwarmInput::Confirm { yes: true },
             Question::Approval {
                 task_id,
                 id,
@@ -290,7 +296,10 @@ impl Front {
 
 /// Something the person is asked on the terminal.
 enum Question {
-    Plan(usize),
+    Plan {
+        tasks: usize,
+        launch: String,
+    },
     Approval {
         task_id: String,
         id: String,
@@ -306,7 +315,7 @@ impl Question {
     /// Whether `input` answers this question.
     fn answered_by(&self, input: &SwarmInput) -> bool {
         match (self, input) {
-            (Question::Plan(_), SwarmInput::Confirm { .. }) => true,
+            (Question::Plan { .. }, SwarmInput::Confirm { .. }) => true,
             (Question::Approval { id, .. }, SwarmInput::Approval { id: answered, .. }) => {
                 id == answered
             }
@@ -323,7 +332,7 @@ impl Question {
 
 fn prompt(q: &Question) {
     let text = match q {
-        Question::Plan(n) => format!("Run these {n} tasks? [y/N] "),
+        Question::Plan { tasks, launch } => format!("{launch}\nRun these {tasks} tasks? [y/N] "),
         Question::Approval { text, .. } => format!("{text}\nAllow? [y/N] "),
         Question::Intervention { task_id } => format!(
             "{task_id} is stuck. [g]uidance TEXT (retry with it), [f]ixed (I fixed it: check \
@@ -338,7 +347,7 @@ fn prompt(q: &Question) {
 fn answer(q: &Question, line: &str) -> Option<SwarmInput> {
     let yes = matches!(line.to_ascii_lowercase().as_str(), "y" | "yes");
     match q {
-        Question::Plan(_) => Some(SwarmInput::Confirm { yes }),
+        Question::Plan { .. } => Some(SwarmInput::Confirm { yes }),
         Question::Approval { task_id, id, .. } => Some(SwarmInput::Approval {
             task_id: task_id.clone(),
             id: id.clone(),

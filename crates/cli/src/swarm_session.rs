@@ -21,6 +21,7 @@ use crate::config::Config;
 use crate::exec::{InputFormat, OnAsk, OutputFormat};
 use crate::swarm::{Prepared, Running};
 use crate::swarm_front::{Answers, Front, Host};
+use crate::swarm_trust::UntrustedSwarmFile;
 use crate::{Failure, GlobalArgs};
 
 /// What a session needs to start swarms: the flags, config and provider it was started
@@ -107,6 +108,7 @@ impl SessionSwarm {
         for warning in &prepared.warnings {
             say(format!("warning: {warning}"));
         }
+        say(prepared.worker_launch.clone());
         runtime.block_on(async move {
             let running = prepared.launch(Start::New(goal), SESSION_OPTIONS);
             forward(running, events, answers).await;
@@ -153,7 +155,7 @@ pub(crate) async fn run_in_line_session(
     lines: &mut Lines<BufReader<Stdin>>,
     json: bool,
 ) {
-    let front = Front {
+    let mut front = Front {
         format: if json {
             OutputFormat::StreamJson
         } else {
@@ -164,7 +166,46 @@ pub(crate) async fn run_in_line_session(
         on_ask: OnAsk::Deny,
         interactive: true,
         host: Host::Session,
+        worker_launch: String::new(),
     };
+    let workspace = setup.workspace.clone();
+    let found = tokio::task::spawn_blocking(move || UntrustedSwarmFile::find(&workspace)).await;
+    match found {
+        Ok(Ok(None)) => {}
+        Ok(Ok(Some(untrusted))) => {
+            // Asked once on the session's stdin, showing exactly what would run.
+            for line in untrusted.question() {
+                front.notice(&line);
+            }
+            eprint!("Trust this as it is now? [y/N] ");
+            let yes = matches!(
+                lines
+                    .next_line()
+                    .await
+                    .ok()
+                    .flatten()
+                    .map(|l| l.trim().to_ascii_lowercase())
+                    .as_deref(),
+                Some("y" | "yes")
+            );
+            if !yes {
+                front.notice(&format!("the swarm did not start: {}", untrusted.refusal()));
+                return;
+            }
+            if let Err(failure) = untrusted.trust() {
+                front.notice(&format!("the swarm did not start: {}", failure.message));
+                return;
+            }
+        }
+        Ok(Err(failure)) => {
+            front.notice(&format!("the swarm did not start: {}", failure.message));
+            return;
+        }
+        Err(e) => {
+            front.notice(&format!("the swarm did not start: {e}"));
+            return;
+        }
+    }
     let prepared = match setup.prepare().await {
         Ok(prepared) => prepared,
         Err(failure) => {
@@ -175,6 +216,8 @@ pub(crate) async fn run_in_line_session(
     for warning in &prepared.warnings {
         front.notice(&format!("warning: {warning}"));
     }
+    front.worker_launch = prepared.worker_launch.clone();
+    front.notice(&prepared.worker_launch);
     let running = prepared.launch(Start::New(goal), SESSION_OPTIONS);
     front
         .converse(running.events, running.input, Answers::Session(lines))

@@ -44,5 +44,8 @@ pub use handle::{AgentHandle, OpSender, SessionClosed};
 pub use learning::LearningSettings;
 pub use limits::Limits;
 pub use plan::target_of as change_target;
-pub use prompt::{ProjectInstructions, find_project_instructions};
+pub use prompt::{
+    ProjectInstructions, find_project_instructions, find_project_instructions_with,
+    instruction_paths,
+};
 pub use session::{SessionOptions, spawn_session};

@@ -22,9 +22,10 @@ pub struct ProjectInstructions {
     pub text: String,
 }
 
-/// Finds AGENTS.md, CLAUDE.md and .atto/rules.md from `workspace` down to `cwd`
-/// (outermost first). `cwd` outside the workspace means only the root is searched.
-pub fn find_project_instructions(workspace: &Path, cwd: &Path) -> Vec<ProjectInstructions> {
+/// Where instruction files are looked for: AGENTS.md, CLAUDE.md and .atto/rules.md in
+/// each directory from `workspace` down to `cwd` (outermost first), whether they exist or
+/// not. `cwd` outside the workspace means only the root.
+pub fn instruction_paths(workspace: &Path, cwd: &Path) -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = vec![workspace.to_path_buf()];
     if let Ok(rest) = cwd.strip_prefix(workspace) {
         let mut dir = workspace.to_path_buf();
@@ -33,24 +34,43 @@ pub fn find_project_instructions(workspace: &Path, cwd: &Path) -> Vec<ProjectIns
             dirs.push(dir.clone());
         }
     }
+    dirs.iter()
+        .flat_map(|dir| INSTRUCTION_FILES.iter().map(|name| dir.join(name)))
+        .collect()
+}
+
+/// Finds AGENTS.md, CLAUDE.md and .atto/rules.md from `workspace` down to `cwd`
+/// (outermost first). `cwd` outside the workspace means only the root is searched.
+pub fn find_project_instructions(workspace: &Path, cwd: &Path) -> Vec<ProjectInstructions> {
+    find_project_instructions_with(workspace, cwd, &|_, _| true)
+}
+
+/// [`find_project_instructions`], keeping only the files `admit` accepts, judged on the
+/// very bytes that become the instructions (the front end leaves out a file a command
+/// wrote that the user has not seen yet).
+pub fn find_project_instructions_with(
+    workspace: &Path,
+    cwd: &Path,
+    admit: &dyn Fn(&Path, &[u8]) -> bool,
+) -> Vec<ProjectInstructions> {
     let mut found = Vec::new();
-    for dir in dirs {
-        for name in INSTRUCTION_FILES {
-            let path = dir.join(name);
-            let Ok(bytes) = std::fs::read(&path) else {
-                continue;
-            };
-            let mut text = String::from_utf8_lossy(&bytes).into_owned();
-            if text.len() > MAX_INSTRUCTION_BYTES {
-                text.truncate(text.floor_char_boundary(MAX_INSTRUCTION_BYTES));
-                text.push_str("\n[... cut: the file is longer than 32 KB ...]");
-            }
-            let rel = path.strip_prefix(workspace).unwrap_or(&path);
-            found.push(ProjectInstructions {
-                path: rel.display().to_string(),
-                text,
-            });
+    for path in instruction_paths(workspace, cwd) {
+        let Ok(bytes) = std::fs::read(&path) else {
+            continue;
+        };
+        if !admit(&path, &bytes) {
+            continue;
         }
+        let mut text = String::from_utf8_lossy(&bytes).into_owned();
+        if text.len() > MAX_INSTRUCTION_BYTES {
+            text.truncate(text.floor_char_boundary(MAX_INSTRUCTION_BYTES));
+            text.push_str("\n[... cut: the file is longer than 32 KB ...]");
+        }
+        let rel = path.strip_prefix(workspace).unwrap_or(&path);
+        found.push(ProjectInstructions {
+            path: rel.display().to_string(),
+            text,
+        });
     }
     found
 }

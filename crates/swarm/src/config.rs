@@ -58,7 +58,7 @@ pub struct SwarmConfig {
     /// How workers share the workspace.
     pub isolation: Isolation,
     /// The command that starts a worker (see `worker::Template`); empty: this `atto exec`.
-    pub worker_command: Vec<String>,
+    pub worker_command: crate::worker::WorkerCommand,
     /// Seconds one worker may run.
     pub worker_timeout_secs: u64,
     /// Tokens one worker may use (`None`: an even share of what is left).
@@ -84,7 +84,7 @@ impl Default for SwarmConfig {
             max_workers: 4,
             models: RoleModels::default(),
             isolation: Isolation::Shared,
-            worker_command: Vec::new(),
+            worker_command: crate::worker::WorkerCommand::default(),
             worker_timeout_secs: 600,
             worker_max_tokens: None,
             max_budget_tokens: None,
@@ -111,9 +111,43 @@ pub struct Loaded {
     pub config: SwarmConfig,
     /// The file they came from (`None`: defaults).
     pub path: Option<PathBuf>,
+    /// The file's text as it was parsed (empty for the defaults): what the user trusts.
+    pub text: String,
     /// Keys that were not understood, as `file:line: unknown key 'x' (ignored)`.
     pub warnings: Vec<String>,
+    /// The settings that start a process or choose a model (`line 3: worker_command`):
+    /// the file is used only once the user trusted its content. Empty when every setting
+    /// is one of [`HARMLESS_KEYS`].
+    pub needs_trust: Vec<String>,
 }
+
+/// Settings a repository may set without the user's trust: they neither start a process
+/// nor choose a model, only shape and bound the run. Any other setting atto reads needs
+/// trust, so a setting added later is trusted-only until it is listed here.
+pub const HARMLESS_KEYS: &[&str] = &[
+    "swarm",
+    "quality_gates",
+    "quality_threshold",
+    "test_quality_threshold",
+    "test_require_execution_evidence",
+    "enable_verification",
+    "enable_concrete_validation",
+    "max_verification_retries",
+    "verification_timeout_secs",
+    "enable_task_enrichment",
+    "enrichment_min_description_chars",
+    "enable_user_intervention",
+    "user_intervention_threshold",
+    "worker_retries",
+    "max_dispatches_per_task",
+    "max_workers",
+    "isolation",
+    "worker_timeout_secs",
+    "worker_max_tokens",
+    "max_budget_tokens",
+    "max_budget_usd",
+    "max_tasks",
+];
 
 impl SwarmConfig {
     /// The settings of `workspace`: `.atto/swarm.yaml`, else `.attocode/swarm.yaml`, else
@@ -129,7 +163,9 @@ impl SwarmConfig {
         Ok(Loaded {
             config: SwarmConfig::default(),
             path: None,
+            text: String::new(),
             warnings: Vec::new(),
+            needs_trust: Vec::new(),
         })
     }
 
@@ -144,7 +180,9 @@ impl SwarmConfig {
         let mut loaded = Loaded {
             config: SwarmConfig::default(),
             path: Some(path.to_path_buf()),
+            text: text.to_owned(),
             warnings: Vec::new(),
+            needs_trust: Vec::new(),
         };
         let root: Option<Spanned<Node>> =
             serde_saphyr::from_str(text).map_err(|e| error(yaml_error(&e)))?;
@@ -196,9 +234,15 @@ impl SwarmConfig {
                 )));
             }
         };
+        let mut needs_trust = Vec::new();
         for (key, value) in settings {
-            read_field(&mut loaded.config, &Field::new(key, value), &mut warn).map_err(error)?;
+            let field = Field::new(key, value);
+            let known = read_field(&mut loaded.config, &field, &mut warn).map_err(error)?;
+            if known && !field.node.is_null() && !HARMLESS_KEYS.contains(&field.key.as_str()) {
+                needs_trust.push(format!("line {}: {}", field.line, field.key));
+            }
         }
+        loaded.needs_trust = needs_trust;
         loaded.config.quality = QualityConfig::parse(text, path)
             .map_err(|e| error(quality_error(&e.message, text, settings)))?;
         Ok(loaded)
@@ -219,15 +263,16 @@ const QUALITY_KEYS: &[&str] = &[
     "verification_timeout_secs",
 ];
 
-/// Reads one setting into `c`; `Err` says what is wrong with its value, and where.
+/// Reads one setting into `c`: `Ok(false)` when the key is not one atto reads (warned
+/// about); `Err` says what is wrong with its value, and where.
 fn read_field(
     c: &mut SwarmConfig,
     f: &Field<'_>,
     warn: &mut dyn FnMut(u64, &str),
-) -> Result<(), String> {
+) -> Result<bool, String> {
     if f.node.is_null() {
         // An empty value keeps the default, as it does for the quality fields.
-        return Ok(());
+        return Ok(true);
     }
     match f.key.as_str() {
         "enable_task_enrichment" => c.enable_task_enrichment = f.bool()?,
@@ -249,7 +294,11 @@ fn read_field(
                 other => return Err(f.bad(&format!("must be shared or worktree, not {other:?}"))),
             }
         }
-        "worker_command" => c.worker_command = f.strings()?,
+        "worker_command" => {
+            let words = f.strings()?;
+            crate::worker::Template::check(&words).map_err(|e| f.bad(&e))?;
+            c.worker_command.words = words;
+        }
         "worker_timeout_secs" => c.worker_timeout_secs = f.int(1, u64::MAX.into())? as u64,
         "worker_max_tokens" => c.worker_max_tokens = Some(f.int(1, u64::MAX.into())? as u64),
         "max_budget_tokens" => c.max_budget_tokens = Some(f.int(1, u64::MAX.into())? as u64),
@@ -257,9 +306,12 @@ fn read_field(
         "max_tasks" => c.max_tasks = f.int(1, 100)? as usize,
         "swarm" => {}
         k if QUALITY_KEYS.contains(&k) => {}
-        other => warn(f.line, other),
+        other => {
+            warn(f.line, other);
+            return Ok(false);
+        }
     }
-    Ok(())
+    Ok(true)
 }
 
 /// `models: {decomposer, worker, tester, fallback}`.

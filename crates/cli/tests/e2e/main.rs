@@ -37,6 +37,7 @@ mod planner_effort;
 mod planner_parallel;
 mod planner_quality;
 mod policy;
+mod repo_trust;
 mod sessions;
 mod subagents;
 mod swarm;

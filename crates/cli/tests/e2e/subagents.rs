@@ -597,6 +597,7 @@ fn a_custom_agent_brings_its_instructions_and_only_its_tools() {
         "---\nname: finder\ndescription: finds handlers\ntools: [grep, read_file]\n---\nAlways \
          search src/ first.\n",
     );
+    crate::repo_trust::trust(&env, ".atto/agents/finder.md");
     env.serve(Script {
         replies: vec![
             spawn(json!({"task": "find the handlers", "agent": "finder"})),

@@ -10,6 +10,7 @@ use atto_testkit::{Reply, Script, ScriptUsage};
 use serde_json::{Value, json};
 
 use crate::common::{Env, events, of_type, stderr};
+use crate::repo_trust::trust;
 use crate::swarm::{
     decomposition, finished, report_json, run, stuck_project, swarm, swarm_with, task_report, when,
     worker, write,
@@ -46,6 +47,7 @@ fn a_worker_killed_by_sigkill_is_detected_and_its_task_retried_through_the_templ
             wrapper.display()
         ),
     );
+    trust(&env, ".atto/swarm.yaml");
     let mut replies = vec![decomposition(json!([
         {"id": "task-1", "type": "implement", "target_files": ["hello.py"],
          "description": "Create hello.py that prints hello world when it is run with python from the command line."}
@@ -248,6 +250,7 @@ fn three_failures_of_a_model_trip_its_breaker_and_the_fallback_takes_over() {
         ".atto/swarm.yaml",
         "swarm:\n  quality_gates: false\n  worker_retries: 3\n  models:\n    worker: flaky\n    fallback: [m]\n",
     );
+    trust(&env, ".atto/swarm.yaml");
     let mut replies = vec![decomposition(json!([
         {"id": "task-1", "type": "implement", "target_files": ["hello.py"],
          "description": "Create hello.py that prints hello world when it is run with python from the command line."}

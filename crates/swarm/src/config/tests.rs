@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use super::*;
+use crate::worker::WorkerCommand;
 
 /// The seed's "Full Example Configuration", verbatim.
 const SEED_EXAMPLE: &str = "# .attocode/swarm.yaml
@@ -126,7 +127,10 @@ fn every_swarm_field_is_read() {
             fallback: vec!["spare-1".into(), "spare-2".into()],
         },
         isolation: Isolation::Worktree,
-        worker_command: vec!["ssh".into(), "node7".into(), "atto exec".into()],
+        worker_command: WorkerCommand {
+            words: vec!["ssh".into(), "node7".into(), "atto exec".into()],
+            pinned: Vec::new(),
+        },
         worker_timeout_secs: 90,
         worker_max_tokens: Some(50_000),
         max_budget_tokens: Some(2_000_000),
@@ -204,6 +208,11 @@ fn wrong_types_are_errors_naming_the_key_and_line() {
         (
             "worker_command: atto exec\n",
             "line 1: worker_command: expected a list of strings, got \"atto exec\"",
+        ),
+        (
+            "worker_command: [ssh, node7, \"cd {workspace} && atto\", exec, \"{args}\"]\n",
+            "line 1: worker_command: \"cd {workspace} && atto\" has {workspace} inside it; a \
+             placeholder must be an argument of its own",
         ),
         (
             "swarm:\n  models:\n    fallback:\n      - a\n      - 3\n",
@@ -373,4 +382,26 @@ fn the_quality_keys_listed_here_are_the_ones_quality_reads() {
         assert_eq!(loaded.config.quality, q, "{key}");
         assert!(loaded.warnings.is_empty(), "{key}");
     }
+}
+
+#[test]
+fn what_needs_trust_is_what_starts_a_process_or_chooses_a_model() {
+    let harmless = parse("swarm:\n  quality_gates: false\n  max_workers: 2\n  surprise: 1\n");
+    assert!(
+        harmless.needs_trust.is_empty(),
+        "{:?}",
+        harmless.needs_trust
+    );
+    let planted = parse(
+        "swarm:\n  max_workers: 2\n  worker_command: [sh, -c, \"touch x\", \"{args}\"]\n  models:\n    worker: big\n  quality_gate_model: judge\n",
+    );
+    assert_eq!(
+        planted.needs_trust,
+        vec![
+            "line 3: worker_command",
+            "line 4: models",
+            "line 6: quality_gate_model"
+        ]
+    );
+    assert!(planted.text.contains("touch x"));
 }
