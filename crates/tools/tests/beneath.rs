@@ -1,0 +1,143 @@
+//! File tools act on what the kernel resolved beneath the workspace: a symlink followed
+//! by `..` is judged where it lands, and a directory swapped for a symlink to somewhere
+//! else between the check and the write never lets a write out of the workspace.
+
+// Tests may unwrap: a panic is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::os::unix::fs::symlink;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use atto_tools::ToolError;
+use atto_tools::beneath::Workspace;
+use atto_tools::{ApplyPatchTool, Tool};
+use common::Ws;
+use rustix::fs::{CWD, RenameFlags, renameat_with};
+use serde_json::json;
+
+/// A workspace with `.git/objects` and the link `gobj -> .git/objects`.
+fn with_gobj() -> Ws {
+    let ws = Ws::new();
+    std::fs::create_dir_all(ws.path(".git/objects")).unwrap();
+    std::fs::create_dir_all(ws.path(".git/hooks")).unwrap();
+    symlink(".git/objects", ws.path("gobj")).unwrap();
+    ws
+}
+
+#[test]
+fn link_dotdot_resolves_where_the_kernel_goes() {
+    let ws = with_gobj();
+    let root = Workspace::open(ws.root()).unwrap();
+    assert_eq!(root.resolve("gobj/../config").unwrap().rel(), ".git/config");
+    assert_eq!(
+        root.resolve("gobj/../hooks/pre-push").unwrap().rel(),
+        ".git/hooks/pre-push"
+    );
+    // A dangling link is judged by where a write through it would land.
+    symlink(".git/hooks/post-checkout", ws.path("hook")).unwrap();
+    assert_eq!(
+        root.resolve("hook").unwrap().rel(),
+        ".git/hooks/post-checkout"
+    );
+    // Directories that do not exist yet are appended as written (they will be made, with
+    // no links in them), `..` among them applies to them, and never climbs out of them.
+    assert_eq!(
+        root.resolve("new/dir/f.txt").unwrap().rel(),
+        "new/dir/f.txt"
+    );
+    assert_eq!(root.resolve("new/../f.txt").unwrap().rel(), "f.txt");
+    assert!(root.resolve("new/../../f.txt").is_err());
+    assert_eq!(root.resolve(".").unwrap().rel(), ".");
+    assert_eq!(root.resolve("gobj/..").unwrap().rel(), ".git");
+}
+
+#[test]
+fn links_out_of_the_workspace_are_refused() {
+    let ws = Ws::new();
+    let outside = tempfile::tempdir().unwrap();
+    symlink(outside.path(), ws.path("out")).unwrap();
+    symlink(outside.path().join("nothing"), ws.path("dangling")).unwrap();
+    let root = Workspace::open(ws.root()).unwrap();
+    for path in [
+        "out/x",
+        "out",
+        "dangling",
+        "../x",
+        "/etc/passwd",
+        "out/../x",
+    ] {
+        assert!(
+            matches!(root.resolve(path), Err(ToolError::OutsideWorkspace { .. })),
+            "{path}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn file_tools_report_the_path_they_wrote() {
+    let ws = with_gobj();
+    let out = ws
+        .call(
+            "write_file",
+            json!({"path": "gobj/../config", "content": "[core]\n"}),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.changed_paths, vec![".git/config".to_owned()]);
+    assert_eq!(ws.read(".git/config"), "[core]\n");
+    let out = ws
+        .call("delete_file", json!({"path": "gobj/../config"}))
+        .await
+        .unwrap();
+    assert_eq!(out.changed_paths, vec![".git/config".to_owned()]);
+    assert!(!ws.path(".git/config").exists());
+}
+
+/// A background thread exchanges the directory `d` and a symlink to a directory outside
+/// the workspace, as fast as it can, while `write_file d/.bashrc` runs again and again.
+/// Some writes land in the workspace and some are refused; none may land outside.
+#[tokio::test]
+async fn a_swapped_symlink_never_lets_a_write_out() {
+    let ws = Ws::new();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::create_dir(ws.path("d")).unwrap();
+    symlink(outside.path(), ws.path("s")).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let swapper = {
+        let stop = Arc::clone(&stop);
+        let (d, s) = (ws.path("d"), ws.path("s"));
+        std::thread::spawn(move || {
+            let mut swaps = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                renameat_with(CWD, &d, CWD, &s, RenameFlags::EXCHANGE).unwrap();
+                swaps += 1;
+            }
+            swaps
+        })
+    };
+    let mut wrote = 0;
+    for _ in 0..2000 {
+        let args = json!({"path": "d/.bashrc", "content": "echo owned\n"});
+        if ws.call("write_file", args).await.is_ok() {
+            wrote += 1;
+        }
+        let patch = "*** Begin Patch\n*** Add File: d/.profile\n+echo owned\n*** End Patch\n";
+        let _ = ApplyPatchTool.run(json!({"input": patch}), &ws.ctx).await;
+        let _ = ws.call("delete_file", json!({"path": "d/.profile"})).await;
+    }
+    stop.store(true, Ordering::Relaxed);
+    let swaps = swapper.join().unwrap();
+    assert!(swaps > 100, "the swapper barely ran ({swaps} swaps)");
+    assert!(wrote > 0, "no write went through at all");
+    let escaped: Vec<_> = std::fs::read_dir(outside.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(
+        escaped.is_empty(),
+        "written outside the workspace: {escaped:?}"
+    );
+}
