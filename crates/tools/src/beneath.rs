@@ -80,11 +80,17 @@ impl Workspace {
         Self::open_as(workspace, workspace, Scope::Beneath)
     }
 
+    /// Resolves from `/`, naming paths relative to `workspace` when they are inside it
+    /// and absolute when not: for saying where a path leads without refusing it.
+    pub fn anywhere(workspace: &Path) -> Result<Self, ToolError> {
+        Self::open_as(Path::new("/"), workspace, Scope::Anywhere)
+    }
+
     /// The root a tool call may use: the workspace, or `/` when the user turned trust on
     /// (then paths may lead anywhere, but are still resolved once, by the kernel).
     pub fn for_ctx(ctx: &ToolContext) -> Result<Self, ToolError> {
         if ctx.trust {
-            Self::open_as(Path::new("/"), &ctx.workspace, Scope::Anywhere)
+            Self::anywhere(&ctx.workspace)
         } else {
             Self::open(&ctx.workspace)
         }
