@@ -207,6 +207,53 @@ impl Workspace {
         }
     }
 
+    /// Opens the file at `path` (absolute, or relative to the workspace) for reading,
+    /// resolved beneath the root in one `openat2` where the kernel has it: for walks that
+    /// read many files and need no handle of the parent.
+    pub fn open_file(&self, path: &Path) -> Result<File, ToolError> {
+        let full = if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            self.workspace.join(path)
+        };
+        let outside = || ToolError::OutsideWorkspace {
+            path: path.display().to_string(),
+        };
+        let parts = self.beneath_root(&full).ok_or_else(outside)?;
+        let flags = OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOCTTY;
+        match rustix::fs::openat2(
+            &self.root,
+            join(&parts),
+            flags,
+            Mode::empty(),
+            self.resolve_flags(),
+        ) {
+            Ok(fd) => Ok(File::from(fd)),
+            Err(e) if e == Errno::NOSYS || e == Errno::XDEV || e == Errno::AGAIN => {
+                let text = full.to_string_lossy();
+                self.resolve(&text)?
+                    .open_read()
+                    .map_err(|source| ToolError::Io {
+                        action: "read",
+                        path: paths::relative(&self.workspace, &full),
+                        source,
+                    })
+            }
+            Err(e) => Err(ToolError::Io {
+                action: "read",
+                path: paths::relative(&self.workspace, &full),
+                source: e.into(),
+            }),
+        }
+    }
+
+    fn resolve_flags(&self) -> ResolveFlags {
+        match self.scope {
+            Scope::Beneath => ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS,
+            Scope::Anywhere => ResolveFlags::IN_ROOT | ResolveFlags::NO_MAGICLINKS,
+        }
+    }
+
     /// `full` (absolute) as parts below the root, or `None` when it is not below it.
     /// Only a leading prefix is compared as text: everything after it is resolved by
     /// the kernel.
@@ -268,10 +315,7 @@ impl Workspace {
     /// else (or for an absolute symlink `openat2` will not follow) a walk by hand.
     fn open_beneath(&self, parts: &[Part]) -> Result<OwnedFd, Errno> {
         let text = join(parts);
-        let resolve = match self.scope {
-            Scope::Beneath => ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS,
-            Scope::Anywhere => ResolveFlags::IN_ROOT | ResolveFlags::NO_MAGICLINKS,
-        };
+        let resolve = self.resolve_flags();
         match rustix::fs::openat2(&self.root, &text, dir_flags(), Mode::empty(), resolve) {
             Err(e) if e == Errno::NOSYS || e == Errno::XDEV || e == Errno::AGAIN => {
                 self.walk(parts)

@@ -141,3 +141,42 @@ async fn a_swapped_symlink_never_lets_a_write_out() {
         "written outside the workspace: {escaped:?}"
     );
 }
+
+/// The same swap against the reading tools: `grep` walks `d` by name, but every file it
+/// reads is opened beneath the workspace, so what lies outside never shows.
+#[tokio::test]
+async fn a_swapped_symlink_never_lets_a_read_out() {
+    let ws = Ws::new();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::create_dir(ws.path("d")).unwrap();
+    std::fs::write(ws.path("d/notes.txt"), "nothing here\n").unwrap();
+    std::fs::write(outside.path().join("notes.txt"), "OUTSIDE_SECRET\n").unwrap();
+    symlink(outside.path(), ws.path("s")).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let swapper = {
+        let stop = Arc::clone(&stop);
+        let (d, s) = (ws.path("d"), ws.path("s"));
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                renameat_with(CWD, &d, CWD, &s, RenameFlags::EXCHANGE).unwrap();
+            }
+        })
+    };
+    let mut leaked = Vec::new();
+    for _ in 0..1000 {
+        let args = json!({"pattern": "OUTSIDE_SECRET", "path": "d"});
+        if let Ok(out) = ws.call("grep", args).await
+            && out.content.contains("notes.txt:")
+        {
+            leaked.push(out.content);
+        }
+        if let Ok(out) = ws.call("read_file", json!({"path": "d/notes.txt"})).await
+            && out.content.contains("OUTSIDE_SECRET")
+        {
+            leaked.push(out.content);
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    swapper.join().unwrap();
+    assert!(leaked.is_empty(), "read outside the workspace: {leaked:?}");
+}
