@@ -67,6 +67,17 @@ pub struct Target {
     rel: String,
 }
 
+/// What a [`Target`] names on disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A regular file.
+    File,
+    /// A directory.
+    Dir,
+    /// A symlink swapped in since, a device, socket or pipe.
+    Other,
+}
+
 /// One piece of a path: a name, or `..`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Part {
@@ -410,6 +421,17 @@ impl Target {
                 },
             )?;
         Ok(found.flatten())
+    }
+
+    /// What kind of thing is at the path, or `None` when nothing is.
+    pub fn kind(&self) -> io::Result<Option<Kind>> {
+        Ok(self
+            .stat()?
+            .map(|st| match FileType::from_raw_mode(st.st_mode) {
+                FileType::RegularFile => Kind::File,
+                FileType::Directory => Kind::Dir,
+                _ => Kind::Other,
+            }))
     }
 
     /// Opens the file for reading through the resolved parent handle.
