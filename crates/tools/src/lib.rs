@@ -59,6 +59,11 @@ pub struct ToolContext {
     pub sandbox: Option<Arc<Sandbox>>,
     /// Trust mode: path arguments may lead outside the workspace.
     pub trust: bool,
+    /// Where the gate judged this call's paths to lead, as the kernel resolved them when
+    /// it decided (workspace-relative, absolute outside). A file tool that now resolves
+    /// a path anywhere else (a link swapped since) refuses instead of acting there.
+    /// `None` when no gate judged the call.
+    pub judged_paths: Option<Vec<String>>,
 }
 
 impl ToolContext {
@@ -69,6 +74,7 @@ impl ToolContext {
             cancel: CancellationToken::new(),
             sandbox: None,
             trust: false,
+            judged_paths: None,
         }
     }
 }

@@ -180,3 +180,36 @@ async fn a_swapped_symlink_never_lets_a_read_out() {
     swapper.join().unwrap();
     assert!(leaked.is_empty(), "read outside the workspace: {leaked:?}");
 }
+
+/// The gate judged `d/config` while `d` was a directory; `d` has been swapped for a link
+/// to `.git` since. The tools resolve the path again, see it now leads to `.git/config`,
+/// and refuse rather than act where nobody checked.
+#[tokio::test]
+async fn a_path_that_leads_elsewhere_than_judged_is_refused() {
+    let mut ws = Ws::new();
+    std::fs::create_dir_all(ws.path(".git")).unwrap();
+    std::fs::write(ws.path(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
+    symlink(".git", ws.path("d")).unwrap();
+    ws.ctx.judged_paths = Some(vec!["d/config".into(), "d/HEAD".into()]);
+    let e = ws
+        .err("write_file", json!({"path": "d/config", "content": "x"}))
+        .await
+        .to_string();
+    assert!(e.contains("where it was checked"), "{e}");
+    ws.err("delete_file", json!({"path": "d/HEAD"})).await;
+    let patch = "*** Begin Patch\n*** Add File: d/config\n+x\n*** End Patch\n";
+    assert!(
+        ApplyPatchTool
+            .run(json!({"input": patch}), &ws.ctx)
+            .await
+            .is_err()
+    );
+    assert!(!ws.path(".git/config").exists());
+    assert!(ws.path(".git/HEAD").exists());
+
+    // Judged where it leads, the same call runs.
+    ws.ctx.judged_paths = Some(vec![".git/config".into()]);
+    ws.ok("write_file", json!({"path": "d/config", "content": "x"}))
+        .await;
+    assert_eq!(ws.read(".git/config"), "x");
+}

@@ -7,7 +7,7 @@ use atto_protocol::DangerLevel;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{existing_file, human_bytes};
+use super::{as_judged, existing_file, human_bytes};
 use crate::beneath::{Target, Workspace};
 use crate::support::{blocking, parse_args};
 use crate::{BoxFuture, Tool, ToolContext, ToolError, ToolOutput};
@@ -56,7 +56,13 @@ impl Tool for DeleteFileTool {
         Box::pin(async move {
             let args: Args = parse_args(args)?;
             let root = Workspace::for_ctx(ctx)?;
-            blocking(ctx, move || delete(root.path(), &root.resolve(&args.path)?)).await
+            let judged = ctx.judged_paths.clone();
+            blocking(ctx, move || {
+                let target = root.resolve(&args.path)?;
+                as_judged(judged.as_deref(), &target)?;
+                delete(root.path(), &target)
+            })
+            .await
         })
     }
 }

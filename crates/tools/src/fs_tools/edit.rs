@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::matching;
-use super::{atomic_write, existing_file, human_bytes};
+use super::{as_judged, atomic_write, existing_file, human_bytes};
 use crate::beneath::{Target, Workspace};
 use crate::support::{blocking, lenient_bool, parse_args};
 use crate::{BoxFuture, Tool, ToolContext, ToolError, ToolOutput};
@@ -123,8 +123,11 @@ impl Tool for EditFileTool {
         Box::pin(async move {
             let (path, edits) = parse_args::<Args>(args)?.into_edits()?;
             let root = Workspace::for_ctx(ctx)?;
+            let judged = ctx.judged_paths.clone();
             blocking(ctx, move || {
-                edit(root.path(), &root.resolve(&path)?, &edits)
+                let target = root.resolve(&path)?;
+                as_judged(judged.as_deref(), &target)?;
+                edit(root.path(), &target, &edits)
             })
             .await
         })

@@ -67,6 +67,23 @@ pub(crate) fn atomic_write(target: &Target, bytes: &[u8]) -> Result<bool, ToolEr
         })
 }
 
+/// Refuses to act on `target` when the gate judged the call's paths and this is not
+/// one of them: the path was resolved again since, and now leads elsewhere.
+pub(crate) fn as_judged(judged: Option<&[String]>, target: &Target) -> Result<(), ToolError> {
+    match judged {
+        Some(judged) if !judged.iter().any(|p| p == target.rel()) => Err(ToolError::Io {
+            action: "change",
+            path: target.rel().to_owned(),
+            source: std::io::Error::other(format!(
+                "the path now leads here, not to {} where it was checked (a link changed in \
+                 between); nothing was done",
+                judged.join(", ")
+            )),
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// Human-readable byte count ("512 bytes", "3.4 KB").
 pub(crate) fn human_bytes(n: u64) -> String {
     const KB: f64 = 1024.0;

@@ -5,7 +5,7 @@ use atto_protocol::DangerLevel;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{atomic_write, human_bytes};
+use super::{as_judged, atomic_write, human_bytes};
 use crate::beneath::{Target, Workspace};
 use crate::support::{blocking, parse_args};
 use crate::{BoxFuture, Tool, ToolContext, ToolError, ToolOutput};
@@ -56,8 +56,11 @@ impl Tool for WriteFileTool {
         Box::pin(async move {
             let args: Args = parse_args(args)?;
             let root = Workspace::for_ctx(ctx)?;
+            let judged = ctx.judged_paths.clone();
             blocking(ctx, move || {
-                write(&root.resolve(&args.path)?, &args.content)
+                let target = root.resolve(&args.path)?;
+                as_judged(judged.as_deref(), &target)?;
+                write(&target, &args.content)
             })
             .await
         })

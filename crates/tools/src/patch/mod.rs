@@ -24,6 +24,7 @@ pub use apply::{FileChange, PatchPlan, preview_patch};
 pub use parse::{PatchChunk, PatchOp, parse_patch, patch_paths};
 
 use crate::beneath::{self, Workspace};
+use crate::fs_tools::as_judged;
 use crate::support::{blocking, parse_args};
 use crate::{BoxFuture, Tool, ToolContext, ToolError, ToolOutput};
 use write::Target;
@@ -84,6 +85,7 @@ impl Tool for ApplyPatchTool {
             let args: Args = parse_args(args)?;
             let ops = parse_patch(&args.input)?;
             let root = Workspace::for_ctx(ctx)?;
+            let judged = ctx.judged_paths.clone();
             blocking(ctx, move || {
                 // Every path is resolved by the kernel before anything is read; the files
                 // are then read and written through the handles it opened.
@@ -92,6 +94,9 @@ impl Tool for ApplyPatchTool {
                     .into_iter()
                     .map(|op| keyed(op, &root, &mut place_of))
                     .collect::<Result<Vec<_>, _>>()?;
+                for place in place_of.values() {
+                    as_judged(judged.as_deref(), place)?;
+                }
                 apply_to_disk(&ops, place_of)
             })
             .await
