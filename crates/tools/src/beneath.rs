@@ -179,7 +179,7 @@ impl Workspace {
                     if hops > MAX_LINK_HOPS {
                         return Err(io(Errno::LOOP.into()));
                     }
-                    parts = again.into_iter().chain(name).map(Part::Name).collect();
+                    parts = again.into_iter().chain(name.map(Part::Name)).collect();
                     continue;
                 }
             };
@@ -295,7 +295,7 @@ impl Workspace {
                         };
                         let mut again = self.beneath_root(&next).ok_or(Step::Outside)?;
                         again.extend_from_slice(&parts[split + 1..]);
-                        return Err(Step::Link(self.flatten(&again).ok_or(Step::Outside)?));
+                        return Err(Step::Link(again));
                     }
                     let missing = lexical_tail(&parts[split..]).ok_or(Step::Outside)?;
                     return Ok((fd, missing));
@@ -306,20 +306,6 @@ impl Workspace {
             }
         }
         Err(Step::Io(Errno::NOENT.into()))
-    }
-
-    /// `parts` with `..` applied by text, for a path that is about to be resolved from
-    /// scratch again; `None` when `..` climbs above the root.
-    fn flatten(&self, parts: &[Part]) -> Option<Vec<OsString>> {
-        let mut out: Vec<OsString> = Vec::new();
-        for p in parts {
-            match p {
-                Part::Name(n) => out.push(n.clone()),
-                Part::Up if out.pop().is_some() || self.scope == Scope::Anywhere => {}
-                Part::Up => return None,
-            }
-        }
-        Some(out)
     }
 
     /// Opens the directory `parts` beneath the root: `openat2` when the kernel has it,
@@ -391,8 +377,8 @@ impl Workspace {
 enum Step {
     Outside,
     Io(io::Error),
-    /// A dangling symlink was met: resolve these names from the root instead.
-    Link(Vec<OsString>),
+    /// A dangling symlink was met: resolve these parts from the root instead.
+    Link(Vec<Part>),
 }
 
 impl Target {

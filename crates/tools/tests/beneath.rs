@@ -42,6 +42,10 @@ fn link_dotdot_resolves_where_the_kernel_goes() {
         root.resolve("hook").unwrap().rel(),
         ".git/hooks/post-checkout"
     );
+    // A dangling link on the way is followed as the kernel would, `..` after its link
+    // included.
+    symlink("gobj/../newhooks", ws.path("dl")).unwrap();
+    assert_eq!(root.resolve("dl/x").unwrap().rel(), ".git/newhooks/x");
     // Directories that do not exist yet are appended as written (they will be made, with
     // no links in them), `..` among them applies to them, and never climbs out of them.
     assert_eq!(
