@@ -240,7 +240,7 @@ impl Workspace {
             self.resolve_flags(),
         ) {
             Ok(fd) => Ok(File::from(fd)),
-            Err(e) if e == Errno::NOSYS || e == Errno::XDEV || e == Errno::AGAIN => {
+            Err(e) if walk_instead(e) => {
                 let text = full.to_string_lossy();
                 self.resolve(&text)?
                     .open_read()
@@ -314,9 +314,7 @@ impl Workspace {
         let text = join(parts);
         let resolve = self.resolve_flags();
         match rustix::fs::openat2(&self.root, &text, dir_flags(), Mode::empty(), resolve) {
-            Err(e) if e == Errno::NOSYS || e == Errno::XDEV || e == Errno::AGAIN => {
-                self.walk(parts)
-            }
+            Err(e) if walk_instead(e) => self.walk(parts),
             other => other,
         }
     }
@@ -540,6 +538,14 @@ impl Target {
             ))
         }
     }
+}
+
+/// Whether `openat2` failing with `e` calls for the walk by hand: the kernel lacks it
+/// (`ENOSYS`, or `EPERM` from container seccomp profiles that predate it), refused an
+/// absolute symlink that may still point inside (`EXDEV`), or saw a rename race
+/// (`EAGAIN`). The walk gives the final answer in each case.
+fn walk_instead(e: Errno) -> bool {
+    e == Errno::NOSYS || e == Errno::PERM || e == Errno::XDEV || e == Errno::AGAIN
 }
 
 /// `O_PATH | O_DIRECTORY | O_CLOEXEC`: a handle to resolve beneath, not to read.
