@@ -81,6 +81,9 @@ pub(crate) struct Gatekeeper {
     next_request: u64,
     approval_deadline: Option<std::time::Duration>,
     unsandboxed_commands: Vec<String>,
+    /// Where the last call judged leads, as the kernel resolved its paths for the
+    /// decision; handed to the tool ([`Gatekeeper::judged_paths`]) so it acts there only.
+    judged: Vec<String>,
 }
 
 impl Gatekeeper {
@@ -110,7 +113,14 @@ impl Gatekeeper {
             next_request: 0,
             approval_deadline,
             unsandboxed_commands,
+            judged: Vec::new(),
         }
+    }
+
+    /// The paths the last check judged (see `ToolContext::judged_paths`), taken: the
+    /// caller passes them to the tool it runs right after.
+    pub(crate) fn judged_paths(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.judged)
     }
 
     /// Decides one call, asking the user when needed. `args` may be replaced when the
@@ -124,6 +134,7 @@ impl Gatekeeper {
         cancel: &CancellationToken,
     ) -> Result<Cleared, Refusal> {
         let facts = GateInput::of(call, tool, args, &self.workspace);
+        self.judged = facts.paths.clone();
         let decision = self.decide(&facts, tool);
         let target = facts.subject_line();
         if let Some(meta) = decision.grant_index.and_then(|i| self.meta.get_mut(i)) {
@@ -187,6 +198,7 @@ impl Gatekeeper {
         args: &Value,
     ) -> Result<(), Refusal> {
         let edited = GateInput::of(call, tool, args, &self.workspace);
+        self.judged = edited.paths.clone();
         let decision = self.decide(&edited, tool);
         let subject = edited.subject_line();
         if decision.action == Action::Deny
@@ -239,6 +251,7 @@ impl Gatekeeper {
         args: &Value,
     ) -> Result<(), Refusal> {
         let facts = GateInput::of(call, tool, args, &self.workspace);
+        self.judged = facts.paths.clone();
         let mut decision = self.decide(&facts, tool);
         let refused = decision.action == Action::Deny
             && (decision.risk == "BLOCK" || decision.grant_index.is_some());

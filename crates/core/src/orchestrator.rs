@@ -71,6 +71,8 @@ struct ReadyCall {
     tool: Arc<dyn Tool>,
     args: serde_json::Value,
     mutates: bool,
+    /// Where the gate judged the call's paths to lead; the tool acts there only.
+    judged_paths: Vec<String>,
 }
 
 /// The outcome of one call, for the history and the turn summary.
@@ -242,6 +244,7 @@ impl Orchestrator<'_> {
             tool,
             args,
             mutates,
+            judged_paths: self.gate.judged_paths(),
         })
     }
 
@@ -409,6 +412,7 @@ impl Orchestrator<'_> {
             cancel: cancel.clone(),
             sandbox: None,
             trust: self.trust,
+            judged_paths: None,
         };
         let resolved = atto_tools::paths::resolve_for(&ctx, path).map_err(|err| {
             self.refused(
@@ -526,6 +530,7 @@ impl Orchestrator<'_> {
             tool: Arc::clone(&p.tool),
             args: p.args.clone(),
             mutates: p.mutates,
+            judged_paths: p.judged_paths.clone(),
         };
         let target = ["path", "command"]
             .iter()
@@ -592,6 +597,7 @@ impl Orchestrator<'_> {
             tool,
             args,
             mutates,
+            judged_paths,
         } = p;
         (self.emit)(Event::ToolCallStarted {
             call_id: call.id.clone(),
@@ -615,6 +621,7 @@ impl Orchestrator<'_> {
                 cancel: cancel.clone(),
                 sandbox,
                 trust: self.trust,
+                judged_paths: Some(judged_paths),
             };
             let run = AssertUnwindSafe(tool.run(args, &ctx)).catch_unwind().await;
             match run {

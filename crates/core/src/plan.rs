@@ -6,12 +6,14 @@
 //! This module decides nothing about *whether* a call is queued (atto-policy's mode table
 //! does) and runs no tool (the session applies approved changes through the gate).
 
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use atto_protocol::{
     ChangeStatus, Event, PendingPlan, PlanSelection, PlanStatus, ProposedChange, ToolCall,
 };
 use atto_store::Store;
+use atto_tools::beneath::{Kind, Workspace};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
@@ -614,18 +616,37 @@ fn apply(before: &View, change: &ProposedChange) -> View {
     }
 }
 
+/// `path` as it is on disk, read beneath a handle of the workspace. Paths inside it are
+/// queued relative; only trust mode queues absolute ones, which may lead anywhere.
 fn read_view(workspace: &Path, path: &str) -> View {
-    let full = workspace.join(path);
-    match std::fs::read(&full) {
-        Ok(bytes) if bytes[..bytes.len().min(8192)].contains(&0) => {
+    let root = if Path::new(path).is_absolute() {
+        Workspace::anywhere(workspace)
+    } else {
+        Workspace::open(workspace)
+    };
+    let target = match root.and_then(|root| root.resolve(path)) {
+        Ok(target) => target,
+        Err(e) => return View::Opaque(format!("unreadable ({e})")),
+    };
+    match target.kind() {
+        Ok(None) => return View::Absent,
+        Ok(Some(Kind::Dir)) => return View::Opaque("a directory".to_owned()),
+        Ok(Some(_)) => {}
+        Err(e) => return View::Opaque(format!("unreadable ({e})")),
+    }
+    let mut bytes = Vec::new();
+    let read = target
+        .open_read()
+        .and_then(|mut file| file.read_to_end(&mut bytes));
+    match read {
+        Ok(_) if bytes[..bytes.len().min(8192)].contains(&0) => {
             View::Opaque(format!("a binary file ({} bytes)", bytes.len()))
         }
-        Ok(bytes) => match String::from_utf8(bytes) {
+        Ok(_) => match String::from_utf8(bytes) {
             Ok(text) => View::Text(text),
             Err(_) => View::Opaque("not UTF-8 text".to_owned()),
         },
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => View::Absent,
-        Err(e) if full.is_dir() => View::Opaque(format!("a directory ({e})")),
         Err(e) => View::Opaque(format!("unreadable ({e})")),
     }
 }
@@ -695,4 +716,32 @@ pub(crate) fn numbered(text: &str, offset: Option<u64>, limit: Option<u64>) -> S
         out.push_str(&format!("{:>6}\t{}\n", i + 1, line.trim_end_matches('\r')));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::symlink;
+
+    use super::*;
+
+    /// A queued change's "before" is read beneath the workspace: a link that now leads
+    /// outside shows nothing from there.
+    #[test]
+    fn views_are_read_beneath_the_workspace() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("notes.txt"), "OUTSIDE_SECRET\n").unwrap();
+        symlink(outside.path(), ws.join("d")).unwrap();
+        std::fs::write(ws.join("a.txt"), "inside\n").unwrap();
+        assert!(
+            matches!(read_view(&ws, "a.txt"), View::Text(t) if t == "inside\n"),
+            "an ordinary file reads"
+        );
+        assert!(matches!(read_view(&ws, "new.txt"), View::Absent));
+        match read_view(&ws, "d/notes.txt") {
+            View::Opaque(why) => assert!(why.contains("outside"), "{why}"),
+            other => panic!("read through a link out of the workspace: {other:?}"),
+        }
+    }
 }

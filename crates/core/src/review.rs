@@ -138,6 +138,7 @@ impl ApprovedChanges<'_> {
             cancel: cancel.clone(),
             sandbox: self.sandbox.clone(),
             trust: self.trust,
+            judged_paths: Some(self.gate.judged_paths()),
         };
         let run = AssertUnwindSafe(tool.run(change.args.clone(), &ctx))
             .catch_unwind()

@@ -3,7 +3,8 @@
 //!
 //! Owns: what a tool is (`Tool`), what it gets (`ToolContext`), what it returns
 //! (`ToolOutput`, `ToolError`), the registry of built-in tools, and the workspace path
-//! boundary (`paths::resolve`, the single choke point every path argument goes through).
+//! boundary (`beneath`: paths resolved by the kernel beneath one handle of the workspace,
+//! and acted on through that handle).
 //!
 //! Deliberately does not: prompt the user, check agent or permission modes, or decide
 //! whether a call may run. Core's orchestrator asks `atto-policy` before calling `run`.
@@ -11,6 +12,7 @@
 //! documented caps; the engine applies its own limit.
 
 mod bash;
+pub mod beneath;
 mod error;
 mod fs_tools;
 mod overview;
@@ -57,6 +59,11 @@ pub struct ToolContext {
     pub sandbox: Option<Arc<Sandbox>>,
     /// Trust mode: path arguments may lead outside the workspace.
     pub trust: bool,
+    /// Where the gate judged this call's paths to lead, as the kernel resolved them when
+    /// it decided (workspace-relative, absolute outside). A file tool that now resolves
+    /// a path anywhere else (a link swapped since) refuses instead of acting there.
+    /// `None` when no gate judged the call.
+    pub judged_paths: Option<Vec<String>>,
 }
 
 impl ToolContext {
@@ -67,6 +74,7 @@ impl ToolContext {
             cancel: CancellationToken::new(),
             sandbox: None,
             trust: false,
+            judged_paths: None,
         }
     }
 }

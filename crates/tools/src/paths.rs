@@ -1,67 +1,41 @@
 //! The workspace boundary: turning a path argument into an absolute path inside the
 //! workspace, and back into the workspace-relative form the model sees.
 //!
-//! `resolve` is the single choke point for every path a tool touches. It follows
-//! symlinks (including dangling ones) and `..`, and refuses anything that ends up
-//! outside the workspace root. It does not check permissions or modes; policy does.
-//! Also owns the cheap, bounded "did you mean" lookup for missing paths.
+//! `resolve` asks [`crate::beneath`] where the kernel resolves a path (symlinks, dangling
+//! ones included, and `..` followed beneath the root) and refuses anything outside the
+//! workspace. File tools keep the resolved handle instead, to act through it. Nothing
+//! here checks permissions or modes; policy does. Also owns the cheap, bounded "did you
+//! mean" lookup for missing paths.
 
 use std::ffi::OsString;
 use std::fs;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use crate::ToolError;
+use crate::beneath::Workspace;
 
-/// Symlink hops followed before giving up (as the kernel's ELOOP limit).
-const MAX_LINK_HOPS: u32 = 40;
 /// Directory entries looked at when suggesting similar names.
 const SUGGEST_SCAN_LIMIT: usize = 2000;
 
-/// Resolves `path` (relative to `workspace`, or absolute) to an absolute path inside the
-/// workspace. The longest existing ancestor is canonicalized, so symlinks are followed;
-/// the rest is normalized lexically. Anything outside the workspace is `OutsideWorkspace`.
+/// Resolves `path` (relative to `workspace`, or absolute) to the absolute path the kernel
+/// resolves it to beneath the workspace ([`Workspace::resolve`]). Anything outside the
+/// workspace is `OutsideWorkspace`. For acting on the file, keep the [`Target`] instead:
+/// a path returned here is looked up by name again by whoever uses it.
+///
+/// [`Target`]: crate::beneath::Target
 pub fn resolve(workspace: &Path, path: &str) -> Result<PathBuf, ToolError> {
-    let trimmed = path.trim();
-    if trimmed.is_empty() {
-        return Err(ToolError::InvalidArguments("path is empty".into()));
-    }
-    if trimmed.contains('\0') {
-        return Err(ToolError::InvalidArguments(
-            "path contains a NUL byte".into(),
-        ));
-    }
-    // Canonicalizing the root again is cheap and protects against a caller handing in
-    // a non-canonical workspace (e.g. through a symlinked temp dir).
-    let root = workspace
-        .canonicalize()
-        .unwrap_or_else(|_| workspace.to_path_buf());
-    let joined = root.join(trimmed);
-    let outside = || ToolError::OutsideWorkspace {
-        path: trimmed.to_string(),
-    };
-    let resolved = lenient_canonicalize(&joined, 0).map_err(|_| outside())?;
-    if resolved.starts_with(&root) {
-        Ok(resolved)
-    } else {
-        Err(outside())
-    }
+    Workspace::open(workspace)?
+        .resolve(path)
+        .map(|target| target.abs().to_path_buf())
 }
 
-/// Resolves a tool's path argument under the call's context: inside the workspace, or
-/// anywhere when the user turned trust on (`/trust`, `--trust`, yolo). Symlinks and `..`
-/// are followed either way, so what is checked is where the path really leads.
+/// Resolves a tool's path argument under the call's context: beneath the workspace, or
+/// anywhere when the user turned trust on (`/trust`, `--trust`, yolo). The kernel follows
+/// symlinks and `..` either way, so what is checked is where the path really leads.
 pub fn resolve_for(ctx: &crate::ToolContext, path: &str) -> Result<PathBuf, ToolError> {
-    if !ctx.trust {
-        return resolve(&ctx.workspace, path);
-    }
-    let trimmed = path.trim();
-    if trimmed.is_empty() || trimmed.contains('\0') {
-        return resolve(&ctx.workspace, path);
-    }
-    let joined = ctx.workspace.join(trimmed);
-    lenient_canonicalize(&joined, 0).map_err(|_| ToolError::OutsideWorkspace {
-        path: trimmed.to_string(),
-    })
+    Workspace::for_ctx(ctx)?
+        .resolve(path)
+        .map(|target| target.abs().to_path_buf())
 }
 
 /// `abs` relative to `workspace`, with `/` separators; "." for the root itself. A path
@@ -89,49 +63,6 @@ fn join_slash(rel: &Path) -> String {
         .map(|c| c.as_os_str().to_string_lossy().into_owned())
         .collect();
     parts.join("/")
-}
-
-/// Canonicalizes the longest existing prefix of `path`, following a dangling symlink by
-/// hand, then appends the remaining components lexically.
-fn lenient_canonicalize(path: &Path, hops: u32) -> std::io::Result<PathBuf> {
-    if hops > MAX_LINK_HOPS {
-        return Err(std::io::Error::other("too many levels of symbolic links"));
-    }
-    let components: Vec<Component<'_>> = path.components().collect();
-    for split in (0..=components.len()).rev() {
-        let prefix: PathBuf = components[..split].iter().collect();
-        if prefix.as_os_str().is_empty() {
-            continue;
-        }
-        let tail = &components[split..];
-        if let Ok(base) = prefix.canonicalize() {
-            return Ok(push_lexical(base, tail));
-        }
-        let is_link = fs::symlink_metadata(&prefix)
-            .map(|m| m.file_type().is_symlink())
-            .unwrap_or(false);
-        if is_link {
-            // A dangling symlink: where it points is where a write would land.
-            let target = fs::read_link(&prefix)?;
-            let parent = prefix.parent().unwrap_or(Path::new("/"));
-            let base = lenient_canonicalize(&parent.join(target), hops + 1)?;
-            return Ok(push_lexical(base, tail));
-        }
-    }
-    Err(std::io::Error::other("no existing ancestor"))
-}
-
-fn push_lexical(mut base: PathBuf, tail: &[Component<'_>]) -> PathBuf {
-    for c in tail {
-        match c {
-            Component::Normal(name) => base.push(name),
-            Component::ParentDir => {
-                base.pop();
-            }
-            Component::CurDir | Component::RootDir | Component::Prefix(_) => {}
-        }
-    }
-    base
 }
 
 /// Existing workspace paths whose names resemble the missing `abs`, best first (at

@@ -8,6 +8,7 @@ use atto_policy::bash::{self, Verdict};
 use atto_policy::gate::Decision;
 use atto_protocol::ToolCall;
 use atto_tools::Tool;
+use atto_tools::beneath::Workspace;
 use serde_json::Value;
 
 /// What the gate and the approval prompt need to know about one call.
@@ -46,10 +47,17 @@ impl GateInput {
             _ => Vec::new(),
         };
         let paths: Vec<String> = named.iter().map(|p| rule_path(workspace, p)).collect();
+        // Where a path really leads comes first when a link makes it differ from the text.
+        let mut leads = String::new();
+        for (given, real) in named.iter().zip(&paths) {
+            if lexical_path(workspace, given) != *real {
+                leads.push_str(&format!("{} leads to {real}\n", given.trim()));
+            }
+        }
         GateInput {
             tool: call.name.clone(),
             mutates: tool.mutates(args),
-            subject: subject(&call.name, args, command.as_deref()),
+            subject: leads + &subject(&call.name, args, command.as_deref()),
             verdict,
             paths,
             command,
@@ -75,10 +83,20 @@ impl GateInput {
     }
 }
 
-/// A path argument in the form rules use: workspace-relative when it leads inside the
-/// workspace, absolute when it leads outside (trust mode). Symlinks in existing parents
-/// are followed, so a link cannot disguise where a write lands.
+/// A path argument in the form rules use, as the kernel resolves it: workspace-relative
+/// when it leads inside the workspace, absolute when it leads outside (trust mode).
+/// Symlinks and `..` are followed in the kernel's order (`link/..` is the parent of the
+/// link's target), a symlink at the end counts where it points (dangling or not), so
+/// neither can disguise where a write lands. A path the kernel cannot resolve (it would
+/// fail to open in the tool too) falls back to its text with `..` removed.
 fn rule_path(workspace: &Path, path: &str) -> String {
+    match Workspace::anywhere(workspace).and_then(|root| root.resolve(path)) {
+        Ok(target) => target.rel().to_owned(),
+        Err(_) => lexical_path(workspace, path),
+    }
+}
+
+fn lexical_path(workspace: &Path, path: &str) -> String {
     let joined = workspace.join(path.trim());
     let mut clean = PathBuf::new();
     for part in joined.components() {
@@ -90,17 +108,10 @@ fn rule_path(workspace: &Path, path: &str) -> String {
             other => clean.push(other),
         }
     }
-    let real = match (clean.parent(), clean.file_name()) {
-        (Some(parent), Some(name)) => parent
-            .canonicalize()
-            .map(|p| p.join(name))
-            .unwrap_or(clean.clone()),
-        _ => clean.clone(),
-    };
-    match real.strip_prefix(workspace) {
+    match clean.strip_prefix(workspace) {
         Ok(rel) if rel.as_os_str().is_empty() => ".".to_owned(),
         Ok(rel) => rel.display().to_string(),
-        Err(_) => real.display().to_string(),
+        Err(_) => clean.display().to_string(),
     }
 }
 
@@ -173,4 +184,61 @@ pub(super) fn denial_message(tool: &str, d: &Decision) -> String {
         message.push_str(" Do not retry it as is; try another way or ask the user.");
     }
     message
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::symlink;
+
+    use super::*;
+
+    #[test]
+    fn paths_are_judged_where_the_kernel_resolves_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(ws.join(".git/objects")).unwrap();
+        std::fs::create_dir_all(ws.join("src")).unwrap();
+        symlink(".git/objects", ws.join("gobj")).unwrap();
+        symlink(".git/hooks/pre-commit", ws.join("hook")).unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let outside = outside.path().canonicalize().unwrap();
+        symlink(&outside, ws.join("out")).unwrap();
+        let cases = [
+            ("gobj/../config", ".git/config".to_owned()),
+            ("gobj/../hooks/pre-push", ".git/hooks/pre-push".to_owned()),
+            ("hook", ".git/hooks/pre-commit".to_owned()),
+            ("./src/../src/a.rs", "src/a.rs".to_owned()),
+            ("new/dir/f.txt", "new/dir/f.txt".to_owned()),
+            (".", ".".to_owned()),
+            ("out/x", outside.join("x").display().to_string()),
+        ];
+        for (given, want) in cases {
+            assert_eq!(rule_path(&ws, given), want, "{given}");
+        }
+
+        // The prompt says where the link leads, and "always" would save that path.
+        let args = serde_json::json!({"path": "gobj/../config", "content": "x"});
+        let call = ToolCall {
+            id: "1".into(),
+            name: "write_file".into(),
+            arguments: args.to_string(),
+        };
+        let input = GateInput::of(&call, &atto_tools::WriteFileTool, &args, &ws);
+        assert_eq!(input.paths, vec![".git/config".to_owned()]);
+        assert!(
+            input
+                .subject
+                .starts_with("gobj/../config leads to .git/config\nwrite gobj/../config"),
+            "{}",
+            input.subject
+        );
+        assert_eq!(input.suggested_rule(), "write_file(.git/config)");
+        let args = serde_json::json!({"path": "./src/a.rs", "content": "x"});
+        let input = GateInput::of(&call, &atto_tools::WriteFileTool, &args, &ws);
+        assert!(
+            input.subject.starts_with("write ./src/a.rs"),
+            "{}",
+            input.subject
+        );
+    }
 }

@@ -78,6 +78,7 @@ impl Session {
             cancel: cancel.clone(),
             sandbox: self.command_sandbox(),
             trust: false,
+            judged_paths: None,
         };
         let bash = self.options.tools.get("bash");
         let approvals = self.approvals.clone();

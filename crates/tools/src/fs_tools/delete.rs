@@ -7,9 +7,10 @@ use atto_protocol::DangerLevel;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{existing_file, human_bytes};
+use super::{as_judged, existing_file, human_bytes};
+use crate::beneath::{Target, Workspace};
 use crate::support::{blocking, parse_args};
-use crate::{BoxFuture, Tool, ToolContext, ToolError, ToolOutput, paths};
+use crate::{BoxFuture, Tool, ToolContext, ToolError, ToolOutput};
 
 /// Deletes a file.
 #[derive(Debug, Default)]
@@ -54,20 +55,22 @@ impl Tool for DeleteFileTool {
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let args: Args = parse_args(args)?;
-            let abs = paths::resolve_for(ctx, &args.path)?;
-            let ws = ctx.workspace.clone();
-            blocking(ctx, move || delete(&ws, &abs)).await
+            let root = Workspace::for_ctx(ctx)?;
+            let judged = ctx.judged_paths.clone();
+            blocking(ctx, move || {
+                let target = root.resolve(&args.path)?;
+                as_judged(judged.as_deref(), &target)?;
+                delete(root.path(), &target)
+            })
+            .await
         })
     }
 }
 
-fn delete(ws: &Path, abs: &Path) -> Result<ToolOutput, ToolError> {
-    let rel = paths::relative(ws, abs);
-    if abs == ws {
-        return Err(ToolError::IsDirectory { path: rel });
-    }
-    let size = existing_file(ws, abs)?.len();
-    std::fs::remove_file(abs).map_err(|source| ToolError::Io {
+fn delete(ws: &Path, target: &Target) -> Result<ToolOutput, ToolError> {
+    let rel = target.rel().to_owned();
+    let size = existing_file(ws, target)?;
+    target.remove().map_err(|source| ToolError::Io {
         action: "delete",
         path: rel.clone(),
         source,

@@ -11,9 +11,10 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::matching;
-use super::{atomic_write, existing_file, human_bytes};
+use super::{as_judged, atomic_write, existing_file, human_bytes};
+use crate::beneath::{Target, Workspace};
 use crate::support::{blocking, lenient_bool, parse_args};
-use crate::{BoxFuture, Tool, ToolContext, ToolError, ToolOutput, paths};
+use crate::{BoxFuture, Tool, ToolContext, ToolError, ToolOutput};
 
 /// Diff lines shown in the output.
 const MAX_DIFF_LINES: usize = 60;
@@ -121,9 +122,14 @@ impl Tool for EditFileTool {
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let (path, edits) = parse_args::<Args>(args)?.into_edits()?;
-            let abs = paths::resolve_for(ctx, &path)?;
-            let ws = ctx.workspace.clone();
-            blocking(ctx, move || edit(&ws, &abs, &edits)).await
+            let root = Workspace::for_ctx(ctx)?;
+            let judged = ctx.judged_paths.clone();
+            blocking(ctx, move || {
+                let target = root.resolve(&path)?;
+                as_judged(judged.as_deref(), &target)?;
+                edit(root.path(), &target, &edits)
+            })
+            .await
         })
     }
 }
@@ -210,15 +216,19 @@ pub fn preview_edit(original: &str, args: &serde_json::Value) -> Result<String, 
     apply_edits(&path, original, &edits).map(|(text, _, _)| text)
 }
 
-fn edit(ws: &Path, abs: &Path, edits: &[Edit]) -> Result<ToolOutput, ToolError> {
-    let rel = paths::relative(ws, abs);
+fn edit(ws: &Path, target: &Target, edits: &[Edit]) -> Result<ToolOutput, ToolError> {
+    let rel = target.rel().to_owned();
     let creates = edits.first().is_some_and(|e| e.old_string.is_empty());
-    let size = match existing_file(ws, abs) {
-        Ok(meta) => meta.len(),
-        Err(ToolError::NotFound { .. }) if creates => return create(ws, abs, edits),
+    let size = match existing_file(ws, target) {
+        Ok(size) => size,
+        Err(ToolError::NotFound { .. }) if creates => return create(target, edits),
         Err(e) => return Err(e),
     };
-    let bytes = std::fs::read(abs).map_err(|source| ToolError::Io {
+    let mut bytes = Vec::new();
+    let read = target
+        .open_read()
+        .and_then(|mut file| std::io::Read::read_to_end(&mut file, &mut bytes));
+    read.map_err(|source| ToolError::Io {
         action: "read",
         path: rel.clone(),
         source,
@@ -234,7 +244,7 @@ fn edit(ws: &Path, abs: &Path, edits: &[Edit]) -> Result<ToolOutput, ToolError> 
             "{rel} is unchanged: the edits cancel out"
         )));
     }
-    atomic_write(ws, abs, text.as_bytes())?;
+    atomic_write(target, text.as_bytes())?;
 
     let mut out = format!(
         "edited {rel}: {replacements} replacement{}",
@@ -254,10 +264,10 @@ fn edit(ws: &Path, abs: &Path, edits: &[Edit]) -> Result<ToolOutput, ToolError> 
 }
 
 /// A file that does not exist yet, made by edits whose first has an empty `old_string`.
-fn create(ws: &Path, abs: &Path, edits: &[Edit]) -> Result<ToolOutput, ToolError> {
-    let rel = paths::relative(ws, abs);
+fn create(target: &Target, edits: &[Edit]) -> Result<ToolOutput, ToolError> {
+    let rel = target.rel().to_owned();
     let (text, _, notes) = apply_edits(&rel, "", edits)?;
-    atomic_write(ws, abs, text.as_bytes())?;
+    atomic_write(target, text.as_bytes())?;
     let mut out = format!(
         "created {rel} ({}, {} lines)",
         human_bytes(text.len() as u64),

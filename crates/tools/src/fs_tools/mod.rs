@@ -1,5 +1,6 @@
 //! The file tools (read, write, edit, delete) and what they share: looking up an
-//! existing file with a helpful error, and writing a file atomically.
+//! existing file with a helpful error, and writing a file atomically. Every path is a
+//! [`Target`] the kernel resolved beneath the workspace, and every action goes through it.
 //!
 //! Directory listing and search live in `search`; shell commands in `bash`.
 
@@ -9,26 +10,34 @@ mod matching;
 mod read;
 mod write;
 
-use std::fs;
-use std::io::Write as _;
 use std::path::Path;
+
+use rustix::fs::FileType;
 
 pub use delete::DeleteFileTool;
 pub use edit::{EditFileTool, preview_edit};
 pub use read::ReadFileTool;
 pub use write::WriteFileTool;
 
+use crate::beneath::Target;
 use crate::{ToolError, paths};
 
-/// Metadata of the existing regular file at `abs`, or the error the model should see:
-/// not found (with suggestions) or a directory.
-pub(crate) fn existing_file(workspace: &Path, abs: &Path) -> Result<fs::Metadata, ToolError> {
-    let rel = paths::relative(workspace, abs);
-    match fs::metadata(abs) {
-        Ok(meta) if meta.is_dir() => Err(ToolError::IsDirectory { path: rel }),
-        Ok(meta) => Ok(meta),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(ToolError::NotFound {
-            suggestions: paths::suggest(workspace, abs),
+/// The size of the existing regular file `target` names, or the error the model should
+/// see: not found (with suggestions), a directory, or not a regular file.
+pub(crate) fn existing_file(workspace: &Path, target: &Target) -> Result<u64, ToolError> {
+    let rel = target.rel().to_owned();
+    match target.stat() {
+        Ok(Some(st)) => match FileType::from_raw_mode(st.st_mode) {
+            FileType::RegularFile => Ok(u64::try_from(st.st_size).unwrap_or(0)),
+            FileType::Directory => Err(ToolError::IsDirectory { path: rel }),
+            _ => Err(ToolError::Io {
+                action: "read",
+                path: rel,
+                source: std::io::Error::other("not a regular file"),
+            }),
+        },
+        Ok(None) => Err(ToolError::NotFound {
+            suggestions: paths::suggest(workspace, target.abs()),
             path: rel,
         }),
         Err(source) => Err(ToolError::Io {
@@ -39,39 +48,40 @@ pub(crate) fn existing_file(workspace: &Path, abs: &Path) -> Result<fs::Metadata
     }
 }
 
-/// Writes `bytes` to `abs` atomically: a temp file in the same directory, then a rename.
-/// An existing file keeps its permissions. Returns whether the file was created.
-pub(crate) fn atomic_write(workspace: &Path, abs: &Path, bytes: &[u8]) -> Result<bool, ToolError> {
-    let rel = paths::relative(workspace, abs);
-    let io_err = |action: &'static str| {
-        let rel = rel.clone();
-        move |source| ToolError::Io {
-            action,
-            path: rel,
-            source,
-        }
-    };
-    let parent = abs
-        .parent()
-        .ok_or_else(|| ToolError::InvalidArguments(format!("{rel} has no parent directory")))?;
-    let existing = match fs::metadata(abs) {
-        Ok(meta) if meta.is_dir() => return Err(ToolError::IsDirectory { path: rel }),
-        Ok(meta) => Some(meta.permissions()),
-        Err(_) => None,
-    };
-    fs::create_dir_all(parent).map_err(io_err("create the parent directory of"))?;
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".atto-write-")
-        .tempfile_in(parent)
-        .map_err(io_err("create a temporary file next to"))?;
-    tmp.write_all(bytes).map_err(io_err("write"))?;
-    tmp.as_file().sync_all().map_err(io_err("write"))?;
-    let created = existing.is_none();
-    if let Some(perms) = existing {
-        fs::set_permissions(tmp.path(), perms).map_err(io_err("set permissions of"))?;
+/// Writes `bytes` to `target` atomically, through the directory handle it was resolved
+/// to: a temp file in that directory, then a rename. An existing file keeps its
+/// permissions. Returns whether the file was created.
+pub(crate) fn atomic_write(target: &Target, bytes: &[u8]) -> Result<bool, ToolError> {
+    if matches!(target.stat(), Ok(Some(st)) if FileType::from_raw_mode(st.st_mode) == FileType::Directory)
+    {
+        return Err(ToolError::IsDirectory {
+            path: target.rel().to_owned(),
+        });
     }
-    tmp.persist(abs).map_err(|e| io_err("replace")(e.error))?;
-    Ok(created)
+    target
+        .write_atomic(bytes, None)
+        .map_err(|source| ToolError::Io {
+            action: "write",
+            path: target.rel().to_owned(),
+            source,
+        })
+}
+
+/// Refuses to act on `target` when the gate judged the call's paths and this is not
+/// one of them: the path was resolved again since, and now leads elsewhere.
+pub(crate) fn as_judged(judged: Option<&[String]>, target: &Target) -> Result<(), ToolError> {
+    match judged {
+        Some(judged) if !judged.iter().any(|p| p == target.rel()) => Err(ToolError::Io {
+            action: "change",
+            path: target.rel().to_owned(),
+            source: std::io::Error::other(format!(
+                "the path now leads here, not to {} where it was checked (a link changed in \
+                 between); nothing was done",
+                judged.join(", ")
+            )),
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// Human-readable byte count ("512 bytes", "3.4 KB").

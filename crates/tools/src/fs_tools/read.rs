@@ -3,7 +3,6 @@
 //! Guards against binary files, huge files read whole, and very long lines; says how to
 //! continue when more lines remain. Does not interpret encodings beyond lossy UTF-8.
 
-use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
@@ -12,8 +11,9 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{existing_file, human_bytes};
+use crate::beneath::{Target, Workspace};
 use crate::support::{blocking, lenient_u64, parse_args, truncate_line};
-use crate::{BoxFuture, Tool, ToolContext, ToolError, ToolOutput, paths};
+use crate::{BoxFuture, Tool, ToolContext, ToolError, ToolOutput};
 
 const DEFAULT_LIMIT: u64 = 2000;
 const MAX_LINE_CHARS: usize = 2000;
@@ -81,16 +81,18 @@ impl Tool for ReadFileTool {
                     "limit must be at least 1".into(),
                 ));
             }
-            let abs = paths::resolve_for(ctx, &args.path)?;
-            let ws = ctx.workspace.clone();
-            blocking(ctx, move || read(&ws, &abs, &args)).await
+            let root = Workspace::for_ctx(ctx)?;
+            blocking(ctx, move || {
+                read(root.path(), &root.resolve(&args.path)?, &args)
+            })
+            .await
         })
     }
 }
 
-fn read(ws: &Path, abs: &Path, args: &Args) -> Result<ToolOutput, ToolError> {
-    let rel = paths::relative(ws, abs);
-    let size = existing_file(ws, abs)?.len();
+fn read(ws: &Path, target: &Target, args: &Args) -> Result<ToolOutput, ToolError> {
+    let rel = target.rel().to_owned();
+    let size = existing_file(ws, target)?;
     if size > MAX_WHOLE_FILE && args.offset.is_none() && args.limit.is_none() {
         return Err(ToolError::TooLarge { path: rel, size });
     }
@@ -99,7 +101,7 @@ fn read(ws: &Path, abs: &Path, args: &Args) -> Result<ToolOutput, ToolError> {
         path: rel.clone(),
         source,
     };
-    let mut reader = BufReader::with_capacity(64 * 1024, File::open(abs).map_err(io_err)?);
+    let mut reader = BufReader::with_capacity(64 * 1024, target.open_read().map_err(io_err)?);
     let head = reader.fill_buf().map_err(io_err)?;
     if head[..head.len().min(BINARY_SNIFF)].contains(&0) {
         return Err(ToolError::Binary { path: rel, size });

@@ -1,15 +1,14 @@
 //! `write_file`: create or overwrite a whole file, atomically, creating parent
 //! directories. Partial edits belong to `edit_file`.
 
-use std::path::Path;
-
 use atto_protocol::DangerLevel;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{atomic_write, human_bytes};
+use super::{as_judged, atomic_write, human_bytes};
+use crate::beneath::{Target, Workspace};
 use crate::support::{blocking, parse_args};
-use crate::{BoxFuture, Tool, ToolContext, ToolError, ToolOutput, paths};
+use crate::{BoxFuture, Tool, ToolContext, ToolError, ToolOutput};
 
 /// Creates or overwrites a file.
 #[derive(Debug, Default)]
@@ -56,17 +55,26 @@ impl Tool for WriteFileTool {
     ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
         Box::pin(async move {
             let args: Args = parse_args(args)?;
-            let abs = paths::resolve_for(ctx, &args.path)?;
-            let ws = ctx.workspace.clone();
-            blocking(ctx, move || write(&ws, &abs, &args.content)).await
+            let root = Workspace::for_ctx(ctx)?;
+            let judged = ctx.judged_paths.clone();
+            blocking(ctx, move || {
+                let target = root.resolve(&args.path)?;
+                as_judged(judged.as_deref(), &target)?;
+                write(&target, &args.content)
+            })
+            .await
         })
     }
 }
 
-fn write(ws: &Path, abs: &Path, content: &str) -> Result<ToolOutput, ToolError> {
-    let rel = paths::relative(ws, abs);
-    let old_size = std::fs::metadata(abs).ok().map(|m| m.len());
-    let created = atomic_write(ws, abs, content.as_bytes())?;
+fn write(target: &Target, content: &str) -> Result<ToolOutput, ToolError> {
+    let rel = target.rel().to_owned();
+    let old_size = target
+        .stat()
+        .ok()
+        .flatten()
+        .map(|st| u64::try_from(st.st_size).unwrap_or(0));
+    let created = atomic_write(target, content.as_bytes())?;
     let size = human_bytes(content.len() as u64);
     let lines = content.lines().count();
     let summary = match (created, old_size) {

@@ -5,9 +5,10 @@
 //!
 //! The disk format is plain lines (`F` file, `S` symbol, `U` uses), written to a temporary
 //! file and renamed into place; a file that cannot be read back is ignored and rebuilt.
+//! Source files are read beneath a handle of the indexed root, never by name alone.
 
 use std::collections::HashMap;
-use std::io::Write as _;
+use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::UNIX_EPOCH;
@@ -16,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::parse::{self, FileFacts, Lang, Symbol};
 use crate::ToolError;
+use crate::beneath::Workspace;
 
 /// One file's facts and the stat they were read at.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -136,7 +138,8 @@ pub(crate) fn build(
             }
         }
     }
-    for (rel, entry) in parse_all(todo, cancel)? {
+    let beneath = Workspace::open(root)?;
+    for (rel, entry) in parse_all(&beneath, todo, cancel)? {
         index.insert(rel, entry);
     }
     let index = Arc::new(index);
@@ -165,8 +168,9 @@ pub(crate) fn stat(meta: &std::fs::Metadata) -> (u64, u128) {
 /// parsed on this thread and kept in memory for `root`, so the tool's first call reuses it.
 pub(crate) fn of_files(root: &Path, files: Vec<Found>) -> Arc<Index> {
     let mut index = Index::with_capacity(files.len());
+    let beneath = Workspace::open(root).ok();
     for (rel, path, lang, size, mtime_ns) in files {
-        let Ok(bytes) = std::fs::read(&path) else {
+        let Some(bytes) = beneath.as_ref().and_then(|b| read(b, &path)) else {
             continue;
         };
         let facts = parse::facts(&String::from_utf8_lossy(&bytes), lang).unwrap_or_default();
@@ -185,7 +189,16 @@ pub(crate) fn of_files(root: &Path, files: Vec<Found>) -> Arc<Index> {
 }
 
 /// Parses `files` on up to four threads.
+/// The bytes of the walked file at `path`, opened beneath `root`'s handle (a directory
+/// swapped for a link since the walk cannot lead the read elsewhere).
+fn read(root: &Workspace, path: &Path) -> Option<Vec<u8>> {
+    let mut bytes = Vec::new();
+    root.open_file(path).ok()?.read_to_end(&mut bytes).ok()?;
+    Some(bytes)
+}
+
 fn parse_all(
+    beneath: &Workspace,
     files: Vec<(String, PathBuf, Lang, u64, u128)>,
     cancel: &CancellationToken,
 ) -> Result<Vec<(String, Entry)>, ToolError> {
@@ -203,7 +216,7 @@ fn parse_all(
                         if cancel.is_cancelled() {
                             break;
                         }
-                        let Ok(bytes) = std::fs::read(path) else {
+                        let Some(bytes) = read(beneath, path) else {
                             continue;
                         };
                         let text = String::from_utf8_lossy(&bytes);

@@ -3,8 +3,8 @@
 //! models get it offered (`offers_apply_patch`).
 //!
 //! Reading the envelope lives in `parse`, computing new file texts in `apply`, writing
-//! them with rollback in `write`. This module resolves paths at the workspace boundary
-//! (the same `paths::resolve_for` as every file tool), reads the files and reports.
+//! them with rollback in `write`. This module resolves paths beneath the workspace (the
+//! same `beneath::Workspace` as every file tool), reads the files and reports.
 //! Deliberately does not decide which models see the tool: the registry's caller does,
 //! with `offers_apply_patch`.
 
@@ -13,18 +13,20 @@ mod parse;
 mod write;
 
 use std::collections::HashMap;
-use std::fs::{self, Permissions};
-use std::path::{Path, PathBuf};
+use std::io::Read as _;
 
 use atto_protocol::DangerLevel;
+use rustix::fs::FileType;
 use serde::Deserialize;
 use serde_json::json;
 
 pub use apply::{FileChange, PatchPlan, preview_patch};
 pub use parse::{PatchChunk, PatchOp, parse_patch, patch_paths};
 
+use crate::beneath::{self, Workspace};
+use crate::fs_tools::as_judged;
 use crate::support::{blocking, parse_args};
-use crate::{BoxFuture, Tool, ToolContext, ToolError, ToolOutput, paths};
+use crate::{BoxFuture, Tool, ToolContext, ToolError, ToolOutput};
 use write::Target;
 
 /// Applies a patch in the `apply_patch` envelope to several files at once.
@@ -82,29 +84,37 @@ impl Tool for ApplyPatchTool {
         Box::pin(async move {
             let args: Args = parse_args(args)?;
             let ops = parse_patch(&args.input)?;
-            // Every path is checked at the boundary before anything is read.
-            let mut abs_of: HashMap<String, PathBuf> = HashMap::new();
-            let ops = ops
-                .into_iter()
-                .map(|op| keyed(op, ctx, &mut abs_of))
-                .collect::<Result<Vec<_>, _>>()?;
-            let ws = ctx.workspace.clone();
-            blocking(ctx, move || apply_to_disk(&ws, &ops, &abs_of)).await
+            let root = Workspace::for_ctx(ctx)?;
+            let judged = ctx.judged_paths.clone();
+            blocking(ctx, move || {
+                // Every path is resolved by the kernel before anything is read; the files
+                // are then read and written through the handles it opened.
+                let mut place_of: HashMap<String, beneath::Target> = HashMap::new();
+                let ops = ops
+                    .into_iter()
+                    .map(|op| keyed(op, &root, &mut place_of))
+                    .collect::<Result<Vec<_>, _>>()?;
+                for place in place_of.values() {
+                    as_judged(judged.as_deref(), place)?;
+                }
+                apply_to_disk(&ops, place_of)
+            })
+            .await
         })
     }
 }
 
-/// `op` with its paths replaced by their workspace-relative form, so that `a.txt` and
-/// `./a.txt` are one file; records where each lives on disk.
+/// `op` with its paths replaced by where the kernel resolved them (workspace-relative),
+/// so that `a.txt`, `./a.txt` and `link/../a.txt` are one file; keeps each one's handle.
 fn keyed(
     op: PatchOp,
-    ctx: &ToolContext,
-    abs_of: &mut HashMap<String, PathBuf>,
+    root: &Workspace,
+    place_of: &mut HashMap<String, beneath::Target>,
 ) -> Result<PatchOp, ToolError> {
     let mut key = |path: String| -> Result<String, ToolError> {
-        let abs = paths::resolve_for(ctx, &path)?;
-        let rel = paths::relative(&ctx.workspace, &abs);
-        abs_of.insert(rel.clone(), abs);
+        let place = root.resolve(&path)?;
+        let rel = place.rel().to_owned();
+        place_of.entry(rel.clone()).or_insert(place);
         Ok(rel)
     };
     Ok(match op {
@@ -126,16 +136,15 @@ fn keyed(
 }
 
 fn apply_to_disk(
-    ws: &Path,
     ops: &[PatchOp],
-    abs_of: &HashMap<String, PathBuf>,
+    mut place_of: HashMap<String, beneath::Target>,
 ) -> Result<ToolOutput, ToolError> {
-    let mut modes: HashMap<String, Permissions> = HashMap::new();
+    let mut modes: HashMap<String, u32> = HashMap::new();
     let plan = apply::plan(ops, &mut |rel| {
-        let abs = abs_of
+        let place = place_of
             .get(rel)
             .ok_or_else(|| ToolError::Internal(format!("apply_patch lost track of {rel}")))?;
-        let (text, mode) = read_current(rel, abs)?;
+        let (text, mode) = read_current(place)?;
         if let Some(mode) = mode {
             modes.insert(rel.to_owned(), mode);
         }
@@ -144,20 +153,22 @@ fn apply_to_disk(
     let targets: Vec<Target> = plan
         .files
         .iter()
-        .map(|file| Target {
-            abs: abs_of
-                .get(&file.path)
-                .cloned()
-                .unwrap_or_else(|| ws.join(&file.path)),
-            before: file.before.clone(),
-            after: file.after.clone(),
-            mode: modes
-                .get(&file.path)
-                .or_else(|| moved_from(ops, &file.path).and_then(|src| modes.get(src)))
-                .cloned(),
+        .map(|file| {
+            let place = place_of.remove(&file.path).ok_or_else(|| {
+                ToolError::Internal(format!("apply_patch lost track of {}", file.path))
+            })?;
+            Ok(Target {
+                place,
+                before: file.before.clone(),
+                after: file.after.clone(),
+                mode: modes
+                    .get(&file.path)
+                    .or_else(|| moved_from(ops, &file.path).and_then(|src| modes.get(src)))
+                    .copied(),
+            })
         })
-        .collect();
-    write::commit(ws, &targets, write::write_one)?;
+        .collect::<Result<_, ToolError>>()?;
+    write::commit(&targets, write::write_one)?;
 
     let mut content = String::from("Success. Updated the following files:");
     for line in &plan.summary {
@@ -188,31 +199,40 @@ fn moved_from<'a>(ops: &'a [PatchOp], dest: &str) -> Option<&'a str> {
     })
 }
 
-/// The text of the file at `abs` (`None` when there is none) and its permissions.
-fn read_current(rel: &str, abs: &Path) -> Result<(Option<String>, Option<Permissions>), ToolError> {
+/// The text of the file `place` names (`None` when there is none) and its permission
+/// bits, read through its resolved handle.
+fn read_current(place: &beneath::Target) -> Result<(Option<String>, Option<u32>), ToolError> {
+    let rel = place.rel();
     let refuse = |why: String| ToolError::PatchFailed {
         reason: format!("{rel} {why}"),
         stale_file: None,
     };
-    let meta = match fs::metadata(abs) {
-        Ok(meta) => meta,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((None, None)),
+    let st = match place.stat() {
+        Ok(Some(st)) => st,
+        Ok(None) => return Ok((None, None)),
         Err(e) => return Err(refuse(format!("could not be read: {e}"))),
     };
-    if meta.is_dir() {
-        return Err(refuse(
-            "is a directory; a patch adds, updates and deletes files".into(),
-        ));
+    match FileType::from_raw_mode(st.st_mode) {
+        FileType::RegularFile => {}
+        FileType::Directory => {
+            return Err(refuse(
+                "is a directory; a patch adds, updates and deletes files".into(),
+            ));
+        }
+        _ => {
+            return Err(refuse(
+                "is not a regular file (a device, socket or pipe); a patch cannot change it".into(),
+            ));
+        }
     }
-    if !meta.is_file() {
-        return Err(refuse(
-            "is not a regular file (a device, socket or pipe); a patch cannot change it".into(),
-        ));
-    }
-    let bytes = fs::read(abs).map_err(|e| refuse(format!("could not be read: {e}")))?;
+    let mut bytes = Vec::new();
+    place
+        .open_read()
+        .and_then(|mut file| file.read_to_end(&mut bytes))
+        .map_err(|e| refuse(format!("could not be read: {e}")))?;
     match String::from_utf8(bytes) {
         Ok(text) if !text[..text.len().min(8 * 1024)].contains('\0') => {
-            Ok((Some(text), Some(meta.permissions())))
+            Ok((Some(text), Some(st.st_mode & 0o7777)))
         }
         _ => Err(refuse(
             "is not UTF-8 text, so a patch cannot change it; use bash for binary files".into(),

@@ -4,44 +4,36 @@
 //!
 //! What the files should hold is `apply`'s business; this module only moves bytes.
 
-use std::fs::{self, Permissions};
-use std::path::{Path, PathBuf};
-
-use crate::fs_tools::atomic_write;
-use crate::{ToolError, paths};
+use crate::ToolError;
+use crate::beneath;
 
 /// One file to bring from `before` to `after`.
 #[derive(Debug)]
 pub(crate) struct Target {
-    pub abs: PathBuf,
+    /// The file, as the kernel resolved it beneath the workspace.
+    pub place: beneath::Target,
     pub before: Option<String>,
     pub after: Option<String>,
-    /// Permissions to give the file when it is (re)created: its own from before, or for
-    /// a move's new file the moved file's.
-    pub mode: Option<Permissions>,
+    /// Permission bits to give the file when it is (re)created: its own from before, or
+    /// for a move's new file the moved file's.
+    pub mode: Option<u32>,
 }
 
 /// Brings every target to its `after` state, or none: see the module docs. `step` does
 /// one target's change (the real one is [`write_one`]); tests pass one that fails.
 pub(crate) fn commit(
-    ws: &Path,
     targets: &[Target],
-    mut step: impl FnMut(&Path, &Target) -> Result<(), ToolError>,
+    mut step: impl FnMut(&Target) -> Result<(), ToolError>,
 ) -> Result<(), ToolError> {
-    let mut done: Vec<(&Target, Vec<PathBuf>)> = Vec::new();
+    let mut done: Vec<&Target> = Vec::new();
     for target in targets {
         if target.before == target.after {
             continue;
         }
-        let made_dirs = if target.after.is_some() {
-            missing_dirs(&target.abs)
-        } else {
-            Vec::new()
-        };
-        if let Err(e) = step(ws, target) {
-            let rel = paths::relative(ws, &target.abs);
+        if let Err(e) = step(target) {
+            let rel = target.place.rel();
             let mut reason = format!("writing {rel} failed ({e})");
-            let unrestored = rollback(ws, &done);
+            let unrestored = rollback(&done);
             if done.is_empty() {
                 reason.push_str("; no file had been written yet");
             } else if unrestored.is_empty() {
@@ -58,93 +50,68 @@ pub(crate) fn commit(
                 stale_file: None,
             });
         }
-        done.push((target, made_dirs));
+        done.push(target);
     }
     Ok(())
 }
 
 /// Writes or deletes one target on disk.
-pub(crate) fn write_one(ws: &Path, target: &Target) -> Result<(), ToolError> {
-    set(
-        ws,
-        &target.abs,
-        target.after.as_deref(),
-        target.mode.as_ref(),
-    )
+pub(crate) fn write_one(target: &Target) -> Result<(), ToolError> {
+    set(target, target.after.as_deref())
 }
 
 /// Puts the done targets back as they were, last first; what could not be restored.
-fn rollback(ws: &Path, done: &[(&Target, Vec<PathBuf>)]) -> Vec<String> {
+fn rollback(done: &[&Target]) -> Vec<String> {
     let mut unrestored = Vec::new();
-    for (target, made_dirs) in done.iter().rev() {
-        if let Err(e) = set(
-            ws,
-            &target.abs,
-            target.before.as_deref(),
-            target.mode.as_ref(),
-        ) {
+    for target in done.iter().rev() {
+        if let Err(e) = set(target, target.before.as_deref()) {
             unrestored.push(e.to_string());
         }
-        // Deepest first; a directory something else now uses is not empty and stays.
-        for dir in made_dirs {
-            let _ = fs::remove_dir(dir);
+        if target.after.is_some() {
+            // Deepest first; a directory something else now uses is not empty and stays.
+            target.place.remove_made_dirs();
         }
     }
     unrestored
 }
 
-/// Makes `abs` hold `text`, or not exist when `text` is `None`.
-fn set(
-    ws: &Path,
-    abs: &Path,
-    text: Option<&str>,
-    mode: Option<&Permissions>,
-) -> Result<(), ToolError> {
-    let rel = paths::relative(ws, abs);
+/// Makes the target hold `text`, or not exist when `text` is `None`, through the
+/// directory handle it was resolved to.
+fn set(target: &Target, text: Option<&str>) -> Result<(), ToolError> {
     let io = |action| {
-        let rel = rel.clone();
         move |source| ToolError::Io {
             action,
-            path: rel,
+            path: target.place.rel().to_owned(),
             source,
         }
     };
     match text {
-        Some(text) => {
-            let created = atomic_write(ws, abs, text.as_bytes())?;
-            if let (true, Some(mode)) = (created, mode) {
-                fs::set_permissions(abs, mode.clone()).map_err(io("set permissions of"))?;
-            }
-            Ok(())
-        }
-        None => match fs::remove_file(abs) {
+        Some(text) => target
+            .place
+            .write_atomic(text.as_bytes(), target.mode)
+            .map(drop)
+            .map_err(io("write")),
+        None => match target.place.remove() {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(io("delete")(e)),
             _ => Ok(()),
         },
     }
 }
 
-/// The ancestors of `abs` that do not exist yet, deepest first.
-fn missing_dirs(abs: &Path) -> Vec<PathBuf> {
-    abs.ancestors()
-        .skip(1)
-        .take_while(|dir| !dir.exists())
-        .map(Path::to_path_buf)
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     #[test]
     fn a_failed_write_restores_what_was_written() {
         let dir = tempfile::tempdir().unwrap();
         let ws = dir.path().canonicalize().unwrap();
+        let root = beneath::Workspace::open(&ws).unwrap();
         fs::write(ws.join("kept.txt"), "old\n").unwrap();
         fs::write(ws.join("gone.txt"), "bye\n").unwrap();
         let target = |rel: &str, before: Option<&str>, after: Option<&str>| Target {
-            abs: ws.join(rel),
+            place: root.resolve(rel).unwrap(),
             before: before.map(str::to_owned),
             after: after.map(str::to_owned),
             mode: None,
@@ -155,11 +122,11 @@ mod tests {
             target("gone.txt", Some("bye\n"), None),
             target("last.txt", None, Some("never\n")),
         ];
-        let e = commit(&ws, &targets, |ws, t| {
-            if t.abs.ends_with("last.txt") {
+        let e = commit(&targets, |t| {
+            if t.place.rel() == "last.txt" {
                 Err(ToolError::Internal("disk full".into()))
             } else {
-                write_one(ws, t)
+                write_one(t)
             }
         })
         .unwrap_err()
@@ -173,7 +140,7 @@ mod tests {
         assert!(!ws.join("last.txt").exists());
 
         // Without the failure, everything lands.
-        commit(&ws, &targets, write_one).unwrap();
+        commit(&targets, write_one).unwrap();
         assert_eq!(fs::read_to_string(ws.join("kept.txt")).unwrap(), "new\n");
         assert_eq!(
             fs::read_to_string(ws.join("new/deep/made.txt")).unwrap(),

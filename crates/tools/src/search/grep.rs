@@ -10,6 +10,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{PathGlob, for_each_file, resolve_existing};
+use crate::beneath::Workspace;
 use crate::support::{blocking, lenient_bool, parse_args, truncate_line};
 use crate::{BoxFuture, Tool, ToolContext, ToolError, ToolOutput, paths};
 
@@ -81,6 +82,9 @@ impl Tool for GrepTool {
             blocking(ctx, move || {
                 let ctx = ctx_owned;
                 let ws = &ctx.workspace;
+                // The walk finds names; each file is opened beneath the workspace handle,
+                // so a directory swapped for a link meanwhile cannot lead a read out.
+                let beneath = Workspace::for_ctx(&ctx)?;
                 let mut searcher = SearcherBuilder::new()
                     .binary_detection(BinaryDetection::quit(0))
                     .line_number(true)
@@ -93,9 +97,12 @@ impl Tool for GrepTool {
                     }
                     let shown = paths::relative(ws, abs);
                     // Unreadable files are skipped, as ripgrep does.
-                    let _ = searcher.search_path(
+                    let Ok(file) = beneath.open_file(abs) else {
+                        return true;
+                    };
+                    let _ = searcher.search_file(
                         &matcher,
-                        abs,
+                        &file,
                         sinks::Lossy(|line, text| {
                             let text = text.trim_end_matches(['\n', '\r']);
                             out.push(format!(
