@@ -76,3 +76,60 @@ fn the_checks_do_not_run_the_repositorys_own_programs_unasked() {
         of_type(&seen, "swarm.permission")
     );
 }
+
+#[test]
+fn a_workers_protected_write_reaches_the_person_marked_protected() {
+    let mut env = Env::new();
+    env.write(".atto/swarm.yaml", "swarm:\n  quality_gates: false\n");
+    let mut replies = vec![decomposition(json!([
+        {"id": "task-1", "type": "implement", "target_files": ["hello.py"],
+         "description": "Create hello.py that prints hello, and add a pre-commit hook that runs it before every commit."}
+    ]))];
+    replies.extend(worker(
+        "task-1",
+        "implement",
+        vec![
+            write("hello.py", "print('hello')\n"),
+            write(".git/hooks/pre-commit", "#!/bin/sh\npython3 hello.py\n"),
+        ],
+        "Done.",
+    ));
+    env.serve(Script::new(replies));
+    let cmd = swarm_with(&env, "interactive", 10, &["--yes", "say hello"]);
+    let (seen, code, err) = converse_with(cmd, |e| {
+        if e["type"] == "swarm.permission" && e["tier"] == "asked" {
+            vec![
+                json!({"type": "approval", "task_id": e["task_id"], "id": e["request"]["id"],
+                        "decision": "no", "reason": "no hooks"})
+                .to_string(),
+            ]
+        } else {
+            Vec::new()
+        }
+    });
+    assert_eq!(code, Some(0), "{err}\n{seen:?}");
+    let perms = of_type(&seen, "swarm.permission");
+    let hook = perms
+        .iter()
+        .find(|p| {
+            p["request"]["tool"] == "write_file"
+                && p["request"]["subject"]
+                    .as_str()
+                    .is_some_and(|s| s.contains("pre-commit"))
+        })
+        .unwrap_or_else(|| panic!("no question about the hook: {perms:?}"));
+    // The worker's gate marked it, and the mailbox passed it on for that mark.
+    assert_eq!(hook["request"]["protected"], true, "{hook}");
+    assert_eq!(hook["tier"], "asked", "{hook}");
+    let plain = perms
+        .iter()
+        .find(|p| {
+            p["request"]["subject"]
+                .as_str()
+                .is_some_and(|s| s.contains("hello.py"))
+        })
+        .unwrap_or_else(|| panic!("no question about hello.py: {perms:?}"));
+    assert_eq!(plain["request"].get("protected"), None, "{plain}");
+    assert_eq!(plain["tier"], "auto_approved", "{plain}");
+    assert!(!env.repo().join(".git/hooks/pre-commit").exists());
+}
