@@ -56,6 +56,7 @@ fn approval(unsandboxed: bool) -> ApprovalRequest {
         reasons: vec![],
         suggested_rule: "bash(make test)".into(),
         unsandboxed,
+        protected: false,
         subagent: None,
     }
 }

@@ -441,6 +441,7 @@ mod tests {
             reasons: Vec::new(),
             suggested_rule: "bash(x)".into(),
             unsandboxed,
+            protected: false,
             subagent: None,
         }
     }

@@ -233,39 +233,28 @@ impl Prepared {
                 workspace.display()
             )));
         }
-        // The checks' commands run under the OS sandbox of the directory they check.
+        // The checks' commands run under the OS sandbox of the directory they check; where
+        // there is none, the coordinator puts each of them to the person.
         let (network, unix) = (
             config.allow_network.unwrap_or(false),
             config.allow_unix_sockets.unwrap_or(false),
         );
-        let runner_with = |dir: &std::path::Path, sandbox: Option<Arc<atto_sandbox::Sandbox>>| {
-            let mut runner = atto_quality::LocalRunner::new(dir.to_path_buf());
-            if let Some(sandbox) = sandbox {
-                runner.prepare = Some(Arc::new(move |cmd: &mut tokio::process::Command| {
-                    let _ = sandbox.apply(cmd);
-                }));
-            }
-            Arc::new(runner) as Arc<dyn atto_quality::CommandRunner>
-        };
         let mut warnings = loaded.warnings;
-        let main_sandbox = match crate::setup::sandbox_with(&workspace, network, unix) {
-            Ok(sandbox) => Some(sandbox),
-            Err(err) => {
-                warnings.push(format!(
-                    "the quality checks' commands (tests, type checks) run WITHOUT the OS \
-                     sandbox: {err}"
-                ));
-                None
-            }
-        };
-        // The workspace's runner is made once; a worktree's when the worktree is made.
-        let main_runner = runner_with(&workspace, main_sandbox);
+        let main_sandbox = crate::setup::sandbox_with(&workspace, network, unix);
+        if let Err(err) = &main_sandbox {
+            warnings.push(format!(
+                "there is no OS sandbox for the quality checks' commands (tests, type checks): \
+                 {err}; each one asks before it runs WITHOUT it, and is refused where no one \
+                 can be asked"
+            ));
+        }
+        // The workspace's sandbox is made once; a worktree's when the worktree is made.
         let main_dir = workspace.clone();
-        let runner: coordinator::RunnerFor = Arc::new(move |dir: &std::path::Path| {
+        let sandbox: coordinator::SandboxFor = Arc::new(move |dir: &std::path::Path| {
             if dir == main_dir {
-                main_runner.clone()
+                main_sandbox.clone()
             } else {
-                runner_with(dir, crate::setup::sandbox_with(dir, network, unix).ok())
+                crate::setup::sandbox_with(dir, network, unix)
             }
         });
         let report_dir = atto_store::default_path()
@@ -276,7 +265,7 @@ impl Prepared {
             store,
             model,
             judge,
-            runner,
+            sandbox,
             atto: std::env::current_exe()
                 .map(|p| p.display().to_string())
                 .unwrap_or_else(|_| "atto".into()),

@@ -350,6 +350,7 @@ impl Gatekeeper {
             reasons,
             suggested_rule: facts.suggested_rule(),
             unsandboxed: sandboxing == Sandboxing::Dropped,
+            protected: decision.protected,
             subagent: None,
         }));
         // Far enough away to mean "never" when no deadline is set.

@@ -4,7 +4,7 @@
 //! Owns: the runner the pipeline's commands go through (the project's tests, type checks
 //! and lint pass the policy gate like any `bash` call — asked, audited, refused as the
 //! permission mode says — and atto's own file checks skip the asking but not the
-//! sandbox), and turning a turn's messages into the pipeline's `WorkerResult`. Does not
+//! sandbox: where the session has no sandbox they pass the gate too), and turning a turn's messages into the pipeline's `WorkerResult`. Does not
 //! own: the checks (atto-quality) or when to retry (the planner, subagents).
 
 use std::sync::Arc;
@@ -55,7 +55,9 @@ impl CommandRunner for GateRunner<'_> {
                 "command": request.command,
                 "timeout": request.timeout.as_secs().clamp(1, 600),
             });
-            if request.purpose == Purpose::Verification {
+            // atto's own file checks skip the question only where the sandbox holds them;
+            // without one they are judged like any command (asked, or refused).
+            if request.purpose == Purpose::Verification || self.ctx.sandbox.is_none() {
                 let call = ToolCall {
                     id: format!("quality-{}", self.next.fetch_add(1, Ordering::Relaxed)),
                     name: "bash".to_owned(),
@@ -163,6 +165,69 @@ fn bounded(text: &str) -> String {
 mod tests {
     use super::*;
     use atto_protocol::ToolResult;
+
+    /// A session gate in interactive mode on a system without the OS sandbox, whose
+    /// questions go unanswered (they are refused after a short deadline).
+    fn unsandboxed_gate(workspace: &std::path::Path) -> (Gatekeeper, ToolContext) {
+        let (events, _) = tokio::sync::mpsc::unbounded_channel();
+        let (_, approvals) = tokio::sync::mpsc::unbounded_channel();
+        let permission = atto_policy::gate::PermissionSetting {
+            mode: atto_protocol::PermissionMode::Interactive,
+            deny_asks: false,
+        };
+        let gate = Gatekeeper::new(
+            crate::gatekeeper::GateSetup {
+                permission,
+                grants: Vec::new(),
+                commands_sandboxed: false,
+                workspace: workspace.to_path_buf(),
+                protected_dirs: Vec::new(),
+                approval_deadline: Some(std::time::Duration::from_millis(200)),
+                unsandboxed_commands: Vec::new(),
+            },
+            crate::audit::Audit::new(
+                None,
+                "s".into(),
+                workspace.display().to_string(),
+                permission.mode,
+                events,
+            ),
+            approvals,
+        );
+        let ctx = ToolContext {
+            workspace: workspace.to_path_buf(),
+            cancel: atto_tools::CancellationToken::new(),
+            sandbox: None,
+            trust: false,
+        };
+        (gate, ctx)
+    }
+
+    #[tokio::test]
+    async fn without_a_sandbox_atto_s_own_checks_are_asked_about_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let workspace = dir.path().canonicalize().unwrap();
+        let (mut gate, ctx) = unsandboxed_gate(&workspace);
+        let asked = std::sync::Mutex::new(Vec::new());
+        let emit = |event: Event| {
+            if let Event::ApprovalRequired(request) = event {
+                asked.lock().unwrap().push(request);
+            }
+        };
+        let bash = atto_tools::ToolRegistry::builtin().get("bash");
+        let runner = GateRunner::new(&mut gate, bash, ctx, &emit).unwrap();
+        let command = format!("touch '{}'", workspace.join("ran").display());
+        let out = runner
+            .run(CommandRequest {
+                command: &command,
+                purpose: Purpose::Check,
+                timeout: std::time::Duration::from_secs(10),
+            })
+            .await;
+        assert!(!workspace.join("ran").exists(), "ran unsandboxed, unasked");
+        assert!(out.refused.is_some(), "{out:?}");
+        assert_eq!(asked.lock().unwrap().len(), 1, "the person was not asked");
+    }
 
     #[test]
     fn a_turns_calls_become_tool_actions_with_their_outputs() {

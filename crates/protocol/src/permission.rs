@@ -49,6 +49,11 @@ pub struct ApprovalRequest {
     /// only once: "always" answers, grants and `--on-ask allow` never do.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unsandboxed: bool,
+    /// The gate judged the call a write into protected places (repository internals,
+    /// atto's own files), after the kernel resolved its path. Only a person approves it:
+    /// no auto mode, grant or swarm mailbox does.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub protected: bool,
     /// The subagent whose call waits; `None` for the session's own calls.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subagent: Option<crate::SubagentTag>,

@@ -5,7 +5,9 @@
 //! The changed files are grouped by language and each group is checked at once: JSON in
 //! process (`json`), Python in one `python3` process (`python`), JavaScript in one `node`
 //! process (`javascript`), TypeScript and JSX through one `tsc` run per project
-//! (`typescript`). Files that were deleted are skipped; files that resolve outside the
+//! (`typescript`). Those interpreters are the machine's, found on `PATH` outside the
+//! workspace (`program`): a `.venv/bin/python` or `node_modules/.bin/tsc` the repository
+//! carries is never started by a check. Files that were deleted are skipped; files that resolve outside the
 //! workspace (symlinks included), binary files and very large ones are not read and get a
 //! warning. A checker that could not run (not installed, refused, timed out) gives a
 //! warning that says so: a group is never passed in silence.
@@ -15,6 +17,7 @@
 
 mod javascript;
 mod json;
+mod program;
 mod python;
 mod typescript;
 
@@ -67,7 +70,7 @@ pub async fn check(
     };
     let (python, (scripts, typescript)) =
         tokio::join!(python::check(workspace, &triage.python, runner), async {
-            let scripts = javascript::check(&triage.javascript, runner).await;
+            let scripts = javascript::check(workspace, &triage.javascript, runner).await;
             // Sources only a JSX parser can read join the `.jsx` files for tsc.
             let mut jsx = triage.jsx.clone();
             jsx.extend(scripts.jsx.iter().cloned());

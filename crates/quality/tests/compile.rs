@@ -491,3 +491,100 @@ async fn a_checker_that_cannot_run_is_a_warning_never_a_silent_pass() {
         );
     }
 }
+
+/// Writes an executable script at `name` in the project that leaves `marker` behind when
+/// it runs: a program the repository carries, which no check may start unasked.
+#[cfg(unix)]
+fn hostile(project: &Project, name: &str, marker: &str) {
+    use std::os::unix::fs::PermissionsExt as _;
+    let marker = project.root().join(marker);
+    project.write(
+        name,
+        format!("#!/bin/sh\ntouch '{}'\nexit 0\n", marker.display()),
+    );
+    let path = project.root().join(name);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_projects_own_python_is_never_run_by_the_check() {
+    if !have("a_projects_own_python", "python3") {
+        return;
+    }
+    let project = Project::new();
+    hostile(&project, ".venv/bin/python", "ran-venv");
+    hostile(&project, "venv/bin/python", "ran-venv2");
+    // What the project installed in its environment is still found, by reading it.
+    project
+        .write(
+            ".venv/lib/python3.99/site-packages/installed_atto/__init__.py",
+            "",
+        )
+        .write("app.py", "import installed_atto\ndef f(:\n    pass\n");
+    let found = project.check(&["app.py"]).await;
+    assert!(
+        !project.root().join("ran-venv").exists(),
+        "ran .venv/bin/python"
+    );
+    assert!(
+        !project.root().join("ran-venv2").exists(),
+        "ran venv/bin/python"
+    );
+    // A system interpreter did the check: the syntax error is found at its line.
+    assert_eq!(found.len(), 1, "{:?}", texts(&found));
+    assert_eq!(found[0].line, Some(2), "{:?}", texts(&found));
+    assert!(
+        found[0].message.contains("SyntaxError"),
+        "{:?}",
+        texts(&found)
+    );
+
+    let fine = Project::new();
+    hostile(&fine, ".venv/bin/python", "ran-venv");
+    let site = ".venv/lib/python3.99/site-packages";
+    fine.write(&format!("{site}/installed_atto/__init__.py"), "")
+        // An editable install names its directory in a .pth file.
+        .write(&format!("{site}/editable.pth"), "../../../../lib_atto\n")
+        .write("lib_atto/editable_atto/__init__.py", "")
+        // A module built for the environment's own Python version.
+        .write(
+            &format!("{site}/fast_atto.cpython-399-x86_64-linux-gnu.so"),
+            "",
+        )
+        .write(
+            "app.py",
+            "import installed_atto\nimport editable_atto\nimport fast_atto\n",
+        );
+    let found = fine.check(&["app.py"]).await;
+    assert_eq!(texts(&found), Vec::<String>::new());
+    assert!(
+        !fine.root().join("ran-venv").exists(),
+        "ran .venv/bin/python"
+    );
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_projects_own_tsc_is_never_run_by_the_check() {
+    let project = Project::new();
+    hostile(&project, "node_modules/.bin/tsc", "ran-tsc");
+    hostile(&project, "web/node_modules/.bin/tsc", "ran-web-tsc");
+    project
+        .write("web/tsconfig.json", "{}\n")
+        .write("web/a.ts", "export const x: number = 1;\n")
+        .write("b.ts", "export const y: number = 2;\n");
+    let found = project.check(&["web/a.ts", "b.ts"]).await;
+    assert!(
+        !project.root().join("ran-tsc").exists(),
+        "ran node_modules/.bin/tsc"
+    );
+    assert!(
+        !project.root().join("ran-web-tsc").exists(),
+        "ran web/node_modules/.bin/tsc"
+    );
+    // With no tsc on the machine the files are reported unchecked, never passed in silence.
+    for f in &found {
+        assert_eq!(f.severity, Severity::Warning, "{:?}", texts(&found));
+    }
+}

@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 
 use atto_llm::ModelClient;
 use atto_protocol::ApprovalDecision;
-use atto_quality::{CommandRunner, Outcome};
+use atto_quality::Outcome;
 use atto_store::Store;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinSet;
 
 use crate::budget::{Capped, Hold, Ledger};
@@ -26,18 +26,17 @@ use crate::worker;
 use crate::{decompose, enrich, report};
 
 mod attempt;
+mod checks;
 mod person;
 
 pub use attempt::prompt;
+pub use checks::SandboxFor;
 
 /// Least tokens a worker is started with; below that the cap is treated as spent.
 pub const MIN_WORKER_TOKENS: u64 = 8_000;
 
 /// Bytes of one file's text kept from before a task, for the checks.
 const SNAPSHOT_MAX: u64 = 512 * 1024;
-
-/// Makes the runner of the checks' commands for a directory.
-pub type RunnerFor = Arc<dyn Fn(&std::path::Path) -> Arc<dyn CommandRunner> + Send + Sync>;
 
 /// What the coordinator works with.
 pub struct Deps {
@@ -47,9 +46,10 @@ pub struct Deps {
     pub model: Arc<dyn ModelClient>,
     /// The judge's model; `None`: no judge.
     pub judge: Option<Arc<dyn ModelClient>>,
-    /// Runs the checks' commands (tests, compile checks) in a directory: the workspace,
-    /// or an attempt's worktree.
-    pub runner: RunnerFor,
+    /// The OS sandbox the checks' commands (tests, compile checks) run under in a
+    /// directory (the workspace, or an attempt's worktree), or why there is none: then
+    /// each of them is put to the person, never run unsandboxed unasked.
+    pub sandbox: SandboxFor,
     /// This atto executable, for the worker template's `{atto}`.
     pub atto: String,
     /// Flags every worker gets (provider, endpoint, permission mode …).
@@ -127,6 +127,11 @@ struct Coordinator {
     active: HashMap<String, Active>,
     /// Approval request id → task id, for answers from the front end.
     asks: HashMap<String, String>,
+    /// Questions the checks' commands put to the person, from the attempts' jobs.
+    check_asks_tx: mpsc::UnboundedSender<checks::CheckAsk>,
+    check_asks: mpsc::UnboundedReceiver<checks::CheckAsk>,
+    /// Approval request id → where a check command waits for its answer.
+    check_answers: HashMap<String, oneshot::Sender<ApprovalDecision>>,
     jobs: JoinSet<Done>,
     messages_tx: mpsc::UnboundedSender<(String, worker::Message)>,
     messages: mpsc::UnboundedReceiver<(String, worker::Message)>,
@@ -180,6 +185,7 @@ pub async fn run(
         state.cost_usd(),
     );
     let (messages_tx, messages) = mpsc::unbounded_channel();
+    let (check_asks_tx, check_asks) = mpsc::unbounded_channel();
     let judge = deps.judge.clone().map(|j| {
         Arc::new(Capped::new(j, ledger.clone()).with_output_limit(deps.max_output_tokens))
     });
@@ -195,6 +201,9 @@ pub async fn run(
         not_before: HashMap::new(),
         active: HashMap::new(),
         asks: HashMap::new(),
+        check_asks_tx,
+        check_asks,
+        check_answers: HashMap::new(),
         jobs: JoinSet::new(),
         messages_tx,
         messages,
@@ -395,6 +404,7 @@ impl Coordinator {
                 Some((task_id, message)) = self.messages.recv() => {
                     self.on_message(&task_id, message);
                 }
+                Some(ask) = self.check_asks.recv() => self.on_check_ask(ask),
                 got = input.recv(), if input_open => {
                     match got {
                         Some(answer) => self.on_input(answer).await,
@@ -637,6 +647,21 @@ impl Coordinator {
         }
     }
 
+    /// A check command waits for the person: the question goes out like a worker's.
+    fn on_check_ask(&mut self, ask: checks::CheckAsk) {
+        if self.interrupted {
+            // Dropping the answer's sender refuses the command.
+            return;
+        }
+        self.check_answers.insert(ask.request.id.clone(), ask.reply);
+        self.emit(SwarmEvent::Permission {
+            task_id: ask.task_id,
+            request: ask.request,
+            tier: "asked".into(),
+            decision: None,
+        });
+    }
+
     async fn on_input(&mut self, input: SwarmInput) {
         match input {
             SwarmInput::Confirm { .. } => {}
@@ -645,6 +670,10 @@ impl Coordinator {
                 id,
                 decision,
             } => {
+                if let Some(reply) = self.check_answers.remove(&id) {
+                    let _ = reply.send(decision);
+                    return;
+                }
                 let owner = self.asks.remove(&id).unwrap_or(task_id);
                 if let Some(active) = self.active.get(&owner) {
                     let _ = active.answers.send((id, decision));
@@ -655,6 +684,8 @@ impl Coordinator {
             }
             SwarmInput::Interrupt => {
                 self.interrupted = true;
+                // Check commands waiting for a person are refused.
+                self.check_answers.clear();
                 for active in self.active.values() {
                     let _ = active.stop.send(true);
                 }

@@ -3,8 +3,10 @@
 //! approved, destructive calls are refused with a reason the worker's model can act on, and
 //! everything else is asked. Writes are approved only for tasks that may write.
 //!
-//! It judges the request as the worker's gate described it (tool, subject, risk label); it
-//! does not classify commands itself (atto-policy did that in the worker) and does not send
+//! It judges the request as the worker's gate decided it (tool, risk label, and the typed
+//! `protected` and `unsandboxed` marks, which always go to a person); it never reads the
+//! subject, which is display text. It does not classify commands or paths itself
+//! (atto-policy did that in the worker, on the path the kernel resolved) and does not send
 //! the answer or talk to the person (the coordinator does).
 
 use atto_protocol::{ApprovalDecision, ApprovalRequest};
@@ -70,16 +72,15 @@ const SESSION_BOOKKEEPING: &[&str] = &[
 /// Tools that write files: atto's built-ins (danger level `LOW`) and the seed's `multi_edit`.
 const WRITES: &[&str] = &["write_file", "edit_file", "apply_patch", "multi_edit"];
 
-/// Paths whose writes always go to a person, as the worker's gate treats them: repository
-/// internals and atto's own configuration.
-const PROTECTED: &[&str] = &[".git/", ".atto/"];
-
 /// Decides how to answer `request` from a worker whose task may (`write_access`) or may not
 /// change files.
 pub fn decide(request: &ApprovalRequest, write_access: bool) -> Tier {
     let tool = request.tool.as_str();
-    // Only a person may let a call run without the OS sandbox, whatever it is.
-    if request.unsandboxed {
+    // Only a person may let a call run without the OS sandbox, or write where the gate
+    // protects (repository internals, atto's own files), whatever the call is. Both are the
+    // worker's gate's typed judgement of the resolved call: the subject is display text and
+    // says nothing here (a symlink's path does not name what it leads to).
+    if request.unsandboxed || request.protected {
         return Tier::Ask;
     }
     if tool == "bash" {
@@ -122,9 +123,6 @@ pub fn decide(request: &ApprovalRequest, write_access: bool) -> Tier {
         return Tier::AutoApprove;
     }
     if WRITES.contains(&tool) {
-        if PROTECTED.iter().any(|p| request.subject.contains(p)) {
-            return Tier::Ask;
-        }
         if !write_access {
             return Tier::AutoDeny(format!(
                 "this worker's task is read-only: it must not change files, so `{tool}` was \
@@ -154,6 +152,7 @@ mod tests {
             reasons: vec!["decided by: permission matrix: Strict × SAFE".into()],
             suggested_rule: format!("{tool}({subject})"),
             unsandboxed: false,
+            protected: false,
             subagent: None,
         }
     }
@@ -224,21 +223,6 @@ mod tests {
             ),
             ("edit_file", "edit src/a.rs:\n-a\n+b", "LOW", false, Deny),
             ("apply_patch", "apply_patch {}", "LOW", false, Deny),
-            // Writes into repository internals or atto's config always go to a person.
-            (
-                "write_file",
-                "write .git/hooks/pre-commit (9 bytes):\n",
-                "LOW",
-                true,
-                Ask,
-            ),
-            (
-                "edit_file",
-                "edit .atto/config.toml:\n-a\n+b",
-                "LOW",
-                true,
-                Ask,
-            ),
             // Everything else.
             ("spawn_agent", "review", "LOW", true, Ask),
             ("revert_turn", "3", "MEDIUM", true, Ask),
@@ -263,6 +247,46 @@ mod tests {
             r.unsandboxed = true;
             assert_eq!(decide(&r, true), Tier::Ask, "{tool} {risk}");
         }
+    }
+
+    #[test]
+    fn a_write_the_gate_marked_protected_goes_to_a_person_whatever_its_text() {
+        // `link` is a symlink to `.git`: the subject names no protected directory, but the
+        // worker's gate resolved the path and marked the write protected.
+        for subject in [
+            "write .git/hooks/pre-commit (9 bytes):\n",
+            "edit .atto/config.toml:\n-a\n+b",
+            "write link/../config (3 bytes):\nabc",
+            "edit src/../../outside/hooks/pre-commit:\n-a\n+b",
+        ] {
+            for tool in ["write_file", "edit_file", "apply_patch", "multi_edit"] {
+                let mut r = request(tool, subject, "LOW");
+                r.protected = true;
+                assert_eq!(decide(&r, true), Tier::Ask, "{tool} {subject:?}");
+                assert_eq!(
+                    decide(&r, false),
+                    Tier::Ask,
+                    "{tool} {subject:?} read-only task"
+                );
+            }
+        }
+        // A command the gate marked protected (it writes into `.git/` or makes git run a
+        // program) is a person's call even when its label is SAFE.
+        let mut r = request("bash", "git -c core.hooksPath=h commit", "SAFE");
+        r.protected = true;
+        assert_eq!(decide(&r, true), Tier::Ask);
+    }
+
+    #[test]
+    fn the_subject_text_does_not_make_a_write_protected() {
+        // Protection is the gate's typed judgement: a path that merely mentions `.git/` in
+        // its text, which the gate did not mark, follows the task's access like any write.
+        let r = request(
+            "write_file",
+            "write docs/.git/notes.md (3 bytes):\nabc",
+            "LOW",
+        );
+        assert_eq!(decide(&r, true), Tier::AutoApprove);
     }
 
     #[test]

@@ -568,6 +568,7 @@ fn worker_request(id: &str) -> ApprovalRequest {
         reasons: vec!["curl: downloads from the network".into()],
         suggested_rule: "bash(curl*)".into(),
         unsandboxed: false,
+        protected: false,
         subagent: None,
     }
 }

@@ -42,6 +42,7 @@ mod sessions;
 mod subagents;
 mod swarm;
 mod swarm_faults;
+mod swarm_gate;
 mod swebench;
 mod trust;
 mod tui;

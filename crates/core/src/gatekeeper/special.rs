@@ -31,6 +31,7 @@ impl Gatekeeper {
             grant_id: None,
             grant_index: None,
             risk: "WARN".to_owned(),
+            protected: false,
             reasons: vec![
                 format!(
                     "the command failed and writes to {}, which the sandbox does not permit",
@@ -118,6 +119,7 @@ impl Gatekeeper {
             grant_id: None,
             grant_index: None,
             risk: "WARN".to_owned(),
+            protected: false,
             reasons: vec![
                 format!("the checkpoint before it failed: {why}"),
                 "running it anyway means /undo and /restore cannot reverse it".to_owned(),

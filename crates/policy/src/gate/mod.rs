@@ -76,6 +76,9 @@ pub struct Decision {
     pub risk: String,
     /// Human reasons (the classifier's, per segment, for commands).
     pub reasons: Vec<String>,
+    /// The call writes into repository internals or atto's own files: only a person may
+    /// approve it, whatever reads the decision downstream (a swarm's mailbox included).
+    pub protected: bool,
 }
 
 /// Decides one call.
@@ -96,6 +99,7 @@ pub fn decide(ctx: &GateContext<'_>, call: &CallFacts<'_>) -> Decision {
             grant_index: by.map(|(i, _)| i),
             risk: risk.clone(),
             reasons: reasons.clone(),
+            protected: false,
         }
     };
     // BLOCK is refused in every mode but yolo, and no grant widens it.
@@ -133,11 +137,12 @@ pub fn decide(ctx: &GateContext<'_>, call: &CallFacts<'_>) -> Decision {
         None
     };
     if let Some(target) = protected_target {
-        let d = decision(
+        let mut d = decision(
             Action::Ask,
             format!("writes to {target}: repository internals and atto's own files always ask"),
             false,
         );
+        d.protected = true;
         return never_asks(ctx, d);
     }
     let d = match grant {

@@ -201,6 +201,8 @@ fn path_grants_and_protected_paths() {
     let d = decide(&yolo, &facts(&GIT));
     assert_eq!(d.action, Ask, "writes to .git/ always ask");
     assert!(d.decided_by.contains(".git/config"));
+    assert!(d.protected, "the protection travels as a typed mark");
+    assert!(!decide(&ctx, &facts(&OUTSIDE)).protected);
     static CONFIG: std::sync::LazyLock<Vec<String>> =
         std::sync::LazyLock::new(|| vec!["/home/u/.config/atto/config.toml".to_owned()]);
     let dirs = ["/home/u/.config/atto".to_owned()];
@@ -282,6 +284,7 @@ fn bash_writes_into_protected_directories_ask_in_every_mode() {
             let d = decide_bash(mode, command, &[]);
             assert_eq!(d.action, Ask, "{mode:?} {command}: {}", d.decided_by);
             assert!(d.decided_by.contains("always ask"), "{}", d.decided_by);
+            assert!(d.protected, "{mode:?} {command}");
         }
         // An allow grant does not skip the question either.
         let grants = [grant("bash(*)", Allow)];

@@ -1,7 +1,11 @@
 //! JavaScript: one `node` process for every changed `.js`, `.mjs` and `.cjs` file, running
 //! `javascript_check.js`, which parses each file as Node would load it and runs none of
-//! them. A `.js` file that only a JSX parser could read is handed back for `tsc`.
+//! them. A `.js` file that only a JSX parser could read is handed back for `tsc`. `node` is
+//! the machine's, never one the workspace carries (`program`).
 
+use std::path::Path;
+
+use super::program::Program;
 use super::{
     CHECK_TIMEOUT, Report, Target, did_not_run, group_warning, read_report, shell_quote, tail,
 };
@@ -11,11 +15,26 @@ use crate::{CommandRequest, CommandRunner, Purpose};
 const SCRIPT: &str = include_str!("javascript_check.js");
 
 /// Checks the JavaScript files in one process.
-pub(super) async fn check(targets: &[Target], runner: &dyn CommandRunner) -> Report {
+pub(super) async fn check(
+    workspace: &Path,
+    targets: &[Target],
+    runner: &dyn CommandRunner,
+) -> Report {
     if targets.is_empty() {
         return Report::default();
     }
-    let command = command(targets);
+    let Some(node) = Program::find("node", workspace) else {
+        return Report {
+            findings: group_warning(
+                targets,
+                "JavaScript",
+                "no node was found outside the workspace (the project's own programs are not \
+                 run unasked); install Node.js to check JavaScript files",
+            ),
+            ..Report::default()
+        };
+    };
+    let command = command(&node, targets);
     let out = runner
         .run(CommandRequest {
             command: &command,
@@ -43,9 +62,10 @@ pub(super) async fn check(targets: &[Target], runner: &dyn CommandRunner) -> Rep
 /// The command line: `--experimental-vm-modules` for `vm.SourceTextModule` (parsing ES
 /// modules without running them), `--expose-internals` for the line of a module's syntax
 /// error, `--no-warnings` to keep the experimental notices out of the output.
-fn command(targets: &[Target]) -> String {
+fn command(node: &Program, targets: &[Target]) -> String {
     let mut command = format!(
-        "node --experimental-vm-modules --expose-internals --no-warnings -e {}",
+        "{} --experimental-vm-modules --expose-internals --no-warnings -e {}",
+        node.command(),
         shell_quote(SCRIPT)
     );
     for target in targets {

@@ -1,10 +1,14 @@
 //! Python: one interpreter process for every changed `.py` file, running
 //! `python_check.py` (syntax by `compile`, imports looked up without importing them). The
-//! project's virtual environment (`.venv`, `venv`) is used when it has one, so imports
-//! resolve against what the project installed.
+//! interpreter is the machine's `python3`, isolated (`-I`: no `PYTHON*` variables, no user
+//! site, no workspace directory on `sys.path`), never the project's virtual environment's
+//! (`.venv/bin/python` is a program the repository carries). What the project installed
+//! there is still found: the environment's `site-packages` directories are handed to the
+//! checker, which reads them without running anything.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
+use super::program::Program;
 use super::{CHECK_TIMEOUT, Target, did_not_run, group_warning, read_report, shell_quote, tail};
 use crate::{CommandRequest, CommandRunner, CompileError, Purpose};
 
@@ -20,7 +24,14 @@ pub(super) async fn check(
     if targets.is_empty() {
         return Vec::new();
     }
-    let command = command(workspace, targets);
+    let Some(command) = command(workspace, targets) else {
+        return group_warning(
+            targets,
+            "Python",
+            "no python3 was found outside the workspace (the project's own interpreters are \
+             not run unasked); install Python 3 to check Python files",
+        );
+    };
     let out = runner
         .run(CommandRequest {
             command: &command,
@@ -44,23 +55,43 @@ pub(super) async fn check(
     report.findings
 }
 
-/// The command line: the interpreter, the script, and the files' real paths.
-pub(super) fn command(workspace: &Path, targets: &[Target]) -> String {
-    let mut command = format!("{} -B -c {}", interpreter(workspace), shell_quote(SCRIPT));
+/// The command line: the machine's interpreter, the script, the project environment's
+/// package directories and the files' real paths; `None` when the machine has no
+/// `python3` outside the workspace.
+pub(super) fn command(workspace: &Path, targets: &[Target]) -> Option<String> {
+    let python = Program::find("python3", workspace)?;
+    let mut command = format!("{} -I -B -c {}", python.command(), shell_quote(SCRIPT));
+    for site in site_packages(workspace) {
+        command.push_str(" --site ");
+        command.push_str(&shell_quote(&site.to_string_lossy()));
+    }
+    command.push_str(" --");
     for target in targets {
         command.push(' ');
         command.push_str(&shell_quote(&target.path.to_string_lossy()));
     }
-    command
+    Some(command)
 }
 
-/// The project's virtual environment's interpreter, else `python3`.
-fn interpreter(workspace: &Path) -> String {
+/// The `site-packages` directories of the project's virtual environment (`.venv`, `venv`),
+/// as real directories inside the workspace.
+fn site_packages(workspace: &Path) -> Vec<PathBuf> {
+    let Ok(root) = workspace.canonicalize() else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
     for venv in [".venv", "venv"] {
-        let python = Path::new(venv).join("bin").join("python");
-        if workspace.join(&python).is_file() {
-            return shell_quote(&python.to_string_lossy());
-        }
+        let Ok(entries) = std::fs::read_dir(root.join(venv).join("lib")) else {
+            continue;
+        };
+        let mut sites: Vec<PathBuf> = entries
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("python"))
+            .filter_map(|e| e.path().join("site-packages").canonicalize().ok())
+            .filter(|site| site.starts_with(&root) && site.is_dir())
+            .collect();
+        sites.sort();
+        found.extend(sites);
     }
-    "python3".to_owned()
+    found
 }

@@ -2,15 +2,18 @@
 
 Each file is compiled (syntax, indentation, `return` outside a function ...); then every
 module it imports is looked up the way the import system would find it, from the
-workspace (the current directory) and the environment, without importing it. Imports
+workspace (the current directory), the project's virtual environment (its site-packages
+directories, given as `--site DIR` before `--` and the files) and the interpreter's own
+environment, without importing it. Imports
 guarded by `try: ... except ImportError` or a version or platform test are optional and
 not checked. Prints one JSON object per finding, then {"done": N}.
 """
 
 import sys
 
-# `python3 -c` puts the current directory first on sys.path: a workspace file named like
-# a module this script needs (ast.py, json.py) must not be run in its place.
+# `python3 -c` puts the current directory first on sys.path (atto runs it with `-I`, which
+# does not): a workspace file named like a module this script needs (ast.py, json.py) must
+# not be run in its place.
 if sys.path and sys.path[0] in ("", "."):
     del sys.path[0]
 
@@ -27,6 +30,8 @@ IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseExcepti
 CONDITIONS = {"version_info", "hexversion", "platform", "implementation", "PY2", "PY3"}
 STDLIB = set(getattr(sys, "stdlib_module_names", ()))
 UNKNOWN = object()  # a finder failed: whether the module exists is not known
+SITE = []  # the project environment's package directories, read, never run
+DYNAMIC_SITE = False  # a .pth file there runs code: only running it could tell what it adds
 emitted = 0
 omitted = 0
 
@@ -111,14 +116,61 @@ def inside_workspace(path):
     return path is not None and os.path.realpath(path).startswith(WORKSPACE + os.sep)
 
 
+def read_site(directory):
+    """Adds a package directory and the directories its .pth files name, as `site` would,
+    without running the .pth files' `import` lines."""
+    global DYNAMIC_SITE
+    SITE.append(directory)
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return
+    for name in names:
+        if not name.endswith(".pth"):
+            continue
+        try:
+            with open(os.path.join(directory, name), encoding="utf-8") as f:
+                lines = f.read().splitlines()
+        except (OSError, UnicodeDecodeError):
+            DYNAMIC_SITE = True
+            continue
+        for line in lines:
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            if line.startswith(("import ", "import\t")):
+                DYNAMIC_SITE = True
+                continue
+            path = os.path.join(directory, line)
+            if os.path.isdir(path):
+                SITE.append(path)
+
+
+def compiled_in_site(name):
+    """An extension module in the environment built for another Python version, which this
+    interpreter's finders do not recognise (`name.cpython-312-x86_64-linux-gnu.so`)."""
+    for directory in SITE:
+        try:
+            entries = os.listdir(directory)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.startswith(name + ".") and entry.endswith((".so", ".pyd")):
+                return True
+    return False
+
+
 def find_top(name, directories):
-    spec = importlib.machinery.PathFinder.find_spec(name, directories)
+    spec = importlib.machinery.PathFinder.find_spec(name, directories + SITE)
     if spec is not None:
         return spec
     try:
-        return importlib.util.find_spec(name)
+        spec = importlib.util.find_spec(name)
     except Exception:  # noqa: BLE001 (a finder that fails cannot say the module is missing)
         return UNKNOWN
+    if spec is None and (DYNAMIC_SITE or compiled_in_site(name)):
+        return UNKNOWN
+    return spec
 
 
 def walk(spec, parts, certain):
@@ -211,7 +263,11 @@ def check(index, name):
 
 def main():
     warnings.simplefilter("ignore")
-    files = sys.argv[1:]
+    args = sys.argv[1:]
+    while len(args) >= 2 and args[0] == "--site":
+        read_site(args[1])
+        args = args[2:]
+    files = args[1:] if args[:1] == ["--"] else args
     for index, name in enumerate(files):
         try:
             check(index, name)

@@ -9,6 +9,10 @@
 //! `--isolatedModules`, lenient defaults, and no JavaScript. JSX (`.jsx`, and `.js` that
 //! only parses as JSX) is checked for syntax only, without resolving its imports.
 //! Errors in files that did not change are not the worker's and are left out.
+//!
+//! tsc is the machine's, found on `PATH` outside the workspace: the project's
+//! `node_modules/.bin/tsc` is a program the repository carries, and a check does not start
+//! it unasked.
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Write as _;
@@ -17,6 +21,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Value, json};
 
+use super::program::Program;
 use super::{
     MAX_FINDINGS, TSC_TIMEOUT, Target, bounded, did_not_run, error, group_warning, json,
     shell_quote, tail,
@@ -24,8 +29,7 @@ use super::{
 use crate::{CommandRequest, CommandRunner, CompileError, Purpose};
 
 /// What to tell a user whose machine has no tsc.
-const INSTALL: &str =
-    "install it with `npm install --save-dev typescript` (or `npm install -g typescript`)";
+const INSTALL: &str = "install it with `npm install -g typescript`";
 
 /// How one tsc run is configured.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -69,8 +73,11 @@ pub(super) async fn check(
             Setting::Project(config) => config.parent().unwrap_or(&root).to_path_buf(),
             Setting::Standalone | Setting::Jsx => root.clone(),
         };
-        let Some(tsc) = find_tsc(&root, &dir) else {
-            let why = format!("tsc is not installed; {INSTALL}");
+        let Some(tsc) = Program::find("tsc", &root) else {
+            let why = format!(
+                "tsc is not installed outside the workspace (the project's own \
+                 node_modules/.bin/tsc is not run unasked); {INSTALL}"
+            );
             findings.extend(group_warning(&targets, what, &why));
             continue;
         };
@@ -84,7 +91,7 @@ pub(super) async fn check(
         };
         let command = format!(
             "{} -p {} --pretty false",
-            shell_quote(&tsc.to_string_lossy()),
+            tsc.command(),
             shell_quote(&config.0.to_string_lossy())
         );
         let out = runner
@@ -249,23 +256,6 @@ fn covers(config: &Path, file: &Path) -> bool {
 fn read_config(path: &Path) -> Option<Value> {
     let bytes = std::fs::read(path).ok()?;
     serde_json::from_slice(&json::strip_comments(&bytes)).ok()
-}
-
-/// The tsc the project installed (nearest `node_modules/.bin` up from `dir`), else one on
-/// `PATH`.
-fn find_tsc(root: &Path, dir: &Path) -> Option<PathBuf> {
-    let mut at = Some(dir);
-    while let Some(current) = at.filter(|d| d.starts_with(root)) {
-        let tsc = current.join("node_modules").join(".bin").join("tsc");
-        if tsc.is_file() {
-            return Some(tsc);
-        }
-        at = current.parent();
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join("tsc"))
-        .find(|tsc| tsc.is_file())
 }
 
 /// A configuration file that lives for one run.

@@ -12,7 +12,7 @@ use atto_protocol::{ApprovalDecision, ApprovalRequest};
 use atto_quality::{CommandRunner, Outcome, RetryContext, Verdict, WorkerResult};
 use tokio::sync::{mpsc, watch};
 
-use super::{Active, Coordinator, Done, SNAPSHOT_MAX, jitter_ms};
+use super::{Active, Coordinator, Done, SNAPSHOT_MAX, checks, jitter_ms};
 use crate::budget::Hold;
 use crate::config::Isolation;
 use crate::events::SwarmEvent;
@@ -81,7 +81,11 @@ impl Coordinator {
         let isolated = self.config.isolation == Isolation::Worktree;
         let scratch = self.deps.report_dir.join(&self.state.id).join("worktrees");
         let quality = self.config.quality.clone();
-        let runner_for = self.deps.runner.clone();
+        let sandbox_for = self.deps.sandbox.clone();
+        let person = checks::Person {
+            task_id: task.id.clone(),
+            asks: self.check_asks_tx.clone(),
+        };
         let judge: Option<Arc<dyn ModelClient>> =
             self.judge.clone().map(|j| j as Arc<dyn ModelClient>);
         let progress = self.state.progress();
@@ -152,7 +156,8 @@ impl Coordinator {
             // The files this worker changed, once, for the checks and the attempt's record.
             let files = own_changes(&task, &report, &workspace);
             let outcome = if report.failure().is_none() {
-                let runner = runner_for(&workspace);
+                let runner =
+                    checks::GatedRunner::new(&workspace, sandbox_for(&workspace), Some(person));
                 Some(
                     assess(
                         &task,
@@ -163,7 +168,7 @@ impl Coordinator {
                         attempt,
                         progress,
                         &quality,
-                        runner.as_ref(),
+                        &runner,
                         judge.as_deref(),
                     )
                     .await,

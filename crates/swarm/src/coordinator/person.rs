@@ -115,7 +115,13 @@ impl Coordinator {
             .cloned()
             .collect();
         let before = BTreeMap::new();
-        let runner = (self.deps.runner)(&self.deps.workspace);
+        // The loop waits on this check, so no one could answer a question from it: what
+        // would ask is refused, and the finding says why.
+        let runner = super::checks::GatedRunner::new(
+            &self.deps.workspace,
+            (self.deps.sandbox)(&self.deps.workspace),
+            None,
+        );
         let input = atto_quality::Input {
             task: &task.quality_task(),
             result: &result,
@@ -125,7 +131,7 @@ impl Coordinator {
             attempt: task.attempts.len() as u32 + 1,
             progress: Some(self.state.progress()),
             config: &quality,
-            runner: runner.as_ref(),
+            runner: &runner,
             judge: None,
         };
         atto_quality::assess(&input).await

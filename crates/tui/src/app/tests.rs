@@ -142,6 +142,7 @@ fn request(call_id: &str) -> ApprovalRequest {
         reasons: vec![],
         suggested_rule: "bash(rm -rf build)".into(),
         unsandboxed: false,
+        protected: false,
         subagent: None,
     }
 }

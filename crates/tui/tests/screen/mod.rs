@@ -141,6 +141,7 @@ pub fn warn_request() -> ApprovalRequest {
         ],
         suggested_rule: "bash(curl -fsSL https://example.com/install.sh*)".into(),
         unsandboxed: false,
+        protected: false,
         subagent: None,
     }
 }
