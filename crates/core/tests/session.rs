@@ -244,3 +244,163 @@ async fn without_a_sandbox_a_granted_warn_command_runs_unasked() {
     assert_eq!(result.status, TurnStatus::Completed);
     assert!(f.workspace.join("granted").exists());
 }
+
+/// A revocable grant for `bash(touch granted)` (a WARN command: without a sandbox and
+/// with asks turned into denials, it runs only while granted), and the setting it needs.
+fn touch_grant() -> (
+    atto_policy::gate::Grant,
+    atto_policy::gate::PermissionSetting,
+) {
+    let grant = atto_policy::gate::Grant {
+        id: None,
+        rule: atto_policy::gate::Rule::parse("bash(touch granted)").unwrap(),
+        action: atto_policy::gate::Action::Allow,
+        origin: "session grant".into(),
+    };
+    let permission = atto_policy::gate::PermissionSetting {
+        mode: atto_protocol::PermissionMode::AutoSafe,
+        deny_asks: true,
+    };
+    (grant, permission)
+}
+
+/// The session's answer about a grant (a notice or an error naming one), within 10 s;
+/// `None` when none came.
+async fn next_notice(handle: &mut atto_core::AgentHandle) -> Option<String> {
+    let wait = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            match handle.next_event().await {
+                Some(Event::Notice { message } | Event::Error { message })
+                    if message.contains("grant") =>
+                {
+                    return Some(message);
+                }
+                Some(_) => {}
+                None => return None,
+            }
+        }
+    });
+    wait.await.ok().flatten()
+}
+
+/// Grants belong to the whole session tree: a grant the user revoked does not come back
+/// in a subagent started afterwards.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revoked_grant_stays_revoked_in_a_child_spawned_afterwards() {
+    let f = fixture(vec![
+        calls(vec![call(
+            "spawn_agent",
+            json!({"task": "touch the file", "role": "implement"}),
+        )]),
+        calls(vec![call("bash", json!({"command": "touch granted"}))]),
+        text("I was not allowed to touch it"),
+        text("the child could not"),
+    ])
+    .await;
+    let (grant, permission) = touch_grant();
+    let mut handle = start_gated(
+        &f,
+        ToolRegistry::builtin(),
+        Limits::default(),
+        permission,
+        vec![grant],
+    );
+    handle.submit(Op::RevokeGrant { number: 1 }).unwrap();
+    let notice = next_notice(&mut handle).await.unwrap_or_default();
+    assert!(notice.contains("revoked grant 1"), "{notice}");
+    handle
+        .submit(Op::UserInput {
+            text: "delegate".into(),
+        })
+        .unwrap();
+    let (events, result) = turn_events(&mut handle).await;
+    assert_eq!(result.status, TurnStatus::Completed, "{events:?}");
+    assert!(
+        !f.workspace.join("granted").exists(),
+        "the child ran a command under a grant the user had revoked"
+    );
+}
+
+/// A tool that waits until the test lets it go, so something can happen while a child
+/// runs.
+struct Hold {
+    entered: Arc<tokio::sync::Notify>,
+    release: Arc<tokio::sync::Notify>,
+}
+
+impl Tool for Hold {
+    fn name(&self) -> &'static str {
+        "hold"
+    }
+    fn description(&self) -> &'static str {
+        "waits until released"
+    }
+    fn parameters(&self) -> Value {
+        json!({"type": "object", "properties": {}})
+    }
+    fn danger(&self) -> DangerLevel {
+        DangerLevel::Safe
+    }
+    fn mutates(&self, _args: &Value) -> bool {
+        false
+    }
+    fn run<'a>(
+        &'a self,
+        _args: Value,
+        _ctx: &'a ToolContext,
+    ) -> BoxFuture<'a, Result<ToolOutput, ToolError>> {
+        Box::pin(async {
+            self.entered.notify_one();
+            self.release.notified().await;
+            Ok(ToolOutput::text("released"))
+        })
+    }
+}
+
+/// A grant revoked while a subagent works is revoked for that subagent's next call too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grant_revoked_while_a_child_runs_is_revoked_in_that_child() {
+    let f = fixture(vec![
+        calls(vec![call(
+            "spawn_agent",
+            json!({"task": "hold, then touch the file", "role": "implement"}),
+        )]),
+        calls(vec![call("hold", json!({}))]),
+        calls(vec![call("bash", json!({"command": "touch granted"}))]),
+        text("I was not allowed to touch it"),
+        text("the child could not"),
+    ])
+    .await;
+    let (grant, permission) = touch_grant();
+    let entered = Arc::new(tokio::sync::Notify::new());
+    let release = Arc::new(tokio::sync::Notify::new());
+    let mut tools = ToolRegistry::builtin();
+    tools.register(Arc::new(Hold {
+        entered: Arc::clone(&entered),
+        release: Arc::clone(&release),
+    }));
+    let mut handle = start_gated(&f, tools, Limits::default(), permission, vec![grant]);
+    handle
+        .submit(Op::UserInput {
+            text: "delegate".into(),
+        })
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(30), entered.notified())
+        .await
+        .expect("the child never reached its held call");
+    handle.submit(Op::RevokeGrant { number: 1 }).unwrap();
+    let notice = next_notice(&mut handle).await;
+    release.notify_one();
+    assert!(
+        notice
+            .as_deref()
+            .is_some_and(|n| n.contains("revoked grant 1")),
+        "the revocation was not answered while the child ran: {notice:?}"
+    );
+    let (events, result) = turn_events(&mut handle).await;
+    assert_eq!(result.status, TurnStatus::Completed, "{events:?}");
+    assert!(
+        !f.workspace.join("granted").exists(),
+        "the running child kept a grant the user had revoked"
+    );
+}
