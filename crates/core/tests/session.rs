@@ -404,3 +404,101 @@ async fn a_grant_revoked_while_a_child_runs_is_revoked_in_that_child() {
         "the running child kept a grant the user had revoked"
     );
 }
+
+/// A client for `model` against the fixture's server that tries each call up to five
+/// times.
+fn retrying_client(f: &common::Fixture, model: &str) -> Arc<dyn atto_llm::ModelClient> {
+    let provider = atto_llm::ResolvedProvider {
+        name: "testkit".into(),
+        base_url: format!("{}/v1", f.server.base_url()),
+        wire: atto_llm::Wire::Chat,
+        model: model.into(),
+        api_key: None,
+        api_key_env: None,
+    };
+    let options = atto_llm::ClientOptions {
+        retry: atto_llm::RetryPolicy {
+            max_attempts: 5,
+            base_delay: Duration::from_millis(1),
+            max_delay: Duration::from_millis(2),
+        },
+        ..atto_llm::ClientOptions::default()
+    };
+    atto_llm::connect(&provider, options).unwrap()
+}
+
+/// Five attempts over two calls (three the provider answered with an error, then two
+/// replies) count five times against the dollar cap: each failed attempt at the model's
+/// input price for what was sent, never as free, and never folded into the attempt that
+/// succeeded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn five_attempts_of_retried_calls_count_five_times_against_the_dollar_cap() {
+    use atto_core::subagents::budget::{Budgeted, Caps, Tree};
+    use atto_testkit::{Fault, Reply, ScriptUsage};
+    let failed = Reply {
+        fault: Some(Fault::Status {
+            status: 500,
+            body: None,
+            retry_after: None,
+        }),
+        ..Reply::default()
+    };
+    let answered = Reply {
+        usage: Some(ScriptUsage {
+            input_tokens: 10_000,
+            output_tokens: 10,
+            ..ScriptUsage::default()
+        }),
+        ..text("answered")
+    };
+    // The circuit breaker allows two failures in a row before the third opens it.
+    let replies = vec![
+        failed.clone(),
+        failed.clone(),
+        answered.clone(),
+        failed,
+        answered,
+        text("a third call"),
+    ];
+    let f = fixture(replies).await;
+    // gpt-4o: $2.50 per million input tokens, $10 per million output.
+    let client = retrying_client(&f, "gpt-4o");
+    let tree = Tree::new(
+        Caps {
+            tokens: None,
+            usd: Some(0.12),
+        },
+        "root",
+    );
+    let budgeted = Budgeted::new(client, Arc::clone(&tree), "root".into());
+    let system = "x".repeat(30_000);
+    let messages = [atto_protocol::Message::user("hi")];
+    let request = atto_llm::ModelRequest {
+        system: system.as_str().into(),
+        messages: messages.as_slice().into(),
+        tools: Vec::new().into(),
+        max_output_tokens: 100,
+        effort: None,
+        temperature: None,
+    };
+    let sent = request.bytes() / atto_llm::BYTES_PER_TOKEN;
+    for _ in 0..2 {
+        atto_llm::ModelClient::stream(&budgeted, &request, &mut |_| {})
+            .await
+            .unwrap();
+    }
+    assert_eq!(f.server.requests().len(), 5);
+    assert_eq!(
+        tree.used_tokens(),
+        3 * sent + 2 * 10_010,
+        "the failed attempts were not counted"
+    );
+    // Counted as two calls: about $0.05 spent, and a third (about $0.026) fits under
+    // $0.12. Counted as five attempts: about $0.125, so the third is refused unsent.
+    let third = atto_llm::ModelClient::stream(&budgeted, &request, &mut |_| {}).await;
+    assert!(
+        matches!(&third, Err(atto_llm::ModelError::OverBudget(why)) if why.contains("dollar cap")),
+        "{third:?}"
+    );
+    assert_eq!(f.server.requests().len(), 5, "a call past the cap was sent");
+}
