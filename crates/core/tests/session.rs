@@ -466,7 +466,7 @@ async fn five_attempts_of_retried_calls_count_five_times_against_the_dollar_cap(
     let tree = Tree::new(
         Caps {
             tokens: None,
-            usd: Some(0.12),
+            usd: Some(0.14),
         },
         "root",
     );
@@ -494,11 +494,68 @@ async fn five_attempts_of_retried_calls_count_five_times_against_the_dollar_cap(
         "the failed attempts were not counted"
     );
     // Counted as two calls: about $0.05 spent, and a third (about $0.026) fits under
-    // $0.12. Counted as five attempts: about $0.125, so the third is refused unsent.
+    // $0.14. Counted as five attempts: about $0.125, so the third is refused unsent.
     let third = atto_llm::ModelClient::stream(&budgeted, &request, &mut |_| {}).await;
     assert!(
         matches!(&third, Err(atto_llm::ModelError::OverBudget(why)) if why.contains("dollar cap")),
         "{third:?}"
     );
     assert_eq!(f.server.requests().len(), 5, "a call past the cap was sent");
+}
+
+/// A call's retries stop before another attempt could cross the dollar cap: the failed
+/// attempt counted, the retry is not sent, and the spend stays under the cap.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retries_stop_before_another_attempt_could_cross_the_dollar_cap() {
+    use atto_core::subagents::budget::{Budgeted, Caps, Tree};
+    use atto_testkit::{Fault, Reply};
+    let failed = Reply {
+        fault: Some(Fault::Status {
+            status: 500,
+            body: None,
+            retry_after: None,
+        }),
+        ..Reply::default()
+    };
+    let f = fixture(vec![failed, text("answered")]).await;
+    let client = retrying_client(&f, "gpt-4o");
+    // One attempt (about $0.025 in, up to $0.001 out) fits; a second after a failed one
+    // would not.
+    let tree = Tree::new(
+        Caps {
+            tokens: None,
+            usd: Some(0.04),
+        },
+        "root",
+    );
+    let budgeted = Budgeted::new(client, Arc::clone(&tree), "root".into());
+    let system = "x".repeat(30_000);
+    let messages = [atto_protocol::Message::user("hi")];
+    let request = atto_llm::ModelRequest {
+        system: system.as_str().into(),
+        messages: messages.as_slice().into(),
+        tools: Vec::new().into(),
+        max_output_tokens: 100,
+        effort: None,
+        temperature: None,
+    };
+    let mut retries = 0;
+    let reply = atto_llm::ModelClient::stream(&budgeted, &request, &mut |u| {
+        if matches!(u, atto_llm::StreamUpdate::Retry(_)) {
+            retries += 1;
+        }
+    })
+    .await;
+    assert!(
+        matches!(&reply, Err(atto_llm::ModelError::OverBudget(why)) if why.contains("not retried")),
+        "{reply:?}"
+    );
+    assert_eq!(
+        f.server.requests().len(),
+        1,
+        "a retry past the cap was sent"
+    );
+    assert_eq!(retries, 0, "a retry that never came was announced");
+    let sent = request.bytes() / atto_llm::BYTES_PER_TOKEN;
+    assert_eq!(tree.used_tokens(), sent, "the failed attempt counts, once");
 }

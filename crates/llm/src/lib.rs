@@ -159,7 +159,9 @@ pub enum StreamUpdate {
     /// An attempt that may have reached the provider ([`ModelError::reached_provider`])
     /// failed and will be retried: the provider may bill it although its reply is
     /// discarded. Sent once per such attempt, before its [`StreamUpdate::Retry`]; the
-    /// last attempt's outcome is the call's result instead.
+    /// last attempt's outcome is the call's result instead. The call yields right after
+    /// it, so a caller that drops the call then (a budget with no room for another
+    /// attempt) does so before the next attempt is sent.
     FailedAttempt,
 }
 

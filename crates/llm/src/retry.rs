@@ -210,9 +210,12 @@ impl<C: ModelClient> RetryingClient<C> {
             if let Some(log) = &self.log {
                 log.retry(attempt, max_attempts, notice.delay_ms, &notice.reason);
             }
-            // Budgets count this attempt: the retry must not make it free.
+            // Budgets count this attempt: the retry must not make it free. The yield lets a
+            // caller that drops the call on it (a budget that has no room for another
+            // attempt) do so before anything more is sent, even with no delay.
             if err.reached_provider() {
                 on_update(StreamUpdate::FailedAttempt);
+                tokio::task::yield_now().await;
             }
             on_update(StreamUpdate::Retry(notice));
             tokio::time::sleep(delay).await;

@@ -9,7 +9,9 @@
 //! reservation when it ends; a call whose usage the server did not report counts as
 //! its reservation (unknown is not free). Every attempt that may have reached the
 //! provider counts: a retried attempt, and a call that failed, each cost their input at
-//! the model's input price, never nothing.
+//! the model's input price, never nothing. A failed attempt is paid out of its call's
+//! reservation's room, and the call is retried only while the reservation still fits
+//! beside what was spent: retries cannot cross a cap either.
 //!
 //! Holds a plain mutex only between awaits, never across one.
 
@@ -329,16 +331,48 @@ impl Tree {
         }
     }
 
-    /// Counts one attempt of the call `r` reserved for that failed and is tried again: its
-    /// input, at the model's price, on top of what the call itself will cost.
-    fn charge_failed_attempt(&self, r: &Reservation) {
-        failed_attempt(r).add(&mut self.lock(), r);
+    /// Counts one attempt of the call `r` reserved for that failed and is about to be
+    /// tried again: its input, at the model's price, on top of what the call itself will
+    /// cost. Says whether the next attempt, which may spend the whole reservation, still
+    /// fits under every cap.
+    fn charge_failed_attempt(&self, r: &Reservation) -> NextAttempt {
+        let mut state = self.lock();
+        failed_attempt(r).add(&mut state, r);
+        let tokens = self
+            .caps
+            .tokens
+            .is_none_or(|cap| state.used_tokens + state.reserved_tokens <= cap);
+        let usd = self
+            .caps
+            .usd
+            .is_none_or(|cap| state.used_usd + state.reserved_usd <= cap);
+        let own = state.nodes.get(&r.node).is_none_or(|n| {
+            n.limit
+                .is_none_or(|limit| n.used + n.reserved + n.handed_out <= limit)
+        });
+        if tokens && usd && own {
+            NextAttempt::Fits
+        } else {
+            NextAttempt::WouldCross {
+                spent_usd: state.used_usd,
+            }
+        }
     }
 
     /// Tokens used by every call of the tree so far (for tests and the summary).
     pub fn used_tokens(&self) -> u64 {
         self.lock().used_tokens
     }
+}
+
+/// Whether a failed call may be tried again within the budget.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum NextAttempt {
+    Fits,
+    /// Another attempt could cross a cap; what the tree has spent in dollars.
+    WouldCross {
+        spent_usd: f64,
+    },
 }
 
 /// What one call, or one attempt of it, spent.
@@ -500,6 +534,24 @@ fn over(which: &str, left: u64, estimate: u64) -> String {
     )
 }
 
+/// Why a failed call was not tried again.
+fn not_retried(caps: Caps, spent_usd: f64) -> String {
+    let raise = match (caps.usd, caps.tokens) {
+        (Some(cap), _) => {
+            format!("${spent_usd:.4} of the ${cap:.2} dollar cap is spent; raise --max-budget-usd")
+        }
+        (None, Some(cap)) => format!(
+            "the {cap}-token cap or this session's budget is nearly spent; raise \
+             --max-budget-tokens"
+        ),
+        (None, None) => "this subagent's token budget is nearly spent; give it more".to_owned(),
+    };
+    format!(
+        "the model call failed and was not retried: another attempt could cross the budget \
+         ({raise} to go on). Failed attempts count at the model's input price."
+    )
+}
+
 fn add_cost(a: Option<f64>, b: Option<f64>) -> Option<f64> {
     Some(a? + b?)
 }
@@ -546,16 +598,40 @@ impl ModelClient for Budgeted {
                 .map_err(ModelError::OverBudget)?;
             let mut bounded_req = req.clone();
             bounded_req.max_output_tokens = reservation.output;
+            let stop = tokio::sync::Notify::new();
+            let mut crossing = None;
             let reply = {
                 // Each retried attempt counts the moment it failed, so calls running at
-                // once anywhere in the tree see it.
+                // once anywhere in the tree see it; a retry that could cross a cap is not
+                // announced, and the call is dropped during its wait, before it is sent.
                 let mut counting = |update: StreamUpdate| {
-                    if update == StreamUpdate::FailedAttempt {
-                        self.tree.charge_failed_attempt(&reservation);
+                    if crossing.is_some() {
+                        return;
+                    }
+                    if update == StreamUpdate::FailedAttempt
+                        && let NextAttempt::WouldCross { spent_usd } =
+                            self.tree.charge_failed_attempt(&reservation)
+                    {
+                        crossing = Some(spent_usd);
+                        stop.notify_one();
+                        return;
                     }
                     on_update(update);
                 };
-                self.inner.stream(&bounded_req, &mut counting).await
+                let call = self.inner.stream(&bounded_req, &mut counting);
+                // The stop is looked at first: the retrying client yields after reporting a
+                // failed attempt, so the call is dropped before its next attempt is sent.
+                tokio::select! {
+                    biased;
+                    () = stop.notified() => Err(ModelError::OverBudget(String::new())),
+                    reply = call => reply,
+                }
+            };
+            let reply = match (reply, crossing) {
+                (Err(ModelError::OverBudget(_)), Some(spent_usd)) => Err(ModelError::OverBudget(
+                    not_retried(self.tree.caps, spent_usd),
+                )),
+                (reply, _) => reply,
             };
             match &reply {
                 Ok(response) if response.usage_reported => {
