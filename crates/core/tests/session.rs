@@ -559,3 +559,57 @@ async fn retries_stop_before_another_attempt_could_cross_the_dollar_cap() {
     let sent = request.bytes() / atto_llm::BYTES_PER_TOKEN;
     assert_eq!(tree.used_tokens(), sent, "the failed attempt counts, once");
 }
+
+/// A subagent's messages are not the user's: its task (the parent model's words, a custom
+/// agent's instructions) may say "never", yet a compaction in the subagent pins no user
+/// constraint from it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subagent_s_compaction_pins_no_user_constraint_from_its_task() {
+    let f = fixture(vec![
+        calls(vec![call(
+            "spawn_agent",
+            json!({"task": "Read big.txt. Never run the tests.", "role": "explore"}),
+        )]),
+        calls(vec![call("read_file", json!({"path": "big.txt"}))]),
+        text("The file is long."),
+        text("big.txt is long; nothing else to report."),
+        text("the child read it"),
+    ])
+    .await;
+    std::fs::write(f.workspace.join("big.txt"), "line of text\n".repeat(4_000)).unwrap();
+    let mut options = common::options(
+        &f,
+        ToolRegistry::builtin(),
+        Limits::default(),
+        atto_policy::gate::PermissionSetting {
+            mode: atto_protocol::PermissionMode::Yolo,
+            deny_asks: false,
+        },
+        Vec::new(),
+    );
+    options.context.windows.insert("m".into(), 12_000);
+    let mut handle = atto_core::spawn_session(options);
+    handle
+        .submit(Op::UserInput {
+            text: "delegate".into(),
+        })
+        .unwrap();
+    let (events, result) = turn_events(&mut handle).await;
+    assert_eq!(result.status, TurnStatus::Completed, "{events:?}");
+    let bodies: Vec<String> = f
+        .server
+        .requests()
+        .iter()
+        .map(|r| r.body.to_string())
+        .collect();
+    assert!(
+        bodies.iter().any(|b| b.contains("was compacted")),
+        "the subagent never compacted"
+    );
+    assert!(
+        !bodies
+            .iter()
+            .any(|b| b.contains("User constraints (verbatim)")),
+        "the subagent's task was pinned as the user's constraint"
+    );
+}
