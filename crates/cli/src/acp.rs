@@ -36,6 +36,7 @@ impl SessionStarter for Starter {
             )
         })?;
         let workspace = workspace_of(&cwd);
+        allowed_workspace(&workspace, &self.config.acp_allow_workspaces)?;
         let history = match &request.resume {
             Some(id) => setup::saved_messages(&workspace, id).map_err(|e| e.0)?,
             None => Vec::new(),
@@ -78,6 +79,32 @@ fn workspace_of(cwd: &Path) -> PathBuf {
         .find(|dir| dir.join(".git").exists())
         .unwrap_or(cwd)
         .to_path_buf()
+}
+
+/// Refuses a workspace that would put the whole machine or the user's home within reach of
+/// every file tool and command — `/`, the home directory, or a directory holding it —
+/// unless the user's own config names it (`acp_allow_workspaces`). An editor's `cwd` is
+/// the client's choice, not the user's.
+fn allowed_workspace(workspace: &Path, allowed: &[PathBuf]) -> Result<(), String> {
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .and_then(|h| h.canonicalize().ok());
+    let broad = workspace.parent().is_none() || home.is_some_and(|h| h.starts_with(workspace));
+    // Compared as the kernel resolves them, so a symlink or `..` cannot differ.
+    let named = allowed
+        .iter()
+        .filter_map(|dir| dir.canonicalize().ok())
+        .any(|dir| dir == workspace);
+    if !broad || named {
+        return Ok(());
+    }
+    Err(format!(
+        "no session was started: its workspace would be {}, which holds the home directory \
+         or the whole system, and every file tool and command would reach all of it. Open a \
+         project directory instead, or, to allow this one, add it to acp_allow_workspaces in \
+         your config (~/.config/atto/config.toml).",
+        workspace.display()
+    ))
 }
 
 /// Serves ACP until the client closes stdin.

@@ -79,6 +79,10 @@ pub struct Config {
     /// `[mcp_servers.NAME]`: MCP servers whose tools sessions offer.
     #[serde(default)]
     pub mcp_servers: BTreeMap<String, atto_mcp::RawServer>,
+    /// Directories `atto acp` may take as a workspace although they are `/`, the home
+    /// directory or one holding it (refused otherwise).
+    #[serde(default)]
+    pub acp_allow_workspaces: Vec<PathBuf>,
 }
 
 /// `[planner]`: the structured planner's defaults (`/auto-rollback`, `/auto-plan`,

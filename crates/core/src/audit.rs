@@ -145,16 +145,4 @@ impl Audit {
             }
         }
     }
-
-    /// Deletes a stored grant.
-    pub(crate) async fn revoke_stored(&mut self, id: i64) -> Result<(), String> {
-        let Some(store) = self.store.clone() else {
-            return Err("the database is not available; nothing was revoked".to_owned());
-        };
-        store
-            .revoke_grant(id)
-            .await
-            .map(|_| ())
-            .map_err(|e| format!("could not revoke the grant: {e}"))
-    }
 }

@@ -19,15 +19,19 @@ use tokio::sync::mpsc;
 
 use crate::audit::Audit;
 
+mod grants;
 mod input;
 mod special;
 
+use grants::GrantMeta;
+pub(crate) use grants::GrantTable;
 use input::{GateInput, denial_message, subject};
 
 /// What the gate starts a session with.
 pub(crate) struct GateSetup {
     pub permission: PermissionSetting,
-    pub grants: Vec<Grant>,
+    /// The tree's grant table, shared with every session of the tree.
+    pub grants: GrantTable,
     /// Whether `bash` runs under the OS sandbox; without it, WARN commands always ask.
     pub commands_sandboxed: bool,
     pub workspace: PathBuf,
@@ -56,20 +60,11 @@ pub(crate) struct Refusal {
     pub message: String,
 }
 
-/// What `/grants` shows about a grant beyond its rule (kept beside `grants`, same order).
-#[derive(Debug, Clone, Default)]
-struct GrantMeta {
-    created_at: Option<i64>,
-    last_used_at: Option<i64>,
-    uses: u64,
-}
-
 /// The gate's state for one session.
 pub(crate) struct Gatekeeper {
     pub permission: PermissionSetting,
-    /// Config rules, stored grants and this session's grants.
-    grants: Vec<Grant>,
-    meta: Vec<GrantMeta>,
+    /// Config rules, stored grants and the grants given in this tree.
+    grants: GrantTable,
     /// Canonical workspace root, to put paths in the form rules are written in.
     workspace: PathBuf,
     /// Absolute directories whose writes always ask (atto's config and data).
@@ -103,7 +98,6 @@ impl Gatekeeper {
         } = setup;
         Self {
             permission,
-            meta: vec![GrantMeta::default(); grants.len()],
             grants,
             workspace,
             protected_dirs,
@@ -135,12 +129,17 @@ impl Gatekeeper {
     ) -> Result<Cleared, Refusal> {
         let facts = GateInput::of(call, tool, args, &self.workspace);
         self.judged = facts.paths.clone();
-        let decision = self.decide(&facts, tool);
+        let decision = {
+            // Under one lock, so the use is counted on the grant that decided.
+            let mut entries = self.grants.lock();
+            let decision = self.judge(&facts, tool, &entries.grants);
+            if let Some(meta) = decision.grant_index.and_then(|i| entries.meta.get_mut(i)) {
+                meta.uses += 1;
+                meta.last_used_at = Some(crate::time::now_ms());
+            }
+            decision
+        };
         let target = facts.subject_line();
-        if let Some(meta) = decision.grant_index.and_then(|i| self.meta.get_mut(i)) {
-            meta.uses += 1;
-            meta.last_used_at = Some(crate::time::now_ms());
-        }
         if let Some(id) = decision.grant_id {
             self.audit.grant_used(id).await;
         }
@@ -291,11 +290,21 @@ impl Gatekeeper {
             .await;
     }
 
+    /// The table of the whole tree, so a revocation reaches every session of it.
+    pub(crate) fn grant_table(&self) -> GrantTable {
+        self.grants.clone()
+    }
+
     fn decide(&self, facts: &GateInput, tool: &dyn Tool) -> Decision {
+        let entries = self.grants.lock();
+        self.judge(facts, tool, &entries.grants)
+    }
+
+    fn judge(&self, facts: &GateInput, tool: &dyn Tool, grants: &[Grant]) -> Decision {
         let mut decision = gate::decide(
             &GateContext {
                 permission: self.permission,
-                grants: &self.grants,
+                grants,
                 protected_dirs: &self.protected_dirs,
             },
             &CallFacts {
@@ -459,13 +468,14 @@ impl Gatekeeper {
             GrantScope::Project => "project grant",
             GrantScope::User => "user grant",
         };
-        self.grants.push(Grant {
+        let mut entries = self.grants.lock();
+        entries.grants.push(Grant {
             id,
             rule,
             action: Action::Allow,
             origin: origin.to_owned(),
         });
-        self.meta.push(GrantMeta {
+        entries.meta.push(GrantMeta {
             created_at: Some(crate::time::now_ms()),
             ..GrantMeta::default()
         });
@@ -475,9 +485,11 @@ impl Gatekeeper {
     /// the database knows (uses from every session).
     pub(crate) async fn list(&mut self) -> Vec<GrantInfo> {
         let rows = self.audit.stored_grants().await;
-        self.grants
+        let entries = self.grants.lock();
+        entries
+            .grants
             .iter()
-            .zip(&self.meta)
+            .zip(&entries.meta)
             .enumerate()
             .map(|(i, (g, meta))| {
                 let row = g.id.and_then(|id| rows.iter().find(|r| r.id == id));
@@ -501,27 +513,10 @@ impl Gatekeeper {
             .collect()
     }
 
-    /// Removes grant `number` (as listed). Config rules stay: they live in a file.
+    /// Removes grant `number` (as listed) for the whole tree. Config rules stay: they
+    /// live in a file.
     pub(crate) async fn revoke(&mut self, number: u32) -> Result<String, String> {
-        let index = usize::try_from(number).unwrap_or(0).wrapping_sub(1);
-        let Some(grant) = self.grants.get(index) else {
-            return Err(format!(
-                "there is no grant {number}; /grants lists {} grant(s)",
-                self.grants.len()
-            ));
-        };
-        if grant.id.is_none() && grant.origin != "session grant" {
-            return Err(format!(
-                "grant {number} ({}) comes from the {}; edit that file to remove it",
-                grant.rule, grant.origin
-            ));
-        }
-        if let Some(id) = grant.id {
-            self.audit.revoke_stored(id).await?;
-        }
-        let removed = self.grants.remove(index);
-        self.meta.remove(index);
-        Ok(format!("revoked grant {number}: {}", removed.rule))
+        self.grants.revoke(number).await
     }
 }
 

@@ -178,7 +178,7 @@ mod tests {
         let gate = Gatekeeper::new(
             crate::gatekeeper::GateSetup {
                 permission,
-                grants: Vec::new(),
+                grants: crate::gatekeeper::GrantTable::new(Vec::new(), None),
                 commands_sandboxed: false,
                 workspace: workspace.to_path_buf(),
                 protected_dirs: Vec::new(),
@@ -199,6 +199,7 @@ mod tests {
             cancel: atto_tools::CancellationToken::new(),
             sandbox: None,
             trust: false,
+            judged_paths: None,
         };
         (gate, ctx)
     }

@@ -16,7 +16,7 @@ use tokio::sync::mpsc;
 
 use crate::audit::Audit;
 use crate::checkpoints::SessionCheckpoints;
-use crate::gatekeeper::{GateSetup, Gatekeeper};
+use crate::gatekeeper::{GateSetup, Gatekeeper, GrantTable};
 use crate::handle::AgentHandle;
 use crate::improve::Tally;
 use crate::learning::{LearningHelpfulTool, Learnings, ProposeLearningTool};
@@ -121,6 +121,8 @@ pub(crate) fn spawn_child(options: SessionOptions, family: Family, place: Place)
 /// children are made from (taken before any session-specific tool is added).
 fn new_family(options: &mut SessionOptions) -> (Family, Place) {
     let settings = Arc::new(std::mem::take(&mut options.subagents));
+    // Taken before the template: children read the tree's table, never a copy.
+    let grants = GrantTable::new(std::mem::take(&mut options.grants), options.store.clone());
     let mut template = options.clone();
     template.resume = None;
     template.start_notices = Vec::new();
@@ -130,6 +132,7 @@ fn new_family(options: &mut SessionOptions) -> (Family, Place) {
         settings,
         template: Arc::new(template),
         registry: Arc::default(),
+        grants,
     };
     let place = Place {
         node: options.session_id.clone(),
@@ -257,7 +260,7 @@ fn spawn_in(mut options: SessionOptions, member: Option<(Family, Place)>) -> Age
     let gate = Gatekeeper::new(
         GateSetup {
             permission: options.permission,
-            grants: std::mem::take(&mut options.grants),
+            grants: family.grants.clone(),
             commands_sandboxed: options.sandbox.is_some(),
             workspace: options.workspace.clone(),
             protected_dirs: std::mem::take(&mut options.protected_dirs),

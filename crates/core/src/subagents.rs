@@ -3,8 +3,8 @@
 //! hand back a closure report.
 //!
 //! Owns: the settings (seed defaults), what every session of a tree shares (`Family`:
-//! the budget tree, the template children are made from, the running limit, the list
-//! `/agents` shows), where one session sits in the tree (`Place`), routing a child's
+//! the budget tree, the grant table, the template children are made from, the running
+//! limit, the list `/agents` shows), where one session sits in the tree (`Place`), routing a child's
 //! approval answers to it (`Approvals`), and running a child (`spawn`, the
 //! `spawn_agent` tool in `tool`). Does not own: the turn loop (a child is an ordinary
 //! session), the mode table (`atto-policy` refuses writing subagents outside build).
@@ -101,6 +101,8 @@ pub(crate) struct Family {
     pub running: Arc<tokio::sync::Semaphore>,
     /// Every subagent of the tree, oldest first.
     pub registry: Arc<Mutex<Vec<SubagentInfo>>>,
+    /// The grants every session of the tree decides by: a revocation holds for all.
+    pub grants: crate::gatekeeper::GrantTable,
 }
 
 impl Family {

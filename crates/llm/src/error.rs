@@ -307,6 +307,31 @@ impl ModelError {
         }
     }
 
+    /// Whether the request may have reached the provider, and so may be billed: it
+    /// answered (an HTTP status, a stream that started), or the connection failed after
+    /// the request could have been read. Only a call refused before it was sent is known
+    /// to cost nothing.
+    pub fn reached_provider(&self) -> bool {
+        match self {
+            ModelError::Transport(_)
+            | ModelError::Status { .. }
+            | ModelError::Auth { .. }
+            | ModelError::BadRequest { .. }
+            | ModelError::ContextTooLong { .. }
+            | ModelError::Overloaded { .. }
+            | ModelError::Provider { .. }
+            | ModelError::StreamCut(_)
+            | ModelError::Decode(_)
+            // Cancelled mid-call: the request may have been read.
+            | ModelError::Cancelled => true,
+            ModelError::Exhausted { attempts, .. } => *attempts > 0,
+            ModelError::Refused(_)
+            | ModelError::CircuitOpen { .. }
+            | ModelError::Setup(_)
+            | ModelError::OverBudget(_) => false,
+        }
+    }
+
     /// How long the server asked to wait before retrying, if it did.
     pub fn retry_after(&self) -> Option<Duration> {
         match self {

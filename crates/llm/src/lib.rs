@@ -156,6 +156,13 @@ pub enum StreamUpdate {
     /// The attempt failed and the whole request will be sent again after the delay.
     /// Everything streamed so far belongs to the failed attempt: discard it.
     Retry(RetryNotice),
+    /// An attempt that may have reached the provider ([`ModelError::reached_provider`])
+    /// failed and will be retried: the provider may bill it although its reply is
+    /// discarded. Sent once per such attempt, before its [`StreamUpdate::Retry`]; the
+    /// last attempt's outcome is the call's result instead. The call yields right after
+    /// it, so a caller that drops the call then (a budget with no room for another
+    /// attempt) does so before the next attempt is sent.
+    FailedAttempt,
 }
 
 /// A complete model reply.

@@ -210,6 +210,13 @@ impl<C: ModelClient> RetryingClient<C> {
             if let Some(log) = &self.log {
                 log.retry(attempt, max_attempts, notice.delay_ms, &notice.reason);
             }
+            // Budgets count this attempt: the retry must not make it free. The yield lets a
+            // caller that drops the call on it (a budget that has no room for another
+            // attempt) do so before anything more is sent, even with no delay.
+            if err.reached_provider() {
+                on_update(StreamUpdate::FailedAttempt);
+                tokio::task::yield_now().await;
+            }
             on_update(StreamUpdate::Retry(notice));
             tokio::time::sleep(delay).await;
             last = Some(err);
@@ -366,9 +373,14 @@ mod tests {
             Err(ModelError::StreamCut("x".into())),
             Ok(()),
         ]);
-        let mut notices = Vec::new();
-        let r = c.stream(&request(), &mut |u| notices.push(u)).await;
+        let mut updates = Vec::new();
+        let r = c.stream(&request(), &mut |u| updates.push(u)).await;
         assert!(r.is_ok());
+        // Each failed attempt is reported as possibly billed, then its retry announced.
+        let (notices, failed): (Vec<_>, Vec<_>) = updates
+            .into_iter()
+            .partition(|u| matches!(u, StreamUpdate::Retry(_)));
+        assert_eq!(failed, vec![StreamUpdate::FailedAttempt; 2]);
         assert_eq!(notices.len(), 2);
         let StreamUpdate::Retry(n) = &notices[0] else {
             panic!("{notices:?}")
@@ -431,7 +443,13 @@ mod tests {
             Ok(()),
         ]);
         let mut notices = Vec::new();
-        let r = c.stream(&request(), &mut |u| notices.push(u)).await;
+        let r = c
+            .stream(&request(), &mut |u| {
+                if matches!(u, StreamUpdate::Retry(_)) {
+                    notices.push(u);
+                }
+            })
+            .await;
         assert!(r.is_ok(), "{r:?}");
         assert_eq!(notices.len(), 2);
         let StreamUpdate::Retry(n) = &notices[1] else {

@@ -369,10 +369,13 @@ async fn server_errors_exhaust_and_stay_retryable() {
         "{err:?}"
     );
     assert_eq!(server.requests().len(), 3);
-    assert_eq!(updates.len(), 2);
-    for u in &updates {
-        let StreamUpdate::Retry(n) = u else {
-            panic!("{u:?}")
+    // Each retried attempt the server answered is reported as possibly billed, then its
+    // retry announced.
+    assert_eq!(updates.len(), 4);
+    for pair in updates.chunks(2) {
+        assert_eq!(pair[0], StreamUpdate::FailedAttempt, "{updates:?}");
+        let StreamUpdate::Retry(n) = &pair[1] else {
+            panic!("{updates:?}")
         };
         assert_eq!(n.max_attempts, 5);
     }

@@ -161,9 +161,10 @@ impl NewLearning {
 }
 
 impl Store {
-    /// Stores a proposal: validated at once when the user wrote it, or when it is for this
-    /// project only and its confidence reaches `limits.auto_validate_threshold`; else
-    /// proposed. Returned as it was already stored when the same description (in any case)
+    /// Stores a proposal: validated at once when the user wrote it, or when atto saw it work
+    /// (a tool failure, a swarm retry), it is for this project only and its confidence
+    /// reaches `limits.auto_validate_threshold`; else proposed (the model's own proposals
+    /// always). Returned as it was already stored when the same description (in any case)
     /// is stored for its scope. Learnings past `limits.max_learnings` are then evicted,
     /// never the new one.
     ///
@@ -460,10 +461,17 @@ fn propose(
     // validates it, however sure its proposer was.
     let auto =
         new.scope == LearningScope::Project && new.confidence >= limits.auto_validate_threshold;
-    let status = if new.source == LearningSource::User || auto {
-        LearningStatus::Validated
-    } else {
-        LearningStatus::Proposed
+    let status = match new.source {
+        LearningSource::User => LearningStatus::Validated,
+        // What atto saw work (a failed call, then one that worked; a swarm task that passed
+        // after retries): its confidence was measured, so it may pass on it.
+        LearningSource::ToolFailure | LearningSource::Swarm if auto => LearningStatus::Validated,
+        // The model's confidence is the model's own word, and a file's is whoever wrote
+        // it: a person decides.
+        LearningSource::Model
+        | LearningSource::Import
+        | LearningSource::ToolFailure
+        | LearningSource::Swarm => LearningStatus::Proposed,
     };
     let id = insert(&tx, new, status, crate::now_ms(), (0, 0))?;
     let evicted = evict(&tx, limits.max_learnings, &[id])?;

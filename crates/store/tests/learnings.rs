@@ -29,7 +29,8 @@ fn new(description: &str, confidence: f64) -> NewLearning {
         confidence,
         scope: LearningScope::Project,
         project: HERE.to_owned(),
-        source: LearningSource::Model,
+        // atto's own observation: the source whose confidence may validate it.
+        source: LearningSource::ToolFailure,
         source_ref: None,
         session_id: Some("s-1".to_owned()),
     }
@@ -97,9 +98,32 @@ async fn proposals_at_the_threshold_are_validated_and_the_user_s_own_always_are(
         .await
         .unwrap();
     assert_eq!(asked.learning.status, LearningStatus::Proposed);
-    assert_eq!(asked.learning.source, LearningSource::Model);
+    assert_eq!(asked.learning.source, LearningSource::ToolFailure);
     assert_eq!(asked.learning.session_id.as_deref(), Some("s-1"));
     assert_eq!((asked.learning.used, asked.learning.helpful), (0, 0));
+}
+
+/// A model's proposal is what the model says about itself: it waits for a person at any
+/// confidence, and so does an imported one; only what atto saw work may pass on its
+/// confidence.
+#[tokio::test]
+async fn a_model_s_proposal_waits_for_a_person_however_sure_it_is() {
+    let (_tmp, store) = open();
+    let limits = LearningLimits::default();
+    for (source, description) in [
+        (LearningSource::Model, "the model is sure"),
+        (LearningSource::Import, "an import is sure"),
+    ] {
+        let mut sure = new(description, 1.0);
+        sure.source = source;
+        let sure = store.propose_learning(sure, limits).await.unwrap();
+        assert_eq!(sure.learning.status, LearningStatus::Proposed, "{source:?}");
+    }
+    assert!(recalled(&store, query("sure")).await.is_empty());
+    let mut seen = new("swarm saw it work", 0.95);
+    seen.source = LearningSource::Swarm;
+    let seen = store.propose_learning(seen, limits).await.unwrap();
+    assert_eq!(seen.learning.status, LearningStatus::Validated);
 }
 
 #[tokio::test]

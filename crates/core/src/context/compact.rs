@@ -37,9 +37,33 @@ pub(crate) fn compacted_context(pinned: &str, summary: Option<&str>, replaced: u
         ),
     };
     match summary {
-        Some(summary) => format!("{how}\n{pinned}\n<summary>\n{}\n</summary>", summary.trim()),
+        Some(summary) => format!(
+            "{how}\n{pinned}\n<summary>\n{}\n</summary>",
+            as_data(summary.trim())
+        ),
         None => format!("{how}\n{pinned}"),
     }
+}
+
+/// The summary (the model's words) as data inside its block: the tags that delimit the
+/// summary and the pins lose their `<`, so the summary can neither close its block nor
+/// open one that would pass for atto's.
+fn as_data(summary: &str) -> String {
+    const TAGS: [&str; 4] = ["<summary>", "</summary>", "<pinned>", "</pinned>"];
+    let mut out = String::with_capacity(summary.len());
+    let mut rest = summary;
+    while let Some(at) = rest.find('<') {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at..];
+        let is_tag = TAGS.iter().any(|t| {
+            tail.get(..t.len())
+                .is_some_and(|head| head.eq_ignore_ascii_case(t))
+        });
+        out.push_str(if is_tag { "&lt;" } else { "<" });
+        rest = &tail[1..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The index where the verbatim tail starts: the newest messages that fit in

@@ -1,12 +1,12 @@
 //! The model's learning tools: `propose_learning` (a lesson for later sessions, which the
-//! user reviews unless its confidence reaches the auto-validation threshold) and
+//! user always reviews, whatever confidence the model gives it) and
 //! `learning_helpful` (a recalled note helped: +0.05 confidence). Both are SAFE and change
 //! nothing in the workspace, so every agent mode offers them; they write only atto's own
 //! database.
 
 use std::sync::Arc;
 
-use atto_protocol::{DangerLevel, LearningKind, LearningScope, LearningSource, LearningStatus};
+use atto_protocol::{DangerLevel, LearningKind, LearningScope, LearningSource};
 use atto_store::NewLearning;
 use atto_tools::{BoxFuture, Tool, ToolContext, ToolError, ToolOutput};
 use serde::Deserialize;
@@ -18,6 +18,13 @@ use super::Learnings;
 const MAX_DETAILS: usize = 1000;
 /// Most keywords, actions or categories the model may give.
 const MAX_WORDS: usize = 10;
+
+/// The scopes the model may give, as the schema offers them: the schema and the parser
+/// read this one table, so nothing outside the schema is accepted.
+const SCOPES: [(&str, LearningScope); 2] = [
+    ("project", LearningScope::Project),
+    ("user", LearningScope::User),
+];
 
 /// `propose_learning`.
 pub(crate) struct ProposeLearningTool {
@@ -88,9 +95,12 @@ impl ProposeLearningTool {
             )));
         }
         let scope = match p.scope.as_deref() {
-            None | Some("project") => LearningScope::Project,
-            Some("user") => LearningScope::User,
-            Some(other) => return Err(bad(format!("scope {other:?} is not project or user"))),
+            None => LearningScope::Project,
+            Some(given) => SCOPES
+                .iter()
+                .find(|(name, _)| *name == given)
+                .map(|(_, scope)| *scope)
+                .ok_or_else(|| bad(format!("scope {given:?} is not project or user")))?,
         };
         let mut new = self.learnings.draft(kind, description);
         new.details = p.details.trim().to_owned();
@@ -111,8 +121,8 @@ impl Tool for ProposeLearningTool {
 
     fn description(&self) -> &'static str {
         "Propose a lesson for later sessions here: a workaround, gotcha or practice you \
-         confirmed. One specific, checkable sentence; the user reviews it (confidence >= 0.9 \
-         is kept at once: only when certain)."
+         confirmed. One specific, checkable sentence; the user reviews it before it is \
+         recalled."
     }
 
     fn parameters(&self) -> serde_json::Value {
@@ -124,7 +134,13 @@ impl Tool for ProposeLearningTool {
                 "details": {"type": "string"},
                 "keywords": {"type": "array", "items": {"type": "string"}},
                 "actions": {"type": "array", "items": {"type": "string"}, "description": "tools or commands it concerns"},
-                "confidence": {"type": "number", "description": "0-1"}
+                "categories": {"type": "array", "items": {"type": "string"}},
+                "confidence": {"type": "number", "description": "0-1"},
+                "scope": {
+                    "type": "string",
+                    "enum": SCOPES.map(|(name, _)| name),
+                    "description": "project (default): this workspace only; user: every project"
+                }
             },
             "required": ["kind", "description"]
         })
@@ -158,16 +174,10 @@ impl Tool for ProposeLearningTool {
                     learning.status.as_str()
                 )
             } else {
-                match learning.status {
-                    LearningStatus::Validated => format!(
-                        "learning #{} kept (validated: its confidence reached the threshold).",
-                        learning.id
-                    ),
-                    _ => format!(
-                        "learning #{} proposed; the user will validate or reject it.",
-                        learning.id
-                    ),
-                }
+                format!(
+                    "learning #{} proposed; the user will validate or reject it.",
+                    learning.id
+                )
             };
             Ok(ToolOutput::text(text))
         })
@@ -219,5 +229,68 @@ impl Tool for LearningHelpfulTool {
                 learning.confidence
             )))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool() -> ProposeLearningTool {
+        let (events, _) = tokio::sync::mpsc::unbounded_channel();
+        ProposeLearningTool {
+            learnings: Learnings::new(
+                None,
+                "/w".to_owned(),
+                "s".to_owned(),
+                super::super::LearningSettings::default(),
+                events,
+            ),
+        }
+    }
+
+    /// What the schema offers is exactly what is accepted: every field it lists, every
+    /// scope in its enum, and nothing else.
+    #[test]
+    fn the_schema_and_the_parser_accept_the_same_fields_and_scopes() {
+        let tool = tool();
+        let schema = tool.parameters();
+        let properties = schema["properties"]
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        let scopes: Vec<&str> = properties
+            .get("scope")
+            .and_then(|s| s["enum"].as_array())
+            .map(|e| e.iter().filter_map(serde_json::Value::as_str).collect())
+            .unwrap_or_default();
+        assert_eq!(scopes, ["project", "user"]);
+        let mut full = json!({"kind": "gotcha", "description": "a lesson", "details": "d",
+            "keywords": ["k"], "actions": ["bash"], "categories": ["c"], "confidence": 0.5});
+        for scope in scopes {
+            full["scope"] = json!(scope);
+            let keys: Vec<&String> = full
+                .as_object()
+                .map(|o| o.keys().collect())
+                .unwrap_or_default();
+            assert!(
+                keys.iter().all(|k| properties.contains_key(k.as_str())),
+                "{keys:?}"
+            );
+            assert!(tool.proposal(full.clone()).is_ok(), "{scope}");
+        }
+        for outside in ["global", "Project", "", "team"] {
+            full["scope"] = json!(outside);
+            assert!(
+                tool.proposal(full.clone()).is_err(),
+                "{outside:?} was accepted"
+            );
+        }
+        full["scope"] = json!("project");
+        full["validated"] = json!(true);
+        assert!(
+            tool.proposal(full).is_err(),
+            "a field outside the schema was accepted"
+        );
     }
 }

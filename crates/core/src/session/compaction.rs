@@ -265,8 +265,15 @@ impl Session {
             }
             _ => None,
         });
+        // A subagent's messages come from the session that started it (its task, a custom
+        // agent's instructions), never from the user: none is a user constraint.
+        let constraints = if self.place.depth == 0 {
+            pins::constraints(&self.history)
+        } else {
+            Vec::new()
+        };
         pins::Pinned {
-            constraints: pins::constraints(&self.history),
+            constraints,
             goals,
             tasks,
             step_plan: self.planner.waiting.as_ref().map(pins::step_plan_text),

@@ -1,16 +1,17 @@
 //! Running one turn while the front end keeps talking: the op inbox (ops that arrive
-//! mid-turn wait in a queue), interrupts and approval answers passed to the running turn,
-//! and the wall-time limit. Used for prompts, plan steps and batches of parallel steps
+//! mid-turn wait in a queue), interrupts, approval answers and grant revocations passed
+//! to the running turn, and the wall-time limit. Used for prompts, plan steps and batches of parallel steps
 //! alike, and (without the approvals and the limit) for planning requests.
 
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use atto_protocol::{FinalResult, Op, TurnStatus};
+use atto_protocol::{Event, FinalResult, Op, TurnStatus};
 use atto_tools::CancellationToken;
 use tokio::sync::mpsc;
 
 use super::Session;
+use crate::gatekeeper::GrantTable;
 use crate::subagents::Approvals;
 
 /// The session's ops: those queued while a turn ran come first.
@@ -19,15 +20,34 @@ pub(super) struct Inbox {
     queued: VecDeque<Op>,
     /// The front end went away: nobody sees what follows.
     pub gone: bool,
+    /// The tree's grants: a revocation cannot wait for the turn to end, since the turn's
+    /// subagents keep deciding by them.
+    grants: GrantTable,
+    events: mpsc::UnboundedSender<Event>,
 }
 
 impl Inbox {
-    pub(super) fn new(ops: mpsc::UnboundedReceiver<Op>) -> Self {
+    pub(super) fn new(
+        ops: mpsc::UnboundedReceiver<Op>,
+        grants: GrantTable,
+        events: mpsc::UnboundedSender<Event>,
+    ) -> Self {
         Self {
             ops,
             queued: VecDeque::new(),
             gone: false,
+            grants,
+            events,
         }
+    }
+
+    /// Revokes a grant mid-turn, for every session of the tree, and says so.
+    async fn revoke(&self, number: u32) {
+        let event = match self.grants.revoke(number).await {
+            Ok(message) => Event::Notice { message },
+            Err(message) => Event::Error { message },
+        };
+        let _ = self.events.send(event);
     }
 
     /// The next op; `None` once the front end is gone and the queue is empty.
@@ -151,6 +171,7 @@ pub(super) async fn drive<F: Future>(
             op = inbox.ops.recv(), if !inbox.gone => match op {
                 Some(Op::Interrupt) => cancel.cancel(),
                 Some(Op::Approval { id, decision }) => approvals.answer(id, decision),
+                Some(Op::RevokeGrant { number }) => inbox.revoke(number).await,
                 // The front end is gone: nobody will see the rest.
                 None => {
                     cancel.cancel();

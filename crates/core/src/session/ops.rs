@@ -36,7 +36,7 @@ impl Session {
             sandbox: Some(self.sandbox_state()),
         });
         self.save_modes().await;
-        let mut inbox = drive::Inbox::new(ops);
+        let mut inbox = drive::Inbox::new(ops, self.gate.grant_table(), self.events.clone());
         while let Some(op) = inbox.next().await {
             if matches!(op, Op::Shutdown) {
                 break;

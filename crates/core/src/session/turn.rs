@@ -155,7 +155,9 @@ impl Session {
                     StreamUpdate::Text(text) => Event::TextDelta { text },
                     StreamUpdate::Thinking(text) => Event::ThinkingDelta { text },
                     StreamUpdate::Retry(notice) => Event::Retry(notice),
-                    StreamUpdate::ToolCallBegin { .. } | StreamUpdate::ToolCallArgs { .. } => {
+                    StreamUpdate::ToolCallBegin { .. }
+                    | StreamUpdate::ToolCallArgs { .. }
+                    | StreamUpdate::FailedAttempt => {
                         return;
                     }
                 };

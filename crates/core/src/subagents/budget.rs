@@ -7,7 +7,11 @@
 //! request's output limit to what is left. So no call can cross a cap, however many
 //! calls run at once anywhere in the tree. What a call really cost replaces its
 //! reservation when it ends; a call whose usage the server did not report counts as
-//! its reservation (unknown is not free).
+//! its reservation (unknown is not free). Every attempt that may have reached the
+//! provider counts: a retried attempt, and a call that failed, each cost their input at
+//! the model's input price, never nothing. A failed attempt is paid out of its call's
+//! reservation's room, and the call is retried only while the reservation still fits
+//! beside what was spent: retries cannot cross a cap either.
 //!
 //! Holds a plain mutex only between awaits, never across one.
 
@@ -229,6 +233,14 @@ impl Tree {
             output = output.min(room);
         }
         let mut usd = 0.0;
+        // What an attempt that fails costs: its input at the model's price.
+        let input_usd = cost_usd(
+            model,
+            &Usage {
+                input_tokens: estimate,
+                ..Usage::default()
+            },
+        );
         if let Some(cap) = self.caps.usd {
             let cost = |out: u64| {
                 cost_usd(
@@ -287,51 +299,129 @@ impl Tree {
             tokens,
             usd,
             input: estimate,
+            input_usd,
             bytes,
             output: u32::try_from(output).unwrap_or(u32::MAX),
             settled: false,
         })
     }
 
-    fn settle(&self, r: &Reservation, spent: Option<(&Usage, Option<f64>)>) {
+    fn settle(&self, r: &Reservation, spent: Spent<'_>) {
         let mut state = self.lock();
         state.reserved_tokens = state.reserved_tokens.saturating_sub(r.tokens);
         state.reserved_usd = (state.reserved_usd - r.usd).max(0.0);
-        // Unreported usage counts as its reservation; a call that failed before a reply
-        // counts as its input (the server may have read it).
-        let (tokens, usd, input) = match spent {
-            Some((usage, cost)) => (
-                total_tokens(usage),
-                cost.unwrap_or(r.usd),
-                usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens,
-            ),
-            None => (r.input, 0.0, r.input),
-        };
-        let counted = match spent {
-            Some((usage, cost)) => (*usage, cost),
-            None => (
-                Usage {
-                    input_tokens: r.input,
-                    ..Usage::default()
-                },
-                None,
-            ),
-        };
-        state.used_tokens += tokens;
-        state.used_usd += usd;
         if let Some(n) = state.nodes.get_mut(&r.node) {
             n.reserved = n.reserved.saturating_sub(r.tokens);
-            n.used += tokens;
-            atto_llm::add_usage(&mut n.own_usage, &counted.0);
-            n.own_cost = add_cost(n.own_cost, counted.1);
-            n.last_input = input;
-            n.last_bytes = r.bytes;
+        }
+        match spent {
+            Spent::Reported(usage, cost) => {
+                let input = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens;
+                // Unreported usage counts as its reservation.
+                let charge = Charge {
+                    tokens: total_tokens(usage),
+                    usd: cost.unwrap_or(r.usd),
+                    usage: *usage,
+                    cost,
+                    input,
+                };
+                charge.add(&mut state, r);
+            }
+            Spent::Failed => failed_attempt(r).add(&mut state, r),
+            Spent::Nothing => {}
+        }
+    }
+
+    /// Counts one attempt of the call `r` reserved for that failed and is about to be
+    /// tried again: its input, at the model's price, on top of what the call itself will
+    /// cost. Says whether the next attempt, which may spend the whole reservation, still
+    /// fits under every cap.
+    fn charge_failed_attempt(&self, r: &Reservation) -> NextAttempt {
+        let mut state = self.lock();
+        failed_attempt(r).add(&mut state, r);
+        let tokens = self
+            .caps
+            .tokens
+            .is_none_or(|cap| state.used_tokens + state.reserved_tokens <= cap);
+        let usd = self
+            .caps
+            .usd
+            .is_none_or(|cap| state.used_usd + state.reserved_usd <= cap);
+        let own = state.nodes.get(&r.node).is_none_or(|n| {
+            n.limit
+                .is_none_or(|limit| n.used + n.reserved + n.handed_out <= limit)
+        });
+        if tokens && usd && own {
+            NextAttempt::Fits
+        } else {
+            NextAttempt::WouldCross {
+                spent_usd: state.used_usd,
+            }
         }
     }
 
     /// Tokens used by every call of the tree so far (for tests and the summary).
     pub fn used_tokens(&self) -> u64 {
         self.lock().used_tokens
+    }
+}
+
+/// Whether a failed call may be tried again within the budget.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum NextAttempt {
+    Fits,
+    /// Another attempt could cross a cap; what the tree has spent in dollars.
+    WouldCross {
+        spent_usd: f64,
+    },
+}
+
+/// What one call, or one attempt of it, spent.
+enum Spent<'a> {
+    /// The server's reported usage, and its cost when the price is known.
+    Reported(&'a Usage, Option<f64>),
+    /// It failed after the request may have reached the provider.
+    Failed,
+    /// It was refused before anything was sent.
+    Nothing,
+}
+
+/// What one attempt adds to the tree's and its session's spend.
+struct Charge {
+    tokens: u64,
+    usd: f64,
+    usage: Usage,
+    cost: Option<f64>,
+    /// Its input tokens, for the estimate of the next call's.
+    input: u64,
+}
+
+impl Charge {
+    fn add(&self, state: &mut State, r: &Reservation) {
+        state.used_tokens += self.tokens;
+        state.used_usd += self.usd;
+        if let Some(n) = state.nodes.get_mut(&r.node) {
+            n.used += self.tokens;
+            atto_llm::add_usage(&mut n.own_usage, &self.usage);
+            n.own_cost = add_cost(n.own_cost, self.cost);
+            n.last_input = self.input;
+            n.last_bytes = r.bytes;
+        }
+    }
+}
+
+/// A failed attempt of the call `r` reserved for: the server may have read its input, so
+/// that counts, at the model's input price (the whole reservation when the price is
+/// unknown: unknown is not free).
+fn failed_attempt(r: &Reservation) -> Charge {
+    Charge {
+        tokens: r.input,
+        usd: r.input_usd.unwrap_or(r.usd),
+        usage: Usage {
+            input_tokens: r.input,
+            ..Usage::default()
+        },
+        cost: r.input_usd,
+        input: r.input,
     }
 }
 
@@ -342,13 +432,15 @@ struct Reservation {
     tokens: u64,
     usd: f64,
     input: u64,
+    /// Its input at the model's input price; `None` when the price is unknown.
+    input_usd: Option<f64>,
     bytes: u64,
     output: u32,
     settled: bool,
 }
 
 impl Reservation {
-    fn settle(mut self, spent: Option<(&Usage, Option<f64>)>) {
+    fn settle(mut self, spent: Spent<'_>) {
         self.settled = true;
         self.tree.settle(&self, spent);
     }
@@ -358,7 +450,7 @@ impl Drop for Reservation {
     fn drop(&mut self) {
         // A call dropped mid-stream (cancelled) may have been read by the server.
         if !self.settled {
-            self.tree.settle(self, None);
+            self.tree.settle(self, Spent::Failed);
         }
     }
 }
@@ -442,6 +534,24 @@ fn over(which: &str, left: u64, estimate: u64) -> String {
     )
 }
 
+/// Why a failed call was not tried again.
+fn not_retried(caps: Caps, spent_usd: f64) -> String {
+    let raise = match (caps.usd, caps.tokens) {
+        (Some(cap), _) => {
+            format!("${spent_usd:.4} of the ${cap:.2} dollar cap is spent; raise --max-budget-usd")
+        }
+        (None, Some(cap)) => format!(
+            "the {cap}-token cap or this session's budget is nearly spent; raise \
+             --max-budget-tokens"
+        ),
+        (None, None) => "this subagent's token budget is nearly spent; give it more".to_owned(),
+    };
+    format!(
+        "the model call failed and was not retried: another attempt could cross the budget \
+         ({raise} to go on). Failed attempts count at the model's input price."
+    )
+}
+
 fn add_cost(a: Option<f64>, b: Option<f64>) -> Option<f64> {
     Some(a? + b?)
 }
@@ -488,11 +598,45 @@ impl ModelClient for Budgeted {
                 .map_err(ModelError::OverBudget)?;
             let mut bounded_req = req.clone();
             bounded_req.max_output_tokens = reservation.output;
-            let reply = self.inner.stream(&bounded_req, on_update).await;
+            let stop = tokio::sync::Notify::new();
+            let mut crossing = None;
+            let reply = {
+                // Each retried attempt counts the moment it failed, so calls running at
+                // once anywhere in the tree see it; a retry that could cross a cap is not
+                // announced, and the call is dropped during its wait, before it is sent.
+                let mut counting = |update: StreamUpdate| {
+                    if crossing.is_some() {
+                        return;
+                    }
+                    if update == StreamUpdate::FailedAttempt
+                        && let NextAttempt::WouldCross { spent_usd } =
+                            self.tree.charge_failed_attempt(&reservation)
+                    {
+                        crossing = Some(spent_usd);
+                        stop.notify_one();
+                        return;
+                    }
+                    on_update(update);
+                };
+                let call = self.inner.stream(&bounded_req, &mut counting);
+                // The stop is looked at first: the retrying client yields after reporting a
+                // failed attempt, so the call is dropped before its next attempt is sent.
+                tokio::select! {
+                    biased;
+                    () = stop.notified() => Err(ModelError::OverBudget(String::new())),
+                    reply = call => reply,
+                }
+            };
+            let reply = match (reply, crossing) {
+                (Err(ModelError::OverBudget(_)), Some(spent_usd)) => Err(ModelError::OverBudget(
+                    not_retried(self.tree.caps, spent_usd),
+                )),
+                (reply, _) => reply,
+            };
             match &reply {
                 Ok(response) if response.usage_reported => {
                     let cost = cost_usd(&response.model, &response.usage);
-                    reservation.settle(Some((&response.usage, cost)));
+                    reservation.settle(Spent::Reported(&response.usage, cost));
                 }
                 Ok(_) => {
                     let tokens = reservation.tokens;
@@ -500,9 +644,10 @@ impl ModelClient for Budgeted {
                         input_tokens: tokens,
                         ..Usage::default()
                     };
-                    reservation.settle(Some((&unknown, None)));
+                    reservation.settle(Spent::Reported(&unknown, None));
                 }
-                Err(_) => reservation.settle(None),
+                Err(err) if err.reached_provider() => reservation.settle(Spent::Failed),
+                Err(_) => reservation.settle(Spent::Nothing),
             }
             reply
         })
@@ -554,7 +699,7 @@ mod tests {
             output_tokens: 1_000,
             ..Usage::default()
         };
-        r.settle(Some((&used, None)));
+        r.settle(Spent::Reported(&used, None));
         let spend = tree.finish("root", "kid");
         assert_eq!(spend.tokens, 10_000);
         assert_eq!(tree.remaining("root"), Some(990_000));
@@ -582,7 +727,7 @@ mod tests {
             output_tokens: 6_000,
             ..Usage::default()
         };
-        r.settle(Some((&used, None)));
+        r.settle(Spent::Reported(&used, None));
         // The next input is at least the last one's: 3,000 of the 1,000 left.
         let refused = tree.reserve("root", 9_000, 8_192, "m").err().unwrap();
         assert!(
@@ -626,5 +771,24 @@ mod tests {
             err.contains("price of model local-model-x is unknown"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_failed_or_cancelled_call_costs_its_input_at_the_model_price_not_nothing() {
+        let tree = Tree::new(
+            Caps {
+                tokens: None,
+                usd: Some(1.0),
+            },
+            "root",
+        );
+        // 30,000 bytes ≈ 10,000 tokens in; gpt-4o's input is $2.50 a million.
+        let r = tree.reserve("root", 30_000, 100, "gpt-4o").unwrap();
+        drop(r);
+        let spent = tree.lock().used_usd;
+        assert!((spent - 0.025).abs() < 1e-9, "{spent}");
+        assert_eq!(tree.children_spend("root").1, Some(0.0));
+        let own = tree.lock().nodes.get("root").and_then(|n| n.own_cost);
+        assert!(own.is_some_and(|c| (c - 0.025).abs() < 1e-9), "{own:?}");
     }
 }

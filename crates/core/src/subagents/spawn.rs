@@ -289,7 +289,8 @@ impl Spawner {
             limits: t.limits.clone(),
             instructions: t.instructions.clone(),
             permission: stance.permission,
-            grants: t.grants.clone(),
+            // The child decides by the tree's grant table (`Family::grants`), not a copy.
+            grants: Vec::new(),
             store: t.store.clone(),
             sandbox: t.sandbox.clone(),
             trust: stance.trust,

@@ -215,3 +215,76 @@ fn a_client_that_closes_stdin_mid_turn_ends_the_session_and_it_stays_stored() {
     assert!(!bodies.iter().any(|b| b.contains("and this")), "{bodies:?}");
     assert!(bodies.iter().any(|b| b.contains("alpha")), "{bodies:?}");
 }
+
+/// The client's `cwd` becomes the workspace every file tool and command is confined to:
+/// `/`, the home directory (also reached from a directory of a home kept in git), and
+/// what holds the home directory are refused, unless the user's config names them.
+#[test]
+fn session_new_refuses_the_root_and_the_home_directory_as_a_workspace() {
+    let mut env = Env::new();
+    env.serve(Script::new(vec![Reply::text("hello")]));
+    let home = env.dir.path().join("home").canonicalize().unwrap();
+    // A home kept in git: its subdirectories' workspace is the home itself.
+    std::fs::create_dir_all(home.join(".git")).unwrap();
+    std::fs::create_dir_all(home.join("notes")).unwrap();
+    let mut peer = Peer::start(&env);
+    peer.send(&initialize());
+    peer.response(1);
+    let cases = [
+        (2, std::path::PathBuf::from("/")),
+        (3, home.clone()),
+        (4, home.join("notes")),
+        (5, home.parent().unwrap().to_path_buf()),
+    ];
+    for (id, cwd) in &cases {
+        peer.send(&request(
+            *id,
+            "session/new",
+            json!({"cwd": cwd, "mcpServers": []}),
+        ));
+        let refused = peer.response(*id);
+        let why = refused["error"]["data"].as_str().unwrap_or_default();
+        assert!(
+            why.contains("acp_allow_workspaces"),
+            "{} was taken as a workspace: {refused}",
+            cwd.display()
+        );
+    }
+    // A project stays fine.
+    peer.send(&request(
+        6,
+        "session/new",
+        json!({"cwd": env.repo(), "mcpServers": []}),
+    ));
+    assert!(peer.response(6)["result"]["sessionId"].is_string());
+    assert_eq!(peer.close(), 0);
+
+    // The user's config may name the home directory; `/` stays refused unless named too.
+    let config = env.dir.path().join("home/.config/atto/config.toml");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.insert_str(
+        0,
+        &format!(
+            "acp_allow_workspaces = [{:?}]\n",
+            home.display().to_string()
+        ),
+    );
+    std::fs::write(&config, text).unwrap();
+    let mut peer = Peer::start(&env);
+    peer.send(&initialize());
+    peer.response(1);
+    peer.send(&request(
+        2,
+        "session/new",
+        json!({"cwd": home.join("notes"), "mcpServers": []}),
+    ));
+    let allowed = peer.response(2);
+    assert!(allowed["result"]["sessionId"].is_string(), "{allowed}");
+    peer.send(&request(
+        3,
+        "session/new",
+        json!({"cwd": "/", "mcpServers": []}),
+    ));
+    assert!(peer.response(3).get("error").is_some());
+    assert_eq!(peer.close(), 0);
+}
