@@ -238,7 +238,9 @@ impl Front {
                     request.risk,
                     request.subject.lines().next().unwrap_or("")
                 ),
-                unsandboxed: request.unsandboxed,
+                // A protected path (.git, .atto …) is put to a person like a command
+                // without the sandbox: `--on-ask allow` never approves either.
+                person_only: request.unsandboxed || request.protected,
             },
             SwarmEvent::InterventionNeeded { task_id, .. } => Question::Intervention {
                 task_id: task_id.clone(),
@@ -256,10 +258,10 @@ impl Front {
                 task_id,
                 id,
                 text,
-                unsandboxed,
+                person_only,
             } => {
                 let decision = match self.on_ask {
-                    OnAsk::Allow if !unsandboxed => ApprovalDecision::Yes,
+                    OnAsk::Allow if !person_only => ApprovalDecision::Yes,
                     OnAsk::Fail => {
                         self.notice(&format!(
                             "{text} needed approval; stopping the swarm (--on-ask fail)"
@@ -267,7 +269,14 @@ impl Front {
                         let _ = input.send(SwarmInput::Interrupt);
                         ApprovalDecision::No { reason: None }
                     }
-                    _ => ApprovalDecision::No {
+                    OnAsk::Allow => ApprovalDecision::No {
+                        reason: Some(
+                            "only a person may approve this (it writes a protected path or runs \
+                             without the sandbox); --on-ask allow never does"
+                                .into(),
+                        ),
+                    },
+                    OnAsk::Deny => ApprovalDecision::No {
                         reason: Some(
                             "this swarm runs headless and approvals are denied (--on-ask deny)"
                                 .into(),
@@ -304,7 +313,9 @@ enum Question {
         task_id: String,
         id: String,
         text: String,
-        unsandboxed: bool,
+        /// Only a person may approve it: it runs without the sandbox or writes a
+        /// protected path.
+        person_only: bool,
     },
     Intervention {
         task_id: String,

@@ -8,7 +8,7 @@ use std::os::unix::fs::PermissionsExt as _;
 use atto_testkit::Script;
 use serde_json::{Value, json};
 
-use crate::common::{Env, of_type};
+use crate::common::{Env, of_type, stderr};
 use crate::swarm::{converse_with, decomposition, swarm_with, worker, write};
 
 /// A program the repository carries that leaves `marker` behind when it runs.
@@ -132,4 +132,40 @@ fn a_workers_protected_write_reaches_the_person_marked_protected() {
     assert_eq!(plain["request"].get("protected"), None, "{plain}");
     assert_eq!(plain["tier"], "auto_approved", "{plain}");
     assert!(!env.repo().join(".git/hooks/pre-commit").exists());
+}
+
+#[test]
+fn on_ask_allow_never_approves_a_workers_protected_write() {
+    let mut env = Env::new();
+    env.write(".atto/swarm.yaml", "swarm:\n  quality_gates: false\n");
+    let mut replies = vec![decomposition(json!([
+        {"id": "task-1", "type": "implement", "target_files": ["hello.py"],
+         "description": "Create hello.py that prints hello, and add a pre-commit hook that runs it before every commit."}
+    ]))];
+    replies.extend(worker(
+        "task-1",
+        "implement",
+        vec![
+            write("hello.py", "print('hello')\n"),
+            write(".git/hooks/pre-commit", "#!/bin/sh\npython3 hello.py\n"),
+        ],
+        "Done.",
+    ));
+    env.serve(Script::new(replies));
+    // No one to ask: every question follows --on-ask, which says yes to the rest.
+    let out = swarm_with(
+        &env,
+        "interactive",
+        10,
+        &["--yes", "--on-ask", "allow", "say hello"],
+    )
+    .stdin(std::process::Stdio::null())
+    .output()
+    .unwrap();
+    let err = stderr(&out);
+    assert_eq!(env.read("hello.py"), "print('hello')\n", "{err}");
+    assert!(
+        !env.repo().join(".git/hooks/pre-commit").exists(),
+        "--on-ask allow approved a protected write\n{err}"
+    );
 }
