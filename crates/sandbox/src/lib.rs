@@ -305,10 +305,13 @@ impl Sandbox {
             }
             read_only.push(dir.clone());
         }
+        // A hidden path that holds a writable one (a workspace inside `~/.docker`) would
+        // hide the workspace itself: it stays visible.
         let hide: Vec<PathBuf> = config
             .hide
             .iter()
             .filter_map(|p| p.canonicalize().ok())
+            .filter(|p| !writable.iter().any(|w| w.starts_with(p)))
             .collect();
         let session = if config.private_tmp || !hide.is_empty() {
             Some(Arc::new(SessionDir::create()?))

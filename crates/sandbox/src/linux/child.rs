@@ -140,16 +140,22 @@ fn cover(source: &CStr, target: &CStr) -> io::Result<()> {
     }
 }
 
-/// Forks once the PID namespace exists (the calling process stays outside it; its next
-/// child is pid 1 inside). The child returns and goes on to exec the command, killed if
-/// the parent dies; the parent never returns: it closes every descriptor (so `spawn` sees
-/// the exec and the output pipe only waits for the command), waits for the child and
-/// exits the way it did, signal included.
-#[expect(
-    unsafe_code,
-    reason = "fork, waitpid, prctl and _exit are raw process calls"
-)]
+/// Forks twice once the PID namespace exists (the calling process stays outside it; its
+/// next child is pid 1 inside). Pid 1 only waits for its own child, the command, which
+/// returns from here and goes on to exec: as pid 2 it is an ordinary process, so
+/// `kill $$` works as it does outside. Both supervisors (the one outside and pid 1) close
+/// every descriptor (so `spawn` sees the exec and the output pipe only waits for the
+/// command), wait for their child and exit the way it did, signal included; each child
+/// is killed if its supervisor dies.
 fn become_pid_one() -> io::Result<()> {
+    fork_supervised()?;
+    fork_supervised()
+}
+
+/// Forks; returns in the child (killed when its parent dies), and never returns in the
+/// parent, which supervises the child.
+#[expect(unsafe_code, reason = "fork and prctl are raw process calls")]
+fn fork_supervised() -> io::Result<()> {
     // SAFETY: called between fork and exec in a single-threaded child; the parent branch
     // only makes raw syscalls and `_exit`s, the child branch returns to the same
     // restricted hook it came from.
@@ -157,11 +163,20 @@ fn become_pid_one() -> io::Result<()> {
     if pid < 0 {
         return Err(io::Error::last_os_error());
     }
-    if pid == 0 {
-        // SAFETY: integer arguments only.
-        let rc = unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) };
-        return check(libc::c_long::from(rc));
+    if pid > 0 {
+        supervise(pid);
     }
+    // SAFETY: integer arguments only.
+    let rc = unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) };
+    check(libc::c_long::from(rc))
+}
+
+/// Waits for `pid` and ends this process the way it ended.
+#[expect(
+    unsafe_code,
+    reason = "close_range, waitpid, kill and _exit are raw process calls"
+)]
+fn supervise(pid: libc::pid_t) -> ! {
     // SAFETY: closes this process's own descriptors; it uses none of them from here on.
     unsafe { libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32) };
     let mut status: libc::c_int = 0;
@@ -175,7 +190,8 @@ fn become_pid_one() -> io::Result<()> {
     if libc::WIFSIGNALED(status) {
         let sig = libc::WTERMSIG(status);
         // SAFETY: resets one signal's disposition, unblocks all signals and sends one to
-        // this process: integer arguments and a live local set.
+        // this process: integer arguments and a live local set. As pid 1 the signal is
+        // ignored (no handler), and the `_exit` below ends it instead.
         unsafe {
             libc::signal(sig, libc::SIG_DFL);
             let mut set: libc::sigset_t = std::mem::zeroed();
@@ -187,7 +203,7 @@ fn become_pid_one() -> io::Result<()> {
     let code = if libc::WIFEXITED(status) {
         libc::WEXITSTATUS(status)
     } else {
-        255
+        128 + libc::WTERMSIG(status)
     };
     // SAFETY: ends this process at once, without unwinding or running destructors.
     unsafe { libc::_exit(code) }
