@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use atto_core::{Limits, spawn_session};
 use atto_policy::gate::PermissionSetting;
-use atto_protocol::{AgentMode, Event, Op, PermissionMode, TurnStatus};
+use atto_protocol::{AgentMode, Event, Op, PermissionMode, ProtectionName, TurnStatus};
 use atto_sandbox::{Sandbox, SandboxConfig};
 use atto_tools::ToolRegistry;
 use serde_json::json;
@@ -120,4 +120,70 @@ async fn a_command_the_mode_runs_still_writes_the_workspace() {
         return;
     };
     assert!(f.workspace.join("made").exists(), "{output}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_started_lists_each_protection() {
+    let f = fixture(vec![text("done")]).await;
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir(home.path().join(".ssh")).unwrap();
+    let config = SandboxConfig {
+        writable: vec![f.workspace.clone()],
+        read_only: vec![f.workspace.join(".git"), f.workspace.join(".atto")],
+        hide: vec![home.path().join(".ssh")],
+        private_tmp: true,
+        ..SandboxConfig::default()
+    };
+    let Ok(sandbox) = Sandbox::prepare(&config) else {
+        eprintln!("SKIPPED: no OS sandbox here");
+        return;
+    };
+    let mut options = common::options(
+        &f,
+        ToolRegistry::builtin(),
+        Limits::default(),
+        PermissionSetting {
+            mode: PermissionMode::Interactive,
+            deny_asks: true,
+        },
+        Vec::new(),
+    );
+    options.sandbox = Some(Arc::new(sandbox));
+    let mut handle = spawn_session(options);
+    let event = tokio::time::timeout(std::time::Duration::from_secs(30), handle.next_event())
+        .await
+        .unwrap()
+        .unwrap();
+    let Event::SessionStarted {
+        sandbox: Some(state),
+        ..
+    } = event
+    else {
+        panic!("first event: {event:?}");
+    };
+    let status = |name: ProtectionName| {
+        state
+            .protections
+            .iter()
+            .find(|p| p.name == name)
+            .map(|p| (p.applied, p.gap.clone()))
+    };
+    // The fixture's workspace lies beneath /tmp: the private /tmp cannot be mounted there
+    // and says why; `.git` and `.atto` do not exist, and may be created.
+    for name in [
+        ProtectionName::NoWriteUnasked,
+        ProtectionName::Devices,
+        ProtectionName::Processes,
+        ProtectionName::RootCapabilities,
+        ProtectionName::HiddenSecrets,
+        ProtectionName::Network,
+        ProtectionName::ReadOnlyDirs,
+    ] {
+        assert_eq!(status(name), Some((true, None)), "{name:?}: {state:?}");
+    }
+    for name in [ProtectionName::PrivateTmp, ProtectionName::MissingDirs] {
+        let (applied, gap) = status(name).unwrap_or_else(|| panic!("{name:?}: {state:?}"));
+        assert!(!applied, "{name:?}: {state:?}");
+        assert!(gap.is_some_and(|g| !g.is_empty()), "{name:?}: {state:?}");
+    }
 }

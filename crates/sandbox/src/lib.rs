@@ -81,6 +81,7 @@ use other as imp;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use atto_protocol::{ProtectionName, SandboxProtection};
 use serde::{Deserialize, Serialize};
 
 pub use paths::could_write;
@@ -254,6 +255,12 @@ pub(crate) struct Compiled {
     pub(crate) protects_read_only: bool,
     /// Whether the private temp dir is mounted at `/tmp` in the command's namespace.
     pub(crate) tmp_mounted: bool,
+    /// Whether commands enter their PID, mount and user namespaces, or why not.
+    pub(crate) namespaces: Result<(), String>,
+    /// Whether the seccomp filter is installed.
+    pub(crate) seccomp: bool,
+    /// Whether commands run as uid 0.
+    pub(crate) root: bool,
 }
 
 /// A restriction compiled once per session and applied cheaply to each command.
@@ -272,6 +279,8 @@ pub struct Sandbox {
     writes: Writes,
     /// The no-write sibling; `None` on the no-write sandbox itself.
     no_write: Option<Arc<Sandbox>>,
+    /// Each protection, applied or a gap.
+    protections: Vec<SandboxProtection>,
     /// Keeps the private temp dir and the empty dir alive while a sandbox uses them.
     _session: Option<Arc<SessionDir>>,
 }
@@ -375,10 +384,28 @@ impl Sandbox {
                 }
             })
         };
+        // Configured read-only directories that do not exist: a command may create them.
+        let missing: Vec<String> = read_only
+            .iter()
+            .filter(|d| !d.exists())
+            .filter(|d| {
+                d.parent()
+                    .and_then(|p| p.canonicalize().ok())
+                    .is_some_and(|p| writable.iter().any(|w| p.starts_with(w)))
+            })
+            .map(|d| d.display().to_string())
+            .collect();
         let build = |compiled: Compiled, writable: Vec<PathBuf>, no_write: Option<Arc<Sandbox>>| {
             let mut all_gaps = gaps.clone();
             all_gaps.extend(compiled.gaps.iter().cloned());
+            let protections = protections(&Facts {
+                compiled: &compiled,
+                config,
+                missing: &missing,
+                tmp_under_workspace: under_tmp,
+            });
             Sandbox {
+                protections,
                 tmpdir: tmpdir(&compiled),
                 prepared: Arc::new(compiled.prepared),
                 writable,
@@ -424,6 +451,11 @@ impl Sandbox {
     /// run without a person's approval; `None` on that sandbox itself.
     pub fn no_write(&self) -> Option<&Arc<Sandbox>> {
         self.no_write.as_ref()
+    }
+
+    /// Each protection of this sandbox, applied or a gap, for the session's state.
+    pub fn protections(&self) -> &[SandboxProtection] {
+        &self.protections
     }
 
     /// Whether sandboxed commands may use the network.
@@ -500,4 +532,96 @@ impl Sandbox {
         }
         line
     }
+}
+
+/// What [`protections`] reads.
+struct Facts<'a> {
+    compiled: &'a Compiled,
+    config: &'a SandboxConfig,
+    /// Read-only directories that do not exist beneath a writable path.
+    missing: &'a [String],
+    /// Whether a writable or read-only path lies beneath `/tmp`.
+    tmp_under_workspace: bool,
+}
+
+/// Each protection of one prepared restriction, applied or a gap with its reason.
+fn protections(f: &Facts<'_>) -> Vec<SandboxProtection> {
+    let c = f.compiled;
+    let ns = c.namespaces.clone();
+    let when = |name, result: Result<(), String>| SandboxProtection {
+        name,
+        applied: result.is_ok(),
+        gap: result.err(),
+    };
+    let no_namespace = |what: &str| {
+        ns.clone()
+            .map_err(|why| format!("{what}: this system does not allow the namespaces ({why})"))
+    };
+    vec![
+        // Landlock alone already refuses every write; the namespaces make it `EROFS`.
+        when(ProtectionName::NoWriteUnasked, Ok(())),
+        when(
+            ProtectionName::ReadOnlyDirs,
+            if c.protects_read_only {
+                Ok(())
+            } else {
+                no_namespace("the read-only directories stay writable")
+            },
+        ),
+        when(
+            ProtectionName::MissingDirs,
+            if f.missing.is_empty() {
+                Ok(())
+            } else {
+                Err(format!(
+                    "{} do not exist yet: a command may create them",
+                    f.missing.join(", ")
+                ))
+            },
+        ),
+        when(
+            ProtectionName::Devices,
+            if c.seccomp {
+                Ok(())
+            } else {
+                Err("seccomp is unavailable: devices may be made where writes are allowed".into())
+            },
+        ),
+        when(
+            ProtectionName::Processes,
+            no_namespace("other processes stay visible"),
+        ),
+        when(
+            ProtectionName::RootCapabilities,
+            if c.root {
+                no_namespace("a command run by root keeps root's capabilities")
+            } else {
+                Ok(())
+            },
+        ),
+        when(
+            ProtectionName::PrivateTmp,
+            match (f.config.private_tmp, c.tmp_mounted) {
+                (_, true) => Ok(()),
+                (false, false) => Err("not configured".into()),
+                (true, false) if f.tmp_under_workspace => Err(
+                    "the workspace lies beneath /tmp: TMPDIR points to a private directory instead"
+                        .into(),
+                ),
+                (true, false) => no_namespace("/tmp is shared"),
+            },
+        ),
+        when(
+            ProtectionName::HiddenSecrets,
+            no_namespace("the credential stores stay readable"),
+        ),
+        when(
+            ProtectionName::Network,
+            if f.config.allow_network {
+                Err("allowed by the configuration".into())
+            } else {
+                Ok(())
+            },
+        ),
+    ]
 }

@@ -55,6 +55,7 @@ pub(crate) fn prepare(
         None
     };
     let mut gaps = Vec::new();
+    let mut namespaces = Ok(());
     let (plan, read_only, protects_read_only, tmp_mounted) =
         match mounts::plan(layout, config.mount_namespace) {
             mounts::Outcome::Protected { plan, dirs } => {
@@ -63,6 +64,7 @@ pub(crate) fn prepare(
             }
             mounts::Outcome::Unavailable { dirs, why } => {
                 gaps.extend(mounts::gaps(layout, &dirs, &why));
+                namespaces = Err(why.to_string());
                 (None, Vec::new(), dirs.is_empty(), false)
             }
         };
@@ -112,6 +114,9 @@ pub(crate) fn prepare(
         read_only,
         protects_read_only,
         tmp_mounted,
+        namespaces,
+        seccomp: seccomp_ok,
+        root: mounts::effective_ids().0 == 0,
     })
 }
 

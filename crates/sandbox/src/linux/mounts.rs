@@ -194,7 +194,7 @@ fn display_short(dir: &Path) -> String {
     unsafe_code,
     reason = "geteuid and getegid have no safe wrapper in std"
 )]
-fn effective_ids() -> (libc::uid_t, libc::gid_t) {
+pub(super) fn effective_ids() -> (libc::uid_t, libc::gid_t) {
     // SAFETY: both calls take no arguments, touch no memory and cannot fail.
     unsafe { (libc::geteuid(), libc::getegid()) }
 }
