@@ -71,6 +71,7 @@ mod linux;
 #[cfg(not(target_os = "linux"))]
 mod other;
 mod paths;
+mod protections;
 mod session_dir;
 
 #[cfg(target_os = "linux")]
@@ -81,7 +82,7 @@ use other as imp;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use atto_protocol::{ProtectionName, SandboxProtection};
+use atto_protocol::SandboxProtection;
 use serde::{Deserialize, Serialize};
 
 pub use paths::could_write;
@@ -398,7 +399,7 @@ impl Sandbox {
         let build = |compiled: Compiled, writable: Vec<PathBuf>, no_write: Option<Arc<Sandbox>>| {
             let mut all_gaps = gaps.clone();
             all_gaps.extend(compiled.gaps.iter().cloned());
-            let protections = protections(&Facts {
+            let protections = protections::of(&protections::Facts {
                 compiled: &compiled,
                 config,
                 missing: &missing,
@@ -532,96 +533,4 @@ impl Sandbox {
         }
         line
     }
-}
-
-/// What [`protections`] reads.
-struct Facts<'a> {
-    compiled: &'a Compiled,
-    config: &'a SandboxConfig,
-    /// Read-only directories that do not exist beneath a writable path.
-    missing: &'a [String],
-    /// Whether a writable or read-only path lies beneath `/tmp`.
-    tmp_under_workspace: bool,
-}
-
-/// Each protection of one prepared restriction, applied or a gap with its reason.
-fn protections(f: &Facts<'_>) -> Vec<SandboxProtection> {
-    let c = f.compiled;
-    let ns = c.namespaces.clone();
-    let when = |name, result: Result<(), String>| SandboxProtection {
-        name,
-        applied: result.is_ok(),
-        gap: result.err(),
-    };
-    let no_namespace = |what: &str| {
-        ns.clone()
-            .map_err(|why| format!("{what}: this system does not allow the namespaces ({why})"))
-    };
-    vec![
-        // Landlock alone already refuses every write; the namespaces make it `EROFS`.
-        when(ProtectionName::NoWriteUnasked, Ok(())),
-        when(
-            ProtectionName::ReadOnlyDirs,
-            if c.protects_read_only {
-                Ok(())
-            } else {
-                no_namespace("the read-only directories stay writable")
-            },
-        ),
-        when(
-            ProtectionName::MissingDirs,
-            if f.missing.is_empty() {
-                Ok(())
-            } else {
-                Err(format!(
-                    "{} do not exist yet: a command may create them",
-                    f.missing.join(", ")
-                ))
-            },
-        ),
-        when(
-            ProtectionName::Devices,
-            if c.seccomp {
-                Ok(())
-            } else {
-                Err("seccomp is unavailable: devices may be made where writes are allowed".into())
-            },
-        ),
-        when(
-            ProtectionName::Processes,
-            no_namespace("other processes stay visible"),
-        ),
-        when(
-            ProtectionName::RootCapabilities,
-            if c.root {
-                no_namespace("a command run by root keeps root's capabilities")
-            } else {
-                Ok(())
-            },
-        ),
-        when(
-            ProtectionName::PrivateTmp,
-            match (f.config.private_tmp, c.tmp_mounted) {
-                (_, true) => Ok(()),
-                (false, false) => Err("not configured".into()),
-                (true, false) if f.tmp_under_workspace => Err(
-                    "the workspace lies beneath /tmp: TMPDIR points to a private directory instead"
-                        .into(),
-                ),
-                (true, false) => no_namespace("/tmp is shared"),
-            },
-        ),
-        when(
-            ProtectionName::HiddenSecrets,
-            no_namespace("the credential stores stay readable"),
-        ),
-        when(
-            ProtectionName::Network,
-            if f.config.allow_network {
-                Err("allowed by the configuration".into())
-            } else {
-                Ok(())
-            },
-        ),
-    ]
 }
