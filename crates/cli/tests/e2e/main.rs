@@ -37,6 +37,7 @@ mod planner_effort;
 mod planner_parallel;
 mod planner_quality;
 mod policy;
+mod sandbox_secrets;
 mod sessions;
 mod subagents;
 mod swarm;
