@@ -276,6 +276,8 @@ pub struct Sandbox {
     gaps: Vec<String>,
     /// `TMPDIR` for commands, when they get a private temp dir.
     tmpdir: Option<PathBuf>,
+    /// The private temp dir, when commands see it at `/tmp`.
+    mounted_tmp: Option<PathBuf>,
     /// Where this restriction lets commands write.
     writes: Writes,
     /// The no-write sibling; `None` on the no-write sandbox itself.
@@ -407,6 +409,7 @@ impl Sandbox {
             });
             Sandbox {
                 protections,
+                mounted_tmp: private_tmp.clone().filter(|_| compiled.tmp_mounted),
                 tmpdir: tmpdir(&compiled),
                 prepared: Arc::new(compiled.prepared),
                 writable,
@@ -491,7 +494,13 @@ impl Sandbox {
     /// "the command failed and it was parsed to write X, which the sandbox does not
     /// permit" is evidence atto can trust.
     pub fn permits_write(&self, path: &Path, cwd: &Path) -> bool {
-        paths::permitted(path, cwd, &self.writable, &self.read_only)
+        // What the command sees at `/tmp` is the private temp dir.
+        let seen = paths::resolve(&cwd.join(path));
+        let path = match (&self.mounted_tmp, seen.strip_prefix("/tmp")) {
+            (Some(private), Ok(rest)) => private.join(rest),
+            _ => seen,
+        };
+        paths::permitted(&path, cwd, &self.writable, &self.read_only)
     }
 
     /// One line for a command's result, e.g.
@@ -500,7 +509,13 @@ impl Sandbox {
         let paths: Vec<String> = self
             .writable
             .iter()
-            .map(|p| p.display().to_string())
+            .map(|p| {
+                if self.mounted_tmp.as_ref() == Some(p) {
+                    "/tmp (private)".to_string()
+                } else {
+                    p.display().to_string()
+                }
+            })
             .collect();
         let net = match (self.allow_network, self.allow_unix_sockets) {
             (true, _) => "network allowed",

@@ -161,6 +161,14 @@ async fn tmp_is_private() {
             "{how:?}: written to the shared /tmp"
         );
         assert_eq!(ran.status, SandboxStatus::Applied { gaps: Vec::new() });
+        // atto knows the command may write its /tmp, in both sandboxes, and says so.
+        assert!(sb.permits_write(Path::new("/tmp/x"), &d.ws()), "{how:?}");
+        let no_write = sb.no_write().unwrap();
+        assert!(
+            no_write.permits_write(Path::new("/tmp/x"), &d.ws()),
+            "{how:?}"
+        );
+        assert!(sb.summary().contains("/tmp (private)"), "{}", sb.summary());
     }
 }
 
