@@ -107,10 +107,17 @@ async fn hidden_secrets_cannot_be_read() {
         config.mount_namespace = how;
         // The workspace itself cannot be hidden from the command working in it.
         std::fs::write(d.ws().join("own"), "OWN").unwrap();
+        // A fifo named in `hide` holds nothing to hide: it must not cost the namespaces.
+        let fifo = std::process::Command::new("mkfifo")
+            .arg(home.join("agent.fifo"))
+            .status()
+            .unwrap();
+        assert!(fifo.success());
         config.hide = vec![
             home.join(".ssh"),
             home.join(".netrc"),
             home.join("missing"),
+            home.join("agent.fifo"),
             d.ws(),
         ];
         let Some(sb) = sandbox(&config) else {
@@ -124,6 +131,11 @@ async fn hidden_secrets_cannot_be_read() {
         assert!(!ran.output.contains("SECRET"), "{how:?}: {}", ran.output);
         assert!(ran.output.contains("VISIBLE"), "{how:?}: {}", ran.output);
         assert!(ran.output.contains("OWN"), "{how:?}: {}", ran.output);
+        assert_eq!(
+            ran.status,
+            SandboxStatus::Applied { gaps: Vec::new() },
+            "{how:?}"
+        );
         let ran = run(None, &d.ws(), &script).await;
         assert!(
             ran.output.contains("SECRET-KEY"),

@@ -110,8 +110,10 @@ fn build(layout: &Layout<'_>, dirs: &[PathBuf], how: MountNamespace) -> io::Resu
         for path in layout.hide {
             match std::fs::metadata(path) {
                 Ok(m) if m.is_dir() => hide_dirs.push(c_path(path)?),
-                Ok(_) => hide_files.push(c_path(path)?),
-                Err(_) => {}
+                Ok(m) if m.is_file() => hide_files.push(c_path(path)?),
+                // Sockets, fifos and devices hold no stored secret; missing paths
+                // nothing to hide.
+                Ok(_) | Err(_) => {}
             }
         }
     }
