@@ -55,6 +55,9 @@ pub struct Config {
     /// Whether sandboxed commands may open unix sockets while the network is off (default:
     /// no: ssh-agent, Docker, D-Bus and systemd sockets stay out of reach).
     pub allow_unix_sockets: Option<bool>,
+    /// `[sandbox]`: what sandboxed commands cannot read.
+    #[serde(default)]
+    pub sandbox: SandboxTable,
     /// How `/auto` plans start.
     #[serde(default)]
     pub planner: PlannerConfig,
@@ -83,6 +86,19 @@ pub struct Config {
     /// directory or one holding it (refused otherwise).
     #[serde(default)]
     pub acp_allow_workspaces: Vec<PathBuf>,
+}
+
+/// `[sandbox]`: paths hidden from sandboxed commands (an empty directory or file is
+/// mounted over each), on top of the credential stores hidden by default.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxTable {
+    /// More paths to hide; `~/` is the home directory.
+    #[serde(default)]
+    pub hide: Vec<String>,
+    /// Default hidden paths commands may read after all (as written in `hide`).
+    #[serde(default)]
+    pub unhide: Vec<String>,
 }
 
 /// `[planner]`: the structured planner's defaults (`/auto-rollback`, `/auto-plan`,

@@ -450,18 +450,20 @@ fn limits(config: &Config, flags: &LimitFlags) -> Limits {
     limits
 }
 
-/// Prepares the OS sandbox for commands: writes only in the workspace and the temp dir,
-/// never in the repository's git directory, `.atto/` or atto's own config and data.
+/// Prepares the OS sandbox for commands: writes only in the workspace and a private
+/// `/tmp`, never in the repository's git directory, `.atto/`, `.attocode/` or atto's own
+/// config and data; the credential stores hidden (`[sandbox] hide`, `unhide`).
 /// Where it cannot be prepared, says why once (the reason is also the session's sandbox
 /// state); WARN commands then always ask.
 pub(crate) fn sandbox(
     workspace: &Path,
     config: &Config,
 ) -> Result<std::sync::Arc<Sandbox>, String> {
-    sandbox_with(
+    prepare_sandbox(
         workspace,
         config.allow_network.unwrap_or(false),
         config.allow_unix_sockets.unwrap_or(false),
+        hidden_paths(&config.sandbox.hide, &config.sandbox.unhide),
     )
     .map_err(|err| {
         eprintln!(
@@ -472,22 +474,76 @@ pub(crate) fn sandbox(
     })
 }
 
-/// The sandbox of [`sandbox`] from the two settings it reads, without a word on failure.
+/// The sandbox of [`sandbox`] from the two network settings, hiding the default
+/// credential stores, without a word on failure.
 pub(crate) fn sandbox_with(
     workspace: &Path,
     allow_network: bool,
     allow_unix_sockets: bool,
 ) -> Result<std::sync::Arc<Sandbox>, String> {
-    let config = SandboxConfig {
-        writable: vec![workspace.to_path_buf(), std::env::temp_dir()],
+    prepare_sandbox(
+        workspace,
         allow_network,
         allow_unix_sockets,
+        hidden_paths(&[], &[]),
+    )
+}
+
+fn prepare_sandbox(
+    workspace: &Path,
+    allow_network: bool,
+    allow_unix_sockets: bool,
+    hide: Vec<PathBuf>,
+) -> Result<std::sync::Arc<Sandbox>, String> {
+    let config = SandboxConfig {
+        writable: vec![workspace.to_path_buf()],
+        allow_network,
+        allow_unix_sockets,
+        // Not `create_read_only`: an empty `.atto/` appearing in every workspace at start
+        // changes workspaces that checkpoints and plan mode promise to leave as they were.
         read_only: read_only_dirs(workspace),
+        hide,
+        private_tmp: true,
         ..SandboxConfig::default()
     };
     Sandbox::prepare(&config)
         .map(std::sync::Arc::new)
         .map_err(|err| err.to_string())
+}
+
+/// Credential stores commands cannot read unless unhidden: a model that reads
+/// `~/.ssh/id_rsa` sends it to the model provider.
+const HIDDEN: &[&str] = &[
+    "~/.ssh",
+    "~/.aws",
+    "~/.config/gcloud",
+    "~/.kube",
+    "~/.docker",
+    "~/.gnupg",
+    "~/.netrc",
+    "~/.git-credentials",
+    "~/.config/gh",
+];
+
+/// `~/x` under the home directory, other paths as written.
+fn expand_home(path: &str) -> PathBuf {
+    match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
+        _ => PathBuf::from(path),
+    }
+}
+
+/// The paths hidden from commands: the credential stores and atto's own config and data
+/// dirs, plus `hide`, minus `unhide` (compared once `~/` is expanded).
+fn hidden_paths(hide: &[String], unhide: &[String]) -> Vec<PathBuf> {
+    let unhidden: Vec<PathBuf> = unhide.iter().map(|p| expand_home(p)).collect();
+    HIDDEN
+        .iter()
+        .map(|p| expand_home(p))
+        .chain(permissions::protected_dirs().into_iter().map(PathBuf::from))
+        .chain(hide.iter().map(|p| expand_home(p)))
+        .filter(|p| !unhidden.contains(p))
+        .collect()
 }
 
 /// What sandboxed commands may never write: the protected-path list's directories (the

@@ -47,11 +47,22 @@ pub(crate) struct GateSetup {
 /// A call the gate let through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Cleared {
-    /// Run it as the model sent it.
-    AsSent,
+    /// Run it as the model sent it, on the word of [`Clearance`].
+    AsSent(Clearance),
     /// The user replaced the command at the approval: the arguments changed, so the
     /// caller must judge the new call again (agent mode, then [`Gatekeeper::check_edited`]).
     Edited,
+}
+
+/// On whose word a call runs, which decides the sandbox a command gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Clearance {
+    /// No one was asked and nothing granted it: the command was judged SAFE. It runs
+    /// where nothing is writable, so a misjudged command fails instead of writing.
+    Unasked,
+    /// A person approved it, a grant allows it, or the permission mode runs it as a
+    /// WARN command: it keeps the workspace-writable sandbox.
+    Approved,
 }
 
 /// Why a call will not run.
@@ -149,7 +160,16 @@ impl Gatekeeper {
                     .record(&call.name, &target, &decision, "auto")
                     .await;
                 self.recorded()?;
-                Ok(Cleared::AsSent)
+                let judged_safe = decision.grant_index.is_none()
+                    && facts
+                        .verdict
+                        .as_ref()
+                        .is_some_and(|v| v.risk == bash::BashRisk::Safe);
+                Ok(Cleared::AsSent(if judged_safe {
+                    Clearance::Unasked
+                } else {
+                    Clearance::Approved
+                }))
             }
             Action::Deny => {
                 self.audit
@@ -409,7 +429,7 @@ impl Gatekeeper {
                 self.audit
                     .record(&call.name, &target, &decision, "approved")
                     .await;
-                Ok(Cleared::AsSent)
+                Ok(Cleared::AsSent(Clearance::Approved))
             }
             ApprovalDecision::No { reason } => {
                 self.audit
@@ -437,7 +457,7 @@ impl Gatekeeper {
                 self.audit
                     .record(&call.name, &target, &decision, "approved always")
                     .await;
-                Ok(Cleared::AsSent)
+                Ok(Cleared::AsSent(Clearance::Approved))
             }
             ApprovalDecision::Edit { command } => {
                 if call.name != "bash" {

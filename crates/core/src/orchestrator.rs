@@ -20,7 +20,7 @@ use futures_util::FutureExt as _;
 
 use crate::checkpoints::SessionCheckpoints;
 use crate::correction::{self, CallEnding, Corrections};
-use crate::gatekeeper::{Cleared, Gatekeeper};
+use crate::gatekeeper::{Clearance, Cleared, Gatekeeper};
 use crate::plan::{self, PlanQueue, View};
 use crate::recorder::Recorder;
 use crate::truncate;
@@ -73,6 +73,9 @@ struct ReadyCall {
     mutates: bool,
     /// Where the gate judged the call's paths to lead; the tool acts there only.
     judged_paths: Vec<String>,
+    /// On whose word it runs, with plan and review modes counted as unasked: which
+    /// sandbox a command gets.
+    clearance: Clearance,
 }
 
 /// The outcome of one call, for the history and the turn summary.
@@ -150,9 +153,10 @@ impl Orchestrator<'_> {
         }
         let done = {
             let this = &*self;
-            let runs = batch
-                .drain(..)
-                .map(|p| this.run_one(p, this.sandbox.clone(), cancel));
+            let runs = batch.drain(..).map(|p| {
+                let sandbox = this.sandbox_for(p.clearance);
+                this.run_one(p, sandbox, cancel)
+            });
             futures_util::future::join_all(runs).await
         };
         for outcome in done {
@@ -207,12 +211,12 @@ impl Orchestrator<'_> {
                 .await;
             return Err(self.refused(call, ToolCallStatus::Denied, message));
         }
-        match self
+        let cleared = match self
             .gate
             .check(call, tool.as_ref(), &mut args, self.emit, cancel)
             .await
         {
-            Ok(Cleared::AsSent) => {}
+            Ok(Cleared::AsSent(clearance)) => clearance,
             // The user replaced the command: the new text passes the agent mode and the
             // whole gate again, as if the model had sent it.
             Ok(Cleared::Edited) => {
@@ -222,9 +226,18 @@ impl Orchestrator<'_> {
                 if let Err(refusal) = self.gate.check_edited(call, tool.as_ref(), &args).await {
                     return Err(self.refused(call, refusal.status, refusal.message));
                 }
+                // A person wrote this command.
+                Clearance::Approved
             }
             Err(refusal) => return Err(self.refused(call, refusal.status, refusal.message)),
-        }
+        };
+        // Plan and review modes change nothing: their commands run where nothing is
+        // writable, whoever let them run.
+        let clearance = match self.mode {
+            AgentMode::Plan | AgentMode::Review => Clearance::Unasked,
+            // Debug mode's test commands build and write caches, as in build mode.
+            AgentMode::Build | AgentMode::Debug => cleared,
+        };
         // Answered only once the read passed the boundary, the gate and the audit.
         if let Some(outcome) = self.pending_view(call, &args) {
             return Err(outcome);
@@ -245,6 +258,7 @@ impl Orchestrator<'_> {
             args,
             mutates,
             judged_paths: self.gate.judged_paths(),
+            clearance,
         })
     }
 
@@ -521,6 +535,18 @@ impl Orchestrator<'_> {
         }
     }
 
+    /// The sandbox for a call: where nothing is writable when no one was asked, the
+    /// workspace-writable one otherwise.
+    fn sandbox_for(&self, clearance: Clearance) -> Option<Arc<Sandbox>> {
+        let sandbox = self.sandbox.as_ref()?;
+        Some(match clearance {
+            Clearance::Approved => Arc::clone(sandbox),
+            Clearance::Unasked => sandbox
+                .no_write()
+                .map_or_else(|| Arc::clone(sandbox), Arc::clone),
+        })
+    }
+
     /// Runs a mutating call. When the command ran sandboxed and atto's own parse shows
     /// it writes where the sandbox does not permit, a person may approve running exactly
     /// that call again without the sandbox.
@@ -531,6 +557,7 @@ impl Orchestrator<'_> {
             args: p.args.clone(),
             mutates: p.mutates,
             judged_paths: p.judged_paths.clone(),
+            clearance: p.clearance,
         };
         let target = ["path", "command"]
             .iter()
@@ -548,8 +575,9 @@ impl Orchestrator<'_> {
         {
             return self.refused(&p.call, refusal.status, refusal.message);
         }
-        let mut first = self.run_one(p, self.sandbox.clone(), cancel).await;
-        let blocked = match (&self.sandbox, first.sandboxed_command()) {
+        let sandbox = self.sandbox_for(p.clearance);
+        let mut first = self.run_one(p, sandbox.clone(), cancel).await;
+        let blocked = match (&sandbox, first.sandboxed_command()) {
             (Some(sandbox), Some(command)) if !cancel.is_cancelled() => {
                 crate::sandbox_evidence::blocked_writes(command, sandbox, self.workspace)
             }
@@ -598,6 +626,7 @@ impl Orchestrator<'_> {
             args,
             mutates,
             judged_paths,
+            clearance: _,
         } = p;
         (self.emit)(Event::ToolCallStarted {
             call_id: call.id.clone(),

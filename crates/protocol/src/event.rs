@@ -651,6 +651,45 @@ pub struct SandboxState {
     pub applied: bool,
     /// What it restricts (applied), or why commands run without it.
     pub detail: String,
+    /// Each protection of the sandbox, applied or a gap (empty without a sandbox).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub protections: Vec<SandboxProtection>,
+}
+
+/// One protection of the OS sandbox, and whether this session's commands have it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SandboxProtection {
+    /// Which protection.
+    pub name: ProtectionName,
+    /// Applied to every command.
+    pub applied: bool,
+    /// Why it is a gap, when it is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gap: Option<String>,
+}
+
+/// The protections of the OS sandbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProtectionName {
+    /// Commands that run unasked (judged SAFE, plan and review modes) cannot write.
+    NoWriteUnasked,
+    /// `.git`, `.atto`, `.attocode` and atto's own dirs are read-only.
+    ReadOnlyDirs,
+    /// A protected directory that does not exist yet cannot be created.
+    MissingDirs,
+    /// Device files cannot be made.
+    Devices,
+    /// Processes outside the command are invisible (own PID namespace and `/proc`).
+    Processes,
+    /// A command run by root has no capabilities outside its own user namespace.
+    RootCapabilities,
+    /// `/tmp` is a private directory of the session.
+    PrivateTmp,
+    /// The credential stores are hidden.
+    HiddenSecrets,
+    /// The network is off.
+    Network,
 }
 
 /// Where a pending plan's changes stand.

@@ -23,8 +23,8 @@ mod tool;
 pub use complexity::{Complexity, ComplexityTier};
 pub use context::{CompactTrigger, Compaction, ContextUse};
 pub use event::{
-    CheckpointInfo, Event, FailureKind, FinalResult, GrantInfo, PlanTally, RetryNotice,
-    SandboxState, ThreadInfo, ToolCallStatus, TurnStatus,
+    CheckpointInfo, Event, FailureKind, FinalResult, GrantInfo, PlanTally, ProtectionName,
+    RetryNotice, SandboxProtection, SandboxState, ThreadInfo, ToolCallStatus, TurnStatus,
 };
 pub use learning::{
     Learning, LearningCommand, LearningField, LearningKind, LearningRef, LearningScope,

@@ -1,7 +1,7 @@
 //! OS sandbox for the commands atto runs on the model's behalf (the `bash` tool).
 //!
-//! Owns: probing what the kernel offers ([`Sandbox::probe`]), compiling the restriction
-//! once per session ([`Sandbox::prepare`]), installing it in a child between fork and exec
+//! Owns: probing what the kernel offers ([`Sandbox::probe`]), compiling the two
+//! restrictions (workspace-writable and no-write) once per session ([`Sandbox::prepare`]), installing it in a child between fork and exec
 //! ([`Sandbox::apply`]) so atto itself is never restricted, and answering from atto's own
 //! knowledge whether the sandbox lets a command write a path ([`Sandbox::permits_write`],
 //! [`could_write`]). It never reads a command's output to decide anything: the command
@@ -15,12 +15,25 @@
 //! - **Write outside the writable paths** (Landlock): create, remove, rename, write,
 //!   truncate (ABI 3+), make directories, links or devices, except on a few character
 //!   devices (`/dev/null`, `/dev/tty`, `/dev/pts/*` ...).
-//! - **Write the read-only directories** beneath them (the workspace's `.git` and
-//!   `.atto`, atto's own config and data): each command runs in a private mount namespace
-//!   (inside a user namespace unless atto holds CAP_SYS_ADMIN) where they are read-only
-//!   bind mounts, so writes fail with `EROFS`. Landlock forbids the command to mount or
-//!   unmount anything, and a command running as uid 0 is moved into a further user
-//!   namespace, where the mounts are locked and root's capabilities end.
+//! - **Write anything at all in the no-write sandbox** ([`Sandbox::no_write`], for what
+//!   runs without a person's approval): every mount it sees is read-only, so writes fail
+//!   with `EROFS`, but for its private `/tmp` and the devices.
+//! - **Write the read-only directories** beneath them (the workspace's `.git`, `.atto`
+//!   and `.attocode`, atto's own config and data): they are read-only bind mounts in the
+//!   command's mount namespace, so writes fail with `EROFS`; those of
+//!   [`SandboxConfig::create_read_only`] that did not exist are created empty first, so a
+//!   command cannot create them either. Landlock forbids the command to mount or unmount
+//!   anything, and a command running as uid 0 is moved into a further user namespace,
+//!   where the mounts are locked and root's capabilities end.
+//! - **Make devices**: seccomp fails `mknod` of character and block devices (`EACCES`),
+//!   as root too.
+//! - **See other processes**: each command is pid 1 of its own PID namespace with its own
+//!   `/proc`, so atto, its parent shell and the user's processes do not exist for it (no
+//!   `/proc/<pid>/environ` to read, no pid to signal).
+//! - **Read the hidden paths** ([`SandboxConfig::hide`], the credential stores): an empty
+//!   read-only directory (or empty file) is mounted over each.
+//! - **Touch the shared `/tmp`** ([`SandboxConfig::private_tmp`]): a directory of the
+//!   session is mounted at `/tmp`, and `TMPDIR=/tmp`.
 //! - **Use the network** unless allowed: Landlock denies TCP bind/connect (ABI 4+), and a
 //!   seccomp filter fails `socket()` (`EACCES`) for every family (but `AF_UNIX` when unix
 //!   sockets are allowed), and `io_uring_setup`.
@@ -29,32 +42,27 @@
 //!   [`SandboxConfig::allow_unix_sockets`], `socket(AF_UNIX, ..)` fails (`EACCES`), so
 //!   ssh-agent, the Docker socket, D-Bus and the user's systemd are unreachable by path
 //!   too (Landlock cannot restrict `connect()` on pathname sockets). `socketpair()` works.
-//! - **Signal processes outside itself** (Landlock scoping, ABI 6+): it may signal its
-//!   own children, but neither atto, nor the user's processes, nor processes that an
-//!   earlier command left running (each command is a domain of its own).
-//! - **Trace or inspect processes outside itself**: Landlock confines `ptrace` and the
-//!   `/proc/<pid>` accesses that need it (`mem`, `environ`, `maps`, `fd/`, `root/`, `cwd`,
-//!   `ns/`) to its own domain, so it cannot read atto's environment or enter its
-//!   namespaces; `no_new_privs` keeps setuid programs from gaining privileges.
+//! - **Signal or trace processes outside itself** (PID namespace, and Landlock scoping,
+//!   ABI 6+); `no_new_privs` keeps setuid programs from gaining privileges.
 //!
 //! # What it does not stop
 //!
-//! - **Reads**: every file the user can read stays readable (keys, tokens, other
-//!   projects); only the environment stripping in the `bash` tool hides variables.
+//! - **Reads** of everything not hidden that the user can read (other projects, keys
+//!   kept elsewhere); the environment stripping in the `bash` tool hides variables.
 //! - **Open file descriptors** it inherits (a socket or file atto left open without
 //!   close-on-exec) keep working; atto opens its own files close-on-exec.
-//! - **Everything in the writable paths**: a command can leave files in the workspace or
-//!   temp dir that something unsandboxed later executes or trusts (a build script, a
-//!   `Makefile`, a nested repository's `.git` with hooks); read-only directories that did
-//!   not exist when the sandbox was prepared, or vanished since, are not protected (a
-//!   command may create them), nor are mounts beneath a writable path that were made
-//!   after the sandbox was prepared.
+//! - **Everything in the writable paths**: a command can leave files in the workspace
+//!   that something unsandboxed later executes or trusts (a build script, a `Makefile`,
+//!   a nested repository's `.git` with hooks); a read-only directory that did not exist
+//!   when the sandbox was prepared and is not created then (the workspace's `.git`,
+//!   which an empty directory would misrepresent) may be created by a command, nor are
+//!   mounts beneath a writable path that were made after the sandbox was prepared.
+//! - **Background processes outliving the command**: they end with it (its PID namespace
+//!   ends when its shell exits).
 //! - **Unix sockets when the network is allowed**, pathname unix sockets when
 //!   [`SandboxConfig::allow_unix_sockets`] is set, and abstract sockets and signals on
-//!   Landlock ABI < 6; such gaps are listed in [`SandboxStatus::Applied`].
-//! - **`/proc` it may read**: command lines and public status of other processes. When
-//!   atto runs as root and no read-only directory brings a user namespace, the command
-//!   keeps root's capabilities and reads other processes' `environ` and `maps` too.
+//!   Landlock ABI < 6; such gaps are listed in [`SandboxStatus::Applied`], as is every
+//!   namespace this system does not allow.
 //! - **Resource use**: CPU, memory and disk are not limited here.
 //! - **Kernel bugs**: it is a layer of the kernel's own access control, no stronger.
 
@@ -63,6 +71,8 @@ mod linux;
 #[cfg(not(target_os = "linux"))]
 mod other;
 mod paths;
+mod protections;
+mod session_dir;
 
 #[cfg(target_os = "linux")]
 use linux as imp;
@@ -72,9 +82,11 @@ use other as imp;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use atto_protocol::SandboxProtection;
 use serde::{Deserialize, Serialize};
 
 pub use paths::could_write;
+use session_dir::SessionDir;
 
 /// What a sandboxed command may do.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -96,6 +108,17 @@ pub struct SandboxConfig {
     pub allow_unix_sockets: bool,
     /// How a command enters the mount namespace that makes `read_only` read-only.
     pub mount_namespace: MountNamespace,
+    /// Directories like `read_only` that must not be created either: beneath a writable
+    /// path, one that does not exist is created empty when the sandbox is prepared, so
+    /// that it can be made read-only like the others.
+    pub create_read_only: Vec<PathBuf>,
+    /// Files and directories commands must not read (credential stores): each that
+    /// exists is covered by an empty read-only directory (or an empty file).
+    pub hide: Vec<PathBuf>,
+    /// Whether commands get a private `/tmp`: a directory of this session mounted over
+    /// `/tmp`, writable, with `TMPDIR=/tmp`. Not mounted while a writable path lies
+    /// beneath `/tmp` (the command could not reach it); that is a gap.
+    pub private_tmp: bool,
 }
 
 /// How a command enters its private mount namespace.
@@ -196,6 +219,31 @@ impl SandboxError {
     }
 }
 
+/// Where a prepared restriction lets commands write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Writes {
+    /// The writable paths, minus the read-only directories.
+    Workspace,
+    /// Nothing: every mount is read-only, but the private temp dir and the devices.
+    Nothing,
+}
+
+/// What one restriction is built from, with every path canonical.
+#[derive(Debug)]
+pub(crate) struct Layout<'a> {
+    pub(crate) writes: Writes,
+    /// Landlock's writable paths (the private temp dir included).
+    pub(crate) writable: &'a [PathBuf],
+    /// Directories made read-only beneath `writable`.
+    pub(crate) read_only: &'a [PathBuf],
+    /// Paths covered by `empty` (directories) or an empty file.
+    pub(crate) hide: &'a [PathBuf],
+    /// The empty directory for `hide`.
+    pub(crate) empty: Option<&'a Path>,
+    /// The private temp directory to mount over `/tmp`, when it can be.
+    pub(crate) tmp: Option<&'a Path>,
+}
+
 /// What preparing compiled, and what it found this system cannot enforce.
 #[derive(Debug)]
 pub(crate) struct Compiled {
@@ -206,6 +254,14 @@ pub(crate) struct Compiled {
     pub(crate) read_only: Vec<PathBuf>,
     /// Whether every configured read-only directory that exists is protected.
     pub(crate) protects_read_only: bool,
+    /// Whether the private temp dir is mounted at `/tmp` in the command's namespace.
+    pub(crate) tmp_mounted: bool,
+    /// Whether commands enter their PID, mount and user namespaces, or why not.
+    pub(crate) namespaces: Result<(), String>,
+    /// Whether the seccomp filter is installed.
+    pub(crate) seccomp: bool,
+    /// Whether commands run as uid 0.
+    pub(crate) root: bool,
 }
 
 /// A restriction compiled once per session and applied cheaply to each command.
@@ -218,29 +274,161 @@ pub struct Sandbox {
     allow_network: bool,
     allow_unix_sockets: bool,
     gaps: Vec<String>,
+    /// `TMPDIR` for commands, when they get a private temp dir.
+    tmpdir: Option<PathBuf>,
+    /// The private temp dir, when commands see it at `/tmp`.
+    mounted_tmp: Option<PathBuf>,
+    /// Where this restriction lets commands write.
+    writes: Writes,
+    /// The no-write sibling; `None` on the no-write sandbox itself.
+    no_write: Option<Arc<Sandbox>>,
+    /// Each protection, applied or a gap.
+    protections: Vec<SandboxProtection>,
+    /// Keeps the private temp dir and the empty dir alive while a sandbox uses them.
+    _session: Option<Arc<SessionDir>>,
 }
 
 impl Sandbox {
     /// Compiles the mount namespace plan (probing once, in a throwaway child, that this
-    /// system allows it), the Landlock ruleset and the seccomp filter for `config`. Fails
-    /// when the kernel has no Landlock (the error says why) or refuses the ruleset; a
-    /// system without mount namespaces is a gap, not a failure.
+    /// system allows it), the Landlock ruleset and the seccomp filter for `config`, twice:
+    /// writable as configured, and no-write ([`Sandbox::no_write`]), so choosing between
+    /// them costs nothing per command. Fails when the kernel has no Landlock (the error
+    /// says why) or refuses the ruleset; a system without mount namespaces is a gap, not
+    /// a failure.
     pub fn prepare(config: &SandboxConfig) -> Result<Sandbox, SandboxError> {
-        let writable: Vec<PathBuf> = config
-            .writable
+        let canonical = |paths: &[PathBuf]| -> Vec<PathBuf> {
+            paths
+                .iter()
+                .map(|p| p.canonicalize().unwrap_or_else(|_| p.clone()))
+                .collect()
+        };
+        let mut writable = canonical(&config.writable);
+        let mut read_only = config.read_only.clone();
+        for dir in &config.create_read_only {
+            // Created empty so it can be covered by a read-only mount; one that cannot
+            // be created (or lies outside the writable paths) is skipped like a missing
+            // read-only directory.
+            let parent_ok = dir
+                .parent()
+                .and_then(|p| p.canonicalize().ok())
+                .is_some_and(|p| writable.iter().any(|w| p.starts_with(w)));
+            if parent_ok && !dir.exists() {
+                let _ = std::fs::create_dir(dir);
+            }
+            read_only.push(dir.clone());
+        }
+        // A hidden path that holds a writable one (a workspace inside `~/.docker`) would
+        // hide the workspace itself: it stays visible.
+        let hide: Vec<PathBuf> = config
+            .hide
             .iter()
-            .map(|p| p.canonicalize().unwrap_or_else(|_| p.clone()))
+            .filter_map(|p| p.canonicalize().ok())
+            .filter(|p| !writable.iter().any(|w| w.starts_with(p)))
             .collect();
-        let compiled = imp::prepare(&writable, config)?;
-        Ok(Sandbox {
-            prepared: Arc::new(compiled.prepared),
-            writable,
-            read_only: compiled.read_only,
-            protects_read_only: compiled.protects_read_only,
-            allow_network: config.allow_network,
-            allow_unix_sockets: config.allow_unix_sockets,
-            gaps: compiled.gaps,
-        })
+        let session = if config.private_tmp || !hide.is_empty() {
+            Some(Arc::new(SessionDir::create()?))
+        } else {
+            None
+        };
+        let private_tmp = session
+            .as_ref()
+            .filter(|_| config.private_tmp)
+            .map(|s| s.tmp());
+        // `/tmp` is only replaced when nothing the command must reach lies beneath it.
+        let tmp_root = Path::new("/tmp")
+            .canonicalize()
+            .unwrap_or_else(|_| PathBuf::from("/tmp"));
+        let under_tmp = writable
+            .iter()
+            .chain(read_only.iter())
+            .any(|p| p.starts_with(&tmp_root));
+        let mut gaps = Vec::new();
+        if let Some(tmp) = &private_tmp {
+            writable.push(tmp.clone());
+            if under_tmp {
+                gaps.push(format!(
+                    "/tmp is not private (the workspace lies beneath it): TMPDIR points to the \
+                     private {} and the rest of /tmp is read-only",
+                    tmp.display()
+                ));
+            }
+        }
+        let mounted_tmp = private_tmp.as_deref().filter(|_| !under_tmp);
+        let empty = session.as_ref().map(|s| s.empty());
+        let workspace = imp::prepare(
+            &Layout {
+                writes: Writes::Workspace,
+                writable: &writable,
+                read_only: &read_only,
+                hide: &hide,
+                empty: empty.as_deref(),
+                tmp: mounted_tmp,
+            },
+            config,
+        )?;
+        let no_write_writable: Vec<PathBuf> = private_tmp.iter().cloned().collect();
+        let no_write = imp::prepare(
+            &Layout {
+                writes: Writes::Nothing,
+                writable: &no_write_writable,
+                read_only: &[],
+                hide: &hide,
+                empty: empty.as_deref(),
+                tmp: mounted_tmp,
+            },
+            config,
+        )?;
+        let tmpdir = |compiled: &Compiled| {
+            private_tmp.as_ref().map(|tmp| {
+                if compiled.tmp_mounted {
+                    PathBuf::from("/tmp")
+                } else {
+                    tmp.clone()
+                }
+            })
+        };
+        // Configured read-only directories that do not exist: a command may create them.
+        let missing: Vec<String> = read_only
+            .iter()
+            .filter(|d| !d.exists())
+            .filter(|d| {
+                d.parent()
+                    .and_then(|p| p.canonicalize().ok())
+                    .is_some_and(|p| writable.iter().any(|w| p.starts_with(w)))
+            })
+            .map(|d| d.display().to_string())
+            .collect();
+        let build = |compiled: Compiled, writable: Vec<PathBuf>, no_write: Option<Arc<Sandbox>>| {
+            let mut all_gaps = gaps.clone();
+            all_gaps.extend(compiled.gaps.iter().cloned());
+            let protections = protections::of(&protections::Facts {
+                compiled: &compiled,
+                config,
+                missing: &missing,
+                tmp_under_workspace: under_tmp,
+            });
+            Sandbox {
+                protections,
+                mounted_tmp: private_tmp.clone().filter(|_| compiled.tmp_mounted),
+                tmpdir: tmpdir(&compiled),
+                prepared: Arc::new(compiled.prepared),
+                writable,
+                read_only: compiled.read_only,
+                protects_read_only: compiled.protects_read_only,
+                allow_network: config.allow_network,
+                allow_unix_sockets: config.allow_unix_sockets,
+                gaps: all_gaps,
+                writes: if no_write.is_some() {
+                    Writes::Workspace
+                } else {
+                    Writes::Nothing
+                },
+                no_write,
+                _session: session.clone(),
+            }
+        };
+        let no_write = Arc::new(build(no_write, no_write_writable, None));
+        Ok(build(workspace, writable, Some(no_write)))
     }
 
     /// What the running kernel offers.
@@ -250,12 +438,28 @@ impl Sandbox {
 
     /// Makes `cmd` restrict its child between fork and exec. If the kernel refuses the
     /// restriction there, the child does not start and `spawn` returns the error, so a
-    /// command that started ran restricted. The parent is never restricted.
+    /// command that started ran restricted. The parent is never restricted. Sets
+    /// `TMPDIR` when commands get a private temp dir.
     pub fn apply(&self, cmd: &mut tokio::process::Command) -> SandboxStatus {
         imp::install(&self.prepared, cmd);
+        if let Some(tmpdir) = &self.tmpdir {
+            cmd.env("TMPDIR", tmpdir);
+        }
         SandboxStatus::Applied {
             gaps: self.gaps.clone(),
         }
+    }
+
+    /// The sandbox of the same session in which nothing is writable but the private
+    /// temp dir and the devices (writes elsewhere fail with `EROFS`), for commands that
+    /// run without a person's approval; `None` on that sandbox itself.
+    pub fn no_write(&self) -> Option<&Arc<Sandbox>> {
+        self.no_write.as_ref()
+    }
+
+    /// Each protection of this sandbox, applied or a gap, for the session's state.
+    pub fn protections(&self) -> &[SandboxProtection] {
+        &self.protections
     }
 
     /// Whether sandboxed commands may use the network.
@@ -290,7 +494,13 @@ impl Sandbox {
     /// "the command failed and it was parsed to write X, which the sandbox does not
     /// permit" is evidence atto can trust.
     pub fn permits_write(&self, path: &Path, cwd: &Path) -> bool {
-        paths::permitted(path, cwd, &self.writable, &self.read_only)
+        // What the command sees at `/tmp` is the private temp dir.
+        let seen = paths::resolve(&cwd.join(path));
+        let path = match (&self.mounted_tmp, seen.strip_prefix("/tmp")) {
+            (Some(private), Ok(rest)) => private.join(rest),
+            _ => seen,
+        };
+        paths::permitted(&path, cwd, &self.writable, &self.read_only)
     }
 
     /// One line for a command's result, e.g.
@@ -299,14 +509,29 @@ impl Sandbox {
         let paths: Vec<String> = self
             .writable
             .iter()
-            .map(|p| p.display().to_string())
+            .map(|p| {
+                if self.mounted_tmp.as_ref() == Some(p) {
+                    "/tmp (private)".to_string()
+                } else {
+                    p.display().to_string()
+                }
+            })
             .collect();
         let net = match (self.allow_network, self.allow_unix_sockets) {
             (true, _) => "network allowed",
             (false, true) => "unix sockets allowed, network off",
             (false, false) => "unix sockets off, network off",
         };
-        let mut line = format!("writes limited to {}", paths.join(", "));
+        let mut line = match self.writes {
+            Writes::Workspace => format!("writes limited to {}", paths.join(", ")),
+            Writes::Nothing => match &self.tmpdir {
+                Some(tmp) => format!(
+                    "read-only: nothing writable but a private temp dir ({}) and the devices",
+                    tmp.display()
+                ),
+                None => "read-only: nothing writable but the devices".to_string(),
+            },
+        };
         if !self.read_only.is_empty() {
             let dirs: Vec<String> = self
                 .read_only

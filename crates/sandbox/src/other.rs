@@ -1,9 +1,8 @@
 //! Platforms without Landlock: the sandbox is never available, and says so.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::{Compiled, SandboxConfig, SandboxError, SandboxSupport};
+use crate::{Compiled, Layout, SandboxConfig, SandboxError, SandboxSupport};
 
 #[derive(Debug)]
 pub(crate) struct Prepared;
@@ -19,7 +18,7 @@ pub(crate) fn probe() -> SandboxSupport {
 }
 
 pub(crate) fn prepare(
-    _writable: &[PathBuf],
+    _layout: &Layout<'_>,
     _config: &SandboxConfig,
 ) -> Result<Compiled, SandboxError> {
     Err(SandboxError::Unsupported {

@@ -17,7 +17,7 @@ fn ctrl_c_cancels_the_turn_and_kills_the_command() {
                 tool_calls: vec![ScriptToolCall {
                     id: None,
                     name: "bash".into(),
-                    arguments: json!({"command": "echo $$ > pid.txt; sleep 30; touch after.txt"}),
+                    arguments: json!({"command": "echo started > pid.txt; sleep 30.4242; touch after.txt"}),
                     raw_arguments: None,
                 }],
                 ..Reply::default()
@@ -66,17 +66,18 @@ fn ctrl_c_cancels_the_turn_and_kills_the_command() {
     let result: serde_json::Value =
         serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).unwrap();
     assert_eq!(result["status"], "cancelled");
-    let shell = std::fs::read_to_string(&pid_file).unwrap();
-    // The shell is gone (or a zombie awaiting a reaper that is not us): `ps` shows no
-    // live process with that pid.
-    let state = std::process::Command::new("ps")
-        .args(["-o", "stat=", "-p", shell.trim()])
+    // The command is gone (or a zombie awaiting a reaper that is not us): `ps` shows no
+    // live process running its `sleep` (the sandboxed shell's own `$$` is a pid of its
+    // PID namespace, meaningless here).
+    let ps = std::process::Command::new("ps")
+        .args(["-eo", "stat=,args="])
         .output()
         .unwrap();
-    let state = String::from_utf8_lossy(&state.stdout);
-    assert!(
-        state.trim().is_empty() || state.starts_with('Z'),
-        "shell still running: {state}"
-    );
+    let ps = String::from_utf8_lossy(&ps.stdout);
+    let live: Vec<&str> = ps
+        .lines()
+        .filter(|l| l.contains("sleep 30.4242") && !l.trim_start().starts_with('Z'))
+        .collect();
+    assert!(live.is_empty(), "command still running: {live:?}");
     assert!(!env.repo().join("after.txt").exists());
 }

@@ -38,6 +38,7 @@ mod planner_parallel;
 mod planner_quality;
 mod policy;
 mod repo_trust;
+mod sandbox_secrets;
 mod sessions;
 mod subagents;
 mod swarm;

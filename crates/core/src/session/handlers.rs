@@ -68,10 +68,12 @@ impl Session {
             (Some(sandbox), _) => atto_protocol::SandboxState {
                 applied: true,
                 detail: sandbox.summary(),
+                protections: sandbox.protections().to_vec(),
             },
             (None, PermissionMode::Yolo) => atto_protocol::SandboxState {
                 applied: false,
                 detail: "yolo: commands run without the sandbox".to_owned(),
+                protections: Vec::new(),
             },
             (None, _) => atto_protocol::SandboxState {
                 applied: false,
@@ -80,6 +82,7 @@ impl Session {
                     .sandbox_off_reason
                     .clone()
                     .unwrap_or_else(|| "no OS sandbox on this system".to_owned()),
+                protections: Vec::new(),
             },
         }
     }

@@ -1,5 +1,5 @@
-//! Linux implementation: mount namespace plan, Landlock ruleset and seccomp filter built
-//! in the parent, all applied in the child by `child::restrict`.
+//! Linux implementation: namespace plan (PID, mounts, user), Landlock ruleset and seccomp
+//! filter built in the parent, all applied in the child by `child::restrict`.
 //!
 //! Owns the split between "prepare before fork" (may allocate, may fail with a message)
 //! and "apply after fork" (raw syscalls only), and the gaps: what this system cannot
@@ -11,20 +11,19 @@ mod ruleset;
 mod seccomp;
 
 use std::os::fd::OwnedFd;
-use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::{Compiled, SandboxConfig, SandboxError, SandboxSupport};
+use crate::{Compiled, Layout, SandboxConfig, SandboxError, SandboxSupport};
 
 /// Everything the child needs, ready before fork.
 #[derive(Debug)]
 pub(crate) struct Prepared {
-    /// The mount namespace making the read-only directories read-only; `None` when there
-    /// are none or the system does not allow it.
+    /// The namespaces: PID, mounts (read-only directories, private `/tmp`, hidden paths)
+    /// and the user namespace that locks them; `None` when the system does not allow them.
     mounts: Option<mounts::Plan>,
     /// Landlock ruleset, close-on-exec, kept open for the session.
     ruleset: OwnedFd,
-    /// Seccomp network filter; `None` when the network is allowed.
+    /// Seccomp filter (devices, and the network when it is off); `None` without seccomp.
     filter: Option<seccomp::Filter>,
 }
 
@@ -40,31 +39,41 @@ pub(crate) fn probe() -> SandboxSupport {
     }
 }
 
-/// Builds the namespace plan, ruleset and filter for `config`, with `writable` already
-/// canonical.
+/// Builds the namespace plan, ruleset and filter for one restriction.
 pub(crate) fn prepare(
-    writable: &[PathBuf],
+    layout: &Layout<'_>,
     config: &SandboxConfig,
 ) -> Result<Compiled, SandboxError> {
     let allow_network = config.allow_network;
     let abi = ruleset::kernel_abi().map_err(|reason| SandboxError::Unsupported { reason })?;
-    let ruleset = ruleset::build(writable, allow_network, abi)?;
+    let ruleset = ruleset::build(layout.writable, allow_network, abi)?;
     let seccomp_ok = seccomp::available();
-    let filter = if allow_network || !seccomp_ok {
-        None
+    let filter = if seccomp_ok {
+        let network = (!allow_network).then_some(config.allow_unix_sockets);
+        Some(seccomp::filter(network)?)
     } else {
-        Some(seccomp::network_filter(config.allow_unix_sockets)?)
+        None
     };
     let mut gaps = Vec::new();
-    let (plan, read_only, protects_read_only) =
-        match mounts::plan(&config.read_only, writable, config.mount_namespace) {
-            mounts::Outcome::Nothing => (None, Vec::new(), true),
-            mounts::Outcome::Protected { plan, dirs } => (Some(plan), dirs, true),
+    let mut namespaces = Ok(());
+    let (plan, read_only, protects_read_only, tmp_mounted) =
+        match mounts::plan(layout, config.mount_namespace) {
+            mounts::Outcome::Protected { plan, dirs } => {
+                let tmp = plan.mounts_tmp();
+                (Some(plan), dirs, true, tmp)
+            }
             mounts::Outcome::Unavailable { dirs, why } => {
-                gaps.push(mounts::gap(&dirs, &why));
-                (None, Vec::new(), false)
+                gaps.extend(mounts::gaps(layout, &dirs, &why));
+                namespaces = Err(why.to_string());
+                (None, Vec::new(), dirs.is_empty(), false)
             }
         };
+    if !seccomp_ok {
+        gaps.push(
+            "making device files is not refused by seccomp (unavailable); Landlock still limits where"
+                .to_string(),
+        );
+    }
     if abi < 3 {
         gaps.push(format!(
             "truncating files outside the writable paths is not blocked (Landlock ABI {abi} lacks truncate control)"
@@ -104,6 +113,10 @@ pub(crate) fn prepare(
         gaps,
         read_only,
         protects_read_only,
+        tmp_mounted,
+        namespaces,
+        seccomp: seccomp_ok,
+        root: mounts::effective_ids().0 == 0,
     })
 }
 

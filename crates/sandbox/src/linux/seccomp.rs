@@ -1,13 +1,15 @@
-//! The seccomp network filter: `socket()` fails with `EACCES` for every family but
-//! `AF_UNIX`, and for `AF_UNIX` too unless unix sockets are allowed; so does
-//! `io_uring_setup` (io_uring can create sockets without the `socket` syscall).
+//! The seccomp filter: `mknod` of a character or block device fails with `EACCES` (a
+//! command running as root could otherwise make `/dev/kmsg` or a disk in the workspace);
+//! with the network off, `socket()` fails too for every family but `AF_UNIX`, and for
+//! `AF_UNIX` too unless unix sockets are allowed; so does `io_uring_setup` (io_uring can
+//! create sockets without the `socket` syscall).
 //! `socketpair()` is never filtered: a connected pair reaches nothing outside the command,
 //! and pipes between processes (python's multiprocessing, shells) rely on it. Everything
 //! else is allowed.
 //!
 //! Compiled with seccompiler before fork; installed in the child by `child.rs`. A
 //! foreign-architecture syscall (e.g. 32-bit `int 0x80`) kills the process, as
-//! seccompiler's architecture check does. Not used when the network is allowed.
+//! seccompiler's architecture check does.
 
 use std::collections::BTreeMap;
 
@@ -58,30 +60,59 @@ pub(super) fn available() -> bool {
 /// of their own.
 const X32_SYSCALL_BIT: i64 = 0x4000_0000;
 
-/// The filter for a command without network; `allow_unix` keeps `socket(AF_UNIX, ..)`.
-pub(super) fn network_filter(allow_unix: bool) -> Result<Filter, SandboxError> {
+/// The filter for a command: `mknod` of character and block devices always fails; with
+/// `network` set (the network is off), so does `socket()`, but for `AF_UNIX` when
+/// `network` is `Some(true)` (unix sockets allowed).
+pub(super) fn filter(network: Option<bool>) -> Result<Filter, SandboxError> {
     let err = |e: seccompiler::BackendError| SandboxError::Seccomp(e.to_string());
     let arch = TargetArch::try_from(std::env::consts::ARCH)
         .map_err(|e| SandboxError::Seccomp(e.to_string()))?;
-    let af_unix = u64::try_from(libc::AF_UNIX).map_err(|e| SandboxError::Seccomp(e.to_string()))?;
-    // No rule at all matches every call: then every `socket()` fails.
-    let socket_rules = if allow_unix {
-        vec![
-            SeccompRule::new(vec![
-                SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, af_unix)
-                    .map_err(err)?,
-            ])
-            .map_err(err)?,
-        ]
-    } else {
-        Vec::new()
-    };
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    rules.insert(libc::SYS_socket, socket_rules.clone());
-    rules.insert(libc::SYS_io_uring_setup, Vec::new());
-    if arch == TargetArch::x86_64 {
-        rules.insert(libc::SYS_socket | X32_SYSCALL_BIT, socket_rules);
-        rules.insert(libc::SYS_io_uring_setup | X32_SYSCALL_BIT, Vec::new());
+    // Devices: a node for /dev/kmsg or a disk made in a writable directory would reach
+    // the kernel or the raw disk. Fifos and sockets stay allowed.
+    let device = |mode_arg: u8| -> Result<Vec<SeccompRule>, SandboxError> {
+        [libc::S_IFCHR, libc::S_IFBLK]
+            .into_iter()
+            .map(|kind| {
+                SeccompRule::new(vec![
+                    SeccompCondition::new(
+                        mode_arg,
+                        SeccompCmpArgLen::Dword,
+                        SeccompCmpOp::MaskedEq(u64::from(libc::S_IFMT)),
+                        u64::from(kind),
+                    )
+                    .map_err(err)?,
+                ])
+                .map_err(err)
+            })
+            .collect()
+    };
+    let mut add = |nr: i64, r: Vec<SeccompRule>| {
+        rules.insert(nr, r.clone());
+        if arch == TargetArch::x86_64 {
+            rules.insert(nr | X32_SYSCALL_BIT, r);
+        }
+    };
+    add(libc::SYS_mknodat, device(2)?);
+    #[cfg(target_arch = "x86_64")]
+    add(libc::SYS_mknod, device(1)?);
+    if let Some(allow_unix) = network {
+        let af_unix =
+            u64::try_from(libc::AF_UNIX).map_err(|e| SandboxError::Seccomp(e.to_string()))?;
+        // No rule at all matches every call: then every `socket()` fails.
+        let socket_rules = if allow_unix {
+            vec![
+                SeccompRule::new(vec![
+                    SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, af_unix)
+                        .map_err(err)?,
+                ])
+                .map_err(err)?,
+            ]
+        } else {
+            Vec::new()
+        };
+        add(libc::SYS_socket, socket_rules);
+        add(libc::SYS_io_uring_setup, Vec::new());
     }
     let filter = SeccompFilter::new(
         rules,

@@ -24,6 +24,17 @@ impl Dirs {
             outside: tempfile::tempdir().unwrap(),
         }
     }
+    /// Dirs beneath the build's temp dir rather than `/tmp`, for tests that look at what a
+    /// command sees at `/tmp` (a private `/tmp` is only mounted when no writable path lies
+    /// beneath it).
+    pub fn outside_tmp() -> Self {
+        let base = env!("CARGO_TARGET_TMPDIR");
+        Self {
+            ws: tempfile::tempdir_in(base).unwrap(),
+            tmp: tempfile::tempdir_in(base).unwrap(),
+            outside: tempfile::tempdir_in(base).unwrap(),
+        }
+    }
     pub fn ws(&self) -> PathBuf {
         self.ws.path().canonicalize().unwrap()
     }

@@ -1,0 +1,266 @@
+//! What every sandboxed command is kept from beyond writes, against the real kernel: it
+//! cannot make devices (even as root), cannot see atto or any other process outside its
+//! own, cannot read the hidden credential stores, gets a private `/tmp`, cannot create a
+//! protected directory that did not exist yet, and, in the no-write sandbox, cannot
+//! write anything but its private `/tmp` and the devices. Each check also runs
+//! unsandboxed, where the same action works, so these tests can fail.
+
+// Tests may unwrap: a panic is a failed test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::path::Path;
+
+use atto_sandbox::{MountNamespace, SandboxStatus};
+use common::{Dirs, run, sandbox};
+
+const HOW: [MountNamespace; 2] = [MountNamespace::Auto, MountNamespace::UserNamespace];
+
+#[tokio::test(flavor = "multi_thread")]
+async fn devices_cannot_be_made() {
+    for how in HOW {
+        let d = Dirs::new();
+        let mut config = d.config(false);
+        config.mount_namespace = how;
+        let Some(sb) = sandbox(&config) else {
+            return;
+        };
+        let ws = d.ws();
+        // /dev/kmsg (1, 11) and /dev/null (1, 3), and a block device.
+        for (name, attempt) in [
+            ("kmsg", "mknod kmsg c 1 11 && echo hello > kmsg"),
+            ("null", "mknod null c 1 3"),
+            ("blk", "mknod blk b 7 0"),
+        ] {
+            let ran = run(Some(&sb), &ws, attempt).await;
+            assert_ne!(ran.code, Some(0), "{how:?} {attempt}: {}", ran.output);
+            assert!(!ws.join(name).exists(), "{how:?} {attempt}");
+        }
+        // A fifo is no device: it still works.
+        let ran = run(Some(&sb), &ws, "mknod fifo p && echo made").await;
+        assert_eq!(ran.code, Some(0), "{how:?}: {}", ran.output);
+        if common::uid() == 0 {
+            let ran = run(None, &ws, "mknod null2 c 1 3").await;
+            assert_eq!(ran.code, Some(0), "unsandboxed: {}", ran.output);
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn processes_outside_are_invisible() {
+    for how in HOW {
+        let d = Dirs::new();
+        let mut config = d.config(false);
+        config.mount_namespace = how;
+        let Some(sb) = sandbox(&config) else {
+            return;
+        };
+        let ws = d.ws();
+        let me = std::process::id();
+        let script = format!(
+            "cat /proc/$PPID/environ && echo READ-PARENT; test -e /proc/{me}/status && echo SEES-ATTO; \
+             echo count=$(ls /proc | grep -c '^[0-9]')"
+        );
+        let ran = run(Some(&sb), &ws, &script).await;
+        assert!(
+            !ran.output.contains("READ-PARENT"),
+            "{how:?}: {}",
+            ran.output
+        );
+        assert!(!ran.output.contains("SEES-ATTO"), "{how:?}: {}", ran.output);
+        let count: u32 = ran
+            .output
+            .lines()
+            .find_map(|l| l.strip_prefix("count="))
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{how:?}: {}", ran.output));
+        assert!(
+            count <= 6,
+            "{how:?}: {count} processes visible: {}",
+            ran.output
+        );
+        let ran = run(None, &ws, &script).await;
+        assert!(
+            ran.output.contains("SEES-ATTO"),
+            "unsandboxed: {}",
+            ran.output
+        );
+        // The shell is not its namespace's pid 1, which ignores signals it has no handler
+        // for: a script that ends itself with `kill $$` still ends.
+        let ran = run(Some(&sb), &ws, "kill -TERM $$; echo survived").await;
+        assert!(!ran.output.contains("survived"), "{how:?}: {}", ran.output);
+        assert_eq!(ran.code, Some(128 + 15), "{how:?}: {}", ran.output);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn hidden_secrets_cannot_be_read() {
+    for how in HOW {
+        let d = Dirs::new();
+        let home = d.outside();
+        std::fs::create_dir_all(home.join(".ssh")).unwrap();
+        std::fs::write(home.join(".ssh/id_rsa"), "SECRET-KEY").unwrap();
+        std::fs::write(home.join(".netrc"), "SECRET-NETRC").unwrap();
+        std::fs::write(home.join("visible"), "VISIBLE").unwrap();
+        let mut config = d.config(false);
+        config.mount_namespace = how;
+        // The workspace itself cannot be hidden from the command working in it.
+        std::fs::write(d.ws().join("own"), "OWN").unwrap();
+        // A fifo named in `hide` holds nothing to hide: it must not cost the namespaces.
+        let fifo = std::process::Command::new("mkfifo")
+            .arg(home.join("agent.fifo"))
+            .status()
+            .unwrap();
+        assert!(fifo.success());
+        config.hide = vec![
+            home.join(".ssh"),
+            home.join(".netrc"),
+            home.join("missing"),
+            home.join("agent.fifo"),
+            d.ws(),
+        ];
+        let Some(sb) = sandbox(&config) else {
+            return;
+        };
+        let script = format!(
+            "cat own; cd '{}'; cat .ssh/id_rsa; cat .netrc; ls -A .ssh; cat visible",
+            home.display()
+        );
+        let ran = run(Some(&sb), &d.ws(), &script).await;
+        assert!(!ran.output.contains("SECRET"), "{how:?}: {}", ran.output);
+        assert!(ran.output.contains("VISIBLE"), "{how:?}: {}", ran.output);
+        assert!(ran.output.contains("OWN"), "{how:?}: {}", ran.output);
+        assert_eq!(
+            ran.status,
+            SandboxStatus::Applied { gaps: Vec::new() },
+            "{how:?}"
+        );
+        let ran = run(None, &d.ws(), &script).await;
+        assert!(
+            ran.output.contains("SECRET-KEY"),
+            "unsandboxed: {}",
+            ran.output
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn tmp_is_private() {
+    for how in HOW {
+        let d = Dirs::outside_tmp();
+        let mut config = d.config(false);
+        config.writable = vec![d.ws()];
+        config.private_tmp = true;
+        config.mount_namespace = how;
+        let Some(sb) = sandbox(&config) else {
+            return;
+        };
+        let name = format!("atto-private-{}-{how:?}", std::process::id());
+        let script = format!(
+            "set -e; echo x > /tmp/{name}; cat /tmp/{name}; f=$(mktemp); echo y > \"$f\"; \
+             echo tmpdir=$TMPDIR; ls -A /tmp | wc -l"
+        );
+        let ran = run(Some(&sb), &d.ws(), &script).await;
+        assert_eq!(ran.code, Some(0), "{how:?}: {}", ran.output);
+        assert!(
+            ran.output.contains("tmpdir=/tmp\n"),
+            "{how:?}: {}",
+            ran.output
+        );
+        assert!(
+            !Path::new("/tmp").join(&name).exists(),
+            "{how:?}: written to the shared /tmp"
+        );
+        assert_eq!(ran.status, SandboxStatus::Applied { gaps: Vec::new() });
+        // atto knows the command may write its /tmp, in both sandboxes, and says so.
+        assert!(sb.permits_write(Path::new("/tmp/x"), &d.ws()), "{how:?}");
+        let no_write = sb.no_write().unwrap();
+        assert!(
+            no_write.permits_write(Path::new("/tmp/x"), &d.ws()),
+            "{how:?}"
+        );
+        assert!(sb.summary().contains("/tmp (private)"), "{}", sb.summary());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_missing_protected_dir_cannot_be_created() {
+    for how in HOW {
+        let d = Dirs::new();
+        let ws = d.ws();
+        let mut config = d.config(false);
+        config.mount_namespace = how;
+        config.create_read_only = vec![ws.join(".atto"), ws.join(".attocode")];
+        let Some(sb) = sandbox(&config) else {
+            return;
+        };
+        for attempt in [
+            "mkdir -p .atto/x",
+            "echo x > .atto/config.toml",
+            "mkdir -p .attocode && echo x > .attocode/f",
+            "rmdir .atto && mkdir .atto && echo x > .atto/f",
+            "mv .atto .atto-old && mkdir .atto && echo x > .atto/f",
+        ] {
+            let ran = run(Some(&sb), &ws, attempt).await;
+            assert_ne!(ran.code, Some(0), "{how:?} {attempt}: {}", ran.output);
+        }
+        assert!(!ws.join(".atto/x").exists());
+        assert!(!ws.join(".atto/config.toml").exists());
+        assert!(!ws.join(".atto/f").exists());
+        assert!(!ws.join(".attocode/f").exists());
+        assert!(!sb.permits_write(Path::new(".atto/config.toml"), &ws));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_no_write_sandbox_writes_nothing() {
+    for how in HOW {
+        let d = Dirs::outside_tmp();
+        let ws = d.ws();
+        std::fs::write(ws.join("existing"), "keep").unwrap();
+        let mut config = d.config(false);
+        config.writable = vec![ws.clone()];
+        config.private_tmp = true;
+        config.mount_namespace = how;
+        let Some(sb) = sandbox(&config) else {
+            return;
+        };
+        let no_write = &**sb.no_write().unwrap();
+        for attempt in [
+            "echo x > new",
+            "echo x >> existing",
+            "rm existing",
+            "mkdir d",
+            "touch existing",
+        ] {
+            let ran = run(Some(no_write), &ws, attempt).await;
+            assert_ne!(ran.code, Some(0), "{how:?} {attempt}: {}", ran.output);
+            assert!(
+                ran.output.contains("Read-only file system"),
+                "{how:?} {attempt}: {}",
+                ran.output
+            );
+        }
+        assert!(!ws.join("new").exists());
+        assert_eq!(
+            std::fs::read_to_string(ws.join("existing")).unwrap(),
+            "keep"
+        );
+        // Its private /tmp and the devices stay writable; reads work.
+        let ran = run(
+            Some(no_write),
+            &ws,
+            "set -e; echo t > /tmp/t; cat /tmp/t; echo x > /dev/null; cat existing",
+        )
+        .await;
+        assert_eq!(ran.code, Some(0), "{how:?}: {}", ran.output);
+        assert!(ran.output.contains("keep"), "{how:?}: {}", ran.output);
+        assert!(!no_write.permits_write(Path::new("new"), &ws));
+        // The workspace sandbox of the same session still writes the workspace.
+        let ran = run(Some(&sb), &ws, "echo x > new").await;
+        assert_eq!(ran.code, Some(0), "{how:?}: {}", ran.output);
+        assert!(sb.permits_write(Path::new("new"), &ws));
+        std::fs::remove_file(ws.join("new")).unwrap();
+    }
+}
