@@ -3,8 +3,9 @@
 //! plan mode, runs where nothing is writable, so a misjudged one fails with "Read-only
 //! file system"; a command a mode or a person let run keeps the workspace writable.
 //!
-//! The misjudged command is real: `git stash list` reads as listing, but takes `git log`'s
-//! `--output`, which writes a file.
+//! The command is one the classifier rightly calls SAFE and that still writes: `git status`
+//! in a repository whose own config names an fsmonitor hook, which git runs. What a
+//! repository's config makes git do is the sandbox's to contain, not the parser's.
 
 // Tests assert by unwrapping; a panic is the failure report.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -23,9 +24,9 @@ mod common;
 
 use common::{Fixture, call, calls, fixture, text, turn_events};
 
-const LEAK: &str = "git stash list --output=leak.txt";
+const LEAK: &str = "git status --short";
 
-/// A repository with one stash, so `git stash list` has something to list.
+/// A repository whose config runs `.git/fsmon` (it writes `leak.txt`) on `git status`.
 fn repository(ws: &Path) {
     let git = |args: &[&str]| {
         let ok = std::process::Command::new("git")
@@ -40,8 +41,10 @@ fn repository(ws: &Path) {
     git(&["init", "-q"]);
     git(&["commit", "-q", "--allow-empty", "-m", "init"]);
     std::fs::write(ws.join("f"), "a").unwrap();
-    git(&["add", "f"]);
-    git(&["stash", "-q"]);
+    let hook = ws.join(".git/fsmon");
+    std::fs::write(&hook, "#!/bin/sh\necho leaked > leak.txt\n").unwrap();
+    std::fs::set_permissions(&hook, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    git(&["config", "core.fsmonitor", ".git/fsmon"]);
 }
 
 /// Runs one turn whose model calls `bash` with `command`, in `mode` and `permission`,

@@ -204,8 +204,12 @@ fn subcommand(sub: &str, rest: &[Word]) -> Judge {
             [] | ["-v"] | ["--verbose"] | ["get-url", ..] => safe("git remote only lists remotes"),
             _ => warn("git remote changes remotes or contacts the network"),
         },
+        // `stash list` takes log options and `stash show` diff options, `--output=FILE`
+        // among them: judged like `git log` on what follows.
         "stash" => match r.first() {
-            Some(&("list" | "show")) => safe("git stash list/show only reads"),
+            Some(&(action @ ("list" | "show"))) => {
+                differ(&format!("stash {action}"), &r[1..], &rest[1..])
+            }
             _ => warn("git stash changes the working tree"),
         },
         "config" => config(&r),
