@@ -207,7 +207,7 @@ fn subcommand(sub: &str, rest: &[Word]) -> Judge {
         // `stash list` takes log options and `stash show` diff options, `--output=FILE`
         // among them: judged like `git log` on what follows.
         "stash" => match r.first() {
-            Some(&(action @ ("list" | "show"))) => {
+            Some(&action @ ("list" | "show")) => {
                 differ(&format!("stash {action}"), &r[1..], &rest[1..])
             }
             _ => warn("git stash changes the working tree"),
