@@ -32,6 +32,8 @@
 //! Each snapshot records which way it looked (`Snapshot::scan`).
 
 mod apply;
+mod beneath;
+mod check;
 mod daemon;
 mod error;
 mod fingerprint;

@@ -181,7 +181,7 @@ impl Checkpoints {
 
     /// Records `base` as the newest snapshot unless the newest already holds it in this turn
     /// and session.
-    fn record_base(
+    pub(crate) fn record_base(
         &self,
         state: &mut State,
         label: &SnapshotLabel,
@@ -217,7 +217,7 @@ impl Checkpoints {
 
     /// The walk's path: reads every file's metadata (re-arming the watcher), then the
     /// fingerprint decides whether git must look. `scan` goes into a recorded snapshot.
-    fn record_walked(
+    pub(crate) fn record_walked(
         &self,
         state: &mut State,
         label: &SnapshotLabel,

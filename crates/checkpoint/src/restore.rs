@@ -1,5 +1,7 @@
 //! Restoring a snapshot, all or nothing: take a safety snapshot, diff its tree against the
-//! target's (entries with their modes, paths as bytes), delete what the target lacks and
+//! target's (entries with their modes, paths as bytes), check every file about to be
+//! overwritten or deleted against the disk and correct the safety snapshot where a watcher
+//! missed an edit (see `check`), delete what the target lacks and
 //! write what differs (see `apply`), then create the empty directories the target records
 //! and remove the empty ones it does not. When a step fails, every path already changed is put
 //! back as the safety snapshot holds it, and the error says exactly what failed and, should
@@ -11,6 +13,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::apply::Writer;
+use crate::beneath::Beneath;
 use crate::error::CheckpointError;
 use crate::git::path_of;
 use crate::plan::{self, Change};
@@ -96,17 +99,17 @@ impl Checkpoints {
         if same || only.is_some_and(<[_]>::is_empty) {
             return Ok(report);
         }
-        let mut plan = if safety.tree == target.tree {
-            Vec::new()
-        } else {
-            plan::diff(&self.git, &safety.tree, &target.tree)?
-        };
-        if let Some(only) = only {
-            plan.retain(|c| {
-                let path = path_of(&c.path);
-                only.iter().any(|o| path.starts_with(o))
-            });
+        let ws =
+            Beneath::open(&self.workspace).map_err(|e| CheckpointError::io(&self.workspace, e))?;
+        let mut plan = self.plan(safety, target, only)?;
+        // The safety snapshot came from what a watcher reported: what is about to be
+        // overwritten or deleted is checked against the disk first (see `check`).
+        let corrected = self.save_unseen(state, &ws, safety, &plan)?;
+        if let Some(corrected) = &corrected {
+            report.safety_snapshot = corrected.id;
+            plan = self.plan(corrected, target, only)?;
         }
+        let safety = corrected.as_ref().unwrap_or(safety);
         // From here on files change: no fingerprint stands for the newest snapshot any more.
         state.forget_fingerprint();
         // Deletions first, deepest first: a file may give way to a directory of the same
@@ -122,7 +125,7 @@ impl Checkpoints {
             .collect();
         let contents = plan::contents(&self.git, &oids)?;
         let writer = Writer {
-            workspace: &self.workspace,
+            ws: &ws,
             contents: &contents,
         };
         let mut done: Vec<&Change> = Vec::new();
@@ -130,14 +133,14 @@ impl Checkpoints {
             let path = path_of(&step.path);
             // Everything not ignored is in the safety snapshot, so something standing where
             // the target creates a path is ignored (or in a nested repository): leave it.
-            if step.from.is_none() && self.workspace.join(&path).symlink_metadata().is_ok() {
+            if step.from.is_none() && ws.lstat(&path).is_ok() {
                 report.kept.push(display(&path));
                 continue;
             }
             // A failed step changed nothing at its path (writes land by rename, removals
             // are single calls), so only the steps before it are put back.
             if let Err(reason) = writer.put(&step.path, step.from.as_ref(), step.to.as_ref()) {
-                return Err(self.roll_back(target.id, safety.id, &done, (path, reason)));
+                return Err(self.roll_back(&ws, target.id, safety.id, &done, (path, reason)));
             }
             done.push(step);
             match step.to {
@@ -151,11 +154,33 @@ impl Checkpoints {
             for dir in made.iter().rev() {
                 let _ = std::fs::remove_dir(dir);
             }
-            return Err(self.roll_back(target.id, safety.id, &done, failed));
+            return Err(self.roll_back(&ws, target.id, safety.id, &done, failed));
         }
         report.restored.sort();
         report.deleted.sort();
         Ok(report)
+    }
+
+    /// The changes that make the workspace, as `safety` holds it, match `target`; with `only`,
+    /// just those below the paths named.
+    fn plan(
+        &self,
+        safety: &Entry,
+        target: &Entry,
+        only: Option<&[&Path]>,
+    ) -> Result<Vec<Change>, CheckpointError> {
+        let mut plan = if safety.tree == target.tree {
+            Vec::new()
+        } else {
+            plan::diff(&self.git, &safety.tree, &target.tree)?
+        };
+        if let Some(only) = only {
+            plan.retain(|c| {
+                let path = path_of(&c.path);
+                only.iter().any(|o| path.starts_with(o))
+            });
+        }
+        Ok(plan)
     }
 
     /// After the files: creates the directories the target records as empty that are
@@ -223,6 +248,7 @@ impl Checkpoints {
     /// and describes what happened.
     fn roll_back(
         &self,
+        ws: &Beneath,
         target: u32,
         safety: u32,
         done: &[&Change],
@@ -236,7 +262,7 @@ impl Checkpoints {
         match plan::contents(&self.git, &oids) {
             Ok(contents) => {
                 let writer = Writer {
-                    workspace: &self.workspace,
+                    ws,
                     contents: &contents,
                 };
                 for step in done.iter().rev() {
