@@ -217,6 +217,12 @@ impl Parent<'_> {
         Ok(())
     }
 
+    /// Creates a directory at the name (mode 777 before the umask, as git does).
+    pub(crate) fn create_dir(&self) -> io::Result<()> {
+        rustix::fs::mkdirat(&self.dir, self.name, Mode::from_raw_mode(0o777))?;
+        Ok(())
+    }
+
     /// Sets the owner's, group's and others' executable bits of the regular file at the name
     /// wherever they can read it, or clears them all.
     pub(crate) fn set_executable(&self, executable: bool) -> io::Result<()> {
@@ -334,6 +340,10 @@ impl Parent<'_> {
 
     pub(crate) fn remove_dir(&self) -> io::Result<()> {
         std::fs::remove_dir(self.dir.join(self.name))
+    }
+
+    pub(crate) fn create_dir(&self) -> io::Result<()> {
+        std::fs::create_dir(self.dir.join(self.name))
     }
 
     pub(crate) fn set_executable(&self, _executable: bool) -> io::Result<()> {

@@ -13,7 +13,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::apply::Writer;
-use crate::beneath::Beneath;
+use crate::beneath::{Beneath, Missing, Type};
 use crate::error::CheckpointError;
 use crate::git::path_of;
 use crate::plan::{self, Change};
@@ -150,9 +150,9 @@ impl Checkpoints {
             report.changed.push(path);
         }
         let mut made = Vec::new();
-        if let Err(failed) = self.apply_dirs(safety, target, only, &mut report, &mut made) {
+        if let Err(failed) = apply_dirs(&ws, safety, target, only, &mut report, &mut made) {
             for dir in made.iter().rev() {
-                let _ = std::fs::remove_dir(dir);
+                let _ = ws.parent(dir, Missing::Fail).and_then(|p| p.remove_dir());
             }
             return Err(self.roll_back(&ws, target.id, safety.id, &done, failed));
         }
@@ -181,67 +181,6 @@ impl Checkpoints {
             });
         }
         Ok(plan)
-    }
-
-    /// After the files: creates the directories the target records as empty that are
-    /// missing (each one created listed in `made`, parents first), then removes those the
-    /// workspace held empty that the target does not record, where they are still empty.
-    fn apply_dirs(
-        &self,
-        safety: &Entry,
-        target: &Entry,
-        only: Option<&[&Path]>,
-        report: &mut RestoreReport,
-        made: &mut Vec<PathBuf>,
-    ) -> Result<(), (PathBuf, String)> {
-        let wanted =
-            |d: &&Vec<u8>| only.is_none_or(|o| o.iter().any(|p| path_of(d).starts_with(p)));
-        for dir in target.empty_dirs.iter().filter(wanted) {
-            let rel = path_of(dir);
-            let full = self.workspace.join(&rel);
-            match full.symlink_metadata() {
-                Ok(m) if m.is_dir() => continue,
-                Ok(_) => {
-                    report.kept.push(display(&rel));
-                    continue;
-                }
-                Err(_) => {}
-            }
-            let mut missing = vec![full.clone()];
-            let mut up = full.parent();
-            while let Some(d) = up.filter(|d| *d != self.workspace && !d.exists()) {
-                missing.push(d.to_path_buf());
-                up = d.parent();
-            }
-            if let Some(above) = up.filter(|d| *d != self.workspace)
-                && above.symlink_metadata().is_ok_and(|m| !m.is_dir())
-            {
-                let why = format!(
-                    "{} is not a directory; nothing is created below it",
-                    above.display()
-                );
-                return Err((rel, why));
-            }
-            for d in missing.into_iter().rev() {
-                std::fs::create_dir(&d).map_err(|e| (rel.clone(), e.to_string()))?;
-                made.push(d);
-            }
-            report.restored.push(display(&rel));
-            report.changed.push(rel);
-        }
-        // Deepest first, so a parent can go once its children have.
-        for dir in safety.empty_dirs.iter().filter(wanted).rev() {
-            if target.empty_dirs.contains(dir) {
-                continue;
-            }
-            let rel = path_of(dir);
-            // Still holding ignored files, or files the target put there: it stays.
-            if std::fs::remove_dir(self.workspace.join(&rel)).is_ok() {
-                report.deleted.push(display(&rel));
-                report.changed.push(rel);
-            }
-        }
-        Ok(())
     }
 
     /// Puts every path in `done` back as the safety snapshot holds it, newest change first,
@@ -283,6 +222,76 @@ impl Checkpoints {
         }
         CheckpointError::restore_failed(target, safety, failed, done.len(), not_put_back)
     }
+}
+
+/// After the files: creates the directories the target records as empty that are missing
+/// (each one created listed in `made`, workspace-relative, parents first), then removes those
+/// the workspace held empty that the target does not record, where they are still empty. All
+/// through the workspace's handle: nothing is created or removed through a symbolic link.
+fn apply_dirs(
+    ws: &Beneath,
+    safety: &Entry,
+    target: &Entry,
+    only: Option<&[&Path]>,
+    report: &mut RestoreReport,
+    made: &mut Vec<PathBuf>,
+) -> Result<(), (PathBuf, String)> {
+    let wanted = |d: &&Vec<u8>| only.is_none_or(|o| o.iter().any(|p| path_of(d).starts_with(p)));
+    for dir in target.empty_dirs.iter().filter(wanted) {
+        let rel = path_of(dir);
+        match ws.lstat(&rel) {
+            Ok(Type::Dir) => continue,
+            Ok(_) => {
+                report.kept.push(display(&rel));
+                continue;
+            }
+            Err(_) => {}
+        }
+        // Parents first: each directory on the way that is missing is created, one that is
+        // not a directory (a file, a symbolic link) stops the restore.
+        let mut on_the_way: Vec<&Path> = rel
+            .ancestors()
+            .filter(|a| !a.as_os_str().is_empty())
+            .collect();
+        on_the_way.reverse();
+        for d in on_the_way {
+            let fail = |why: String| (rel.clone(), why);
+            let parent = ws
+                .parent(d, Missing::Fail)
+                .map_err(|e| fail(e.to_string()))?;
+            match parent.stat() {
+                Ok(Type::Dir) => continue,
+                Ok(_) => {
+                    return Err(fail(format!(
+                        "{} is not a directory; nothing is created below it",
+                        d.display()
+                    )));
+                }
+                Err(_) => {}
+            }
+            parent.create_dir().map_err(|e| fail(e.to_string()))?;
+            made.push(d.to_path_buf());
+        }
+        report.restored.push(display(&rel));
+        report.changed.push(rel);
+    }
+    // Deepest first, so a parent can go once its children have.
+    for dir in safety.empty_dirs.iter().filter(wanted).rev() {
+        if target.empty_dirs.contains(dir) {
+            continue;
+        }
+        let rel = path_of(dir);
+        // Still holding ignored files, or files the target put there: it stays.
+        if ws
+            .parent(&rel, Missing::Fail)
+            .and_then(|p| p.remove_dir())
+            .is_ok()
+        {
+            report.deleted.push(display(&rel));
+            report.changed.push(rel);
+        }
+    }
+    Ok(())
 }
 
 /// A path for the report's display lists.
