@@ -124,6 +124,14 @@ impl Checkpoints {
             .filter_map(|c| c.to.as_ref().map(|b| b.oid.as_str()))
             .collect();
         let contents = plan::contents(&self.git, &oids)?;
+        // Everything is read before the first write: a snapshot whose objects are gone
+        // changes nothing.
+        if let Some(Err(why)) = contents.values().find(|c| c.is_err()) {
+            return Err(CheckpointError::Unrestorable {
+                id: target.id,
+                why: why.clone(),
+            });
+        }
         let writer = Writer {
             ws: &ws,
             contents: &contents,
@@ -172,7 +180,15 @@ impl Checkpoints {
         let mut plan = if safety.tree == target.tree {
             Vec::new()
         } else {
-            plan::diff(&self.git, &safety.tree, &target.tree)?
+            // The safety snapshot was just recorded whole: what `diff-tree` cannot read is
+            // the target's (trees borrowed from a user's repository that went).
+            plan::diff(&self.git, &safety.tree, &target.tree).map_err(|e| match e {
+                CheckpointError::GitFailed { stderr, .. } => CheckpointError::Unrestorable {
+                    id: target.id,
+                    why: format!("its trees are missing from the side repository ({stderr})"),
+                },
+                e => e,
+            })?
         };
         if let Some(only) = only {
             plan.retain(|c| {
