@@ -175,3 +175,30 @@ fn only_one_process_collects_at_a_time() {
     drop(lock);
     assert!(cp.collect().unwrap().is_some());
 }
+
+#[test]
+fn a_handle_collects_in_the_background_every_so_many_snapshots() {
+    let f = fixture();
+    let cp = f.open(Limits {
+        collect_every: 2,
+        ..Limits::default()
+    });
+    let packs = || {
+        fs::read_dir(cp.side_repo().join("objects/pack"))
+            .map(|d| d.filter_map(Result::ok).count())
+            .unwrap_or(0)
+    };
+    cp.snapshot(&label(1)).unwrap();
+    assert_eq!(packs(), 0, "nothing collected after one snapshot");
+    fs::write(f.ws.join("src/f1.txt"), "changed\n").unwrap();
+    cp.snapshot(&label(2)).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !cp.side_repo().join("atto-collected").exists() {
+        assert!(std::time::Instant::now() < deadline, "no collection ran");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(
+        packs() > 0,
+        "the second snapshot's collection packed the objects"
+    );
+}
