@@ -1,20 +1,23 @@
-//! Changing the workspace for a restore, one path at a time, without git: a file or symbolic
-//! link is written to a temporary sibling and renamed over the path (so a symbolic link
-//! standing there is replaced, never followed), an executable bit is set from the entry's
-//! mode, and nothing is ever written through a parent that is a symbolic link. Each step
-//! reports its own failure, so a restore knows exactly which paths it changed. What to do,
-//! and in which order, is decided in `restore`.
+//! Changing the workspace for a restore, one path at a time, without git and through one
+//! handle on the workspace (see `beneath`): every directory on the way is opened without
+//! following a symbolic link, so a link swapped into a parent makes the step fail instead of
+//! writing outside. A file or symbolic link is written to a temporary sibling and renamed over
+//! the path (so a symbolic link standing there is replaced, never followed), and an executable
+//! bit is set from the entry's mode. Each step reports its own failure, so a restore knows
+//! exactly which paths it changed. What to do, and in which order, is decided in `restore`.
 
 use std::collections::HashMap;
+use std::ffi::OsString;
 use std::io::Write;
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
 
+use crate::beneath::{Beneath, Missing, Parent, Type};
 use crate::git::path_of;
 use crate::plan::{Blob, Kind};
 
 /// Writes entries into one workspace, with object contents read beforehand.
 pub(crate) struct Writer<'a> {
-    pub(crate) workspace: &'a Path,
+    pub(crate) ws: &'a Beneath,
     pub(crate) contents: &'a HashMap<String, Result<Vec<u8>, String>>,
 }
 
@@ -28,137 +31,98 @@ impl Writer<'_> {
         to: Option<&Blob>,
     ) -> Result<(), String> {
         let rel = path_of(path);
-        let full = self.workspace.join(&rel);
-        self.no_link_above(&rel)?;
         let Some(to) = to else {
-            return self.remove(&full);
+            return self.remove(&rel);
         };
         if let Some(from) = from
             && from.oid == to.oid
             && from.kind != Kind::Symlink
             && to.kind != Kind::Symlink
-            && full.symlink_metadata().is_ok_and(|m| m.is_file())
+            && matches!(self.ws.lstat(&rel), Ok(Type::File { .. }))
         {
-            return set_executable(&full, to.kind == Kind::Executable);
+            let parent = self.ws.parent(&rel, Missing::Fail).map_err(text)?;
+            return parent
+                .set_executable(to.kind == Kind::Executable)
+                .map_err(text);
         }
         let content = match self.contents.get(&to.oid) {
             Some(Ok(content)) => content,
             Some(Err(reason)) => return Err(reason.clone()),
             None => return Err(format!("object {} was not read", to.oid)),
         };
-        let parent = full.parent().unwrap_or(self.workspace);
-        std::fs::create_dir_all(parent)
-            .map_err(|e| format!("cannot create directory {}: {e}", parent.display()))?;
-        if full.symlink_metadata().is_ok_and(|m| m.is_dir()) {
+        let parent = self
+            .ws
+            .parent(&rel, Missing::Create)
+            .map_err(|e| format!("cannot reach the directory of {}: {e}", rel.display()))?;
+        if parent.stat().is_ok_and(|t| t == Type::Dir) {
             // A directory holding nothing a snapshot records (only ignored files) stays.
-            std::fs::remove_dir(&full).map_err(|e| {
+            parent.remove_dir().map_err(|e| {
                 format!("a directory stands there and cannot be removed ({e}); it may hold ignored files")
             })?;
         }
-        let tmp = parent.join(format!(
+        let tmp = OsString::from(format!(
             ".atto-restore-{}-{:08x}",
             std::process::id(),
             fastrand::u32(..)
         ));
         let written =
-            write_entry(&tmp, to.kind, content).and_then(|()| std::fs::rename(&tmp, &full));
+            write_entry(&parent, &tmp, to.kind, content).and_then(|()| parent.rename_over(&tmp));
         written.map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
+            let _ = parent.remove_file(&tmp);
             e.to_string()
         })
     }
 
-    /// Removes the file or link at `full`, then the directories that leaves empty.
-    fn remove(&self, full: &Path) -> Result<(), String> {
-        match full.symlink_metadata() {
+    /// Removes the file or link at `rel`, then the directories that leaves empty.
+    fn remove(&self, rel: &Path) -> Result<(), String> {
+        let parent = match self.ws.parent(rel, Missing::Fail) {
+            Ok(parent) => parent,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-            Ok(m) if m.is_dir() => {
+            Err(e) => return Err(e.to_string()),
+        };
+        match parent.stat() {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Ok(Type::Dir) => {
                 return Err("a directory stands where the checkpoint has no file".into());
             }
             _ => {}
         }
-        std::fs::remove_file(full).map_err(|e| e.to_string())?;
-        let mut dir = full.parent();
-        while let Some(d) = dir {
-            if d == self.workspace
-                || !d.starts_with(self.workspace)
-                || std::fs::remove_dir(d).is_err()
-            {
+        parent.remove_file(parent.name).map_err(text)?;
+        for dir in rel.ancestors().skip(1) {
+            if dir.as_os_str().is_empty() {
                 break;
             }
-            dir = d.parent();
-        }
-        Ok(())
-    }
-
-    /// Fails when a directory on the way to `rel` is a symbolic link: writing there would
-    /// change files outside the path (possibly outside the workspace).
-    fn no_link_above(&self, rel: &Path) -> Result<(), String> {
-        let mut at = PathBuf::from(self.workspace);
-        let parts: Vec<Component<'_>> = rel.components().collect();
-        for part in parts.iter().take(parts.len().saturating_sub(1)) {
-            at.push(part);
-            match at.symlink_metadata() {
-                Ok(m) if m.file_type().is_symlink() => {
-                    return Err(format!(
-                        "{} is a symbolic link; nothing is written through it",
-                        at.display()
-                    ));
-                }
-                Ok(_) => {}
-                Err(_) => return Ok(()),
+            let removed = self
+                .ws
+                .parent(dir, Missing::Fail)
+                .and_then(|p| p.remove_dir());
+            if removed.is_err() {
+                break;
             }
         }
         Ok(())
     }
 }
 
-#[cfg(unix)]
-fn write_entry(tmp: &Path, kind: Kind, content: &[u8]) -> std::io::Result<()> {
-    use std::os::unix::fs::OpenOptionsExt;
+fn text(e: std::io::Error) -> String {
+    e.to_string()
+}
+
+/// Creates `tmp` in `parent` holding the entry: a symbolic link, or a file whose mode is as
+/// git checks files out (the umask decides the rest).
+fn write_entry(
+    parent: &Parent<'_>,
+    tmp: &std::ffi::OsStr,
+    kind: Kind,
+    content: &[u8],
+) -> std::io::Result<()> {
     if kind == Kind::Symlink {
-        return std::os::unix::fs::symlink(path_of(content), tmp);
+        return parent.symlink(content, tmp);
     }
-    // As git checks files out: the umask decides the rest of the mode.
     let mode = if kind == Kind::Executable {
         0o777
     } else {
         0o666
     };
-    let mut file = std::fs::File::options()
-        .write(true)
-        .create_new(true)
-        .mode(mode)
-        .open(tmp)?;
-    file.write_all(content)
-}
-
-/// Without symbolic links or modes: a link is written as a file holding its target, as git
-/// does with `core.symlinks=false`.
-#[cfg(not(unix))]
-fn write_entry(tmp: &Path, _kind: Kind, content: &[u8]) -> std::io::Result<()> {
-    let mut file = std::fs::File::options()
-        .write(true)
-        .create_new(true)
-        .open(tmp)?;
-    file.write_all(content)
-}
-
-#[cfg(unix)]
-fn set_executable(full: &Path, executable: bool) -> Result<(), String> {
-    use std::os::unix::fs::PermissionsExt;
-    let mut perms = full.metadata().map_err(|e| e.to_string())?.permissions();
-    let mode = perms.mode();
-    // Executable wherever readable, as git's 755 under the user's umask.
-    perms.set_mode(if executable {
-        mode | ((mode & 0o444) >> 2)
-    } else {
-        mode & !0o111
-    });
-    std::fs::set_permissions(full, perms).map_err(|e| e.to_string())
-}
-
-#[cfg(not(unix))]
-fn set_executable(_full: &Path, _executable: bool) -> Result<(), String> {
-    Ok(())
+    parent.create_new(tmp, mode)?.write_all(content)
 }

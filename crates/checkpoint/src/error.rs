@@ -45,6 +45,19 @@ pub enum CheckpointError {
         /// The turn that was asked for.
         turn: u32,
     },
+    /// A snapshot's content is gone from the side repository (it borrowed objects from the
+    /// user's repository, which was rewritten or deleted before they were copied in).
+    #[error(
+        "checkpoint {id} can no longer be restored: {why}; no file was changed — pick a later \
+         checkpoint (/restore list), and let `atto checkpoints gc` copy in what newer ones \
+         borrow before the repository changes again"
+    )]
+    Unrestorable {
+        /// The checkpoint asked for.
+        id: u32,
+        /// What is missing.
+        why: String,
+    },
     /// A file or directory of the workspace or the data dir could not be read or written.
     #[error("checkpoint I/O on {path}: {source}")]
     Io {

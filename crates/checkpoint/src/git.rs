@@ -132,6 +132,15 @@ impl Git {
         }
     }
 
+    /// Removes the private index and the published one, so the next `git add` builds one
+    /// from scratch, from the workspace alone (never seeded from the user's index again in
+    /// this process).
+    pub(crate) fn drop_index(&self) {
+        self.index.seeded.store(true, Ordering::Relaxed);
+        let _ = std::fs::remove_file(&self.index.path);
+        let _ = std::fs::remove_file(&self.index.shared);
+    }
+
     /// Publishes the private index as the seed for handles opened later. Best effort, as
     /// [`Git::seed_index`].
     pub(crate) fn publish_index(&self) {

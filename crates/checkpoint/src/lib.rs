@@ -13,7 +13,7 @@
 //! `refs/atto/checkpoints/<id>`, its message holding turn, tool, session, time and note.
 //! Any number of atto processes may snapshot one workspace at once (see `record` and `git`).
 //! Parentless commits plus one ref each make pruning a ref deletion: no history
-//! rewrite, and [`Checkpoints::gc`] can reclaim what pruned snapshots held.
+//! rewrite, and [`Checkpoints::collect`] can reclaim what pruned snapshots held (see `collect`).
 //!
 //! Cost. Snapshots run before every mutating tool call, so each git process counts, and so
 //! does every walk of a large workspace. The side repository is created without git and, in
@@ -32,6 +32,9 @@
 //! Each snapshot records which way it looked (`Snapshot::scan`).
 
 mod apply;
+mod beneath;
+mod check;
+mod collect;
 mod daemon;
 mod error;
 mod fingerprint;
@@ -54,6 +57,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+pub use collect::Collected;
 pub use daemon::{WatchOptions, WatchStop, run_watch_daemon};
 pub use error::CheckpointError;
 use git::{Git, path_of, split_nul_bytes};
@@ -66,8 +70,14 @@ use record::State;
 pub struct Limits {
     /// How many snapshots to keep; older ones are pruned.
     pub max_snapshots: usize,
-    /// Snapshots older than this are pruned (the newest one is always kept).
-    pub max_age_days: u32,
+    /// Snapshots older than this many days are pruned (the newest one is always kept).
+    pub keep_days: u32,
+    /// Above this many bytes of side repository, a collection drops the oldest snapshots
+    /// (the newest one is always kept) until it fits; see [`Checkpoints::collect`].
+    pub max_bytes: u64,
+    /// Every this many snapshots, a handle collects the side repository in the background
+    /// (see [`Checkpoints::collect`]); `0` never does.
+    pub collect_every: u32,
     /// Above this many bytes of non-ignored files, snapshots are refused (`Disabled`).
     pub max_workspace_bytes: u64,
     /// From this many files on, a walk compares every file with the index (see `index`) and
@@ -84,7 +94,9 @@ impl Default for Limits {
     fn default() -> Self {
         Self {
             max_snapshots: 200,
-            max_age_days: 14,
+            keep_days: 7,
+            max_bytes: 300 * 1024 * 1024,
+            collect_every: 100,
             max_workspace_bytes: 500 * 1024 * 1024,
             watch_from_files: 1_000,
             daemon_timeout: std::time::Duration::from_secs(1),
@@ -401,34 +413,31 @@ impl Checkpoints {
         self.restore_locked(&mut state, first)
     }
 
-    /// Packs the side repository and drops objects only pruned snapshots used, once they are
-    /// older than git's default two weeks. Objects that snapshots borrow from the user's
-    /// repository (see `seed`) are copied in, so no later rewrite of the user's history can
-    /// take them away. Slow on big workspaces: run it off the hot path (for example at session
-    /// end). It does not block snapshots: git keeps new objects.
-    pub fn gc(&self) -> Result<(), CheckpointError> {
-        // `git gc` repacks with `-l`, leaving borrowed objects out; without it they come in.
-        // `-A` loosens what no snapshot uses any more, for `prune` to drop once it is old.
-        self.git.run(&["pack-refs", "--all", "--prune"])?;
-        self.git.run(&["repack", "-A", "-d", "-q"])?;
-        self.git.run(&["prune", "--expire=2.weeks.ago"]).map(drop)
-    }
-
     fn take(&self, label: &SnapshotLabel, changes: Changes) -> Result<Snapshot, CheckpointError> {
         let mut state = self.lock();
         let (entry, changed) = self.record(&mut state, label, changes)?;
         Ok(to_snapshot(&entry, changed))
     }
 
-    /// The lock on this workspace's state. After a panic mid-operation the cache may be half
-    /// updated, so it is dropped and read again from the side repository.
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|poisoned| {
+    /// The lock on this workspace's state, and a shared hold on the side repository's
+    /// objects, so that a collection (see `collect`) drops none while this operation may
+    /// still reference them. After a panic mid-operation the cache may be half updated, so
+    /// it is dropped and read again from the side repository.
+    fn lock(&self) -> Locked<'_> {
+        let state = self.state.lock().unwrap_or_else(|poisoned| {
             self.state.clear_poison();
             let mut state = poisoned.into_inner();
             *state = State::new(false);
             state
-        })
+        });
+        // Without the lock file (a read-only side repository) nothing can collect either.
+        let objects = collect::lock_file(self.git.side(), collect::OBJECTS_LOCK)
+            .ok()
+            .filter(|f| f.lock_shared().is_ok());
+        Locked {
+            state,
+            _objects: objects,
+        }
     }
 
     /// Paths differing between each `(new, old)` tree pair, in one git call; none for a pair
@@ -478,6 +487,26 @@ impl Checkpoints {
             rest = rest.get(end + 1..).unwrap_or_default();
         }
         Ok(result)
+    }
+}
+
+/// A handle's state, locked, with the side repository's objects held (see
+/// [`Checkpoints::lock`]).
+struct Locked<'a> {
+    state: MutexGuard<'a, State>,
+    _objects: Option<std::fs::File>,
+}
+
+impl std::ops::Deref for Locked<'_> {
+    type Target = State;
+    fn deref(&self) -> &State {
+        &self.state
+    }
+}
+
+impl std::ops::DerefMut for Locked<'_> {
+    fn deref_mut(&mut self) -> &mut State {
+        &mut self.state
     }
 }
 

@@ -103,44 +103,66 @@ impl Store {
         Ok(oid)
     }
 
-    /// Writes the content of the regular file at `path` as a blob, reading it once: it is
-    /// hashed and compressed as it is read.
-    pub(crate) fn write_file(&self, path: &Path) -> Result<Oid, ObjectError> {
-        let io = |e| ObjectError::Read(path.to_path_buf(), e);
-        let mut file = File::open(path).map_err(io)?;
-        let size = file.metadata().map_err(io)?.len();
-        let header = format!("blob {size}\0");
-        let mut hasher = Sha1::new();
-        hasher.update(header.as_bytes());
-        let mut tmp = Temp::create(&self.objects)?;
-        tmp.compress(header.as_bytes())?;
-        let mut buf = vec![0u8; 64 * 1024];
-        let mut read = 0u64;
-        loop {
-            let n = match file.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(io(e)),
-            };
-            read += n as u64;
-            if read > size {
-                return Err(ObjectError::Moving(path.to_path_buf()));
-            }
-            hasher.update(&buf[..n]);
-            tmp.compress(&buf[..n])?;
-        }
-        if read != size {
-            return Err(ObjectError::Moving(path.to_path_buf()));
-        }
-        let oid = finish(hasher, || path.to_path_buf())?;
+    /// Writes the content of `file` (opened from workspace path `path`, named in errors) as a
+    /// blob, reading it once: it is hashed and compressed as it is read.
+    pub(crate) fn write_file(&self, file: File, path: &Path) -> Result<Oid, ObjectError> {
+        let mut tmp = Some(Temp::create(&self.objects)?);
+        let oid = read_blob(file, path, tmp.as_mut())?;
         let target = self.loose_path(&oid);
-        if target.exists() {
-            return Ok(oid);
+        if let Some(tmp) = tmp.filter(|_| !target.exists()) {
+            tmp.place(&target)?;
         }
-        tmp.place(&target)?;
         Ok(oid)
     }
+}
+
+/// The blob id of `file`'s content (opened from `path`, named in errors), read once and
+/// stored nowhere.
+pub(crate) fn hash_file(file: File, path: &Path) -> Result<Oid, ObjectError> {
+    read_blob(file, path, None)
+}
+
+/// The blob id of in-memory content (a symbolic link's target), stored nowhere.
+pub(crate) fn hash_blob(data: &[u8]) -> Result<Oid, ObjectError> {
+    let mut hasher = Sha1::new();
+    hasher.update(format!("blob {}\0", data.len()));
+    hasher.update(data);
+    finish(hasher, PathBuf::new)
+}
+
+/// Reads `file` to its end, hashing it as a blob and, with `tmp`, compressing it there. A
+/// file whose size changes as it is read is refused.
+fn read_blob(mut file: File, path: &Path, mut tmp: Option<&mut Temp>) -> Result<Oid, ObjectError> {
+    let io = |e| ObjectError::Read(path.to_path_buf(), e);
+    let size = file.metadata().map_err(io)?.len();
+    let header = format!("blob {size}\0");
+    let mut hasher = Sha1::new();
+    hasher.update(header.as_bytes());
+    if let Some(tmp) = tmp.as_deref_mut() {
+        tmp.compress(header.as_bytes())?;
+    }
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut read = 0u64;
+    loop {
+        let n = match file.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(io(e)),
+        };
+        read += n as u64;
+        if read > size {
+            return Err(ObjectError::Moving(path.to_path_buf()));
+        }
+        hasher.update(&buf[..n]);
+        if let Some(tmp) = tmp.as_deref_mut() {
+            tmp.compress(&buf[..n])?;
+        }
+    }
+    if read != size {
+        return Err(ObjectError::Moving(path.to_path_buf()));
+    }
+    finish(hasher, || path.to_path_buf())
 }
 
 fn finish(hasher: Sha1, what: impl FnOnce() -> PathBuf) -> Result<Oid, ObjectError> {
@@ -302,7 +324,7 @@ mod tests {
         // `printf 'hello\n' | git hash-object --stdin`
         let file = dir.path().join("hello");
         std::fs::write(&file, "hello\n").unwrap();
-        let blob = store.write_file(&file).unwrap();
+        let blob = store.write_file(File::open(&file).unwrap(), &file).unwrap();
         assert_eq!(hex(&blob), "ce013625030ba8dba906f756967f9e9ca394464a");
         assert_eq!(store.write("blob", b"hello\n").unwrap(), blob);
         assert!(store.loose_path(&blob).is_file());

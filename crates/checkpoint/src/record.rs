@@ -41,7 +41,7 @@ use crate::link::Clock;
 use crate::meta::{self, Entry};
 use crate::update::{Base, Watched};
 use crate::watch::Watcher;
-use crate::{Changes, Checkpoints, SnapshotLabel, now_ms, side, walk};
+use crate::{Changes, Checkpoints, SnapshotLabel, collect, now_ms, side, walk};
 
 /// The object id git uses for "this ref must not exist yet".
 const ZERO_OID: &str = "0000000000000000000000000000000000000000";
@@ -75,6 +75,9 @@ pub(crate) struct State {
     pub(crate) point: Option<Clock>,
     /// The daemon's point taken at the start of the snapshot under way.
     pub(crate) pending: Option<Clock>,
+    /// When objects were last dropped from the side repository, as this handle last saw it
+    /// (see `collect`).
+    collected: Option<SystemTime>,
     /// The daemon's record was looked at (once per process, for its first snapshot).
     pub(crate) recalled: bool,
     /// This process started a watch daemon.
@@ -96,6 +99,7 @@ impl State {
             walked_files: 0,
             point: None,
             pending: None,
+            collected: None,
             recalled: false,
             started_daemon: false,
             daemon_silent: false,
@@ -104,6 +108,14 @@ impl State {
 
     pub(crate) fn entries(&self) -> &[Entry] {
         self.entries.as_deref().unwrap_or_default()
+    }
+
+    /// Objects were dropped from the side repository: trees kept in memory, and the last
+    /// snapshot the watcher's changes are relative to, may stand on some that are gone.
+    pub(crate) fn forget_collected(&mut self) {
+        self.entries = None;
+        self.base = None;
+        self.trees = crate::update::Trees::default();
     }
 
     /// The workspace is about to change under the fingerprint (a restore writes files).
@@ -140,6 +152,11 @@ impl Checkpoints {
         label: &SnapshotLabel,
         changes: Changes,
     ) -> Result<(Entry, Vec<Vec<u8>>), CheckpointError> {
+        let collected = collect::mark(self.git.side());
+        if collected != state.collected {
+            state.collected = collected;
+            state.forget_collected();
+        }
         if state.entries.is_none() {
             self.reload(state)?;
         }
@@ -181,7 +198,7 @@ impl Checkpoints {
 
     /// Records `base` as the newest snapshot unless the newest already holds it in this turn
     /// and session.
-    fn record_base(
+    pub(crate) fn record_base(
         &self,
         state: &mut State,
         label: &SnapshotLabel,
@@ -217,7 +234,7 @@ impl Checkpoints {
 
     /// The walk's path: reads every file's metadata (re-arming the watcher), then the
     /// fingerprint decides whether git must look. `scan` goes into a recorded snapshot.
-    fn record_walked(
+    pub(crate) fn record_walked(
         &self,
         state: &mut State,
         label: &SnapshotLabel,
@@ -307,16 +324,17 @@ impl Checkpoints {
         let (tree, files) = match edited {
             Some(found) => found,
             None => {
-                let named = match &compared {
-                    Some(compared) => self.update_named(compared)?,
-                    None => None,
-                };
-                let tree = match named {
-                    Some(tree) => tree,
-                    None => {
-                        self.git.run(&["add", "-A", "--", "."])?;
-                        self.git.line(&["write-tree"])?
+                let tree = match self.index_tree(compared.as_ref()) {
+                    Ok(tree) => tree,
+                    // The index names objects the side repository lacks (it borrowed them
+                    // from a user's repository that was rewritten or deleted before a
+                    // collection copied them in): start again from no index, hashing every
+                    // file into the side repository.
+                    Err(CheckpointError::GitFailed { .. }) => {
+                        self.git.drop_index();
+                        self.index_tree(None)?
                     }
+                    Err(e) => return Err(e),
                 };
                 self.git.publish_index();
                 (tree, self.git.index_entries())
@@ -348,6 +366,20 @@ impl Checkpoints {
             bytes: survey.bytes,
         });
         Ok(())
+    }
+
+    /// The tree of the workspace through the private index: `compared` names what differs
+    /// (see `update_named`), else `add -A` looks at every file.
+    fn index_tree(&self, compared: Option<&Compared>) -> Result<String, CheckpointError> {
+        if let Some(tree) = compared
+            .map(|c| self.update_named(c))
+            .transpose()?
+            .flatten()
+        {
+            return Ok(tree);
+        }
+        self.git.run(&["add", "-A", "--", "."])?;
+        self.git.line(&["write-tree"])
     }
 
     /// Brings the private index up to date by naming to git the `changed` entries the walk
@@ -406,6 +438,14 @@ impl Checkpoints {
             _ => Vec::new(),
         };
         self.prune(state);
+        if self.limits.collect_every > 0 && newest.id.is_multiple_of(self.limits.collect_every) {
+            let handle = self.clone();
+            // In the background: a snapshot does not wait for git to pack. A collection that
+            // fails, or that the process exits before finishing, is the next one's to do.
+            let _ = std::thread::Builder::new()
+                .name("atto-checkpoint-collect".into())
+                .spawn(move || drop(handle.collect()));
+        }
         Ok((newest, changed))
     }
 
@@ -516,7 +556,7 @@ impl Checkpoints {
             return;
         };
         let keep = self.limits.max_snapshots.max(1);
-        let oldest_ms = newest.created_at_ms - i64::from(self.limits.max_age_days) * DAY_MS;
+        let oldest_ms = newest.created_at_ms - i64::from(self.limits.keep_days) * DAY_MS;
         let doomed: Vec<&Entry> = older
             .iter()
             .enumerate()

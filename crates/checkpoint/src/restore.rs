@@ -1,5 +1,7 @@
 //! Restoring a snapshot, all or nothing: take a safety snapshot, diff its tree against the
-//! target's (entries with their modes, paths as bytes), delete what the target lacks and
+//! target's (entries with their modes, paths as bytes), check every file about to be
+//! overwritten or deleted against the disk and correct the safety snapshot where a watcher
+//! missed an edit (see `check`), delete what the target lacks and
 //! write what differs (see `apply`), then create the empty directories the target records
 //! and remove the empty ones it does not. When a step fails, every path already changed is put
 //! back as the safety snapshot holds it, and the error says exactly what failed and, should
@@ -11,6 +13,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::apply::Writer;
+use crate::beneath::{Beneath, Missing, Type};
 use crate::error::CheckpointError;
 use crate::git::path_of;
 use crate::plan::{self, Change};
@@ -96,17 +99,17 @@ impl Checkpoints {
         if same || only.is_some_and(<[_]>::is_empty) {
             return Ok(report);
         }
-        let mut plan = if safety.tree == target.tree {
-            Vec::new()
-        } else {
-            plan::diff(&self.git, &safety.tree, &target.tree)?
-        };
-        if let Some(only) = only {
-            plan.retain(|c| {
-                let path = path_of(&c.path);
-                only.iter().any(|o| path.starts_with(o))
-            });
+        let ws =
+            Beneath::open(&self.workspace).map_err(|e| CheckpointError::io(&self.workspace, e))?;
+        let mut plan = self.plan(safety, target, only)?;
+        // The safety snapshot came from what a watcher reported: what is about to be
+        // overwritten or deleted is checked against the disk first (see `check`).
+        let corrected = self.save_unseen(state, &ws, safety, &plan)?;
+        if let Some(corrected) = &corrected {
+            report.safety_snapshot = corrected.id;
+            plan = self.plan(corrected, target, only)?;
         }
+        let safety = corrected.as_ref().unwrap_or(safety);
         // From here on files change: no fingerprint stands for the newest snapshot any more.
         state.forget_fingerprint();
         // Deletions first, deepest first: a file may give way to a directory of the same
@@ -121,8 +124,16 @@ impl Checkpoints {
             .filter_map(|c| c.to.as_ref().map(|b| b.oid.as_str()))
             .collect();
         let contents = plan::contents(&self.git, &oids)?;
+        // Everything is read before the first write: a snapshot whose objects are gone
+        // changes nothing.
+        if let Some(Err(why)) = contents.values().find(|c| c.is_err()) {
+            return Err(CheckpointError::Unrestorable {
+                id: target.id,
+                why: why.clone(),
+            });
+        }
         let writer = Writer {
-            workspace: &self.workspace,
+            ws: &ws,
             contents: &contents,
         };
         let mut done: Vec<&Change> = Vec::new();
@@ -130,14 +141,14 @@ impl Checkpoints {
             let path = path_of(&step.path);
             // Everything not ignored is in the safety snapshot, so something standing where
             // the target creates a path is ignored (or in a nested repository): leave it.
-            if step.from.is_none() && self.workspace.join(&path).symlink_metadata().is_ok() {
+            if step.from.is_none() && ws.lstat(&path).is_ok() {
                 report.kept.push(display(&path));
                 continue;
             }
             // A failed step changed nothing at its path (writes land by rename, removals
             // are single calls), so only the steps before it are put back.
             if let Err(reason) = writer.put(&step.path, step.from.as_ref(), step.to.as_ref()) {
-                return Err(self.roll_back(target.id, safety.id, &done, (path, reason)));
+                return Err(self.roll_back(&ws, target.id, safety.id, &done, (path, reason)));
             }
             done.push(step);
             match step.to {
@@ -147,82 +158,52 @@ impl Checkpoints {
             report.changed.push(path);
         }
         let mut made = Vec::new();
-        if let Err(failed) = self.apply_dirs(safety, target, only, &mut report, &mut made) {
+        if let Err(failed) = apply_dirs(&ws, safety, target, only, &mut report, &mut made) {
             for dir in made.iter().rev() {
-                let _ = std::fs::remove_dir(dir);
+                let _ = ws.parent(dir, Missing::Fail).and_then(|p| p.remove_dir());
             }
-            return Err(self.roll_back(target.id, safety.id, &done, failed));
+            return Err(self.roll_back(&ws, target.id, safety.id, &done, failed));
         }
         report.restored.sort();
         report.deleted.sort();
         Ok(report)
     }
 
-    /// After the files: creates the directories the target records as empty that are
-    /// missing (each one created listed in `made`, parents first), then removes those the
-    /// workspace held empty that the target does not record, where they are still empty.
-    fn apply_dirs(
+    /// The changes that make the workspace, as `safety` holds it, match `target`; with `only`,
+    /// just those below the paths named.
+    fn plan(
         &self,
         safety: &Entry,
         target: &Entry,
         only: Option<&[&Path]>,
-        report: &mut RestoreReport,
-        made: &mut Vec<PathBuf>,
-    ) -> Result<(), (PathBuf, String)> {
-        let wanted =
-            |d: &&Vec<u8>| only.is_none_or(|o| o.iter().any(|p| path_of(d).starts_with(p)));
-        for dir in target.empty_dirs.iter().filter(wanted) {
-            let rel = path_of(dir);
-            let full = self.workspace.join(&rel);
-            match full.symlink_metadata() {
-                Ok(m) if m.is_dir() => continue,
-                Ok(_) => {
-                    report.kept.push(display(&rel));
-                    continue;
-                }
-                Err(_) => {}
-            }
-            let mut missing = vec![full.clone()];
-            let mut up = full.parent();
-            while let Some(d) = up.filter(|d| *d != self.workspace && !d.exists()) {
-                missing.push(d.to_path_buf());
-                up = d.parent();
-            }
-            if let Some(above) = up.filter(|d| *d != self.workspace)
-                && above.symlink_metadata().is_ok_and(|m| !m.is_dir())
-            {
-                let why = format!(
-                    "{} is not a directory; nothing is created below it",
-                    above.display()
-                );
-                return Err((rel, why));
-            }
-            for d in missing.into_iter().rev() {
-                std::fs::create_dir(&d).map_err(|e| (rel.clone(), e.to_string()))?;
-                made.push(d);
-            }
-            report.restored.push(display(&rel));
-            report.changed.push(rel);
+    ) -> Result<Vec<Change>, CheckpointError> {
+        let mut plan = if safety.tree == target.tree {
+            Vec::new()
+        } else {
+            // The safety snapshot was just recorded whole: what `diff-tree` cannot read is
+            // the target's (trees borrowed from a user's repository that went).
+            plan::diff(&self.git, &safety.tree, &target.tree).map_err(|e| match e {
+                CheckpointError::GitFailed { stderr, .. } => CheckpointError::Unrestorable {
+                    id: target.id,
+                    why: format!("its trees are missing from the side repository ({stderr})"),
+                },
+                e => e,
+            })?
+        };
+        if let Some(only) = only {
+            plan.retain(|c| {
+                let path = path_of(&c.path);
+                only.iter().any(|o| path.starts_with(o))
+            });
         }
-        // Deepest first, so a parent can go once its children have.
-        for dir in safety.empty_dirs.iter().filter(wanted).rev() {
-            if target.empty_dirs.contains(dir) {
-                continue;
-            }
-            let rel = path_of(dir);
-            // Still holding ignored files, or files the target put there: it stays.
-            if std::fs::remove_dir(self.workspace.join(&rel)).is_ok() {
-                report.deleted.push(display(&rel));
-                report.changed.push(rel);
-            }
-        }
-        Ok(())
+        Ok(plan)
     }
 
     /// Puts every path in `done` back as the safety snapshot holds it, newest change first,
     /// and describes what happened.
     fn roll_back(
         &self,
+        ws: &Beneath,
         target: u32,
         safety: u32,
         done: &[&Change],
@@ -236,7 +217,7 @@ impl Checkpoints {
         match plan::contents(&self.git, &oids) {
             Ok(contents) => {
                 let writer = Writer {
-                    workspace: &self.workspace,
+                    ws,
                     contents: &contents,
                 };
                 for step in done.iter().rev() {
@@ -257,6 +238,76 @@ impl Checkpoints {
         }
         CheckpointError::restore_failed(target, safety, failed, done.len(), not_put_back)
     }
+}
+
+/// After the files: creates the directories the target records as empty that are missing
+/// (each one created listed in `made`, workspace-relative, parents first), then removes those
+/// the workspace held empty that the target does not record, where they are still empty. All
+/// through the workspace's handle: nothing is created or removed through a symbolic link.
+fn apply_dirs(
+    ws: &Beneath,
+    safety: &Entry,
+    target: &Entry,
+    only: Option<&[&Path]>,
+    report: &mut RestoreReport,
+    made: &mut Vec<PathBuf>,
+) -> Result<(), (PathBuf, String)> {
+    let wanted = |d: &&Vec<u8>| only.is_none_or(|o| o.iter().any(|p| path_of(d).starts_with(p)));
+    for dir in target.empty_dirs.iter().filter(wanted) {
+        let rel = path_of(dir);
+        match ws.lstat(&rel) {
+            Ok(Type::Dir) => continue,
+            Ok(_) => {
+                report.kept.push(display(&rel));
+                continue;
+            }
+            Err(_) => {}
+        }
+        // Parents first: each directory on the way that is missing is created, one that is
+        // not a directory (a file, a symbolic link) stops the restore.
+        let mut on_the_way: Vec<&Path> = rel
+            .ancestors()
+            .filter(|a| !a.as_os_str().is_empty())
+            .collect();
+        on_the_way.reverse();
+        for d in on_the_way {
+            let fail = |why: String| (rel.clone(), why);
+            let parent = ws
+                .parent(d, Missing::Fail)
+                .map_err(|e| fail(e.to_string()))?;
+            match parent.stat() {
+                Ok(Type::Dir) => continue,
+                Ok(_) => {
+                    return Err(fail(format!(
+                        "{} is not a directory; nothing is created below it",
+                        d.display()
+                    )));
+                }
+                Err(_) => {}
+            }
+            parent.create_dir().map_err(|e| fail(e.to_string()))?;
+            made.push(d.to_path_buf());
+        }
+        report.restored.push(display(&rel));
+        report.changed.push(rel);
+    }
+    // Deepest first, so a parent can go once its children have.
+    for dir in safety.empty_dirs.iter().filter(wanted).rev() {
+        if target.empty_dirs.contains(dir) {
+            continue;
+        }
+        let rel = path_of(dir);
+        // Still holding ignored files, or files the target put there: it stays.
+        if ws
+            .parent(&rel, Missing::Fail)
+            .and_then(|p| p.remove_dir())
+            .is_ok()
+        {
+            report.deleted.push(display(&rel));
+            report.changed.push(rel);
+        }
+    }
+    Ok(())
 }
 
 /// A path for the report's display lists.

@@ -12,7 +12,7 @@
 //!
 //! Borrowed objects stay in the user's repository. Snapshots only borrow what the user's index
 //! held when the side repository was created (committed or staged content), which git keeps as
-//! long as it is reachable; [`crate::Checkpoints::gc`] copies every object a snapshot still
+//! long as it is reachable; [`crate::Checkpoints::collect`] copies every object a snapshot still
 //! uses into the side repository, so a rewritten and pruned history cannot take them away.
 
 use std::io::{BufRead, BufReader};

@@ -14,6 +14,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
+use crate::beneath::{Beneath, Type};
 use crate::error::CheckpointError;
 use crate::git::{Git, path_of};
 use crate::index::Compared;
@@ -184,6 +185,21 @@ impl Checkpoints {
         }
     }
 
+    /// `base` with the workspace's content at `paths` (workspace-relative) edited in, whatever
+    /// a watcher said: `Ok(Err(why))` when only a walk can tell.
+    pub(crate) fn edited_at(
+        &self,
+        trees: &mut Trees,
+        base: &Base,
+        paths: &[PathBuf],
+    ) -> Result<Result<Base, String>, CheckpointError> {
+        match self.edited(trees, base, paths) {
+            Ok((now, _)) => Ok(Ok(now)),
+            Err(Stop::Walk(why)) => Ok(Err(why)),
+            Err(Stop::Fail(e)) => Err(e),
+        }
+    }
+
     /// After a walk, the tree of the workspace from the private index's own tree (its cache
     /// tree, valid when it was written by `write-tree` or a commit) and the files the walk
     /// found to differ from the index or missing from it, edited in as the watcher's paths
@@ -248,6 +264,8 @@ impl Checkpoints {
         let mut count = Count::default();
 
         let store = Store::new(side);
+        let ws =
+            Beneath::open(&self.workspace).map_err(|e| CheckpointError::io(&self.workspace, e))?;
         let mut changes: BTreeMap<Vec<u8>, Change> = BTreeMap::new();
         let mut new_files: Vec<(&Path, &[u8])> = Vec::new();
         let mut seen: BTreeSet<&[u8]> = BTreeSet::new();
@@ -256,9 +274,10 @@ impl Checkpoints {
                 continue;
             }
             let held = held_at(trees, root, name);
-            let full = self.workspace.join(path);
-            let meta = match full.symlink_metadata() {
-                Ok(meta) => Some(meta),
+            let kind = match ws.lstat(path) {
+                Ok(kind) => Some(kind),
+                // Nothing there, or no directory above it (a link standing for one holds
+                // nothing beneath the workspace).
                 Err(e)
                     if matches!(
                         e.kind(),
@@ -269,12 +288,12 @@ impl Checkpoints {
                 }
                 Err(e) => return Err(Stop::Walk(format!("a changed path could not be read: {e}"))),
             };
-            match (held, meta) {
+            match (held, kind) {
                 (Held::Other, _) => return Err(walk_because("a changed path was a directory")),
-                (_, Some(m)) if m.is_dir() => {
+                (_, Some(Type::Dir)) => {
                     return Err(walk_because("a directory stands at a changed path"));
                 }
-                (_, Some(m)) if !m.is_file() && !m.file_type().is_symlink() => {
+                (_, Some(Type::Other)) => {
                     return Err(walk_because("a changed path is neither a file nor a link"));
                 }
                 (Held::File, None) => {
@@ -283,9 +302,9 @@ impl Checkpoints {
                 }
                 // Created and removed since: nothing to record.
                 (Held::Nothing, None) => {}
-                (Held::File, Some(m)) => {
-                    self.within_cap(base, &mut count, &m)?;
-                    changes.insert(name.clone(), blob(&store, &full, &m)?);
+                (Held::File, Some(kind)) => {
+                    let cap = |bytes| self.within_cap(base, &mut count, bytes);
+                    changes.insert(name.clone(), blob(&store, &ws, path, kind, cap)?);
                 }
                 (Held::Nothing, Some(_)) => new_files.push((path.as_path(), name.as_slice())),
             }
@@ -298,12 +317,11 @@ impl Checkpoints {
             new_files.retain(|(_, n)| *n != name.as_slice());
         }
         for (path, name) in new_files {
-            let full = self.workspace.join(path);
-            match full.symlink_metadata() {
-                Ok(m) if m.is_file() || m.file_type().is_symlink() => {
+            match ws.lstat(path) {
+                Ok(kind @ (Type::File { .. } | Type::Link)) => {
                     count.added += 1;
-                    self.within_cap(base, &mut count, &m)?;
-                    changes.insert(name.to_vec(), blob(&store, &full, &m)?);
+                    let cap = |bytes| self.within_cap(base, &mut count, bytes);
+                    changes.insert(name.to_vec(), blob(&store, &ws, path, kind, cap)?);
                 }
                 _ => return Err(walk_because("a new file changed again while it was read")),
             }
@@ -326,17 +344,10 @@ impl Checkpoints {
         Ok((now, count))
     }
 
-    /// Counts a file about to be written against the size cap: a snapshot that might pass it
-    /// walks instead, which counts exactly and refuses.
-    fn within_cap(
-        &self,
-        base: &Base,
-        count: &mut Count,
-        meta: &std::fs::Metadata,
-    ) -> Result<(), Stop> {
-        if meta.is_file() {
-            count.bytes = count.bytes.saturating_add(meta.len());
-        }
+    /// Counts a file about to be stored (`bytes` long) against the size cap: a snapshot that might
+    /// pass it walks instead, which counts exactly and refuses.
+    fn within_cap(&self, base: &Base, count: &mut Count, bytes: u64) -> Result<(), Stop> {
+        count.bytes = count.bytes.saturating_add(bytes);
         if base.bytes.saturating_add(count.bytes) > self.limits.max_workspace_bytes {
             return Err(walk_because(
                 "the files written since the last walk may pass the size cap",
@@ -398,39 +409,41 @@ fn object_stop(e: ObjectError) -> Stop {
     }
 }
 
-/// The blob a file or a symbolic link (`meta` from `lstat`) holds, written to the store.
-fn blob(store: &Store, full: &Path, meta: &std::fs::Metadata) -> Result<Change, Stop> {
-    if meta.file_type().is_symlink() {
-        let target =
-            std::fs::read_link(full).map_err(|e| object_stop(ObjectError::Read(full.into(), e)))?;
-        let oid = store
-            .write("blob", &walk::relative_bytes(&target))
-            .map_err(object_stop)?;
+/// The blob the file or symbolic link at workspace path `rel` holds (`kind` as `lstat` saw
+/// it), written to the store once `cap` accepted its size. The file is
+/// opened beneath the workspace without following a link, and its mode read from the opened
+/// descriptor: a link swapped in after the `lstat` is not followed but sends the snapshot to
+/// a walk, which looks again.
+fn blob(
+    store: &Store,
+    ws: &Beneath,
+    rel: &Path,
+    kind: Type,
+    cap: impl FnOnce(u64) -> Result<(), Stop>,
+) -> Result<Change, Stop> {
+    let changed = |e: std::io::Error| {
+        Stop::Walk(format!(
+            "a changed path changed as it was read ({}: {e})",
+            rel.display()
+        ))
+    };
+    if kind == Type::Link {
+        let target = ws.read_link(rel).map_err(changed)?;
+        let oid = store.write("blob", &target).map_err(object_stop)?;
+        cap(0)?;
         return Ok(Change::Set {
             mode: object::MODE_LINK,
             oid,
         });
     }
-    let oid = store.write_file(full).map_err(object_stop)?;
-    Ok(Change::Set {
-        mode: if is_executable(meta) {
-            object::MODE_EXEC
-        } else {
-            object::MODE_FILE
-        },
-        oid,
-    })
-}
-
-#[cfg(unix)]
-fn is_executable(meta: &std::fs::Metadata) -> bool {
-    use std::os::unix::fs::PermissionsExt as _;
-    meta.permissions().mode() & 0o100 != 0
-}
-
-#[cfg(not(unix))]
-fn is_executable(_: &std::fs::Metadata) -> bool {
-    false
+    let (file, kind) = ws.open_file(rel).map_err(changed)?;
+    cap(file.metadata().map_err(changed)?.len())?;
+    let oid = store.write_file(file, rel).map_err(object_stop)?;
+    let mode = match kind {
+        Type::File { executable: true } => object::MODE_EXEC,
+        _ => object::MODE_FILE,
+    };
+    Ok(Change::Set { mode, oid })
 }
 
 /// The `/`-separated components of a relative path (none for `""`).
@@ -631,4 +644,32 @@ fn edit(
     let oid = store.write("tree", &data).map_err(object_stop)?;
     trees.insert(oid, entries);
     Ok(Some(oid))
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    /// The `lstat` saw a file; by the time it is opened a link to a file outside stands there.
+    #[test]
+    fn a_link_swapped_in_after_the_check_is_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let side = dir.path().join("side.git");
+        std::fs::create_dir_all(side.join("objects")).unwrap();
+        let ws = dir.path().join("ws");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::write(ws.join("a.txt"), "inside").unwrap();
+        std::fs::write(dir.path().join("secret"), "outside").unwrap();
+        let beneath = Beneath::open(&ws).unwrap();
+        let rel = Path::new("a.txt");
+        let checked = beneath.lstat(rel).unwrap();
+        std::fs::remove_file(ws.join("a.txt")).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("secret"), ws.join("a.txt")).unwrap();
+
+        let store = Store::new(&side);
+        let stored = blob(&store, &beneath, rel, checked, |_| Ok(()));
+        assert!(matches!(stored, Err(Stop::Walk(_))), "re-read by a walk");
+        let stored_any = std::fs::read_dir(side.join("objects")).unwrap().next();
+        assert!(stored_any.is_none(), "nothing was stored");
+    }
 }

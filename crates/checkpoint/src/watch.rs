@@ -14,12 +14,46 @@
 //! `.gitignore` changed (what a snapshot holds may have changed anywhere below it), or more
 //! paths changed than are worth naming one by one. It does not decide what a snapshot holds:
 //! `record` asks git about the paths it reports.
+//!
+//! inotify sees only what goes through this machine's kernel as a write to the file's
+//! directory entry: a network or FUSE file system (NFS, SMB/CIFS, 9p, virtiofs and every other
+//! FUSE file system, Ceph, AFS, GFS2, OCFS2, Lustre, VirtualBox shared folders) changes files
+//! behind its back. So a directory is trusted only on a local file system known to report every
+//! write (see [`KNOWN_LOCAL`], an allowlist: an unknown file system counts as blind); a walk
+//! that meets any other leaves the watcher unable to answer until a walk finds none, so every
+//! snapshot there walks, and says why in its `atto-scan` line.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 /// Above this many changed paths, a walk is the cheaper way to look at them.
 const MAX_PATHS: usize = 10_000;
+
+/// File systems (`statfs` type, from `linux/magic.h`) where every change to a file goes through
+/// this kernel and so reaches inotify.
+#[cfg(target_os = "linux")]
+const KNOWN_LOCAL: &[(u64, &str)] = &[
+    (0xEF53, "ext2/3/4"),
+    (0x5846_5342, "xfs"),
+    (0x9123_683E, "btrfs"),
+    (0x0102_1994, "tmpfs"),
+    (0x8584_58F6, "ramfs"),
+    (0x794C_7630, "overlayfs"),
+    (0xF2F5_2010, "f2fs"),
+    (0x2FC1_2FC1, "zfs"),
+    (0xCA45_1A4E, "bcachefs"),
+    (0x5265_4973, "reiserfs"),
+    (0x3153_464A, "jfs"),
+    (0x3434, "nilfs2"),
+    (0x4D44, "vfat"),
+    (0x2011_BAB0, "exfat"),
+    (0x7366_746E, "ntfs3"),
+    (0x482B, "hfsplus"),
+];
+
+/// Why the watcher is not trusted on a directory outside [`KNOWN_LOCAL`].
+const BLIND: &str = "the workspace is (partly) on a network, FUSE or other file system whose \
+                     changes inotify does not all see";
 
 /// What the watcher can say about the workspace since the last snapshot.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,6 +75,9 @@ pub(crate) struct Watcher {
     dirty: BTreeSet<PathBuf>,
     /// Why the dirty set cannot be trusted, when it cannot.
     lost: Option<&'static str>,
+    /// The last walk watched a directory on a file system inotify is blind to (see
+    /// [`KNOWN_LOCAL`]): nothing this watcher says is trusted until a walk finds none.
+    blind: bool,
 }
 
 impl Watcher {
@@ -52,6 +89,7 @@ impl Watcher {
             dirs: HashMap::new(),
             dirty: BTreeSet::new(),
             lost: Some("no walk armed the watcher yet"),
+            blind: false,
         })
     }
 
@@ -66,6 +104,7 @@ impl Watcher {
         self.drain();
         self.dirty.clear();
         self.lost = None;
+        self.blind = false;
     }
 
     /// The walk did not finish (a failure, the size cap): it vouches for nothing.
@@ -90,6 +129,7 @@ impl Watcher {
             | WatchMask::DONT_FOLLOW
             | WatchMask::ONLYDIR
             | WatchMask::EXCL_UNLINK;
+        self.blind |= !sees_every_change(full);
         match self.inotify.watches().add(full, mask) {
             // The same directory watched again (a re-walk) keeps its descriptor.
             Ok(wd) => {
@@ -106,6 +146,9 @@ impl Watcher {
     /// walk; the dirty set starts empty again.
     pub(crate) fn take(&mut self) -> Since {
         self.drain();
+        if self.blind {
+            return Since::Unknown(BLIND);
+        }
         if let Some(why) = self.lost {
             return Since::Unknown(why);
         }
@@ -183,6 +226,16 @@ impl Watcher {
     fn drain(&mut self) {}
 }
 
+/// Whether directory `full` is on a file system in [`KNOWN_LOCAL`]; one that cannot be asked
+/// counts as blind.
+#[cfg(target_os = "linux")]
+fn sees_every_change(full: &Path) -> bool {
+    rustix::fs::statfs(full).is_ok_and(|fs| {
+        let kind = u64::try_from(fs.f_type).unwrap_or(u64::MAX);
+        KNOWN_LOCAL.iter().any(|(magic, _)| *magic == kind)
+    })
+}
+
 #[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
@@ -220,6 +273,26 @@ mod tests {
         w.start_walk();
         std::fs::write(dir.path().join(".gitignore"), "x").unwrap();
         assert_eq!(w.take(), Since::Unknown("a .gitignore changed"));
+    }
+
+    #[test]
+    fn a_directory_on_a_file_system_outside_the_allowlist_is_never_trusted() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = armed(dir.path(), &[""]);
+        assert_eq!(
+            w.take(),
+            Since::Paths(vec![]),
+            "the test's own file system is local"
+        );
+        // procfs stands for any file system not known to report every change.
+        w.start_walk();
+        w.watch(dir.path(), Path::new(""));
+        w.watch(Path::new("/proc/self"), Path::new("proc"));
+        assert_eq!(w.take(), Since::Unknown(BLIND));
+        assert_eq!(w.take(), Since::Unknown(BLIND), "until a walk finds none");
+        w.start_walk();
+        w.watch(dir.path(), Path::new(""));
+        assert_eq!(w.take(), Since::Paths(vec![]));
     }
 
     #[test]

@@ -548,8 +548,8 @@ fn a_git_workspace_is_snapshotted_from_the_users_index_without_rehashing_it() {
         status_before
     );
 
-    // gc copies what snapshots borrow: they survive the user's repository going away.
-    cp.gc().unwrap();
+    // A collection copies what snapshots borrow: they survive the user's repository going away.
+    cp.collect().unwrap();
     fs::rename(f.ws.join(".git"), f.data.join("moved-git")).unwrap();
     f.write("src/m2/f2.txt", "changed again\n");
     cp.restore(first.id).unwrap();

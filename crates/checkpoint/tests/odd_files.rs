@@ -149,10 +149,10 @@ fn restore_paths_takes_names_that_are_not_utf8() {
 }
 
 /// The target's copy of `m.txt` is lost from the side repository (as a damaged disk would
-/// lose it): the restore has already rewritten `a.txt` and deleted `gone.txt` when it
-/// reaches `m.txt`. It puts both back and says so; nothing is left half restored.
+/// lose it): every object is read before the first write, so the restore stops before
+/// rewriting `a.txt` or deleting `gone.txt`, and says which object is gone.
 #[test]
-fn a_restore_failing_half_way_puts_back_what_it_changed_and_says_so() {
+fn a_restore_whose_objects_are_gone_changes_nothing_and_says_why() {
     let root = tempfile::tempdir().unwrap();
     let (ws, data) = (root.path().join("ws"), root.path().join("data"));
     fs::create_dir_all(&ws).unwrap();
@@ -189,20 +189,12 @@ fn a_restore_failing_half_way_puts_back_what_it_changed_and_says_so() {
     .unwrap();
 
     let err = cp.restore(first.id).unwrap_err();
-    let CheckpointError::RestoreFailed {
-        failed,
-        changed,
-        not_put_back,
-        ..
-    } = &err
-    else {
+    let CheckpointError::Unrestorable { id, why } = &err else {
         panic!("{err}");
     };
-    assert_eq!(failed.0, Path::new("m.txt"), "{err}");
-    assert!(failed.1.contains(&oid), "{err}");
-    assert_eq!(*changed, 2, "gone.txt deleted, a.txt written: {err}");
-    assert!(not_put_back.is_empty(), "{err}");
-    assert!(err.to_string().contains("were put back"), "{err}");
+    assert_eq!(*id, first.id);
+    assert!(why.contains(&oid), "{err}");
+    assert!(err.to_string().contains("no file was changed"), "{err}");
     assert_eq!(
         dump(&ws),
         now,

@@ -86,6 +86,9 @@ pub struct Config {
     /// directory or one holding it (refused otherwise).
     #[serde(default)]
     pub acp_allow_workspaces: Vec<PathBuf>,
+    /// How long file checkpoints are kept and how large their side repository grows.
+    #[serde(default)]
+    pub checkpoints: CheckpointsConfig,
 }
 
 /// `[sandbox]`: paths hidden from sandboxed commands (an empty directory or file is
@@ -99,6 +102,18 @@ pub struct SandboxTable {
     /// Default hidden paths commands may read after all (as written in `hide`).
     #[serde(default)]
     pub unhide: Vec<String>,
+}
+
+/// `[checkpoints]`: the retention policy of file checkpoints (`atto checkpoints gc` applies
+/// it now; sessions apply it in the background every 100 checkpoints).
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckpointsConfig {
+    /// Days a checkpoint is kept (default 7; the newest one always stays).
+    pub keep_days: Option<u32>,
+    /// Bytes the side repository may take before the oldest checkpoints go (default
+    /// 314572800, 300 MiB; the newest one always stays).
+    pub max_bytes: Option<u64>,
 }
 
 /// `[planner]`: the structured planner's defaults (`/auto-rollback`, `/auto-plan`,
@@ -416,6 +431,16 @@ impl Config {
         Ok(settings)
     }
 
+    /// The checkpoint limits: the defaults, with the retention the config sets.
+    pub fn checkpoint_limits(&self) -> atto_checkpoint::Limits {
+        let defaults = atto_checkpoint::Limits::default();
+        atto_checkpoint::Limits {
+            keep_days: self.checkpoints.keep_days.unwrap_or(defaults.keep_days),
+            max_bytes: self.checkpoints.max_bytes.unwrap_or(defaults.max_bytes),
+            ..defaults
+        }
+    }
+
     /// How sessions use learnings: the defaults, with what the config sets.
     pub fn learning_settings(&self) -> atto_core::LearningSettings {
         let mut settings = atto_core::LearningSettings::default();
@@ -666,6 +691,19 @@ pub fn show(global: &crate::GlobalArgs, config: &Config) {
         learning.max_learnings.map(|n| n.to_string()),
         "500",
         origin(false, false, learning.max_learnings.is_some()),
+    );
+    let checkpoints = &config.checkpoints;
+    row(
+        "checkpoints.keep_days",
+        checkpoints.keep_days.map(|n| n.to_string()),
+        "7",
+        origin(false, false, checkpoints.keep_days.is_some()),
+    );
+    row(
+        "checkpoints.max_bytes",
+        checkpoints.max_bytes.map(|n| n.to_string()),
+        "314572800",
+        origin(false, false, checkpoints.max_bytes.is_some()),
     );
     row(
         "profile",

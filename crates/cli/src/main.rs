@@ -3,6 +3,7 @@
 
 mod acp;
 mod admin;
+mod checkpoints_cmd;
 mod config;
 mod demo;
 mod exec;
@@ -271,6 +272,10 @@ enum Command {
     /// came from.
     #[command(subcommand)]
     Config(ConfigCommand),
+    /// This workspace's file checkpoints: `atto checkpoints list`, `gc` (apply
+    /// `[checkpoints]` retention now), `prune --keep-days N`.
+    #[command(subcommand)]
+    Checkpoints(checkpoints_cmd::CheckpointsCommand),
     /// The file watcher that outlives a session, so that the next session's first checkpoint
     /// of a large workspace need not walk it; atto starts it itself.
     #[command(name = "checkpoints-watch", hide = true)]
@@ -459,6 +464,11 @@ fn run(mut cli: Cli) -> Result<ExitCode, Failure> {
             use clap::CommandFactory as _;
             clap_complete::generate(shell, &mut Cli::command(), "atto", &mut std::io::stdout());
             Ok(ExitCode::Ok)
+        }
+        Some(Command::Checkpoints(command)) => {
+            let config = load_config(&mut cli.global)?;
+            let (workspace, _) = setup::workspace(cli.global.workspace.as_deref())?;
+            checkpoints_cmd::run(command, &config, &workspace)
         }
         Some(Command::CheckpointsWatch { side, workspace }) => {
             setup::watch_daemon(&side, &workspace)

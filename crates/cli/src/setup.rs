@@ -249,7 +249,11 @@ fn start_connected(
             Err(why) => (None, Some(why)),
         },
     };
-    let checkpoints = checkpoints(&launch.workspace, &session_id);
+    let checkpoints = checkpoints(
+        &launch.workspace,
+        &session_id,
+        launch.config.checkpoint_limits(),
+    );
     let model = client.info().model.clone();
     let subagents = subagent_settings(&launch, connect)?;
     let context = launch.config.context_settings().map_err(SetupError::fix)?;
@@ -323,12 +327,13 @@ fn start_connected(
 fn checkpoints(
     workspace: &Path,
     session: &str,
+    limits: atto_checkpoint::Limits,
 ) -> Option<std::sync::Arc<atto_checkpoint::Checkpoints>> {
     let opened = atto_store::default_path()
         .map_err(|e| e.to_string())
         .and_then(|db| {
             let dir = db.parent().unwrap_or(Path::new(".")).to_path_buf();
-            atto_checkpoint::Checkpoints::open(&dir, workspace, atto_checkpoint::Limits::default())
+            atto_checkpoint::Checkpoints::open(&dir, workspace, limits)
                 .map(with_watch_daemon)
                 .map_err(|e| e.to_string())
         });

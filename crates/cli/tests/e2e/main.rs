@@ -9,6 +9,7 @@ mod acp;
 mod bad_input;
 mod cancel;
 mod checkpoints;
+mod checkpoints_gc;
 mod checkpoints_watched;
 mod common;
 mod concurrency;
