@@ -107,12 +107,36 @@ fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or("")
 }
 
-/// The files a call touches, absolute.
-pub(crate) fn locations(workspace: &Path, args: &Value) -> Vec<ToolCallLocation> {
-    arg(args, "path")
+/// The title of a call waiting for approval: the call's own title from the arguments the
+/// gate judged (the subject's first line only when the request carries none), marked when
+/// it would run without the sandbox.
+pub(crate) fn approval_title(request: &ApprovalRequest) -> String {
+    let title = if request.arguments.is_object() {
+        title(&request.tool, &request.arguments)
+    } else {
+        first_line(&request.subject).to_owned()
+    };
+    if request.unsandboxed {
+        format!("{title} WITHOUT the sandbox")
+    } else {
+        title
+    }
+}
+
+/// The files a call touches, absolute: its `path`, or every file a patch names.
+pub(crate) fn locations(workspace: &Path, tool: &str, args: &Value) -> Vec<ToolCallLocation> {
+    let named: Vec<String> = match tool {
+        "apply_patch" => arg(args, "input")
+            .and_then(|input| atto_tools::patch_paths(input).ok())
+            .unwrap_or_default(),
+        _ => arg(args, "path").map(str::to_owned).into_iter().collect(),
+    };
+    named
+        .iter()
+        .map(|p| p.trim())
         .filter(|p| !p.is_empty())
-        .map(|p| vec![ToolCallLocation::new(workspace.join(p))])
-        .unwrap_or_default()
+        .map(|p| ToolCallLocation::new(workspace.join(p)))
+        .collect()
 }
 
 /// The change a file tool's arguments make, as ACP diffs: each `edit_file` edit as its

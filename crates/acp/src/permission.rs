@@ -9,7 +9,7 @@ use agent_client_protocol::Client;
 use agent_client_protocol::v1::ConnectionTo;
 use agent_client_protocol::v1::schema::{
     PermissionOption, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
-    ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
+    ToolCallContent, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
 };
 use atto_core::OpSender;
 use atto_protocol::{ApprovalDecision, Op, PlanSelection, ProposedChange};
@@ -83,7 +83,8 @@ pub(crate) async fn choose(
     }
 }
 
-/// Asks the client about each proposed change, then sends one approve and one reject op
+/// Asks the client about each proposed change (with its diffs, so the editor shows what
+/// it approves), then sends one approve and one reject op
 /// for what it decided. The first change without an answer ends the asking: it and the
 /// ones after it stay pending in the stored plan, for `/approve` later. Returns how many
 /// ops were sent.
@@ -91,12 +92,12 @@ pub(crate) async fn review(
     cx: &ConnectionTo<Client>,
     session: &str,
     ops: &OpSender,
-    open: &[ProposedChange],
+    open: &[(ProposedChange, Vec<ToolCallContent>)],
     deadline: Option<Duration>,
 ) -> usize {
     let mut approved = Vec::new();
     let mut rejected = Vec::new();
-    for change in open {
+    for (change, diffs) in open {
         let options = vec![
             PermissionOption::new(
                 "allow_once",
@@ -109,7 +110,10 @@ pub(crate) async fn review(
                 PermissionOptionKind::RejectOnce,
             ),
         ];
-        let fields = ToolCallUpdateFields::new().status(ToolCallStatus::Pending);
+        let mut fields = ToolCallUpdateFields::new().status(ToolCallStatus::Pending);
+        if !diffs.is_empty() {
+            fields = fields.content(diffs.clone());
+        }
         let ask = RequestPermissionRequest::new(
             session.to_owned(),
             ToolCallUpdate::new(change.tool_call_id.clone(), fields),

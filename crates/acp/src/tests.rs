@@ -58,6 +58,7 @@ fn approval(unsandboxed: bool) -> ApprovalRequest {
         unsandboxed,
         protected: false,
         subagent: None,
+        arguments: serde_json::Value::Null,
     }
 }
 
@@ -106,6 +107,23 @@ fn an_approval_offers_atto_s_answers_and_each_maps_back_to_its_decision() {
 }
 
 #[test]
+fn an_approval_is_titled_from_the_arguments_the_gate_judged() {
+    let mut edit = approval(false);
+    edit.tool = "edit_file".into();
+    edit.subject = "edit a.rs:\n-a\n+b".into();
+    edit.arguments = json!({"path": "a.rs", "old_string": "a", "new_string": "b"});
+    assert_eq!(convert::approval_title(&edit), "Edit a.rs");
+    let mut command = approval(true);
+    command.arguments = json!({"command": "make test"});
+    assert_eq!(
+        convert::approval_title(&command),
+        "Run `make test` WITHOUT the sandbox"
+    );
+    // A request without arguments keeps the first line of what would run.
+    assert_eq!(convert::approval_title(&approval(false)), "make test");
+}
+
+#[test]
 fn tool_kinds_titles_and_diffs() {
     let ws = std::path::Path::new("/w");
     for (tool, kind) in [
@@ -145,6 +163,14 @@ fn tool_kinds_titles_and_diffs() {
     assert_eq!(write[0]["oldText"], "old");
     assert_eq!(write[0]["newText"], "new");
     assert!(convert::diffs(ws, "bash", &json!({"command": "ls"}), None).is_empty());
+    let patch = "*** Begin Patch\n*** Add File: n.txt\n+x\n*** Update File: src/a.rs\n@@\n-a\n+b\n*** End Patch";
+    let places = json!(convert::locations(
+        ws,
+        "apply_patch",
+        &json!({ "input": patch })
+    ));
+    assert_eq!(places[0]["path"], "/w/n.txt");
+    assert_eq!(places[1]["path"], "/w/src/a.rs");
     assert_eq!(
         convert::mode_from_id("plan"),
         Some(atto_protocol::AgentMode::Plan)

@@ -443,6 +443,7 @@ mod tests {
             unsandboxed,
             protected: false,
             subagent: None,
+            arguments: serde_json::Value::Null,
         }
     }
 

@@ -381,6 +381,7 @@ impl Gatekeeper {
             unsandboxed: sandboxing == Sandboxing::Dropped,
             protected: decision.protected,
             subagent: None,
+            arguments: facts.arguments.clone(),
         }));
         // Far enough away to mean "never" when no deadline is set.
         let wait = self

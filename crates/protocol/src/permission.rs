@@ -57,6 +57,10 @@ pub struct ApprovalRequest {
     /// The subagent whose call waits; `None` for the session's own calls.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subagent: Option<crate::SubagentTag>,
+    /// The call's arguments as the gate judged them, so a front end can show the change
+    /// itself (an editor's diff view) rather than parse `subject`; null when none.
+    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
+    pub arguments: serde_json::Value,
 }
 
 /// The user's answer to an approval request.

@@ -10,6 +10,10 @@ use crate::task::{InterventionAnswer, SwarmTask};
 /// Something that happened in a swarm.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type")]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "a few events per task, sent once each: the approval they carry is not worth a box at every match"
+)]
 pub enum SwarmEvent {
     /// The swarm has an id and a state row.
     #[serde(rename = "swarm.started")]

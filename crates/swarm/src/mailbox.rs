@@ -154,6 +154,7 @@ mod tests {
             unsandboxed: false,
             protected: false,
             subagent: None,
+            arguments: serde_json::Value::Null,
         }
     }
 

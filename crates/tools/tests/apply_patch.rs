@@ -77,6 +77,31 @@ async fn adds_deletes_updates_and_moves_in_one_patch() {
 }
 
 #[tokio::test]
+async fn every_line_keeps_its_own_ending_and_added_lines_take_their_neighbours() {
+    let ws = Ws::new();
+    // A file whose lines end both ways (as a file edited on two systems does).
+    ws.write("mixed.txt", "a\r\nb\nc\r\nd\ne\r\n");
+    apply(
+        &ws,
+        "*** Update File: mixed.txt\n@@\n-b\n+B\n c\n+X\n@@ d\n+after d",
+    )
+    .await
+    .unwrap();
+    assert_eq!(ws.read("mixed.txt"), "a\r\nB\nc\r\nX\r\nd\nafter d\ne\r\n");
+    // A file with only LF lines stays LF; one with only CRLF lines stays CRLF.
+    ws.write("lf.txt", "a\nb\n");
+    ws.write("crlf.txt", "a\r\nb\r\n");
+    apply(
+        &ws,
+        "*** Update File: lf.txt\n@@\n a\n+x\n*** Update File: crlf.txt\n@@\n a\n+x",
+    )
+    .await
+    .unwrap();
+    assert_eq!(ws.read("lf.txt"), "a\nx\nb\n");
+    assert_eq!(ws.read("crlf.txt"), "a\r\nx\r\nb\r\n");
+}
+
+#[tokio::test]
 async fn context_matching_follows_codex() {
     let ws = Ws::new();
     // Chunks without `@@` lines, trailing whitespace in the file, and looser indentation.

@@ -108,6 +108,40 @@ async fn whitespace_tolerant_fallback_applies_only_when_unique() {
 }
 
 #[tokio::test]
+async fn blank_lines_at_the_edges_of_old_string_are_optional_but_never_ambiguous() {
+    let ws = Ws::new();
+    // A trailing blank line the file does not have there, given in both strings.
+    ws.write("t.rs", "fn a() {\n    x();\n}\n");
+    ws.ok(
+        "edit_file",
+        json!({"path": "t.rs", "old_string": "    x();\n\n", "new_string": "    y();\n\n"}),
+    )
+    .await;
+    assert_eq!(ws.read("t.rs"), "fn a() {\n    y();\n}\n");
+    // A leading blank line holding spaces in old_string, none in new_string: blank is
+    // blank whatever whitespace it holds.
+    ws.write("l.rs", "a\n    foo();\nb\n");
+    ws.ok(
+        "edit_file",
+        json!({"path": "l.rs", "old_string": "    \n    foo();", "new_string": "\n    bar();"}),
+    )
+    .await;
+    assert_eq!(ws.read("l.rs"), "a\n    bar();\nb\n");
+    // Without its edge blank lines old_string matches twice: refused, nothing changed.
+    let two = "fn a() {\n    x();\n}\nfn b() {\n    x();\n}\n";
+    ws.write("two.rs", two);
+    let msg = ws
+        .err(
+            "edit_file",
+            json!({"path": "two.rs", "old_string": "\n    x();\n\n", "new_string": "\n    y();\n\n"}),
+        )
+        .await
+        .to_string();
+    assert!(msg.contains("matches 2 places (lines 2, 5)"), "{msg}");
+    assert_eq!(ws.read("two.rs"), two);
+}
+
+#[tokio::test]
 async fn not_found_shows_the_nearest_candidate() {
     let ws = Ws::new();
     ws.write("m.rs", SRC);

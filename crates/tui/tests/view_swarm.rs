@@ -570,6 +570,7 @@ fn worker_request(id: &str) -> ApprovalRequest {
         unsandboxed: false,
         protected: false,
         subagent: None,
+        arguments: serde_json::Value::Null,
     }
 }
 

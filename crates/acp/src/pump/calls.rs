@@ -5,38 +5,64 @@
 use agent_client_protocol::v1::schema::{
     SessionUpdate, ToolCall, ToolCallStatus as AcpStatus, ToolCallUpdate, ToolCallUpdateFields,
 };
-use atto_protocol::{Op, ProposedChange, ToolCallStatus};
+use std::io::Read;
+
+use atto_protocol::{ApprovalDecision, Op, ProposedChange, ToolCallStatus};
+use atto_tools::beneath::Workspace;
 use serde_json::Value;
 
-use super::{Call, Pump};
+use super::{Approval, Call, Front, Pump};
 use crate::convert;
 
 impl Pump {
-    /// Reads the file a write tool is about to change, while the call cannot run yet.
+    /// Reads the file a write tool is about to replace, while the call cannot run yet,
+    /// through a handle of the workspace: a path leading outside it shows no old text.
     pub(super) fn read_before(&self, name: &str, args: &Value) -> Option<String> {
         if name != "write_file" {
             return None;
         }
         let path = args.get("path").and_then(Value::as_str)?;
-        std::fs::read_to_string(self.workspace.join(path)).ok()
+        let target = Workspace::open(&self.workspace).ok()?.resolve(path).ok()?;
+        let mut text = String::new();
+        target.open_read().ok()?.read_to_string(&mut text).ok()?;
+        Some(text)
     }
 
-    /// An approval: the call is shown as pending, and the client asked.
+    /// An approval: the call is announced as pending (title, files, diff), and the
+    /// client asked with the same diff, so the editor shows the change it approves.
     pub(super) fn ask(&mut self, request: atto_protocol::ApprovalRequest) {
         let call_id = request.call_id.clone();
-        if !self.calls.contains_key(&call_id) {
-            let tool = ToolCall::new(
-                call_id.clone(),
-                request.subject.lines().next().unwrap_or(""),
-            )
-            .kind(convert::kind(&request.tool))
-            .status(AcpStatus::Pending);
-            self.send(SessionUpdate::ToolCall(tool));
+        let args = request.arguments.clone();
+        let before = self.read_before(&request.tool, &args);
+        let diffs = convert::diffs(&self.workspace, &request.tool, &args, before.as_deref());
+        let locations = convert::locations(&self.workspace, &request.tool, &args);
+        // A subagent's call reaches the user through this session, labelled with the child.
+        let title = match &request.subagent {
+            Some(child) => format!(
+                "subagent ({}): {}",
+                child.role.as_str(),
+                convert::approval_title(&request)
+            ),
+            None => convert::approval_title(&request),
+        };
+        if let Some(call) = self.calls.get_mut(&call_id) {
+            call.approval = Approval::Asked;
+        } else {
+            let mut tool = ToolCall::new(call_id.clone(), title.clone())
+                .kind(convert::kind(&request.tool))
+                .status(AcpStatus::Pending)
+                .locations(locations.clone())
+                .content(diffs.clone());
+            if !args.is_null() {
+                tool = tool.raw_input(args.clone());
+            }
+            self.announce(tool);
             self.calls.insert(
                 call_id.clone(),
                 Call {
-                    args: Value::Null,
-                    before: None,
+                    args,
+                    before,
+                    approval: Approval::Asked,
                 },
             );
         }
@@ -44,32 +70,38 @@ impl Pump {
         if request.unsandboxed {
             reasons = format!("runs WITHOUT the sandbox. {reasons}");
         }
-        // A subagent's call reaches the user through this session, labelled with the child.
-        let title = match &request.subagent {
-            Some(child) => format!(
-                "subagent ({}): {}",
-                child.role.as_str(),
-                request.subject.lines().next().unwrap_or("")
-            ),
-            None => request.subject.lines().next().unwrap_or("").to_owned(),
+        // The diff says what changes; the text says why atto asks (and, when there is no
+        // diff, exactly what would run).
+        let about = if diffs.is_empty() {
+            format!("{}\nrisk: {}\n{}", request.subject, request.risk, reasons)
+        } else {
+            format!("risk: {}\n{}", request.risk, reasons)
         };
+        let mut content = diffs;
+        content.push(convert::text_content(about));
         let fields = ToolCallUpdateFields::new()
             .title(title)
             .status(AcpStatus::Pending)
-            .content(vec![convert::text_content(format!(
-                "{}\nrisk: {}\n{}",
-                request.subject, request.risk, reasons
-            ))]);
+            .locations(locations)
+            .content(content);
         let ask = agent_client_protocol::v1::schema::RequestPermissionRequest::new(
             self.id.clone(),
-            ToolCallUpdate::new(call_id, fields),
+            ToolCallUpdate::new(call_id.clone(), fields),
             convert::permission_options(&request),
         );
         let cx = self.cx.clone();
         let ops = self.ops.clone();
+        let front = self.front_tx.clone();
         let deadline = self.deadline;
         tokio::spawn(async move {
             let decision = crate::permission::ask(&cx, ask, deadline).await;
+            let allowed = matches!(
+                decision,
+                ApprovalDecision::Yes | ApprovalDecision::Always { .. }
+            );
+            // Before the gate hears it: the pump then knows the answer when the call
+            // starts or is refused.
+            let _ = front.send(Front::Answered { call_id, allowed });
             let _ = ops.submit(Op::Approval {
                 id: request.id,
                 decision,
@@ -82,11 +114,24 @@ impl Pump {
         if self.queued_calls.contains(&call_id) {
             return;
         }
-        let before = self.calls.get(&call_id).and_then(|c| c.before.clone());
+        // An approval's answer may still wait in the front channel; it was sent before
+        // the gate let this call start (or refused it).
+        self.drain_front();
+        let known = self.calls.get(&call_id);
+        let before = known.and_then(|c| c.before.clone());
+        let approval = known.map_or(Approval::NotAsked, |c| c.approval);
+        if approval == Approval::Asked {
+            // Not allowed: the call does not run, and goes from pending straight to its
+            // end in `finished`.
+            if let Some(call) = self.calls.get_mut(&call_id) {
+                call.args = args;
+            }
+            return;
+        }
         let mut content = convert::diffs(&self.workspace, &name, &args, before.as_deref());
         let title = convert::title(&name, &args);
-        let locations = convert::locations(&self.workspace, &args);
-        if self.calls.contains_key(&call_id) {
+        let locations = convert::locations(&self.workspace, &name, &args);
+        if known.is_some() {
             let mut fields = ToolCallUpdateFields::new()
                 .title(title)
                 .kind(convert::kind(&name))
@@ -107,9 +152,16 @@ impl Pump {
                 .locations(locations)
                 .content(content)
                 .raw_input(args.clone());
-            self.send(SessionUpdate::ToolCall(tool));
+            self.announce(tool);
         }
-        self.calls.insert(call_id, Call { args, before });
+        self.calls.insert(
+            call_id,
+            Call {
+                args,
+                before,
+                approval,
+            },
+        );
     }
 
     pub(super) fn finished(
@@ -170,7 +222,7 @@ impl Pump {
             change.order,
             convert::title(&change.tool, &change.args)
         );
-        let locations = convert::locations(&self.workspace, &change.args);
+        let locations = convert::locations(&self.workspace, &change.tool, &change.args);
         if self.calls.contains_key(&call_id) {
             let fields = ToolCallUpdateFields::new()
                 .title(title)
@@ -190,7 +242,7 @@ impl Pump {
                 .locations(locations)
                 .content(content)
                 .raw_input(change.args.clone());
-            self.send(SessionUpdate::ToolCall(tool));
+            self.announce(tool);
         }
         self.queued_calls.insert(call_id.clone());
         self.calls.insert(
@@ -198,6 +250,7 @@ impl Pump {
             Call {
                 args: change.args.clone(),
                 before,
+                approval: Approval::NotAsked,
             },
         );
         self.change_calls.insert(change.order, call_id);

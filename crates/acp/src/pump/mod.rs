@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use agent_client_protocol::v1::schema::{
-    CurrentModeUpdate, PromptResponse, SessionNotification, SessionUpdate, StopReason,
+    CurrentModeUpdate, PromptResponse, SessionNotification, SessionUpdate, StopReason, ToolCall,
     ToolCallStatus as AcpStatus, ToolCallUpdate, ToolCallUpdateFields,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
@@ -37,6 +37,9 @@ pub(crate) enum Front {
     Cancel,
     /// The client decided the plan's proposed changes: how many decision ops were sent.
     Reviewed { decisions: usize },
+    /// The client answered an approval: whether it allowed the call. Sent before the
+    /// answer reaches the gate, so the pump knows it before the call starts or is refused.
+    Answered { call_id: String, allowed: bool },
 }
 
 /// Everything a pump starts from.
@@ -56,8 +59,21 @@ pub(crate) struct PumpSetup {
 /// A tool call the client has been told about.
 struct Call {
     args: Value,
-    /// The file as it was when plan mode queued the call (nothing can change it then).
+    /// The file as it was when plan mode queued the call or approval was asked (nothing
+    /// can change it through atto then).
     before: Option<String>,
+    approval: Approval,
+}
+
+/// Where a call stands with the person who approves it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Approval {
+    /// No question was asked.
+    NotAsked,
+    /// Asked, and not allowed (yet): the call is shown running only once allowed.
+    Asked,
+    /// The client allowed it.
+    Allowed,
 }
 
 /// The prompt being answered, and what it waits for.
@@ -179,13 +195,45 @@ impl Pump {
     }
 
     fn send(&mut self, update: SessionUpdate) {
+        self.notify(SessionNotification::new(self.id.clone(), update));
+    }
+
+    /// Announces a tool call. ACP's schema leaves a `pending` status out as its default,
+    /// and an editor that does not fill it in showed a call with no status: a pending
+    /// call is sent with its status said.
+    fn announce(&mut self, tool: ToolCall) {
+        let pending = tool.status == AcpStatus::Pending;
+        let note = SessionNotification::new(self.id.clone(), SessionUpdate::ToolCall(tool));
+        if !pending {
+            self.notify(note);
+            return;
+        }
+        let said = serde_json::to_value(&note).map(|mut params| {
+            params["update"]["status"] = Value::from("pending");
+            params
+        });
+        match said
+            .map_err(Error::from)
+            .and_then(|params| agent_client_protocol::UntypedMessage::new("session/update", params))
+        {
+            Ok(message) => self.notify(message),
+            // Unreachable for these types; the typed message still reaches the client.
+            Err(_) => self.notify(note),
+        }
+    }
+
+    /// Handles the client messages that came in meanwhile (an approval's answer).
+    fn drain_front(&mut self) {
+        while let Ok(front) = self.front.try_recv() {
+            self.front(front);
+        }
+    }
+
+    fn notify(&mut self, note: impl agent_client_protocol::JsonRpcNotification) {
         if self.client_gone {
             return;
         }
-        if let Err(err) = self
-            .cx
-            .send_notification(SessionNotification::new(self.id.clone(), update))
-        {
+        if let Err(err) = self.cx.send_notification(note) {
             // Said once: the client is gone and the session is being stopped.
             eprintln!("atto acp: cannot send session updates any more ({err})");
             self.client_gone = true;
@@ -196,6 +244,15 @@ impl Pump {
         match front {
             Front::Prompt { text, responder } => self.prompt(text, *responder),
             Front::Cancel => self.cancelled = true,
+            Front::Answered { call_id, allowed } => {
+                if let Some(call) = self.calls.get_mut(&call_id) {
+                    call.approval = if allowed {
+                        Approval::Allowed
+                    } else {
+                        Approval::Asked
+                    };
+                }
+            }
             Front::Reviewed { decisions } => {
                 if let Some(Answering::Review { waiting, .. }) = &mut self.answering {
                     *waiting = Some(decisions);

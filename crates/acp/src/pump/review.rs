@@ -3,10 +3,11 @@
 
 use agent_client_protocol::Error;
 use agent_client_protocol::v1::Responder;
-use agent_client_protocol::v1::schema::{PromptResponse, StopReason};
+use agent_client_protocol::v1::schema::{PromptResponse, StopReason, ToolCallContent};
 use atto_protocol::{FinalResult, ProposedChange, TurnStatus};
 
 use super::{Answering, Front, Pump};
+use crate::convert;
 
 impl Pump {
     pub(super) fn turn_completed(&mut self, result: FinalResult) {
@@ -30,6 +31,18 @@ impl Pump {
                 result,
                 waiting: None,
             });
+            // Each question shows its change, over the file as plan mode found it.
+            let open: Vec<(ProposedChange, Vec<ToolCallContent>)> = open
+                .into_iter()
+                .map(|change| {
+                    let before = self
+                        .calls
+                        .get(&change.tool_call_id)
+                        .and_then(|c| c.before.as_deref());
+                    let diffs = convert::diffs(&self.workspace, &change.tool, &change.args, before);
+                    (change, diffs)
+                })
+                .collect();
             let cx = self.cx.clone();
             let ops = self.ops.clone();
             let front = self.front_tx.clone();

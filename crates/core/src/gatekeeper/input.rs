@@ -21,6 +21,8 @@ pub(super) struct GateInput {
     /// Exactly what would happen, for the prompt.
     pub subject: String,
     pub command: Option<String>,
+    /// The arguments judged, handed to the approval request as they are.
+    pub arguments: Value,
 }
 
 impl GateInput {
@@ -61,6 +63,7 @@ impl GateInput {
             verdict,
             paths,
             command,
+            arguments: args.clone(),
         }
     }
 

@@ -57,6 +57,7 @@ impl Gatekeeper {
             paths: Vec::new(),
             subject: format!("this runs WITHOUT the sandbox: {command}"),
             command: Some(command.to_owned()),
+            arguments: args.clone(),
         };
         let answer = self
             .ask(call, &facts, &decision, Sandboxing::Dropped, emit, cancel)
@@ -151,6 +152,7 @@ impl Gatekeeper {
             paths: Vec::new(),
             subject: format!("run without a checkpoint: {subject}"),
             command: None,
+            arguments: args.clone(),
         };
         let answer = self
             .ask(call, &facts, &decision, Sandboxing::Kept, emit, cancel)

@@ -182,6 +182,7 @@ impl GatedRunner {
                 unsandboxed,
                 protected: false,
                 subagent: None,
+                arguments: serde_json::json!({ "command": request.command }),
             },
             reply,
         };

@@ -66,19 +66,25 @@ pub(crate) fn apply(
 fn fuzzy(text: &str, old: &str, new: &str, replace_all: bool) -> Result<Applied, String> {
     let lines = Lines::new(text);
     let norm: Vec<String> = lines.iter().map(normalize).collect();
-    let as_given = windows(&norm, &normalized_lines(old));
-    // Blank lines leading old_string are first read as blank lines of the file. When the
-    // file has none there, they are the line break that ends the line before (as in an
-    // exact match), so when new_string starts with the same break, both drop it and the
-    // file keeps its own: the edit neither adds nor removes a newline.
-    let (old, new, matches) = match shared_leading_blank_lines(old, new) {
-        Some((old_rest, new_rest)) if as_given.is_empty() => (
-            old_rest,
-            new_rest,
-            windows(&norm, &normalized_lines(old_rest)),
-        ),
-        _ => (old, new, as_given),
-    };
+    // Blank lines at the edges of old_string are first read as blank lines of the file
+    // (blank whatever whitespace they hold). When the file has none there, they are the
+    // line breaks around the text (as in an exact match), so when new_string has as many
+    // blank lines at that edge, both drop them and the file keeps its own: the edit
+    // neither adds nor removes a line. Leading, then trailing, then both; the first that
+    // matches decides, and matching more than one place is still refused.
+    let mut tried = vec![(old, new)];
+    let lead = without_leading_blank_lines(old, new);
+    let trail = without_trailing_blank_lines(old, new);
+    tried.extend(lead);
+    tried.extend(trail);
+    if let Some((o, n)) = lead {
+        tried.extend(without_trailing_blank_lines(o, n));
+    }
+    let (old, new, matches) = tried
+        .iter()
+        .map(|&(o, n)| (o, n, windows(&norm, &normalized_lines(o))))
+        .find(|(_, _, found)| !found.is_empty())
+        .unwrap_or((old, new, Vec::new()));
     let had_newline = old.ends_with('\n');
     let old_body = strip_newline(old);
     let old_lines = normalized_lines(old);
@@ -136,21 +142,75 @@ fn windows(norm: &[String], old_lines: &[String]) -> Vec<usize> {
         .collect()
 }
 
-/// `old` and `new` without the blank lines that lead `old`, when `new` starts with the
-/// very same text and something is left of `old`.
-fn shared_leading_blank_lines<'a>(old: &'a str, new: &'a str) -> Option<(&'a str, &'a str)> {
-    let mut cut = 0;
-    while let Some(end) = old[cut..].find('\n') {
-        if !old[cut..cut + end].trim().is_empty() {
-            break;
-        }
-        cut += end + 1;
-    }
-    let rest = &old[cut..];
-    if cut == 0 || rest.trim().is_empty() || !new.starts_with(&old[..cut]) {
+/// `old` and `new` without the blank lines that lead `old`, when `new` starts with as
+/// many blank lines and something is left of `old`.
+fn without_leading_blank_lines<'a>(old: &'a str, new: &'a str) -> Option<(&'a str, &'a str)> {
+    let blank = leading_blank_lines(old);
+    if blank.count == 0 || old[blank.len..].trim().is_empty() {
         return None;
     }
-    Some((rest, &new[cut..]))
+    let in_new = leading_blank_lines(new);
+    if in_new.count < blank.count {
+        return None;
+    }
+    // Drop just as many of new's blank lines: any more are lines the edit adds.
+    let mut cut = 0;
+    for _ in 0..blank.count {
+        cut += new[cut..].find('\n')? + 1;
+    }
+    Some((&old[blank.len..], &new[cut..]))
+}
+
+/// `old` and `new` without the blank lines that end `old` (after its last line's own
+/// break), when `new` ends with as many blank lines and something is left of `old`.
+fn without_trailing_blank_lines<'a>(old: &'a str, new: &'a str) -> Option<(&'a str, &'a str)> {
+    let (old_body, old_blank) = trailing_blank_lines(old)?;
+    let (_, new_blank) = trailing_blank_lines(new)?;
+    if new_blank < old_blank {
+        return None;
+    }
+    // Keep new's extra blank lines: they are lines the edit adds.
+    let mut keep = new.len();
+    for _ in 0..old_blank {
+        keep = new[..keep.checked_sub(1)?].rfind('\n')? + 1;
+    }
+    Some((old_body, &new[..keep]))
+}
+
+/// How many whitespace-only lines (ended by a break) lead `text`, and their length.
+struct Leading {
+    count: usize,
+    len: usize,
+}
+
+fn leading_blank_lines(text: &str) -> Leading {
+    let mut lead = Leading { count: 0, len: 0 };
+    while let Some(end) = text[lead.len..].find('\n') {
+        if !text[lead.len..lead.len + end].trim().is_empty() {
+            break;
+        }
+        lead.len += end + 1;
+        lead.count += 1;
+    }
+    lead
+}
+
+/// `text` up to and with the break of its last non-blank line, and how many blank lines
+/// follow it; `None` when nothing follows that break or no line is non-blank.
+fn trailing_blank_lines(text: &str) -> Option<(&str, usize)> {
+    let last = text.trim_end().len();
+    if last == 0 {
+        return None;
+    }
+    let body_end = last + text[last..].find('\n')? + 1;
+    let rest = &text[body_end..];
+    if rest.is_empty() {
+        return None;
+    }
+    // Each break ends a blank line; whitespace after the last break is one more.
+    let breaks = rest.matches('\n').count();
+    let unended = usize::from(!rest.ends_with('\n'));
+    Some((&text[..body_end], breaks + unended))
 }
 
 /// The "not found" reason, with the closest window of lines when one is similar enough.

@@ -128,23 +128,13 @@ enum Seek {
     Many(Vec<usize>),
 }
 
-/// The text `chunks` make of `text` (the file `path`). The file keeps its line endings
-/// (CRLF when it has any) and ends with a line break.
+/// The text `chunks` make of `text` (the file `path`). Every kept line keeps its own line
+/// ending (a file may mix CRLF and LF lines); an added line takes the ending of the line
+/// it replaces, else of the line before it, else of the line after it. The file ends with
+/// a line break.
 fn apply_chunks(path: &str, text: &str, chunks: &[PatchChunk]) -> Result<String, ToolError> {
-    let crlf = text.contains("\r\n");
-    let mut lines: Vec<&str> = text
-        .split('\n')
-        .map(|l| {
-            if crlf {
-                l.strip_suffix('\r').unwrap_or(l)
-            } else {
-                l
-            }
-        })
-        .collect();
-    if lines.last() == Some(&"") {
-        lines.pop();
-    }
+    let file = split_lines(text);
+    let lines: Vec<&str> = file.iter().map(|l| l.text).collect();
     let name = |n: usize| {
         if chunks.len() > 1 {
             format!("chunk {} of {}", n + 1, chunks.len())
@@ -234,18 +224,72 @@ fn apply_chunks(path: &str, text: &str, chunks: &[PatchChunk]) -> Result<String,
         from = start + old.len();
     }
     replacements.sort_by_key(|&(start, _, _)| start);
-    let mut out: Vec<&str> = Vec::with_capacity(lines.len());
+    let fallback = main_ending(&file);
+    let mut out: Vec<Line<'_>> = Vec::with_capacity(file.len());
     let mut at = 0;
     for (start, len, new) in replacements {
-        out.extend_from_slice(&lines[at..start]);
-        out.extend(new.iter().map(String::as_str));
+        out.extend_from_slice(&file[at..start]);
+        for (j, added) in new.iter().enumerate() {
+            let eol = if j < len {
+                file[start + j].eol
+            } else if let Some(before) = out.last() {
+                before.eol
+            } else {
+                file.get(start + len).map_or(fallback, |after| after.eol)
+            };
+            out.push(Line { text: added, eol });
+        }
         at = start + len;
     }
-    out.extend_from_slice(&lines[at..]);
-    let eol = if crlf { "\r\n" } else { "\n" };
-    let mut text = out.join(eol);
-    text.push_str(eol);
+    out.extend_from_slice(&file[at..]);
+    let mut text = String::with_capacity(text.len());
+    for line in &out {
+        text.push_str(line.text);
+        // The last line of a file without a final break (or a line placed before it) has
+        // no ending of its own: it gets the file's usual one.
+        text.push_str(if line.eol.is_empty() {
+            fallback
+        } else {
+            line.eol
+        });
+    }
     Ok(text)
+}
+
+/// A line of a file: its text, and the ending that followed it (`""` for a last line
+/// without one).
+#[derive(Clone, Copy)]
+struct Line<'a> {
+    text: &'a str,
+    eol: &'a str,
+}
+
+fn split_lines(text: &str) -> Vec<Line<'_>> {
+    let mut lines = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let (line, tail) = match rest.find('\n') {
+            Some(i) => (&rest[..=i], &rest[i + 1..]),
+            None => (rest, ""),
+        };
+        let (text, eol) = if let Some(t) = line.strip_suffix("\r\n") {
+            (t, "\r\n")
+        } else if let Some(t) = line.strip_suffix('\n') {
+            (t, "\n")
+        } else {
+            (line, "")
+        };
+        lines.push(Line { text, eol });
+        rest = tail;
+    }
+    lines
+}
+
+/// The ending most of the file's lines have (LF for a tie or none).
+fn main_ending(lines: &[Line<'_>]) -> &'static str {
+    let crlf = lines.iter().filter(|l| l.eol == "\r\n").count();
+    let lf = lines.iter().filter(|l| l.eol == "\n").count();
+    if crlf > lf { "\r\n" } else { "\n" }
 }
 
 fn after_line(from: usize) -> String {

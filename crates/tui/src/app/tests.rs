@@ -144,6 +144,7 @@ fn request(call_id: &str) -> ApprovalRequest {
         unsandboxed: false,
         protected: false,
         subagent: None,
+        arguments: serde_json::Value::Null,
     }
 }
 

@@ -143,6 +143,7 @@ pub fn warn_request() -> ApprovalRequest {
         unsandboxed: false,
         protected: false,
         subagent: None,
+        arguments: serde_json::Value::Null,
     }
 }
 

@@ -232,6 +232,112 @@ fn approvals_become_permission_requests_answered_through_the_gate_and_audited() 
     assert_eq!(statuses, ["completed", "failed"], "{}", seen.dump());
 }
 
+/// The updates of one tool call, in order.
+fn updates_for<'a>(seen: &'a super::Seen, id: &Value) -> Vec<&'a Value> {
+    seen.updates()
+        .into_iter()
+        .filter(|u| u["toolCallId"] == *id)
+        .collect()
+}
+
+/// The `diff` block of a tool call's content.
+fn diff_in(content: &Value) -> Option<&Value> {
+    content.as_array()?.iter().find(|c| c["type"] == "diff")
+}
+
+#[test]
+fn an_edit_awaiting_approval_shows_its_diff_and_a_rejected_one_never_runs() {
+    if !have_client("an_edit_awaiting_approval_shows_its_diff") {
+        return;
+    }
+    let mut env = Env::new();
+    env.write("src/lib.rs", "fn one() {}\nfn keep() {}\n");
+    env.serve(Script::new(vec![
+        Reply {
+            tool_calls: vec![call(
+                "edit_file",
+                json!({"path": "src/lib.rs", "old_string": "fn one() {}", "new_string": "fn two() {}"}),
+            )],
+            ..Reply::default()
+        },
+        Reply {
+            tool_calls: vec![call(
+                "edit_file",
+                json!({"path": "src/lib.rs", "old_string": "fn keep() {}", "new_string": "fn gone() {}"}),
+            )],
+            ..Reply::default()
+        },
+        Reply::text("done"),
+    ]));
+    let mut steps = opening();
+    steps.push(prompt("rename both"));
+    let seen = run(
+        &env,
+        &["--permission", "strict"],
+        json!({"steps": steps, "permissions": ["allow_once", "reject_once"]}),
+    );
+    assert_eq!(seen.result(2)["stopReason"], "end_turn");
+    assert_eq!(env.read("src/lib.rs"), "fn two() {}\nfn keep() {}\n");
+    let path = json!(env.repo().join("src/lib.rs").canonicalize().unwrap());
+
+    // Announced before the question, complete: pending, where, what.
+    let started = seen.updates_of("tool_call");
+    assert_eq!(started.len(), 2, "{}", seen.dump());
+    for (call, (old, new)) in started.iter().zip([
+        ("fn one() {}", "fn two() {}"),
+        ("fn keep() {}", "fn gone() {}"),
+    ]) {
+        assert_eq!(call["status"], "pending", "{call}");
+        assert_eq!(call["kind"], "edit", "{call}");
+        assert_eq!(call["title"], "Edit src/lib.rs", "{call}");
+        assert_eq!(call["locations"][0]["path"], path, "{call}");
+        let diff = diff_in(&call["content"]).unwrap_or_else(|| panic!("no diff in {call}"));
+        assert_eq!(diff["path"], path);
+        assert_eq!(diff["oldText"], old);
+        assert_eq!(diff["newText"], new);
+    }
+
+    // The question carries the diff, so the editor can show it at approval time.
+    let asked = seen.permissions();
+    assert_eq!(asked.len(), 2, "{}", seen.dump());
+    let diff = diff_in(&asked[1]["toolCall"]["content"])
+        .unwrap_or_else(|| panic!("no diff in {}", asked[1]));
+    assert_eq!(diff["path"], path);
+    assert_eq!(diff["oldText"], "fn keep() {}");
+    assert_eq!(diff["newText"], "fn gone() {}");
+    assert!(
+        !asked[1]["toolCall"]["title"]
+            .as_str()
+            .unwrap()
+            .ends_with(':'),
+        "{}",
+        asked[1]
+    );
+
+    // The allowed call ran; the rejected one went from pending straight to failed.
+    let statuses = |id: &Value| -> Vec<String> {
+        updates_for(&seen, id)
+            .iter()
+            .filter_map(|u| u["status"].as_str().map(str::to_owned))
+            .collect()
+    };
+    assert_eq!(
+        statuses(&started[0]["toolCallId"])
+            .last()
+            .map(String::as_str),
+        Some("completed"),
+        "{}",
+        seen.dump()
+    );
+    let rejected = statuses(&started[1]["toolCallId"]);
+    assert!(
+        !rejected.iter().any(|s| s == "in_progress"),
+        "{rejected:?}\n{}",
+        seen.dump()
+    );
+    assert_eq!(rejected.last().map(String::as_str), Some("failed"));
+}
+
 #[test]
 fn a_client_that_never_answers_is_a_deny_after_the_approval_deadline() {
     if !have_client("a_client_that_never_answers") {

@@ -69,6 +69,11 @@ fn plan_mode_queues_changes_as_pending_tool_calls_the_client_approves_or_rejects
         proposed[0]["toolCallId"]
     );
     assert_eq!(asked[0]["options"][0]["name"], "Apply this change");
+    // The question carries the change, so the editor shows the diff it approves.
+    let diff = &asked[0]["toolCall"]["content"][0];
+    assert_eq!(diff["type"], "diff", "{}", asked[0]);
+    assert_eq!(diff["newText"], "hello\n");
+    assert_eq!(diff["path"], proposed[0]["content"][0]["path"]);
 
     // Approved: applied; rejected: not; both tool calls end so.
     assert_eq!(env.read("kept.txt"), "hello\n");
