@@ -648,3 +648,70 @@ fn spawn_and_agents_in_the_line_session() {
     assert!(next.contains("The user ran a subagent"), "{next}");
     assert!(next.contains("the tests live in tests/"), "{next}");
 }
+
+/// Every reply reports 8,000 tokens in and 100 out: a child with 30,000 tokens can make
+/// three calls, and its fourth would cross its budget before it reached 90 % of it.
+fn heavy(reply: Reply) -> Reply {
+    Reply {
+        usage: Some(ScriptUsage {
+            input_tokens: 8_000,
+            output_tokens: 100,
+            ..ScriptUsage::default()
+        }),
+        ..reply
+    }
+}
+
+#[test]
+fn a_child_whose_calls_are_large_still_gets_the_wrap_up_and_reports() {
+    let mut env = Env::new();
+    env.write("a.txt", "a\n");
+    let mut replies = vec![
+        spawn(json!({"task": "heavy reading", "role": "explore", "budget_tokens": 30_000})),
+        // The child answers the wrap-up with its report, whenever it comes.
+        Reply {
+            when: Some("Wrap up:".to_owned()),
+            ..text(REPORT)
+        },
+    ];
+    for _ in 0..6 {
+        replies.push(when(
+            calls(vec![call("read_file", json!({"path": "a.txt"}))]),
+            "heavy reading",
+        ));
+    }
+    replies.push(text("the child reported"));
+    env.serve(Script {
+        replies: replies
+            .into_iter()
+            .map(|r| match &r.when {
+                Some(_) => heavy(r),
+                None => r,
+            })
+            .collect(),
+        ..Script::default()
+    });
+    let out = run(
+        &env,
+        &["--permission", "auto-safe"],
+        "delegate the heavy reading",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        stderr(&out),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let evs = events(&out);
+    let finished = of_type(&evs, "subagent_finished");
+    assert_eq!(finished.len(), 1, "{evs:?}");
+    assert_eq!(
+        finished[0]["status"], "completed",
+        "the wrap-up call must fit in what is left: {:?}",
+        finished[0]
+    );
+    let report = finished[0]["report"].as_str().unwrap();
+    assert!(!report.contains("STOPPED BY ATTO"), "{report}");
+    assert!(report.contains("The greeting is hello."), "{report}");
+}
