@@ -715,3 +715,65 @@ fn a_child_whose_calls_are_large_still_gets_the_wrap_up_and_reports() {
     assert!(!report.contains("STOPPED BY ATTO"), "{report}");
     assert!(report.contains("The greeting is hello."), "{report}");
 }
+
+#[test]
+fn a_child_at_the_depth_limit_is_not_offered_spawn_agent_and_its_refusal_names_the_limit() {
+    let mut env = Env::new();
+    env.serve(Script {
+        replies: vec![
+            spawn(json!({"task": "level one", "role": "explore"})),
+            when(
+                spawn(json!({"task": "level two", "role": "explore"})),
+                "level one",
+            ),
+            when(
+                spawn(json!({"task": "level three", "role": "explore"})),
+                "level two",
+            ),
+            when(
+                spawn(json!({"task": "level four", "role": "explore"})),
+                "level three",
+            ),
+            when(text("three done"), "level three"),
+            text("two done"),
+            text("one done"),
+            text("all done"),
+        ],
+        ..Script::default()
+    });
+    let out = run(
+        &env,
+        &["--permission", "auto-safe"],
+        "go deeper than allowed",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let requests = env.requests();
+    let leaf: Vec<&atto_testkit::RecordedRequest> = requests
+        .iter()
+        .filter(|r| body_text(r).contains(&child_of("level three")))
+        .collect();
+    assert_eq!(leaf.len(), 2, "{}", stderr(&out));
+    let offered: Vec<&str> = leaf[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(!offered.contains(&"spawn_agent"), "{offered:?}");
+    // The refusal says why, and lists only the tools the child was offered.
+    let results: Vec<&str> = leaf[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    let refusal = results.last().unwrap();
+    assert!(refusal.contains("deepest level"), "{refusal}");
+    for name in ["write_file", "edit_file", "bash", "spawn_agent"] {
+        assert!(
+            !refusal.contains(&format!("{name},")) && !refusal.ends_with(&format!("{name}.")),
+            "{name} is not the child's: {refusal}"
+        );
+    }
+}
