@@ -777,3 +777,33 @@ fn a_child_at_the_depth_limit_is_not_offered_spawn_agent_and_its_refusal_names_t
         );
     }
 }
+
+#[test]
+fn the_report_check_fails_a_report_that_names_a_file_never_written() {
+    let mut env = Env::new();
+    env.write("hello.txt", "hello\n");
+    env.serve(Script {
+        replies: vec![
+            spawn(json!({"task": "find the greeting", "role": "explore"})),
+            text(REPORT),
+            text("The child says hello."),
+        ],
+        ..Script::default()
+    });
+    let out = run(&env, &["--permission", "auto-safe"], "what does it say?");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let evs = events(&out);
+    let finished = of_type(&evs, "subagent_finished");
+    let report = finished[0]["report"].as_str().unwrap();
+    let check = report.split("## Quality check (by atto)").nth(1).unwrap();
+    assert!(!check.contains("hold up"), "{report}");
+    assert!(
+        check.contains("ghost.rs") && check.contains("FAILED"),
+        "{report}"
+    );
+    assert_eq!(
+        finished[0]["quality"]["verdict"], "fail",
+        "{:?}",
+        finished[0]
+    );
+}
