@@ -807,3 +807,29 @@ fn the_report_check_fails_a_report_that_names_a_file_never_written() {
         finished[0]
     );
 }
+
+#[test]
+fn a_read_only_child_starts_headless_without_a_question() {
+    let mut env = Env::new();
+    env.write("hello.txt", "hello\n");
+    env.serve(Script {
+        replies: vec![
+            spawn(json!({"task": "find the greeting", "role": "review"})),
+            when(
+                calls(vec![call("read_file", json!({"path": "hello.txt"}))]),
+                "find the greeting",
+            ),
+            when(text(REPORT), "find the greeting"),
+            text("The child says hello."),
+        ],
+        ..Script::default()
+    });
+    // The default permission mode, headless: what would ask is denied.
+    let out = run(&env, &[], "what does it say?");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let evs = events(&out);
+    assert!(of_type(&evs, "approval_required").is_empty(), "{evs:?}");
+    let finished = of_type(&evs, "subagent_finished");
+    assert_eq!(finished.len(), 1, "{evs:?}");
+    assert_eq!(finished[0]["status"], "completed", "{:?}", finished[0]);
+}
