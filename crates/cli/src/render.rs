@@ -216,6 +216,7 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
                 self.progress.flush()?;
             }
             Event::ToolCallFinished {
+                name,
                 status,
                 duration_ms,
                 summary,
@@ -238,7 +239,12 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
                     ToolCallStatus::Queued => "queued for approval",
                 };
                 writeln!(self.progress, "  {label} ({duration_ms} ms)")?;
-                let lines: Vec<&str> = summary.lines().filter(|l| !l.trim().is_empty()).collect();
+                // A subagent that ran printed its report when it finished: once is enough.
+                let shown = name == atto_policy::gate::SPAWN_TOOL && *status == ToolCallStatus::Ok;
+                let lines: Vec<&str> = summary
+                    .lines()
+                    .filter(|l| !shown && !l.trim().is_empty())
+                    .collect();
                 for line in lines.iter().take(SUMMARY_LINES) {
                     writeln!(self.progress, "    {line}")?;
                 }

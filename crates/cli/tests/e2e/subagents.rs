@@ -833,3 +833,22 @@ fn a_read_only_child_starts_headless_without_a_question() {
     assert_eq!(finished.len(), 1, "{evs:?}");
     assert_eq!(finished[0]["status"], "completed", "{:?}", finished[0]);
 }
+
+#[test]
+fn the_line_session_prints_a_childs_report_once() {
+    let mut env = Env::new();
+    env.serve(Script {
+        replies: vec![
+            spawn(json!({"task": "find the tests", "role": "explore"})),
+            when(
+                text("## Summary\nthe tests live in tests/\n\n## Confidence: 0.8"),
+                "find the tests",
+            ),
+            text("done"),
+        ],
+        ..Script::default()
+    });
+    let err = crate::common::line_session(&env, "where are the tests?\n");
+    assert_eq!(err.matches("the tests live in tests/").count(), 1, "{err}");
+    assert!(err.contains("→ spawn_agent"), "{err}");
+}
