@@ -286,7 +286,21 @@ pub fn run(command: McpCommand, config: &Config, workspace: &Path) -> Result<Exi
                     );
                 }
             }
-            ExitCode::Ok
+            // A server that is down fails the listing, so a script can tell.
+            let down: Vec<&str> = servers
+                .iter()
+                .filter(|s| s.state == McpServerState::Down)
+                .map(|s| s.name.as_str())
+                .collect();
+            if down.is_empty() {
+                ExitCode::Ok
+            } else {
+                eprintln!(
+                    "atto: down: {} (see the errors above; atto mcp test NAME tries one again)",
+                    down.join(", ")
+                );
+                ExitCode::Failed
+            }
         }),
         McpCommand::Tools { name, json } => views(config, workspace, name.as_deref(), |servers| {
             for s in servers {
@@ -346,7 +360,20 @@ fn views(
     crate::block_on(async move {
         let hub = McpHub::new(options);
         hub.start();
-        hub.settle(&atto_tools::CancellationToken::new()).await;
+        // One line per server as it comes up or fails: a slow one's start-up timeout is
+        // not spent in silence.
+        hub.settle_each(&atto_tools::CancellationToken::new(), |s| {
+            eprintln!(
+                "atto: {}: {}{}",
+                s.name,
+                s.state.as_str(),
+                s.last_error
+                    .as_deref()
+                    .map(|e| format!(" ({e})"))
+                    .unwrap_or_default()
+            );
+        })
+        .await;
         let servers = hub.info();
         hub.shutdown();
         Ok(show(&servers))
