@@ -250,3 +250,25 @@ startup_timeout = 2
     let silent = err.find("silent: down").unwrap_or(usize::MAX);
     assert!(missing < silent && silent < usize::MAX, "{err}");
 }
+
+#[test]
+fn a_missing_server_is_reported_once() {
+    let mut env = Env::new();
+    add_config(
+        &env,
+        "\n[mcp_servers.missing]\ncommand = \"/nonexistent/bin/mcp-server\"\n",
+    );
+    env.serve(Script::new(vec![
+        calls(vec![call("mcp__missing__work", json!({}))]),
+        calls(vec![call("mcp__missing__work", json!({}))]),
+        Reply::text("carried on"),
+    ]));
+    let out = go(&env, &["--permission", "yolo"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let evs = events(&out);
+    let down = of_type(&evs, "mcp_server_status")
+        .into_iter()
+        .filter(|e| e["server"]["state"] == "down")
+        .count();
+    assert_eq!(down, 1, "{evs:?}");
+}
