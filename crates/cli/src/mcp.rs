@@ -47,6 +47,12 @@ pub enum McpCommand {
     Untrust,
     /// Serve atto's read-only tools (read_file, list_files, glob, grep, policy_explain)
     /// over MCP on stdin/stdout.
+    #[command(
+        after_help = "The session flags atto_exec's tasks run with (--model, --provider, \
+                      --base-url, --wire, --config, --profile) are atto's own and go before \
+                      `mcp`, e.g.: atto --model M mcp serve --allow-exec. After `mcp` they are \
+                      refused."
+    )]
     Serve(ServeArgs),
 }
 
