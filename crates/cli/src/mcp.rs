@@ -94,6 +94,9 @@ pub fn serve(
             // Nobody is there to answer a question: what would ask is refused.
             "--on-ask".into(),
             "deny".into(),
+            // Events, so the caller learns of changes queued for approval.
+            "--output-format".into(),
+            "stream-json".into(),
         ];
         // The model and endpoint of this process; never its permission or trust.
         for (name, value) in [
