@@ -47,6 +47,12 @@ pub enum McpCommand {
     Untrust,
     /// Serve atto's read-only tools (read_file, list_files, glob, grep, policy_explain)
     /// over MCP on stdin/stdout.
+    #[command(
+        after_help = "The session flags atto_exec's tasks run with (--model, --provider, \
+                      --base-url, --wire, --config, --profile) are atto's own and go before \
+                      `mcp`, e.g.: atto --model M mcp serve --allow-exec. After `mcp` they are \
+                      refused."
+    )]
     Serve(ServeArgs),
 }
 
@@ -88,6 +94,9 @@ pub fn serve(
             // Nobody is there to answer a question: what would ask is refused.
             "--on-ask".into(),
             "deny".into(),
+            // Events, so the caller learns of changes queued for approval.
+            "--output-format".into(),
+            "stream-json".into(),
         ];
         // The model and endpoint of this process; never its permission or trust.
         for (name, value) in [
@@ -286,7 +295,21 @@ pub fn run(command: McpCommand, config: &Config, workspace: &Path) -> Result<Exi
                     );
                 }
             }
-            ExitCode::Ok
+            // A server that is down fails the listing, so a script can tell.
+            let down: Vec<&str> = servers
+                .iter()
+                .filter(|s| s.state == McpServerState::Down)
+                .map(|s| s.name.as_str())
+                .collect();
+            if down.is_empty() {
+                ExitCode::Ok
+            } else {
+                eprintln!(
+                    "atto: down: {} (see the errors above; atto mcp test NAME tries one again)",
+                    down.join(", ")
+                );
+                ExitCode::Failed
+            }
         }),
         McpCommand::Tools { name, json } => views(config, workspace, name.as_deref(), |servers| {
             for s in servers {
@@ -346,7 +369,20 @@ fn views(
     crate::block_on(async move {
         let hub = McpHub::new(options);
         hub.start();
-        hub.settle(&atto_tools::CancellationToken::new()).await;
+        // One line per server as it comes up or fails: a slow one's start-up timeout is
+        // not spent in silence.
+        hub.settle_each(&atto_tools::CancellationToken::new(), |s| {
+            eprintln!(
+                "atto: {}: {}{}",
+                s.name,
+                s.state.as_str(),
+                s.last_error
+                    .as_deref()
+                    .map(|e| format!(" ({e})"))
+                    .unwrap_or_default()
+            );
+        })
+        .await;
         let servers = hub.info();
         hub.shutdown();
         Ok(show(&servers))

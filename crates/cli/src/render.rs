@@ -26,6 +26,17 @@ pub struct TextRenderer<T: Write, P: Write> {
     /// Whether the last thing written to `text` ended a line.
     at_line_start: bool,
     in_thinking: bool,
+    /// Calls of the current reply not yet printed to the end, in call order: parallel
+    /// calls finish in any order but are shown in the order the model made them.
+    calls: std::collections::VecDeque<PendingCall>,
+}
+
+/// A call's lines, held until every call before it is shown.
+struct PendingCall {
+    id: String,
+    start: String,
+    start_shown: bool,
+    finish: Option<String>,
 }
 
 impl<T: Write, P: Write> TextRenderer<T, P> {
@@ -35,6 +46,7 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
             progress: Clean::new(progress),
             at_line_start: true,
             in_thinking: false,
+            calls: std::collections::VecDeque::new(),
         }
     }
 
@@ -55,6 +67,9 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
     }
 
     fn write_event(&mut self, event: &Event) -> std::io::Result<()> {
+        if matches!(event, Event::TurnCompleted { .. }) {
+            self.show_all_calls()?;
+        }
         if let Some(text) = planner::text(event)
             .or_else(|| learnings::text(event))
             .or_else(|| mcp::text(event))
@@ -205,17 +220,56 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
         Ok(())
     }
 
+    /// Prints the held calls from the first on: each one's start line, and its end once
+    /// it finished; a call still running holds back those after it.
+    fn show_calls(&mut self) -> std::io::Result<()> {
+        while let Some(call) = self.calls.front_mut() {
+            if !call.start_shown {
+                call.start_shown = true;
+                write!(self.progress, "{}", call.start)?;
+            }
+            let Some(finish) = call.finish.take() else {
+                break;
+            };
+            write!(self.progress, "{finish}")?;
+            self.calls.pop_front();
+        }
+        self.progress.flush()
+    }
+
+    /// Shows every call still held: a turn that ends with calls unfinished hides none.
+    fn show_all_calls(&mut self) -> std::io::Result<()> {
+        while let Some(call) = self.calls.pop_front() {
+            if !call.start_shown {
+                write!(self.progress, "{}", call.start)?;
+            }
+            if let Some(finish) = call.finish {
+                write!(self.progress, "{finish}")?;
+            }
+        }
+        self.progress.flush()
+    }
+
     /// Tool calls, retries and approvals.
     fn write_calls(&mut self, event: &Event) -> std::io::Result<()> {
         match event {
             Event::ToolCallStarted {
-                name, arguments, ..
+                call_id,
+                name,
+                arguments,
             } => {
                 self.end_text_line()?;
-                writeln!(self.progress, "→ {name} {}", call_target(arguments))?;
-                self.progress.flush()?;
+                self.calls.push_back(PendingCall {
+                    id: call_id.clone(),
+                    start: format!("→ {name} {}\n", call_target(arguments)),
+                    start_shown: false,
+                    finish: None,
+                });
+                self.show_calls()?;
             }
             Event::ToolCallFinished {
+                call_id,
+                name,
                 status,
                 duration_ms,
                 summary,
@@ -237,15 +291,24 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
                     ToolCallStatus::Denied => "denied",
                     ToolCallStatus::Queued => "queued for approval",
                 };
-                writeln!(self.progress, "  {label} ({duration_ms} ms)")?;
-                let lines: Vec<&str> = summary.lines().filter(|l| !l.trim().is_empty()).collect();
+                let mut out = format!("  {label} ({duration_ms} ms)\n");
+                // A subagent that ran printed its report when it finished: once is enough.
+                let shown = name == atto_policy::gate::SPAWN_TOOL && *status == ToolCallStatus::Ok;
+                let lines: Vec<&str> = summary
+                    .lines()
+                    .filter(|l| !shown && !l.trim().is_empty())
+                    .collect();
                 for line in lines.iter().take(SUMMARY_LINES) {
-                    writeln!(self.progress, "    {line}")?;
+                    out.push_str(&format!("    {line}\n"));
                 }
                 if lines.len() > SUMMARY_LINES {
-                    writeln!(self.progress, "    …")?;
+                    out.push_str("    …\n");
                 }
-                self.progress.flush()?;
+                match self.calls.iter_mut().find(|c| c.id == *call_id) {
+                    Some(call) => call.finish = Some(out),
+                    None => write!(self.progress, "{out}")?,
+                }
+                self.show_calls()?;
             }
             Event::Retry(notice) => {
                 self.end_text_line()?;
@@ -713,6 +776,36 @@ mod tests {
         assert!(result_json("s", 1, &result).contains(r#""cost_usd":null"#));
         assert!(result_line(&result).contains("cost unknown"));
         assert!(result_line(&result).contains("changed: a.py"));
+    }
+
+    #[test]
+    fn parallel_calls_print_in_call_order() {
+        let mut r = TextRenderer::new(Vec::new(), Vec::new());
+        let start = |id: &str, cmd: &str| Event::ToolCallStarted {
+            call_id: id.into(),
+            name: "bash".into(),
+            arguments: serde_json::json!({ "command": cmd }),
+        };
+        let finish = |id: &str, ms: u64| Event::ToolCallFinished {
+            call_id: id.into(),
+            name: "bash".into(),
+            status: ToolCallStatus::Ok,
+            duration_ms: ms,
+            summary: format!("out of {id}"),
+            sandboxed: None,
+            exit_code: None,
+        };
+        r.event(&start("1", "sleep 1"));
+        r.event(&start("2", "true"));
+        r.event(&start("3", "echo"));
+        r.event(&finish("3", 3));
+        r.event(&finish("2", 2));
+        r.event(&finish("1", 1000));
+        assert_eq!(
+            String::from_utf8(r.progress.into_inner()).unwrap(),
+            "→ bash sleep 1\n  ok (1000 ms)\n    out of 1\n→ bash true\n  ok (2 ms)\n    out of \
+             2\n→ bash echo\n  ok (3 ms)\n    out of 3\n"
+        );
     }
 
     #[test]

@@ -143,7 +143,7 @@ impl Gatekeeper {
         let decision = {
             // Under one lock, so the use is counted on the grant that decided.
             let mut entries = self.grants.lock();
-            let decision = self.judge(&facts, tool, &entries.grants);
+            let decision = self.judge(&facts, &entries.grants);
             if let Some(meta) = decision.grant_index.and_then(|i| entries.meta.get_mut(i)) {
                 meta.uses += 1;
                 meta.last_used_at = Some(crate::time::now_ms());
@@ -218,7 +218,7 @@ impl Gatekeeper {
     ) -> Result<(), Refusal> {
         let edited = GateInput::of(call, tool, args, &self.workspace);
         self.judged = edited.paths.clone();
-        let decision = self.decide(&edited, tool);
+        let decision = self.decide(&edited);
         let subject = edited.subject_line();
         if decision.action == Action::Deny
             && !decision.decided_by.starts_with("approval mode never")
@@ -247,7 +247,7 @@ impl Gatekeeper {
         args: &Value,
     ) -> Option<Refusal> {
         let facts = GateInput::of(call, tool, args, &self.workspace);
-        let decision = self.decide(&facts, tool);
+        let decision = self.decide(&facts);
         if decision.action != Action::Deny || decision.decided_by.starts_with("approval mode never")
         {
             return None;
@@ -271,7 +271,7 @@ impl Gatekeeper {
     ) -> Result<(), Refusal> {
         let facts = GateInput::of(call, tool, args, &self.workspace);
         self.judged = facts.paths.clone();
-        let mut decision = self.decide(&facts, tool);
+        let mut decision = self.decide(&facts);
         let refused = decision.action == Action::Deny
             && (decision.risk == "BLOCK" || decision.grant_index.is_some());
         if refused {
@@ -315,12 +315,12 @@ impl Gatekeeper {
         self.grants.clone()
     }
 
-    fn decide(&self, facts: &GateInput, tool: &dyn Tool) -> Decision {
+    fn decide(&self, facts: &GateInput) -> Decision {
         let entries = self.grants.lock();
-        self.judge(facts, tool, &entries.grants)
+        self.judge(facts, &entries.grants)
     }
 
-    fn judge(&self, facts: &GateInput, tool: &dyn Tool, grants: &[Grant]) -> Decision {
+    fn judge(&self, facts: &GateInput, grants: &[Grant]) -> Decision {
         let mut decision = gate::decide(
             &GateContext {
                 permission: self.permission,
@@ -329,7 +329,7 @@ impl Gatekeeper {
             },
             &CallFacts {
                 tool: &facts.tool,
-                level: tool.danger(),
+                level: facts.level,
                 mutates: facts.mutates,
                 bash: facts.verdict.as_ref(),
                 paths: &facts.paths,

@@ -178,10 +178,22 @@ impl Orchestrator<'_> {
         // is not connected: every attempt to write lands in the plan.
         let queue_unknown = self.mode == AgentMode::Plan && is_write_tool_name(&call.name);
         if tool.is_none() && !queue_unknown {
-            let known = self.tools.names().join(", ");
+            // Only what this session is offered: a read-only child is not told of writers.
+            let known: Vec<String> = crate::session::mode_specs(self.tools, self.mode)
+                .into_iter()
+                .map(|spec| spec.name)
+                .collect();
+            let why = if call.name == atto_policy::gate::SPAWN_TOOL {
+                " This session may not start subagents: it is at the deepest level subagents \
+                 may nest ([subagents] max_depth), or its agent definition leaves spawn_agent \
+                 out; do the work here."
+            } else {
+                ""
+            };
             let message = format!(
-                "unknown tool '{}'; it was not run. Available tools: {known}.",
-                call.name
+                "unknown tool '{}'; it was not run.{why} Available tools: {}.",
+                call.name,
+                known.join(", ")
             );
             return Err(self.refused(call, ToolCallStatus::Error, message));
         }

@@ -157,6 +157,33 @@ impl McpHub {
         self.inner.settle(cancel).await;
     }
 
+    /// Like [`Self::settle`], and hands each enabled server to `settled` the moment it is
+    /// up or down, in the order they settle: a slow server does not hide the others.
+    pub async fn settle_each(
+        &self,
+        cancel: &CancellationToken,
+        mut settled: impl FnMut(&McpServerInfo),
+    ) {
+        use futures_util::StreamExt as _;
+        let mut waits: futures_util::stream::FuturesUnordered<_> = self
+            .inner
+            .servers
+            .iter()
+            .filter(|s| !s.is_disabled())
+            .map(|s| async move {
+                let _ = s.ready(cancel).await;
+                s
+            })
+            .collect();
+        while let Some(server) = waits.next().await {
+            let info = {
+                let adopted = lock(&self.inner.adopted);
+                server.info(&|name| adopted.names.contains(name))
+            };
+            settled(&info);
+        }
+    }
+
     /// Every server, as `/mcp` shows it.
     pub fn info(&self) -> Vec<McpServerInfo> {
         self.inner.info()

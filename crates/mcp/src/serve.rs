@@ -194,7 +194,7 @@ async fn run_exec(
     match output {
         Err(e) => error(&format!("could not start atto: {e}")),
         Ok(out) => {
-            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            let text = answer(&String::from_utf8_lossy(&out.stdout));
             if out.status.success() {
                 CallToolResult::success(vec![ContentBlock::text(text)])
             } else {
@@ -239,5 +239,102 @@ impl ServerHandler for Served {
         let args = request.arguments.map_or(json!({}), Value::Object);
         let result = self.call(&request.name, args, context.ct.clone()).await;
         Ok(CallToolResponse::Complete(result))
+    }
+}
+
+/// What a task's run says to the caller, from its stream-json events: the final answer,
+/// and when changes were queued instead of made (plan mode), that they wait and how the
+/// serving user approves them. Output that is not the event stream is passed on as it is.
+fn answer(stdout: &str) -> String {
+    let mut result: Option<(String, String)> = None;
+    let mut queued = 0usize;
+    for line in stdout.lines() {
+        let Ok(event) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        match event.get("type").and_then(Value::as_str) {
+            Some("change_queued") => queued += 1,
+            Some("result") => {
+                let field = |name: &str| {
+                    event
+                        .get(name)
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned()
+                };
+                result = Some((field("text"), field("session_id")));
+            }
+            _ => {}
+        }
+    }
+    let Some((mut text, session)) = result else {
+        return stdout.to_owned();
+    };
+    if queued > 0 {
+        let (n, verb) = if queued == 1 {
+            ("1 proposed change was", "It waits")
+        } else {
+            (&*format!("{queued} proposed changes were"), "They wait")
+        };
+        text.push_str(&format!(
+            "\n\n{n} queued, not applied (plan mode). {verb} for the serving user: atto \
+             plan show --session {session} to review, atto plan approve --session {session} \
+             to apply."
+        ));
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An `atto exec` stand-in that prints what a plan-mode run streams.
+    fn fake_exec(lines: &str) -> ExecSettings {
+        ExecSettings {
+            program: PathBuf::from("sh"),
+            args: vec!["-c".into(), format!("printf '%s\\n' {lines}"), "sh".into()],
+            timeout: Duration::from_secs(10),
+        }
+    }
+
+    fn text_of(result: &CallToolResult) -> String {
+        result
+            .content
+            .iter()
+            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn a_plan_mode_task_says_its_changes_are_queued_and_how_to_approve_them() {
+        let lines = [
+            r#"'{"type":"session_started","session_id":"S1"}'"#,
+            r#"'{"type":"change_queued","change":{"id":1}}'"#,
+            r#"'{"type":"change_queued","change":{"id":2}}'"#,
+            r#"'{"type":"result","session_id":"S1","status":"completed","text":"I proposed two edits."}'"#,
+        ]
+        .join(" ");
+        let dir = std::env::temp_dir();
+        let result = run_exec(
+            &fake_exec(&lines),
+            &dir,
+            "edit it",
+            &CancellationToken::new(),
+        )
+        .await;
+        let text = text_of(&result);
+        assert_ne!(result.is_error, Some(true), "{text}");
+        assert!(text.starts_with("I proposed two edits."), "{text}");
+        assert!(text.contains("2 proposed changes were queued"), "{text}");
+        assert!(text.contains("atto plan approve --session S1"), "{text}");
+    }
+
+    #[tokio::test]
+    async fn a_task_that_queued_nothing_is_its_answer_alone() {
+        let lines = r#"'{"type":"result","session_id":"S2","status":"completed","text":"done"}'"#;
+        let dir = std::env::temp_dir();
+        let result = run_exec(&fake_exec(lines), &dir, "x", &CancellationToken::new()).await;
+        assert_eq!(text_of(&result), "done");
     }
 }

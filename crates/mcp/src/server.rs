@@ -79,6 +79,9 @@ struct State {
     phase: Phase,
     tools: Vec<ToolEntry>,
     last_error: Option<String>,
+    /// The failure last announced since the server was last ready: the same failure
+    /// again (a restart on next use that fails alike) is not news.
+    announced_failure: Option<String>,
     failures: u32,
     generation: u64,
 }
@@ -123,6 +126,7 @@ impl Server {
                 phase,
                 tools: Vec::new(),
                 last_error: disabled,
+                announced_failure: None,
                 failures: 0,
                 generation: 0,
             }),
@@ -182,6 +186,7 @@ impl Server {
                     });
                     state.tools = tools;
                     state.failures = 0;
+                    state.announced_failure = None;
                     state.last_error = None;
                     generation
                 };
@@ -235,7 +240,7 @@ impl Server {
 
     /// Marks a start as failed: down, with its backoff, said once.
     fn failed(&self, error: String) {
-        {
+        let news = {
             let mut state = self.state();
             state.failures += 1;
             let backoff = match state.failures {
@@ -247,9 +252,17 @@ impl Server {
             state.phase = Phase::Down {
                 retry_at: Instant::now() + backoff,
             };
+            let news = state.announced_failure.as_ref() != Some(&error);
+            state.announced_failure = Some(error.clone());
             state.last_error = Some(error);
+            news
+        };
+        if news {
+            self.announce();
+        } else {
+            // Whoever waits on this start still learns that it ended.
+            self.changed.send_modify(|n| *n += 1);
         }
-        self.announce();
     }
 
     /// The connection of `generation` ended: down unless a newer one replaced it.

@@ -114,6 +114,11 @@ pub trait Tool: Send + Sync {
     fn parameters(&self) -> serde_json::Value;
     /// How dangerous the tool is in general.
     fn danger(&self) -> DangerLevel;
+    /// How dangerous this particular call is: the tool's level unless its arguments
+    /// make the call plainly less risky.
+    fn danger_of(&self, _args: &serde_json::Value) -> DangerLevel {
+        self.danger()
+    }
     /// Whether this particular call may change files or other state.
     fn mutates(&self, args: &serde_json::Value) -> bool;
     /// Runs the call. Stops promptly when `ctx.cancel` fires.

@@ -347,3 +347,26 @@ fn a_project_mcp_json_runs_only_once_trusted_and_trust_is_revocable() {
     env.atto().args(["mcp", "untrust"]).output().unwrap();
     assert!(list(&env).0.contains("pfs  disabled"));
 }
+
+#[test]
+fn mcp_serve_help_says_where_the_session_flags_go() {
+    let env = Env::new();
+    let out = env
+        .atto()
+        .args(["mcp", "serve", "--help"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        help.contains("atto --model M mcp serve --allow-exec"),
+        "{help}"
+    );
+    // Given after `mcp`, a session flag is refused with the same advice.
+    let late = env
+        .atto()
+        .args(["mcp", "serve", "--allow-exec", "--model", "m"])
+        .output()
+        .unwrap();
+    assert_eq!(late.status.code(), Some(2), "{}", stderr(&late));
+}

@@ -217,3 +217,58 @@ fn a_server_that_died_mid_call_is_started_again_on_the_next_call() {
         "{evs:?}"
     );
 }
+
+#[test]
+fn mcp_list_fails_naming_the_servers_down_and_shows_each_as_it_settles() {
+    let env = Env::new();
+    let script = env.dir.path().join("fake_server.py");
+    std::fs::write(&script, FAKE_SERVER).unwrap();
+    add_config(
+        &env,
+        &format!(
+            r#"
+[mcp_servers.missing]
+command = "/nonexistent/bin/mcp-server"
+
+[mcp_servers.silent]
+command = "python3"
+args = [{:?}, "silent"]
+startup_timeout = 2
+"#,
+            script.display().to_string()
+        ),
+    );
+    let out = env.atto().args(["mcp", "list"]).output().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("down: missing, silent") || err.contains("down: silent, missing"),
+        "{err}"
+    );
+    // A progress line per server, the missing one long before the silent one gives up.
+    let missing = err.find("missing: down").unwrap_or(usize::MAX);
+    let silent = err.find("silent: down").unwrap_or(usize::MAX);
+    assert!(missing < silent && silent < usize::MAX, "{err}");
+}
+
+#[test]
+fn a_missing_server_is_reported_once() {
+    let mut env = Env::new();
+    add_config(
+        &env,
+        "\n[mcp_servers.missing]\ncommand = \"/nonexistent/bin/mcp-server\"\n",
+    );
+    env.serve(Script::new(vec![
+        calls(vec![call("mcp__missing__work", json!({}))]),
+        calls(vec![call("mcp__missing__work", json!({}))]),
+        Reply::text("carried on"),
+    ]));
+    let out = go(&env, &["--permission", "yolo"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let evs = events(&out);
+    let down = of_type(&evs, "mcp_server_status")
+        .into_iter()
+        .filter(|e| e["server"]["state"] == "down")
+        .count();
+    assert_eq!(down, 1, "{evs:?}");
+}

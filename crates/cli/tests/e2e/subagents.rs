@@ -648,3 +648,207 @@ fn spawn_and_agents_in_the_line_session() {
     assert!(next.contains("The user ran a subagent"), "{next}");
     assert!(next.contains("the tests live in tests/"), "{next}");
 }
+
+/// Every reply reports 8,000 tokens in and 100 out: a child with 30,000 tokens can make
+/// three calls, and its fourth would cross its budget before it reached 90 % of it.
+fn heavy(reply: Reply) -> Reply {
+    Reply {
+        usage: Some(ScriptUsage {
+            input_tokens: 8_000,
+            output_tokens: 100,
+            ..ScriptUsage::default()
+        }),
+        ..reply
+    }
+}
+
+#[test]
+fn a_child_whose_calls_are_large_still_gets_the_wrap_up_and_reports() {
+    let mut env = Env::new();
+    env.write("a.txt", "a\n");
+    let mut replies = vec![
+        spawn(json!({"task": "heavy reading", "role": "explore", "budget_tokens": 30_000})),
+        // The child answers the wrap-up with its report, whenever it comes.
+        Reply {
+            when: Some("Wrap up:".to_owned()),
+            ..text(REPORT)
+        },
+    ];
+    for _ in 0..6 {
+        replies.push(when(
+            calls(vec![call("read_file", json!({"path": "a.txt"}))]),
+            "heavy reading",
+        ));
+    }
+    replies.push(text("the child reported"));
+    env.serve(Script {
+        replies: replies
+            .into_iter()
+            .map(|r| match &r.when {
+                Some(_) => heavy(r),
+                None => r,
+            })
+            .collect(),
+        ..Script::default()
+    });
+    let out = run(
+        &env,
+        &["--permission", "auto-safe"],
+        "delegate the heavy reading",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}\n{}",
+        stderr(&out),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let evs = events(&out);
+    let finished = of_type(&evs, "subagent_finished");
+    assert_eq!(finished.len(), 1, "{evs:?}");
+    assert_eq!(
+        finished[0]["status"], "completed",
+        "the wrap-up call must fit in what is left: {:?}",
+        finished[0]
+    );
+    let report = finished[0]["report"].as_str().unwrap();
+    assert!(!report.contains("STOPPED BY ATTO"), "{report}");
+    assert!(report.contains("The greeting is hello."), "{report}");
+}
+
+#[test]
+fn a_child_at_the_depth_limit_is_not_offered_spawn_agent_and_its_refusal_names_the_limit() {
+    let mut env = Env::new();
+    env.serve(Script {
+        replies: vec![
+            spawn(json!({"task": "level one", "role": "explore"})),
+            when(
+                spawn(json!({"task": "level two", "role": "explore"})),
+                "level one",
+            ),
+            when(
+                spawn(json!({"task": "level three", "role": "explore"})),
+                "level two",
+            ),
+            when(
+                spawn(json!({"task": "level four", "role": "explore"})),
+                "level three",
+            ),
+            when(text("three done"), "level three"),
+            text("two done"),
+            text("one done"),
+            text("all done"),
+        ],
+        ..Script::default()
+    });
+    let out = run(
+        &env,
+        &["--permission", "auto-safe"],
+        "go deeper than allowed",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let requests = env.requests();
+    let leaf: Vec<&atto_testkit::RecordedRequest> = requests
+        .iter()
+        .filter(|r| body_text(r).contains(&child_of("level three")))
+        .collect();
+    assert_eq!(leaf.len(), 2, "{}", stderr(&out));
+    let offered: Vec<&str> = leaf[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(!offered.contains(&"spawn_agent"), "{offered:?}");
+    // The refusal says why, and lists only the tools the child was offered.
+    let results: Vec<&str> = leaf[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    let refusal = results.last().unwrap();
+    assert!(refusal.contains("deepest level"), "{refusal}");
+    for name in ["write_file", "edit_file", "bash", "spawn_agent"] {
+        assert!(
+            !refusal.contains(&format!("{name},")) && !refusal.ends_with(&format!("{name}.")),
+            "{name} is not the child's: {refusal}"
+        );
+    }
+}
+
+#[test]
+fn the_report_check_fails_a_report_that_names_a_file_never_written() {
+    let mut env = Env::new();
+    env.write("hello.txt", "hello\n");
+    env.serve(Script {
+        replies: vec![
+            spawn(json!({"task": "find the greeting", "role": "explore"})),
+            text(REPORT),
+            text("The child says hello."),
+        ],
+        ..Script::default()
+    });
+    let out = run(&env, &["--permission", "auto-safe"], "what does it say?");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let evs = events(&out);
+    let finished = of_type(&evs, "subagent_finished");
+    let report = finished[0]["report"].as_str().unwrap();
+    let check = report.split("## Quality check (by atto)").nth(1).unwrap();
+    assert!(!check.contains("hold up"), "{report}");
+    assert!(
+        check.contains("ghost.rs") && check.contains("FAILED"),
+        "{report}"
+    );
+    assert_eq!(
+        finished[0]["quality"]["verdict"], "fail",
+        "{:?}",
+        finished[0]
+    );
+}
+
+#[test]
+fn a_read_only_child_starts_headless_without_a_question() {
+    let mut env = Env::new();
+    env.write("hello.txt", "hello\n");
+    env.serve(Script {
+        replies: vec![
+            spawn(json!({"task": "find the greeting", "role": "review"})),
+            when(
+                calls(vec![call("read_file", json!({"path": "hello.txt"}))]),
+                "find the greeting",
+            ),
+            when(text(REPORT), "find the greeting"),
+            text("The child says hello."),
+        ],
+        ..Script::default()
+    });
+    // The default permission mode, headless: what would ask is denied.
+    let out = run(&env, &[], "what does it say?");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let evs = events(&out);
+    assert!(of_type(&evs, "approval_required").is_empty(), "{evs:?}");
+    let finished = of_type(&evs, "subagent_finished");
+    assert_eq!(finished.len(), 1, "{evs:?}");
+    assert_eq!(finished[0]["status"], "completed", "{:?}", finished[0]);
+}
+
+#[test]
+fn the_line_session_prints_a_childs_report_once() {
+    let mut env = Env::new();
+    env.serve(Script {
+        replies: vec![
+            spawn(json!({"task": "find the tests", "role": "explore"})),
+            when(
+                text("## Summary\nthe tests live in tests/\n\n## Confidence: 0.8"),
+                "find the tests",
+            ),
+            text("done"),
+        ],
+        ..Script::default()
+    });
+    let err = crate::common::line_session(&env, "where are the tests?\n");
+    assert_eq!(err.matches("the tests live in tests/").count(), 1, "{err}");
+    assert!(err.contains("→ spawn_agent"), "{err}");
+}

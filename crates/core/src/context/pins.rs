@@ -14,6 +14,9 @@ use atto_protocol::Message;
 /// The heading constraints are listed under; an earlier compaction's are read back by it.
 const CONSTRAINTS: &str = "## User constraints (verbatim)";
 
+/// What a user writes before a constraint of their own.
+const MARK: &str = "constraint:";
+
 /// Words that make a sentence of the user's a standing instruction.
 const MARKERS: &[&str] = &["always", "never"];
 
@@ -23,11 +26,21 @@ pub(crate) fn constraints_in(text: &str) -> Vec<String> {
     let mut found = Vec::new();
     for line in text.lines() {
         let trimmed = line.trim();
-        if trimmed.len() > 11 && trimmed[..11].eq_ignore_ascii_case("constraint:") {
-            found.push(trimmed.to_owned());
-            continue;
+        // Only what the user marked: from `constraint:` to the end of its sentence. Text
+        // before it, or after that sentence, is judged like any other.
+        let mut rest = [trimmed, ""];
+        if let Some(at) = trimmed.to_ascii_lowercase().find(MARK) {
+            let marked = &trimmed[at..];
+            let sentence = sentences(marked).into_iter().next().unwrap_or(marked);
+            if sentence.len() > MARK.len() {
+                found.push(sentence.to_owned());
+                let after = marked
+                    .find(sentence)
+                    .map_or(marked.len(), |i| i + sentence.len());
+                rest = [&trimmed[..at], &marked[after..]];
+            }
         }
-        for sentence in sentences(trimmed) {
+        for sentence in rest.into_iter().flat_map(sentences) {
             let has_marker = sentence
                 .split(|c: char| !c.is_alphanumeric() && c != '\'')
                 .any(|w| MARKERS.iter().any(|m| w.eq_ignore_ascii_case(m)));
@@ -206,6 +219,19 @@ mod tests {
                 "Never touch the vendored code!",
                 "Tests: always run them with --locked.",
                 "constraint: keep the public API",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_constraint_is_pinned_from_its_marker_to_the_end_of_its_sentence() {
+        let text = "Fix the parser in src/p.rs; Constraint: keep the public API. Then run \
+                    the tests.\nconstraint: no new crates. Also look at the logs.";
+        assert_eq!(
+            constraints_in(text),
+            [
+                "Constraint: keep the public API.",
+                "constraint: no new crates."
             ]
         );
     }

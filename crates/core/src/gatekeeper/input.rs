@@ -6,7 +6,7 @@ use std::path::{Component, Path, PathBuf};
 
 use atto_policy::bash::{self, Verdict};
 use atto_policy::gate::Decision;
-use atto_protocol::ToolCall;
+use atto_protocol::{DangerLevel, ToolCall};
 use atto_tools::Tool;
 use atto_tools::beneath::Workspace;
 use serde_json::Value;
@@ -14,6 +14,8 @@ use serde_json::Value;
 /// What the gate and the approval prompt need to know about one call.
 pub(super) struct GateInput {
     pub tool: String,
+    /// How dangerous this call is, from its tool and arguments.
+    pub level: DangerLevel,
     pub mutates: bool,
     pub verdict: Option<Verdict>,
     /// Workspace-relative target paths.
@@ -58,6 +60,7 @@ impl GateInput {
         }
         GateInput {
             tool: call.name.clone(),
+            level: tool.danger_of(args),
             mutates: tool.mutates(args),
             subject: leads + &subject(&call.name, args, command.as_deref()),
             verdict,

@@ -3,7 +3,9 @@
 //! mutating call whose checkpoint could not be taken.
 
 use atto_policy::gate::{Action, Decision};
-use atto_protocol::{ApprovalDecision, Event, PermissionMode, ToolCall, ToolCallStatus};
+use atto_protocol::{
+    ApprovalDecision, DangerLevel, Event, PermissionMode, ToolCall, ToolCallStatus,
+};
 use atto_tools::CancellationToken;
 use serde_json::Value;
 
@@ -52,6 +54,7 @@ impl Gatekeeper {
         }
         let facts = GateInput {
             tool: call.name.clone(),
+            level: DangerLevel::High,
             mutates: true,
             verdict: None,
             paths: Vec::new(),
@@ -147,6 +150,7 @@ impl Gatekeeper {
         }
         let facts = GateInput {
             tool: call.name.clone(),
+            level: DangerLevel::High,
             mutates: true,
             verdict: None,
             paths: Vec::new(),

@@ -30,6 +30,9 @@ const GOAL_SPENT: &str = "stopped: the goal's token budget is spent (budget_limi
 /// The user text of the message that tells a subagent to wrap up (atto's, not the user's).
 const WRAP_UP: &str = "(wrap up now)";
 
+/// The answer a subagent's wrap-up call is sized for: a closure report, not more work.
+const WRAP_UP_ANSWER_TOKENS: u64 = 2_048;
+
 /// The user text of a message that continues toward the goal (atto's, not the user's).
 const GOAL_CONTINUE: &str = "(continue toward the goal)";
 
@@ -290,8 +293,8 @@ impl Session {
     }
 
     /// For a subagent near its limit, once a turn: what to tell it so it stops starting
-    /// new work and writes its report (30 s before its time is up, or at 90% of its
-    /// tokens).
+    /// new work and writes its report (30 s before its time is up, at 90% of its tokens,
+    /// or when what is left holds its next call only once).
     fn wrap_up_due(&self, turn: &mut TurnState) -> Option<String> {
         if turn.wrapped_up || self.place.depth == 0 {
             return None;
@@ -306,7 +309,9 @@ impl Session {
             });
         let (used, limit) = self.family.tree.spent(&self.place.node);
         let tokens = limit
-            .filter(|limit| used.saturating_mul(10) >= limit.saturating_mul(9))
+            .filter(|&limit| {
+                used.saturating_mul(10) >= limit.saturating_mul(9) || self.one_call_left()
+            })
             .map(|limit| format!("{} of {limit} tokens left", limit.saturating_sub(used)));
         let left = match (time, tokens) {
             (Some(t), Some(k)) => format!("{t} and {k}"),
@@ -318,6 +323,31 @@ impl Session {
             "Wrap up: you have {left} before you are stopped. Start nothing new; finish what \
              you are doing and write your closure report now."
         ))
+    }
+
+    /// Whether what is left of this subagent's budget holds the next call only once: a
+    /// call is its context plus a bounded answer, and the budget refuses a call that
+    /// could cross it. So the wrap-up goes out with this call, or it could not be sent at
+    /// all, however far from 90 % the budget still is.
+    fn one_call_left(&self) -> bool {
+        let Some(left) = self.family.tree.remaining(&self.place.node) else {
+            return false;
+        };
+        let request = ModelRequest {
+            system: Cow::Borrowed(&self.system),
+            messages: Cow::Borrowed(&self.history),
+            tools: Cow::Borrowed(&self.tool_specs),
+            max_output_tokens: self.options.limits.max_output_tokens,
+            effort: None,
+            temperature: None,
+        };
+        let answer = u64::from(self.options.limits.max_output_tokens).min(WRAP_UP_ANSWER_TOKENS);
+        let call = self
+            .family
+            .tree
+            .next_input(&self.place.node, request.bytes())
+            .saturating_add(answer);
+        left < call.saturating_mul(2)
     }
 
     /// Stops the turn when the database could not record its history or a decision:

@@ -131,6 +131,12 @@ impl Tree {
             .map_or((0, None), |n| (n.used + n.reserved, n.limit))
     }
 
+    /// The input tokens a call of `node` whose request is `bytes` long is reserved for:
+    /// what the check before each call will count.
+    pub fn next_input(&self, node: &str, bytes: u64) -> u64 {
+        input_estimate(&self.lock(), node, bytes)
+    }
+
     /// Carves a child's allowance out of `parent`'s: `wanted` if given (it must fit),
     /// else the share of `share`. The parent's remaining budget drops by it until the
     /// child ends.
@@ -220,10 +226,7 @@ impl Tree {
     ) -> Result<Reservation, String> {
         let mut state = self.lock();
         let left = remaining(&state, self.caps, node);
-        let estimate = state.nodes.get(node).map_or(bytes / BYTES_PER_TOKEN, |n| {
-            (bytes / BYTES_PER_TOKEN)
-                .max(n.last_input + bytes.saturating_sub(n.last_bytes) / BYTES_PER_TOKEN)
-        });
+        let estimate = input_estimate(&state, node, bytes);
         let mut output = u64::from(max_output);
         if let Some(left) = left {
             let room = left.saturating_sub(estimate);
@@ -497,6 +500,15 @@ impl Share {
             }
         }
     }
+}
+
+/// A call's input: at least its request's size in tokens, and at least the last call's
+/// reported input plus what was added since.
+fn input_estimate(state: &State, node: &str, bytes: u64) -> u64 {
+    state.nodes.get(node).map_or(bytes / BYTES_PER_TOKEN, |n| {
+        (bytes / BYTES_PER_TOKEN)
+            .max(n.last_input + bytes.saturating_sub(n.last_bytes) / BYTES_PER_TOKEN)
+    })
 }
 
 /// What the tree's cap and `node`'s own allowance leave, each `None` when unbounded.

@@ -58,16 +58,7 @@ pub(crate) fn render(ending: &Ending<'_>) -> String {
             let _ = writeln!(out, "- {file}");
         }
     }
-    let claimed: Vec<&str> = get("Files Modified")
-        .map(|body| {
-            body.lines()
-                .filter_map(|l| l.trim().strip_prefix("- "))
-                .map(|l| l.trim().trim_matches('`'))
-                .filter(|l| !l.is_empty() && !l.starts_with("none"))
-                .filter(|l| !ending.files.iter().any(|f| f == l))
-                .collect()
-        })
-        .unwrap_or_default();
+    let claimed = unchanged_claims(ending.text, ending.files);
     if !claimed.is_empty() {
         let _ = writeln!(
             out,
@@ -95,6 +86,24 @@ pub(crate) fn render(ending: &Ending<'_>) -> String {
         confidence.map_or_else(|| "not reported".to_owned(), |c| format!("{c:.2}"))
     );
     out
+}
+
+/// The files the child's "Files Modified" names that the checkpoints show unchanged
+/// (`changed`): a claim atto cannot back.
+pub(crate) fn unchanged_claims(text: &str, changed: &[String]) -> Vec<String> {
+    sections(text)
+        .into_iter()
+        .find(|(n, _)| n.eq_ignore_ascii_case("Files Modified"))
+        .map(|(_, body)| {
+            body.lines()
+                .filter_map(|l| l.trim().strip_prefix("- "))
+                .map(|l| l.trim().trim_matches('`'))
+                .filter(|l| !l.is_empty() && !l.starts_with("none"))
+                .filter(|l| !changed.iter().any(|f| f == l))
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The `## Heading` sections of `text`, in order (a `## Confidence: x` line is one too).

@@ -538,6 +538,15 @@ impl Spawner {
             model: Some(child.info.model.clone()),
         };
         let mut findings = Vec::new();
+        // A file the report says it changed that the checkpoints show untouched is a
+        // claim the parent would otherwise build on.
+        let unchanged = report::unchanged_claims(text, files);
+        if !unchanged.is_empty() {
+            findings.push(format!(
+                "the report names {} as modified, but the checkpoints show no change to it",
+                unchanged.join(", ")
+            ));
+        }
         if let Some(r) = atto_quality::preflight::check(&task, &result, files, workspace, &config) {
             findings.push(format!("{}: {}", r.code, r.message));
         }

@@ -70,6 +70,16 @@ impl Tool for SpawnAgentTool {
         DangerLevel::Low
     }
 
+    /// A child that cannot write asks nothing to start: each of its own calls passes its
+    /// own gate, in a read-only mode, where it happens.
+    fn danger_of(&self, args: &serde_json::Value) -> DangerLevel {
+        if self.mutates(args) {
+            DangerLevel::Low
+        } else {
+            DangerLevel::Safe
+        }
+    }
+
     fn mutates(&self, args: &serde_json::Value) -> bool {
         // Only the role decides (and a custom agent's); arguments that do not parse are
         // refused when the call runs.
