@@ -61,6 +61,15 @@ impl Spawner {
         self.role_of(request) == SubagentRole::Implement
     }
 
+    /// Whether the child only reads: explore and review run no command (verify runs the
+    /// project's tests, which is project code).
+    pub(crate) fn reads_only(&self, request: &SpawnRequest) -> bool {
+        matches!(
+            self.role_of(request),
+            SubagentRole::Explore | SubagentRole::Review
+        )
+    }
+
     fn definition(&self, request: &SpawnRequest) -> Result<Option<AgentDef>, String> {
         let Some(name) = &request.agent else {
             return Ok(None);

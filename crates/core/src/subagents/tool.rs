@@ -70,30 +70,19 @@ impl Tool for SpawnAgentTool {
         DangerLevel::Low
     }
 
-    /// A child that cannot write asks nothing to start: each of its own calls passes its
-    /// own gate, in a read-only mode, where it happens.
+    /// A child that only reads asks nothing to start: each of its own calls passes its
+    /// own gate, in a read-only mode, where it happens. A child that writes or runs the
+    /// project's tests (verify) is asked about like any call that may.
     fn danger_of(&self, args: &serde_json::Value) -> DangerLevel {
-        if self.mutates(args) {
-            DangerLevel::Low
-        } else {
+        if self.spawner.reads_only(&role_request(args)) {
             DangerLevel::Safe
+        } else {
+            DangerLevel::Low
         }
     }
 
     fn mutates(&self, args: &serde_json::Value) -> bool {
-        // Only the role decides (and a custom agent's); arguments that do not parse are
-        // refused when the call runs.
-        let request = SpawnRequest {
-            role: args
-                .get("role")
-                .and_then(|r| serde_json::from_value(r.clone()).ok()),
-            agent: args
-                .get("agent")
-                .and_then(serde_json::Value::as_str)
-                .map(str::to_owned),
-            ..SpawnRequest::default()
-        };
-        self.spawner.writes(&request)
+        self.spawner.writes(&role_request(args))
     }
 
     fn run<'a>(
@@ -114,5 +103,20 @@ impl Tool for SpawnAgentTool {
                 ..ToolOutput::default()
             })
         })
+    }
+}
+
+/// The parts of a `spawn_agent` call that decide what its child may do: only the role
+/// (and a custom agent's); arguments that do not parse are refused when the call runs.
+fn role_request(args: &serde_json::Value) -> SpawnRequest {
+    SpawnRequest {
+        role: args
+            .get("role")
+            .and_then(|r| serde_json::from_value(r.clone()).ok()),
+        agent: args
+            .get("agent")
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_owned),
+        ..SpawnRequest::default()
     }
 }
