@@ -220,8 +220,11 @@ impl Prepared {
             }
         };
         let model = named(&swarm_config.models.decomposer)?;
-        let judge = if swarm_config.quality.quality_gates {
-            Some(named(&swarm_config.quality.quality_gate_model)?)
+        // The judge is a model the person named: an empty `quality_gate_model` means no
+        // judge, never the session's model billed once more for every attempt.
+        let judge_model = &swarm_config.quality.quality_gate_model;
+        let judge = if swarm_config.quality.quality_gates && !judge_model.is_empty() {
+            Some(named(judge_model)?)
         } else {
             None
         };

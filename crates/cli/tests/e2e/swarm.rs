@@ -724,8 +724,9 @@ fn the_judge_scores_each_attempt_and_its_feedback_reaches_the_retry() {
     let mut env = Env::new();
     env.write(
         ".atto/swarm.yaml",
-        "swarm:\n  enable_task_enrichment: false\n",
+        "swarm:\n  enable_task_enrichment: false\n  quality_gate_model: m\n",
     );
+    crate::repo_trust::trust(&env, ".atto/swarm.yaml");
     let judge = |text: &str| when("Score the work from 1 to 5", Reply::text(text));
     let mut replies = vec![decomposition(json!([
         {"id": "task-1", "type": "implement", "target_files": ["greet.py"],
@@ -778,5 +779,47 @@ fn the_judge_scores_each_attempt_and_its_feedback_reaches_the_retry() {
         finished(&ev)["tokens"].as_u64().unwrap() >= 4 * 120 + 3 * 120,
         "{}",
         finished(&ev)
+    );
+}
+
+#[test]
+fn without_a_quality_gate_model_no_judge_is_called() {
+    let mut env = Env::new();
+    // quality_gates is on by default; only a named model brings the judge.
+    env.write(
+        ".atto/swarm.yaml",
+        "swarm:\n  enable_task_enrichment: false\n",
+    );
+    let mut replies = vec![decomposition(json!([
+        {"id": "task-1", "type": "implement", "target_files": ["greet.py"],
+         "description": "Create greet.py with greet(name) returning 'Hello, NAME!' with the name capitalised."}
+    ]))];
+    replies.extend(worker(
+        "task-1",
+        "implement",
+        vec![write(
+            "greet.py",
+            "def greet(name):\n    return f'Hello, {name.capitalize()}!'\n",
+        )],
+        "Done.",
+    ));
+    env.serve(Script::new(replies));
+    let out = run(&env, &["--yes", "greet people"]);
+    let ev = events(&out);
+    assert_eq!(out.status.code(), Some(0), "{}\n{ev:?}", stderr(&out));
+    let judged = env
+        .requests()
+        .iter()
+        .filter(|r| {
+            r.body["messages"]
+                .to_string()
+                .contains("Score the work from 1 to 5")
+        })
+        .count();
+    assert_eq!(judged, 0, "the judge was called {judged} times");
+    assert!(
+        of_type(&ev, "swarm.task.checked")
+            .iter()
+            .all(|c| c["score"].is_null())
     );
 }
