@@ -737,6 +737,7 @@ impl Coordinator {
             tokens: self.state.tokens(),
             cost_usd: self.state.cost_usd(),
             report: path.display().to_string(),
+            error: self.state.error.clone(),
         });
         self.state
     }

@@ -823,3 +823,41 @@ fn without_a_quality_gate_model_no_judge_is_called() {
             .all(|c| c["score"].is_null())
     );
 }
+
+#[test]
+fn a_split_that_fails_says_why_in_the_event_the_terminal_and_status() {
+    let mut env = Env::new();
+    let cycle = || {
+        decomposition(json!([
+            {"id": "task-1", "type": "implement", "dependencies": ["task-2"],
+             "description": "Create a.py with a function a() returning 1.", "target_files": ["a.py"]},
+            {"id": "task-2", "type": "implement", "dependencies": ["task-1"],
+             "description": "Create b.py with a function b() returning 2.", "target_files": ["b.py"]}
+        ]))
+    };
+    env.serve(Script::new((0..6).map(|_| cycle()).collect()));
+    let out = run(&env, &["--yes", "make a and b"]);
+    let ev = events(&out);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let done = finished(&ev);
+    assert_eq!(done["status"], "failed", "{done}");
+    let error = done["error"].as_str().unwrap_or_default();
+    assert!(error.contains("cycle"), "{done}");
+
+    // The terminal's text says it too, not only report.md.
+    let text = env
+        .atto()
+        .arg("swarm")
+        .args(["--base-url", &env.base("chat"), "--model", "m"])
+        .args(["--permission", "auto-safe", "--backoff-unit-ms", "10"])
+        .args(["--yes", "make a and b"])
+        .output()
+        .unwrap();
+    let shown = format!("{}{}", String::from_utf8_lossy(&text.stdout), stderr(&text));
+    assert!(shown.contains("failed: 0 passed"), "{shown}");
+    assert!(shown.contains("the dependencies form a cycle"), "{shown}");
+
+    let status = env.atto().args(["swarm", "status"]).output().unwrap();
+    let status = String::from_utf8_lossy(&status.stdout);
+    assert!(status.contains("the dependencies form a cycle"), "{status}");
+}
