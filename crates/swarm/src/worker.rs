@@ -89,8 +89,18 @@ const PLACEHOLDERS: &[&str] = &["{atto}", "{args}", "{workspace}", "{task_id}", 
 impl Template {
     /// Refuses a template with a placeholder inside a larger word (`cd {workspace} &&`):
     /// a value pasted into a word reaches whatever parses that word, a remote shell for
-    /// ssh. Checked when the swarm file is read, so a bad template never starts.
+    /// ssh. Refuses one without `{args}` too: its workers would start without the flags
+    /// that make them speak stream-json, and every one of them would fail. Checked when
+    /// the swarm file is read, so a bad template never starts. An empty list is the
+    /// default template.
     pub fn check(words: &[String]) -> Result<(), String> {
+        if !words.is_empty() && !words.iter().any(|w| w == "{args}") {
+            return Err(format!(
+                "{words:?} has no \"{{args}}\": the worker's flags (stream-json in and out, \
+                 model, budget) would be lost and no worker could start; add \"{{args}}\" as an \
+                 argument of its own, as in [\"{{atto}}\", \"exec\", \"{{args}}\"]"
+            ));
+        }
         for word in words {
             if PLACEHOLDERS.contains(&word.as_str()) {
                 continue;
@@ -152,13 +162,6 @@ impl Template {
                 "{swarm_id}" => out.push(vars.swarm_id.clone()),
                 _ => out.push(word.clone()),
             }
-        }
-        if !self.words.iter().any(|w| w == "{args}") {
-            return Err(
-                "the worker command has no {args}: the worker's flags (stream-json in and out, \
-                 model, budget) would be lost"
-                    .to_owned(),
-            );
         }
         let mut it = out.into_iter();
         let program = it
