@@ -239,7 +239,9 @@ impl Report {
     /// One line on why it did not produce a usable result, `None` when it did.
     pub fn failure(&self) -> Option<(String, String)> {
         if let Some(err) = &self.spawn_error {
-            return Some(("error".into(), format!("the worker could not start: {err}")));
+            // `start`: the launch failed before any model was asked (the template, its
+            // program, the worktree), so it says nothing about the model.
+            return Some(("start".into(), format!("the worker could not start: {err}")));
         }
         if self.timed_out {
             return Some((

@@ -424,3 +424,45 @@ fn a_question_left_when_stdin_closes_is_answered_as_on_ask_says_instead_of_hangi
         .collect();
     assert_eq!(skipped, vec!["task-1", "task-2"], "{ev:?}");
 }
+
+#[test]
+fn a_worker_that_cannot_start_is_not_held_against_the_model() {
+    let mut env = Env::new();
+    let missing = env.dir.path().join("no-such-launcher");
+    env.write(
+        ".atto/swarm.yaml",
+        &format!(
+            "swarm:\n  quality_gates: false\n  enable_task_enrichment: false\n  worker_retries: 2\n  worker_command: [\"{}\", \"{{args}}\"]\n",
+            missing.display()
+        ),
+    );
+    trust(&env, ".atto/swarm.yaml");
+    env.serve(Script::new(vec![decomposition(json!([
+        {"id": "task-1", "type": "implement", "target_files": ["hello.py"],
+         "description": "Create hello.py that prints hello world when it is run with python from the command line."}
+    ]))]));
+    let out = run(&env, &["--yes", "say hello"]);
+    let ev = events(&out);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    // Three launches that never reached the model are not three failures of the model.
+    let tripped: Vec<_> = of_type(&ev, "swarm.model.health")
+        .into_iter()
+        .filter(|h| h["tripped"] == true)
+        .collect();
+    assert!(tripped.is_empty(), "{tripped:?}");
+    let report = report_json(&ev);
+    let attempts = task_report(&report, "task-1")["attempt_log"].clone();
+    let last = attempts
+        .as_array()
+        .and_then(|a| a.last())
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(last["failure_mode"], "start", "{attempts}");
+    assert!(
+        last["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("could not start"),
+        "{attempts}"
+    );
+}

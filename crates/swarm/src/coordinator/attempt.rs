@@ -267,12 +267,14 @@ impl Coordinator {
             self.save().await;
             return;
         }
-        let worker_failed = failure.as_ref().is_some_and(|(mode, _)| mode != "budget");
-        if let Some(change) = if worker_failed {
-            self.health.record_failure(&model, now)
-        } else {
-            self.health.record_success(&model, now)
-        } {
+        // Only what the model could have done otherwise counts against its health: a cap
+        // that stopped it does not, and a worker that never started asked no model at all.
+        let change = match failure.as_ref().map(|(mode, _)| mode.as_str()) {
+            Some("start") => None,
+            Some("budget") | None => self.health.record_success(&model, now),
+            Some(_) => self.health.record_failure(&model, now),
+        };
+        if let Some(change) = change {
             self.emit(SwarmEvent::ModelHealth {
                 model: change.model,
                 tripped: change.tripped,
