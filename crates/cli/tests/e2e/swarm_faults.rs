@@ -79,6 +79,17 @@ fn a_worker_killed_by_sigkill_is_detected_and_its_task_retried_through_the_templ
         "{launches}"
     );
     assert_eq!(env.read("hello.py"), "print('hello world')\n");
+    // A worker killed by a signal taught nothing about the task: no lesson from it.
+    let lessons: Vec<_> = of_type(&ev, "swarm.notice")
+        .into_iter()
+        .filter(|n| {
+            n["text"]
+                .as_str()
+                .unwrap_or_default()
+                .starts_with("proposed learning #")
+        })
+        .collect();
+    assert!(lessons.is_empty(), "{lessons:?}");
 }
 
 fn wait_for(

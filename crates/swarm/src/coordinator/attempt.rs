@@ -382,8 +382,18 @@ impl Coordinator {
         };
         t.attempts.push(attempt);
         t.round_attempts += 1;
-        // A task that passed only after retries: what fixed it is worth remembering.
-        let lesson = (passed && t.dispatches() > 1).then(|| (t.retry.clone(), t.clone()));
+        // A task that passed only after retries: what fixed it is worth remembering, when
+        // the failure before it was the work's own (the checks rejected it). A worker that
+        // was killed, timed out, could not start or hit a cap taught nothing about the task.
+        let failed_on_its_work = t
+            .attempts
+            .iter()
+            .rev()
+            .skip(1)
+            .find(|a| a.failure_mode.as_deref() != Some("interrupted"))
+            .is_some_and(|a| a.failure_mode.as_deref() == Some("quality"));
+        let lesson = (passed && t.dispatches() > 1 && failed_on_its_work)
+            .then(|| (t.retry.clone(), t.clone()));
         if passed {
             t.status = TaskStatus::Passed;
             t.retry = None;
