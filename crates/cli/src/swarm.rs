@@ -22,6 +22,11 @@ use crate::{ExitCode, Failure, GlobalArgs};
 
 #[derive(Debug, Args)]
 #[command(args_conflicts_with_subcommands = true)]
+// The session's `--resume` is shared; here it names a saved swarm, not a session.
+#[command(mut_arg("resume", |a| a.help(
+    "Continue a saved swarm: its id, a unique prefix of it, or `latest` (bare: this \
+     workspace's latest); its passed tasks are kept"
+)))]
 pub struct SwarmArgs {
     #[command(subcommand)]
     pub command: Option<SwarmCommand>,

@@ -861,3 +861,18 @@ fn a_split_that_fails_says_why_in_the_event_the_terminal_and_status() {
     let status = String::from_utf8_lossy(&status.stdout);
     assert!(status.contains("the dependencies form a cycle"), "{status}");
 }
+
+#[test]
+fn swarm_help_says_resume_continues_a_saved_swarm() {
+    let env = Env::new();
+    let out = env.atto().args(["swarm", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    let resume = help
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("-r, --resume"))
+        .take(3)
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(resume.contains("saved swarm"), "{resume}");
+    assert!(!resume.to_lowercase().contains("session"), "{resume}");
+}
