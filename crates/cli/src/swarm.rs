@@ -265,10 +265,7 @@ impl Prepared {
                 crate::setup::sandbox_with(dir, network, unix)
             }
         });
-        let report_dir = atto_store::default_path()
-            .ok()
-            .and_then(|p| p.parent().map(|d| d.join("swarms")))
-            .unwrap_or_else(|| workspace.join(".atto/swarms"));
+        let report_dir = report_dir(&workspace);
         let deps = Deps {
             store,
             model,
@@ -355,6 +352,14 @@ fn worker_args(g: &GlobalArgs) -> Vec<String> {
     out
 }
 
+/// Where swarms' reports (and their coordinators' locks) live.
+fn report_dir(workspace: &std::path::Path) -> std::path::PathBuf {
+    atto_store::default_path()
+        .ok()
+        .and_then(|p| p.parent().map(|d| d.join("swarms")))
+        .unwrap_or_else(|| workspace.join(".atto/swarms"))
+}
+
 fn exit_code(state: &SwarmState) -> ExitCode {
     use atto_swarm::{SwarmStatus, TaskStatus};
     match state.status {
@@ -412,7 +417,16 @@ fn status(
         })
     })?;
     let which = id.unwrap_or("latest");
-    let state = crate::block_on(load_state(&store, which, &workspace))?;
+    let mut state = crate::block_on(load_state(&store, which, &workspace))?;
+    // A run whose coordinator is gone (killed, the machine restarted) never saved
+    // "interrupted"; its lock, released by the kernel, says so.
+    let stale = matches!(
+        state.status,
+        atto_swarm::SwarmStatus::Running | atto_swarm::SwarmStatus::Planned
+    ) && !atto_swarm::liveness::is_running(&report_dir(&workspace), &state.id);
+    if stale {
+        state.status = atto_swarm::SwarmStatus::Interrupted;
+    }
     let loaded = SwarmConfig::load(&workspace).ok().map(|l| l.config);
     let caps = report::Caps {
         max_tokens: loaded.as_ref().and_then(|c| c.max_budget_tokens),
@@ -428,6 +442,13 @@ fn status(
     } else {
         for line in report::status_lines(&state, &caps) {
             let _ = writeln!(out, "{line}");
+        }
+        if stale {
+            let _ = writeln!(
+                out,
+                "interrupted — its coordinator is gone; resume with `atto swarm --resume {}`",
+                state.id.get(..8).unwrap_or(&state.id)
+            );
         }
     }
     Ok(ExitCode::Ok)

@@ -161,6 +161,17 @@ fn a_killed_coordinator_resumes_without_rerunning_passed_tasks() {
     assert_eq!(of_type(&seen, "swarm.task.passed").len(), 1);
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
+    // The saved state still says running; the dead coordinator's released lock does not.
+    let status = env.atto().args(["swarm", "status"]).output().unwrap();
+    let status = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        status.contains(&format!(
+            "resume with `atto swarm --resume {}`",
+            &swarm_id[..8]
+        )),
+        "{status}"
+    );
+    assert!(!status.contains("· running ·"), "{status}");
     let task1_requests = |env: &Env| {
         env.requests()
             .iter()
