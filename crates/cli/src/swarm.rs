@@ -22,6 +22,11 @@ use crate::{ExitCode, Failure, GlobalArgs};
 
 #[derive(Debug, Args)]
 #[command(args_conflicts_with_subcommands = true)]
+// The session's `--resume` is shared; here it names a saved swarm, not a session.
+#[command(mut_arg("resume", |a| a.help(
+    "Continue a saved swarm: its id, a unique prefix of it, or `latest` (bare: this \
+     workspace's latest); its passed tasks are kept"
+)))]
 pub struct SwarmArgs {
     #[command(subcommand)]
     pub command: Option<SwarmCommand>,
@@ -220,8 +225,11 @@ impl Prepared {
             }
         };
         let model = named(&swarm_config.models.decomposer)?;
-        let judge = if swarm_config.quality.quality_gates {
-            Some(named(&swarm_config.quality.quality_gate_model)?)
+        // The judge is a model the person named: an empty `quality_gate_model` means no
+        // judge, never the session's model billed once more for every attempt.
+        let judge_model = &swarm_config.quality.quality_gate_model;
+        let judge = if swarm_config.quality.quality_gates && !judge_model.is_empty() {
+            Some(named(judge_model)?)
         } else {
             None
         };
@@ -257,10 +265,7 @@ impl Prepared {
                 crate::setup::sandbox_with(dir, network, unix)
             }
         });
-        let report_dir = atto_store::default_path()
-            .ok()
-            .and_then(|p| p.parent().map(|d| d.join("swarms")))
-            .unwrap_or_else(|| workspace.join(".atto/swarms"));
+        let report_dir = report_dir(&workspace);
         let deps = Deps {
             store,
             model,
@@ -347,6 +352,14 @@ fn worker_args(g: &GlobalArgs) -> Vec<String> {
     out
 }
 
+/// Where swarms' reports (and their coordinators' locks) live.
+fn report_dir(workspace: &std::path::Path) -> std::path::PathBuf {
+    atto_store::default_path()
+        .ok()
+        .and_then(|p| p.parent().map(|d| d.join("swarms")))
+        .unwrap_or_else(|| workspace.join(".atto/swarms"))
+}
+
 fn exit_code(state: &SwarmState) -> ExitCode {
     use atto_swarm::{SwarmStatus, TaskStatus};
     match state.status {
@@ -404,7 +417,16 @@ fn status(
         })
     })?;
     let which = id.unwrap_or("latest");
-    let state = crate::block_on(load_state(&store, which, &workspace))?;
+    let mut state = crate::block_on(load_state(&store, which, &workspace))?;
+    // A run whose coordinator is gone (killed, the machine restarted) never saved
+    // "interrupted"; its lock, released by the kernel, says so.
+    let stale = matches!(
+        state.status,
+        atto_swarm::SwarmStatus::Running | atto_swarm::SwarmStatus::Planned
+    ) && !atto_swarm::liveness::is_running(&report_dir(&workspace), &state.id);
+    if stale {
+        state.status = atto_swarm::SwarmStatus::Interrupted;
+    }
     let loaded = SwarmConfig::load(&workspace).ok().map(|l| l.config);
     let caps = report::Caps {
         max_tokens: loaded.as_ref().and_then(|c| c.max_budget_tokens),
@@ -420,6 +442,13 @@ fn status(
     } else {
         for line in report::status_lines(&state, &caps) {
             let _ = writeln!(out, "{line}");
+        }
+        if stale {
+            let _ = writeln!(
+                out,
+                "interrupted — its coordinator is gone; resume with `atto swarm --resume {}`",
+                state.id.get(..8).unwrap_or(&state.id)
+            );
         }
     }
     Ok(ExitCode::Ok)

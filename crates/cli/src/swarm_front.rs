@@ -490,10 +490,15 @@ fn text_line(event: &SwarmEvent) -> Option<String> {
             tokens,
             cost_usd,
             report,
+            error,
         } => format!(
             "swarm {swarm_id} {status}: {passed} passed, {failed} failed, {skipped} skipped · \
-             {tokens} tokens{} · report {report}",
-            cost_usd.map(|c| format!(" · ${c:.4}")).unwrap_or_default()
+             {tokens} tokens{} · report {report}{}",
+            cost_usd.map(|c| format!(" · ${c:.4}")).unwrap_or_default(),
+            error
+                .as_ref()
+                .map(|e| format!("\n  stopped: {e}"))
+                .unwrap_or_default()
         ),
         _ => return None,
     })

@@ -129,6 +129,7 @@ pub(crate) fn worker_result(messages: &[Message], text: &str, model: &str) -> Wo
                 is_test_run: command.is_some_and(atto_policy::is_test_command),
                 output: bounded(output),
                 arguments,
+                not_run: None,
             });
         }
     }

@@ -129,6 +129,7 @@ fn worker_result(modified: &[String]) -> WorkerResult {
                 output: format!("{rel}:12: def handler_{i}(request):\n").repeat(60),
                 exit_code: Some(0),
                 is_test_run: false,
+                not_run: None,
             }
         } else {
             ToolAction {
@@ -137,6 +138,7 @@ fn worker_result(modified: &[String]) -> WorkerResult {
                 output: "edited".to_owned(),
                 exit_code: None,
                 is_test_run: false,
+                not_run: None,
             }
         };
         actions.push(action);
@@ -152,6 +154,7 @@ fn worker_result(modified: &[String]) -> WorkerResult {
         output: log,
         exit_code: Some(0),
         is_test_run: false,
+        not_run: None,
     });
     WorkerResult {
         text: "Refactored the handlers and added tests; all 120 pass.".to_owned(),

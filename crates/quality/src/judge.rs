@@ -178,6 +178,17 @@ fn prompt(
     }
     for (i, a) in result.actions.iter().enumerate() {
         let args = a.arguments.to_string();
+        // A call that never ran shows no output: whatever text it carries is not evidence.
+        if let Some(why) = &a.not_run {
+            let _ = writeln!(
+                out,
+                "{}. {} {} NOT RUN ({why}): no output, no evidence of anything",
+                i + 1,
+                a.tool,
+                ends(&args, 300),
+            );
+            continue;
+        }
         let _ = writeln!(
             out,
             "{}. {} {}{}{}\n   output: {}",
@@ -230,6 +241,32 @@ mod tests {
         );
         assert_eq!(parse("SCORE: 9\nFEEDBACK: x"), None);
         assert_eq!(parse("looks good"), None);
+    }
+
+    #[test]
+    fn the_judge_is_told_a_denied_command_did_not_run() {
+        let task = QualityTask {
+            id: "task-1".into(),
+            kind: crate::TaskKind::Test,
+            description: "Write tests".into(),
+            ..QualityTask::default()
+        };
+        let result = WorkerResult {
+            text: "All 5 tests passed.".into(),
+            actions: vec![crate::ToolAction {
+                tool: "bash".into(),
+                arguments: serde_json::json!({"command": "pytest -q"}),
+                output: "5 passed".into(),
+                is_test_run: true,
+                not_run: Some("denied".into()),
+                ..crate::ToolAction::default()
+            }],
+            ..WorkerResult::default()
+        };
+        let text = prompt(&task, &result, None);
+        assert!(text.contains("NOT RUN (denied)"), "{text}");
+        assert!(!text.contains("[test run]"), "{text}");
+        assert!(!text.contains("5 passed"), "{text}");
     }
 
     #[test]

@@ -122,6 +122,10 @@ pub struct ToolAction {
     pub exit_code: Option<i32>,
     /// Whether the call ran tests.
     pub is_test_run: bool,
+    /// Why it never ran (`denied`, `cancelled`, `invalid arguments`, `queued`); `None`
+    /// when it ran. A call that did not run is no evidence, whatever its text says.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_run: Option<String>,
 }
 
 /// What the worker produced.

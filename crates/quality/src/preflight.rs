@@ -259,6 +259,9 @@ fn v11_no_test_run(
 /// runner or a result. Only commands count: a file written or read that mentions
 /// `pytest` is not a run.
 pub fn shows_test_run(action: &ToolAction) -> bool {
+    if action.not_run.is_some() {
+        return false;
+    }
     if action.is_test_run {
         return true;
     }
@@ -414,6 +417,7 @@ mod tests {
             output: output.to_owned(),
             exit_code: Some(0),
             is_test_run: false,
+            not_run: None,
         }
     }
 
@@ -424,6 +428,7 @@ mod tests {
             output: "written".to_owned(),
             exit_code: None,
             is_test_run: false,
+            not_run: None,
         }
     }
 
@@ -614,6 +619,23 @@ mod tests {
         // Only test tasks.
         let fix = task(TaskKind::Fix, "Fix the parser");
         assert_eq!(run(&fix, &result, &["tests/test_parser.py"]), None);
+    }
+
+    #[test]
+    fn v11_a_test_run_that_was_denied_is_no_evidence() {
+        let t = task(TaskKind::Test, "Write tests for the parser");
+        // The command names pytest and its text says "5 passed", but it never ran.
+        let denied = ToolAction {
+            is_test_run: true,
+            not_run: Some("denied".to_owned()),
+            ..bash("pytest -q", "5 passed")
+        };
+        let result = with_actions(vec![
+            write("tests/test_parser.py", "def test_x():\n    assert True\n"),
+            denied,
+        ]);
+        let r = run(&t, &result, &["tests/test_parser.py"]).unwrap();
+        assert_eq!((r.code, r.score), ("V11", 1));
     }
 
     #[test]

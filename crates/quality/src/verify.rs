@@ -7,8 +7,10 @@
 //! Every command is a [`Purpose::Verification`] request: the caller's gate and sandbox
 //! decide whether project code may run here. A check that did not run (the gate refused
 //! it, the tool is not installed, it was killed at its time limit) fails the gate, because
-//! missing evidence is not a pass. Two deliberate exceptions: a `go.mod` on a machine
-//! without `go` is not a runner (a test task there still fails: no runner), and a pytest
+//! missing evidence is not a pass. Three deliberate exceptions: a `go.mod` on a machine
+//! without `go`, or Python tests where the machine's `python3` has no pytest (asked by atto
+//! with `-I`, never read from output the project's code could fake), is not a runner but a
+//! "not run" line with how to install it (a test task there still fails: no runner), and a pytest
 //! run that collects no tests passes unless the task is a test task (`npm test` gets
 //! `--passWithNoTests` from the seed for the same reason).
 //!
@@ -68,6 +70,9 @@ pub struct Verification {
     pub suggestions: Vec<String>,
     /// No test runner was found for the project.
     pub no_runner: bool,
+    /// Test runners the project calls for that could not run here, and how to install
+    /// them (`pytest is not installed …`): not run, which is not a failure.
+    pub not_run: Vec<String>,
 }
 
 impl Verification {
@@ -103,6 +108,9 @@ impl Verification {
         if self.no_runner {
             let _ = writeln!(out, "[tests] NOT RUN: {NO_RUNNER}");
         }
+        for note in &self.not_run {
+            let _ = writeln!(out, "[tests] NOT RUN: {note}");
+        }
         out
     }
 }
@@ -127,6 +135,7 @@ pub async fn run(
             .planned
             .iter()
             .any(|p| p.tool.check() == Check::Tests),
+        not_run: detected.notes.clone(),
         ..Verification::default()
     };
     for planned in &detected.planned {
@@ -238,7 +247,9 @@ fn detect(workspace: &Path, path: Option<&OsStr>) -> Detected {
             command: command.to_owned(),
         });
     };
-    if pyproject || file("pytest.ini") || has_python(&workspace.join("tests"), 3) {
+    let python_tests = pyproject || file("pytest.ini") || has_python(&workspace.join("tests"), 3);
+    let pytest_missing = python_tests && !pytest_installed(workspace, path);
+    if python_tests && !pytest_missing {
         plan(Tool::Pytest, "python3 -m pytest --tb=short -q");
     }
     if let Some(script) = package.as_ref().and_then(|p| p.test_script.as_deref()) {
@@ -268,6 +279,12 @@ fn detect(workspace: &Path, path: Option<&OsStr>) -> Detected {
     }
     if package.as_ref().is_some_and(|p| p.eslint_config) || has_eslint_config(workspace) {
         plan(Tool::Eslint, "npx --no -- eslint .");
+    }
+    if pytest_missing {
+        d.notes.push(format!(
+            "pytest is not installed, so the tests were not run; install it: {}",
+            Tool::Pytest.install_hint("pytest")
+        ));
     }
     if go_mod && !on_path("go", path) {
         d.notes
@@ -330,6 +347,29 @@ fn has_python(dir: &Path, depth: u32) -> bool {
             path.extension().is_some_and(|e| e == "py")
         }
     })
+}
+
+/// Whether the machine's `python3` (the first on `path` outside `workspace`) imports
+/// pytest. Asked by atto, not read from the tests' output, which the project's code could
+/// fake: `-I` from `/` reads nothing of the repository. A `python3` that does not answer
+/// counts as one without pytest.
+fn pytest_installed(workspace: &Path, path: Option<&OsStr>) -> bool {
+    let Some(python) = path.and_then(|p| {
+        std::env::split_paths(p)
+            .filter(|dir| !dir.starts_with(workspace))
+            .map(|dir| dir.join("python3"))
+            .find(|f| f.is_file())
+    }) else {
+        return false;
+    };
+    std::process::Command::new(python)
+        .args(["-I", "-c", "import pytest"])
+        .current_dir("/")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 /// Whether a file named `program` is in one of `path`'s directories (the caller's sandbox
@@ -517,8 +557,20 @@ mod tests {
         dir
     }
 
+    /// A `PATH` with a `python3` that answers `import pytest` with `status`.
+    fn python_bin(status: i32) -> tempfile::TempDir {
+        use std::os::unix::fs::PermissionsExt as _;
+        let bin = tempfile::tempdir().unwrap();
+        let python = bin.path().join("python3");
+        std::fs::write(&python, format!("#!/bin/sh\nexit {status}\n")).unwrap();
+        std::fs::set_permissions(&python, std::fs::Permissions::from_mode(0o755)).unwrap();
+        bin
+    }
+
     fn commands(dir: &Path, path: Option<&OsStr>) -> Vec<String> {
-        detect(dir, path)
+        let bin = python_bin(0);
+        let with_python = bin.path().as_os_str().to_owned();
+        detect(dir, path.or(Some(&with_python)))
             .planned
             .into_iter()
             .map(|p| p.command)
@@ -578,6 +630,36 @@ mod tests {
             let dir = workspace(files);
             assert_eq!(commands(dir.path(), None), *expected, "{files:?}");
         }
+    }
+
+    #[test]
+    fn pytest_is_a_runner_only_where_the_machines_python_has_it() {
+        let dir = workspace(&[("pytest.ini", ""), ("tests/test_a.py", "")]);
+        let bin = python_bin(1);
+        let without = detect(dir.path(), Some(bin.path().as_os_str()));
+        assert!(without.planned.is_empty(), "{:?}", without.planned);
+        assert_eq!(
+            without.notes,
+            [
+                "pytest is not installed, so the tests were not run; install it: \
+              `python3 -m pip install pytest`"
+            ]
+        );
+        let v = Verification {
+            not_run: without.notes,
+            ..Verification::default()
+        };
+        assert!(v.passed(TaskKind::Implement));
+        assert!(
+            v.summary()
+                .contains("[tests] NOT RUN: pytest is not installed"),
+            "{}",
+            v.summary()
+        );
+        let bin = python_bin(0);
+        let with = detect(dir.path(), Some(bin.path().as_os_str()));
+        assert_eq!(with.planned.len(), 1);
+        assert!(with.notes.is_empty());
     }
 
     #[test]

@@ -136,6 +136,9 @@ struct Coordinator {
     messages_tx: mpsc::UnboundedSender<(String, worker::Message)>,
     messages: mpsc::UnboundedReceiver<(String, worker::Message)>,
     interrupted: bool,
+    /// Held while this coordinator runs: `atto swarm status` tells a live run from a
+    /// killed one by it.
+    alive: Option<crate::liveness::Alive>,
     /// The judge's calls, held against the ledger like every other call.
     judge: Option<Arc<Capped>>,
     /// The coordinator's tokens and cost before the judge's (decomposition, enrichment,
@@ -210,7 +213,17 @@ pub async fn run(
         interrupted: false,
         judge,
         base: (0, Some(0.0)),
+        alive: None,
     };
+    match crate::liveness::hold(&c.deps.report_dir, &c.state.id) {
+        Ok(alive) => c.alive = Some(alive),
+        Err(why) => c.emit(SwarmEvent::Notice {
+            text: format!(
+                "`atto swarm status` cannot tell whether this run is alive ({why}); it shows \
+                 what was last saved"
+            ),
+        }),
+    }
     c.emit(SwarmEvent::Started {
         swarm_id: c.state.id.clone(),
         goal: c.state.goal.clone(),
@@ -737,6 +750,7 @@ impl Coordinator {
             tokens: self.state.tokens(),
             cost_usd: self.state.cost_usd(),
             report: path.display().to_string(),
+            error: self.state.error.clone(),
         });
         self.state
     }

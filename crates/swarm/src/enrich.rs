@@ -76,7 +76,8 @@ only. Answer with ONE JSON object and nothing else:\n\
 pub struct Enrichment {
     /// Tasks found thin before enrichment (step 1), by id.
     pub thin: Vec<String>,
-    /// Tasks enrichment changed (code context, criteria, the model's additions).
+    /// Tasks enrichment changed (code context, criteria, the model's additions) and that
+    /// are not still thin.
     pub enriched: Vec<String>,
     /// Tasks still thin afterwards.
     pub still_thin: Vec<String>,
@@ -161,15 +162,20 @@ pub async fn enrich(
     }
     // 5. What changed, what stayed thin.
     for ((task, old), was_thin) in tasks.iter_mut().zip(&before).zip(&thin) {
+        let still_thin = *was_thin && !thin_reasons(task, min_chars).is_empty();
         if *was_thin {
             out.thin.push(task.id.clone());
-            if !thin_reasons(task, min_chars).is_empty() {
+            if still_thin {
                 out.still_thin.push(task.id.clone());
             }
         }
         if let Some(note) = change_note(old, task) {
             task.enrichment = Some(note);
-            out.enriched.push(task.id.clone());
+            // What it gained is kept, but a task still thin was not enriched enough to
+            // say so: it is reported once, as still thin.
+            if !still_thin {
+                out.enriched.push(task.id.clone());
+            }
         }
     }
     out.redecompose = !tasks.is_empty() && out.still_thin.len() * 2 > out.thin.len();

@@ -212,6 +212,10 @@ pub enum SwarmEvent {
         cost_usd: Option<f64>,
         /// The Markdown report's path.
         report: String,
+        /// Why the swarm stopped before its tasks ran out (a split that failed, a declined
+        /// plan); `None` when it ran its course.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
     },
 }
 

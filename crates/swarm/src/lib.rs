@@ -20,6 +20,7 @@ pub mod enrich;
 pub mod events;
 pub mod health;
 pub mod isolation;
+pub mod liveness;
 pub mod mailbox;
 pub mod report;
 pub mod schedule;

@@ -183,6 +183,9 @@ pub fn status_lines(state: &SwarmState, caps: &Caps) -> Vec<String> {
         state.status.as_str(),
         one_line(&state.goal, GOAL_CHARS)
     )];
+    if let Some(error) = &state.error {
+        lines.push(format!("stopped: {}", one_line(error, usize::MAX)));
+    }
     let depths = depths(&state.tasks);
     for (t, depth) in state.tasks.iter().zip(depths) {
         let mut parts = vec![format!(

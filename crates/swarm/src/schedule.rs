@@ -25,8 +25,10 @@ pub fn backoff_ms(attempt: u32, unit_ms: u64, jitter_ms: u64) -> u64 {
 pub struct Running {
     /// Task id.
     pub task_id: String,
-    /// Its declared files.
+    /// The files it is to change (its target files).
     pub files: Vec<String>,
+    /// The files it only reads (its relevant files).
+    pub reads: Vec<String>,
     /// Whether its worker may write.
     pub writes: bool,
 }
@@ -36,14 +38,16 @@ impl Running {
     pub fn of(task: &SwarmTask) -> Running {
         Running {
             task_id: task.id.clone(),
-            files: task.files().cloned().collect(),
+            files: task.target_files.clone(),
+            reads: task.relevant_files.clone(),
             writes: task.writes(),
         }
     }
 }
 
-/// Whether two tasks may not run at the same time: at least one writes, and they share a
-/// file, or the writer declared no files (it might touch anything, so it runs alone).
+/// Whether two tasks may not run at the same time: one writes a file the other writes or
+/// reads, or a writer named no target files (it might touch anything, so it runs alone).
+/// Files both only read never hold them apart.
 pub fn conflicts(a: &Running, b: &Running) -> bool {
     if !a.writes && !b.writes {
         return false;
@@ -51,8 +55,21 @@ pub fn conflicts(a: &Running, b: &Running) -> bool {
     if (a.writes && a.files.is_empty()) || (b.writes && b.files.is_empty()) {
         return true;
     }
-    let theirs: HashSet<&str> = b.files.iter().map(String::as_str).collect();
-    a.files.iter().any(|f| theirs.contains(f.as_str()))
+    writes_into(a, b) || writes_into(b, a)
+}
+
+/// Whether `writer` writes a file `other` writes or reads.
+fn writes_into(writer: &Running, other: &Running) -> bool {
+    if !writer.writes {
+        return false;
+    }
+    let touched: HashSet<&str> = other
+        .files
+        .iter()
+        .chain(&other.reads)
+        .map(String::as_str)
+        .collect();
+    writer.files.iter().any(|f| touched.contains(f.as_str()))
 }
 
 /// What the scheduler is told besides the state.
@@ -201,6 +218,20 @@ mod tests {
         assert_eq!(ready(&s, &[], &HashMap::new(), 0, LIMITS), vec!["a", "c"]);
         let running = [Running::of(&s.tasks[0])];
         assert_eq!(ready(&s, &running, &HashMap::new(), 0, LIMITS), vec!["c"]);
+    }
+
+    #[test]
+    fn files_only_read_by_both_do_not_serialise_them() {
+        let mut a = task("a", &["a.py"], &[]);
+        a.relevant_files = vec!["models.py".into()];
+        let mut b = task("b", &["b.py"], &[]);
+        b.relevant_files = vec!["models.py".into()];
+        // c writes what a and b only read.
+        let c = task("c", &["models.py"], &[]);
+        let s = state(vec![a, b, c]);
+        assert_eq!(ready(&s, &[], &HashMap::new(), 0, LIMITS), vec!["a", "b"]);
+        let running = [Running::of(&s.tasks[2])];
+        assert!(ready(&s, &running, &HashMap::new(), 0, LIMITS).is_empty());
     }
 
     #[test]

@@ -104,8 +104,9 @@ pub struct Attempt {
     /// What it cost; `None` when the price is unknown.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
-    /// `error` (the worker failed or crashed), `quality` (the checks rejected the
-    /// result), `budget` (a cap stopped it), `timeout`; `None` when it passed.
+    /// `error` (the worker failed or crashed), `start` (the worker could not be started:
+    /// its command, program or worktree), `quality` (the checks rejected the result),
+    /// `budget` (a cap stopped it), `timeout`; `None` when it passed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure_mode: Option<String>,
     /// One line on what went wrong.

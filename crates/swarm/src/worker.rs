@@ -89,8 +89,18 @@ const PLACEHOLDERS: &[&str] = &["{atto}", "{args}", "{workspace}", "{task_id}", 
 impl Template {
     /// Refuses a template with a placeholder inside a larger word (`cd {workspace} &&`):
     /// a value pasted into a word reaches whatever parses that word, a remote shell for
-    /// ssh. Checked when the swarm file is read, so a bad template never starts.
+    /// ssh. Refuses one without `{args}` too: its workers would start without the flags
+    /// that make them speak stream-json, and every one of them would fail. Checked when
+    /// the swarm file is read, so a bad template never starts. An empty list is the
+    /// default template.
     pub fn check(words: &[String]) -> Result<(), String> {
+        if !words.is_empty() && !words.iter().any(|w| w == "{args}") {
+            return Err(format!(
+                "{words:?} has no \"{{args}}\": the worker's flags (stream-json in and out, \
+                 model, budget) would be lost and no worker could start; add \"{{args}}\" as an \
+                 argument of its own, as in [\"{{atto}}\", \"exec\", \"{{args}}\"]"
+            ));
+        }
         for word in words {
             if PLACEHOLDERS.contains(&word.as_str()) {
                 continue;
@@ -152,13 +162,6 @@ impl Template {
                 "{swarm_id}" => out.push(vars.swarm_id.clone()),
                 _ => out.push(word.clone()),
             }
-        }
-        if !self.words.iter().any(|w| w == "{args}") {
-            return Err(
-                "the worker command has no {args}: the worker's flags (stream-json in and out, \
-                 model, budget) would be lost"
-                    .to_owned(),
-            );
         }
         let mut it = out.into_iter();
         let program = it
@@ -236,7 +239,9 @@ impl Report {
     /// One line on why it did not produce a usable result, `None` when it did.
     pub fn failure(&self) -> Option<(String, String)> {
         if let Some(err) = &self.spawn_error {
-            return Some(("error".into(), format!("the worker could not start: {err}")));
+            // `start`: the launch failed before any model was asked (the template, its
+            // program, the worktree), so it says nothing about the model.
+            return Some(("start".into(), format!("the worker could not start: {err}")));
         }
         if self.timed_out {
             return Some((
@@ -474,6 +479,7 @@ async fn handle_line(
                 output: String::new(),
                 exit_code: None,
                 is_test_run,
+                not_run: None,
             });
         }
         "tool_call_finished" => {
@@ -486,6 +492,31 @@ async fn handle_line(
                         .get("exit_code")
                         .and_then(Value::as_i64)
                         .and_then(|c| i32::try_from(c).ok());
+                    // The worker's own account of how the call ended: one it never ran is
+                    // no evidence, whatever its summary says. A status this build does not
+                    // know is taken as not run.
+                    let status = value
+                        .get("status")
+                        .cloned()
+                        .map(serde_json::from_value::<atto_protocol::ToolCallStatus>);
+                    action.not_run = match status {
+                        Some(Ok(
+                            atto_protocol::ToolCallStatus::Ok
+                            | atto_protocol::ToolCallStatus::Error,
+                        )) => None,
+                        Some(Ok(atto_protocol::ToolCallStatus::Denied)) => Some("denied".into()),
+                        Some(Ok(atto_protocol::ToolCallStatus::Cancelled)) => {
+                            Some("cancelled".into())
+                        }
+                        Some(Ok(atto_protocol::ToolCallStatus::InvalidArguments)) => {
+                            Some("invalid arguments".into())
+                        }
+                        Some(Ok(atto_protocol::ToolCallStatus::Queued)) => Some("queued".into()),
+                        Some(Err(_)) | None => Some("its status was not reported".into()),
+                    };
+                    if action.not_run.is_some() {
+                        action.is_test_run = false;
+                    }
                 }
             }
         }
@@ -533,6 +564,39 @@ mod tests {
             task_id: "task-1".into(),
             swarm_id: "s1".into(),
         }
+    }
+
+    #[tokio::test]
+    async fn a_denied_call_is_recorded_as_not_run() {
+        let mut report = Report::default();
+        let mut pending = Vec::new();
+        let (messages, _keep) = mpsc::unbounded_channel();
+        let decide = |_: &ApprovalRequest| None;
+        let lines = [
+            serde_json::json!({"type": "tool_call_started", "call_id": "c1", "name": "bash",
+                "arguments": {"command": "pytest -q"}}),
+            serde_json::json!({"type": "tool_call_finished", "call_id": "c1", "name": "bash",
+                "status": "denied", "duration_ms": 0, "summary": "5 passed"}),
+            serde_json::json!({"type": "tool_call_started", "call_id": "c2", "name": "bash",
+                "arguments": {"command": "pytest -q"}}),
+            serde_json::json!({"type": "tool_call_finished", "call_id": "c2", "name": "bash",
+                "status": "error", "duration_ms": 5, "summary": "1 failed", "exit_code": 1}),
+        ];
+        for line in &lines {
+            handle_line(
+                line,
+                &mut report,
+                &mut pending,
+                &decide,
+                &messages,
+                &mut None,
+            )
+            .await;
+        }
+        assert_eq!(report.actions[0].not_run.as_deref(), Some("denied"));
+        assert!(!atto_quality::preflight::shows_test_run(&report.actions[0]));
+        assert_eq!(report.actions[1].not_run, None);
+        assert!(atto_quality::preflight::shows_test_run(&report.actions[1]));
     }
 
     #[test]

@@ -239,6 +239,7 @@ fn the_transcript_tells_the_start_the_ends_and_the_summary() {
         tokens: 61_000,
         cost_usd: None,
         report: "/home/me/.atto/swarms/5a1b/report.md".into(),
+        error: None,
     });
     app.panel = None;
     let text = screen(&mut app, &EMPTY, 160, 20);
@@ -297,6 +298,7 @@ fn a_summary_without_budget_events_says_no_caps() {
         tokens: 1_200,
         cost_usd: Some(0.002),
         report: "/r/report.md".into(),
+        error: None,
     });
     let text = overlay(&mut app, 100, 30);
     let budget = rows(&text)

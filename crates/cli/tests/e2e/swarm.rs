@@ -724,8 +724,9 @@ fn the_judge_scores_each_attempt_and_its_feedback_reaches_the_retry() {
     let mut env = Env::new();
     env.write(
         ".atto/swarm.yaml",
-        "swarm:\n  enable_task_enrichment: false\n",
+        "swarm:\n  enable_task_enrichment: false\n  quality_gate_model: m\n",
     );
+    crate::repo_trust::trust(&env, ".atto/swarm.yaml");
     let judge = |text: &str| when("Score the work from 1 to 5", Reply::text(text));
     let mut replies = vec![decomposition(json!([
         {"id": "task-1", "type": "implement", "target_files": ["greet.py"],
@@ -779,4 +780,99 @@ fn the_judge_scores_each_attempt_and_its_feedback_reaches_the_retry() {
         "{}",
         finished(&ev)
     );
+}
+
+#[test]
+fn without_a_quality_gate_model_no_judge_is_called() {
+    let mut env = Env::new();
+    // quality_gates is on by default; only a named model brings the judge.
+    env.write(
+        ".atto/swarm.yaml",
+        "swarm:\n  enable_task_enrichment: false\n",
+    );
+    let mut replies = vec![decomposition(json!([
+        {"id": "task-1", "type": "implement", "target_files": ["greet.py"],
+         "description": "Create greet.py with greet(name) returning 'Hello, NAME!' with the name capitalised."}
+    ]))];
+    replies.extend(worker(
+        "task-1",
+        "implement",
+        vec![write(
+            "greet.py",
+            "def greet(name):\n    return f'Hello, {name.capitalize()}!'\n",
+        )],
+        "Done.",
+    ));
+    env.serve(Script::new(replies));
+    let out = run(&env, &["--yes", "greet people"]);
+    let ev = events(&out);
+    assert_eq!(out.status.code(), Some(0), "{}\n{ev:?}", stderr(&out));
+    let judged = env
+        .requests()
+        .iter()
+        .filter(|r| {
+            r.body["messages"]
+                .to_string()
+                .contains("Score the work from 1 to 5")
+        })
+        .count();
+    assert_eq!(judged, 0, "the judge was called {judged} times");
+    assert!(
+        of_type(&ev, "swarm.task.checked")
+            .iter()
+            .all(|c| c["score"].is_null())
+    );
+}
+
+#[test]
+fn a_split_that_fails_says_why_in_the_event_the_terminal_and_status() {
+    let mut env = Env::new();
+    let cycle = || {
+        decomposition(json!([
+            {"id": "task-1", "type": "implement", "dependencies": ["task-2"],
+             "description": "Create a.py with a function a() returning 1.", "target_files": ["a.py"]},
+            {"id": "task-2", "type": "implement", "dependencies": ["task-1"],
+             "description": "Create b.py with a function b() returning 2.", "target_files": ["b.py"]}
+        ]))
+    };
+    env.serve(Script::new((0..6).map(|_| cycle()).collect()));
+    let out = run(&env, &["--yes", "make a and b"]);
+    let ev = events(&out);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let done = finished(&ev);
+    assert_eq!(done["status"], "failed", "{done}");
+    let error = done["error"].as_str().unwrap_or_default();
+    assert!(error.contains("cycle"), "{done}");
+
+    // The terminal's text says it too, not only report.md.
+    let text = env
+        .atto()
+        .arg("swarm")
+        .args(["--base-url", &env.base("chat"), "--model", "m"])
+        .args(["--permission", "auto-safe", "--backoff-unit-ms", "10"])
+        .args(["--yes", "make a and b"])
+        .output()
+        .unwrap();
+    let shown = format!("{}{}", String::from_utf8_lossy(&text.stdout), stderr(&text));
+    assert!(shown.contains("failed: 0 passed"), "{shown}");
+    assert!(shown.contains("the dependencies form a cycle"), "{shown}");
+
+    let status = env.atto().args(["swarm", "status"]).output().unwrap();
+    let status = String::from_utf8_lossy(&status.stdout);
+    assert!(status.contains("the dependencies form a cycle"), "{status}");
+}
+
+#[test]
+fn swarm_help_says_resume_continues_a_saved_swarm() {
+    let env = Env::new();
+    let out = env.atto().args(["swarm", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    let resume = help
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("-r, --resume"))
+        .take(3)
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(resume.contains("saved swarm"), "{resume}");
+    assert!(!resume.to_lowercase().contains("session"), "{resume}");
 }

@@ -79,6 +79,17 @@ fn a_worker_killed_by_sigkill_is_detected_and_its_task_retried_through_the_templ
         "{launches}"
     );
     assert_eq!(env.read("hello.py"), "print('hello world')\n");
+    // A worker killed by a signal taught nothing about the task: no lesson from it.
+    let lessons: Vec<_> = of_type(&ev, "swarm.notice")
+        .into_iter()
+        .filter(|n| {
+            n["text"]
+                .as_str()
+                .unwrap_or_default()
+                .starts_with("proposed learning #")
+        })
+        .collect();
+    assert!(lessons.is_empty(), "{lessons:?}");
 }
 
 fn wait_for(
@@ -150,6 +161,17 @@ fn a_killed_coordinator_resumes_without_rerunning_passed_tasks() {
     assert_eq!(of_type(&seen, "swarm.task.passed").len(), 1);
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
+    // The saved state still says running; the dead coordinator's released lock does not.
+    let status = env.atto().args(["swarm", "status"]).output().unwrap();
+    let status = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        status.contains(&format!(
+            "resume with `atto swarm --resume {}`",
+            &swarm_id[..8]
+        )),
+        "{status}"
+    );
+    assert!(!status.contains("· running ·"), "{status}");
     let task1_requests = |env: &Env| {
         env.requests()
             .iter()
@@ -423,4 +445,46 @@ fn a_question_left_when_stdin_closes_is_answered_as_on_ask_says_instead_of_hangi
         .map(|e| e["task_id"].as_str().unwrap())
         .collect();
     assert_eq!(skipped, vec!["task-1", "task-2"], "{ev:?}");
+}
+
+#[test]
+fn a_worker_that_cannot_start_is_not_held_against_the_model() {
+    let mut env = Env::new();
+    let missing = env.dir.path().join("no-such-launcher");
+    env.write(
+        ".atto/swarm.yaml",
+        &format!(
+            "swarm:\n  quality_gates: false\n  enable_task_enrichment: false\n  worker_retries: 2\n  worker_command: [\"{}\", \"{{args}}\"]\n",
+            missing.display()
+        ),
+    );
+    trust(&env, ".atto/swarm.yaml");
+    env.serve(Script::new(vec![decomposition(json!([
+        {"id": "task-1", "type": "implement", "target_files": ["hello.py"],
+         "description": "Create hello.py that prints hello world when it is run with python from the command line."}
+    ]))]));
+    let out = run(&env, &["--yes", "say hello"]);
+    let ev = events(&out);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    // Three launches that never reached the model are not three failures of the model.
+    let tripped: Vec<_> = of_type(&ev, "swarm.model.health")
+        .into_iter()
+        .filter(|h| h["tripped"] == true)
+        .collect();
+    assert!(tripped.is_empty(), "{tripped:?}");
+    let report = report_json(&ev);
+    let attempts = task_report(&report, "task-1")["attempt_log"].clone();
+    let last = attempts
+        .as_array()
+        .and_then(|a| a.last())
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(last["failure_mode"], "start", "{attempts}");
+    assert!(
+        last["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("could not start"),
+        "{attempts}"
+    );
 }

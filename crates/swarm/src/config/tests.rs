@@ -103,6 +103,7 @@ fn every_swarm_field_is_read() {
     - ssh
     - node7
     - atto exec
+    - \"{args}\"
   worker_timeout_secs: 90
   worker_max_tokens: 50000
   max_budget_tokens: 2000000
@@ -128,7 +129,12 @@ fn every_swarm_field_is_read() {
         },
         isolation: Isolation::Worktree,
         worker_command: WorkerCommand {
-            words: vec!["ssh".into(), "node7".into(), "atto exec".into()],
+            words: vec![
+                "ssh".into(),
+                "node7".into(),
+                "atto exec".into(),
+                "{args}".into(),
+            ],
             pinned: Vec::new(),
         },
         worker_timeout_secs: 90,
@@ -213,6 +219,10 @@ fn wrong_types_are_errors_naming_the_key_and_line() {
             "worker_command: [ssh, node7, \"cd {workspace} && atto\", exec, \"{args}\"]\n",
             "line 1: worker_command: \"cd {workspace} && atto\" has {workspace} inside it; a \
              placeholder must be an argument of its own",
+        ),
+        (
+            "worker_command: [ssh, node7, atto, exec]\n",
+            "line 1: worker_command: [\"ssh\", \"node7\", \"atto\", \"exec\"] has no \"{args}\"",
         ),
         (
             "swarm:\n  models:\n    fallback:\n      - a\n      - 3\n",

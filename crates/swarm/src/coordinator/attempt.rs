@@ -267,12 +267,14 @@ impl Coordinator {
             self.save().await;
             return;
         }
-        let worker_failed = failure.as_ref().is_some_and(|(mode, _)| mode != "budget");
-        if let Some(change) = if worker_failed {
-            self.health.record_failure(&model, now)
-        } else {
-            self.health.record_success(&model, now)
-        } {
+        // Only what the model could have done otherwise counts against its health: a cap
+        // that stopped it does not, and a worker that never started asked no model at all.
+        let change = match failure.as_ref().map(|(mode, _)| mode.as_str()) {
+            Some("start") => None,
+            Some("budget") | None => self.health.record_success(&model, now),
+            Some(_) => self.health.record_failure(&model, now),
+        };
+        if let Some(change) = change {
             self.emit(SwarmEvent::ModelHealth {
                 model: change.model,
                 tripped: change.tripped,
@@ -380,8 +382,18 @@ impl Coordinator {
         };
         t.attempts.push(attempt);
         t.round_attempts += 1;
-        // A task that passed only after retries: what fixed it is worth remembering.
-        let lesson = (passed && t.dispatches() > 1).then(|| (t.retry.clone(), t.clone()));
+        // A task that passed only after retries: what fixed it is worth remembering, when
+        // the failure before it was the work's own (the checks rejected it). A worker that
+        // was killed, timed out, could not start or hit a cap taught nothing about the task.
+        let failed_on_its_work = t
+            .attempts
+            .iter()
+            .rev()
+            .skip(1)
+            .find(|a| a.failure_mode.as_deref() != Some("interrupted"))
+            .is_some_and(|a| a.failure_mode.as_deref() == Some("quality"));
+        let lesson = (passed && t.dispatches() > 1 && failed_on_its_work)
+            .then(|| (t.retry.clone(), t.clone()));
         if passed {
             t.status = TaskStatus::Passed;
             t.retry = None;

@@ -105,6 +105,7 @@ impl Coordinator {
                 output: String::new(),
                 exit_code: None,
                 is_test_run: false,
+                not_run: None,
             }],
             model: None,
         };

@@ -424,7 +424,8 @@ async fn most_thin_tasks_staying_thin_asks_for_a_new_decomposition() {
     let mut tasks = vec![thin("a"), thin("b"), thin("c")];
     let report = enrich(&mut tasks, ws.path(), MIN, Some(client.as_ref())).await;
     assert_eq!(report.still_thin, ["b"]);
-    assert_eq!(report.enriched, ["a", "b", "c"]);
+    // b gained criteria but is still thin: reported once, as still thin.
+    assert_eq!(report.enriched, ["a", "c"]);
     assert!(!report.redecompose);
 
     // Exactly half is not more than half.
@@ -534,4 +535,14 @@ async fn criteria_follow_the_task_kind() {
     let mut tasks = vec![t];
     enrich(&mut tasks, ws.path(), MIN, None).await;
     assert_eq!(tasks[0].acceptance_criteria, ["It parses"]);
+}
+
+#[tokio::test]
+async fn a_task_still_thin_is_not_also_reported_enriched() {
+    let ws = tempfile::tempdir().unwrap();
+    // Without a model only the rule-based criteria are added: changed, but still thin.
+    let mut tasks = vec![task("a", TaskKind::Implement, "Add validation", &[])];
+    let report = enrich(&mut tasks, ws.path(), MIN, None).await;
+    assert_eq!(report.still_thin, ["a"]);
+    assert!(report.enriched.is_empty(), "{:?}", report.enriched);
 }

@@ -586,6 +586,7 @@ impl App {
                 tokens,
                 cost_usd,
                 report,
+                error,
             } => {
                 let id = sanitize(swarm_id).into_owned();
                 let status = sanitize(status).into_owned();
@@ -597,6 +598,9 @@ impl App {
                     crate::status::tokens(*tokens),
                     crate::transcript::cost(*cost_usd),
                 );
+                if let Some(error) = error {
+                    text.push_str(&format!("\nstopped: {}", sanitize(error)));
+                }
                 if status == "interrupted" {
                     text.push_str(&format!(
                         "\nthe swarm can be resumed with atto swarm --resume {}",
