@@ -258,6 +258,37 @@ impl Workspace {
         }
     }
 
+    /// Whether `path` (absolute, or relative to the workspace) names something beneath
+    /// the root now, the last name not followed: for walks that read directories by name,
+    /// so that a name read through a directory swapped for a link to elsewhere is shown
+    /// only when it is in the workspace too.
+    pub fn has(&self, path: &Path) -> bool {
+        let full = if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            self.workspace.join(path)
+        };
+        let Some(parts) = self.beneath_root(&full) else {
+            return false;
+        };
+        let flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        match rustix::fs::openat2(
+            &self.root,
+            join(&parts),
+            flags,
+            Mode::empty(),
+            self.resolve_flags(),
+        ) {
+            Ok(_) => true,
+            // Where the kernel cannot say in one step, the walk decides (a last name that
+            // is a link counts where it leads there).
+            Err(e) if walk_instead(e) => self
+                .resolve(&full.to_string_lossy())
+                .is_ok_and(|t| t.stat().is_ok_and(|st| st.is_some())),
+            Err(_) => false,
+        }
+    }
+
     fn resolve_flags(&self) -> ResolveFlags {
         match self.scope {
             Scope::Beneath => ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS,

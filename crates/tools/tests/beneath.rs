@@ -185,6 +185,50 @@ async fn a_swapped_symlink_never_lets_a_read_out() {
     assert!(leaked.is_empty(), "read outside the workspace: {leaked:?}");
 }
 
+/// The same swap against the listing tools: `list_files` and `glob` walk `d` by name, and
+/// while `d` leads outside the walk reads names there; only names that are in the
+/// workspace when they are shown may show.
+#[tokio::test]
+async fn a_swapped_symlink_never_lets_a_name_out() {
+    let ws = Ws::new();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::create_dir(ws.path("d")).unwrap();
+    std::fs::write(ws.path("d/inside.txt"), "x\n").unwrap();
+    std::fs::write(outside.path().join("OUTSIDE_NAME.txt"), "x\n").unwrap();
+    symlink(outside.path(), ws.path("s")).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let swapper = {
+        let stop = Arc::clone(&stop);
+        let (d, s) = (ws.path("d"), ws.path("s"));
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                renameat_with(CWD, &d, CWD, &s, RenameFlags::EXCHANGE).unwrap();
+            }
+        })
+    };
+    let mut leaked = Vec::new();
+    let mut listed = 0;
+    for _ in 0..1000 {
+        for (tool, args) in [
+            ("list_files", json!({})),
+            ("glob", json!({"pattern": "**/*.txt"})),
+        ] {
+            if let Ok(out) = ws.call(tool, args).await {
+                if out.content.contains("inside.txt") {
+                    listed += 1;
+                }
+                if out.content.contains("OUTSIDE_NAME") {
+                    leaked.push(format!("{tool}: {}", out.content));
+                }
+            }
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    swapper.join().unwrap();
+    assert!(listed > 0, "the workspace's own file was never listed");
+    assert!(leaked.is_empty(), "listed names from outside: {leaked:?}");
+}
+
 /// The gate judged `d/config` while `d` was a directory; `d` has been swapped for a link
 /// to `.git` since. The tools resolve the path again, see it now leads to `.git/config`,
 /// and refuse rather than act where nobody checked.

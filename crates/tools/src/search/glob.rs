@@ -6,6 +6,9 @@ use serde_json::json;
 
 use super::{PathGlob, for_each_file, resolve_existing};
 use crate::support::{blocking, parse_args};
+use std::path::Path;
+
+use crate::beneath::Workspace;
 use crate::{BoxFuture, Tool, ToolContext, ToolError, ToolOutput, paths};
 
 /// Paths shown before stopping.
@@ -78,8 +81,22 @@ impl Tool for GlobTool {
                 }
                 found.sort();
                 let total = found.len();
-                found.truncate(MAX_RESULTS);
-                let mut out = found.join("\n");
+                // The walk reads directories by name: a name is shown only if it is beneath
+                // the workspace now (see `Workspace::has`).
+                let beneath = Workspace::for_ctx(&ctx)?;
+                let shown: Vec<String> = found
+                    .into_iter()
+                    .filter(|rel| beneath.has(Path::new(rel)))
+                    .take(MAX_RESULTS)
+                    .collect();
+                if shown.is_empty() {
+                    return Ok(ToolOutput::text(format!(
+                        "no files match {} under {}",
+                        args.pattern,
+                        paths::relative(ws, &root)
+                    )));
+                }
+                let mut out = shown.join("\n");
                 if total > MAX_RESULTS {
                     out.push_str(&format!(
                         "\n({total} files match; showing the first {MAX_RESULTS}. Narrow the pattern or path)"

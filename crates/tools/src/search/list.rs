@@ -5,6 +5,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{CANCEL_CHECK_EVERY, resolve_existing, walk};
+use crate::beneath::Workspace;
 use crate::support::{blocking, parse_args};
 use crate::{BoxFuture, Tool, ToolContext, ToolError, ToolOutput, paths};
 
@@ -58,6 +59,9 @@ impl Tool for ListFilesTool {
             let root = resolve_existing(ctx, args.path.as_deref())?;
             let ws = ctx.workspace.clone();
             let cancel = ctx.cancel.clone();
+            // The walk reads directories by name: a name is shown only if it is beneath the
+            // workspace now (see `Workspace::has`).
+            let beneath = Workspace::for_ctx(ctx)?;
             blocking(ctx, move || {
                 let rel_root = paths::relative(&ws, &root);
                 if !root.is_dir() {
@@ -76,6 +80,9 @@ impl Tool for ListFilesTool {
                     if lines.len() == MAX_ENTRIES {
                         capped = true;
                         break;
+                    }
+                    if !beneath.has(entry.path()) {
+                        continue;
                     }
                     let mut rel = paths::relative(&ws, entry.path());
                     if entry.file_type().is_some_and(|t| t.is_dir()) {
