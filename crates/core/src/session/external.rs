@@ -6,7 +6,6 @@
 
 use std::sync::Arc;
 
-use atto_protocol::ToolCall;
 use atto_tools::{CancellationToken, Tool};
 
 use super::Session;
@@ -33,22 +32,22 @@ impl Session {
         }
     }
 
-    /// Finds the tools of `calls` that the session does not have but the external
-    /// source claims (a server still starting, a deferred tool called by name), so the
-    /// orchestrator can judge and run them like any other.
-    pub(super) async fn resolve_external_calls(
+    /// Finds the tools named in `names` that the session does not have but the external
+    /// source claims (a server still starting, a deferred tool called by name, a change
+    /// queued for one), so the orchestrator can judge and run them like any other.
+    pub(super) async fn resolve_external_tools(
         &mut self,
-        calls: &[ToolCall],
+        names: &[&str],
         cancel: &CancellationToken,
     ) {
         let Some(source) = self.options.external_tools.clone() else {
             return;
         };
-        for call in calls {
-            if self.options.tools.get(&call.name).is_some() || !source.claims(&call.name) {
+        for &name in names {
+            if self.options.tools.get(name).is_some() || !source.claims(name) {
                 continue;
             }
-            if let Some(tool) = source.resolve(&call.name, cancel).await {
+            if let Some(tool) = source.resolve(name, cancel).await {
                 self.adopt(tool);
             }
         }

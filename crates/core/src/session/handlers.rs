@@ -4,7 +4,7 @@
 
 use atto_policy::gate::PermissionSetting;
 use atto_protocol::{
-    AgentMode, Event, FinalResult, PermissionMode, PlanSelection, ReasoningEffort, ToolCall,
+    AgentMode, Event, FinalResult, PermissionMode, PlanSelection, ReasoningEffort,
 };
 use atto_tools::CancellationToken;
 
@@ -258,16 +258,12 @@ impl Session {
             self.keeper.before_plan(self.turns).await;
             // A change queued for an external tool (an MCP server's) in another process:
             // its server is started and the tool found, as when the model calls it.
-            let calls: Vec<ToolCall> = picks
+            let names: Vec<String> = picks
                 .iter()
-                .filter_map(|&i| self.plan.change(i))
-                .map(|c| ToolCall {
-                    id: c.tool_call_id.clone(),
-                    name: c.tool.clone(),
-                    arguments: String::new(),
-                })
+                .filter_map(|&i| self.plan.change(i).map(|c| c.tool.clone()))
                 .collect();
-            self.resolve_external_calls(&calls, &CancellationToken::new())
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            self.resolve_external_tools(&names, &CancellationToken::new())
                 .await;
         }
         let sandbox = self.command_sandbox();

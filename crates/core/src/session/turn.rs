@@ -247,7 +247,8 @@ impl Session {
                 return turn.finish(TurnStatus::Completed, None);
             }
             progressed = true;
-            self.resolve_external_calls(&calls, &cancel).await;
+            let names: Vec<&str> = calls.iter().map(|c| c.name.as_str()).collect();
+            self.resolve_external_tools(&names, &cancel).await;
             let emit_events = self.events.clone();
             let emit = move |event: Event| {
                 let _ = emit_events.send(event);

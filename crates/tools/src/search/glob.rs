@@ -72,13 +72,6 @@ impl Tool for GlobTool {
                     }
                     true
                 })?;
-                if found.is_empty() {
-                    return Ok(ToolOutput::text(format!(
-                        "no files match {} under {}",
-                        args.pattern,
-                        paths::relative(ws, &root)
-                    )));
-                }
                 found.sort();
                 let total = found.len();
                 // The walk reads directories by name: a name is shown only if it is beneath
