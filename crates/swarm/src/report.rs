@@ -149,6 +149,7 @@ pub fn json(state: &SwarmState, caps: &Caps) -> Value {
                 "files": changed_files(t),
                 "target_files": t.target_files,
                 "reason": t.reason,
+                "passed_ms": t.passed_ms,
                 "attempt_log": t.attempts.iter().map(attempt_json).collect::<Vec<_>>(),
             })
         })

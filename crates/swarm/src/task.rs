@@ -203,6 +203,10 @@ pub struct SwarmTask {
     /// Why it was skipped or failed, for the report.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// Unix milliseconds it passed (a passing attempt, or a person's fix re-checked): its
+    /// dependents waited on it until then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passed_ms: Option<i64>,
 }
 
 impl SwarmTask {

@@ -102,6 +102,11 @@ fn a_six_task_swarm_records_its_timeline_and_writes_report_html() {
             assert!((1..=3).contains(&worker), "worker slot {worker}: {a}");
         }
     }
+    // Each passed when its passing attempt ended.
+    for task in report["tasks"].as_array().unwrap() {
+        let last = task["attempt_log"].as_array().unwrap().last().unwrap();
+        assert_eq!(task["passed_ms"], last["ended_ms"], "{task}");
+    }
     // task-1's rejected attempt left it in a backoff, which the retry waited out.
     let t1 = log("task-1");
     let backoff = t1[0]["backoff_ms"]

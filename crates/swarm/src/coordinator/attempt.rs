@@ -414,6 +414,7 @@ impl Coordinator {
             .then(|| (t.retry.clone(), t.clone()));
         if passed {
             t.status = TaskStatus::Passed;
+            t.passed_ms = ended_ms;
             t.retry = None;
             let (attempts, score) = (
                 t.attempts.len() as u32,

@@ -219,18 +219,23 @@ impl Axis {
     }
 }
 
-/// When each task last passed, where that was recorded.
+/// When each task passed, where that was recorded: its own time (a person's fix passes
+/// without a passing attempt), else the end of its passing attempt.
 fn passed_at(state: &SwarmState) -> HashMap<&str, i64> {
     state
         .tasks
         .iter()
+        .filter(|t| t.status == TaskStatus::Passed)
         .filter_map(|t| {
-            let pass = t
-                .attempts
-                .iter()
-                .rev()
-                .find(|a| a.verdict == Some(Verdict::Pass))?;
-            Some((t.id.as_str(), Span::of(t, pass)?.end))
+            let at = t.passed_ms.or_else(|| {
+                let pass = t
+                    .attempts
+                    .iter()
+                    .rev()
+                    .find(|a| a.verdict == Some(Verdict::Pass))?;
+                Some(Span::of(t, pass)?.end)
+            })?;
+            Some((t.id.as_str(), at))
         })
         .collect()
 }

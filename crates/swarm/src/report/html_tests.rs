@@ -232,3 +232,20 @@ fn section<'a>(page: &'a str, id: &str) -> &'a str {
     let len = page[start..].find("</section>").unwrap();
     &page[start..start + len]
 }
+
+/// A task a person fixed passed without a passing attempt: its dependents waited on it until
+/// then, as the time it passed says.
+#[test]
+fn a_dependency_fixed_by_a_person_ends_the_wait_when_it_passed() {
+    let mut s = state();
+    s.tasks[0].attempts.truncate(1);
+    s.tasks[0].attempts[0].backoff_ms = None;
+    s.tasks[0].passed_ms = Some(T0 + 7_000);
+    s.tasks[2].attempts[0].started_ms = Some(T0 + 8_000);
+    let page = page(&s, &caps());
+    let timeline = section(&page, "timeline");
+    assert!(
+        timeline.contains("task-3 waits on task-1, task-2 · 0.0 s – 7.0 s"),
+        "{timeline}"
+    );
+}
