@@ -249,3 +249,50 @@ fn a_dependency_fixed_by_a_person_ends_the_wait_when_it_passed() {
         "{timeline}"
     );
 }
+
+/// Every text the state holds, ids and paths included (a saved state is only as
+/// trustworthy as the disk it was read from), stays text: no tag opens and no attribute
+/// value ends where one of them is shown.
+#[test]
+fn no_recorded_text_can_open_a_tag_or_leave_an_attribute() {
+    const BAD: &str = "\"q-attr'><q-tag>";
+    let mut s = state();
+    s.id = BAD.into();
+    s.goal = BAD.into();
+    s.workspace = BAD.into();
+    s.error = Some(BAD.into());
+    s.tasks[2].dependencies = vec![BAD.into(), "task-1".into()];
+    for t in &mut s.tasks {
+        t.id = format!("{}{BAD}", t.id);
+        t.description = BAD.into();
+        t.target_files = vec![BAD.into()];
+        t.reason = Some(BAD.into());
+        t.status = TaskStatus::Failed;
+        for a in &mut t.attempts {
+            a.model = BAD.into();
+            a.session_id = Some(BAD.into());
+            a.failure_mode = Some(BAD.into());
+            a.error = Some(BAD.into());
+            a.summary = BAD.into();
+            a.files = vec![BAD.into()];
+            a.findings.push(Finding {
+                stage: Stage::Judge,
+                code: Some(BAD.into()),
+                message: BAD.into(),
+                file: Some(BAD.into()),
+                line: None,
+            });
+        }
+    }
+    // task-3 still waits on task-1, under its new id.
+    s.tasks[2].dependencies[1] = s.tasks[0].id.clone();
+    s.tasks[0].status = TaskStatus::Passed;
+    let page = page(&s, &caps());
+    assert!(!page.contains("<q-tag"), "a tag opened");
+    assert!(!page.contains("\"q-attr"), "an attribute ended");
+    assert!(!page.contains("'>"), "an attribute ended");
+    assert!(
+        page.matches("&quot;q-attr&#39;&gt;&lt;q-tag&gt;").count() > 20,
+        "the texts are not shown"
+    );
+}
