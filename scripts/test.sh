@@ -31,6 +31,8 @@ need pip || need pip3 || python3 -m pip --version >/dev/null 2>&1 || apt_install
 # SKIPPED elsewhere.
 need node || apt_install nodejs
 need npm || apt_install npm
+# The swarm's HTML report is rendered by headless Chromium (a screenshot and the DOM).
+need chromium || apt_install chromium
 py_missing=()
 for mod in pytest mypy ruff; do
   python3 -m "$mod" --version >/dev/null 2>&1 || py_missing+=("$mod")

@@ -4,7 +4,7 @@
 //! plan and asks to run it (or runs it with `--yes`, or when no one can be asked), prints
 //! progress and passes questions to the person. A swarm file that is not trusted
 //! (`swarm_trust`) is asked about once on a terminal and refused headless. `atto swarm
-//! status [ID]` prints a saved swarm.
+//! status [ID]` prints a saved swarm, `atto swarm report [ID] [--html]` its report.
 
 use std::io::{IsTerminal as _, Write as _};
 use std::sync::Arc;
@@ -72,6 +72,22 @@ pub enum SwarmCommand {
         #[arg(long, value_name = "DIR")]
         workspace: Option<std::path::PathBuf>,
     },
+    /// Print a saved swarm's report as Markdown, or write it as one self-contained HTML
+    /// page (timeline by worker, task graph, scores and checks, budget) and print its path.
+    Report {
+        /// Swarm id or unique prefix (default: this workspace's latest).
+        id: Option<String>,
+        /// Write the HTML page (`report.html` in the swarm's report folder) and print its
+        /// path.
+        #[arg(long)]
+        html: bool,
+        /// Write the HTML page here instead.
+        #[arg(long, short = 'o', value_name = "FILE", requires = "html")]
+        output: Option<std::path::PathBuf>,
+        /// Workspace root.
+        #[arg(long, value_name = "DIR")]
+        workspace: Option<std::path::PathBuf>,
+    },
 }
 
 /// Runs `atto swarm …`.
@@ -83,6 +99,20 @@ pub fn run(args: SwarmArgs, global: &mut GlobalArgs) -> Result<ExitCode, Failure
     }) = &args.command
     {
         return status(id.as_deref(), *json, workspace.as_deref());
+    }
+    if let Some(SwarmCommand::Report {
+        id,
+        html,
+        output,
+        workspace,
+    }) = &args.command
+    {
+        let format = match (html, output) {
+            (false, _) => ReportFormat::Markdown,
+            (true, None) => ReportFormat::Html(None),
+            (true, Some(path)) => ReportFormat::Html(Some(path.clone())),
+        };
+        return print_report(id.as_deref(), &format, workspace.as_deref());
     }
     global.absorb(&args.session);
     let config = crate::load_config(global)?;
@@ -404,11 +434,16 @@ async fn load_state(
     Ok(state)
 }
 
-fn status(
-    id: Option<&str>,
-    json: bool,
-    workspace: Option<&std::path::Path>,
-) -> Result<ExitCode, Failure> {
+/// A saved swarm as the report commands show it, with the caps of this workspace's swarm
+/// file; `stale` when its coordinator is gone without having saved that.
+struct Saved {
+    state: SwarmState,
+    caps: report::Caps,
+    stale: bool,
+    report_dir: std::path::PathBuf,
+}
+
+fn saved(id: Option<&str>, workspace: Option<&std::path::Path>) -> Result<Saved, Failure> {
     let (workspace, _) = crate::setup::workspace(workspace)?;
     let store = crate::permissions::open_store().map_err(|e| {
         Failure::usage(match e {
@@ -432,6 +467,64 @@ fn status(
         max_tokens: loaded.as_ref().and_then(|c| c.max_budget_tokens),
         max_usd: loaded.as_ref().and_then(|c| c.max_budget_usd),
     };
+    Ok(Saved {
+        state,
+        caps,
+        stale,
+        report_dir: report_dir(&workspace),
+    })
+}
+
+/// What `atto swarm report` prints.
+enum ReportFormat {
+    Markdown,
+    /// The HTML page, written to the swarm's report folder or to this file.
+    Html(Option<std::path::PathBuf>),
+}
+
+fn print_report(
+    id: Option<&str>,
+    format: &ReportFormat,
+    workspace: Option<&std::path::Path>,
+) -> Result<ExitCode, Failure> {
+    let Saved {
+        state,
+        caps,
+        report_dir,
+        ..
+    } = saved(id, workspace)?;
+    let mut out = std::io::stdout().lock();
+    let path = match format {
+        ReportFormat::Markdown => {
+            let _ = write!(out, "{}", report::markdown(&state, &caps));
+            return Ok(ExitCode::Ok);
+        }
+        ReportFormat::Html(Some(path)) => path.clone(),
+        ReportFormat::Html(None) => report_dir.join(&state.id).join("report.html"),
+    };
+    let written = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => std::fs::create_dir_all(dir),
+        _ => Ok(()),
+    }
+    .and_then(|()| std::fs::write(&path, report::html::page(&state, &caps)));
+    if let Err(e) = written {
+        return Err(Failure::usage(format!(
+            "the HTML report could not be written to {} ({e}); nothing was written — give              another file with -o",
+            path.display()
+        )));
+    }
+    let _ = writeln!(out, "{}", path.display());
+    Ok(ExitCode::Ok)
+}
+
+fn status(
+    id: Option<&str>,
+    json: bool,
+    workspace: Option<&std::path::Path>,
+) -> Result<ExitCode, Failure> {
+    let Saved {
+        state, caps, stale, ..
+    } = saved(id, workspace)?;
     let mut out = std::io::stdout().lock();
     if json {
         let _ = writeln!(

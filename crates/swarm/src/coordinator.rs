@@ -112,6 +112,9 @@ struct Done {
 struct Active {
     stop: watch::Sender<bool>,
     answers: mpsc::UnboundedSender<(String, ApprovalDecision)>,
+    /// Its worker slot and when it was dispatched, for the attempt's record.
+    worker: u32,
+    started_ms: i64,
 }
 
 struct Coordinator {
@@ -730,6 +733,12 @@ impl Coordinator {
                 let json = serde_json::to_string_pretty(&report::json(&self.state, &caps))
                     .unwrap_or_default();
                 std::fs::write(dir.join("report.json"), json)
+            })
+            .and_then(|()| {
+                std::fs::write(
+                    dir.join("report.html"),
+                    report::html::page(&self.state, &caps),
+                )
             });
         if let Err(err) = written {
             self.emit(SwarmEvent::Notice {

@@ -11,6 +11,8 @@ use serde_json::{Value, json};
 
 use crate::task::{Attempt, SwarmState, SwarmTask, TaskStatus};
 
+pub mod html;
+
 /// The run's caps, to show usage against (`None`: no cap).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Caps {
@@ -147,6 +149,7 @@ pub fn json(state: &SwarmState, caps: &Caps) -> Value {
                 "files": changed_files(t),
                 "target_files": t.target_files,
                 "reason": t.reason,
+                "passed_ms": t.passed_ms,
                 "attempt_log": t.attempts.iter().map(attempt_json).collect::<Vec<_>>(),
             })
         })
@@ -312,6 +315,10 @@ fn attempt_json(a: &Attempt) -> Value {
         "tokens": a.tokens,
         "cost_usd": a.cost_usd,
         "duration_ms": a.duration_ms,
+        "started_ms": a.started_ms,
+        "ended_ms": a.ended_ms,
+        "worker": a.worker,
+        "backoff_ms": a.backoff_ms,
     })
 }
 

@@ -117,6 +117,20 @@ pub struct Attempt {
     pub summary: String,
     /// Wall time of the worker and the checks.
     pub duration_ms: u64,
+    /// Unix milliseconds it was dispatched (`None`: a swarm saved before this was kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_ms: Option<i64>,
+    /// Unix milliseconds it was judged and recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_ms: Option<i64>,
+    /// The worker slot it ran in, 1 to `max_workers`: a slot runs one attempt at a time,
+    /// so the report's timeline draws one lane per slot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker: Option<u32>,
+    /// The backoff it left the task in: milliseconds before the next attempt could be
+    /// dispatched (`None`: no retry was scheduled after it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backoff_ms: Option<u64>,
 }
 
 /// What a person decided about a task that ran out of attempts.
@@ -189,6 +203,10 @@ pub struct SwarmTask {
     /// Why it was skipped or failed, for the report.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// Unix milliseconds it passed (a passing attempt, or a person's fix re-checked): its
+    /// dependents waited on it until then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passed_ms: Option<i64>,
 }
 
 impl SwarmTask {

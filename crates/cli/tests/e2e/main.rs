@@ -45,6 +45,7 @@ mod subagents;
 mod swarm;
 mod swarm_faults;
 mod swarm_gate;
+mod swarm_html;
 mod swebench;
 mod trust;
 mod tui;

@@ -64,11 +64,18 @@ impl Coordinator {
         let prompt = prompt(&self.state.goal, &task);
         let (stop_tx, stop) = watch::channel(false);
         let (answers_tx, answers) = mpsc::unbounded_channel();
+        // The lowest slot no running attempt holds: at most `max_workers` run at once, so
+        // one is free.
+        let worker = (1..)
+            .find(|n| self.active.values().all(|a| a.worker != *n))
+            .unwrap_or(1);
         self.active.insert(
             task.id.clone(),
             Active {
                 stop: stop_tx,
                 answers: answers_tx,
+                worker,
+                started_ms: super::now_unix_ms(),
             },
         );
         self.emit(SwarmEvent::TaskStarted {
@@ -239,7 +246,12 @@ impl Coordinator {
                 },
             );
         }
-        self.active.remove(&task_id);
+        let ran = self.active.remove(&task_id);
+        let (worker, started_ms) = (
+            ran.as_ref().map(|a| a.worker),
+            ran.as_ref().map(|a| a.started_ms),
+        );
+        let ended_ms = Some(super::now_unix_ms());
         self.asks.retain(|_, t| *t != task_id);
         let tokens = report.tokens();
         let cost = report.result.as_ref().and_then(|r| r.cost_usd);
@@ -261,6 +273,9 @@ impl Coordinator {
                     failure_mode: Some("interrupted".into()),
                     error: Some("the swarm was interrupted".into()),
                     duration_ms: report.duration_ms,
+                    started_ms,
+                    ended_ms,
+                    worker,
                     ..Attempt::default()
                 });
             }
@@ -299,6 +314,9 @@ impl Coordinator {
                 .map(|r| bounded(&r.text, 2000))
                 .unwrap_or_default(),
             duration_ms: report.duration_ms,
+            started_ms,
+            ended_ms,
+            worker,
             ..Attempt::default()
         };
         let max_attempts = self.max_attempts(&task);
@@ -396,6 +414,7 @@ impl Coordinator {
             .then(|| (t.retry.clone(), t.clone()));
         if passed {
             t.status = TaskStatus::Passed;
+            t.passed_ms = ended_ms;
             t.retry = None;
             let (attempts, score) = (
                 t.attempts.len() as u32,
@@ -423,6 +442,9 @@ impl Coordinator {
                 let jitter = jitter_ms(self.options.backoff_unit_ms);
                 let delay = schedule::backoff_ms(dispatches, self.options.backoff_unit_ms, jitter);
                 self.not_before.insert(task_id.clone(), now + delay);
+                if let Some(last) = t.attempts.last_mut() {
+                    last.backoff_ms = Some(delay);
+                }
                 self.emit(SwarmEvent::TaskRetrying {
                     task_id: task_id.clone(),
                     attempt: dispatches + 1,

@@ -64,6 +64,7 @@ impl Coordinator {
                     if let Some(t) = self.state.task_mut(task_id) {
                         t.status = TaskStatus::Passed;
                         t.reason = Some("fixed by the user".into());
+                        t.passed_ms = Some(super::now_unix_ms());
                     }
                     self.emit(SwarmEvent::TaskPassed {
                         task_id: task_id.to_owned(),
