@@ -7,6 +7,7 @@
 use atto_protocol::{Event, Message, PromptInfo, RewindScope};
 
 use super::Session;
+use super::turn::written_by_atto;
 
 /// One prompt of the current conversation and where it sits.
 struct Prompt {
@@ -98,24 +99,66 @@ impl Session {
         let aligned = times.len() == self.history.len();
         let mut prompts = Vec::new();
         let mut at = Vec::new();
-        for (index, message) in self.history.iter().enumerate() {
-            if let Message::User { text, .. } = message {
-                let number = u32::try_from(prompts.len() + 1).unwrap_or(u32::MAX);
-                prompts.push(Prompt {
-                    info: PromptInfo {
-                        number,
-                        text: text.clone(),
-                        checkpoint: None,
-                    },
-                    index,
-                });
-                at.push(if aligned { times[index] } else { i64::MAX });
-            }
+        for (index, text) in typed_prompts(&self.history) {
+            let number = u32::try_from(prompts.len() + 1).unwrap_or(u32::MAX);
+            prompts.push(Prompt {
+                info: PromptInfo {
+                    number,
+                    text: text.to_owned(),
+                    checkpoint: None,
+                },
+                index,
+            });
+            at.push(if aligned { times[index] } else { i64::MAX });
         }
         let checkpoints = self.keeper.first_since(at).await?;
         for (prompt, checkpoint) in prompts.iter_mut().zip(checkpoints) {
             prompt.info.checkpoint = checkpoint;
         }
         Ok(prompts)
+    }
+}
+
+/// The prompts in `history` with their positions. A compaction's summary has no text;
+/// wrap-ups and goal continuations are atto's own: none is a prompt to go back to.
+fn typed_prompts(history: &[Message]) -> impl Iterator<Item = (usize, &str)> {
+    history
+        .iter()
+        .enumerate()
+        .filter_map(|(index, message)| match message {
+            Message::User { text, .. } if !text.is_empty() && !written_by_atto(text) => {
+                Some((index, text.as_str()))
+            }
+            _ => None,
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use atto_protocol::{AssistantPart, Message};
+
+    use super::typed_prompts;
+
+    #[test]
+    fn only_what_the_user_typed_is_a_prompt() {
+        let atto = |text: &str| Message::User {
+            text: text.into(),
+            context: Some("[atto] note".into()),
+        };
+        let answer = Message::Assistant {
+            parts: vec![AssistantPart::Text { text: "ok".into() }],
+        };
+        let history = [
+            atto(""),
+            Message::user("add a cache"),
+            answer.clone(),
+            atto("(continue toward the goal)"),
+            answer.clone(),
+            atto("(wrap up now)"),
+            Message::user("test it"),
+            answer,
+        ];
+        let prompts: Vec<(usize, &str)> = typed_prompts(&history).collect();
+        assert_eq!(prompts, [(1, "add a cache"), (6, "test it")]);
     }
 }
