@@ -11,6 +11,7 @@ mod effort;
 mod learnings;
 mod mcp;
 mod planner;
+mod rewind;
 
 use atto_core::clean::{Clean, visible};
 
@@ -73,6 +74,7 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
         if let Some(text) = planner::text(event)
             .or_else(|| learnings::text(event))
             .or_else(|| mcp::text(event))
+            .or_else(|| rewind::text(event))
         {
             if text.is_empty() {
                 return Ok(());
@@ -190,7 +192,10 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
             // Written by `mcp::text` above.
             | Event::McpServerStatus { .. }
             | Event::McpProgress { .. }
-            | Event::McpServers { .. } => {}
+            | Event::McpServers { .. }
+            // Written by `rewind::text` above.
+            | Event::PromptList { .. }
+            | Event::Rewound { .. } => {}
         }
         Ok(())
     }

@@ -130,6 +130,9 @@ pub async fn run(mut handle: AgentHandle, first: Option<String>, options: Option
                 Ok(Command::Exit) => break,
                 Ok(Command::Help) => eprint!("{}", commands::help()),
                 Ok(Command::Op(op)) => {
+                    // A rewind answers with several events (files, thread) before the
+                    // one that says it is done.
+                    let rewinding = matches!(op, Op::Rewind { .. });
                     if ops.submit(op).is_err() {
                         break;
                     }
@@ -137,6 +140,9 @@ pub async fn run(mut handle: AgentHandle, first: Option<String>, options: Option
                     // answers with its whole run, up to the summary.
                     let mut running = false;
                     let done = |event: &Event, running: &mut bool| {
+                        if rewinding {
+                            return matches!(event, Event::Rewound { .. } | Event::Error { .. });
+                        }
                         if matches!(event, Event::PlanConfirmed { .. }) {
                             *running = true;
                         }
@@ -157,6 +163,7 @@ pub async fn run(mut handle: AgentHandle, first: Option<String>, options: Option
                                 | Event::PlanDecided { .. }
                                 | Event::GrantList { .. }
                                 | Event::ThreadList { .. }
+                                | Event::PromptList { .. }
                                 | Event::ThreadSwitched { .. }
                                 | Event::Notice { .. }
                                 | Event::Error { .. }

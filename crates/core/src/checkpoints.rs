@@ -232,6 +232,44 @@ impl SessionCheckpoints {
         }
     }
 
+    /// Remembers checkpoint `id` as holding the files as `thread` left them (a restore's
+    /// safety snapshot, when the files moved with the conversation).
+    pub(crate) fn left_at(&mut self, thread: &str, id: u32) {
+        self.left.insert(thread.to_owned(), id);
+    }
+
+    /// Records the files after a rewind, under the turn the conversation went back to: the
+    /// next turn's first snapshot then never matches an older one of the same number, so
+    /// it marks that turn's start.
+    pub(crate) async fn after_rewind(&mut self, turn: u32, prompt: u32) {
+        let label = SnapshotLabel {
+            turn,
+            tool: None,
+            note: format!("files after rewinding to before prompt {prompt}"),
+        };
+        self.take(label).await;
+    }
+
+    /// For each time in `times` (Unix milliseconds), the oldest checkpoint taken at or after
+    /// it, by any session: every change atto makes is preceded by a snapshot, so that one
+    /// holds the files as they were at that time (an edit made by hand meanwhile aside).
+    /// `None` where nothing was recorded since: nothing atto did changed the files.
+    pub(crate) async fn first_since(&self, times: Vec<i64>) -> Result<Vec<Option<u32>>, String> {
+        let Some(inner) = self.inner.clone() else {
+            return Ok(vec![None; times.len()]);
+        };
+        let list = blocking(move || inner.list(usize::MAX)).await?;
+        Ok(times
+            .iter()
+            .map(|at| {
+                list.iter()
+                    .filter(|s| s.created_at_ms >= *at)
+                    .map(|s| s.id)
+                    .min()
+            })
+            .collect())
+    }
+
     /// The checkpoint holding the files as `thread` last left them, if any.
     pub(crate) async fn left_by(&self, thread: &str) -> Option<u32> {
         if let Some(id) = self.left.get(thread) {

@@ -6,8 +6,8 @@ mod learnings;
 
 use atto_policy::gate::parse_agent_mode;
 use atto_protocol::{
-    AgentMode, GoalCommand, Op, PermissionMode, PlanSelection, ReasoningEffort, SpawnRequest,
-    SubagentRole,
+    AgentMode, GoalCommand, Op, PermissionMode, PlanSelection, ReasoningEffort, RewindScope,
+    SpawnRequest, SubagentRole,
 };
 
 /// What a slash command asks for.
@@ -90,6 +90,10 @@ pub const COMMANDS: &[CommandInfo] = &[
     CommandInfo {
         usage: "/rollback",
         about: "go back to this thread's fork point, in a new sibling thread",
+    },
+    CommandInfo {
+        usage: "/rewind [N [conversation|code|both]]",
+        about: "list the prompts, or go back to just before prompt N (default: the conversation; the old one stays for /rollback)",
     },
     CommandInfo {
         usage: "/mode NAME",
@@ -216,7 +220,9 @@ pub fn parse(line: &str, state: &State) -> Result<Command, String> {
         state,
     };
     match name {
-        "grants" | "trust" | "fork" | "threads" | "switch" | "rollback" => session_command(&input),
+        "grants" | "trust" | "fork" | "threads" | "switch" | "rollback" | "rewind" => {
+            session_command(&input)
+        }
         "mode" | "plan" => mode_command(&input),
         "restore" | "undo" => checkpoints_command(&input),
         "goal" | "goals" => goals_command(&input),
@@ -288,7 +294,8 @@ struct Input<'a> {
     state: &'a State,
 }
 
-/// `/grants`, `/trust`, and the thread commands `/fork`, `/threads`, `/switch`, `/rollback`.
+/// `/grants`, `/trust`, and the thread commands `/fork`, `/threads`, `/switch`, `/rollback`,
+/// `/rewind`.
 fn session_command(i: &Input<'_>) -> Result<Command, String> {
     let (name, body, state) = (i.name, i.body, i.state);
     match (name, i.args) {
@@ -316,6 +323,29 @@ fn session_command(i: &Input<'_>) -> Result<Command, String> {
             id: body["switch".len()..].trim().trim_matches('"').to_owned(),
         })),
         ("rollback", []) => Ok(Command::Op(Op::Rollback)),
+        ("rewind", []) => Ok(Command::Op(Op::ListPrompts)),
+        ("rewind", [n, rest @ ..]) if rest.len() <= 1 => {
+            let prompt = match n.parse::<u32>() {
+                Ok(prompt) if prompt > 0 => prompt,
+                _ => {
+                    return Err(format!(
+                        "/rewind takes a prompt number from /rewind, not '{n}'"
+                    ));
+                }
+            };
+            let scope = match rest.first().copied() {
+                None | Some("conversation") => RewindScope::Conversation,
+                Some("code") => RewindScope::Code,
+                Some("both") => RewindScope::Both,
+                Some(other) => {
+                    return Err(format!(
+                        "/rewind N takes conversation, code or both, not '{other}'"
+                    ));
+                }
+            };
+            Ok(Command::Op(Op::Rewind { prompt, scope }))
+        }
+        ("rewind", _) => Err("usage: /rewind, or /rewind N [conversation|code|both]".to_owned()),
         _ => Err(unknown(name)),
     }
 }

@@ -291,3 +291,31 @@ fn spawn_takes_its_options_then_the_task() {
     );
     assert_eq!(parse("/agents", &state), Ok(Command::Op(Op::ListAgents)));
 }
+
+#[test]
+fn rewind_lists_or_takes_a_prompt_and_what_goes_back() {
+    let state = State::default();
+    let rewind = |prompt, scope| Ok(Command::Op(Op::Rewind { prompt, scope }));
+    let table = [
+        ("/rewind", Ok(Command::Op(Op::ListPrompts))),
+        ("/rewind 3", rewind(3, RewindScope::Conversation)),
+        (
+            "/rewind 3 conversation",
+            rewind(3, RewindScope::Conversation),
+        ),
+        ("/rewind 2 code", rewind(2, RewindScope::Code)),
+        ("/rewind 1 both", rewind(1, RewindScope::Both)),
+    ];
+    for (line, want) in table {
+        assert_eq!(parse(line, &state), want, "{line}");
+    }
+    for bad in [
+        "/rewind 0",
+        "/rewind two",
+        "/rewind 2 files",
+        "/rewind 2 both now",
+    ] {
+        let err = parse(bad, &state).unwrap_err();
+        assert!(err.contains("/rewind"), "{bad}: {err}");
+    }
+}

@@ -44,6 +44,7 @@ mod history;
 mod ops;
 mod parallel;
 mod planning;
+mod rewind;
 mod step_quality;
 mod turn;
 

@@ -1,5 +1,6 @@
 //! Conversation threads inside a session: branching (`/fork`), the tree (`/threads`),
-//! moving between branches (`/switch`) and back to a fork point (`/rollback`). Threads
+//! moving between branches (`/switch`), back to a fork point (`/rollback`) and to just
+//! before a prompt (`/rewind`, a new version of the thread). Threads
 //! live in the store and share the messages before their fork point instead of copying
 //! them; a session's first thread has the session's id and is shown as `main`.
 
@@ -38,6 +39,33 @@ impl Threads<'_> {
             .await
             .map_err(|e| e.to_string())?;
         Ok(id)
+    }
+
+    /// Continues in a new version of `current` that keeps its first `keep` messages: the
+    /// conversation as it was just before a prompt. `current` stays whole; `/rollback`
+    /// from the new version goes back to it.
+    pub async fn rewind(
+        &self,
+        current: &str,
+        keep: usize,
+        label: String,
+    ) -> Result<Switched, String> {
+        let store = self.store()?;
+        let id = format!("rewind-{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
+        let seq = i64::try_from(keep).unwrap_or(i64::MAX);
+        store
+            .create_rewound_thread(self.session, &id, current, seq, Some(label))
+            .await
+            .map_err(|e| e.to_string())?;
+        self.enter(&id, &id).await
+    }
+
+    /// When each message of `thread`'s history was recorded (Unix milliseconds).
+    pub async fn times(&self, thread: &str) -> Result<Vec<i64>, String> {
+        self.store()?
+            .thread_history_times(thread)
+            .await
+            .map_err(|e| e.to_string())
     }
 
     /// Branches `current` after its first `fork_seq` messages into a new thread.
@@ -98,7 +126,7 @@ impl Threads<'_> {
     }
 
     /// Goes back to the fork point of `current` in a new sibling thread; from a compacted
-    /// version, back to the thread it was compacted from.
+    /// or rewound version, back to the thread it replaced.
     pub async fn rollback(&self, current: &str) -> Result<Switched, String> {
         let rows = self.rows().await?;
         let Some(row) = rows.iter().find(|r| r.id == current) else {

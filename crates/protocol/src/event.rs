@@ -119,6 +119,20 @@ pub enum Event {
         /// The thread.
         thread: ThreadInfo,
     },
+    /// This conversation's prompts, oldest first (answers `list_prompts`).
+    PromptList {
+        /// The prompts.
+        prompts: Vec<PromptInfo>,
+    },
+    /// The session went back to just before prompt `prompt`.
+    Rewound {
+        /// The prompt's number in `prompt_list`.
+        prompt: u32,
+        /// What went back.
+        scope: crate::RewindScope,
+        /// The prompt as typed, to edit and send again.
+        text: String,
+    },
     /// A short answer to a command that needs no other event ("revoked grant 2").
     Notice {
         /// What happened.
@@ -501,6 +515,19 @@ pub enum Event {
     },
     /// The session ended; no more events follow.
     SessionEnded,
+}
+
+/// One prompt of the conversation as `/rewind` lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PromptInfo {
+    /// 1-based, oldest first; what `/rewind N` takes.
+    pub number: u32,
+    /// The prompt as typed.
+    pub text: String,
+    /// The checkpoint holding the files as they were before the prompt changed any, when
+    /// something changed them since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint: Option<u32>,
 }
 
 /// One thread as `/threads` shows it.

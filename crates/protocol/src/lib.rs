@@ -23,8 +23,9 @@ mod tool;
 pub use complexity::{Complexity, ComplexityTier};
 pub use context::{CompactTrigger, Compaction, ContextUse};
 pub use event::{
-    CheckpointInfo, Event, FailureKind, FinalResult, GrantInfo, PlanTally, ProtectionName,
-    RetryNotice, SandboxProtection, SandboxState, ThreadInfo, ToolCallStatus, TurnStatus,
+    CheckpointInfo, Event, FailureKind, FinalResult, GrantInfo, PlanTally, PromptInfo,
+    ProtectionName, RetryNotice, SandboxProtection, SandboxState, ThreadInfo, ToolCallStatus,
+    TurnStatus,
 };
 pub use learning::{
     Learning, LearningCommand, LearningField, LearningKind, LearningRef, LearningScope,
@@ -35,7 +36,7 @@ pub use message::{
     AssistantPart, Message, StopReason, ToolCall, ToolResult, Usage, user_text_for_model,
 };
 pub use models::{ModelRoute, ModelSpend};
-pub use op::{GoalCommand, Op, ReasoningEffort};
+pub use op::{GoalCommand, Op, ReasoningEffort, RewindScope};
 pub use permission::{ApprovalDecision, ApprovalRequest, GrantScope, PermissionMode};
 pub use plan::{
     AgentMode, ChangeOutcome, ChangeStatus, PendingPlan, PlanSelection, PlanStatus, ProposedChange,

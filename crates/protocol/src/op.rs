@@ -4,6 +4,18 @@ use serde::{Deserialize, Serialize};
 
 use crate::{AgentMode, ApprovalDecision, PermissionMode, PlanSelection};
 
+/// What a rewind puts back to how it was just before the prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RewindScope {
+    /// The conversation only, as a new thread version (the old one stays for `/rollback`).
+    Conversation,
+    /// The files only, to the checkpoint taken before the prompt changed anything.
+    Code,
+    /// The conversation and the files.
+    Both,
+}
+
 /// A `/goal` or `/goals` command.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "action", rename_all = "snake_case")]
@@ -147,6 +159,15 @@ pub enum Op {
     /// Go back to the fork point of the current thread, in a new sibling thread (the
     /// current thread stays as it is).
     Rollback,
+    /// List this conversation's prompts, numbered for `Rewind` (answered by `prompt_list`).
+    ListPrompts,
+    /// Go back to just before prompt `prompt` (answered by `rewound`).
+    Rewind {
+        /// The prompt's number in `prompt_list`.
+        prompt: u32,
+        /// What goes back: the conversation, the files, or both.
+        scope: RewindScope,
+    },
     /// Switch the agent mode (takes effect from the next turn). With `permission`, the
     /// permission mode changes too (codewhale's `/mode yolo`); without it, a permission
     /// raised to yolo by an earlier mode switch returns to what the session started with.

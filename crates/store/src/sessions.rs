@@ -362,6 +362,45 @@ impl Store {
         .await
     }
 
+    /// Creates thread `id` as a new version of `replaces` that keeps its first `keep`
+    /// messages (shared, not copied) and none after: a conversation rewound to before a
+    /// prompt. Going back from it returns to `replaces` whole. Makes it current.
+    pub async fn create_rewound_thread(
+        &self,
+        session: &str,
+        id: &str,
+        replaces: &str,
+        keep: i64,
+        label: Option<String>,
+    ) -> Result<(), StoreError> {
+        let (session, id, replaces) = (session.to_owned(), id.to_owned(), replaces.to_owned());
+        let now = crate::now_ms();
+        self.call(move |conn| {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            tx.execute(
+                "INSERT INTO threads (id, session_id, parent_thread, fork_seq, replaces, label, \
+                 created_at) VALUES (?1, ?2, ?3, ?4, ?3, ?5, ?6)",
+                params![id, session, replaces, keep, label, now],
+            )?;
+            make_current(&tx, &session, &id)?;
+            tx.commit()
+        })
+        .await
+    }
+
+    /// When each message of `thread`'s whole history was recorded (Unix milliseconds), in
+    /// the order [`Store::thread_history`] returns them.
+    pub async fn thread_history_times(&self, thread: &str) -> Result<Vec<i64>, StoreError> {
+        let thread = thread.to_owned();
+        self.call(move |conn| {
+            Ok(history_rows(conn, &thread)?
+                .into_iter()
+                .map(|(_, at)| at)
+                .collect())
+        })
+        .await
+    }
+
     /// Makes `thread` the session's current thread (what a resume continues).
     pub async fn set_current_thread(&self, session: &str, thread: &str) -> Result<(), StoreError> {
         let (session, thread) = (session.to_owned(), thread.to_owned());
@@ -410,6 +449,14 @@ impl Store {
 }
 
 fn history(conn: &Connection, thread: &str) -> rusqlite::Result<Vec<String>> {
+    Ok(history_rows(conn, thread)?
+        .into_iter()
+        .map(|(body, _)| body)
+        .collect())
+}
+
+/// Each message of `thread`'s whole history with the time it was recorded.
+fn history_rows(conn: &Connection, thread: &str) -> rusqlite::Result<Vec<(String, i64)>> {
     // Walk up to the root: (thread, last seq it contributes).
     let mut chain: Vec<(String, Option<i64>)> = vec![(thread.to_owned(), None)];
     let mut current = thread.to_owned();
@@ -431,10 +478,13 @@ fn history(conn: &Connection, thread: &str) -> rusqlite::Result<Vec<String>> {
     let mut from = 0i64;
     for (id, upto) in chain.into_iter().rev() {
         let mut stmt = conn.prepare_cached(
-            "SELECT body FROM messages WHERE thread_id = ?1 AND seq > ?2 AND seq <= ?3 ORDER BY seq",
+            "SELECT body, created_at FROM messages WHERE thread_id = ?1 AND seq > ?2 AND seq <= ?3 \
+             ORDER BY seq",
         )?;
         let limit = upto.unwrap_or(i64::MAX);
-        let rows = stmt.query_map(params![id, from, limit], |r| r.get::<_, String>(0))?;
+        let rows = stmt.query_map(params![id, from, limit], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+        })?;
         for row in rows {
             out.push(row?);
         }

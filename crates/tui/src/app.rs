@@ -15,12 +15,14 @@ mod mode;
 mod notes;
 mod planner;
 mod reduce;
+mod rewind;
 mod sandbox;
 mod steps;
 mod swarm;
 
 pub use agents::{Subagent, short_id};
 pub(crate) use reduce::permission_name;
+pub use rewind::{RewindDialog, SCOPES, scope_label};
 pub use sandbox::SandboxState;
 pub use swarm::{Intervention, Phase, Retry, Swarm, SwarmBudget, SwarmTaskRow};
 
@@ -127,6 +129,8 @@ pub struct App {
     /// A plan step's decision being asked; set on `PlanDecisionRequired`, cleared when a
     /// step starts, completes or fails, or the plan or turn ends.
     pub decision: Option<DecisionDialog>,
+    /// The rewind picker (Esc Esc, `/rewind`); set on `PromptList`.
+    pub rewind: Option<RewindDialog>,
     pub panel: Option<Panel>,
     pub show_keys: bool,
     /// The "enter YOLO?" question is showing (`mode`).
@@ -182,6 +186,7 @@ impl App {
         App {
             approval: None,
             decision: None,
+            rewind: None,
             panel: None,
             show_keys: false,
             yolo_confirm: false,

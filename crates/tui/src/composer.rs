@@ -79,7 +79,7 @@ impl Composer {
         self.text.is_empty()
     }
 
-    /// Replaces the text (for Esc Esc, putting a prompt back), cursor at the end.
+    /// Replaces the text (a rewound prompt put back for editing), cursor at the end.
     pub fn set_text(&mut self, text: &str) {
         self.text = text.to_owned();
         self.cursor = self.text.len();
@@ -256,7 +256,7 @@ impl Composer {
         Some(prompt)
     }
 
-    /// The last prompt sent, as it was typed (for Esc Esc).
+    /// The last prompt sent, as it was typed (what ↑ recalls first).
     pub fn last_prompt(&self) -> Option<&str> {
         self.history.last().map(String::as_str)
     }

@@ -2,7 +2,7 @@
 //! changed here, so every rule (the Esc cancel stack, Tab cycling modes only when the
 //! composer is idle, the YOLO question, the approval and learning dialogs' letters, the
 //! agents list's arrows and Enter, the swarm's plan question and stuck-task letters, Ctrl-C
-//! stopping a swarm) is tested as data. `run` carries the actions out.
+//! stopping a swarm, the rewind picker's arrows, Enter and Esc) is tested as data. `run` carries the actions out.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
@@ -52,6 +52,8 @@ pub enum Dialog {
     Intervention,
     /// A proposed learning waits for y / n / s.
     Learning,
+    /// The rewind picker: a prompt, then what goes back.
+    Rewind,
 }
 
 /// What a key press asks for.
@@ -119,8 +121,14 @@ pub enum Action {
     ClearInput,
     /// Esc with nothing to cancel: a second Esc rewinds.
     ArmEsc,
-    /// Put the previous prompt back for editing.
+    /// Open the rewind picker (Esc Esc).
     Rewind,
+    /// Rewind picker: highlight another row (positive = down).
+    RewindMove(i32),
+    /// Rewind picker: choose the highlighted prompt, then the highlighted scope.
+    RewindEnter,
+    /// Rewind picker: back from the scopes to the prompts, or close.
+    RewindBack,
     /// Ctrl-C with nothing to cancel: a second one exits.
     ArmQuit,
     /// Leave atto.
@@ -210,6 +218,7 @@ pub fn action(key: &KeyEvent, cx: &Context) -> Action {
         Dialog::ConfirmYolo => return confirm_yolo(key),
         Dialog::Intervention => return intervention(key),
         Dialog::Learning => return learning(key),
+        Dialog::Rewind => return rewind(key),
         Dialog::Closed => {}
     }
     let list = cx.agents_list && cx.composer_empty && !cx.menu_open;
@@ -348,6 +357,17 @@ fn learning(key: &KeyEvent) -> Action {
         KeyCode::Char('y' | 'Y') => Action::LearningValidate,
         KeyCode::Char('n' | 'N') => Action::LearningReject,
         KeyCode::Char('s' | 'S') | KeyCode::Esc => Action::LearningSkip,
+        _ => Action::None,
+    }
+}
+
+/// The rewind picker: arrows (or j/k), Enter to choose, Esc to go back a step.
+fn rewind(key: &KeyEvent) -> Action {
+    match key.code {
+        KeyCode::Up | KeyCode::Char('k') => Action::RewindMove(-1),
+        KeyCode::Down | KeyCode::Char('j') => Action::RewindMove(1),
+        KeyCode::Enter => Action::RewindEnter,
+        KeyCode::Esc => Action::RewindBack,
         _ => Action::None,
     }
 }

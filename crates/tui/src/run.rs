@@ -279,6 +279,12 @@ impl Ui {
             _ => {}
         }
         let mut changed = self.app.on_event(event);
+        // A rewound conversation gives its prompt back for editing.
+        if let Event::Rewound { scope, text, .. } = event
+            && *scope != atto_protocol::RewindScope::Code
+        {
+            self.composer.set_text(text);
+        }
         // A dialog left open when its turn ended (cancelled while asking) answers nothing.
         if matches!(event, Event::TurnCompleted { .. })
             && self
@@ -316,6 +322,7 @@ impl Ui {
                 }
             }
             None if self.app.decision.is_some() => keys::Dialog::Decision,
+            None if self.app.rewind.is_some() => keys::Dialog::Rewind,
             None if self.app.yolo_confirm_open() => keys::Dialog::ConfirmYolo,
             None if self.app.learning_review().is_some() => keys::Dialog::Learning,
             None => keys::Dialog::Closed,

@@ -1,7 +1,7 @@
 //! Draws the whole screen from an `App` and the composer's state: the transcript (only its
 //! visible slice), an optional panel, the queued drafts, the composer with its completion
 //! menu, the status line, and the approval dialog, a swarm task's intervention, decision,
-//! YOLO question or keys help as overlays.
+//! YOLO question, rewind picker or keys help as overlays.
 //!
 //! Layout compacts on small terminals (the seeds' small-screen behaviour): the status line
 //! sheds facts, queued drafts collapse to one summary row, the composer's cap shrinks, and
@@ -17,6 +17,7 @@ mod confirm;
 mod decision;
 pub mod intervention;
 mod learning;
+mod rewind;
 
 pub use theme::Theme;
 
@@ -152,6 +153,8 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App, composer: &ComposerView<'_>) {
         intervention::draw(frame, over, app);
     } else if app.decision.is_some() {
         decision::draw(frame, over, app);
+    } else if app.rewind.is_some() {
+        rewind::draw(frame, over, app);
     } else if app.yolo_confirm_open() {
         confirm::draw(frame, over, app);
     } else if app.learning_review().is_some() {
@@ -216,7 +219,7 @@ const KEYS: &[(&str, &str)] = &[
         "Esc",
         "close menu · cancel turn · drop queued draft · clear",
     ),
-    ("Esc Esc", "edit the previous prompt"),
+    ("Esc Esc", "rewind to before a prompt (/rewind)"),
     ("Ctrl-C", "cancel the turn, stop the swarm; twice quits"),
     ("↑ / ↓", "history"),
     ("PgUp / PgDn", "scroll (mouse wheel too)"),

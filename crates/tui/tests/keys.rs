@@ -409,3 +409,30 @@ fn entering_yolo_asks_first_and_only_y_enters() {
         assert_eq!(action(k, &asking), *want, "{k:?}");
     }
 }
+
+#[test]
+fn esc_esc_opens_the_rewind_picker_which_takes_arrows_enter_and_esc() {
+    let armed = Context {
+        esc_armed: true,
+        ..idle()
+    };
+    assert_eq!(action(&key(KeyCode::Esc), &idle()), Action::ArmEsc);
+    assert_eq!(action(&key(KeyCode::Esc), &armed), Action::Rewind);
+    let picker = Context {
+        dialog: Dialog::Rewind,
+        ..idle()
+    };
+    let table = [
+        (KeyCode::Up, Action::RewindMove(-1)),
+        (KeyCode::Char('k'), Action::RewindMove(-1)),
+        (KeyCode::Down, Action::RewindMove(1)),
+        (KeyCode::Char('j'), Action::RewindMove(1)),
+        (KeyCode::Enter, Action::RewindEnter),
+        (KeyCode::Esc, Action::RewindBack),
+        (KeyCode::Char('x'), Action::None),
+        (KeyCode::Tab, Action::None),
+    ];
+    for (code, want) in table {
+        assert_eq!(action(&key(code), &picker), want, "{code:?}");
+    }
+}

@@ -271,3 +271,72 @@ fn the_approval_dialog_offers_edit_only_for_commands() {
         assert!(!row.contains("e edit"), "{tool}: {row}");
     }
 }
+
+#[test]
+fn rewind_picker_lists_the_prompts_then_what_goes_back() {
+    use atto_protocol::{Op, PromptInfo, RewindScope};
+    let mut app = app();
+    let prompt = |number: u32, text: &str, checkpoint| PromptInfo {
+        number,
+        text: text.into(),
+        checkpoint,
+    };
+    app.on_event(&Event::PromptList {
+        prompts: vec![
+            prompt(1, "add a rate limiter", Some(4)),
+            prompt(2, "now test it\nwith redis", Some(9)),
+            prompt(3, "explain the tests", None),
+        ],
+    });
+    let text = text_of(&terminal(&mut app, &EMPTY, 80, 24));
+    insta::assert_snapshot!("rewind_prompts", text);
+    assert!(text.contains("› 3. explain the tests"), "{text}");
+    assert!(text.contains("2. now test it …"), "{text}");
+
+    app.rewind_move(-1);
+    assert_eq!(
+        app.rewind_enter(),
+        None,
+        "the first Enter chooses the prompt"
+    );
+    let text = text_of(&terminal(&mut app, &EMPTY, 80, 24));
+    insta::assert_snapshot!("rewind_scopes", text);
+    assert!(text.contains("Prompt 2: what goes back?"), "{text}");
+    assert!(text.contains("Esc back to the prompts"), "{text}");
+
+    // Esc goes back a step, then closes.
+    app.rewind_back();
+    assert!(app.rewind.as_ref().is_some_and(|d| d.scope.is_none()));
+    assert_eq!(app.rewind_enter(), None);
+    app.rewind_move(1);
+    assert_eq!(
+        app.rewind_enter(),
+        Some(Op::Rewind {
+            prompt: 2,
+            scope: RewindScope::Conversation
+        })
+    );
+    assert!(app.rewind.is_none(), "sending closes the picker");
+}
+
+#[test]
+fn a_rewind_of_a_prompt_without_file_changes_says_there_are_none() {
+    use atto_protocol::PromptInfo;
+    let mut app = app();
+    app.on_event(&Event::PromptList {
+        prompts: vec![PromptInfo {
+            number: 1,
+            text: "explain".into(),
+            checkpoint: None,
+        }],
+    });
+    app.rewind_enter();
+    let text = text_of(&terminal(&mut app, &EMPTY, 80, 24));
+    assert!(
+        text.contains("code only: the files go back, the conversation stays (atto changed no"),
+        "{text}"
+    );
+    app.rewind_back();
+    app.rewind_back();
+    assert!(app.rewind.is_none());
+}

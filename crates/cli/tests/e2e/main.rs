@@ -39,6 +39,7 @@ mod planner_parallel;
 mod planner_quality;
 mod policy;
 mod repo_trust;
+mod rewind;
 mod sandbox_secrets;
 mod sessions;
 mod subagents;

@@ -90,3 +90,58 @@ fn fork_with_no_id_picks_a_session_copies_it_and_continues_in_the_copy() {
     assert!(shown.contains("first answer"), "{shown}{err}");
     assert!(!shown.contains("forked answer"), "{shown}");
 }
+
+/// A reply that writes `content` to `path`.
+fn writes_text(path: &str, content: &str) -> Reply {
+    crate::common::calls(vec![crate::common::call(
+        "write_file",
+        serde_json::json!({"path": path, "content": content}),
+    )])
+}
+
+#[test]
+fn esc_esc_opens_the_rewind_picker_and_both_puts_back_the_files_and_the_prompt() {
+    let mut env = Env::new();
+    let tmux = start_atto(
+        &mut env,
+        vec![
+            writes_text("a.txt", "one\n"),
+            Reply::text("wrote one"),
+            writes_text("a.txt", "two\n"),
+            Reply::text("wrote two"),
+            Reply::text("answered the edit"),
+        ],
+        &["--permission", "yolo"],
+    );
+    tmux.line("make it one");
+    tmux.wait_for("wrote one");
+    tmux.line("make it two");
+    // Esc would cancel a running turn: wait for the second one to end.
+    tmux.wait("the second turn ended", |s| {
+        s.matches("done · ").count() == 2
+    });
+    assert_eq!(env.read("a.txt"), "two\n");
+
+    tmux.keys(&["Escape"]);
+    tmux.keys(&["Escape"]);
+    let picker = tmux.wait_for("Go back to just before which prompt?");
+    assert!(picker.contains("1. make it one"), "{picker}");
+    assert!(picker.contains("2. make it two"), "{picker}");
+    // The newest prompt is highlighted; Enter chooses it, then what goes back.
+    tmux.keys(&["Enter"]);
+    let scopes = tmux.wait_for("Prompt 2: what goes back?");
+    assert!(scopes.contains("conversation only"), "{scopes}");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("rewound the conversation and the files to just before prompt 2");
+    assert_eq!(env.read("a.txt"), "one\n");
+    // The composer holds the prompt: what is typed now is added to it, and the model sees
+    // the first exchange and the edited prompt only.
+    tmux.type_text(", edited");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("answered the edit");
+    let sent = user_messages(&env, 4);
+    assert!(sent[0].starts_with("make it one"), "{sent:?}");
+    assert!(sent[1].starts_with("make it two, edited"), "{sent:?}");
+    assert_eq!(sent.len(), 2, "{sent:?}");
+    tmux.exit_and_check_shell();
+}

@@ -105,6 +105,8 @@ impl Session {
             op @ (Op::Fork { .. } | Op::ListThreads | Op::SwitchThread { .. } | Op::Rollback) => {
                 self.thread_op(op).await;
             }
+            Op::ListPrompts => self.list_prompts().await,
+            Op::Rewind { prompt, scope } => self.rewind(prompt, scope).await,
             Op::SetMode { mode, permission } => self.set_mode(mode, permission).await,
             Op::SetEffort { effort } => self.set_effort(effort),
             op @ (Op::ShowPlan | Op::ApprovePlan { .. } | Op::RejectPlan { .. }) => {

@@ -36,6 +36,12 @@ const WRAP_UP_ANSWER_TOKENS: u64 = 2_048;
 /// The user text of a message that continues toward the goal (atto's, not the user's).
 const GOAL_CONTINUE: &str = "(continue toward the goal)";
 
+/// Whether a user message's text is one atto writes itself to keep a turn going (a
+/// wrap-up or a goal's continuation), not a prompt the user typed.
+pub(super) fn written_by_atto(text: &str) -> bool {
+    text == WRAP_UP || text == GOAL_CONTINUE
+}
+
 impl Session {
     /// Runs a turn for `text`. The self-improvement tallies are lent to the turn's
     /// self-correction and come back when it ends, however it ends.

@@ -26,6 +26,7 @@ impl App {
             .or_else(|| self.step_event(event))
             .or_else(|| self.agent_event(event))
             .or_else(|| self.learning_event(event))
+            .or_else(|| self.rewind_event(event))
             .is_some()
             | self.after_session_event()
     }

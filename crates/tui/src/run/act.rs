@@ -111,11 +111,15 @@ impl Ui {
                 self.esc_armed = true;
                 return false;
             }
-            Action::Rewind => {
-                if let Some(prompt) = c.last_prompt().map(str::to_owned) {
-                    c.set_text(&prompt);
+            // The session lists the prompts; its answer opens the picker.
+            Action::Rewind => self.send(Op::ListPrompts),
+            Action::RewindMove(delta) => self.app.rewind_move(delta),
+            Action::RewindEnter => {
+                if let Some(op) = self.app.rewind_enter() {
+                    self.send(op);
                 }
             }
+            Action::RewindBack => self.app.rewind_back(),
             Action::ArmQuit => {
                 self.ctrl_c_armed = true;
                 self.app.push_notice("press Ctrl-C again to leave atto");

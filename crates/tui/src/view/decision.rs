@@ -80,8 +80,9 @@ fn body(dialog: &DecisionDialog, width: usize, room: usize, theme: Theme) -> Vec
     out
 }
 
-/// Options around the selected one, in at most `room` rows, marking what is cut.
-fn window(
+/// Options around the selected one, in at most `room` rows, marking what is cut (the
+/// rewind picker's rows too).
+pub(super) fn window(
     options: &[Vec<Line<'static>>],
     selected: usize,
     room: usize,
