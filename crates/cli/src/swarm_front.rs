@@ -480,6 +480,14 @@ fn text_line(event: &SwarmEvent) -> Option<String> {
                 "recovered"
             }
         ),
+        SwarmEvent::ModelWaiting {
+            model,
+            wait_seconds,
+            reason,
+        } => format!(
+            "model {model} unavailable after {reason}; retrying in {}",
+            minutes_seconds(*wait_seconds)
+        ),
         SwarmEvent::Notice { text } => format!("atto: {text}"),
         SwarmEvent::Finished {
             swarm_id,
@@ -502,4 +510,32 @@ fn text_line(event: &SwarmEvent) -> Option<String> {
         ),
         _ => return None,
     })
+}
+
+/// `4m59s`, `45s`: a wait as a person reads it.
+fn minutes_seconds(seconds: u64) -> String {
+    match (seconds / 60, seconds % 60) {
+        (0, s) => format!("{s}s"),
+        (m, s) => format!("{m}m{s:02}s"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wait_for_a_tripped_model_names_the_model_the_reason_and_the_time_left() {
+        let line = text_line(&SwarmEvent::ModelWaiting {
+            model: "flaky".into(),
+            wait_seconds: 299,
+            reason: "3 failures (last: HTTP 400)".into(),
+        });
+        assert_eq!(
+            line.as_deref(),
+            Some("model flaky unavailable after 3 failures (last: HTTP 400); retrying in 4m59s")
+        );
+        assert_eq!(minutes_seconds(45), "45s");
+        assert_eq!(minutes_seconds(300), "5m00s");
+    }
 }

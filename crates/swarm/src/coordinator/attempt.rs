@@ -269,10 +269,10 @@ impl Coordinator {
         }
         // Only what the model could have done otherwise counts against its health: a cap
         // that stopped it does not, and a worker that never started asked no model at all.
-        let change = match failure.as_ref().map(|(mode, _)| mode.as_str()) {
-            Some("start") => None,
-            Some("budget") | None => self.health.record_success(&model, now),
-            Some(_) => self.health.record_failure(&model, now),
+        let change = match failure.as_ref().map(|(mode, why)| (mode.as_str(), why)) {
+            Some(("start", _)) => None,
+            Some(("budget", _)) | None => self.health.record_success(&model, now),
+            Some((_, why)) => self.health.record_failure(&model, now, why),
         };
         if let Some(change) = change {
             self.emit(SwarmEvent::ModelHealth {
