@@ -480,6 +480,25 @@ fn text_line(event: &SwarmEvent) -> Option<String> {
                 "recovered"
             }
         ),
+        SwarmEvent::Permission {
+            task_id,
+            request,
+            tier,
+            decision: Some(ApprovalDecision::No { reason }),
+        } => format!(
+            "⊘ {task_id}: {} {} denied ({}){}",
+            request.tool,
+            request.subject.lines().next().unwrap_or(""),
+            if tier == "auto_denied" {
+                "by the swarm's mailbox"
+            } else {
+                "by the answer"
+            },
+            reason
+                .as_deref()
+                .map(|r| format!(": {}", r.lines().next().unwrap_or("")))
+                .unwrap_or_default()
+        ),
         SwarmEvent::ModelWaiting {
             model,
             wait_seconds,
@@ -537,5 +556,37 @@ mod tests {
         );
         assert_eq!(minutes_seconds(45), "45s");
         assert_eq!(minutes_seconds(300), "5m00s");
+    }
+
+    #[test]
+    fn a_denied_call_is_named_with_why() {
+        let request = atto_protocol::ApprovalRequest {
+            id: "a1".into(),
+            call_id: "c1".into(),
+            tool: "bash".into(),
+            subject: "rm -rf build".into(),
+            risk: "BLOCK".into(),
+            reasons: vec!["rm deletes files".into()],
+            suggested_rule: String::new(),
+            unsandboxed: false,
+            protected: false,
+            subagent: None,
+            arguments: serde_json::Value::Null,
+        };
+        let line = text_line(&SwarmEvent::Permission {
+            task_id: "task-1".into(),
+            request,
+            tier: "auto_denied".into(),
+            decision: Some(ApprovalDecision::No {
+                reason: Some("destructive commands are denied in a swarm".into()),
+            }),
+        });
+        assert_eq!(
+            line.as_deref(),
+            Some(
+                "⊘ task-1: bash rm -rf build denied (by the swarm's mailbox): destructive \
+                 commands are denied in a swarm"
+            )
+        );
     }
 }
