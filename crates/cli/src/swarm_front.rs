@@ -386,6 +386,9 @@ fn answer(q: &Question, line: &str) -> Option<SwarmInput> {
     }
 }
 
+/// Compilation errors listed under a stuck task.
+const COMPILE_ERRORS_SHOWN: usize = 10;
+
 /// One progress line per event worth a line.
 fn text_line(event: &SwarmEvent) -> Option<String> {
     Some(match event {
@@ -466,8 +469,22 @@ fn text_line(event: &SwarmEvent) -> Option<String> {
             task_id,
             attempts,
             last_error,
+            compilation_errors,
             ..
-        } => format!("? {task_id} is stuck after {attempts} attempts: {last_error}"),
+        } => {
+            let mut s = format!("? {task_id} is stuck after {attempts} attempts: {last_error}");
+            // Where the compiler stopped, so the person can look before answering.
+            for e in compilation_errors.iter().take(COMPILE_ERRORS_SHOWN) {
+                s.push_str(&format!("\n  {}", e.line_text()));
+            }
+            if compilation_errors.len() > COMPILE_ERRORS_SHOWN {
+                s.push_str(&format!(
+                    "\n  … and {} more",
+                    compilation_errors.len() - COMPILE_ERRORS_SHOWN
+                ));
+            }
+            s
+        }
         SwarmEvent::ModelHealth {
             model,
             tripped,
@@ -556,6 +573,29 @@ mod tests {
         );
         assert_eq!(minutes_seconds(45), "45s");
         assert_eq!(minutes_seconds(300), "5m00s");
+    }
+
+    #[test]
+    fn a_stuck_task_shows_where_its_code_does_not_compile() {
+        let line = text_line(&SwarmEvent::InterventionNeeded {
+            task_id: "task-1".into(),
+            description: "write app.py".into(),
+            attempts: 3,
+            last_error: "the code does not compile".into(),
+            compilation_errors: vec![atto_quality::CompileError {
+                file: "app.py".into(),
+                line: Some(3),
+                message: "SyntaxError: unexpected indent".into(),
+                severity: atto_quality::Severity::Error,
+            }],
+            failure_mode: "quality".into(),
+            model: "m".into(),
+        })
+        .unwrap_or_default();
+        assert!(
+            line.contains("\n  app.py:3 — SyntaxError: unexpected indent"),
+            "{line}"
+        );
     }
 
     #[test]
