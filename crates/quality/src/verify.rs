@@ -11,8 +11,8 @@
 //! without `go`, or Python tests where the machine's `python3` has no pytest (asked by atto
 //! with `-I`, never read from output the project's code could fake), is not a runner but a
 //! "not run" line with how to install it (a test task there still fails: no runner); mypy
-//! or ruff not on the machine's `PATH` (outside the workspace) is likewise "not run", never
-//! a failure; and a pytest
+//! or ruff that the machine's `PATH` (outside the workspace) has no working copy of is
+//! likewise "not run", never a failure; and a pytest
 //! run that collects no tests passes unless the task is a test task (`npm test` gets
 //! `--passWithNoTests` from the seed for the same reason).
 //!
@@ -287,7 +287,7 @@ fn detect(workspace: &Path, path: Option<&OsStr>) -> Detected {
     }
     // mypy and ruff run as the machine's programs: where they are not installed the
     // check is "not run" with how to get them, never a failure of the work.
-    let mypy = pyproject && on_path_outside("mypy", workspace, path);
+    let mypy = pyproject && installed("mypy", workspace, path);
     if mypy {
         plan(Tool::Mypy, "mypy .");
     }
@@ -295,7 +295,7 @@ fn detect(workspace: &Path, path: Option<&OsStr>) -> Detected {
     if file("tsconfig.json") {
         plan(Tool::Tsc, "npx --no -- tsc --noEmit");
     }
-    let ruff = pyproject && on_path_outside("ruff", workspace, path);
+    let ruff = pyproject && installed("ruff", workspace, path);
     if ruff {
         plan(Tool::Ruff, "ruff check --output-format concise .");
     }
@@ -413,16 +413,26 @@ fn pytest_installed(workspace: &Path, path: Option<&OsStr>) -> bool {
         .is_ok_and(|s| s.success())
 }
 
-/// Whether an executable file named `program` is in one of `path`'s directories outside
-/// `workspace`: the machine's tool, not one the repository carries.
-fn on_path_outside(program: &str, workspace: &Path, path: Option<&OsStr>) -> bool {
-    use std::os::unix::fs::PermissionsExt as _;
-    path.is_some_and(|p| {
+/// Whether the machine's `program` (the first on `path` outside `workspace`, never one the
+/// repository carries) answers `--version` from `/`. Found is not enough: a version
+/// manager's shim (pyenv) is on `PATH` for tools it has not installed, and fails.
+fn installed(program: &str, workspace: &Path, path: Option<&OsStr>) -> bool {
+    let Some(found) = path.and_then(|p| {
         std::env::split_paths(p)
             .filter(|dir| !dir.starts_with(workspace))
-            .filter_map(|dir| std::fs::metadata(dir.join(program)).ok())
-            .any(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    })
+            .map(|dir| dir.join(program))
+            .find(|f| f.is_file())
+    }) else {
+        return false;
+    };
+    std::process::Command::new(found)
+        .arg("--version")
+        .current_dir("/")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 /// Whether a file named `program` is in one of `path`'s directories (the caller's sandbox
@@ -781,6 +791,12 @@ mod tests {
             summary.contains("[lint] NOT RUN: ruff is not installed"),
             "{summary}"
         );
+        // A shim on PATH for a tool that is not installed (pyenv's exits 127) is no tool.
+        let shims = tempfile::tempdir().unwrap();
+        executable(&shims.path().join("mypy"), "exit 127");
+        let path = std::env::join_paths([shims.path(), bin.path()]).unwrap();
+        let detected = detect(dir.path(), Some(&path));
+        assert!(detected.planned.iter().all(|p| p.tool != Tool::Mypy));
         // A `mypy` the repository carries on PATH is not the machine's.
         let venv = dir.path().join(".venv/bin");
         std::fs::create_dir_all(&venv).unwrap();
