@@ -542,13 +542,19 @@ fn text_line(event: &SwarmEvent) -> Option<String> {
         } => {
             let mut s = format!("? {task_id} is stuck after {attempts} attempts: {last_error}");
             // Where the compiler stopped, so the person can look before answering.
-            for e in compilation_errors.iter().take(COMPILE_ERRORS_SHOWN) {
-                s.push_str(&format!("\n  {}", e.line_text()));
+            // (Not again the one the last error already names.)
+            let listed: Vec<String> = compilation_errors
+                .iter()
+                .map(atto_quality::CompileError::line_text)
+                .filter(|line| line != last_error)
+                .collect();
+            for line in listed.iter().take(COMPILE_ERRORS_SHOWN) {
+                s.push_str(&format!("\n  {line}"));
             }
-            if compilation_errors.len() > COMPILE_ERRORS_SHOWN {
+            if listed.len() > COMPILE_ERRORS_SHOWN {
                 s.push_str(&format!(
                     "\n  … and {} more",
-                    compilation_errors.len() - COMPILE_ERRORS_SHOWN
+                    listed.len() - COMPILE_ERRORS_SHOWN
                 ));
             }
             s
