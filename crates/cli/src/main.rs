@@ -442,6 +442,8 @@ fn run(mut cli: Cli) -> Result<ExitCode, Failure> {
         }
         Some(Command::Store(command)) => admin::store(command),
         Some(Command::Mcp(mcp::McpCommand::Serve(args))) => {
+            // Session flags after `serve` count as if given before `mcp`.
+            cli.global.absorb(&args.session);
             let (workspace, _) = setup::workspace(cli.global.workspace.as_deref())?;
             mcp::serve(&args, &cli.global, &workspace)
         }

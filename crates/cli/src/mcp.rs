@@ -15,6 +15,10 @@ use crate::{ExitCode, Failure};
 
 /// `atto mcp`: the MCP servers of this workspace, and atto as one.
 #[derive(Debug, clap::Subcommand)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "parsed once per run: serve's session flags are not worth a box"
+)]
 pub enum McpCommand {
     /// Each configured server: state, tool count, last error (starts them to find out).
     List {
@@ -48,9 +52,11 @@ pub enum McpCommand {
     /// Serve atto's read-only tools (read_file, list_files, glob, grep, policy_explain)
     /// over MCP on stdin/stdout.
     #[command(
-        after_help = "The session flags atto_exec's tasks run with (--model, --provider, \
-                      --base-url, --wire, --config, --profile) are atto's own and go before \
-                      `mcp`, e.g.: atto --model M mcp serve --allow-exec. After `mcp` they are \
+        after_help = "atto_exec's tasks run with this process's model and endpoint (--model, \
+                      --provider, --base-url, --wire, --config, --profile), given before `mcp` \
+                      or after `serve`: atto mcp serve --allow-exec --model M. Their mode and \
+                      permission are --exec-mode and --exec-permission (--mode and --permission \
+                      say the same); --yolo, --trust, resuming and budgets do not apply and are \
                       refused."
     )]
     Serve(ServeArgs),
@@ -62,15 +68,18 @@ pub struct ServeArgs {
     /// Also offer `atto_exec`, which runs a task with `atto exec` in this workspace.
     #[arg(long)]
     pub allow_exec: bool,
-    /// The permission mode `atto_exec` tasks run with.
-    #[arg(long, default_value = "interactive", requires = "allow_exec")]
-    pub exec_permission: String,
-    /// The agent mode `atto_exec` tasks run in (build, plan, review).
-    #[arg(long, default_value = "plan", requires = "allow_exec")]
-    pub exec_mode: String,
+    /// The permission mode `atto_exec` tasks run with [default: interactive].
+    #[arg(long, requires = "allow_exec")]
+    pub exec_permission: Option<String>,
+    /// The agent mode `atto_exec` tasks run in (build, plan, review) [default: plan].
+    #[arg(long, requires = "allow_exec")]
+    pub exec_mode: Option<String>,
     /// Seconds one `atto_exec` task may run.
     #[arg(long, default_value_t = 600, requires = "allow_exec")]
     pub exec_timeout: u64,
+    /// The session flags, given after `serve` (they may also come before `mcp`).
+    #[command(flatten)]
+    pub session: crate::GlobalArgs,
 }
 
 /// Runs `atto mcp serve` until the client goes away. The global session flags (model,
@@ -80,17 +89,32 @@ pub fn serve(
     global: &crate::GlobalArgs,
     workspace: &Path,
 ) -> Result<ExitCode, Failure> {
+    refuse_unused(global)?;
     let exec = if args.allow_exec {
         let program = std::env::current_exe()
             .map_err(|e| Failure::usage(format!("cannot find the atto binary: {e}")))?;
-        atto_policy::gate::parse_permission(&args.exec_permission).map_err(Failure::usage)?;
-        atto_policy::gate::parse_agent_mode(&args.exec_mode).map_err(Failure::usage)?;
+        let permission = one_of(
+            "permission",
+            args.exec_permission.as_deref(),
+            global.permission.as_deref(),
+        )?
+        .unwrap_or("interactive")
+        .to_owned();
+        let mode = one_of(
+            "mode",
+            args.exec_mode.as_deref(),
+            global.mode.map(|(m, _)| m.as_str()),
+        )?
+        .unwrap_or("plan")
+        .to_owned();
+        atto_policy::gate::parse_permission(&permission).map_err(Failure::usage)?;
+        atto_policy::gate::parse_agent_mode(&mode).map_err(Failure::usage)?;
         let mut flags: Vec<String> = vec![
             "exec".into(),
             "--permission".into(),
-            args.exec_permission.clone(),
+            permission,
             "--mode".into(),
-            args.exec_mode.clone(),
+            mode,
             // Nobody is there to answer a question: what would ask is refused.
             "--on-ask".into(),
             "deny".into(),
@@ -133,6 +157,51 @@ pub fn serve(
             .map_err(Failure::usage)?;
         Ok(ExitCode::Ok)
     })
+}
+
+/// The `--exec-NAME` value, or `--NAME` when only that was given; two different answers
+/// are refused rather than one silently winning.
+fn one_of<'a>(
+    name: &str,
+    exec: Option<&'a str>,
+    session: Option<&'a str>,
+) -> Result<Option<&'a str>, Failure> {
+    match (exec, session) {
+        (Some(a), Some(b)) if !a.eq_ignore_ascii_case(b) => Err(Failure::usage(format!(
+            "--exec-{name} {a} and --{name} {b} disagree; give one (--exec-{name} is the \
+             {name} atto_exec's tasks run with)"
+        ))),
+        (a, b) => Ok(a.or(b)),
+    }
+}
+
+/// Refuses the session flags `atto mcp serve` cannot apply: a served task never takes
+/// trust, yolo, a session to resume or a budget from the command line, and saying
+/// nothing would let the user believe it did.
+fn refuse_unused(global: &crate::GlobalArgs) -> Result<(), Failure> {
+    let given = [
+        ("--yolo", global.yolo),
+        ("--trust", global.trust),
+        ("--resume", global.resume.is_some()),
+        ("--continue", global.continue_latest),
+        ("--max-budget-tokens", global.max_budget_tokens.is_some()),
+        ("--max-budget-usd", global.max_budget_usd.is_some()),
+        ("--max-subagents", global.max_subagents.is_some()),
+    ];
+    let unused: Vec<&str> = given
+        .iter()
+        .filter(|(_, on)| *on)
+        .map(|(flag, _)| *flag)
+        .collect();
+    if unused.is_empty() {
+        return Ok(());
+    }
+    Err(Failure::usage(format!(
+        "atto mcp serve does not apply {}: atto_exec's tasks run with --exec-permission \
+         and --exec-mode (e.g. atto mcp serve --allow-exec --exec-permission auto-safe), \
+         and take the model and endpoint flags; nothing was served",
+        unused.join(", ")
+    )))
 }
 
 /// The servers a session in `workspace` runs, and what to tell the user at start.

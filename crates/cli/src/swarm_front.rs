@@ -122,7 +122,7 @@ impl Front {
         let json_input = self.input == InputFormat::StreamJson;
         let mut interrupts = 0u32;
         // What a terminal answer is for: the oldest question first.
-        let mut questions: std::collections::VecDeque<Question> = Default::default();
+        let mut questions = Questions::default();
         let mut last: Option<SwarmEvent> = None;
         let mut swarm_id: Option<String> = None;
         loop {
@@ -132,21 +132,31 @@ impl Front {
                     if let SwarmEvent::Started { swarm_id: id, .. } = &event {
                         swarm_id = Some(id.clone());
                     }
-                    self.print(&event);
-                    if let Some(q) = self.question(&event) {
-                        if !lines_open {
-                            // No one is left to answer: it follows --on-ask.
-                            self.unanswerable(q, &input);
-                        } else if json_input {
-                            // The driving process answers on stdin; remembered in case
-                            // stdin closes first.
-                            questions.push_back(q);
-                        } else {
-                            if questions.is_empty() {
-                                prompt(&q);
-                            }
-                            questions.push_back(q);
+                    let question = self.question(&event);
+                    match question {
+                        Some(q) if lines_open && !json_input => {
+                            // A person answers on the terminal, one question at a time:
+                            // in text mode a later question's line waits with its prompt.
+                            let held = if self.format == OutputFormat::Text {
+                                text_line(&event)
+                            } else {
+                                self.print(&event);
+                                None
+                            };
+                            show(&questions.ask(q, held));
                         }
+                        Some(q) => {
+                            self.print(&event);
+                            if lines_open {
+                                // The driving process answers on stdin; remembered in case
+                                // stdin closes first.
+                                questions.ask(q, None);
+                            } else {
+                                // No one is left to answer: it follows --on-ask.
+                                self.unanswerable(q, &input);
+                            }
+                        }
+                        None => self.print(&event),
                     }
                     if matches!(event, SwarmEvent::Finished { .. }) {
                         last = Some(event);
@@ -156,7 +166,7 @@ impl Front {
                     let Some(line) = line else {
                         lines_open = false;
                         // No one is left to answer: what was asked follows --on-ask.
-                        for q in questions.drain(..) {
+                        for q in questions.drain() {
                             self.unanswerable(q, &input);
                         }
                         continue;
@@ -172,14 +182,12 @@ impl Front {
                             }
                             Err(_) => {}
                         }
-                    } else if let Some(q) = questions.pop_front() {
-                        match answer(&q, line.trim()) {
-                            Some(i) => { let _ = input.send(i); }
-                            None => { questions.push_front(q); }
+                    } else {
+                        let (given, next) = questions.answer(line.trim());
+                        if let Some(i) = given {
+                            let _ = input.send(i);
                         }
-                        if let Some(next) = questions.front() {
-                            prompt(next);
-                        }
+                        show(&next);
                     }
                 }
                 Some(()) = sigint.recv() => {
@@ -341,17 +349,77 @@ impl Question {
     }
 }
 
-fn prompt(q: &Question) {
-    let text = match q {
+/// The questions waiting for an answer, oldest first. On the terminal only the oldest is
+/// shown: a later one (its event line and its prompt) is held until every one before it
+/// is answered, so a prompt is never printed over another that waits.
+#[derive(Default)]
+struct Questions {
+    waiting: std::collections::VecDeque<(Question, Option<String>)>,
+}
+
+impl Questions {
+    /// Adds `q`, whose event line is `held` (`None`: already printed). Returns what to
+    /// print now: its line and prompt when nothing else waits, otherwise nothing.
+    fn ask(&mut self, q: Question, held: Option<String>) -> Vec<String> {
+        let first = self.waiting.is_empty();
+        self.waiting.push_back((q, held));
+        if first { self.front() } else { Vec::new() }
+    }
+
+    /// The oldest question's held line and its prompt (taking the line: it is shown once).
+    fn front(&mut self) -> Vec<String> {
+        let Some((q, held)) = self.waiting.front_mut() else {
+            return Vec::new();
+        };
+        let mut out: Vec<String> = held.take().map(|l| format!("{l}\n")).into_iter().collect();
+        out.push(prompt_text(q));
+        out
+    }
+
+    /// A person's line for the oldest question: the input it gives (`None`: not an
+    /// answer, asked again) and what to print next.
+    fn answer(&mut self, line: &str) -> (Option<SwarmInput>, Vec<String>) {
+        let Some((q, held)) = self.waiting.pop_front() else {
+            return (None, Vec::new());
+        };
+        let given = answer(&q, line);
+        if given.is_none() {
+            self.waiting.push_front((q, held));
+        }
+        (given, self.front())
+    }
+
+    /// Drops the questions `input` answers (stream-json answers come in any order).
+    fn retain(&mut self, keep: impl Fn(&Question) -> bool) {
+        self.waiting.retain(|(q, _)| keep(q));
+    }
+
+    /// Every question still waiting, oldest first.
+    fn drain(&mut self) -> impl Iterator<Item = Question> + '_ {
+        self.waiting.drain(..).map(|(q, _)| q)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.waiting.is_empty()
+    }
+}
+
+fn show(texts: &[String]) {
+    for text in texts {
+        eprint!("{text}");
+    }
+    let _ = std::io::stderr().flush();
+}
+
+fn prompt_text(q: &Question) -> String {
+    match q {
         Question::Plan { tasks, launch } => format!("{launch}\nRun these {tasks} tasks? [y/N] "),
         Question::Approval { text, .. } => format!("{text}\nAllow? [y/N] "),
         Question::Intervention { task_id } => format!(
             "{task_id} is stuck. [g]uidance TEXT (retry with it), [f]ixed (I fixed it: check \
              again), [s]kip: "
         ),
-    };
-    eprint!("{text}");
-    let _ = std::io::stderr().flush();
+    }
 }
 
 /// The input a terminal answer gives; `None` when it is not an answer (asked again).
@@ -385,6 +453,9 @@ fn answer(q: &Question, line: &str) -> Option<SwarmInput> {
         }
     }
 }
+
+/// Compilation errors listed under a stuck task.
+const COMPILE_ERRORS_SHOWN: usize = 10;
 
 /// One progress line per event worth a line.
 fn text_line(event: &SwarmEvent) -> Option<String> {
@@ -466,8 +537,28 @@ fn text_line(event: &SwarmEvent) -> Option<String> {
             task_id,
             attempts,
             last_error,
+            compilation_errors,
             ..
-        } => format!("? {task_id} is stuck after {attempts} attempts: {last_error}"),
+        } => {
+            let mut s = format!("? {task_id} is stuck after {attempts} attempts: {last_error}");
+            // Where the compiler stopped, so the person can look before answering.
+            // (Not again the one the last error already names.)
+            let listed: Vec<String> = compilation_errors
+                .iter()
+                .map(atto_quality::CompileError::line_text)
+                .filter(|line| line != last_error)
+                .collect();
+            for line in listed.iter().take(COMPILE_ERRORS_SHOWN) {
+                s.push_str(&format!("\n  {line}"));
+            }
+            if listed.len() > COMPILE_ERRORS_SHOWN {
+                s.push_str(&format!(
+                    "\n  … and {} more",
+                    listed.len() - COMPILE_ERRORS_SHOWN
+                ));
+            }
+            s
+        }
         SwarmEvent::ModelHealth {
             model,
             tripped,
@@ -479,6 +570,33 @@ fn text_line(event: &SwarmEvent) -> Option<String> {
             } else {
                 "recovered"
             }
+        ),
+        SwarmEvent::Permission {
+            task_id,
+            request,
+            tier,
+            decision: Some(ApprovalDecision::No { reason }),
+        } => format!(
+            "⊘ {task_id}: {} {} denied ({}){}",
+            request.tool,
+            request.subject.lines().next().unwrap_or(""),
+            if tier == "auto_denied" {
+                "by the swarm's mailbox"
+            } else {
+                "by the answer"
+            },
+            reason
+                .as_deref()
+                .map(|r| format!(": {}", r.lines().next().unwrap_or("")))
+                .unwrap_or_default()
+        ),
+        SwarmEvent::ModelWaiting {
+            model,
+            wait_seconds,
+            reason,
+        } => format!(
+            "model {model} unavailable after {reason}; retrying in {}",
+            minutes_seconds(*wait_seconds)
         ),
         SwarmEvent::Notice { text } => format!("atto: {text}"),
         SwarmEvent::Finished {
@@ -502,4 +620,117 @@ fn text_line(event: &SwarmEvent) -> Option<String> {
         ),
         _ => return None,
     })
+}
+
+/// `4m59s`, `45s`: a wait as a person reads it.
+fn minutes_seconds(seconds: u64) -> String {
+    match (seconds / 60, seconds % 60) {
+        (0, s) => format!("{s}s"),
+        (m, s) => format!("{m}m{s:02}s"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wait_for_a_tripped_model_names_the_model_the_reason_and_the_time_left() {
+        let line = text_line(&SwarmEvent::ModelWaiting {
+            model: "flaky".into(),
+            wait_seconds: 299,
+            reason: "3 failures (last: HTTP 400)".into(),
+        });
+        assert_eq!(
+            line.as_deref(),
+            Some("model flaky unavailable after 3 failures (last: HTTP 400); retrying in 4m59s")
+        );
+        assert_eq!(minutes_seconds(45), "45s");
+        assert_eq!(minutes_seconds(300), "5m00s");
+    }
+
+    #[test]
+    fn a_stuck_task_shows_where_its_code_does_not_compile() {
+        let line = text_line(&SwarmEvent::InterventionNeeded {
+            task_id: "task-1".into(),
+            description: "write app.py".into(),
+            attempts: 3,
+            last_error: "the code does not compile".into(),
+            compilation_errors: vec![atto_quality::CompileError {
+                file: "app.py".into(),
+                line: Some(3),
+                message: "SyntaxError: unexpected indent".into(),
+                severity: atto_quality::Severity::Error,
+            }],
+            failure_mode: "quality".into(),
+            model: "m".into(),
+        })
+        .unwrap_or_default();
+        assert!(
+            line.contains("\n  app.py:3 — SyntaxError: unexpected indent"),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn a_second_stuck_task_waits_until_the_first_is_answered() {
+        let stuck = |id: &str| Question::Intervention { task_id: id.into() };
+        let mut q = Questions::default();
+        let shown = q.ask(stuck("task-1"), Some("? task-1 is stuck".into()));
+        assert_eq!(shown.len(), 2, "{shown:?}");
+        assert_eq!(shown[0], "? task-1 is stuck\n");
+        assert!(
+            shown[1].starts_with("task-1 is stuck. [g]uidance"),
+            "{shown:?}"
+        );
+        // The second one shows nothing while the first waits: not its line, not its prompt.
+        assert!(
+            q.ask(stuck("task-2"), Some("? task-2 is stuck".into()))
+                .is_empty()
+        );
+        // Not an answer: the first is asked again, its line not repeated.
+        let (given, shown) = q.answer("maybe");
+        assert_eq!(given, None);
+        assert_eq!(shown.len(), 1, "{shown:?}");
+        assert!(shown[0].starts_with("task-1 is stuck."), "{shown:?}");
+        let (given, shown) = q.answer("s");
+        assert!(
+            matches!(&given, Some(SwarmInput::Intervention { task_id, .. }) if task_id == "task-1"),
+            "{given:?}"
+        );
+        assert_eq!(shown[0], "? task-2 is stuck\n");
+        assert!(shown[1].starts_with("task-2 is stuck."), "{shown:?}");
+    }
+
+    #[test]
+    fn a_denied_call_is_named_with_why() {
+        let request = atto_protocol::ApprovalRequest {
+            id: "a1".into(),
+            call_id: "c1".into(),
+            tool: "bash".into(),
+            subject: "rm -rf build".into(),
+            risk: "BLOCK".into(),
+            reasons: vec!["rm deletes files".into()],
+            suggested_rule: String::new(),
+            unsandboxed: false,
+            protected: false,
+            subagent: None,
+            arguments: serde_json::Value::Null,
+        };
+        let line = text_line(&SwarmEvent::Permission {
+            task_id: "task-1".into(),
+            request,
+            tier: "auto_denied".into(),
+            decision: Some(ApprovalDecision::No {
+                reason: Some("destructive commands are denied in a swarm".into()),
+            }),
+        });
+        assert_eq!(
+            line.as_deref(),
+            Some(
+                "⊘ task-1: bash rm -rf build denied (by the swarm's mailbox): destructive \
+                 commands are denied in a swarm"
+            )
+        );
+    }
 }

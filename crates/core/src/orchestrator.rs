@@ -734,6 +734,11 @@ impl Orchestrator<'_> {
 }
 
 impl CallOutcome {
+    /// How the call ended (whether it ran at all).
+    pub(crate) fn status(&self) -> ToolCallStatus {
+        self.facts.status
+    }
+
     /// The command, when this was a `bash` call that ran under the sandbox.
     fn sandboxed_command(&self) -> Option<&str> {
         self.sandboxed_command.as_deref()

@@ -7,10 +7,11 @@
 //! sandbox: where the session has no sandbox they pass the gate too), and turning a turn's messages into the pipeline's `WorkerResult`. Does not
 //! own: the checks (atto-quality) or when to retry (the planner, subagents).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use atto_protocol::{AssistantPart, Event, Message, ToolCall};
+use atto_protocol::{AssistantPart, Event, Message, ToolCall, ToolCallStatus};
 use atto_quality::{
     BoxFuture, CommandOutput, CommandRequest, CommandRunner, Purpose, ToolAction, WorkerResult,
 };
@@ -101,9 +102,26 @@ impl CommandRunner for GateRunner<'_> {
     }
 }
 
+/// Why a call that ended so never ran; `None` when it ran (well or not).
+pub(crate) fn not_run(status: ToolCallStatus) -> Option<&'static str> {
+    match status {
+        ToolCallStatus::Ok | ToolCallStatus::Error => None,
+        ToolCallStatus::Denied => Some("denied"),
+        ToolCallStatus::Cancelled => Some("cancelled"),
+        ToolCallStatus::InvalidArguments => Some("invalid arguments"),
+        ToolCallStatus::Queued => Some("queued"),
+    }
+}
+
 /// What a worker did, from the messages of its turn(s): every tool call with its
-/// arguments, output, exit code and whether it ran tests.
-pub(crate) fn worker_result(messages: &[Message], text: &str, model: &str) -> WorkerResult {
+/// arguments, output, exit code and whether it ran tests. `unrun` says which calls never
+/// ran (by call id): they are recorded as not run, never as a test run.
+pub(crate) fn worker_result(
+    messages: &[Message],
+    unrun: &HashMap<String, ToolCallStatus>,
+    text: &str,
+    model: &str,
+) -> WorkerResult {
     let mut actions = Vec::new();
     for message in messages {
         let Message::Assistant { parts } = message else {
@@ -123,13 +141,14 @@ pub(crate) fn worker_result(messages: &[Message], text: &str, model: &str) -> Wo
             let arguments: serde_json::Value =
                 serde_json::from_str(&call.arguments).unwrap_or(serde_json::Value::Null);
             let command = arguments.get("command").and_then(serde_json::Value::as_str);
+            let not_run = unrun.get(&call.id).copied().and_then(not_run);
             actions.push(ToolAction {
                 tool: call.name.clone(),
                 exit_code: exit_code(output),
-                is_test_run: command.is_some_and(atto_policy::is_test_command),
+                is_test_run: not_run.is_none() && command.is_some_and(atto_policy::is_test_command),
                 output: bounded(output),
                 arguments,
-                not_run: None,
+                not_run: not_run.map(str::to_owned),
             });
         }
     }
@@ -248,11 +267,36 @@ mod tests {
                 is_error: false,
             }),
         ];
-        let result = worker_result(&messages, "done", "m");
+        let result = worker_result(&messages, &HashMap::new(), "done", "m");
         assert_eq!(result.actions.len(), 1);
         let action = &result.actions[0];
         assert_eq!(action.exit_code, Some(1));
         assert!(action.is_test_run);
         assert!(action.output.contains("1 failed"));
+    }
+
+    #[test]
+    fn a_call_that_never_ran_is_no_test_run_whatever_it_says() {
+        let messages = vec![
+            Message::Assistant {
+                parts: vec![AssistantPart::ToolCall(ToolCall {
+                    id: "c1".into(),
+                    name: "bash".into(),
+                    arguments: r#"{"command":"python3 -m pytest -q"}"#.into(),
+                })],
+            },
+            Message::ToolResult(ToolResult {
+                call_id: "c1".into(),
+                name: "bash".into(),
+                content: "denied: not run. 3 passed".into(),
+                is_error: true,
+            }),
+        ];
+        let unrun = HashMap::from([("c1".to_owned(), ToolCallStatus::Denied)]);
+        let result = worker_result(&messages, &unrun, "done", "m");
+        let action = &result.actions[0];
+        assert_eq!(action.not_run.as_deref(), Some("denied"));
+        assert!(!action.is_test_run);
+        assert!(!atto_quality::preflight::shows_test_run(action));
     }
 }

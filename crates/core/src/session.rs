@@ -317,6 +317,7 @@ fn spawn_in(mut options: SessionOptions, member: Option<(Family, Place)>) -> Age
         options,
         turns: history::count_turns(&resumed),
         last_input_tokens: None,
+        unrun: std::collections::HashMap::new(),
         compacted_to: 0,
         is_new: !resuming,
         recorder,
@@ -376,6 +377,9 @@ struct Session {
     system: String,
     tool_specs: Vec<atto_protocol::ToolSpec>,
     history: Vec<Message>,
+    /// Call id → how a call of the history that never ran ended (denied, cancelled …):
+    /// the quality checks must not take its text for evidence.
+    unrun: std::collections::HashMap<String, atto_protocol::ToolCallStatus>,
     turns: u32,
     /// Input tokens the provider reported for the last call (cache included).
     last_input_tokens: Option<u64>,

@@ -10,6 +10,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+/// Characters of the latest failure kept for [`Paused`].
+const LAST_CHARS: usize = 200;
+
 /// When the breaker opens and how long it stays open.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct BreakerPolicy {
@@ -54,11 +57,30 @@ enum State {
     HalfOpen { started: Instant },
 }
 
+/// Why calls are refused and for how long, for the caller to tell the user.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Paused {
+    /// Time until a trial call is allowed.
+    pub retry_in: Duration,
+    /// Failures since the last success.
+    pub failures: usize,
+    /// What the latest failure said.
+    pub last: String,
+}
+
+/// What the failures since the last success were, for [`Paused`].
+#[derive(Debug, Default)]
+struct Streak {
+    failures: usize,
+    last: String,
+}
+
 /// One breaker; cheap to share.
 pub(crate) struct Breaker {
     policy: BreakerPolicy,
     clock: Box<dyn Clock>,
     state: Mutex<State>,
+    streak: Mutex<Streak>,
 }
 
 impl Breaker {
@@ -73,6 +95,7 @@ impl Breaker {
             state: Mutex::new(State::Closed {
                 failures: Vec::new(),
             }),
+            streak: Mutex::new(Streak::default()),
         }
     }
 
@@ -81,8 +104,24 @@ impl Breaker {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// May a call go out now? `Err` carries the time until a trial call is allowed.
-    pub(crate) fn admit(&self) -> Result<(), Duration> {
+    fn streak(&self) -> std::sync::MutexGuard<'_, Streak> {
+        // As with the state: a counter and a text are valid whatever panicked.
+        self.streak.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// May a call go out now? `Err` says how long until a trial call is allowed, and why.
+    pub(crate) fn admit(&self) -> Result<(), Paused> {
+        self.admit_in().map_err(|retry_in| {
+            let streak = self.streak();
+            Paused {
+                retry_in,
+                failures: streak.failures,
+                last: streak.last.clone(),
+            }
+        })
+    }
+
+    fn admit_in(&self) -> Result<(), Duration> {
         let now = self.clock.now();
         let cooldown = self.policy.cooldown;
         let mut state = self.state();
@@ -116,11 +155,25 @@ impl Breaker {
         *self.state() = State::Closed {
             failures: Vec::new(),
         };
+        *self.streak() = Streak::default();
     }
 
-    /// A call failed in a way that points at the provider. Returns whether the breaker
-    /// is now open (no call will be admitted until the cooldown has passed).
-    pub(crate) fn record_failure(&self) -> bool {
+    /// A call failed in a way that points at the provider; `why` is what it said. Returns
+    /// whether the breaker is now open (no call will be admitted until the cooldown has
+    /// passed).
+    pub(crate) fn record_failure(&self, why: &str) -> bool {
+        {
+            let mut streak = self.streak();
+            streak.failures += 1;
+            // One line, bounded: it goes into an error message.
+            streak.last = why
+                .lines()
+                .next()
+                .unwrap_or("")
+                .chars()
+                .take(LAST_CHARS)
+                .collect();
+        }
         let now = self.clock.now();
         let policy = self.policy;
         let mut state = self.state();
@@ -197,22 +250,22 @@ pub(crate) mod tests {
     #[test]
     fn opens_after_three_failures_within_the_window() {
         let (b, clock) = breaker();
-        assert!(!b.record_failure());
-        assert!(!b.record_failure());
+        assert!(!b.record_failure("HTTP 500"));
+        assert!(!b.record_failure("HTTP 500"));
         assert!(b.admit().is_ok());
         clock.advance(Duration::from_secs(10));
-        assert!(b.record_failure(), "third failure opens it");
-        let wait = b.admit().unwrap_err();
+        assert!(b.record_failure("HTTP 500"), "third failure opens it");
+        let wait = b.admit().unwrap_err().retry_in;
         assert_eq!(wait, Duration::from_secs(60));
     }
 
     #[test]
     fn old_failures_fall_out_of_the_window() {
         let (b, clock) = breaker();
-        b.record_failure();
-        b.record_failure();
+        b.record_failure("HTTP 500");
+        b.record_failure("HTTP 500");
         clock.advance(Duration::from_secs(61));
-        b.record_failure();
+        b.record_failure("HTTP 500");
         assert!(b.admit().is_ok());
     }
 
@@ -220,10 +273,10 @@ pub(crate) mod tests {
     fn half_open_after_cooldown_then_success_closes() {
         let (b, clock) = breaker();
         for _ in 0..3 {
-            b.record_failure();
+            b.record_failure("HTTP 500");
         }
         clock.advance(Duration::from_secs(59));
-        assert_eq!(b.admit().unwrap_err(), Duration::from_secs(1));
+        assert_eq!(b.admit().unwrap_err().retry_in, Duration::from_secs(1));
         clock.advance(Duration::from_secs(1));
         assert!(b.admit().is_ok(), "trial call let through");
         assert!(b.admit().is_err(), "only one trial at a time");
@@ -236,19 +289,19 @@ pub(crate) mod tests {
     fn failed_trial_reopens_for_a_full_cooldown() {
         let (b, clock) = breaker();
         for _ in 0..3 {
-            b.record_failure();
+            b.record_failure("HTTP 500");
         }
         clock.advance(Duration::from_secs(60));
         assert!(b.admit().is_ok());
-        b.record_failure();
-        assert_eq!(b.admit().unwrap_err(), Duration::from_secs(60));
+        b.record_failure("HTTP 500");
+        assert_eq!(b.admit().unwrap_err().retry_in, Duration::from_secs(60));
     }
 
     #[test]
     fn abandoned_trial_does_not_block_forever() {
         let (b, clock) = breaker();
         for _ in 0..3 {
-            b.record_failure();
+            b.record_failure("HTTP 500");
         }
         clock.advance(Duration::from_secs(60));
         assert!(b.admit().is_ok());
@@ -264,5 +317,21 @@ pub(crate) mod tests {
         let c = shared("p", "http://y", "m-registry-test");
         assert!(Arc::ptr_eq(&a, &b));
         assert!(!Arc::ptr_eq(&a, &c));
+    }
+
+    #[test]
+    fn a_pause_says_how_many_failures_and_the_last_one() {
+        let (b, _) = breaker();
+        b.record_failure("HTTP 502");
+        b.record_failure("HTTP 503");
+        b.record_failure("HTTP 500: boom");
+        let paused = b.admit().unwrap_err();
+        assert_eq!(
+            (paused.failures, paused.last.as_str()),
+            (3, "HTTP 500: boom")
+        );
+        b.record_success();
+        b.record_failure("x");
+        assert!(b.admit().is_ok());
     }
 }

@@ -91,13 +91,17 @@ pub enum ModelError {
     Decode(String),
     /// Recent calls to this model failed; calls fail fast until it recovers.
     #[error(
-        "calls to model {model} are paused after repeated failures; no request was sent. Try again in {} s or switch model", retry_in.as_secs().max(1)
+        "calls to model {model} are paused after {failures} failures (last: {last}); no request was sent. Try again in {} s or switch model", retry_in.as_secs().max(1)
     )]
     CircuitOpen {
         /// Model id.
         model: String,
         /// When a trial call will be let through.
         retry_in: Duration,
+        /// Failures since its last success.
+        failures: usize,
+        /// What the latest of them said.
+        last: String,
     },
     /// Every attempt made failed with a retryable error: all that the retry policy
     /// allowed, or fewer when the circuit breaker opened.

@@ -140,9 +140,12 @@ impl<C: ModelClient> RetryingClient<C> {
         let mut last: Option<ModelError> = None;
         let mut same_each_time = true;
         for attempt in 1..=max_attempts {
-            if let Err(retry_in) = self.breaker.admit() {
+            if let Err(paused) = self.breaker.admit() {
                 if let Some(log) = &self.log {
-                    let detail = format!("call refused; a trial in {} ms", retry_in.as_millis());
+                    let detail = format!(
+                        "call refused; a trial in {} ms",
+                        paused.retry_in.as_millis()
+                    );
                     log.breaker(&self.inner.info().model, "open", &detail);
                 }
                 return Err(match last {
@@ -158,7 +161,9 @@ impl<C: ModelClient> RetryingClient<C> {
                     },
                     None => ModelError::CircuitOpen {
                         model: self.inner.info().model.clone(),
-                        retry_in,
+                        retry_in: paused.retry_in,
+                        failures: paused.failures,
+                        last: paused.last,
                     },
                 });
             }
@@ -185,7 +190,7 @@ impl<C: ModelClient> RetryingClient<C> {
             if let Some(previous) = &last {
                 same_each_time &= previous.what_happened() == err.what_happened();
             }
-            let opened = self.breaker.record_failure();
+            let opened = self.breaker.record_failure(&err.what_happened());
             if opened && let Some(log) = &self.log {
                 log.breaker(&self.inner.info().model, "open", &err.what_happened());
             }
@@ -423,6 +428,12 @@ mod tests {
         let err = c.stream(&request(), &mut |_| {}).await.unwrap_err();
         assert!(matches!(err, ModelError::CircuitOpen { .. }), "{err:?}");
         assert_eq!(*c.inner.calls.lock().unwrap(), 3);
+        // It says why and how long: the failures that opened it and the last one's words.
+        let text = err.to_string();
+        assert!(text.contains("after 3 failures"), "{text}");
+        assert!(text.contains("(last: "), "{text}");
+        assert!(text.contains("HTTP 500"), "{text}");
+        assert!(text.contains("Try again in 60 s"), "{text}");
         // After the cooldown a trial goes through and, failing, reopens the breaker.
         clock.advance(Duration::from_secs(60));
         let err = c.stream(&request(), &mut |_| {}).await.unwrap_err();

@@ -7,10 +7,12 @@
 //! Every command is a [`Purpose::Verification`] request: the caller's gate and sandbox
 //! decide whether project code may run here. A check that did not run (the gate refused
 //! it, the tool is not installed, it was killed at its time limit) fails the gate, because
-//! missing evidence is not a pass. Three deliberate exceptions: a `go.mod` on a machine
+//! missing evidence is not a pass. Deliberate exceptions: a `go.mod` on a machine
 //! without `go`, or Python tests where the machine's `python3` has no pytest (asked by atto
 //! with `-I`, never read from output the project's code could fake), is not a runner but a
-//! "not run" line with how to install it (a test task there still fails: no runner), and a pytest
+//! "not run" line with how to install it (a test task there still fails: no runner); mypy
+//! or ruff that the machine's `PATH` (outside the workspace) has no working copy of is
+//! likewise "not run", never a failure; and a pytest
 //! run that collects no tests passes unless the task is a test task (`npm test` gets
 //! `--passWithNoTests` from the seed for the same reason).
 //!
@@ -70,9 +72,10 @@ pub struct Verification {
     pub suggestions: Vec<String>,
     /// No test runner was found for the project.
     pub no_runner: bool,
-    /// Test runners the project calls for that could not run here, and how to install
-    /// them (`pytest is not installed …`): not run, which is not a failure.
-    pub not_run: Vec<String>,
+    /// Checks the project calls for that could not run here because their tool is not
+    /// installed, as (check name, what is missing and how to install it):
+    /// (`type_check`, `mypy is not installed …`). Not run, which is not a failure.
+    pub not_run: Vec<(String, String)>,
 }
 
 impl Verification {
@@ -108,8 +111,8 @@ impl Verification {
         if self.no_runner {
             let _ = writeln!(out, "[tests] NOT RUN: {NO_RUNNER}");
         }
-        for note in &self.not_run {
-            let _ = writeln!(out, "[tests] NOT RUN: {note}");
+        for (check, note) in &self.not_run {
+            let _ = writeln!(out, "[{check}] NOT RUN: {note}");
         }
         out
     }
@@ -129,13 +132,28 @@ pub async fn run(
     timeout: Duration,
 ) -> Verification {
     let detected = detect(workspace, std::env::var_os("PATH").as_deref());
+    run_detected(detected, workspace, kind, runner, timeout).await
+}
+
+/// [`run`] over what detection found.
+async fn run_detected(
+    detected: Detected,
+    workspace: &Path,
+    kind: TaskKind,
+    runner: &dyn CommandRunner,
+    timeout: Duration,
+) -> Verification {
     let places = parse::Places::new(workspace);
     let mut v = Verification {
         no_runner: !detected
             .planned
             .iter()
             .any(|p| p.tool.check() == Check::Tests),
-        not_run: detected.notes.clone(),
+        not_run: detected
+            .notes
+            .iter()
+            .map(|(check, note)| (check.name().to_owned(), note.clone()))
+            .collect(),
         ..Verification::default()
     };
     for planned in &detected.planned {
@@ -157,7 +175,7 @@ pub async fn run(
             "[tests] NOT RUN: no test runner detected; give the project tests it can run \
              (pytest tests under tests/, a package.json test script, go test, cargo test)",
         );
-        for note in &detected.notes {
+        for (_, note) in detected.notes.iter().filter(|(c, _)| *c == Check::Tests) {
             let _ = write!(s, "; {note}");
         }
         v.suggestions.push(s);
@@ -231,7 +249,7 @@ struct Planned {
 #[derive(Debug, Default)]
 struct Detected {
     planned: Vec<Planned>,
-    notes: Vec<String>,
+    notes: Vec<(Check, String)>,
 }
 
 /// Reads the project's files to choose its commands: tests, then type checks, then lint.
@@ -267,28 +285,51 @@ fn detect(workspace: &Path, path: Option<&OsStr>) -> Detected {
     if file("Cargo.toml") {
         plan(Tool::Cargo, "cargo test");
     }
-    if pyproject {
+    // mypy and ruff run as the machine's programs: where they are not installed the
+    // check is "not run" with how to get them, never a failure of the work.
+    let mypy = pyproject && installed("mypy", workspace, path);
+    if mypy {
         plan(Tool::Mypy, "mypy .");
     }
     // `--no`: run the project's or the machine's tsc and eslint, never fetch a package.
     if file("tsconfig.json") {
         plan(Tool::Tsc, "npx --no -- tsc --noEmit");
     }
-    if pyproject {
+    let ruff = pyproject && installed("ruff", workspace, path);
+    if ruff {
         plan(Tool::Ruff, "ruff check --output-format concise .");
     }
     if package.as_ref().is_some_and(|p| p.eslint_config) || has_eslint_config(workspace) {
         plan(Tool::Eslint, "npx --no -- eslint .");
     }
     if pytest_missing {
-        d.notes.push(format!(
-            "pytest is not installed, so the tests were not run; install it: {}",
-            Tool::Pytest.install_hint("pytest")
+        d.notes.push((
+            Check::Tests,
+            format!(
+                "pytest is not installed, so the tests were not run; install it: {}",
+                Tool::Pytest.install_hint("pytest")
+            ),
         ));
     }
     if go_mod && !on_path("go", path) {
-        d.notes
-            .push("go.mod is here but go is not installed, so go test was not run".to_owned());
+        d.notes.push((
+            Check::Tests,
+            "go.mod is here but go is not installed, so go test was not run".to_owned(),
+        ));
+    }
+    for (tool, program, wanted) in [
+        (Tool::Mypy, "mypy", pyproject && !mypy),
+        (Tool::Ruff, "ruff", pyproject && !ruff),
+    ] {
+        if wanted {
+            d.notes.push((
+                tool.check(),
+                format!(
+                    "{program} is not installed, so `{program}` was not run; install it: {}",
+                    tool.install_hint(program)
+                ),
+            ));
+        }
     }
     d
 }
@@ -364,6 +405,28 @@ fn pytest_installed(workspace: &Path, path: Option<&OsStr>) -> bool {
     };
     std::process::Command::new(python)
         .args(["-I", "-c", "import pytest"])
+        .current_dir("/")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Whether the machine's `program` (the first on `path` outside `workspace`, never one the
+/// repository carries) answers `--version` from `/`. Found is not enough: a version
+/// manager's shim (pyenv) is on `PATH` for tools it has not installed, and fails.
+fn installed(program: &str, workspace: &Path, path: Option<&OsStr>) -> bool {
+    let Some(found) = path.and_then(|p| {
+        std::env::split_paths(p)
+            .filter(|dir| !dir.starts_with(workspace))
+            .map(|dir| dir.join(program))
+            .find(|f| f.is_file())
+    }) else {
+        return false;
+    };
+    std::process::Command::new(found)
+        .arg("--version")
         .current_dir("/")
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
@@ -557,14 +620,27 @@ mod tests {
         dir
     }
 
-    /// A `PATH` with a `python3` that answers `import pytest` with `status`.
+    /// A `PATH` with a `python3` that answers `import pytest` with `status`, and mypy
+    /// and ruff.
     fn python_bin(status: i32) -> tempfile::TempDir {
-        use std::os::unix::fs::PermissionsExt as _;
-        let bin = tempfile::tempdir().unwrap();
-        let python = bin.path().join("python3");
-        std::fs::write(&python, format!("#!/bin/sh\nexit {status}\n")).unwrap();
-        std::fs::set_permissions(&python, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let bin = python_only(status);
+        for tool in ["mypy", "ruff"] {
+            executable(&bin.path().join(tool), "exit 0");
+        }
         bin
+    }
+
+    /// A `PATH` with only a `python3` that answers `import pytest` with `status`.
+    fn python_only(status: i32) -> tempfile::TempDir {
+        let bin = tempfile::tempdir().unwrap();
+        executable(&bin.path().join("python3"), &format!("exit {status}"));
+        bin
+    }
+
+    fn executable(path: &Path, body: &str) {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::write(path, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
 
     fn commands(dir: &Path, path: Option<&OsStr>) -> Vec<String> {
@@ -640,13 +716,15 @@ mod tests {
         assert!(without.planned.is_empty(), "{:?}", without.planned);
         assert_eq!(
             without.notes,
-            [
+            [(
+                Check::Tests,
                 "pytest is not installed, so the tests were not run; install it: \
               `python3 -m pip install pytest`"
-            ]
+                    .to_owned()
+            )]
         );
         let v = Verification {
-            not_run: without.notes,
+            not_run: vec![("tests".to_owned(), without.notes[0].1.clone())],
             ..Verification::default()
         };
         assert!(v.passed(TaskKind::Implement));
@@ -670,7 +748,62 @@ mod tests {
         assert_eq!(commands(dir.path(), Some(&with_go)), ["go test ./..."]);
         let without = detect(dir.path(), Some(OsStr::new("/nonexistent")));
         assert!(without.planned.is_empty());
-        assert!(without.notes[0].contains("go is not installed"));
+        assert!(without.notes[0].1.contains("go is not installed"));
+    }
+
+    #[tokio::test]
+    async fn mypy_and_ruff_not_installed_are_not_run_with_how_to_install_them() {
+        let dir = workspace(&[("pyproject.toml", "")]);
+        let bin = python_only(0);
+        let path = bin.path().as_os_str().to_owned();
+        let detected = detect(dir.path(), Some(&path));
+        let commands: Vec<&str> = detected
+            .planned
+            .iter()
+            .map(|p| p.command.as_str())
+            .collect();
+        assert_eq!(commands, ["python3 -m pytest --tb=short -q"]);
+        // Through the front door: the tests pass, the missing tools fail nothing.
+        struct Passing;
+        impl CommandRunner for Passing {
+            fn run<'a>(&'a self, _: CommandRequest<'a>) -> crate::BoxFuture<'a, CommandOutput> {
+                Box::pin(async { output(0, "1 passed") })
+            }
+        }
+        let v = run_detected(
+            detected,
+            dir.path(),
+            TaskKind::Implement,
+            &Passing,
+            Duration::from_secs(5),
+        )
+        .await;
+        assert!(v.passed(TaskKind::Implement), "{}", v.summary());
+        let summary = v.summary();
+        assert!(
+            summary.contains(
+                "[type_check] NOT RUN: mypy is not installed, so `mypy` was not run; install \
+                 it: `python3 -m pip install mypy`"
+            ),
+            "{summary}"
+        );
+        assert!(
+            summary.contains("[lint] NOT RUN: ruff is not installed"),
+            "{summary}"
+        );
+        // A shim on PATH for a tool that is not installed (pyenv's exits 127) is no tool.
+        let shims = tempfile::tempdir().unwrap();
+        executable(&shims.path().join("mypy"), "exit 127");
+        let path = std::env::join_paths([shims.path(), bin.path()]).unwrap();
+        let detected = detect(dir.path(), Some(&path));
+        assert!(detected.planned.iter().all(|p| p.tool != Tool::Mypy));
+        // A `mypy` the repository carries on PATH is not the machine's.
+        let venv = dir.path().join(".venv/bin");
+        std::fs::create_dir_all(&venv).unwrap();
+        executable(&venv.join("mypy"), "exit 0");
+        let path = std::env::join_paths([venv, bin.path().to_path_buf()]).unwrap();
+        let detected = detect(dir.path(), Some(&path));
+        assert!(detected.planned.iter().all(|p| p.tool != Tool::Mypy));
     }
 
     fn run_with(tool: Tool, out: CommandOutput, kind: TaskKind) -> Assessed {

@@ -28,6 +28,7 @@ use crate::{decompose, enrich, report};
 mod attempt;
 mod checks;
 mod person;
+mod waits;
 
 pub use attempt::prompt;
 pub use checks::SandboxFor;
@@ -127,6 +128,8 @@ struct Coordinator {
     health: HealthMonitor,
     clock: Instant,
     not_before: HashMap<String, u64>,
+    /// Model → when the user was last told tasks wait for it.
+    wait_notices: HashMap<String, u64>,
     active: HashMap<String, Active>,
     /// Approval request id → task id, for answers from the front end.
     asks: HashMap<String, String>,
@@ -205,6 +208,7 @@ pub async fn run(
         health: HealthMonitor::new(),
         clock: Instant::now(),
         not_before: HashMap::new(),
+        wait_notices: HashMap::new(),
         active: HashMap::new(),
         asks: HashMap::new(),
         check_asks_tx,
@@ -404,7 +408,10 @@ impl Coordinator {
             if self.active.is_empty() && (self.interrupted || self.all_settled()) {
                 break;
             }
-            let wake = self.next_wake();
+            let wake = match (self.next_wake(), self.announce_waits()) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
             let sleep = tokio::time::sleep(wake.map_or(Duration::from_secs(3600), |at| {
                 Duration::from_millis(at.saturating_sub(self.now()))
             }));

@@ -171,6 +171,17 @@ pub enum SwarmEvent {
         /// Health 0–100.
         health: u8,
     },
+    /// Tasks wait for a model whose circuit breaker is open; repeated as the wait counts
+    /// down, so a long wait is never silent.
+    #[serde(rename = "swarm.model.waiting")]
+    ModelWaiting {
+        /// The model.
+        model: String,
+        /// Seconds until it takes dispatches again.
+        wait_seconds: u64,
+        /// Why it takes none now (how many failures, and what the last one said).
+        reason: String,
+    },
     /// Tokens and cost against the cap.
     #[serde(rename = "swarm.budget")]
     Budget {

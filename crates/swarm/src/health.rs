@@ -40,6 +40,18 @@ pub struct HealthChange {
     pub health: u8,
 }
 
+/// Why a tripped model takes no dispatches, and until when: what the user is told while
+/// the swarm waits for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pause {
+    /// When it takes dispatches again (half-open), in the monitor's milliseconds.
+    pub until_ms: u64,
+    /// Failures since it was last healthy (the ones that tripped it and any since).
+    pub failures: usize,
+    /// What its latest failure said.
+    pub last_error: String,
+}
+
 /// The circuit breakers of every model seen so far; models never seen are healthy.
 #[derive(Debug, Default)]
 pub struct HealthMonitor {
@@ -53,6 +65,10 @@ struct ModelHealth {
     /// When tripped: the time of its latest failure (the trip or one since), from which
     /// recovery counts.
     tripped_since: Option<u64>,
+    /// Failures since the model was last healthy, counted for the user (not for the trip).
+    failures_seen: usize,
+    /// What its latest failure said.
+    last_error: String,
 }
 
 /// Where a breaker stands at a given time.
@@ -97,16 +113,20 @@ impl HealthMonitor {
 
     /// Records a failed dispatch of `model` at `now_ms`. Returns the change when this
     /// failure tripped the breaker (the third within the window, or any while half-open).
-    pub fn record_failure(&mut self, model: &str, now_ms: u64) -> Option<HealthChange> {
+    /// `why` is what the failure said, kept for [`HealthMonitor::pause`].
+    pub fn record_failure(&mut self, model: &str, now_ms: u64, why: &str) -> Option<HealthChange> {
         let entry = self.models.entry(model.to_owned()).or_default();
+        why.clone_into(&mut entry.last_error);
         match entry.phase(now_ms) {
             Phase::Open(_) => {
                 // A dispatch sent before the trip failed late: recovery starts over.
                 entry.tripped_since = Some(now_ms);
+                entry.failures_seen += 1;
                 None
             }
             Phase::HalfOpen(_) => {
                 entry.tripped_since = Some(now_ms);
+                entry.failures_seen += 1;
                 Some(tripped(model))
             }
             Phase::Closed => {
@@ -115,6 +135,7 @@ impl HealthMonitor {
                     .failures
                     .retain(|&t| now_ms.saturating_sub(t) <= FAILURE_WINDOW_MS);
                 entry.failures.push_back(now_ms);
+                entry.failures_seen = entry.failures.len();
                 if entry.failures.len() < TRIP_FAILURES {
                     return None;
                 }
@@ -183,6 +204,17 @@ impl HealthMonitor {
         }
     }
 
+    /// Why `model` takes no dispatches at `now_ms` and until when; `None` if it takes them.
+    pub fn pause(&self, model: &str, now_ms: u64) -> Option<Pause> {
+        let until_ms = self.available_at(model, now_ms)?;
+        let entry = self.models.get(model)?;
+        Some(Pause {
+            until_ms,
+            failures: entry.failures_seen,
+            last_error: entry.last_error.clone(),
+        })
+    }
+
     fn phase(&self, model: &str, now_ms: u64) -> Phase {
         self.models
             .get(model)
@@ -208,10 +240,10 @@ mod tests {
     const T0: u64 = 1_000_000;
 
     fn trip(h: &mut HealthMonitor, model: &str, at: u64) {
-        assert_eq!(h.record_failure(model, at), None);
-        assert_eq!(h.record_failure(model, at + SEC), None);
+        assert_eq!(h.record_failure(model, at, "boom"), None);
+        assert_eq!(h.record_failure(model, at + SEC, "boom"), None);
         assert_eq!(
-            h.record_failure(model, at + 2 * SEC),
+            h.record_failure(model, at + 2 * SEC, "boom"),
             Some(HealthChange {
                 model: model.to_owned(),
                 tripped: true,
@@ -231,8 +263,8 @@ mod tests {
     #[test]
     fn two_failures_do_not_trip() {
         let mut h = HealthMonitor::new();
-        assert_eq!(h.record_failure("m", T0), None);
-        assert_eq!(h.record_failure("m", T0 + 10 * SEC), None);
+        assert_eq!(h.record_failure("m", T0, "boom"), None);
+        assert_eq!(h.record_failure("m", T0 + 10 * SEC, "boom"), None);
         assert!(h.available("m", T0 + 10 * SEC));
         assert_eq!(h.health("m", T0 + 10 * SEC), 100);
     }
@@ -240,9 +272,9 @@ mod tests {
     #[test]
     fn three_failures_within_a_minute_trip() {
         let mut h = HealthMonitor::new();
-        assert_eq!(h.record_failure("m", T0), None);
-        assert_eq!(h.record_failure("m", T0 + 30 * SEC), None);
-        let change = h.record_failure("m", T0 + 60 * SEC);
+        assert_eq!(h.record_failure("m", T0, "boom"), None);
+        assert_eq!(h.record_failure("m", T0 + 30 * SEC, "boom"), None);
+        let change = h.record_failure("m", T0 + 60 * SEC, "boom");
         assert_eq!(
             change,
             Some(HealthChange {
@@ -260,21 +292,21 @@ mod tests {
     #[test]
     fn three_failures_spread_over_more_than_a_minute_do_not_trip() {
         let mut h = HealthMonitor::new();
-        assert_eq!(h.record_failure("m", T0), None);
-        assert_eq!(h.record_failure("m", T0 + 31 * SEC), None);
-        assert_eq!(h.record_failure("m", T0 + 62 * SEC), None);
+        assert_eq!(h.record_failure("m", T0, "boom"), None);
+        assert_eq!(h.record_failure("m", T0 + 31 * SEC, "boom"), None);
+        assert_eq!(h.record_failure("m", T0 + 62 * SEC, "boom"), None);
         assert!(h.available("m", T0 + 62 * SEC));
         // The first has dropped out of the window, the next two still count.
-        assert!(h.record_failure("m", T0 + 70 * SEC).is_some());
+        assert!(h.record_failure("m", T0 + 70 * SEC, "boom").is_some());
     }
 
     #[test]
     fn successes_do_not_forgive_recent_failures() {
         let mut h = HealthMonitor::new();
-        h.record_failure("m", T0);
-        h.record_failure("m", T0 + SEC);
+        h.record_failure("m", T0, "boom");
+        h.record_failure("m", T0 + SEC, "boom");
         assert_eq!(h.record_success("m", T0 + 2 * SEC), None);
-        assert!(h.record_failure("m", T0 + 3 * SEC).is_some());
+        assert!(h.record_failure("m", T0 + 3 * SEC, "boom").is_some());
     }
 
     #[test]
@@ -306,11 +338,11 @@ mod tests {
         let mut h = HealthMonitor::new();
         trip(&mut h, "m", T0);
         let recovered = T0 + 2 * SEC + 20 * MIN;
-        assert_eq!(h.record_failure("m", recovered), None);
-        assert_eq!(h.record_failure("m", recovered + SEC), None);
+        assert_eq!(h.record_failure("m", recovered, "boom"), None);
+        assert_eq!(h.record_failure("m", recovered + SEC, "boom"), None);
         assert!(h.available("m", recovered + SEC));
         assert_eq!(h.health("m", recovered + SEC), 100);
-        assert!(h.record_failure("m", recovered + 2 * SEC).is_some());
+        assert!(h.record_failure("m", recovered + 2 * SEC, "boom").is_some());
     }
 
     #[test]
@@ -318,7 +350,7 @@ mod tests {
         let mut h = HealthMonitor::new();
         trip(&mut h, "m", T0);
         let tripped = T0 + 2 * SEC;
-        assert_eq!(h.record_failure("m", tripped + 3 * MIN), None);
+        assert_eq!(h.record_failure("m", tripped + 3 * MIN, "boom"), None);
         assert_eq!(h.health("m", tripped + 5 * MIN), 10);
         assert!(!h.available("m", tripped + 5 * MIN));
         assert!(h.available("m", tripped + 8 * MIN));
@@ -339,7 +371,7 @@ mod tests {
         );
         assert_eq!(h.health("m", half_open), 100);
         // Closed again: one failure does not trip it.
-        assert_eq!(h.record_failure("m", half_open + SEC), None);
+        assert_eq!(h.record_failure("m", half_open + SEC, "boom"), None);
         assert!(h.available("m", half_open + SEC));
     }
 
@@ -358,7 +390,7 @@ mod tests {
         let half_open = T0 + 2 * SEC + 5 * MIN;
         assert!(h.available("m", half_open));
         assert_eq!(
-            h.record_failure("m", half_open),
+            h.record_failure("m", half_open, "boom"),
             Some(HealthChange {
                 model: "m".into(),
                 tripped: true,
@@ -398,5 +430,28 @@ mod tests {
         assert!(!h.available("m", back - 1));
         assert!(h.available("m", back));
         assert_eq!(h.available_at("m", back), None);
+    }
+
+    #[test]
+    fn a_pause_says_until_when_after_how_many_failures_and_the_last_error() {
+        let mut h = HealthMonitor::new();
+        assert_eq!(h.pause("m", T0), None);
+        h.record_failure("m", T0, "HTTP 500");
+        h.record_failure("m", T0 + SEC, "HTTP 502");
+        h.record_failure("m", T0 + 2 * SEC, "HTTP 503: overloaded");
+        let tripped = T0 + 2 * SEC;
+        assert_eq!(
+            h.pause("m", tripped + MIN),
+            Some(Pause {
+                until_ms: tripped + 5 * MIN,
+                failures: 3,
+                last_error: "HTTP 503: overloaded".into(),
+            })
+        );
+        assert_eq!(h.pause("m", tripped + 5 * MIN), None);
+        // A success while half-open closes it; the next pause counts afresh.
+        h.record_success("m", tripped + 5 * MIN);
+        trip(&mut h, "m", tripped + 6 * MIN);
+        assert_eq!(h.pause("m", tripped + 7 * MIN).map(|p| p.failures), Some(3));
     }
 }

@@ -125,6 +125,10 @@ pub fn markdown(state: &SwarmState, caps: &Caps) -> String {
         out.push('\n');
         for a in &t.attempts {
             let _ = writeln!(out, "- {}", attempt_line(a));
+            // Where the compiler stopped is what the reader acts on.
+            for e in &a.compilation_errors {
+                let _ = writeln!(out, "  - `{}`", one_line(&e.line_text(), usize::MAX));
+            }
         }
     }
     out
@@ -311,6 +315,7 @@ fn attempt_json(a: &Attempt) -> Value {
         "score": a.score,
         "failure_mode": a.failure_mode,
         "error": a.error,
+        "compilation_errors": a.compilation_errors,
         "files": a.files,
         "tokens": a.tokens,
         "cost_usd": a.cost_usd,

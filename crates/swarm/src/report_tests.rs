@@ -284,3 +284,25 @@ fn numbers_read_well() {
     assert_eq!(duration(12_345), "12.3 s");
     assert_eq!(duration(125_000), "2 min 5 s");
 }
+
+#[test]
+fn compile_errors_keep_their_file_and_line() {
+    let mut s = state();
+    let a = &mut s.tasks[0].attempts[0];
+    a.compilation_errors = vec![atto_quality::CompileError {
+        file: "src/a.py".into(),
+        line: Some(3),
+        message: "SyntaxError: unexpected indent".into(),
+        severity: atto_quality::Severity::Error,
+    }];
+    let md = markdown(&s, &caps());
+    assert!(
+        md.contains("src/a.py:3 — SyntaxError: unexpected indent"),
+        "{md}"
+    );
+    let j = json(&s, &caps());
+    let e = &j["tasks"][0]["attempt_log"][0]["compilation_errors"][0];
+    assert_eq!(e["file"], "src/a.py", "{j}");
+    assert_eq!(e["line"], 3, "{j}");
+    assert_eq!(e["message"], "SyntaxError: unexpected indent", "{j}");
+}

@@ -349,7 +349,7 @@ fn a_project_mcp_json_runs_only_once_trusted_and_trust_is_revocable() {
 }
 
 #[test]
-fn mcp_serve_help_says_where_the_session_flags_go() {
+fn mcp_serve_takes_the_session_flags_after_serve_and_refuses_what_it_cannot_apply() {
     let env = Env::new();
     let out = env
         .atto()
@@ -358,15 +358,86 @@ fn mcp_serve_help_says_where_the_session_flags_go() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let help = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        help.contains("atto --model M mcp serve --allow-exec"),
-        "{help}"
-    );
-    // Given after `mcp`, a session flag is refused with the same advice.
-    let late = env
+    assert!(help.contains("--exec-mode"), "{help}");
+    assert!(help.contains("--model"), "{help}");
+    // After `serve` as before `mcp`: the model and the mode atto_exec's tasks run with.
+    for args in [
+        &[
+            "mcp",
+            "serve",
+            "--allow-exec",
+            "--mode",
+            "plan",
+            "--model",
+            "m",
+        ][..],
+        &["--model", "m", "mcp", "serve", "--allow-exec"][..],
+    ] {
+        let (code, tools, err) = served_tools(&env, args);
+        assert_eq!(code, Some(0), "{args:?}: {err}");
+        assert!(tools.contains("atto_exec"), "{args:?}: {tools}\n{err}");
+    }
+    // What a served task never takes from the command line is refused, saying what does.
+    let out = env
         .atto()
-        .args(["mcp", "serve", "--allow-exec", "--model", "m"])
+        .args(["mcp", "serve", "--allow-exec", "--yolo"])
+        .stdin(std::process::Stdio::null())
         .output()
         .unwrap();
-    assert_eq!(late.status.code(), Some(2), "{}", stderr(&late));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--exec-permission"),
+        "{}",
+        stderr(&out)
+    );
+    // Two answers to one question are refused rather than one silently winning.
+    let out = env
+        .atto()
+        .args([
+            "mcp",
+            "serve",
+            "--allow-exec",
+            "--mode",
+            "build",
+            "--exec-mode",
+            "plan",
+        ])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}
+
+/// Runs `atto ARGS` as an MCP server for one `initialize` and one `tools/list`, then
+/// closes its stdin: its exit code, what it answered and its stderr.
+fn served_tools(env: &Env, args: &[&str]) -> (Option<i32>, String, String) {
+    use std::io::Write as _;
+    let mut child = env
+        .atto()
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for message in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "e2e", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    ] {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    stdin.flush().unwrap();
+    // Let it answer before the end of input ends the session.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr(&out),
+    )
 }

@@ -6,7 +6,7 @@
 use atto_testkit::{Reply, Script};
 use serde_json::{Value, json};
 
-use crate::common::{Env, events, of_type, stderr};
+use crate::common::{Env, call, events, of_type, stderr};
 use crate::planner::{plan_reply, report, run, step_replies, write};
 
 fn one_step_plan(kind: &str, file: &str) -> Value {
@@ -173,4 +173,36 @@ fn a_judge_that_cannot_answer_gives_three_but_two_for_a_test_step() {
     let failed = of_type(&ev, "plan_step_failed");
     assert_eq!(failed.len(), 1, "{}", stderr(&out));
     assert_eq!(failed[0]["quality"]["score"], 2);
+}
+
+#[test]
+fn a_denied_test_command_is_no_evidence_that_the_tests_ran() {
+    let mut env = Env::new();
+    swarm_yaml(
+        &env,
+        "swarm:\n  enable_verification: false\n  max_verification_retries: 0\n",
+    );
+    let mut replies = vec![plan_reply(&one_step_plan("TEST", "test_app.py"))];
+    // The command names pytest, but policy refuses it (BLOCK): nothing ran.
+    let refused = call(
+        "bash",
+        json!({"command": "python3 -m pytest -q; rm -rf / --no-preserve-root"}),
+    );
+    replies.extend(step_replies(vec![
+        write("test_app.py", "def test_ok():\n    assert True\n"),
+        refused,
+        report("completed", "the tests pass"),
+    ]));
+    env.serve(Script::new(replies));
+    let out = run(&env, "/auto \"test app.py\"\n/approve\n");
+    let ev = events(&out);
+    let denied = of_type(&ev, "tool_call_finished")
+        .into_iter()
+        .filter(|e| e["name"] == "bash" && e["status"] == "denied")
+        .count();
+    assert_eq!(denied, 1, "{}", stderr(&out));
+    let failed = of_type(&ev, "plan_step_failed");
+    assert_eq!(failed.len(), 1, "{}\n{ev:?}", stderr(&out));
+    let findings = failed[0]["quality"]["findings"].to_string();
+    assert!(findings.contains("no test run shows"), "{findings}");
 }

@@ -876,3 +876,60 @@ fn swarm_help_says_resume_continues_a_saved_swarm() {
     assert!(resume.contains("saved swarm"), "{resume}");
     assert!(!resume.to_lowercase().contains("session"), "{resume}");
 }
+
+#[test]
+fn on_the_terminal_a_second_stuck_task_waits_until_the_first_is_answered() {
+    use crate::tui_harness::{Tmux, atto_line};
+    let mut env = Env::new();
+    env.write(
+        ".atto/swarm.yaml",
+        "swarm:\n  quality_gates: false\n  enable_task_enrichment: false\n  worker_retries: 0\n  enable_user_intervention: true\n  user_intervention_threshold: 1\n",
+    );
+    crate::repo_trust::trust(&env, ".atto/swarm.yaml");
+    let mut replies = vec![decomposition(json!([
+        {"id": "task-1", "type": "implement", "target_files": ["one.py"],
+         "description": "Create one.py with a count_words(text) function that returns how many words the text has."},
+        {"id": "task-2", "type": "implement", "target_files": ["two.py"],
+         "description": "Create two.py with a count_words(text) function that returns how many words the text has."}
+    ]))];
+    for (id, file) in [("task-1", "one.py"), ("task-2", "two.py")] {
+        replies.extend(worker(
+            id,
+            "implement",
+            vec![write(file, COUNTER_BROKEN)],
+            "Wrote it.",
+        ));
+    }
+    env.serve(Script::new(replies));
+    let tmux = Tmux::start(&env);
+    tmux.line(&atto_line(
+        &env,
+        &[
+            "swarm",
+            "--yes",
+            "--permission",
+            "auto-safe",
+            "'count words twice'",
+        ],
+    ));
+    tmux.wait("the first question", |s| s.contains("is stuck. [g]uidance"));
+    // Both workers fail at about the same time: the second question must not be printed
+    // over the first while it waits.
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let screen = tmux.screen();
+    assert_eq!(screen.matches("is stuck after").count(), 1, "{screen}");
+    assert_eq!(
+        screen.matches("is stuck. [g]uidance").count(),
+        1,
+        "{screen}"
+    );
+    // The question says where the code does not compile, once.
+    assert_eq!(screen.matches(".py:3 — SyntaxError").count(), 1, "{screen}");
+    tmux.line("s");
+    let screen = tmux.wait("the second question", |s| {
+        s.matches("is stuck. [g]uidance").count() == 2
+    });
+    assert_eq!(screen.matches("is stuck after").count(), 2, "{screen}");
+    tmux.line("s");
+    tmux.wait_for("skipped · ");
+}

@@ -488,3 +488,39 @@ fn a_worker_that_cannot_start_is_not_held_against_the_model() {
         "{attempts}"
     );
 }
+
+#[test]
+fn a_wait_for_a_tripped_model_says_how_long_and_why() {
+    let mut env = Env::new();
+    env.write(
+        ".atto/swarm.yaml",
+        "swarm:\n  quality_gates: false\n  enable_task_enrichment: false\n  worker_retries: 5\n  models:\n    worker: flaky\n",
+    );
+    trust(&env, ".atto/swarm.yaml");
+    let mut replies = vec![decomposition(json!([
+        {"id": "task-1", "type": "implement", "target_files": ["hello.py"],
+         "description": "Create hello.py that prints hello world when it is run with python from the command line."}
+    ]))];
+    for _ in 0..3 {
+        replies.push(refused("\"model\":\"flaky\""));
+    }
+    env.serve(Script::new(replies));
+    // No fallback: the task waits out the breaker, and the user is told so at once.
+    let mut child = swarm(&env, &["--yes", "say hello"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let seen = wait_for(&mut child, Duration::from_secs(60), |e| {
+        e["type"] == "swarm.model.waiting"
+    });
+    let _ = child.kill();
+    let _ = child.wait();
+    let waiting = seen.last().unwrap();
+    assert_eq!(waiting["model"], "flaky", "{waiting}");
+    let secs = waiting["wait_seconds"].as_u64().unwrap();
+    assert!((240..=300).contains(&secs), "{waiting}");
+    let reason = waiting["reason"].as_str().unwrap();
+    assert!(reason.starts_with("3 failures (last: "), "{reason}");
+    assert!(reason.contains("400"), "{reason}");
+}

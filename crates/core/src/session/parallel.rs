@@ -300,6 +300,7 @@ impl Session {
             if let Some(workaround) = &outcome.workaround {
                 self.learnings.workaround(workaround).await;
             }
+            self.note_ending(&outcome);
             worker.state.files_changed.extend(outcome.changed_paths);
             worker.messages.push(Message::ToolResult(outcome.result));
         }

@@ -12,7 +12,7 @@ use atto_tools::{CancellationToken, ToolContext};
 
 use super::Session;
 use super::drive::{self, Inbox};
-use crate::quality_gate::{GateRunner, worker_result};
+use crate::quality_gate::{GateRunner, not_run, worker_result};
 
 /// What one attempt at a step left behind, for its checks.
 pub(super) struct StepWork {
@@ -25,6 +25,14 @@ pub(super) struct StepWork {
 }
 
 impl Session {
+    /// Remembers a call that never ran, for [`worker_result`].
+    pub(super) fn note_ending(&mut self, outcome: &crate::orchestrator::CallOutcome) {
+        let status = outcome.status();
+        if not_run(status).is_some() {
+            self.unrun.insert(outcome.result.call_id.clone(), status);
+        }
+    }
+
     /// Runs the pipeline over a step that reported itself completed.
     pub(super) async fn check_step(
         &mut self,
@@ -52,7 +60,7 @@ impl Session {
         };
         let model = self.options.client.info().model.clone();
         let history = self.history.get(work.history_from..).unwrap_or(&[]);
-        let result = worker_result(history, &work.text, &model);
+        let result = worker_result(history, &self.unrun, &work.text, &model);
         let before = match step.checkpoint {
             Some(id) => self.keeper.read_at(id, work.files.clone()).await,
             None => std::collections::BTreeMap::new(),

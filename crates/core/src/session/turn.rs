@@ -289,6 +289,7 @@ impl Session {
                 if let Some(workaround) = &outcome.workaround {
                     self.learnings.workaround(workaround).await;
                 }
+                self.note_ending(&outcome);
                 turn.files_changed.extend(outcome.changed_paths);
                 // The orchestrator committed each result before reporting it finished.
                 self.history.push(Message::ToolResult(outcome.result));

@@ -284,10 +284,10 @@ impl Coordinator {
         }
         // Only what the model could have done otherwise counts against its health: a cap
         // that stopped it does not, and a worker that never started asked no model at all.
-        let change = match failure.as_ref().map(|(mode, _)| mode.as_str()) {
-            Some("start") => None,
-            Some("budget") | None => self.health.record_success(&model, now),
-            Some(_) => self.health.record_failure(&model, now),
+        let change = match failure.as_ref().map(|(mode, why)| (mode.as_str(), why)) {
+            Some(("start", _)) => None,
+            Some(("budget", _)) | None => self.health.record_success(&model, now),
+            Some((_, why)) => self.health.record_failure(&model, now, why),
         };
         if let Some(change) = change {
             self.emit(SwarmEvent::ModelHealth {
@@ -361,10 +361,11 @@ impl Coordinator {
                         }
                         .into(),
                     );
-                    attempt.error = Some(o.findings.first().map_or_else(
-                        || "the quality checks did not pass it".to_owned(),
-                        |f| f.message.clone(),
-                    ));
+                    attempt.error =
+                        Some(o.findings.first().map_or_else(
+                            || "the quality checks did not pass it".to_owned(),
+                            placed,
+                        ));
                     retry = o.retry.clone().map(|mut r| {
                         r.attempt = number + 1;
                         r.max_attempts = max_attempts;
@@ -640,4 +641,60 @@ pub fn prompt(goal: &str, task: &SwarmTask) -> String {
         p.push_str(&retry.render());
     }
     p
+}
+
+/// A finding with its place in front (`app.py:3 — SyntaxError: …`), unless its message
+/// already starts with it: the error a person reads must say where to look.
+fn placed(f: &atto_quality::Finding) -> String {
+    let place = match (&f.file, f.line) {
+        (Some(file), Some(line)) => format!("{file}:{line}"),
+        (Some(file), None) => file.clone(),
+        (None, _) => return f.message.clone(),
+    };
+    if f.message.starts_with(&place) {
+        f.message.clone()
+    } else {
+        format!("{place} — {}", f.message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::placed;
+    use atto_quality::{Finding, Stage};
+
+    fn finding(message: &str, file: Option<&str>, line: Option<u32>) -> Finding {
+        Finding {
+            stage: Stage::Compile,
+            code: None,
+            message: message.into(),
+            file: file.map(str::to_owned),
+            line,
+        }
+    }
+
+    #[test]
+    fn an_attempts_error_keeps_the_findings_place() {
+        let cases = [
+            (
+                finding("SyntaxError: unexpected indent", Some("app.py"), Some(3)),
+                "app.py:3 — SyntaxError: unexpected indent",
+            ),
+            (
+                finding("is empty", Some("app.py"), None),
+                "app.py — is empty",
+            ),
+            (
+                finding("app.py:3: bad", Some("app.py"), Some(3)),
+                "app.py:3: bad",
+            ),
+            (
+                finding("no test run shows", None, None),
+                "no test run shows",
+            ),
+        ];
+        for (f, want) in cases {
+            assert_eq!(placed(&f), want);
+        }
+    }
 }

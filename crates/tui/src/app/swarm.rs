@@ -560,6 +560,9 @@ impl App {
                     s.tripped.push((model, *health));
                 }
             }
+            // The swarm panel shows the tripped model already; the countdown is for the
+            // line front ends.
+            SwarmEvent::ModelWaiting { .. } => return None,
             SwarmEvent::Budget {
                 tokens,
                 max_tokens,
