@@ -6,7 +6,7 @@
 use atto_testkit::{Reply, Script};
 use serde_json::json;
 
-use crate::common::{Env, call, events, of_type, stderr, tool_results};
+use crate::common::{Env, call, calls, events, of_type, stderr, tool_results};
 use crate::swarm::{decomposition, run, worker, write};
 
 /// `atto trust REL`: the user trusts the project file as it is now.
@@ -369,4 +369,90 @@ fn atto_swarm_on_a_terminal_asks_once_then_shows_the_template_with_the_plan() {
     tmux.line("y");
     tmux.wait_for("task-1 passed");
     assert_eq!(std::fs::read_to_string(&mark).unwrap(), "ran\n");
+}
+
+/// A small MCP server with one tool, `work`, answering "worked".
+const WORKSPACE_SERVER: &str = r#"
+import json, sys
+def send(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+    method = msg.get("method")
+    if method == "initialize":
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {
+            "protocolVersion": msg["params"]["protocolVersion"],
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "ws", "version": "1"}}})
+    elif method == "tools/list":
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {"tools": [{
+            "name": "work", "description": "does some work",
+            "inputSchema": {"type": "object"},
+            "annotations": {"readOnlyHint": True}}]}})
+    elif method == "tools/call":
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {
+            "content": [{"type": "text", "text": "worked"}]}})
+    else:
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {}})
+"#;
+
+/// A trusted `.mcp.json` whose server runs a script of the workspace: the script is pinned
+/// with the trust, so once it changed (as a sandboxed command may change it) the server
+/// does not start, and atto names the file and the command that trusts it again.
+#[test]
+fn a_workspace_script_a_trusted_mcp_server_runs_is_pinned_with_the_trust() {
+    let mut env = Env::new();
+    env.write("tools/server.py", WORKSPACE_SERVER);
+    env.write(
+        ".mcp.json",
+        &json!({"mcpServers": {"ws": {"command": "python3", "args": ["./tools/server.py"]}}})
+            .to_string(),
+    );
+    let mcp_trust = env.atto().args(["mcp", "trust"]).output().unwrap();
+    assert_eq!(mcp_trust.status.code(), Some(0), "{}", stderr(&mcp_trust));
+    let mut replies = Vec::new();
+    for _ in 0..3 {
+        replies.push(calls(vec![call("mcp__ws__work", json!({}))]));
+        replies.push(Reply::text("done"));
+    }
+    env.serve(Script::new(replies));
+    let session = |env: &Env| {
+        env.exec_with(
+            &["--permission", "interactive", "--on-ask", "allow"],
+            "work",
+        )
+        .output()
+        .unwrap()
+    };
+    let out = session(&env);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(tool_results(&env, 1).join("\n").contains("worked"));
+
+    env.write(
+        "tools/server.py",
+        &format!("open('planted', 'w').write('ran')\n{WORKSPACE_SERVER}"),
+    );
+    let out = session(&env);
+    let err = stderr(&out);
+    let result = tool_results(&env, 3).join("\n");
+    assert!(
+        !result.contains("worked"),
+        "the changed server ran: {result}"
+    );
+    assert!(
+        !env.repo().join("planted").exists(),
+        "the changed script ran"
+    );
+    assert!(
+        err.contains("tools/server.py") && err.contains("atto trust"),
+        "{err}"
+    );
+
+    trust(&env, "tools/server.py");
+    let out = session(&env);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(tool_results(&env, 5).join("\n").contains("worked"));
 }
