@@ -350,3 +350,60 @@ async fn the_no_write_sandbox_writes_nothing() {
         std::fs::remove_file(ws.join("new")).unwrap();
     }
 }
+
+/// Where the workspace's file system is read-only, no placeholder can be made, and none is
+/// needed (a command cannot remount it): commands still start, and read. Runs in a copy of
+/// this test inside a mount namespace of its own (root only), where the workspace is
+/// mounted read-only.
+#[test]
+fn on_a_read_only_file_system_commands_run_without_placeholders() {
+    const ENV: &str = "ATTO_SANDBOX_TEST_READ_ONLY_WS";
+    let name = "on_a_read_only_file_system_commands_run_without_placeholders";
+    let Some(ws) = std::env::var_os(ENV) else {
+        if common::uid() != 0 || atto_sandbox::Sandbox::probe().landlock_abi == 0 {
+            eprintln!("SKIPPED: needs root (to mount) and Landlock");
+            return;
+        }
+        let d = Dirs::new();
+        let ws = d.ws();
+        std::fs::write(ws.join("f"), "read me").unwrap();
+        let script = format!(
+            "mount --bind '{ws}' '{ws}' && mount -o remount,bind,ro '{ws}' && exec \"$0\" --exact {name} --nocapture",
+            ws = ws.display()
+        );
+        let out = std::process::Command::new("unshare")
+            .args(["-m", "--propagation", "private", "sh", "-c", &script])
+            .arg(std::env::current_exe().unwrap())
+            .env(ENV, &ws)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{text}");
+        assert!(text.contains("checked read-only"), "{text}");
+        return;
+    };
+    let ws = std::path::PathBuf::from(ws);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut config = atto_sandbox::SandboxConfig {
+            writable: vec![ws.clone()],
+            ..atto_sandbox::SandboxConfig::default()
+        };
+        config.create_read_only = vec![ws.join(".atto")];
+        let sb = sandbox(&config).unwrap();
+        let ran = run(Some(&sb), &ws, "cat f; mkdir .atto").await;
+        assert_ne!(ran.code, Some(0), "{}", ran.output);
+        assert!(ran.output.starts_with("read me"), "{}", ran.output);
+        assert!(
+            ran.output.contains("Read-only file system"),
+            "{}",
+            ran.output
+        );
+        assert!(!ws.join(".atto").exists());
+    });
+    println!("checked read-only");
+}

@@ -15,10 +15,11 @@ use super::placeholders;
 use super::seccomp::Filter;
 
 /// Whether the plan's placeholders exist for this process.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy)]
 pub(super) enum Placeholders {
-    /// Made and held: each must be covered, or the command does not start.
-    Held,
+    /// Made and held (those `Held` says): each must be covered, or the command does not
+    /// start.
+    Held(placeholders::Held),
     /// Not made (the probe): none is mounted.
     Absent,
 }
@@ -31,8 +32,8 @@ pub(super) fn restrict(
     filter: Option<&Filter>,
 ) -> io::Result<()> {
     if let Some(plan) = mounts {
-        placeholders::hold(&plan.created)?;
-        enter_mount_namespace(plan, Placeholders::Held)?;
+        let held = placeholders::hold(&plan.created)?;
+        enter_mount_namespace(plan, Placeholders::Held(held))?;
     }
     set_no_new_privs()?;
     landlock_restrict_self(ruleset.as_raw_fd())?;
@@ -121,10 +122,12 @@ pub(super) fn enter_mount_namespace(plan: &Plan, placeholders: Placeholders) -> 
         }
         set_read_only(dir, true)?;
     }
-    if placeholders == Placeholders::Held {
-        for dir in &plan.created {
-            mount(Some(dir), dir, libc::MS_BIND)?;
-            set_read_only(dir, true)?;
+    if let Placeholders::Held(held) = placeholders {
+        for (i, dir) in plan.created.iter().enumerate() {
+            if held.holds(i) {
+                mount(Some(dir), dir, libc::MS_BIND)?;
+                set_read_only(dir, true)?;
+            }
         }
     }
     if let Some(tmp) = &plan.tmp {

@@ -13,6 +13,9 @@
 //! fails otherwise), so a placeholder never vanishes beneath a command still relying on
 //! it, and anything written there by someone else is kept.
 //!
+//! On a read-only file system no placeholder is made, and none is needed: the command
+//! cannot remount it.
+//!
 //! Does not decide which directories get placeholders (preparing does) nor mount them
 //! (`child::enter_mount_namespace` does, failing rather than skipping one that is gone).
 
@@ -26,42 +29,64 @@ use crate::MAX_PLACEHOLDERS as MAX;
 /// being locked (another command's keeper ending at that moment).
 const ATTEMPTS: usize = 8;
 
+/// Which placeholders exist for this command: all but those on a read-only file system,
+/// where the command cannot create them either (Landlock forbids it to remount).
+#[derive(Clone, Copy)]
+pub(super) struct Held([bool; MAX]);
+
+impl Held {
+    /// Whether placeholder `i` exists and must be covered.
+    pub(super) fn holds(&self, i: usize) -> bool {
+        self.0.get(i).copied().unwrap_or(false)
+    }
+}
+
 /// Makes each of `dirs` that is missing, locks each shared and hands the locks to a
 /// keeper process that removes the placeholders once this process has ended. On error
 /// nothing is held, and the placeholders made are removed again when no one else holds
 /// them.
-pub(super) fn hold(dirs: &[CString]) -> io::Result<()> {
+pub(super) fn hold(dirs: &[CString]) -> io::Result<Held> {
     let mut fds: [libc::c_int; MAX] = [-1; MAX];
-    let dirs = &dirs[..dirs.len().min(MAX)];
-    for (i, dir) in dirs.iter().enumerate() {
+    let mut names: [Option<&CString>; MAX] = [None; MAX];
+    let mut held = Held([false; MAX]);
+    let mut n = 0;
+    for (i, dir) in dirs.iter().take(MAX).enumerate() {
         match lock(dir) {
-            Ok(fd) => fds[i] = fd,
+            Ok(Some(fd)) => {
+                fds[n] = fd;
+                names[n] = Some(dir);
+                n += 1;
+                held.0[i] = true;
+            }
+            Ok(None) => {}
             Err(e) => {
-                release(&dirs[..i], &fds[..i]);
+                release(&names[..n], &fds[..n]);
                 return Err(e);
             }
         }
     }
-    let held = &fds[..dirs.len()];
-    if let Err(e) = spawn_keeper(dirs, held) {
-        release(dirs, held);
+    if n == 0 {
+        return Ok(held);
+    }
+    if let Err(e) = spawn_keeper(&names[..n], &fds[..n]) {
+        release(&names[..n], &fds[..n]);
         return Err(e);
     }
     // The keeper's copies keep the locks: they belong to the open file, not the process.
-    for fd in held {
+    for fd in &fds[..n] {
         close(*fd);
     }
-    Ok(())
+    Ok(held)
 }
 
 /// Makes `dir` if it is missing and returns a descriptor of it, locked shared, once the
-/// locked directory is still the one at `dir`.
-fn lock(dir: &CStr) -> io::Result<libc::c_int> {
+/// locked directory is still the one at `dir`; `None` when the file system is read-only.
+fn lock(dir: &CStr) -> io::Result<Option<libc::c_int>> {
     for _ in 0..ATTEMPTS {
-        if let Err(e) = mkdir(dir)
-            && e.raw_os_error() != Some(libc::EEXIST)
-        {
-            return Err(e);
+        match mkdir(dir) {
+            Err(e) if e.raw_os_error() == Some(libc::EROFS) => return Ok(None),
+            Err(e) if e.raw_os_error() != Some(libc::EEXIST) => return Err(e),
+            Ok(()) | Err(_) => {}
         }
         // Never through a symlink: a link here would lead the mount elsewhere.
         let fd = match open_dir(dir) {
@@ -75,7 +100,7 @@ fn lock(dir: &CStr) -> io::Result<libc::c_int> {
         }
         // A keeper may have removed it between `mkdir` and the lock.
         if same_dir(fd, dir) {
-            return Ok(fd);
+            return Ok(Some(fd));
         }
         close(fd);
     }
@@ -91,7 +116,7 @@ static KEEPER: AtomicI32 = AtomicI32::new(0);
 /// process says the command ended ([`finish`]) or dies, then removing what no one else
 /// holds.
 #[expect(unsafe_code, reason = "fork and _exit are raw process calls")]
-fn spawn_keeper(dirs: &[CString], fds: &[libc::c_int]) -> io::Result<()> {
+fn spawn_keeper(dirs: &[Option<&CString>], fds: &[libc::c_int]) -> io::Result<()> {
     // SAFETY: a plain integer call, and signal-mask changes on live locals.
     let (parent, mut set, mut old) = unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
@@ -152,7 +177,12 @@ pub(super) fn forget() {
     unsafe_code,
     reason = "setsid, sigprocmask, prctl, sigtimedwait and getppid are raw calls"
 )]
-fn keep(parent: libc::pid_t, set: &mut libc::sigset_t, dirs: &[CString], fds: &[libc::c_int]) {
+fn keep(
+    parent: libc::pid_t,
+    set: &mut libc::sigset_t,
+    dirs: &[Option<&CString>],
+    fds: &[libc::c_int],
+) {
     close_all_but(fds);
     // SAFETY: integer arguments and live locals only; none of these touch other memory.
     // SIGUSR1 (in `set`) is blocked since before the fork.
@@ -179,8 +209,11 @@ fn keep(parent: libc::pid_t, set: &mut libc::sigset_t, dirs: &[CString], fds: &[
 
 /// For each placeholder: when no other command holds it, removes it if it is still the
 /// locked directory and empty; then drops this hold.
-fn release(dirs: &[CString], fds: &[libc::c_int]) {
+fn release(dirs: &[Option<&CString>], fds: &[libc::c_int]) {
     for (dir, fd) in dirs.iter().zip(fds) {
+        let Some(dir) = dir else {
+            continue;
+        };
         if flock(*fd, libc::LOCK_EX | libc::LOCK_NB).is_ok() && same_dir(*fd, dir) {
             // Fails with ENOTEMPTY when something was written there: that is kept.
             let _ = rmdir(dir);
