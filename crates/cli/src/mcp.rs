@@ -239,7 +239,12 @@ pub fn hub_options(
                     .filter(|s| !servers.iter().any(|u| u.name == s.name))
                     .collect();
                 if crate::trust::is_trusted(&project, text.as_bytes()) {
-                    servers.extend(found);
+                    let (pinned, refused) = crate::trust::mcp_files::pin(found, workspace);
+                    servers.extend(pinned);
+                    for (server, why) in refused {
+                        notices.push(format!("MCP server {}: {why}", server.name));
+                        untrusted.push((server, why));
+                    }
                 } else if !found.is_empty() {
                     let names: Vec<&str> = found.iter().map(|s| s.name.as_str()).collect();
                     notices.push(format!(
@@ -324,12 +329,13 @@ pub fn run(command: McpCommand, config: &Config, workspace: &Path) -> Result<Exi
             })?;
             let servers = atto_mcp::parse_mcp_json(&text, &path, ".mcp.json (project)")
                 .map_err(|e| Failure::usage(e.to_string()))?;
-            crate::trust::Store::open()
-                .ok_or_else(|| Failure::usage("no data directory (set ATTO_HOME)"))?
-                .trust(&path, text.as_bytes())?;
+            let files = crate::trust::mcp_files::trust(&path, &text, &servers, workspace)?;
             println!("trusted {} (until it changes):", path.display());
             for server in servers {
                 println!("  {}: {}", server.name, describe(&server));
+            }
+            for file in files {
+                println!("  and the file its servers run: {}", file.display());
             }
             Ok(ExitCode::Ok)
         }

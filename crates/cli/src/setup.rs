@@ -504,9 +504,10 @@ fn prepare_sandbox(
         writable: vec![workspace.to_path_buf()],
         allow_network,
         allow_unix_sockets,
-        // Not `create_read_only`: an empty `.atto/` appearing in every workspace at start
-        // changes workspaces that checkpoints and plan mode promise to leave as they were.
         read_only: read_only_dirs(workspace),
+        // Missing ones exist only while a command runs, so no workspace gains a
+        // directory that checkpoints and plan mode promise not to add.
+        create_read_only: permissions::protected_paths().uncreatable_dirs(workspace),
         hide,
         private_tmp: true,
         ..SandboxConfig::default()

@@ -599,6 +599,11 @@ fn text_line(event: &SwarmEvent) -> Option<String> {
             minutes_seconds(*wait_seconds)
         ),
         SwarmEvent::Notice { text } => format!("atto: {text}"),
+        SwarmEvent::TrustNeeded { question } => question
+            .iter()
+            .map(|line| format!("atto: {line}"))
+            .collect::<Vec<_>>()
+            .join("\n"),
         SwarmEvent::Finished {
             swarm_id,
             status,

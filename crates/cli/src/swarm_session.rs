@@ -81,11 +81,16 @@ impl SessionSwarm {
         &self,
         goal: String,
         events: mpsc::UnboundedSender<SwarmEvent>,
-        answers: mpsc::UnboundedReceiver<SwarmInput>,
+        mut answers: mpsc::UnboundedReceiver<SwarmInput>,
     ) {
         let say = |text: String| {
             let _ = events.send(SwarmEvent::Notice { text });
         };
+        if let Err(why) =
+            crate::swarm_trust::ask_over_channels(&self.workspace, &events, &mut answers)
+        {
+            return say(format!("the swarm did not start: {why}"));
+        }
         let runtime = match tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()

@@ -2,14 +2,16 @@
 //! choose models (`atto_swarm::config::HARMLESS_KEYS` lists those that do not), and the
 //! workspace files its launch template runs, are used only once the user trusted their
 //! content. Owns the refusal (with the exact `atto trust` command), what a person is shown
-//! before trusting, and finding the files a template runs. Asking is left to the front
+//! before trusting, finding the files a template runs, and asking over the terminal UI's
+//! swarm channels. Asking on a terminal or a line session's stdin is left to those front
 //! ends (`swarm`, `swarm_session`); the trust store is `trust`'s.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use atto_swarm::SwarmConfig;
 use atto_swarm::worker::Pinned;
+use atto_swarm::{SwarmConfig, SwarmEvent, SwarmInput};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
 use crate::Failure;
 
@@ -199,6 +201,45 @@ impl UntrustedSwarmFile {
         }
         self.trust()?;
         Ok(true)
+    }
+}
+
+/// For the terminal UI's swarm thread, before the swarm is set up: when the workspace's
+/// swarm file (or a file its template runs) is not trusted, asks the person once through
+/// the swarm's channels, showing [`UntrustedSwarmFile::question`], and on yes trusts
+/// exactly what was shown. `Err` is why the swarm does not start. Blocks the calling
+/// thread (not a runtime's) until the answer.
+pub fn ask_over_channels(
+    workspace: &Path,
+    events: &UnboundedSender<SwarmEvent>,
+    answers: &mut UnboundedReceiver<SwarmInput>,
+) -> Result<(), String> {
+    let untrusted = match UntrustedSwarmFile::find(workspace) {
+        Ok(None) => return Ok(()),
+        Ok(Some(untrusted)) => untrusted,
+        Err(failure) => return Err(failure.message),
+    };
+    let question = SwarmEvent::TrustNeeded {
+        question: untrusted.question(),
+    };
+    if events.send(question).is_err() {
+        return Err(untrusted.refusal());
+    }
+    loop {
+        match answers.blocking_recv() {
+            Some(SwarmInput::Trust { yes: true }) => {
+                return untrusted.trust().map_err(|failure| failure.message);
+            }
+            Some(SwarmInput::Trust { yes: false } | SwarmInput::Interrupt) | None => {
+                return Err(untrusted.refusal());
+            }
+            // Nothing else is asked before the swarm starts.
+            Some(
+                SwarmInput::Confirm { .. }
+                | SwarmInput::Approval { .. }
+                | SwarmInput::Intervention { .. },
+            ) => {}
+        }
     }
 }
 

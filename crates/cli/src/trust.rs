@@ -1,5 +1,6 @@
 //! Project trust: the one boundary for what a repository carries. A project file that can
-//! start a process or widen what atto does (`.mcp.json`, a swarm file with a launch
+//! start a process or widen what atto does (`.mcp.json` and the workspace files its
+//! servers run (`mcp_files`), a swarm file with a launch
 //! template or models and the files that template runs, `.atto/agents/*.md`) is inert
 //! until the user trusts exactly that content. (The project's `.atto/config.toml` has no
 //! key that widens: it may only tighten, and needs no trust.) Trust is remembered in the data dir as
@@ -12,6 +13,7 @@
 //! until trusted" (see `instructions`): readable, unless a session's command wrote them.
 
 pub mod instructions;
+pub mod mcp_files;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -49,6 +51,7 @@ pub fn project_files(workspace: &Path) -> Vec<PathBuf> {
             out.push(path);
         }
     }
+    out.extend(mcp_files::project_files(workspace));
     if let Ok(loaded) = atto_swarm::SwarmConfig::load(workspace) {
         let runs =
             crate::swarm_trust::template_files(&loaded.config.worker_command.words, workspace);

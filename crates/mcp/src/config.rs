@@ -122,6 +122,35 @@ pub struct ServerConfig {
     pub tools: ToolsConfig,
     /// Where it was configured, for `/mcp` and messages.
     pub origin: String,
+    /// Workspace files its command runs, pinned to the content the user trusted (set by
+    /// the CLI once it checked that trust; empty for the user's own servers).
+    pub pinned: Vec<PinnedFile>,
+}
+
+/// A workspace file a project's server runs (`python ./tools/server.py`), with the content
+/// the user trusted: checked each time the server starts, since the workspace is where
+/// sandboxed commands write and servers run outside any sandbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PinnedFile {
+    /// The file (canonical).
+    pub path: PathBuf,
+    /// Its trusted content.
+    pub content: Vec<u8>,
+}
+
+impl PinnedFile {
+    /// Why the server must not start when the file no longer has the trusted content.
+    pub fn changed(&self) -> Option<String> {
+        if std::fs::read(&self.path).ok().as_deref() == Some(self.content.as_slice()) {
+            return None;
+        }
+        Some(format!(
+            "{} changed since it was trusted (the server runs it); the server was not \
+             started. Read it, then `atto trust {}`",
+            self.path.display(),
+            self.path.display()
+        ))
+    }
 }
 
 /// The `[mcp_servers.NAME]` table and one `.mcp.json` entry, before validation.
@@ -285,6 +314,7 @@ fn validate(
         tool_timeout: seconds(raw.tool_timeout, "tool_timeout", DEFAULT_TOOL_TIMEOUT)?,
         tools: raw.tools.clone(),
         origin: origin.to_owned(),
+        pinned: Vec::new(),
     })
 }
 
@@ -320,6 +350,27 @@ pub fn expand_env(text: &str) -> Result<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pinned_file_holds_only_while_its_content_is_the_trusted_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("server.py");
+        std::fs::write(&path, "trusted").unwrap();
+        let pin = PinnedFile {
+            path: path.clone(),
+            content: b"trusted".to_vec(),
+        };
+        assert_eq!(pin.changed(), None);
+        std::fs::write(&path, "planted").unwrap();
+        let why = pin.changed().unwrap_or_default();
+        assert!(why.contains("changed since it was trusted"), "{why}");
+        assert!(why.contains("atto trust"), "{why}");
+        std::fs::remove_file(&path).unwrap();
+        assert!(
+            pin.changed().is_some(),
+            "a removed file is no trusted content"
+        );
+    }
 
     fn toml_servers(text: &str) -> Result<Vec<ServerConfig>, ConfigError> {
         #[derive(Deserialize)]

@@ -22,8 +22,8 @@ mod server;
 mod tool;
 
 pub use config::{
-    ConfigError, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, PermissionLists, RawServer,
-    ServerConfig, ToolsConfig, Transport, from_mcp_json, from_tables, parse_mcp_json,
+    ConfigError, DEFAULT_STARTUP_TIMEOUT, DEFAULT_TOOL_TIMEOUT, PermissionLists, PinnedFile,
+    RawServer, ServerConfig, ToolsConfig, Transport, from_mcp_json, from_tables, parse_mcp_json,
 };
 pub use connect::kill_all_servers;
 pub use content::MAX_RESULT_BYTES;

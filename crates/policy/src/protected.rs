@@ -54,6 +54,18 @@ impl ProtectedPaths {
             .chain(self.atto_dirs.iter().cloned())
             .collect()
     }
+
+    /// The protected directories at the workspace's top that a sandbox keeps commands
+    /// from creating when they do not exist (`.atto`, `.attocode`): what they would hold
+    /// is obeyed by the next session. Not `.git`, whose empty directory would make git
+    /// misread the repository.
+    pub fn uncreatable_dirs(&self, workspace: &Path) -> Vec<PathBuf> {
+        PROTECTED_NAMES
+            .iter()
+            .filter(|n| **n != ".git")
+            .map(|n| workspace.join(n))
+            .collect()
+    }
 }
 
 /// Does any component of `path` name a protected directory?
@@ -122,5 +134,9 @@ mod tests {
             assert!(dirs.contains(&Path::new("/ws").join(n)), "{n}");
         }
         assert!(dirs.contains(&PathBuf::from("/cfg/atto")));
+        assert_eq!(
+            set.uncreatable_dirs(Path::new("/ws")),
+            [PathBuf::from("/ws/.atto"), PathBuf::from("/ws/.attocode")]
+        );
     }
 }

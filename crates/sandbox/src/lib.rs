@@ -20,9 +20,11 @@
 //!   with `EROFS`, but for its private `/tmp` and the devices.
 //! - **Write the read-only directories** beneath them (the workspace's `.git`, `.atto`
 //!   and `.attocode`, atto's own config and data): they are read-only bind mounts in the
-//!   command's mount namespace, so writes fail with `EROFS`; those of
-//!   [`SandboxConfig::create_read_only`] that did not exist are created empty first, so a
-//!   command cannot create them either. Landlock forbids the command to mount or unmount
+//!   command's mount namespace, so writes fail with `EROFS`; for those of
+//!   [`SandboxConfig::create_read_only`] that do not exist, each command gets an empty
+//!   placeholder, made just before it starts, covered the same way and removed once no
+//!   running command needs it (if still empty), so a command cannot create them either
+//!   and the workspace looks as it did. Landlock forbids the command to mount or unmount
 //!   anything, and a command running as uid 0 is moved into a further user namespace,
 //!   where the mounts are locked and root's capabilities end.
 //! - **Make devices**: seccomp fails `mknod` of character and block devices (`EACCES`),
@@ -54,9 +56,11 @@
 //! - **Everything in the writable paths**: a command can leave files in the workspace
 //!   that something unsandboxed later executes or trusts (a build script, a `Makefile`,
 //!   a nested repository's `.git` with hooks); a read-only directory that did not exist
-//!   when the sandbox was prepared and is not created then (the workspace's `.git`,
-//!   which an empty directory would misrepresent) may be created by a command, nor are
-//!   mounts beneath a writable path that were made after the sandbox was prepared.
+//!   when the sandbox was prepared and gets no placeholder (the workspace's `.git`,
+//!   which an empty directory would misrepresent), or that was removed since, may be
+//!   created by a command, nor are mounts beneath a writable path that were made after
+//!   the sandbox was prepared. An empty placeholder directory someone else makes while
+//!   a command runs is removed with it.
 //! - **Background processes outliving the command**: they end with it (its PID namespace
 //!   ends when its shell exits).
 //! - **Unix sockets when the network is allowed**, pathname unix sockets when
@@ -109,8 +113,11 @@ pub struct SandboxConfig {
     /// How a command enters the mount namespace that makes `read_only` read-only.
     pub mount_namespace: MountNamespace,
     /// Directories like `read_only` that must not be created either: beneath a writable
-    /// path, one that does not exist is created empty when the sandbox is prepared, so
-    /// that it can be made read-only like the others.
+    /// path, one that does not exist when the sandbox is prepared gets an empty
+    /// placeholder for each command of the writable sandbox, made just before the command
+    /// starts and covered read-only in its mount namespace, and removed once no running
+    /// command holds it if it is still empty. At most four; without mount namespaces they
+    /// are a gap ([`SandboxProtection`] `missing_dirs`).
     pub create_read_only: Vec<PathBuf>,
     /// Files and directories commands must not read (credential stores): each that
     /// exists is covered by an empty read-only directory (or an empty file).
@@ -228,6 +235,10 @@ pub(crate) enum Writes {
     Nothing,
 }
 
+/// At most this many directories of [`SandboxConfig::create_read_only`] get placeholders:
+/// the child holds their descriptors on its stack, where nothing may allocate.
+pub(crate) const MAX_PLACEHOLDERS: usize = 4;
+
 /// What one restriction is built from, with every path canonical.
 #[derive(Debug)]
 pub(crate) struct Layout<'a> {
@@ -236,6 +247,9 @@ pub(crate) struct Layout<'a> {
     pub(crate) writable: &'a [PathBuf],
     /// Directories made read-only beneath `writable`.
     pub(crate) read_only: &'a [PathBuf],
+    /// Directories that do not exist beneath `writable`, made empty and read-only for
+    /// each command while it runs (at most [`MAX_PLACEHOLDERS`]).
+    pub(crate) created: &'a [PathBuf],
     /// Paths covered by `empty` (directories) or an empty file.
     pub(crate) hide: &'a [PathBuf],
     /// The empty directory for `hide`.
@@ -304,18 +318,29 @@ impl Sandbox {
         };
         let mut writable = canonical(&config.writable);
         let mut read_only = config.read_only.clone();
+        // Those that do not exist beneath a writable path get a placeholder per command;
+        // the rest are read-only directories like any other (one beyond the limit stays
+        // missing, and so a gap).
+        let mut created: Vec<PathBuf> = Vec::new();
         for dir in &config.create_read_only {
-            // Created empty so it can be covered by a read-only mount; one that cannot
-            // be created (or lies outside the writable paths) is skipped like a missing
-            // read-only directory.
-            let parent_ok = dir
-                .parent()
-                .and_then(|p| p.canonicalize().ok())
-                .is_some_and(|p| writable.iter().any(|w| p.starts_with(w)));
-            if parent_ok && !dir.exists() {
-                let _ = std::fs::create_dir(dir);
+            let beneath = match (dir.parent().map(Path::canonicalize), dir.file_name()) {
+                (Some(Ok(parent)), Some(name))
+                    if writable.iter().any(|w| parent.starts_with(w)) =>
+                {
+                    Some(parent.join(name))
+                }
+                _ => None,
+            };
+            match beneath {
+                Some(path)
+                    if std::fs::symlink_metadata(&path).is_err()
+                        && created.len() < MAX_PLACEHOLDERS
+                        && !created.contains(&path) =>
+                {
+                    created.push(path);
+                }
+                _ => read_only.push(dir.clone()),
             }
-            read_only.push(dir.clone());
         }
         // A hidden path that holds a writable one (a workspace inside `~/.docker`) would
         // hide the workspace itself: it stays visible.
@@ -360,6 +385,7 @@ impl Sandbox {
                 writes: Writes::Workspace,
                 writable: &writable,
                 read_only: &read_only,
+                created: &created,
                 hide: &hide,
                 empty: empty.as_deref(),
                 tmp: mounted_tmp,
@@ -372,6 +398,7 @@ impl Sandbox {
                 writes: Writes::Nothing,
                 writable: &no_write_writable,
                 read_only: &[],
+                created: &[],
                 hide: &hide,
                 empty: empty.as_deref(),
                 tmp: mounted_tmp,
@@ -401,6 +428,11 @@ impl Sandbox {
         let build = |compiled: Compiled, writable: Vec<PathBuf>, no_write: Option<Arc<Sandbox>>| {
             let mut all_gaps = gaps.clone();
             all_gaps.extend(compiled.gaps.iter().cloned());
+            // Without the namespaces there is nothing to cover a placeholder with.
+            let mut missing = missing.clone();
+            if no_write.is_some() && compiled.namespaces.is_err() {
+                missing.extend(created.iter().map(|d| d.display().to_string()));
+            }
             let protections = protections::of(&protections::Facts {
                 compiled: &compiled,
                 config,
@@ -473,8 +505,8 @@ impl Sandbox {
     }
 
     /// The directories sandboxed commands see read-only (canonical): the configured
-    /// read-only directories that existed beneath a writable path at prepare time, or
-    /// none when [`Sandbox::protects_read_only`] is false.
+    /// read-only directories that existed beneath a writable path at prepare time and
+    /// the placeholders, or none when [`Sandbox::protects_read_only`] is false.
     pub fn read_only(&self) -> &[PathBuf] {
         &self.read_only
     }

@@ -213,6 +213,92 @@ async fn a_missing_protected_dir_cannot_be_created() {
     }
 }
 
+/// The directories of a missing protected directory exist only while a command runs:
+/// preparing leaves the workspace as it was, a script (not a shell redirect the gate could
+/// see) cannot create files in them, and after each command, even one killed with its
+/// process group, nothing is left behind. A command still running keeps its protection
+/// when a shorter one beside it ends.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_missing_protected_dir_exists_only_while_a_command_runs() {
+    for how in HOW {
+        let d = Dirs::new();
+        let ws = d.ws();
+        let mut config = d.config(false);
+        config.mount_namespace = how;
+        config.create_read_only = vec![ws.join(".atto"), ws.join(".attocode")];
+        let Some(sb) = sandbox(&config) else {
+            return;
+        };
+        let listing = |ws: &Path| {
+            let mut names: Vec<String> = std::fs::read_dir(ws)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            names.sort();
+            names
+        };
+        assert!(
+            listing(&ws).is_empty(),
+            "{how:?}: prepare changed the workspace"
+        );
+        let python = common::has_python(&ws).await;
+        let script = if python {
+            "python3 -c \"import os\nfor d, f in (('.atto', 'rules.md'), ('.attocode', 'x')):\n    os.makedirs(d, exist_ok=True)\n    open(os.path.join(d, f), 'w').write('obey')\""
+        } else {
+            "sh -c 'mkdir -p .atto && cat /dev/null > .atto/rules.md; mkdir -p .attocode && cat /dev/null > .attocode/x'"
+        };
+        let ran = run(Some(&sb), &ws, script).await;
+        assert_ne!(ran.code, Some(0), "{how:?}: {}", ran.output);
+        assert!(listing(&ws).is_empty(), "{how:?}: {:?}", listing(&ws));
+
+        let ran = run(Some(&sb), &ws, "echo hi > out.txt").await;
+        assert_eq!(ran.code, Some(0), "{how:?}: {}", ran.output);
+        assert_eq!(listing(&ws), ["out.txt"], "{how:?}");
+
+        // A long command beside a short one: the short one ending leaves the long one's
+        // protection in place.
+        let long = run(
+            Some(&sb),
+            &ws,
+            "sleep 1; mkdir -p .atto/x || exit 0; echo escaped > .atto/x/f",
+        );
+        let short = async {
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            run(Some(&sb), &ws, "true").await
+        };
+        let (long, short) = tokio::join!(long, short);
+        assert_eq!(short.code, Some(0), "{how:?}: {}", short.output);
+        assert_eq!(long.code, Some(0), "{how:?}: {}", long.output);
+        assert_eq!(listing(&ws), ["out.txt"], "{how:?}");
+
+        // Killed with its process group, as a cancelled or timed-out command is.
+        let mut cmd = tokio::process::Command::new("sleep");
+        cmd.arg("30").current_dir(&ws).process_group(0);
+        sb.apply(&mut cmd);
+        let child = cmd.spawn().unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        assert!(
+            ws.join(".atto").is_dir(),
+            "{how:?}: no placeholder while running"
+        );
+        let pgid = i32::try_from(child.id().unwrap()).unwrap();
+        std::process::Command::new("kill")
+            .args(["-KILL", "--", &format!("-{pgid}")])
+            .status()
+            .unwrap();
+        let mut left = listing(&ws);
+        for _ in 0..50 {
+            if left == ["out.txt"] {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            left = listing(&ws);
+        }
+        assert_eq!(left, ["out.txt"], "{how:?}: left behind after a kill");
+        assert!(!sb.permits_write(Path::new(".atto/rules.md"), &ws));
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_no_write_sandbox_writes_nothing() {
     for how in HOW {
@@ -263,4 +349,61 @@ async fn the_no_write_sandbox_writes_nothing() {
         assert!(sb.permits_write(Path::new("new"), &ws));
         std::fs::remove_file(ws.join("new")).unwrap();
     }
+}
+
+/// Where the workspace's file system is read-only, no placeholder can be made, and none is
+/// needed (a command cannot remount it): commands still start, and read. Runs in a copy of
+/// this test inside a mount namespace of its own (root only), where the workspace is
+/// mounted read-only.
+#[test]
+fn on_a_read_only_file_system_commands_run_without_placeholders() {
+    const ENV: &str = "ATTO_SANDBOX_TEST_READ_ONLY_WS";
+    let name = "on_a_read_only_file_system_commands_run_without_placeholders";
+    let Some(ws) = std::env::var_os(ENV) else {
+        if common::uid() != 0 || atto_sandbox::Sandbox::probe().landlock_abi == 0 {
+            eprintln!("SKIPPED: needs root (to mount) and Landlock");
+            return;
+        }
+        let d = Dirs::new();
+        let ws = d.ws();
+        std::fs::write(ws.join("f"), "read me").unwrap();
+        let script = format!(
+            "mount --bind '{ws}' '{ws}' && mount -o remount,bind,ro '{ws}' && exec \"$0\" --exact {name} --nocapture",
+            ws = ws.display()
+        );
+        let out = std::process::Command::new("unshare")
+            .args(["-m", "--propagation", "private", "sh", "-c", &script])
+            .arg(std::env::current_exe().unwrap())
+            .env(ENV, &ws)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{text}");
+        assert!(text.contains("checked read-only"), "{text}");
+        return;
+    };
+    let ws = std::path::PathBuf::from(ws);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut config = atto_sandbox::SandboxConfig {
+            writable: vec![ws.clone()],
+            ..atto_sandbox::SandboxConfig::default()
+        };
+        config.create_read_only = vec![ws.join(".atto")];
+        let sb = sandbox(&config).unwrap();
+        let ran = run(Some(&sb), &ws, "cat f; mkdir .atto").await;
+        assert_ne!(ran.code, Some(0), "{}", ran.output);
+        assert!(ran.output.starts_with("read me"), "{}", ran.output);
+        assert!(
+            ran.output.contains("Read-only file system"),
+            "{}",
+            ran.output
+        );
+        assert!(!ws.join(".atto").exists());
+    });
+    println!("checked read-only");
 }

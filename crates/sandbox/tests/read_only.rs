@@ -264,6 +264,25 @@ fn without_mount_namespaces_the_gap_is_reported_and_nothing_runs_unprotected() {
             "{gaps:?}"
         );
         assert!(after.permits_write(Path::new(".git/hooks/pre-commit"), &ws));
+
+        // A protected directory that does not exist cannot be kept from being created
+        // without a mount to cover it: a gap that names it, and no placeholder made.
+        config.create_read_only = vec![ws.join(".attocode")];
+        let missing = Sandbox::prepare(&config).unwrap();
+        let ran = run(Some(&missing), &ws, "true").await;
+        assert_eq!(ran.code, Some(0), "{}", ran.output);
+        assert!(!ws.join(".attocode").exists());
+        let SandboxStatus::Applied { gaps } = ran.status else {
+            panic!("{:?}", ran.status);
+        };
+        assert!(gaps.iter().any(|g| g.contains("`.attocode`")), "{gaps:?}");
+        let gap = missing
+            .protections()
+            .iter()
+            .find(|p| p.name == atto_protocol::ProtectionName::MissingDirs)
+            .and_then(|p| p.gap.clone())
+            .unwrap_or_default();
+        assert!(gap.contains(".attocode"), "{gap}");
     });
     println!("checked without mounts");
 }

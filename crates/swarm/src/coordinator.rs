@@ -687,7 +687,8 @@ impl Coordinator {
 
     async fn on_input(&mut self, input: SwarmInput) {
         match input {
-            SwarmInput::Confirm { .. } => {}
+            // Answered before the coordinator starts.
+            SwarmInput::Confirm { .. } | SwarmInput::Trust { .. } => {}
             SwarmInput::Approval {
                 task_id,
                 id,

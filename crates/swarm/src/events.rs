@@ -203,6 +203,14 @@ pub enum SwarmEvent {
         /// The text.
         text: String,
     },
+    /// The swarm file, or a file its launch template runs, is not trusted: nothing starts
+    /// until the person answers [`SwarmInput::Trust`]. Sent by a session that can ask,
+    /// before the swarm is set up.
+    #[serde(rename = "swarm.trust_needed")]
+    TrustNeeded {
+        /// What is not trusted, the launch template, and the whole text to be trusted.
+        question: Vec<String>,
+    },
     /// The swarm ended (or stopped, resumable).
     #[serde(rename = "swarm.finished")]
     Finished {
@@ -256,6 +264,12 @@ pub enum SwarmInput {
         /// What to do.
         #[serde(flatten)]
         answer: InterventionAnswer,
+    },
+    /// Trust what [`SwarmEvent::TrustNeeded`] showed, as it is now (`yes`), or start
+    /// nothing.
+    Trust {
+        /// Whether to trust it.
+        yes: bool,
     },
     /// Stop: running workers are stopped, the state stays resumable.
     Interrupt,

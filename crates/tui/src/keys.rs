@@ -54,6 +54,9 @@ pub enum Dialog {
     Learning,
     /// The rewind picker: a prompt, then what goes back.
     Rewind,
+    /// The swarm's file is not trusted: `y` trusts it and the swarm starts, `n` or Esc
+    /// starts nothing.
+    SwarmTrust,
 }
 
 /// What a key press asks for.
@@ -177,6 +180,8 @@ pub enum Action {
     ToggleSwarm,
     /// Swarm: run the plan shown (`true`) or decline it.
     SwarmConfirm(bool),
+    /// Swarm: trust the swarm file shown (`true`) and start, or start nothing.
+    SwarmTrust(bool),
     /// Swarm: stop its workers (it stays resumable).
     InterruptSwarm,
     /// Stuck swarm task: type guidance, then Enter retries with it.
@@ -219,6 +224,7 @@ pub fn action(key: &KeyEvent, cx: &Context) -> Action {
         Dialog::Intervention => return intervention(key),
         Dialog::Learning => return learning(key),
         Dialog::Rewind => return rewind(key),
+        Dialog::SwarmTrust => return swarm_trust(key),
         Dialog::Closed => {}
     }
     let list = cx.agents_list && cx.composer_empty && !cx.menu_open;
@@ -347,6 +353,15 @@ fn confirm_yolo(key: &KeyEvent) -> Action {
         KeyCode::Char('y' | 'Y') => Action::EnterYolo,
         KeyCode::Tab => Action::SkipYolo,
         KeyCode::Esc | KeyCode::Char('n' | 'N') => Action::DeclineYolo,
+        _ => Action::None,
+    }
+}
+
+/// The swarm-trust question: only `y` trusts; anything that means no starts nothing.
+fn swarm_trust(key: &KeyEvent) -> Action {
+    match key.code {
+        KeyCode::Char('y' | 'Y') => Action::SwarmTrust(true),
+        KeyCode::Esc | KeyCode::Char('n' | 'N') => Action::SwarmTrust(false),
         _ => Action::None,
     }
 }

@@ -325,6 +325,7 @@ impl Ui {
             None if self.app.rewind.is_some() => keys::Dialog::Rewind,
             None if self.app.yolo_confirm_open() => keys::Dialog::ConfirmYolo,
             None if self.app.learning_review().is_some() => keys::Dialog::Learning,
+            None if self.app.swarm_trust_question().is_some() => keys::Dialog::SwarmTrust,
             None => keys::Dialog::Closed,
             Some(d) if d.input.is_some() => keys::Dialog::Typing,
             Some(_) => keys::Dialog::Choosing,

@@ -18,6 +18,7 @@ mod decision;
 pub mod intervention;
 mod learning;
 mod rewind;
+mod swarm_trust;
 
 pub use theme::Theme;
 
@@ -159,6 +160,8 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App, composer: &ComposerView<'_>) {
         confirm::draw(frame, over, app);
     } else if app.learning_review().is_some() {
         learning::draw(frame, over, app);
+    } else if app.swarm_trust_question().is_some() {
+        swarm_trust::draw(frame, over, app);
     } else if app.show_keys {
         draw_keys(frame, above, theme);
     } else if let Some((col, row)) = input.cursor

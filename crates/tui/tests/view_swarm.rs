@@ -2,7 +2,8 @@
 //! `passed/total` and the budget against the cap; tasks indented by dependency depth with
 //! their glyphs, attempts and scores; a running task's model and activity; a retry's delay
 //! and reason), the plan waiting for a yes, a worker's approval (yes or no only, queued
-//! behind the session's own), the intervention dialog and its keys, and the status line.
+//! behind the session's own), the intervention dialog and its keys, the question asked
+//! before a swarm file that is not trusted is used, and the status line.
 
 // Tests assert by unwrapping; a panic is the failure report.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -708,4 +709,75 @@ fn a_swarm_stopped_while_planning_asks_no_plan() {
         text.lines().last().unwrap().contains("swarm stopping…"),
         "{text}"
     );
+}
+
+/// What the session sends when the swarm file is not trusted (as `swarm_trust` words it).
+fn trust_needed() -> SwarmEvent {
+    SwarmEvent::TrustNeeded {
+        question: vec![
+            "/ws/.atto/swarm.yaml sets line 3: worker_command (settings that start processes or \
+             choose models), and that content is not trusted."
+                .into(),
+            "its workers would start with: sh -c 'echo ran >> mark; exec \"$0\" \"$@\"' {atto} \
+             exec {args}"
+                .into(),
+            "--- /ws/.atto/swarm.yaml\nswarm:\n  worker_command: [sh, -c, 'echo ran >> mark'] \
+             \n---"
+                .into(),
+        ],
+    }
+}
+
+#[test]
+fn a_swarm_file_not_trusted_is_asked_in_a_dialog_before_anything_starts() {
+    let mut app = app();
+    app.start_swarm("add slugs");
+    app.on_swarm_event(&trust_needed());
+    assert!(app.swarm_trust_question().is_some());
+    let text = screen(&mut app, &EMPTY, 100, 30);
+    insta::assert_snapshot!("swarm_trust", text);
+    assert!(text.contains("TRUST  Trust this swarm file?"), "{text}");
+    assert!(text.contains("sets line 3: worker_command"), "{text}");
+    assert!(
+        text.contains("its workers would start with: sh -c"),
+        "{text}"
+    );
+    // The file's text, one line per line.
+    assert!(text.contains("--- /ws/.atto/swarm.yaml"), "{text}");
+    assert!(text.contains("  worker_command: [sh, -c,"), "{text}");
+    assert!(
+        text.contains("y trust it as it is now and start  n/Esc start nothing"),
+        "{text}"
+    );
+    // Too little room: the text gives way, says so, and the answers stay.
+    let text = screen(&mut app, &EMPTY, 100, 9);
+    assert!(text.contains("… (the rest: read the file"), "{text}");
+    assert!(text.contains("y trust it as it is now"), "{text}");
+    // Answered once: an answer is due once, then the dialog is gone.
+    assert!(app.take_swarm_trust_question());
+    assert!(!app.take_swarm_trust_question());
+    assert!(app.swarm_trust_question().is_none());
+    // A swarm thread that ended (refused) leaves no question behind.
+    app.on_swarm_event(&trust_needed());
+    app.swarm_closed();
+    assert!(app.swarm_trust_question().is_none());
+}
+
+#[test]
+fn the_swarm_trust_dialog_takes_only_y_as_yes() {
+    let cx = Context {
+        dialog: Dialog::SwarmTrust,
+        composer_empty: true,
+        ..Context::default()
+    };
+    for (code, want) in [
+        (KeyCode::Char('y'), Action::SwarmTrust(true)),
+        (KeyCode::Char('Y'), Action::SwarmTrust(true)),
+        (KeyCode::Char('n'), Action::SwarmTrust(false)),
+        (KeyCode::Esc, Action::SwarmTrust(false)),
+        (KeyCode::Enter, Action::None),
+        (KeyCode::Char('a'), Action::None),
+    ] {
+        assert_eq!(action(&key(code), &cx), want, "{code:?}");
+    }
 }

@@ -302,3 +302,55 @@ fn tui_swarm_in_the_line_session_asks_y_on_stdin_and_goes_on() {
     let last = env.requests().last().unwrap().body.to_string();
     assert!(last.contains("anything left to do?"), "{last}");
 }
+
+/// A swarm file whose launch template leaves a mark, then runs the real worker; the mark's
+/// path.
+fn untrusted_template(env: &Env) -> std::path::PathBuf {
+    let mark = env.dir.path().join("template-ran");
+    env.write(
+        ".atto/swarm.yaml",
+        &format!(
+            "swarm:\n  quality_gates: false\n  worker_command: [\"sh\", \"-c\", \"echo ran >> {}; exec \\\"$0\\\" \\\"$@\\\"\", \"{{atto}}\", \"exec\", \"{{args}}\"]\n",
+            mark.display()
+        ),
+    );
+    mark
+}
+
+/// `/swarm` in the terminal UI with a swarm file that is not trusted: asked once, showing
+/// the launch template and where it comes from; `n` starts nothing; asked again next
+/// time, `y` trusts the file (as `atto trust` would) and the swarm runs.
+#[test]
+fn tui_swarm_with_an_untrusted_swarm_file_asks_and_trusts_only_on_yes() {
+    if tmux_missing("tui_swarm_with_an_untrusted_swarm_file_asks_and_trusts_only_on_yes") {
+        return;
+    }
+    let mut env = Env::new();
+    let mark = untrusted_template(&env);
+    let tmux = start_atto(&mut env, passing_swarm(), &["--permission", "auto-safe"]);
+    tmux.line("/swarm \"make the app and its notes\"");
+    let screen = tmux.wait_for("Trust this swarm file");
+    assert!(screen.contains("swarm.yaml"), "{screen}");
+    assert!(screen.contains("worker_command"), "{screen}");
+    assert!(screen.contains("echo ran >>"), "{screen}");
+    tmux.keys(&["n"]);
+    tmux.wait_for("the swarm did not start");
+    assert!(!mark.exists(), "the template ran without trust");
+    let list = env.atto().args(["trust", "--list"]).output().unwrap();
+    assert!(
+        !String::from_utf8_lossy(&list.stdout).contains("swarm.yaml"),
+        "trusted on no"
+    );
+
+    tmux.line("/swarm \"make the app and its notes\"");
+    tmux.wait_for("Trust this swarm file");
+    tmux.keys(&["y"]);
+    tmux.wait_for("Run these 2 tasks?");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("finished: 2 passed");
+    assert!(mark.exists(), "the trusted template did not run");
+    let list = env.atto().args(["trust", "--list"]).output().unwrap();
+    let list = String::from_utf8_lossy(&list.stdout).into_owned();
+    assert!(list.contains(".atto/swarm.yaml"), "{list}");
+    tmux.exit_and_check_shell();
+}

@@ -11,7 +11,18 @@ use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 
 use super::mounts::Plan;
+use super::placeholders;
 use super::seccomp::Filter;
+
+/// Whether the plan's placeholders exist for this process.
+#[derive(Clone, Copy)]
+pub(super) enum Placeholders {
+    /// Made and held (those `Held` says): each must be covered, or the command does not
+    /// start.
+    Held(placeholders::Held),
+    /// Not made (the probe): none is mounted.
+    Absent,
+}
 
 /// Restricts the calling (child) process. An error makes `spawn` fail, so the command
 /// never runs unrestricted.
@@ -21,7 +32,8 @@ pub(super) fn restrict(
     filter: Option<&Filter>,
 ) -> io::Result<()> {
     if let Some(plan) = mounts {
-        enter_mount_namespace(plan)?;
+        let held = placeholders::hold(&plan.created)?;
+        enter_mount_namespace(plan, Placeholders::Held(held))?;
     }
     set_no_new_privs()?;
     landlock_restrict_self(ruleset.as_raw_fd())?;
@@ -83,7 +95,8 @@ fn install_seccomp(filter: &Filter) -> io::Result<()> {
 /// paths covered, the read-only directories read-only, the private temp dir at `/tmp`,
 /// and, as root, a further user namespace that locks the mounts. A directory that
 /// vanished since the plan was made is skipped: there is nothing left in it to protect.
-pub(super) fn enter_mount_namespace(plan: &Plan) -> io::Result<()> {
+/// A held placeholder is never skipped: without its mount the command could create it.
+pub(super) fn enter_mount_namespace(plan: &Plan, placeholders: Placeholders) -> io::Result<()> {
     unshare(plan.unshare)?;
     if plan.unshare & libc::CLONE_NEWUSER != 0 {
         map_ids(plan)?;
@@ -108,6 +121,14 @@ pub(super) fn enter_mount_namespace(plan: &Plan) -> io::Result<()> {
             other => other?,
         }
         set_read_only(dir, true)?;
+    }
+    if let Placeholders::Held(held) = placeholders {
+        for (i, dir) in plan.created.iter().enumerate() {
+            if held.holds(i) {
+                mount(Some(dir), dir, libc::MS_BIND)?;
+                set_read_only(dir, true)?;
+            }
+        }
     }
     if let Some(tmp) = &plan.tmp {
         mount(Some(tmp), c"/tmp", libc::MS_BIND)?;
@@ -166,6 +187,7 @@ fn fork_supervised() -> io::Result<()> {
     if pid > 0 {
         supervise(pid);
     }
+    placeholders::forget();
     // SAFETY: integer arguments only.
     let rc = unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) };
     check(libc::c_long::from(rc))
@@ -187,6 +209,8 @@ fn supervise(pid: libc::pid_t) -> ! {
             break;
         }
     }
+    // The command has ended: its placeholders go before its caller hears of it.
+    placeholders::finish();
     if libc::WIFSIGNALED(status) {
         let sig = libc::WTERMSIG(status);
         // SAFETY: resets one signal's disposition, unblocks all signals and sends one to

@@ -7,6 +7,7 @@
 
 mod child;
 mod mounts;
+mod placeholders;
 mod ruleset;
 mod seccomp;
 

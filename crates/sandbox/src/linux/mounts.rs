@@ -40,6 +40,9 @@ pub(super) struct Plan {
     pub(super) all_read_only: bool,
     /// The directories to make read-only, canonical, NUL-terminated.
     pub(super) dirs: Vec<CString>,
+    /// Protected directories that did not exist: each command makes them empty before
+    /// its namespaces (`placeholders`) and covers them read-only like `dirs`.
+    pub(super) created: Vec<CString>,
     /// Hidden directories, covered by `empty`.
     pub(super) hide_dirs: Vec<CString>,
     /// Hidden files, covered by `/dev/null`.
@@ -60,7 +63,8 @@ impl Plan {
 /// What planning found.
 #[derive(Debug)]
 pub(super) enum Outcome {
-    /// Commands will run in their namespaces and see `dirs` read-only.
+    /// Commands will run in their namespaces and see `dirs` (placeholders included)
+    /// read-only.
     Protected { plan: Plan, dirs: Vec<PathBuf> },
     /// This system does not allow the namespaces; `dirs` stay writable.
     Unavailable { dirs: Vec<PathBuf>, why: io::Error },
@@ -76,8 +80,9 @@ fn c_path(path: &Path) -> io::Result<CString> {
 }
 
 /// Plans the namespaces for one restriction: the configured read-only directories that
-/// exist beneath a writable path, the hidden paths that exist, the private `/tmp`; and
-/// probes it once.
+/// exist beneath a writable path, the placeholders, the hidden paths that exist, the
+/// private `/tmp`; and probes it once (without the placeholders, which exist only while
+/// a command runs).
 pub(super) fn plan(layout: &Layout<'_>, how: MountNamespace) -> Outcome {
     let mut dirs: Vec<PathBuf> = Vec::new();
     for dir in layout.read_only {
@@ -90,7 +95,9 @@ pub(super) fn plan(layout: &Layout<'_>, how: MountNamespace) -> Outcome {
             dirs.push(dir);
         }
     }
-    match build(layout, &dirs, how) {
+    let built = build(layout, &dirs, how);
+    dirs.extend(layout.created.iter().cloned());
+    match built {
         Ok(plan) => match probe(&plan) {
             Ok(()) => Outcome::Protected { plan, dirs },
             Err(why) => Outcome::Unavailable { dirs, why },
@@ -131,6 +138,11 @@ fn build(layout: &Layout<'_>, dirs: &[PathBuf], how: MountNamespace) -> io::Resu
         gid_map: format!("{gid} {gid} 1\n").into_bytes(),
         all_read_only: layout.writes == Writes::Nothing,
         dirs: cdirs,
+        created: layout
+            .created
+            .iter()
+            .map(|d| c_path(d))
+            .collect::<io::Result<Vec<_>>>()?,
         hide_dirs,
         hide_files,
         empty: c_path(layout.empty.unwrap_or(Path::new("/")))?,
@@ -224,7 +236,7 @@ fn probe(plan: &Plan) -> io::Result<()> {
     // destructors or touching locks another thread may hold.
     let pid = unsafe { libc::fork() };
     if pid == 0 {
-        let code = match child::enter_mount_namespace(plan) {
+        let code = match child::enter_mount_namespace(plan, child::Placeholders::Absent) {
             Ok(()) => 0,
             Err(e) => e.raw_os_error().map_or(255, |n| n.clamp(1, 255)),
         };

@@ -138,6 +138,8 @@ pub struct Swarm {
     interventions: VecDeque<Intervention>,
     /// Guidance being typed in the intervention dialog.
     pub guidance: Option<String>,
+    /// The swarm file is not trusted: what was sent to show, line by line, until answered.
+    trust_question: Option<Vec<String>>,
 }
 
 impl Swarm {
@@ -152,6 +154,7 @@ impl Swarm {
             approvals: VecDeque::new(),
             interventions: VecDeque::new(),
             guidance: None,
+            trust_question: None,
         }
     }
 
@@ -577,6 +580,15 @@ impl App {
                     caps_known: true,
                 });
             }
+            SwarmEvent::TrustNeeded { question } => {
+                s.trust_question = Some(
+                    question
+                        .iter()
+                        .flat_map(|l| l.lines())
+                        .map(|l| sanitize(l).into_owned())
+                        .collect(),
+                );
+            }
             SwarmEvent::Notice { text } => {
                 line = Some(Kind::Notice(format!("swarm: {}", sanitize(text))));
             }
@@ -628,6 +640,7 @@ impl App {
         let Some(s) = self.swarm.as_mut() else {
             return;
         };
+        s.trust_question = None;
         if !s.running() {
             return;
         }
@@ -652,4 +665,20 @@ fn short(id: &str) -> &str {
 fn first_line(text: &str) -> String {
     let line = text.trim().lines().next().unwrap_or("");
     sanitize(line).into_owned()
+}
+
+impl App {
+    /// The question the swarm waits on before anything of it starts: its file is not
+    /// trusted. Drawn by `view::swarm_trust`.
+    pub fn swarm_trust_question(&self) -> Option<&[String]> {
+        self.swarm.as_ref()?.trust_question.as_deref()
+    }
+
+    /// Closes the trust question; whether one was open (and so an answer is due).
+    pub fn take_swarm_trust_question(&mut self) -> bool {
+        self.swarm
+            .as_mut()
+            .and_then(|s| s.trust_question.take())
+            .is_some()
+    }
 }

@@ -189,6 +189,7 @@ impl Ui {
             Action::DialogSubmit | Action::DialogBack => {}
             Action::ToggleSwarm => self.toggle_swarm(),
             Action::SwarmConfirm(yes) => self.confirm_swarm(yes),
+            Action::SwarmTrust(yes) => self.answer_swarm_trust(yes),
             Action::InterruptSwarm => self.interrupt_swarm(),
             Action::StartGuidance => self.app.set_guidance(Some(String::new())),
             Action::InterventionFixed => self.intervene(InterventionAnswer::Fixed),

@@ -105,6 +105,14 @@ impl Ui {
         self.app.swarm_plan_answered(yes);
     }
 
+    /// The answer to the swarm-trust question: the swarm's thread trusts the file and
+    /// starts on yes, and starts nothing on no.
+    pub(super) fn answer_swarm_trust(&mut self, yes: bool) {
+        if self.app.take_swarm_trust_question() {
+            self.send_swarm(SwarmInput::Trust { yes });
+        }
+    }
+
     /// Ctrl-C while a swarm runs: its workers stop, its state stays resumable.
     pub(super) fn interrupt_swarm(&mut self) {
         self.send_swarm(SwarmInput::Interrupt);
