@@ -49,6 +49,11 @@ impl Recorder {
 
     /// Appends `message` as the thread's next message; returns once it is committed.
     pub(crate) async fn persist(&mut self, message: &Message) {
+        self.persist_at(message, None).await;
+    }
+
+    /// [`Recorder::persist`] for a message first recorded at `recorded_at` (Unix ms).
+    pub(crate) async fn persist_at(&mut self, message: &Message, recorded_at: Option<i64>) {
         let seq = self.next_seq;
         self.next_seq += 1;
         let Some(store) = self.store.clone() else {
@@ -60,7 +65,7 @@ impl Recorder {
         };
         let saved = match serde_json::to_string(message) {
             Ok(body) => store
-                .append_message(&self.thread, seq, body, title)
+                .append_message_at(&self.thread, seq, body, title, recorded_at)
                 .await
                 .map_err(|e| e.to_string()),
             Err(e) => Err(e.to_string()),

@@ -266,3 +266,36 @@ async fn a_prompt_that_is_not_there_changes_nothing() {
     assert_eq!(read(&f, "a.txt").as_deref(), Some("two\n"));
     assert_eq!(prompts(&mut handle).await.len(), 2);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_compaction_code_still_goes_back_to_before_the_prompt() {
+    // The data directory lives as long as the test.
+    let Two {
+        f,
+        _data: _kept,
+        mut handle,
+    } = two_turns().await;
+    // The compaction copies the prompts it keeps into a new thread version later than
+    // every checkpoint of the two turns.
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    handle.submit(Op::Compact { focus: None }).unwrap();
+    until(&mut handle, |e| {
+        matches!(e, Event::ContextCompacted(_)).then_some(())
+    })
+    .await;
+    let listed = prompts(&mut handle).await;
+    let texts: Vec<&str> = listed.iter().map(|p| p.text.as_str()).collect();
+    assert_eq!(
+        texts,
+        ["first", "second"],
+        "the compaction kept both prompts"
+    );
+
+    rewind(&mut handle, 2, RewindScope::Code).await;
+    assert_eq!(
+        read(&f, "a.txt").as_deref(),
+        Some("one\n"),
+        "the files as they were before the second prompt, not at the compaction"
+    );
+    assert_eq!(read(&f, "b.txt"), None);
+}

@@ -96,14 +96,29 @@ impl Store {
         body: String,
         title: Option<String>,
     ) -> Result<(), StoreError> {
+        self.append_message_at(thread, seq, body, title, None).await
+    }
+
+    /// [`Store::append_message`] for a message first recorded at `recorded_at` (Unix
+    /// milliseconds; `None` is now): a compacted version of a thread keeps the times of the
+    /// messages it copies, which `/rewind` uses to find the files as they were before a prompt.
+    pub async fn append_message_at(
+        &self,
+        thread: &str,
+        seq: i64,
+        body: String,
+        title: Option<String>,
+        recorded_at: Option<i64>,
+    ) -> Result<(), StoreError> {
         let thread = thread.to_owned();
         let now = crate::now_ms();
+        let at = recorded_at.unwrap_or(now);
         self.call(move |conn| {
             let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             tx.prepare_cached(
                 "INSERT INTO messages (thread_id, seq, body, created_at) VALUES (?1, ?2, ?3, ?4)",
             )?
-            .execute(params![thread, seq, body, now])?;
+            .execute(params![thread, seq, body, at])?;
             tx.prepare_cached(
                 "UPDATE sessions SET updated_at = ?2, title = COALESCE(title, ?3) \
                  WHERE id = (SELECT session_id FROM threads WHERE id = ?1)",

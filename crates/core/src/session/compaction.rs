@@ -137,6 +137,9 @@ impl Session {
         if cancel.is_cancelled() {
             return false;
         }
+        // Where each message of the new history came from in the old one (the first, the
+        // compaction message, is new): its copy keeps the time it was first recorded.
+        let mut origins: Vec<Option<usize>> = vec![None];
         let (mut history, fallback_reason) = match summary {
             Ok(summary) => {
                 let first = Message::User {
@@ -150,6 +153,7 @@ impl Session {
                 let mut h = Vec::with_capacity(self.history.len() - start + 1);
                 h.push(first);
                 h.extend_from_slice(&self.history[start..]);
+                origins.extend((start..self.history.len()).map(Some));
                 (h, None)
             }
             Err(why) => {
@@ -162,9 +166,16 @@ impl Session {
                     )),
                 };
                 // The old compaction message is replaced by the new one (its pins are in it).
-                let rest = self.history.iter().filter(|m| !is_compaction(m)).cloned();
+                let rest = self
+                    .history
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, m)| !is_compaction(m));
                 let mut h = vec![first];
-                h.extend(rest);
+                for (index, message) in rest {
+                    h.push(message.clone());
+                    origins.push(Some(index));
+                }
                 (h, Some(why))
             }
         };
@@ -172,7 +183,7 @@ impl Session {
             compact::elide_oldest(&mut history[1..], room, PROTECTED);
         }
         let from_thread = self.recorder.thread.clone();
-        let thread = match self.store_version(&history).await {
+        let thread = match self.store_version(&history, &origins).await {
             Ok(thread) => thread,
             Err(why) => {
                 let message =
@@ -214,17 +225,37 @@ impl Session {
     }
 
     /// Stores `history` as a new version of the current thread and continues in it. The
-    /// current thread's messages stay as they are. Without a store, nothing is stored.
-    async fn store_version(&mut self, history: &[Message]) -> Result<String, String> {
+    /// current thread's messages stay as they are. A message copied from the old history
+    /// (`origins[i]` is its index there) keeps the time it was first recorded, so `/rewind`
+    /// still finds the files as they were before a prompt the compaction kept. Without a
+    /// store, nothing is stored.
+    async fn store_version(
+        &mut self,
+        history: &[Message],
+        origins: &[Option<usize>],
+    ) -> Result<String, String> {
         if self.recorder.store.is_none() {
             return Ok(self.recorder.thread.clone());
         }
         let current = self.recorder.thread.clone();
+        // Times that do not line up with the history (a store that failed to save some
+        // messages) are not used: those copies are stamped now, as before.
+        let times = self
+            .threads()
+            .times(&current)
+            .await
+            .ok()
+            .filter(|t| t.len() == self.history.len());
         let label = format!("compaction of {}", self.thread_display(&current));
         let id = self.threads().new_version(&current, label).await?;
         self.recorder.set_thread(id.clone(), 0);
-        for message in history {
-            self.recorder.persist(message).await;
+        for (index, message) in history.iter().enumerate() {
+            let at = origins
+                .get(index)
+                .copied()
+                .flatten()
+                .and_then(|i| times.as_ref().and_then(|t| t.get(i).copied()));
+            self.recorder.persist_at(message, at).await;
         }
         match self.recorder.failure() {
             Some(why) => Err(why.to_owned()),
