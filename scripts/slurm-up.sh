@@ -11,7 +11,8 @@
 #   scripts/slurm-up.sh env      # the SLURM_CONF line a test exports
 #
 # Environment: ATTO_SLURM_HOME (state, logs and config; default ~/.cache/atto-slurm),
-# SLURM_PORT (slurmctld's port, default 16817; the nodes use the next three).
+# SLURM_PORT (slurmctld's port, default 16817; the nodes use the next three),
+# SLURM_NODE_CPUS (CPUs each node claims, default 1).
 set -euo pipefail
 HOME_DIR=${ATTO_SLURM_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/atto-slurm}
 PORT=${SLURM_PORT:-16817}
@@ -25,10 +26,9 @@ alive() { [ -f "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
 write_conf() {
   mkdir -p "$HOME_DIR/state"
   for n in "${NODES[@]}"; do mkdir -p "$HOME_DIR/spool-$n"; done
-  local cpus
-  cpus=$(nproc)
-  # Every node is this host: each claims all its CPUs (config_overrides lets three slurmd
-  # share them), so three jobs of --cpus-per-task up to that many run at once.
+  # Every node is this host; each claims one CPU (config_overrides lets three slurmd share
+  # them), so three one-CPU jobs run at once only by running on three nodes.
+  local cpus=${SLURM_NODE_CPUS:-1}
   cat >"$CONF.new" <<EOF
 ClusterName=atto
 SlurmctldHost=localhost

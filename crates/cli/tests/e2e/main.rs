@@ -40,6 +40,7 @@ mod planner_quality;
 mod policy;
 mod repo_trust;
 mod sandbox_secrets;
+mod scaleout;
 mod sessions;
 mod subagents;
 mod swarm;
