@@ -41,6 +41,7 @@ mod policy;
 mod repo_trust;
 mod sandbox_secrets;
 mod scaleout;
+mod scaleout_swebench;
 mod sessions;
 mod subagents;
 mod swarm;
