@@ -357,3 +357,114 @@ fn six_tasks_over_ssh_merge_like_local_ones_after_a_connection_is_killed() {
     assert_eq!(result(&env), expected);
     assert!(hosts.len() >= 2, "attempts went to {hosts:?}");
 }
+
+#[test]
+fn a_coordinator_killed_mid_swarm_on_slurm_resumes_only_the_unfinished_task() {
+    if !engine(
+        "ATTO_SLURM",
+        "a_coordinator_killed_mid_swarm_on_slurm_resumes_only_the_unfinished_task",
+        "scripts/slurm-up.sh setup && scripts/slurm-up.sh start",
+    ) {
+        return;
+    }
+    let mut env = Env::new();
+    env.write("shared.txt", SHARED);
+    let tasks = json!([
+        {"id": "task-1", "type": "implement", "target_files": ["f1.txt"],
+         "description": "Write f1.txt and mark line 1 of shared.txt as done."},
+        {"id": "task-2", "type": "implement", "target_files": ["f2.txt"], "dependencies": ["task-1"],
+         "description": "Write f2.txt and mark line 2 of shared.txt as done."}
+    ]);
+    let mut replies = vec![decomposition(tasks)];
+    let work = |n: u32| {
+        worker(
+            &format!("task-{n}"),
+            "implement",
+            vec![
+                write(&format!("f{n}.txt"), &format!("file {n}\n")),
+                crate::common::call(
+                    "edit_file",
+                    json!({"path": "shared.txt", "old_string": format!("line{n}\n"),
+                           "new_string": format!("line{n} done\n")}),
+                ),
+            ],
+            "Done.",
+        )
+    };
+    replies.extend(work(1));
+    // task-2's first worker waits long on the model: the coordinator dies meanwhile.
+    replies.push(Reply {
+        delay_ms: 60_000,
+        ..when(
+            &crate::swarm::marker("task-2", "implement"),
+            Reply::text("late"),
+        )
+    });
+    replies.extend(work(2));
+    env.serve(Script::new(replies));
+    env.write(
+        ".atto/swarm.yaml",
+        &config("  launcher: slurm\n  slurm:\n    time: \"00:05:00\"\n    cpus_per_task: 1\n    mem: 200M\n"),
+    );
+    trust(&env, ".atto/swarm.yaml");
+    let mut child = swarm(&env, &["--yes", "two files"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut swarm_id = String::new();
+    let mut task1_passed = false;
+    for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+        let Ok(e) = serde_json::from_str::<Value>(&line) else {
+            continue;
+        };
+        if e["type"] == "swarm.started" {
+            swarm_id = e["swarm_id"].as_str().unwrap().to_owned();
+        }
+        task1_passed |= e["type"] == "swarm.task.passed" && e["task_id"] == "task-1";
+        if task1_passed && started_pid(&e).is_some() && e["task_id"] == "task-2" {
+            assert!(
+                asked(&env, "task-2"),
+                "task-2's worker never asked the model"
+            );
+            break;
+        }
+    }
+    assert!(task1_passed);
+    child.kill().unwrap(); // SIGKILL: no chance to stop its workers
+    child.wait().unwrap();
+    // Its job ends with it: the job's stdin closed, so the worker stopped.
+    let name = format!("atto-{swarm_id}-task-2");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while jobs().iter().any(|(_, n)| *n == name) {
+        assert!(
+            Instant::now() < deadline,
+            "{name} still runs without its coordinator"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let task1_requests = |env: &Env| {
+        env.requests()
+            .iter()
+            .filter(|r| r.body.to_string().contains("## Task task-1 ("))
+            .count()
+    };
+    let before = task1_requests(&env);
+    let out = swarm(&env, &["--resume", &swarm_id[..8]]).output().unwrap();
+    let ev = events(&out);
+    assert_eq!(out.status.code(), Some(0), "{}\n{ev:?}", stderr(&out));
+    assert!(
+        of_type(&ev, "swarm.task.started")
+            .iter()
+            .all(|e| e["task_id"] == "task-2"),
+        "{ev:?}"
+    );
+    assert_eq!(task1_requests(&env), before, "task-1 ran again");
+    assert_eq!(finished(&ev)["passed"], 2);
+    assert_eq!(env.read("f2.txt"), "file 2\n");
+    assert!(
+        env.read("shared.txt")
+            .starts_with("line1 done\nkeep 1a\nkeep 1b\nline2 done\n")
+    );
+}
