@@ -100,7 +100,8 @@ pub(crate) fn text(bytes: &[u8]) -> String {
 /// Publishes `snapshot`'s tree as a base: a parentless commit and its bundle in
 /// `scratch`, made once per tree.
 pub async fn publish(workspace: &Path, snapshot: &str, scratch: &Path) -> Result<Base, String> {
-    let tree = text(&git(workspace, &["rev-parse", &format!("{snapshot}^{{tree}}")]).await?);
+    // One git run: commit-tree reads the snapshot's tree itself.
+    let tree = format!("{snapshot}^{{tree}}");
     let commit = text(&git(workspace, &["commit-tree", &tree, "-m", "atto swarm base"]).await?);
     let bundle = scratch.join(format!("base-{commit}.bundle"));
     if bundle.is_file() {
