@@ -111,6 +111,33 @@ else
   echo "SKIPPED real-server setup: it needs root (run: sudo scripts/realserver.sh setup, then ATTO_REALSERVER=1)"
 fi
 
+# Real Slurm (munge, slurmctld, three slurmd on this host) and a loopback sshd for the
+# scale-out e2e tests. Root only; elsewhere those tests say SKIPPED, except under CI.
+if [ "$(id -u)" = 0 ]; then
+  echo "== slurm and sshd for the scale-out tests"
+  if scripts/slurm-up.sh setup && scripts/slurm-up.sh start; then
+    export "$(scripts/slurm-up.sh env)" ATTO_SLURM=1
+  elif [ "${CI:-}" = true ]; then
+    echo "slurm setup failed" >&2
+    exit 1
+  else
+    echo "SKIPPED slurm setup: scripts/slurm-up.sh failed (see above)"
+  fi
+  if scripts/sshd-up.sh setup && scripts/sshd-up.sh start; then
+    export "$(scripts/sshd-up.sh env)" ATTO_SSHD=1
+  elif [ "${CI:-}" = true ]; then
+    echo "sshd setup failed" >&2
+    exit 1
+  else
+    echo "SKIPPED sshd setup: scripts/sshd-up.sh failed (see above)"
+  fi
+elif [ "${CI:-}" = true ]; then
+  echo "the slurm and sshd setup needs root under CI" >&2
+  exit 1
+else
+  echo "SKIPPED slurm and sshd setup: it needs root (run as root: scripts/slurm-up.sh setup && scripts/slurm-up.sh start, and the same with scripts/sshd-up.sh)"
+fi
+
 if ! need cargo; then
   echo "cargo is required (install Rust with rustup)" >&2
   exit 2

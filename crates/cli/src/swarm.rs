@@ -88,6 +88,15 @@ pub enum SwarmCommand {
         #[arg(long, value_name = "DIR")]
         workspace: Option<std::path::PathBuf>,
     },
+    /// The remote side of a swarm attempt, started by its launcher (srun, ssh, or a
+    /// `worker_command` with `launcher: command`): reads the attempt's base from stdin,
+    /// runs COMMAND (`atto exec …`) in a clone of it under the temp dir, and writes its
+    /// work back as a git bundle in the last stream-json line.
+    Worker {
+        /// The worker, after `--`.
+        #[arg(last = true, required = true, value_name = "COMMAND")]
+        command: Vec<String>,
+    },
 }
 
 /// Runs `atto swarm …`.
@@ -113,6 +122,9 @@ pub fn run(args: SwarmArgs, global: &mut GlobalArgs) -> Result<ExitCode, Failure
             (true, Some(path)) => ReportFormat::Html(Some(path.clone())),
         };
         return print_report(id.as_deref(), &format, workspace.as_deref());
+    }
+    if let Some(SwarmCommand::Worker { command }) = &args.command {
+        return remote_worker(command);
     }
     global.absorb(&args.session);
     let config = crate::load_config(global)?;
@@ -434,6 +446,28 @@ async fn load_state(
     Ok(state)
 }
 
+/// `atto swarm worker -- COMMAND…`: the node's scratch is the temp dir (`TMPDIR`, which
+/// Slurm sites point at node-local disk).
+fn remote_worker(command: &[String]) -> Result<ExitCode, Failure> {
+    use atto_swarm::remote::checkout::{Served, serve};
+    let scratch = std::env::temp_dir();
+    crate::block_on(async move {
+        let served = serve(tokio::io::stdin(), tokio::io::stdout(), command, &scratch).await;
+        match served {
+            Ok(Served::Returned(0)) => Ok(ExitCode::Ok),
+            Ok(Served::Returned(_)) => Ok(ExitCode::Failed),
+            Ok(Served::NotReturned(_, why)) => {
+                eprintln!("atto swarm worker: the work was not sent back: {why}");
+                Ok(ExitCode::Failed)
+            }
+            Err(message) => Err(Failure {
+                code: ExitCode::Failed,
+                message: format!("atto swarm worker: {message}"),
+            }),
+        }
+    })
+}
+
 /// A saved swarm as the report commands show it, with the caps of this workspace's swarm
 /// file; `stale` when its coordinator is gone without having saved that.
 struct Saved {
@@ -509,7 +543,7 @@ fn print_report(
     .and_then(|()| std::fs::write(&path, report::html::page(&state, &caps)));
     if let Err(e) = written {
         return Err(Failure::usage(format!(
-            "the HTML report could not be written to {} ({e}); nothing was written — give              another file with -o",
+            "the HTML report could not be written to {} ({e}); nothing was written — give another file with -o",
             path.display()
         )));
     }

@@ -11,6 +11,7 @@ mod agent;
 mod checkout;
 mod dataset;
 mod records;
+mod remote;
 
 use std::collections::{HashSet, VecDeque};
 use std::ffi::OsString;
@@ -86,6 +87,17 @@ pub struct RunArgs {
     /// the end).
     #[arg(long, value_name = "DIR")]
     pub work_dir: Option<PathBuf>,
+    /// Where each instance's agent runs: here, as one Slurm job (`srun`), or on an ssh
+    /// host; remote runs get the worktree and send their work back through git
+    /// (docs/scale-out.md).
+    #[arg(long, value_enum, default_value = "local")]
+    pub launcher: remote::LauncherArg,
+    /// With --launcher ssh: a host (or ssh config alias); repeat for more, used in turn.
+    #[arg(long = "host", value_name = "HOST")]
+    pub hosts: Vec<String>,
+    /// With --launcher ssh: the ssh config file (ssh -F).
+    #[arg(long, value_name = "FILE")]
+    pub ssh_config: Option<PathBuf>,
 }
 
 /// The session options passed on to every agent run; the others (workspace, permission,
@@ -157,6 +169,8 @@ struct Shared {
     agent: AgentOptions,
     model_name: String,
     work_dir: PathBuf,
+    /// Where agents run, when not here.
+    remote: Option<remote::Remote>,
 }
 
 /// Runs what `command` names; the exit code says whether every instance completed.
@@ -165,6 +179,13 @@ pub fn run(command: SwebenchCommand, global: &GlobalArgs) -> Result<ExitCode, Fa
     let mut session = global.clone();
     session.absorb(&args.agent.as_session());
     let forward = forwarded_flags(&session)?;
+    let remote = remote::Remote::new(
+        args.launcher,
+        &args.hosts,
+        args.ssh_config.as_deref(),
+        Duration::from_secs(args.timeout),
+    )
+    .map_err(Failure::usage)?;
     let (tasks, bad_lines) = dataset::tasks(&args)?;
     let mut outcomes: Vec<Outcome> = bad_lines
         .into_iter()
@@ -233,6 +254,7 @@ pub fn run(command: SwebenchCommand, global: &GlobalArgs) -> Result<ExitCode, Fa
                 .map_or("atto".to_owned(), |m| format!("atto/{m}"))
         }),
         work_dir: work_dir.clone(),
+        remote,
     };
     outcomes.extend(run_all(&shared, todo, args.workers as usize));
     if ours {
@@ -393,7 +415,17 @@ fn attempt(
     std::fs::write(&prompt_file, prompt(task, &base))
         .map_err(|e| format!("cannot write {}: {e}", prompt_file.display()))?;
     let worktree = Worktree::add(&repo, &base, scratch.join("checkout"))?;
-    let run = agent::run(&worktree.path, &prompt_file, scratch, &shared.agent);
+    let run = match &shared.remote {
+        Some(remote) => remote.run(
+            &task.id,
+            &worktree.path,
+            &base,
+            prompt(task, &base),
+            scratch,
+            &shared.agent,
+        ),
+        None => agent::run(&worktree.path, &prompt_file, scratch, &shared.agent),
+    };
     let mut errors: Vec<String> = run.error.iter().cloned().collect();
     outcome.status = run.status();
     let changes = worktree.changes();

@@ -10,6 +10,8 @@ use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_saphyr::Spanned;
 
+mod launch;
+
 /// How workers share the workspace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -69,6 +71,12 @@ pub struct SwarmConfig {
     pub max_budget_usd: Option<f64>,
     /// Tasks a decomposition may have.
     pub max_tasks: usize,
+    /// Where workers start: here, or remote (their work then travels through git).
+    pub launcher: crate::remote::launcher::Launcher,
+    /// What each Slurm job asks for (`launcher: slurm`).
+    pub slurm: crate::remote::launcher::Slurm,
+    /// The hosts of `launcher: ssh`.
+    pub ssh: crate::remote::launcher::Ssh,
 }
 
 impl Default for SwarmConfig {
@@ -90,6 +98,9 @@ impl Default for SwarmConfig {
             max_budget_tokens: None,
             max_budget_usd: None,
             max_tasks: 30,
+            launcher: crate::remote::launcher::Launcher::Local,
+            slurm: crate::remote::launcher::Slurm::default(),
+            ssh: crate::remote::launcher::Ssh::default(),
         }
     }
 }
@@ -243,6 +254,7 @@ impl SwarmConfig {
             }
         }
         loaded.needs_trust = needs_trust;
+        launch::check(&loaded.config).map_err(error)?;
         loaded.config.quality = QualityConfig::parse(text, path)
             .map_err(|e| error(quality_error(&e.message, text, settings)))?;
         Ok(loaded)
@@ -304,6 +316,7 @@ fn read_field(
         "max_budget_tokens" => c.max_budget_tokens = Some(f.int(1, u64::MAX.into())? as u64),
         "max_budget_usd" => c.max_budget_usd = Some(f.positive()?),
         "max_tasks" => c.max_tasks = f.int(1, 100)? as usize,
+        "launcher" | "slurm" | "ssh" => launch::read(c, f, warn)?,
         "swarm" => {}
         k if QUALITY_KEYS.contains(&k) => {}
         other => {

@@ -150,6 +150,8 @@ struct Coordinator {
     /// The coordinator's tokens and cost before the judge's (decomposition, enrichment,
     /// earlier runs).
     base: (u64, Option<f64>),
+    /// The ssh launcher's hosts and the attempts on each.
+    hosts: Arc<crate::remote::launcher::Hosts>,
 }
 
 /// Runs a swarm to its end and returns its final state. Events go to `events`; the
@@ -221,6 +223,7 @@ pub async fn run(
         judge,
         base: (0, Some(0.0)),
         alive: None,
+        hosts: Arc::default(),
     };
     match crate::liveness::hold(&c.deps.report_dir, &c.state.id) {
         Ok(alive) => c.alive = Some(alive),

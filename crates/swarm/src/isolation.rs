@@ -80,6 +80,8 @@ fn text(bytes: Vec<u8>) -> String {
 /// A commit of `dir`'s files as they are now (tracked and untracked, ignored ones left
 /// out), written through a temporary index so the user's index is untouched.
 pub async fn snapshot(dir: &Path, scratch: &Path) -> Result<String, String> {
+    // Not while an attempt merges back: its files would be read half written.
+    let _merging = MERGING.lock().await;
     std::fs::create_dir_all(scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
     let index = scratch.join(format!("index-{}", uuid::Uuid::new_v4().simple()));
     let result = async {
@@ -188,6 +190,12 @@ fn is_linked(dir: &Path, rel: &str) -> bool {
     std::fs::symlink_metadata(dir.join(first)).is_ok_and(|m| m.file_type().is_symlink())
 }
 
+/// Held from reading the workspace's files to writing the merge, and while a snapshot is
+/// taken: two attempts merging at once would otherwise both read the same file and the
+/// second write would drop the first's lines, and a snapshot could read a file half
+/// written.
+static MERGING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// Merges the attempt's changes into the workspace: every file three-way against the
 /// snapshot, all or nothing. `Err` lists the paths that conflict (nothing was written).
 pub async fn merge_back(
@@ -196,6 +204,7 @@ pub async fn merge_back(
     changes: &[Change],
     scratch: &Path,
 ) -> Result<Vec<String>, Vec<String>> {
+    let _merging = MERGING.lock().await;
     let mut writes: Vec<(PathBuf, Option<Vec<u8>>)> = Vec::new();
     let mut conflicts = Vec::new();
     for change in changes {
@@ -407,5 +416,100 @@ mod tests {
             std::fs::read_to_string(ws.path().join("a.txt")).unwrap(),
             "eins\ntwo\nthree\n"
         );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn attempts_merging_at_once_each_keep_their_lines() {
+        let ws = tempfile::tempdir().unwrap();
+        let lines: String = (0..8)
+            .map(|i| format!("line{i}\nkeep{i}a\nkeep{i}b\n"))
+            .collect();
+        std::fs::write(ws.path().join("shared.txt"), &lines).unwrap();
+        sh(
+            ws.path(),
+            "git init -q && git config user.email a@b && git config user.name a && \
+             git add . && git commit -qm init",
+        );
+        let scratch = tempfile::tempdir().unwrap();
+        let base = snapshot(ws.path(), scratch.path()).await.unwrap();
+        let mut trees = Vec::new();
+        for i in 0..8 {
+            let tree = create(ws.path(), &base, &scratch.path().join(format!("wt{i}")))
+                .await
+                .unwrap();
+            let mine = lines.replace(&format!("line{i}\n"), &format!("line{i} done\n"));
+            std::fs::write(tree.dir.join("shared.txt"), mine).unwrap();
+            trees.push(tree);
+        }
+        // Eight passed attempts merge back at the same moment, as the coordinator's jobs do.
+        let mut jobs = tokio::task::JoinSet::new();
+        for tree in trees {
+            let ws = ws.path().to_path_buf();
+            let scratch = scratch.path().to_path_buf();
+            jobs.spawn(async move {
+                let changes = changes(&tree, &scratch).await.unwrap();
+                merge_back(&ws, &tree, &changes, &scratch).await.unwrap();
+            });
+        }
+        while jobs.join_next().await.is_some() {}
+        let merged = std::fs::read_to_string(ws.path().join("shared.txt")).unwrap();
+        for i in 0..8 {
+            assert!(
+                merged.contains(&format!("line{i} done\n")),
+                "line {i} lost:\n{merged}"
+            );
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn a_snapshot_never_sees_a_file_half_merged() {
+        let ws = tempfile::tempdir().unwrap();
+        let old = "old line\n".repeat(400_000);
+        let new = "new line\n".repeat(400_000);
+        std::fs::write(ws.path().join("big.txt"), &old).unwrap();
+        sh(
+            ws.path(),
+            "git init -q && git config user.email a@b && git config user.name a && \
+             git add . && git commit -qm init",
+        );
+        let scratch = tempfile::tempdir().unwrap();
+        for round in 0..6 {
+            let (from, to) = if round % 2 == 0 {
+                (&old, &new)
+            } else {
+                (&new, &old)
+            };
+            assert_eq!(
+                &std::fs::read_to_string(ws.path().join("big.txt")).unwrap(),
+                from
+            );
+            let base = snapshot(ws.path(), scratch.path()).await.unwrap();
+            let tree = create(ws.path(), &base, &scratch.path().join(format!("wt{round}")))
+                .await
+                .unwrap();
+            std::fs::write(tree.dir.join("big.txt"), to).unwrap();
+            let found = changes(&tree, scratch.path()).await.unwrap();
+            // Another attempt's snapshot is taken while this one merges.
+            let merging = {
+                let (ws, scratch) = (ws.path().to_path_buf(), scratch.path().to_path_buf());
+                tokio::spawn(async move { merge_back(&ws, &tree, &found, &scratch).await })
+            };
+            let mut seen = Vec::new();
+            while !merging.is_finished() {
+                let snap = snapshot(ws.path(), scratch.path()).await.unwrap();
+                let out = std::process::Command::new("git")
+                    .args(["show", &format!("{snap}:big.txt")])
+                    .current_dir(ws.path())
+                    .output()
+                    .unwrap();
+                seen.push(out.stdout.len());
+            }
+            merging.await.unwrap().unwrap();
+            assert!(
+                seen.iter().all(|n| *n == old.len()),
+                "a snapshot saw {seen:?} bytes, not the whole file ({})",
+                old.len()
+            );
+        }
     }
 }

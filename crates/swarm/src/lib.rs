@@ -22,6 +22,7 @@ pub mod health;
 pub mod isolation;
 pub mod liveness;
 pub mod mailbox;
+pub mod remote;
 pub mod report;
 pub mod schedule;
 pub mod task;

@@ -185,6 +185,8 @@ pub struct Launch {
     pub prompt: String,
     /// Longest the worker may run; then it is killed.
     pub timeout: Duration,
+    /// Bytes written on its stdin before the protocol (a remote worker's base bundle).
+    pub preamble: Vec<u8>,
 }
 
 /// Something a running worker needs from the coordinator, or tells it.
@@ -226,6 +228,10 @@ pub struct Report {
     pub spawn_error: Option<String>,
     /// Wall time.
     pub duration_ms: u64,
+    /// A remote worker's task branch, from its `git_result` line.
+    pub returned: Option<crate::remote::transport::ResultEvent>,
+    /// A remote worker completed, but its branch could not be brought back: why.
+    pub transport_error: Option<String>,
 }
 
 impl Report {
@@ -276,7 +282,12 @@ impl Report {
             ));
         };
         match result.status {
-            TurnStatus::Completed => None,
+            TurnStatus::Completed => self.transport_error.as_ref().map(|err| {
+                (
+                    "error".into(),
+                    format!("the worker's work could not be brought back: {err}"),
+                )
+            }),
             TurnStatus::LimitReached => {
                 let why = result
                     .error
@@ -349,9 +360,10 @@ pub async fn run(
     let first = Op::UserInput {
         text: launch.prompt.clone(),
     };
-    let mut line = serde_json::to_string(&first).unwrap_or_default();
-    line.push('\n');
-    if stdin.write_all(line.as_bytes()).await.is_err() {
+    let mut line = launch.preamble.clone();
+    line.extend(serde_json::to_vec(&first).unwrap_or_default());
+    line.push(b'\n');
+    if stdin.write_all(&line).await.is_err() {
         // It died at once; what it wrote and how it exited tell why.
     }
     let _ = stdin.flush().await;
@@ -546,6 +558,9 @@ async fn handle_line(
                 report.result = Some(result);
             }
         }
+        "git_result" => {
+            report.returned = serde_json::from_value(value.clone()).ok();
+        }
         _ => {}
     }
 }
@@ -711,6 +726,7 @@ mod tests {
             cwd: dir.path().to_path_buf(),
             prompt: "do it".into(),
             timeout: Duration::from_secs(5),
+            preamble: Vec::new(),
         };
         run(launch, &|_| None, tx, arx, stop).await
     }
@@ -758,6 +774,7 @@ echo '{"type":"result","status":"completed","rounds":2,"usage":{"input_tokens":1
             cwd: dir.path().to_path_buf(),
             prompt: String::new(),
             timeout: Duration::from_millis(200),
+            preamble: Vec::new(),
         };
         let report = run(launch, &|_| None, tx, arx, stop).await;
         assert!(report.timed_out);

@@ -41,6 +41,8 @@ mod policy;
 mod repo_trust;
 mod rewind;
 mod sandbox_secrets;
+mod scaleout;
+mod scaleout_swebench;
 mod sessions;
 mod subagents;
 mod swarm;

@@ -142,6 +142,9 @@ fn every_swarm_field_is_read() {
         max_budget_tokens: Some(2_000_000),
         max_budget_usd: Some(12.5),
         max_tasks: 100,
+        launcher: crate::remote::launcher::Launcher::Local,
+        slurm: crate::remote::launcher::Slurm::default(),
+        ssh: crate::remote::launcher::Ssh::default(),
     };
     assert_eq!(loaded.config, expected);
 

@@ -99,6 +99,16 @@ impl Coordinator {
         let timeout = Duration::from_secs(self.config.worker_timeout_secs.saturating_add(30));
         let messages = self.messages_tx.clone();
         let task_id = task.id.clone();
+        let remote_launch =
+            self.config
+                .launcher
+                .is_remote()
+                .then(|| crate::remote::attempt::Launch {
+                    launcher: self.config.launcher,
+                    slurm: self.config.slurm.clone(),
+                    ssh: self.config.ssh.clone(),
+                    hosts: self.hosts.clone(),
+                });
         self.jobs.spawn(async move {
             let (tx, mut rx) = mpsc::unbounded_channel();
             let forward = {
@@ -128,18 +138,30 @@ impl Coordinator {
             };
             vars.workspace = workspace.display().to_string();
             let before = snapshot(&workspace, &task);
-            let expanded = match &tree {
-                Some(Err(err)) => Err(err.clone()),
-                _ => template.expand(&vars),
+            // A remote worker starts from a published base and returns a branch.
+            let expanded = match (&tree, &remote_launch) {
+                (Some(Err(err)), _) => Err(err.clone()),
+                (Some(Ok(t)), Some(launch)) => crate::remote::attempt::prepare(
+                    launch, &template, &vars, &main, t, &scratch, attempt,
+                )
+                .await
+                .map(|p| (p.program, p.args, p.preamble, Some(p.remote))),
+                (None, Some(_)) => Err("a remote launcher needs isolation: worktree".into()),
+                (_, None) => template
+                    .expand(&vars)
+                    .map(|(program, args)| (program, args, Vec::new(), None)),
             };
-            let report = match expanded {
-                Ok((program, args)) => {
+            let mut remote = None;
+            let mut report = match expanded {
+                Ok((program, args, preamble, r)) => {
+                    remote = r;
                     let launch = Launch {
                         program,
                         args,
                         cwd: workspace.clone(),
                         prompt,
                         timeout,
+                        preamble,
                     };
                     let writes = task.writes();
                     let decide = move |r: &ApprovalRequest| match mailbox::decide(r, writes) {
@@ -160,6 +182,9 @@ impl Coordinator {
                 }
             };
             let _ = forward.await;
+            if let (Some(r), Some(launch), Some(Ok(t))) = (&remote, &remote_launch, &tree) {
+                crate::remote::attempt::finish(launch, r, &mut report, &main, t, &scratch).await;
+            }
             // The files this worker changed, once, for the checks and the attempt's record.
             let files = own_changes(&task, &report, &workspace);
             let outcome = if report.failure().is_none() {

@@ -1,0 +1,246 @@
+//! One benchmark instance run on a Slurm node or an ssh host (`--launcher slurm|ssh`), by
+//! the swarm's launchers and git transport: the instance's worktree at its base commit
+//! goes to the node as a bundle on the worker's stdin, `atto swarm worker` runs `atto
+//! exec` there in a clone, and the branch it sends back is checked out in the worktree,
+//! whose diff is the prediction as for a local run. Does not own the worktree, the
+//! predictions or the launchers' command lines.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use atto_protocol::ApprovalDecision;
+use atto_swarm::remote::attempt::{Launch, finish, prepare};
+use atto_swarm::remote::launcher::{Hosts, Launcher, Slurm, Ssh};
+use atto_swarm::worker::{self, Template, Vars};
+use tokio::sync::{mpsc, watch};
+
+use super::agent::{AgentOptions, AgentRun};
+
+/// `--launcher` of `atto swebench run`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LauncherArg {
+    /// A child process here (the default).
+    Local,
+    /// One `srun` job per instance.
+    Slurm,
+    /// One ssh connection per instance, to the `--host`s in turn.
+    Ssh,
+}
+
+/// How every instance's remote run is started, shared by the worker threads.
+#[derive(Debug, Clone)]
+pub struct Remote {
+    launch: Launch,
+}
+
+impl Remote {
+    /// The launcher of `which`, or `None` for a local run. `hosts` and `ssh_config` are
+    /// ssh's; the Slurm job's time is the run's limit plus a minute.
+    pub fn new(
+        which: LauncherArg,
+        hosts: &[String],
+        ssh_config: Option<&Path>,
+        timeout: Duration,
+    ) -> Result<Option<Remote>, String> {
+        let launcher = match which {
+            LauncherArg::Local => return Ok(None),
+            LauncherArg::Slurm => Launcher::Slurm,
+            LauncherArg::Ssh => Launcher::Ssh,
+        };
+        if which == LauncherArg::Ssh && hosts.is_empty() {
+            return Err("--launcher ssh needs at least one --host".into());
+        }
+        if let Some(bad) = hosts
+            .iter()
+            .find(|h| !atto_swarm::remote::launcher::valid_host(h))
+        {
+            return Err(format!("--host {bad:?} is not a host name"));
+        }
+        let minutes = timeout.as_secs().div_ceil(60) + 1;
+        Ok(Some(Remote {
+            launch: Launch {
+                launcher,
+                slurm: Slurm {
+                    time: format!("{:02}:{:02}:00", minutes / 60, minutes % 60),
+                    cpus_per_task: 1,
+                    ..Slurm::default()
+                },
+                ssh: Ssh {
+                    hosts: hosts.to_vec(),
+                    config: ssh_config.map(Path::to_path_buf),
+                    ..Ssh::default()
+                },
+                hosts: Arc::new(Hosts::default()),
+            },
+        }))
+    }
+
+    /// Runs one instance: `workspace` is its worktree at `base`, `prompt` its task.
+    pub fn run(
+        &self,
+        id: &str,
+        workspace: &Path,
+        base: &str,
+        prompt: String,
+        scratch: &Path,
+        options: &AgentOptions,
+    ) -> AgentRun {
+        let failed = |error: String| AgentRun {
+            exit_code: None,
+            result: None,
+            error: Some(error),
+        };
+        let runtime = match tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        {
+            Ok(rt) => rt,
+            Err(e) => return failed(format!("no async runtime: {e}")),
+        };
+        runtime.block_on(self.run_async(id, workspace, base, prompt, scratch, options))
+    }
+
+    async fn run_async(
+        &self,
+        id: &str,
+        workspace: &Path,
+        base: &str,
+        prompt: String,
+        scratch: &Path,
+        options: &AgentOptions,
+    ) -> AgentRun {
+        let failed = |error: String| AgentRun {
+            exit_code: None,
+            result: None,
+            error: Some(error),
+        };
+        let atto = match std::env::current_exe() {
+            Ok(exe) => exe.display().to_string(),
+            Err(e) => return failed(format!("cannot find the atto executable to run: {e}")),
+        };
+        let mut args: Vec<String> = [
+            "--permission",
+            "auto-safe",
+            "--on-ask",
+            "deny",
+            "--output-format",
+            "stream-json",
+            "--input-format",
+            "stream-json",
+            "--stop-on-stdin-close",
+            "--timeout",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+        args.push(options.timeout.as_secs().max(1).to_string());
+        if let Some(rounds) = options.max_rounds {
+            args.extend(["--max-rounds".to_owned(), rounds.to_string()]);
+        }
+        args.extend(
+            options
+                .forward
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned()),
+        );
+        let vars = Vars {
+            atto,
+            args,
+            workspace: workspace.display().to_string(),
+            task_id: task_id(id),
+            swarm_id: "swebench".into(),
+        };
+        let tree = atto_swarm::isolation::Worktree {
+            dir: workspace.to_path_buf(),
+            base: base.to_owned(),
+        };
+        let prepared = match prepare(
+            &self.launch,
+            &Template::default(),
+            &vars,
+            workspace,
+            &tree,
+            scratch,
+            1,
+        )
+        .await
+        {
+            Ok(p) => p,
+            Err(e) => return failed(format!("the remote run could not be prepared: {e}")),
+        };
+        let launch = worker::Launch {
+            program: prepared.program,
+            args: prepared.args,
+            cwd: workspace.to_path_buf(),
+            prompt,
+            // Past its own --timeout the run is killed, as a local one is.
+            timeout: options.timeout + Duration::from_secs(30),
+            preamble: prepared.preamble,
+        };
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
+        let (_answers_tx, answers) = mpsc::unbounded_channel();
+        let (_stop_tx, stop) = watch::channel(false);
+        // No one answers approvals in a benchmark run: what auto-safe asks about is denied.
+        let deny = |_: &atto_protocol::ApprovalRequest| {
+            Some(ApprovalDecision::No {
+                reason: Some("benchmark runs answer no approval".into()),
+            })
+        };
+        let mut report = worker::run(launch, &deny, tx, answers, stop).await;
+        let _ = drain.await;
+        finish(
+            &self.launch,
+            &prepared.remote,
+            &mut report,
+            workspace,
+            &tree,
+            scratch,
+        )
+        .await;
+        let result = report.result.as_ref().and_then(|r| {
+            let mut value = serde_json::to_value(r).ok()?;
+            value["type"] = "result".into();
+            Some(value)
+        });
+        AgentRun {
+            exit_code: report.exit_code,
+            result,
+            error: report.failure().map(|(_, why)| why),
+        }
+    }
+}
+
+/// An instance id as a task id: 1–64 of `[A-Za-z0-9_-]`, anything else as `_`.
+fn task_id(id: &str) -> String {
+    let out: String = id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect();
+    if out.is_empty() {
+        "instance".into()
+    } else {
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instance_ids_become_plain_task_ids() {
+        assert_eq!(task_id("astropy__astropy-12907"), "astropy__astropy-12907");
+        assert_eq!(task_id("a.b/c d"), "a_b_c_d");
+        assert_eq!(task_id(""), "instance");
+        assert_eq!(task_id(&"x".repeat(100)).len(), 64);
+    }
+}

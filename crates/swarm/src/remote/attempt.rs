@@ -1,0 +1,125 @@
+//! One remote attempt, around the worker run the coordinator does for every attempt:
+//! before it, the base is published and the launcher's command built (a host picked for
+//! ssh); after it, the returned branch is fetched into the attempt's worktree, so the
+//! quality pipeline and the merge see it as they see a local attempt's.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::launcher::{Hosts, Launcher, Slurm, Ssh};
+use super::transport::{self, Base};
+use crate::isolation::Worktree;
+use crate::worker::{Report, Template, Vars};
+
+/// The launcher settings an attempt needs (cloned out of the config for its job).
+#[derive(Debug, Clone)]
+pub struct Launch {
+    /// Which launcher.
+    pub launcher: Launcher,
+    /// `slurm:`.
+    pub slurm: Slurm,
+    /// `ssh:`.
+    pub ssh: Ssh,
+    /// The ssh hosts' load.
+    pub hosts: Arc<Hosts>,
+}
+
+/// A remote attempt under way.
+#[derive(Debug)]
+pub struct Remote {
+    base: Base,
+    branch: String,
+    host: Option<String>,
+}
+
+/// What to start for a remote attempt: program, arguments, the bytes its stdin begins
+/// with, and the attempt's record.
+pub struct Prepared {
+    /// Program.
+    pub program: String,
+    /// Arguments.
+    pub args: Vec<String>,
+    /// The `git_base` line and bundle.
+    pub preamble: Vec<u8>,
+    /// What [`finish`] needs.
+    pub remote: Remote,
+}
+
+/// Publishes the base of `tree` and builds the launcher's command.
+pub async fn prepare(
+    launch: &Launch,
+    template: &Template,
+    vars: &Vars,
+    workspace: &Path,
+    tree: &Worktree,
+    scratch: &Path,
+    attempt: u32,
+) -> Result<Prepared, String> {
+    let base = transport::publish(workspace, &tree.base, scratch)
+        .await
+        .map_err(|e| format!("its base could not be published: {e}"))?;
+    let branch = transport::branch(&vars.swarm_id, &vars.task_id, attempt);
+    let preamble = transport::preamble(&base, &branch)?;
+    // The ids reach a remote command line: the same rule as the template's.
+    for id in [&vars.task_id, &vars.swarm_id] {
+        if !crate::task::is_valid_id(id) {
+            return Err(format!(
+                "{id:?} is not a plain id; the worker was not started"
+            ));
+        }
+    }
+    let mut host = None;
+    let (program, args) = match launch.launcher {
+        Launcher::Slurm => launch.slurm.command(vars),
+        Launcher::Ssh => {
+            let picked = launch
+                .hosts
+                .pick(&launch.ssh)
+                .ok_or("ssh: no hosts are configured")?;
+            let command = launch.ssh.command(vars, &picked);
+            host = Some(picked);
+            command
+        }
+        Launcher::Command | Launcher::Local => template.expand(vars)?,
+    };
+    Ok(Prepared {
+        program,
+        args,
+        preamble,
+        remote: Remote { base, branch, host },
+    })
+}
+
+/// After the worker ended: its branch fetched into `tree`, or why not (then the attempt
+/// failed, as one whose worker crashed). Gives its ssh host back.
+pub async fn finish(
+    launch: &Launch,
+    remote: &Remote,
+    report: &mut Report,
+    workspace: &Path,
+    tree: &Worktree,
+    scratch: &Path,
+) {
+    if report.failure().is_none() {
+        let fetched = match &report.returned {
+            Some(returned) => {
+                transport::receive(
+                    workspace,
+                    &remote.base,
+                    &remote.branch,
+                    returned,
+                    tree,
+                    scratch,
+                )
+                .await
+            }
+            None => Err("it ended without returning its branch (no git_result line)".into()),
+        };
+        report.transport_error = fetched.err();
+    }
+    if let Some(host) = &remote.host {
+        launch
+            .hosts
+            .release(&launch.ssh, host, report.failure().is_some());
+    }
+}

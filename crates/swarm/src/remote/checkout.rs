@@ -1,0 +1,342 @@
+//! The worker's side of the git transport (`atto swarm worker -- COMMAND…`, run by a
+//! launcher on the remote node): reads the base bundle from stdin, clones it into
+//! node-local scratch on the attempt's task branch, runs COMMAND (the `atto exec` worker)
+//! there with the rest of stdin and all of its stdout passed through, then commits what it
+//! changed and writes the branch back as a bundle in a last `git_result` line.
+//!
+//! The pipe is the only channel: nothing is read from or written to a disk the
+//! coordinator might share. When the coordinator's end of stdout breaks (its `srun` or
+//! `ssh` died), the worker is killed and nothing is sent; when stdin closes, the worker's
+//! stdin closes too, so `--stop-on-stdin-close` stops it as it does locally.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use base64::Engine as _;
+use tokio::io::{
+    AsyncBufReadExt as _, AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _,
+};
+
+use super::transport::{BaseHeader, MAX_RESULT_BYTES, ResultEvent, git, text};
+
+/// Longest `git_base` header line read.
+const MAX_HEADER: u64 = 64 * 1024;
+
+/// How the remote side of an attempt ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Served {
+    /// The worker exited with this code and its branch was sent back.
+    Returned(i32),
+    /// The worker exited with this code; its work could not be sent back (why).
+    NotReturned(i32, String),
+}
+
+/// A branch name the coordinator may ask for: `atto/swarm/{swarm}/{task}/attempt-N`, ids
+/// as task ids are, so it is never an option or a path outside `refs/heads/atto/`.
+fn valid_branch(name: &str) -> bool {
+    let parts: Vec<&str> = name.split('/').collect();
+    matches!(parts.as_slice(), ["atto", "swarm", swarm, task, attempt]
+    if crate::task::is_valid_id(swarm)
+        && crate::task::is_valid_id(task)
+        && attempt.strip_prefix("attempt-").is_some_and(|n| {
+            !n.is_empty() && n.len() <= 4 && n.bytes().all(|b| b.is_ascii_digit())
+        }))
+}
+
+/// Serves one attempt: `input` is the worker's stdin as the launcher passes it (the
+/// `git_base` line, the bundle, then the protocol), `output` its stdout, `command` the
+/// worker to run, `scratch` the node-local directory the clone is made in (removed
+/// after).
+pub async fn serve<R, W>(
+    input: R,
+    mut output: W,
+    command: &[String],
+    scratch: &Path,
+) -> Result<Served, String>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin,
+{
+    let (program, args) = command
+        .split_first()
+        .ok_or("no worker command was given after --")?;
+    let mut input = tokio::io::BufReader::new(input);
+    let mut line = Vec::new();
+    (&mut input)
+        .take(MAX_HEADER)
+        .read_until(b'\n', &mut line)
+        .await
+        .map_err(|e| format!("stdin could not be read: {e}"))?;
+    let header: BaseHeader = serde_json::from_slice(&line)
+        .map_err(|e| format!("the first line on stdin is not a git_base header: {e}"))?;
+    if !valid_branch(&header.branch) {
+        return Err(format!("{:?} is not a swarm task branch", header.branch));
+    }
+    if header.commit.len() != 40 || !header.commit.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(format!("{:?} is not a commit id", header.commit));
+    }
+    let dir = scratch.join(format!("atto-worker-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let served = in_clone(input, &mut output, &header, &dir, program, args).await;
+    let _ = std::fs::remove_dir_all(&dir);
+    served
+}
+
+async fn in_clone<R, W>(
+    mut input: tokio::io::BufReader<R>,
+    output: &mut W,
+    header: &BaseHeader,
+    dir: &Path,
+    program: &str,
+    args: &[String],
+) -> Result<Served, String>
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin,
+{
+    let bundle = dir.join("base.bundle");
+    {
+        let mut file = tokio::fs::File::create(&bundle)
+            .await
+            .map_err(|e| format!("{}: {e}", bundle.display()))?;
+        let copied = tokio::io::copy(&mut (&mut input).take(header.bytes), &mut file)
+            .await
+            .map_err(|e| format!("the base bundle could not be read: {e}"))?;
+        if copied != header.bytes {
+            return Err(format!(
+                "stdin ended after {copied} of the base bundle's {} bytes",
+                header.bytes
+            ));
+        }
+        file.flush().await.map_err(|e| e.to_string())?;
+    }
+    let work = dir.join("work");
+    let work_arg = work.display().to_string();
+    git(dir, &["init", "-q", &work_arg]).await?;
+    git(
+        &work,
+        &["bundle", "unbundle", &bundle.display().to_string()],
+    )
+    .await?;
+    let _ = std::fs::remove_file(&bundle);
+    git(
+        &work,
+        &["checkout", "-q", "-b", &header.branch, &header.commit],
+    )
+    .await?;
+
+    let mut child = tokio::process::Command::new(program)
+        .args(args)
+        .current_dir(&work)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("{program}: {e}"))?;
+    let (Some(mut child_in), Some(mut child_out)) = (child.stdin.take(), child.stdout.take())
+    else {
+        return Err("the worker's pipes could not be opened".into());
+    };
+    // The rest of stdin goes to the worker; its end closes the worker's stdin.
+    let feed = tokio::spawn(async move {
+        let _ = tokio::io::copy(&mut input, &mut child_in).await;
+    });
+    let passed = tokio::io::copy(&mut child_out, output).await;
+    let flushed = output.flush().await;
+    feed.abort();
+    if let Err(e) = passed.and(flushed.map(|()| 0)) {
+        // The coordinator is gone: nobody would read the work, so none is done.
+        let _ = child.start_kill();
+        let _ = child.wait().await;
+        return Err(format!(
+            "the coordinator's end of stdout broke ({e}); the worker was stopped"
+        ));
+    }
+    let status = child
+        .wait()
+        .await
+        .map_err(|e| format!("the worker could not be waited for: {e}"))?;
+    let code = status.code().unwrap_or(1);
+    let event = match result_event(&work, header).await {
+        Ok(event) => event,
+        Err(why) => return Ok(Served::NotReturned(code, why)),
+    };
+    let mut line = serde_json::to_vec(&event).map_err(|e| e.to_string())?;
+    line.push(b'\n');
+    output
+        .write_all(&line)
+        .await
+        .and(output.flush().await)
+        .map_err(|e| format!("the result could not be written: {e}"))?;
+    Ok(Served::Returned(code))
+}
+
+/// Commits everything the worker left in `work` on the task branch and bundles the branch
+/// against the base.
+async fn result_event(work: &Path, header: &BaseHeader) -> Result<ResultEvent, String> {
+    git(work, &["add", "-A", "--", "."]).await?;
+    git(
+        work,
+        &[
+            "commit",
+            "-q",
+            "--allow-empty",
+            "--no-verify",
+            "-m",
+            &format!("atto swarm: {}", header.branch),
+        ],
+    )
+    .await?;
+    let commit = text(&git(work, &["rev-parse", "HEAD"]).await?);
+    let out: PathBuf = work.with_file_name("result.bundle");
+    git(
+        work,
+        &[
+            "bundle",
+            "create",
+            "-q",
+            &out.display().to_string(),
+            &format!("refs/heads/{}", header.branch),
+            &format!("^{}", header.commit),
+        ],
+    )
+    .await?;
+    let bytes = std::fs::read(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+    if bytes.len() > MAX_RESULT_BYTES {
+        return Err(format!(
+            "its branch's bundle is {} bytes, more than the {MAX_RESULT_BYTES} one result may carry",
+            bytes.len()
+        ));
+    }
+    Ok(ResultEvent {
+        branch: header.branch.clone(),
+        commit,
+        bundle: base64::engine::general_purpose::STANDARD.encode(bytes),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::isolation;
+    use crate::remote::transport::{self, branch, preamble, publish};
+
+    fn sh(dir: &Path, script: &str) {
+        let ok = std::process::Command::new("sh")
+            .args(["-c", script])
+            .current_dir(dir)
+            .status()
+            .unwrap();
+        assert!(ok.success(), "{script}");
+    }
+
+    #[test]
+    fn only_task_branches_are_accepted() {
+        for ok in [
+            "atto/swarm/s1/t1/attempt-1",
+            "atto/swarm/a-b/c_d/attempt-12",
+        ] {
+            assert!(valid_branch(ok), "{ok}");
+        }
+        for bad in [
+            "main",
+            "atto/swarm/s1/t1/attempt-",
+            "atto/swarm/s1/../attempt-1",
+            "atto/swarm/s1/t1/attempt-1/x",
+            "--upload-pack=x",
+            "atto/swarm/s 1/t1/attempt-1",
+        ] {
+            assert!(!valid_branch(bad), "{bad}");
+        }
+    }
+
+    /// The whole trip, as it goes between a coordinator and a remote node: base out on
+    /// stdin, a worker (a shell standing in for `atto exec`) edits and prints its result,
+    /// the branch comes back in the last line and is checked out in the attempt's
+    /// worktree. The worker never sees the coordinator's directories.
+    #[tokio::test]
+    async fn the_worker_runs_in_a_clone_and_its_branch_comes_back_on_stdout() {
+        let ws = tempfile::tempdir().unwrap();
+        sh(
+            ws.path(),
+            "git init -q && git config user.email a@b && git config user.name a && \
+             echo one > a.txt && git add . && git commit -qm init",
+        );
+        let scratch = tempfile::tempdir().unwrap();
+        let node = tempfile::tempdir().unwrap();
+        let snap = isolation::snapshot(ws.path(), scratch.path())
+            .await
+            .unwrap();
+        let tree = isolation::create(ws.path(), &snap, &scratch.path().join("wt"))
+            .await
+            .unwrap();
+        let base = publish(ws.path(), &snap, scratch.path()).await.unwrap();
+        let name = branch("s1", "t1", 2);
+        let mut stdin = preamble(&base, &name).unwrap();
+        stdin.extend(b"{\"type\":\"user_input\",\"text\":\"go\"}\n");
+        let ws_path = ws.path().display().to_string();
+        let script = format!(
+            "read -r op; case \"$op\" in *user_input*) ;; *) exit 3;; esac; \
+             test ! -e {ws_path}/.git/x || exit 4; test \"$(cat a.txt)\" = one || exit 5; \
+             echo two > a.txt; echo new > b.txt; \
+             echo '{{\"type\":\"result\",\"status\":\"completed\"}}'"
+        );
+        let command = vec!["sh".to_owned(), "-c".to_owned(), script];
+        let mut out = Vec::new();
+        let served = serve(std::io::Cursor::new(stdin), &mut out, &command, node.path())
+            .await
+            .unwrap();
+        assert_eq!(served, Served::Returned(0));
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert!(lines[0].contains("\"result\""));
+        let returned: ResultEvent = serde_json::from_str(lines[1]).unwrap();
+        // The clone in node-local scratch is gone.
+        assert_eq!(std::fs::read_dir(node.path()).unwrap().count(), 0);
+        transport::receive(ws.path(), &base, &name, &returned, &tree, scratch.path())
+            .await
+            .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(tree.dir.join("a.txt")).unwrap(),
+            "two\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(tree.dir.join("b.txt")).unwrap(),
+            "new\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_broken_stdout_stops_the_worker_and_sends_nothing() {
+        let ws = tempfile::tempdir().unwrap();
+        sh(
+            ws.path(),
+            "git init -q && git config user.email a@b && git config user.name a && \
+             echo one > a.txt && git add . && git commit -qm init",
+        );
+        let scratch = tempfile::tempdir().unwrap();
+        let node = tempfile::tempdir().unwrap();
+        let snap = isolation::snapshot(ws.path(), scratch.path())
+            .await
+            .unwrap();
+        let base = publish(ws.path(), &snap, scratch.path()).await.unwrap();
+        let stdin = preamble(&base, &branch("s1", "t1", 1)).unwrap();
+        let marker = node.path().join("still-running");
+        // It prints, then would keep working for a long time and leave a mark.
+        let script = format!("echo started; sleep 30; touch {}", marker.display());
+        let command = vec!["sh".to_owned(), "-c".to_owned(), script];
+        let (reader, writer) = tokio::io::duplex(64);
+        drop(reader);
+        let started = std::time::Instant::now();
+        let err = serve(std::io::Cursor::new(stdin), writer, &command, node.path())
+            .await
+            .unwrap_err();
+        assert!(err.contains("broke"), "{err}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(20));
+        assert!(!marker.exists());
+    }
+}

@@ -1,0 +1,354 @@
+//! The coordinator's side of the git transport. A remote attempt starts from a commit the
+//! coordinator made of the snapshot's tree (no parents, fixed dates: the same tree is the
+//! same commit, so one bundle serves every attempt started from it), sent as a `git
+//! bundle` on the worker's stdin ahead of the stream-json protocol: a `git_base` line
+//! saying its size, then the bundle's bytes. The worker answers with a `git_result` line
+//! holding a bundle of its task branch against that base, which is fetched into the
+//! workspace's repository (objects checked) and checked out in the attempt's worktree,
+//! where the quality pipeline and the three-way merge see it exactly as a local attempt.
+//!
+//! A bundle on stdin works where nodes share no disk and no network path back to the
+//! coordinator's repository (a compute node usually cannot reach the login node's git);
+//! the stream the launcher already keeps open is the only channel it needs.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use base64::Engine as _;
+use serde::{Deserialize, Serialize};
+use tokio::process::Command;
+
+use crate::isolation::Worktree;
+
+/// Longest `git_result` bundle accepted (base64 of it must fit in one protocol line).
+pub const MAX_RESULT_BYTES: usize = 3 * 1024 * 1024;
+
+/// The first line on a remote worker's stdin; `bytes` bytes of bundle follow it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "git_base")]
+pub struct BaseHeader {
+    /// The commit the attempt starts from.
+    pub commit: String,
+    /// The branch the worker commits its work to.
+    pub branch: String,
+    /// Size of the bundle that follows.
+    pub bytes: u64,
+}
+
+/// The worker's last stream-json event: its task branch as a bundle against the base.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "git_result")]
+pub struct ResultEvent {
+    /// The branch it committed to.
+    pub branch: String,
+    /// The branch's commit.
+    pub commit: String,
+    /// The bundle, base64.
+    pub bundle: String,
+}
+
+/// A published base: its commit and the bundle file that carries it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Base {
+    /// The parentless commit of the snapshot's tree.
+    pub commit: String,
+    /// The bundle of it.
+    pub bundle: PathBuf,
+}
+
+/// The task branch of one attempt, as the worker names it.
+pub fn branch(swarm_id: &str, task_id: &str, attempt: u32) -> String {
+    format!("atto/swarm/{swarm_id}/{task_id}/attempt-{attempt}")
+}
+
+/// Runs git in `dir` with atto's identity and fixed dates (the base commit must be the
+/// same for the same tree).
+pub(crate) async fn git(dir: &Path, args: &[&str]) -> Result<Vec<u8>, String> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_AUTHOR_NAME", "atto swarm")
+        .env("GIT_AUTHOR_EMAIL", "atto@localhost")
+        .env("GIT_COMMITTER_NAME", "atto swarm")
+        .env("GIT_COMMITTER_EMAIL", "atto@localhost")
+        .env("GIT_AUTHOR_DATE", "1700000000 +0000")
+        .env("GIT_COMMITTER_DATE", "1700000000 +0000")
+        .kill_on_drop(true)
+        .output()
+        .await
+        .map_err(|e| format!("git could not be run: {e}"))?;
+    if out.status.success() {
+        Ok(out.stdout)
+    } else {
+        Err(format!(
+            "git {} failed: {}",
+            args.first().copied().unwrap_or(""),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+pub(crate) fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).trim().to_owned()
+}
+
+/// Publishes `snapshot`'s tree as a base: a parentless commit and its bundle in
+/// `scratch`, made once per tree.
+pub async fn publish(workspace: &Path, snapshot: &str, scratch: &Path) -> Result<Base, String> {
+    // One git run: commit-tree reads the snapshot's tree itself.
+    let tree = format!("{snapshot}^{{tree}}");
+    let commit = text(&git(workspace, &["commit-tree", &tree, "-m", "atto swarm base"]).await?);
+    let bundle = scratch.join(format!("base-{commit}.bundle"));
+    if bundle.is_file() {
+        return Ok(Base { commit, bundle });
+    }
+    std::fs::create_dir_all(scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
+    // A bundle names refs; a ref of this call alone, so two attempts publishing at once
+    // never delete each other's.
+    let id = uuid::Uuid::new_v4().simple().to_string();
+    let reference = format!("refs/atto/swarm-base/{id}");
+    let partial = scratch.join(format!("base-{id}.partial"));
+    git(workspace, &["update-ref", &reference, &commit]).await?;
+    let made = git(
+        workspace,
+        &[
+            "bundle",
+            "create",
+            "-q",
+            &partial.display().to_string(),
+            &reference,
+        ],
+    )
+    .await;
+    let _ = git(workspace, &["update-ref", "-d", &reference]).await;
+    made?;
+    std::fs::rename(&partial, &bundle).map_err(|e| format!("{}: {e}", bundle.display()))?;
+    Ok(Base { commit, bundle })
+}
+
+/// What goes on the worker's stdin before the protocol: the `git_base` line and the
+/// bundle's bytes.
+pub fn preamble(base: &Base, branch: &str) -> Result<Vec<u8>, String> {
+    let bytes =
+        std::fs::read(&base.bundle).map_err(|e| format!("{}: {e}", base.bundle.display()))?;
+    let header = BaseHeader {
+        commit: base.commit.clone(),
+        branch: branch.to_owned(),
+        bytes: bytes.len() as u64,
+    };
+    let mut out = serde_json::to_vec(&header).map_err(|e| e.to_string())?;
+    out.push(b'\n');
+    out.extend(bytes);
+    Ok(out)
+}
+
+/// Fetches the worker's returned branch into the workspace's repository (as
+/// `refs/atto/swarm/…`, beside no branch of the user's) and checks it out in `tree`, the
+/// attempt's worktree. Refuses a branch of another name, a commit that does not descend
+/// from the base, and objects git's fsck rejects.
+pub async fn receive(
+    workspace: &Path,
+    base: &Base,
+    expected_branch: &str,
+    returned: &ResultEvent,
+    tree: &Worktree,
+    scratch: &Path,
+) -> Result<(), String> {
+    if returned.branch != expected_branch {
+        return Err(format!(
+            "the worker returned branch {:?}, not {expected_branch:?}",
+            returned.branch
+        ));
+    }
+    if returned.commit.len() != 40 || !returned.commit.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(format!("the worker returned commit {:?}", returned.commit));
+    }
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(returned.bundle.as_bytes())
+        .map_err(|e| format!("its bundle is not base64: {e}"))?;
+    std::fs::create_dir_all(scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
+    let file = scratch.join(format!("result-{}.bundle", uuid::Uuid::new_v4().simple()));
+    std::fs::write(&file, &bytes).map_err(|e| format!("{}: {e}", file.display()))?;
+    let local = format!("refs/{expected_branch}");
+    let fetched = git(
+        workspace,
+        &[
+            "-c",
+            "fetch.fsckObjects=true",
+            "fetch",
+            "-q",
+            "--no-tags",
+            &file.display().to_string(),
+            &format!("+refs/heads/{expected_branch}:{local}"),
+        ],
+    )
+    .await;
+    let _ = std::fs::remove_file(&file);
+    fetched.map_err(|e| format!("its result could not be fetched: {e}"))?;
+    let got = text(
+        &git(
+            workspace,
+            &["rev-parse", "--verify", &format!("{local}^{{commit}}")],
+        )
+        .await?,
+    );
+    if got != returned.commit {
+        return Err(format!(
+            "its branch holds {got}, not the commit it announced ({})",
+            returned.commit
+        ));
+    }
+    git(
+        workspace,
+        &["merge-base", "--is-ancestor", &base.commit, &got],
+    )
+    .await
+    .map_err(|_| format!("its branch does not start from the base {}", base.commit))?;
+    git(&tree.dir, &["checkout", "-q", "-f", "--detach", &got])
+        .await
+        .map_err(|e| format!("its result could not be checked out: {e}"))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::isolation;
+
+    fn sh(dir: &Path, script: &str) {
+        let ok = std::process::Command::new("sh")
+            .args(["-c", script])
+            .current_dir(dir)
+            .status()
+            .unwrap();
+        assert!(ok.success(), "{script}");
+    }
+
+    fn repo() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        sh(
+            dir.path(),
+            "git init -q && git config user.email a@b && git config user.name a && \
+             printf 'one\\ntwo\\nthree\\n' > a.txt && git add . && git commit -qm init && \
+             echo untracked > new.txt",
+        );
+        dir
+    }
+
+    /// What a worker does with a bundle: clone, change, commit, bundle the branch.
+    fn work_remotely(base: &Base, branch: &str, script: &str) -> ResultEvent {
+        let remote = tempfile::tempdir().unwrap();
+        let b = base.bundle.display();
+        sh(
+            remote.path(),
+            &format!(
+                "git init -q && git bundle unbundle {b} >/dev/null && \
+                 git checkout -q -b {branch} {c} && git config user.email w@x && \
+                 git config user.name w && {script} && git add -A && git commit -qm work && \
+                 git bundle create -q out.bundle refs/heads/{branch} ^{c}",
+                c = base.commit
+            ),
+        );
+        let commit = std::process::Command::new("git")
+            .args(["rev-parse", "HEAD"])
+            .current_dir(remote.path())
+            .output()
+            .unwrap();
+        ResultEvent {
+            branch: branch.to_owned(),
+            commit: String::from_utf8(commit.stdout).unwrap().trim().to_owned(),
+            bundle: base64::engine::general_purpose::STANDARD
+                .encode(std::fs::read(remote.path().join("out.bundle")).unwrap()),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_branch_returned_as_a_bundle_lands_in_the_worktree_and_merges_back() {
+        let ws = repo();
+        let scratch = tempfile::tempdir().unwrap();
+        let snap = isolation::snapshot(ws.path(), scratch.path())
+            .await
+            .unwrap();
+        let tree = isolation::create(ws.path(), &snap, &scratch.path().join("wt"))
+            .await
+            .unwrap();
+        let base = publish(ws.path(), &snap, scratch.path()).await.unwrap();
+        // The same tree is the same base: one bundle for every attempt from it.
+        assert_eq!(
+            publish(ws.path(), &snap, scratch.path()).await.unwrap(),
+            base
+        );
+        let name = branch("s1", "t1", 1);
+        let returned = work_remotely(
+            &base,
+            &name,
+            "printf 'ONE\\ntwo\\nthree\\n' > a.txt && rm new.txt && echo c > c.txt",
+        );
+        receive(ws.path(), &base, &name, &returned, &tree, scratch.path())
+            .await
+            .unwrap();
+        let mut changes = isolation::changes(&tree, scratch.path()).await.unwrap();
+        changes.sort_by(|a, b| a.path().cmp(b.path()));
+        assert_eq!(
+            changes,
+            vec![
+                isolation::Change::Write("a.txt".into()),
+                isolation::Change::Write("c.txt".into()),
+                isolation::Change::Delete("new.txt".into()),
+            ]
+        );
+        isolation::merge_back(ws.path(), &tree, &changes, scratch.path())
+            .await
+            .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(ws.path().join("a.txt")).unwrap(),
+            "ONE\ntwo\nthree\n"
+        );
+        assert!(!ws.path().join("new.txt").exists());
+        // The user's branches did not move; the attempt is kept under refs/atto/.
+        sh(
+            ws.path(),
+            "test \"$(git branch --format='%(refname)')\" = refs/heads/master || test \"$(git branch --format='%(refname)')\" = refs/heads/main",
+        );
+        sh(
+            ws.path(),
+            &format!("git rev-parse --verify -q refs/{name} >/dev/null"),
+        );
+    }
+
+    #[tokio::test]
+    async fn a_result_on_another_branch_or_with_another_commit_is_refused() {
+        let ws = repo();
+        let scratch = tempfile::tempdir().unwrap();
+        let snap = isolation::snapshot(ws.path(), scratch.path())
+            .await
+            .unwrap();
+        let tree = isolation::create(ws.path(), &snap, &scratch.path().join("wt"))
+            .await
+            .unwrap();
+        let base = publish(ws.path(), &snap, scratch.path()).await.unwrap();
+        let name = branch("s1", "t1", 1);
+        let mut returned = work_remotely(&base, &name, "echo x > x.txt");
+        returned.branch = branch("s1", "t2", 1);
+        let err = receive(ws.path(), &base, &name, &returned, &tree, scratch.path())
+            .await
+            .unwrap_err();
+        assert!(err.contains("not \"atto/swarm/s1/t1/attempt-1\""), "{err}");
+
+        // A commit announced but not the one the bundle holds.
+        let mut returned = work_remotely(&base, &name, "echo y > y.txt");
+        returned.commit = "0".repeat(40);
+        let err = receive(ws.path(), &base, &name, &returned, &tree, scratch.path())
+            .await
+            .unwrap_err();
+        assert!(err.contains("not the commit it announced"), "{err}");
+        assert!(!tree.dir.join("y.txt").exists());
+    }
+}
