@@ -6,11 +6,15 @@
 //!
 //! Merging is per file and three-way (`git merge-file`) between the snapshot (base),
 //! the workspace now (other workers' passed changes) and the worktree; all files merge or
-//! none are written, and the conflicting paths are reported.
+//! none are written, and the conflicting paths are reported. Both sides are read and the
+//! merge written beneath a directory handle, never through a symlink at the file itself:
+//! a worker that leaves a link to `~/.ssh/id_rsa` in its worktree gets the merge refused,
+//! not the key's bytes copied into the workspace.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
+use atto_tools::beneath::{Kind, Workspace as Beneath};
 use tokio::process::Command;
 
 /// A worktree an attempt works in.
@@ -205,30 +209,53 @@ pub async fn merge_back(
     scratch: &Path,
 ) -> Result<Vec<String>, Vec<String>> {
     let _merging = MERGING.lock().await;
-    let mut writes: Vec<(PathBuf, Option<Vec<u8>>)> = Vec::new();
+    let all = || {
+        changes
+            .iter()
+            .map(|c| c.path().to_owned())
+            .collect::<Vec<_>>()
+    };
+    let (Ok(ours_root), Ok(theirs_root)) = (Beneath::open(workspace), Beneath::open(&tree.dir))
+    else {
+        return Err(all());
+    };
+    let mut writes: Vec<(String, Option<Content>)> = Vec::new();
     let mut conflicts = Vec::new();
     for change in changes {
         let rel = change.path();
         let base = git(workspace, &["show", &format!("{}:{rel}", tree.base)], None)
             .await
             .ok();
-        let ours = std::fs::read(workspace.join(rel)).ok();
-        let theirs = match change {
-            Change::Write(_) => std::fs::read(tree.dir.join(rel)).ok(),
-            Change::Delete(_) => None,
+        let (Ok(ours), Ok(theirs)) = (
+            read_beneath(&ours_root, rel),
+            match change {
+                Change::Write(_) => read_beneath(&theirs_root, rel),
+                Change::Delete(_) => Ok(None),
+            },
+        ) else {
+            // A link, a directory or a device where a file should be: not merged.
+            conflicts.push(rel.to_owned());
+            continue;
         };
-        if ours == theirs {
+        if ours.as_ref().map(|c| &c.bytes) == theirs.as_ref().map(|c| &c.bytes) {
             continue;
         }
-        if ours == base {
-            writes.push((workspace.join(rel), theirs));
+        if ours.as_ref().map(|c| &c.bytes) == base.as_ref() {
+            writes.push((rel.to_owned(), theirs));
             continue;
         }
         // Both sides changed it: a three-way merge of the texts.
         match (ours, theirs) {
             (Some(ours), Some(theirs)) => {
-                match merge_file(&ours, base.as_deref().unwrap_or(b""), &theirs, scratch).await {
-                    Some(merged) => writes.push((workspace.join(rel), Some(merged))),
+                let base = base.as_deref().unwrap_or(b"");
+                match merge_file(&ours.bytes, base, &theirs.bytes, scratch).await {
+                    Some(bytes) => writes.push((
+                        rel.to_owned(),
+                        Some(Content {
+                            bytes,
+                            mode: theirs.mode,
+                        }),
+                    )),
                     None => conflicts.push(rel.to_owned()),
                 }
             }
@@ -239,28 +266,50 @@ pub async fn merge_back(
         return Err(conflicts);
     }
     let mut written = Vec::new();
-    for (path, content) in writes {
+    for (rel, content) in writes {
+        let target = ours_root.resolve(&rel).map_err(|_| vec![rel.clone()])?;
         let result = match content {
-            Some(bytes) => path
-                .parent()
-                .map_or(Ok(()), std::fs::create_dir_all)
-                .and_then(|()| std::fs::write(&path, bytes)),
-            None => match std::fs::remove_file(&path) {
+            Some(content) => target
+                .write_atomic(&content.bytes, Some(content.mode))
+                .map(drop),
+            None => match target.remove() {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
                 other => other,
             },
         };
-        let rel = path
-            .strip_prefix(workspace)
-            .unwrap_or(&path)
-            .display()
-            .to_string();
         if result.is_err() {
             return Err(vec![rel]);
         }
         written.push(rel);
     }
     Ok(written)
+}
+
+/// A file's bytes and permission bits, as read beneath a directory handle.
+struct Content {
+    bytes: Vec<u8>,
+    mode: u32,
+}
+
+/// The regular file at `rel` beneath `root` (`None` when nothing is there); an error when
+/// it leads outside, or the name is a link, a directory or anything but a file.
+fn read_beneath(root: &Beneath, rel: &str) -> std::io::Result<Option<Content>> {
+    use std::io::Read;
+    use std::os::unix::fs::PermissionsExt;
+    let target = root
+        .resolve(rel)
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+    match target.kind()? {
+        None => Ok(None),
+        Some(Kind::File) => {
+            let mut file = target.open_read()?;
+            let mode = file.metadata()?.permissions().mode() & 0o7777;
+            let mut bytes = Vec::new();
+            file.read_to_end(&mut bytes)?;
+            Ok(Some(Content { bytes, mode }))
+        }
+        Some(Kind::Dir | Kind::Other) => Err(std::io::ErrorKind::InvalidData.into()),
+    }
 }
 
 /// `git merge-file -p`: the merged text, `None` on a conflict.
@@ -390,6 +439,63 @@ mod tests {
         );
         remove(ws.path(), &tree).await;
         assert!(!tree.dir.exists());
+    }
+
+    #[tokio::test]
+    async fn a_link_the_worker_left_is_never_followed_into_the_workspace() {
+        let ws = repo();
+        let scratch = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let secret = outside.path().join("id_rsa");
+        std::fs::write(&secret, "PRIVATE KEY\n").unwrap();
+        sh(
+            ws.path(),
+            "mkdir src && echo code > src/lib.rs && git add . && git commit -qm src",
+        );
+        let base = snapshot(ws.path(), scratch.path()).await.unwrap();
+        let tree = create(ws.path(), &base, &scratch.path().join("wt"))
+            .await
+            .unwrap();
+        // A new file and an existing one, each a link to a file outside.
+        std::os::unix::fs::symlink(&secret, tree.dir.join("src/key.txt")).unwrap();
+        std::fs::remove_file(tree.dir.join("src/lib.rs")).unwrap();
+        std::os::unix::fs::symlink(&secret, tree.dir.join("src/lib.rs")).unwrap();
+        std::fs::write(tree.dir.join("c.txt"), "new\n").unwrap();
+        let changes = changes(&tree, scratch.path()).await.unwrap();
+        let mut err = merge_back(ws.path(), &tree, &changes, scratch.path())
+            .await
+            .unwrap_err();
+        err.sort();
+        assert_eq!(err, vec!["src/key.txt", "src/lib.rs"]);
+        assert!(!ws.path().join("src/key.txt").exists());
+        assert!(!ws.path().join("c.txt").exists(), "all or nothing");
+        assert_eq!(
+            std::fs::read_to_string(ws.path().join("src/lib.rs")).unwrap(),
+            "code\n"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_merged_file_keeps_the_mode_the_worker_gave_it() {
+        use std::os::unix::fs::PermissionsExt;
+        let ws = repo();
+        let scratch = tempfile::tempdir().unwrap();
+        let base = snapshot(ws.path(), scratch.path()).await.unwrap();
+        let tree = create(ws.path(), &base, &scratch.path().join("wt"))
+            .await
+            .unwrap();
+        let script = tree.dir.join("run.sh");
+        std::fs::write(&script, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let changes = changes(&tree, scratch.path()).await.unwrap();
+        merge_back(ws.path(), &tree, &changes, scratch.path())
+            .await
+            .unwrap();
+        let mode = std::fs::metadata(ws.path().join("run.sh"))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o755);
     }
 
     #[tokio::test]
