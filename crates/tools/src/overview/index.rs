@@ -4,7 +4,7 @@
 //! a second call, in this session or the next, re-parses nothing on an unchanged tree.
 //!
 //! The disk format is plain lines (`F` file, `S` symbol, `U` uses, `I` import, `E`
-//! export), written to a temporary
+//! export, `M` names its module docs mention), written to a temporary
 //! file and renamed into place; a file that cannot be read back is ignored and rebuilt.
 //! Source files are read beneath a handle of the indexed root, never by name alone.
 
@@ -255,16 +255,12 @@ fn save(path: &Path, index: &Index) -> std::io::Result<()> {
         std::fs::create_dir_all(dir)?;
     }
     let mut out = String::with_capacity(index.len() * 256);
-    out.push_str("atto-overview 2\n");
+    out.push_str("atto-overview 3\n");
     for (rel, e) in index {
         out.push_str(&format!("F\t{rel}\t{}\t{}\n", e.size, e.mtime_ns));
         for s in &e.facts.symbols {
-            let flags = match (s.public, s.doc) {
-                (true, true) => "pd",
-                (true, false) => "p",
-                (false, true) => "d",
-                (false, false) => "-",
-            };
+            // Public or not, then the doc comment's lines.
+            let flags = format!("{}{}", if s.public { "p" } else { "-" }, s.doc);
             out.push_str(&format!(
                 "S\t{}\t{}\t{flags}\t{}\n",
                 clean(&s.kind),
@@ -277,6 +273,9 @@ fn save(path: &Path, index: &Index) -> std::io::Result<()> {
                 out.push_str(&format!("{tag}\t{}\t{}\n", clean(&l.from), clean(&l.name)));
             }
         }
+        out.push_str("M\t");
+        out.push_str(&e.facts.mentions.join(" "));
+        out.push('\n');
         out.push_str("U\t");
         out.push_str(
             &e.facts
@@ -294,11 +293,21 @@ fn save(path: &Path, index: &Index) -> std::io::Result<()> {
     Ok(())
 }
 
+/// The space-separated words of a line's last field.
+fn words(field: Option<&str>) -> Vec<String> {
+    field
+        .unwrap_or("")
+        .split(' ')
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
 /// The index in `path`; `None` when it is missing or not in this format.
 fn load(path: &Path) -> Option<Index> {
     let text = std::fs::read_to_string(path).ok()?;
     let mut lines = text.lines();
-    if lines.next()? != "atto-overview 2" {
+    if lines.next()? != "atto-overview 3" {
         return None;
     }
     let mut index = Index::new();
@@ -332,8 +341,8 @@ fn load(path: &Path) -> Option<Index> {
                     kind,
                     name,
                     line,
-                    public: flags.contains('p'),
-                    doc: flags.contains('d'),
+                    public: flags.starts_with('p'),
+                    doc: flags.get(1..)?.parse().ok()?,
                 });
             }
             tag @ ("I" | "E") => {
@@ -347,6 +356,10 @@ fn load(path: &Path) -> Option<Index> {
                 } else {
                     e.facts.exports.push(link);
                 }
+            }
+            "M" => {
+                let (_, e) = current.as_mut()?;
+                e.facts.mentions = words(parts.next());
             }
             "U" => {
                 let (_, e) = current.as_mut()?;
@@ -386,7 +399,7 @@ mod tests {
                         name: "impl Display for A".into(),
                         line: 3,
                         public: false,
-                        doc: true,
+                        doc: 3,
                     }],
                     uses: vec!["A".into(), "Display".into()],
                     imports: vec![Link {
@@ -397,6 +410,7 @@ mod tests {
                         from: String::new(),
                         name: "a".into(),
                     }],
+                    mentions: vec!["A".into(), "spawn".into()],
                 },
             },
         );

@@ -31,8 +31,9 @@ pub(crate) struct Symbol {
     /// Visible outside its package: Rust `pub` (not `pub(crate)`), a Python name without a
     /// leading `_`, a TypeScript/JavaScript `export`, a capitalised Go name.
     pub public: bool,
-    /// It carries a doc comment (Rust `///`, a Python docstring, `/** */`, a Go comment).
-    pub doc: bool,
+    /// Lines of its doc comment (Rust `///`, a Python docstring, `/** */`, a Go comment),
+    /// 0 for none.
+    pub doc: u32,
 }
 
 /// A name one file takes from, or offers to, another module.
@@ -56,6 +57,9 @@ pub(crate) struct FileFacts {
     /// What it makes public for others: Rust `pub use` and `pub mod x;`, Python
     /// `__all__`, TypeScript `export ... from` and `export { x }`.
     pub exports: Vec<Link>,
+    /// Names its module documentation points at (`` `Mutex` ``, `[spawn]`), sorted: what
+    /// the authors present first.
+    pub mentions: Vec<String>,
 }
 
 /// The symbols and uses of `text`; `None` when it cannot be parsed.
@@ -70,6 +74,7 @@ pub(crate) fn facts(text: &str, lang: Lang) -> Option<FileFacts> {
         macro_depth: 0,
     };
     definitions(root, at, 0, &mut out);
+    out.mentions = module_doc(root, text, lang);
     let tokens = leaves(root, text);
     out.uses = identifiers(&tokens);
     if lang == Lang::Rust {
@@ -104,34 +109,108 @@ fn line(node: Node<'_>, base: u32) -> u32 {
         .saturating_add(base)
 }
 
-/// Whether the comment just before `node` (past attributes and decorators) is a doc.
-fn documented(node: Node<'_>, text: &str, lang: Lang) -> bool {
+/// Lines of the doc comment just above `node` (past attributes and decorators), 0 for none.
+fn doc_lines(node: Node<'_>, text: &str, lang: Lang) -> u32 {
+    let mut lines = 0;
+    let mut below = node.start_position().row;
     let mut prev = node.prev_named_sibling();
     while let Some(p) = prev {
+        prev = p.prev_named_sibling();
         if p.kind() == "attribute_item" || p.kind() == "decorator" {
-            prev = p.prev_named_sibling();
+            below = p.start_position().row;
             continue;
         }
-        if !p.kind().contains("comment") || p.end_position().row + 1 < node.start_position().row {
-            return false;
+        if !p.kind().contains("comment") || p.end_position().row + 1 < below {
+            break;
         }
         let c = text_of(p, text);
-        return match lang {
-            Lang::Rust => c.starts_with("///") || c.starts_with("/**"),
+        let doc = match lang {
+            Lang::Rust => (c.starts_with("///") && !c.starts_with("////")) || c.starts_with("/**"),
             Lang::Go => true,
             _ => c.starts_with("/**"),
         };
+        below = p.start_position().row;
+        // An ordinary comment between the doc and the item (`// Alias for old name`).
+        if !doc {
+            continue;
+        }
+        let rows = p.end_position().row - p.start_position().row + 1;
+        lines += u32::try_from(rows).unwrap_or(u32::MAX);
     }
-    false
+    lines
 }
 
-/// Whether a Python class or function body opens with a docstring.
-fn docstring(item: Node<'_>) -> bool {
+/// Lines of the docstring a Python class or function body opens with, 0 for none.
+fn docstring(item: Node<'_>) -> u32 {
     item.child_by_field_name("body")
         .and_then(|b| b.named_child(0))
         .filter(|s| s.kind() == "expression_statement")
         .and_then(|s| s.named_child(0))
-        .is_some_and(|e| e.kind() == "string")
+        .filter(|e| e.kind() == "string")
+        .map_or(0, |e| {
+            u32::try_from(e.end_position().row - e.start_position().row + 1).unwrap_or(u32::MAX)
+        })
+}
+
+/// Most names kept from a file's module documentation.
+const MAX_MENTIONS: usize = 200;
+
+/// The names a file's module documentation points at: Rust `//!` and `/*! */`, a Python
+/// module docstring, a leading `/** */` or Go package comment.
+fn module_doc(root: Node<'_>, text: &str, lang: Lang) -> Vec<String> {
+    let mut found = std::collections::BTreeSet::new();
+    let mut c = root.walk();
+    for (i, child) in root.named_children(&mut c).enumerate() {
+        let t = text_of(child, text);
+        let doc = match lang {
+            Lang::Rust => {
+                child.kind().contains("comment") && (t.starts_with("//!") || t.starts_with("/*!"))
+            }
+            Lang::Python => {
+                i == 0
+                    && child.kind() == "expression_statement"
+                    && child.named_child(0).is_some_and(|e| e.kind() == "string")
+            }
+            _ => child.kind().contains("comment") && (lang == Lang::Go || t.starts_with("/**")),
+        };
+        if doc {
+            doc_names(t, &mut found);
+        } else if lang != Lang::Rust && !child.kind().contains("comment") {
+            break;
+        }
+        if found.len() >= MAX_MENTIONS {
+            break;
+        }
+    }
+    found.into_iter().collect()
+}
+
+/// The names in a doc's `` `code` `` spans and `[links]`: `tokio::spawn()` → `spawn`.
+fn doc_names(doc: &str, out: &mut std::collections::BTreeSet<String>) {
+    let mut rest = doc;
+    while let Some(open) = rest.find(['`', '[']) {
+        let close = if rest[open..].starts_with('`') {
+            '`'
+        } else {
+            ']'
+        };
+        let after = &rest[open + 1..];
+        let Some(len) = after.find(close) else { break };
+        // A link's label is often code too: [`Mutex`].
+        let span = after[..len].trim_matches('`');
+        rest = &after[len + 1..];
+        if span.len() > MAX_NAME || span.contains(char::is_whitespace) {
+            continue;
+        }
+        let span = span.split(['(', '<', '!']).next().unwrap_or("");
+        let name = span.rsplit(['.', ':']).next().unwrap_or("");
+        if name.len() >= 2
+            && name.starts_with(|c: char| c.is_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_alphanumeric() || c == '_')
+        {
+            out.insert(name.to_owned());
+        }
+    }
 }
 
 /// Whether a Rust item is `pub` with no restriction.
@@ -185,8 +264,8 @@ fn definitions(node: Node<'_>, at: Place<'_>, depth: usize, out: &mut FileFacts)
     let (text, lang) = (at.text, at.lang);
     let mut cursor = node.walk();
     for child in node.named_children(&mut cursor) {
-        let doc = documented(child, text, lang);
-        let push = |out: &mut FileFacts, kind: &str, name: String, public: bool, doc: bool| {
+        let doc = doc_lines(child, text, lang);
+        let push = |out: &mut FileFacts, kind: &str, name: String, public: bool, doc: u32| {
             out.symbols.push(Symbol {
                 kind: kind.to_owned(),
                 name,
@@ -288,7 +367,7 @@ fn definitions(node: Node<'_>, at: Place<'_>, depth: usize, out: &mut FileFacts)
                         definitions(child, at, depth, out);
                         for s in &mut out.symbols[before..] {
                             s.public = true;
-                            s.doc |= doc;
+                            s.doc = s.doc.max(doc);
                         }
                         continue;
                     }

@@ -24,6 +24,16 @@ const FOCUS_RESTART: f64 = 200.0;
 const SURFACE_BOOST: f64 = 8.0;
 const FOCUS_BOOST: f64 = 16.0;
 
+/// How much the references weigh within the surface, where what the docs present
+/// matters more than how often the crate's own internals use a file.
+const PAGERANK_EXPONENT: f64 = 0.25;
+
+/// A focus word naming more files than this is not specific enough to raise any.
+const MAX_FOCUS_FILES: usize = 8;
+
+/// How much more a surface file counts when the surface's module docs point at it.
+const MENTIONED: f64 = 2.0;
+
 /// Directories whose code is not the library itself.
 const LOWERED_DIRS: &[&str] = &[
     "test",
@@ -123,25 +133,45 @@ impl Focus {
         Focus { words }
     }
 
-    pub(crate) fn is_empty(&self) -> bool {
-        self.words.is_empty()
+    /// Whether `word` names `rel` (a path, a directory, a file stem) or a symbol of it.
+    fn names(word: &str, rel: &str, symbols: &[Symbol]) -> bool {
+        let lower = rel.to_lowercase();
+        if word.contains('/') || word.contains('.') {
+            return lower.ends_with(word) || lower.contains(&format!("{word}/"));
+        }
+        let singular = word.strip_suffix('s').unwrap_or(word);
+        lower.split('/').any(|part| {
+            let stem = part.split('.').next().unwrap_or(part);
+            stem == word || stem == singular
+        }) || symbols
+            .iter()
+            .any(|s| s.kind != "impl" && s.name.eq_ignore_ascii_case(word))
     }
 
-    /// Whether the focus names `rel` (a path, a directory, a file stem) or a symbol of it.
-    fn names(&self, rel: &str, symbols: &[Symbol]) -> bool {
-        let lower = rel.to_lowercase();
-        self.words.iter().any(|w| {
-            if w.contains('/') || w.contains('.') {
-                return lower.ends_with(w.as_str()) || lower.contains(&format!("{w}/"));
-            }
-            let singular = w.strip_suffix('s').unwrap_or(w);
-            lower.split('/').any(|part| {
-                let stem = part.split('.').next().unwrap_or(part);
-                stem == w || stem == singular
-            }) || symbols
+    /// How much the focus names each of `files` (0 for not at all): each word's weight is
+    /// shared among the files it names, and a word naming many files (`new`, `from`,
+    /// `client` in a client library) says nothing about which one is meant.
+    fn weights(&self, index: &Index, files: &[&str]) -> Vec<f64> {
+        let mut out = vec![0.0; files.len()];
+        for word in &self.words {
+            let hits: Vec<usize> = files
                 .iter()
-                .any(|s| s.kind != "impl" && s.name.eq_ignore_ascii_case(w))
-        })
+                .enumerate()
+                .filter(|(_, f)| {
+                    index
+                        .get(**f)
+                        .is_some_and(|e| Focus::names(word, f, &e.facts.symbols))
+                })
+                .map(|(i, _)| i)
+                .collect();
+            if hits.is_empty() || hits.len() > MAX_FOCUS_FILES {
+                continue;
+            }
+            for i in &hits {
+                out[*i] += 1.0 / hits.len() as f64;
+            }
+        }
+        out
     }
 
     /// Whether the focus names a lowered directory (`tests`, `examples`) of `rel`.
@@ -165,17 +195,9 @@ pub(crate) fn render(index: &Index, scope: &str, max_bytes: usize, focus: &Focus
         .collect();
     names.sort_unstable();
     let graph = Graph::new(index, &names);
-    let surface: Surface = surface(index);
+    let mut surface: Surface = surface(index);
     let generated = compiled(&names);
-    let focused: Vec<bool> = names
-        .iter()
-        .map(|f| {
-            !focus.is_empty()
-                && index
-                    .get(*f)
-                    .is_some_and(|e| focus.names(f, &e.facts.symbols))
-        })
-        .collect();
+    let focused = focus.weights(index, &names);
     let personal: Vec<f64> = names
         .iter()
         .zip(&focused)
@@ -184,10 +206,32 @@ pub(crate) fn render(index: &Index, scope: &str, max_bytes: usize, focus: &Focus
                 SURFACE_RESTART
             } else {
                 0.0
-            } + if *focused { FOCUS_RESTART } else { 0.0 }
+            } + FOCUS_RESTART * focused
         })
         .collect();
     let pagerank = graph.rank(&personal);
+    // What the surface's module documentation points at.
+    let mentioned: HashSet<&str> = surface
+        .keys()
+        .filter_map(|f| index.get(f))
+        .flat_map(|e| e.facts.mentions.iter().map(String::as_str))
+        .collect();
+    let mentioned: HashSet<String> = mentioned.into_iter().map(str::to_owned).collect();
+    let mentioned: HashSet<&str> = mentioned.iter().map(String::as_str).collect();
+    // A macro the surface's docs name is surface wherever it is defined: exported macros
+    // live at the crate root whatever module defines them.
+    for rel in &names {
+        let Some(e) = index.get(*rel) else { continue };
+        for s in &e.facts.symbols {
+            if s.kind == "macro" && mentioned.contains(s.name.as_str()) && !lowered(rel) {
+                surface
+                    .entry((*rel).to_owned())
+                    .or_default()
+                    .insert(s.name.clone());
+            }
+        }
+    }
+    let n = names.len() as f64;
     let mut ranked: Vec<(usize, bool, f64)> = Vec::new();
     for (i, rel) in names.iter().enumerate() {
         let Some(e) = index.get(*rel) else { continue };
@@ -195,15 +239,13 @@ pub(crate) fn render(index: &Index, scope: &str, max_bytes: usize, focus: &Focus
             continue;
         }
         let below = (lowered(rel) || generated.contains(*rel)) && !focus.lifts(rel);
-        let documented = e.facts.symbols.iter().filter(|s| s.public && s.doc).count();
-        let mut score = pagerank.get(i).copied().unwrap_or(0.0);
-        score *= 1.0 + (documented.min(8) as f64) / 8.0;
+        let mut score = pagerank.get(i).copied().unwrap_or(0.0) * n;
         if surface.contains_key(*rel) {
-            score *= SURFACE_BOOST;
+            score = SURFACE_BOOST
+                * score.powf(PAGERANK_EXPONENT)
+                * prominence(rel, &e.facts.symbols, surface.get(*rel), &mentioned);
         }
-        if focused[i] {
-            score *= FOCUS_BOOST;
-        }
+        score *= 1.0 + (FOCUS_BOOST - 1.0) * focused[i].min(1.0);
         ranked.push((i, below, score));
     }
     ranked.sort_by(|a, b| {
@@ -222,7 +264,8 @@ pub(crate) fn render(index: &Index, scope: &str, max_bytes: usize, focus: &Focus
             format!(" under {scope}")
         }
     );
-    let per_file = (max_bytes / 1_000).clamp(4, 12);
+    // Breadth before depth: at the default size, more files with their first few symbols.
+    let per_file = (max_bytes / 1_600).clamp(3, 12);
     let limit = max_bytes.saturating_sub(FOOTER);
     let mut shown = 0;
     let empty = BTreeSet::new();
@@ -261,6 +304,48 @@ pub(crate) fn render(index: &Index, scope: &str, max_bytes: usize, focus: &Focus
     out
 }
 
+/// How prominently a surface file's own documentation presents it: the lines of doc
+/// comment on its public items, and how many of its names (or its module's name) the
+/// surface's module docs point at.
+fn prominence(
+    rel: &str,
+    symbols: &[Symbol],
+    exported: Option<&BTreeSet<String>>,
+    mentioned: &HashSet<&str>,
+) -> f64 {
+    // The longest doc among the names the surface traced here (else its public items): a
+    // file is as prominent as its best-documented entry point, not as long as it is.
+    let doc: u32 = symbols
+        .iter()
+        .filter(|s| match exported {
+            Some(names) if !names.is_empty() => names.contains(&s.name),
+            _ => s.public,
+        })
+        .map(|s| s.doc)
+        .max()
+        .unwrap_or(0);
+    let module = {
+        let mut parts = rel.rsplit('/');
+        let file = parts.next().unwrap_or(rel);
+        let stem = file.split('.').next().unwrap_or(file);
+        if matches!(stem, "mod" | "__init__" | "index") {
+            parts.next().unwrap_or(stem)
+        } else {
+            stem
+        }
+    };
+    let named = symbols
+        .iter()
+        .filter(|s| s.public && s.kind != "impl")
+        .map(|s| s.name.as_str())
+        .chain(std::iter::once(module))
+        .collect::<HashSet<_>>()
+        .into_iter()
+        .filter(|name| mentioned.contains(name))
+        .count();
+    (1.0 + f64::from(doc).ln_1p()) * if named > 0 { MENTIONED } else { 1.0 }
+}
+
 /// A file's symbol lines, each name once: re-exported first, then documented public,
 /// public, the rest (impl blocks last), each group by uses, then by line.
 fn symbol_lines(
@@ -279,7 +364,7 @@ fn symbol_lines(
             0
         } else if s.kind == "impl" {
             4
-        } else if s.public && s.doc {
+        } else if s.public && s.doc > 0 {
             1
         } else if s.public {
             2
@@ -324,7 +409,7 @@ mod tests {
                         name: (*name).into(),
                         line: u32::try_from(i + 1).unwrap(),
                         public: true,
-                        doc: false,
+                        doc: 0,
                     })
                     .collect(),
                 uses: uses.iter().map(|u| (*u).into()).collect(),
