@@ -22,7 +22,7 @@ const FOCUS_RESTART: f64 = 200.0;
 
 /// How much more a surface file's rank counts, and a focused one's.
 const SURFACE_BOOST: f64 = 8.0;
-const FOCUS_BOOST: f64 = 16.0;
+const FOCUS_BOOST: f64 = 4.0;
 
 /// How much the references weigh within the surface, where what the docs present
 /// matters more than how often the crate's own internals use a file.
@@ -265,7 +265,7 @@ pub(crate) fn render(index: &Index, scope: &str, max_bytes: usize, focus: &Focus
         }
     );
     // Breadth before depth: at the default size, more files with their first few symbols.
-    let per_file = (max_bytes / 1_600).clamp(3, 12);
+    let per_file = (max_bytes / 2_000).clamp(3, 12);
     let limit = max_bytes.saturating_sub(FOOTER);
     let mut shown = 0;
     let empty = BTreeSet::new();
