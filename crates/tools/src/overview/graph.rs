@@ -29,14 +29,12 @@ pub(crate) fn ref_name<'a>(name: &'a str, kind: &str) -> Option<&'a str> {
 /// Modules whose names are never this repository's.
 const FOREIGN_ROOTS: &[&str] = &["std", "core", "alloc", "proc_macro"];
 
-/// The graph of the files of one scope.
-pub(crate) struct Graph<'a> {
-    /// The files, by node number.
-    pub files: Vec<&'a str>,
+/// The graph of the files of one scope, nodes numbered as the files given to `new`.
+pub(crate) struct Graph {
     /// Edges out of each node: (target, weight).
     edges: Vec<Vec<(usize, f64)>>,
     /// (file, name) → files whose use of the name resolved to that file.
-    pub uses: HashMap<(usize, &'a str), u32>,
+    pub uses: HashMap<(usize, String), u32>,
 }
 
 /// Whether `file`'s path names the module `from` comes from (its last segment, as a
@@ -69,9 +67,9 @@ fn foreign(link: &Link, first_party: &dyn Fn(&str) -> bool) -> bool {
     !first_party(root)
 }
 
-impl<'a> Graph<'a> {
+impl Graph {
     /// The graph of `files` of `index`.
-    pub(crate) fn new(index: &'a Index, files: &[&'a str]) -> Self {
+    pub(crate) fn new(index: &Index, files: &[&str]) -> Self {
         let mut defs: HashMap<&str, Vec<usize>> = HashMap::new();
         let mut df: HashMap<&str, u32> = HashMap::new();
         // Path components and crate/package names: an import from one of them is ours.
@@ -144,15 +142,17 @@ impl<'a> Graph<'a> {
             edges[a].sort_by_key(|(t, _)| *t);
         }
         Graph {
-            files: files.to_vec(),
             edges,
-            uses,
+            uses: uses
+                .into_iter()
+                .map(|((t, name), n)| ((t, name.to_owned()), n))
+                .collect(),
         }
     }
 
     /// PageRank with restarts drawn from `personal` (one weight per node, not all zero).
     pub(crate) fn rank(&self, personal: &[f64]) -> Vec<f64> {
-        let n = self.files.len();
+        let n = self.edges.len();
         if n == 0 {
             return Vec::new();
         }

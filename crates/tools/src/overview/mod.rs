@@ -76,7 +76,8 @@ pub fn overview(
     {
         return Ok(map.clone());
     }
-    let map = rank::render(&index, scope, max_bytes, &rank::Focus::of(focus));
+    let ready = prepared(&index, scope);
+    let map = rank::render_prepared(&index, &ready, scope, max_bytes, &rank::Focus::of(focus));
     *last = Some((
         index,
         scope.to_owned(),
@@ -85,6 +86,23 @@ pub fn overview(
         map.clone(),
     ));
     Ok(map)
+}
+
+/// The ranking inputs of `scope` of `index`, made once per index and scope: a call with a
+/// new focus on an unchanged tree reruns PageRank, not the graph.
+fn prepared(index: &Arc<index::Index>, scope: &str) -> Arc<rank::Prepared> {
+    type Kept = (Arc<index::Index>, String, Arc<rank::Prepared>);
+    static KEPT: Mutex<Option<Kept>> = Mutex::new(None);
+    let mut kept = KEPT.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((i, s, p)) = kept.as_ref()
+        && Arc::ptr_eq(i, index)
+        && s == scope
+    {
+        return Arc::clone(p);
+    }
+    let ready = Arc::new(rank::prepare(index, scope));
+    *kept = Some((Arc::clone(index), scope.to_owned(), Arc::clone(&ready)));
+    ready
 }
 
 /// Entries a session-start look at the tree visits before it gives up on a map.
@@ -130,7 +148,14 @@ pub fn start_map(
         return None;
     }
     let index = index::of_files(root, found);
-    Some(rank::render(&index, "", max_bytes, &rank::Focus::of(focus)))
+    let ready = rank::prepare(&index, "");
+    Some(rank::render_prepared(
+        &index,
+        &ready,
+        "",
+        max_bytes,
+        &rank::Focus::of(focus),
+    ))
 }
 
 impl Tool for CodebaseOverviewTool {

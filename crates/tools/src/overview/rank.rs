@@ -185,9 +185,19 @@ impl Focus {
     }
 }
 
-/// The map of the files under `scope` (a relative directory, `""` for all), at most
-/// `max_bytes` long, raised toward what `focus` names.
-pub(crate) fn render(index: &Index, scope: &str, max_bytes: usize, focus: &Focus) -> String {
+/// What ranking one scope of an index needs before a focus is known: its files, the
+/// reference graph, the surface, the compiled copies and what the surface's docs point
+/// at. Kept beside the index, so that a new focus costs PageRank and the writing only.
+pub(crate) struct Prepared {
+    names: Vec<String>,
+    graph: Graph,
+    surface: Surface,
+    generated: HashSet<String>,
+    mentioned: HashSet<String>,
+}
+
+/// The ranking inputs of the files under `scope` (a relative directory, `""` for all).
+pub(crate) fn prepare(index: &Index, scope: &str) -> Prepared {
     let mut names: Vec<&str> = index
         .keys()
         .map(String::as_str)
@@ -197,6 +207,52 @@ pub(crate) fn render(index: &Index, scope: &str, max_bytes: usize, focus: &Focus
     let graph = Graph::new(index, &names);
     let mut surface: Surface = surface(index);
     let generated = compiled(&names);
+    // What the surface's module documentation points at.
+    let mentioned: HashSet<String> = surface
+        .keys()
+        .filter_map(|f| index.get(f))
+        .flat_map(|e| e.facts.mentions.iter().cloned())
+        .collect();
+    // A macro the surface's docs name is surface wherever it is defined: exported macros
+    // live at the crate root whatever module defines them.
+    for rel in &names {
+        let Some(e) = index.get(*rel) else { continue };
+        for s in &e.facts.symbols {
+            if s.kind == "macro" && mentioned.contains(&s.name) && !lowered(rel) {
+                surface
+                    .entry((*rel).to_owned())
+                    .or_default()
+                    .insert(s.name.clone());
+            }
+        }
+    }
+    Prepared {
+        names: names.into_iter().map(str::to_owned).collect(),
+        graph,
+        surface,
+        generated,
+        mentioned,
+    }
+}
+
+/// The map of the files under `scope`, at most `max_bytes` long, raised toward what
+/// `focus` names.
+#[cfg(test)]
+pub(crate) fn render(index: &Index, scope: &str, max_bytes: usize, focus: &Focus) -> String {
+    render_prepared(index, &prepare(index, scope), scope, max_bytes, focus)
+}
+
+/// The map of what `prepared` holds (made by `prepare` from `index` and `scope`).
+pub(crate) fn render_prepared(
+    index: &Index,
+    prepared: &Prepared,
+    scope: &str,
+    max_bytes: usize,
+    focus: &Focus,
+) -> String {
+    let names: Vec<&str> = prepared.names.iter().map(String::as_str).collect();
+    let (graph, surface, generated) = (&prepared.graph, &prepared.surface, &prepared.generated);
+    let mentioned: HashSet<&str> = prepared.mentioned.iter().map(String::as_str).collect();
     let focused = focus.weights(index, &names);
     let personal: Vec<f64> = names
         .iter()
@@ -210,27 +266,6 @@ pub(crate) fn render(index: &Index, scope: &str, max_bytes: usize, focus: &Focus
         })
         .collect();
     let pagerank = graph.rank(&personal);
-    // What the surface's module documentation points at.
-    let mentioned: HashSet<&str> = surface
-        .keys()
-        .filter_map(|f| index.get(f))
-        .flat_map(|e| e.facts.mentions.iter().map(String::as_str))
-        .collect();
-    let mentioned: HashSet<String> = mentioned.into_iter().map(str::to_owned).collect();
-    let mentioned: HashSet<&str> = mentioned.iter().map(String::as_str).collect();
-    // A macro the surface's docs name is surface wherever it is defined: exported macros
-    // live at the crate root whatever module defines them.
-    for rel in &names {
-        let Some(e) = index.get(*rel) else { continue };
-        for s in &e.facts.symbols {
-            if s.kind == "macro" && mentioned.contains(s.name.as_str()) && !lowered(rel) {
-                surface
-                    .entry((*rel).to_owned())
-                    .or_default()
-                    .insert(s.name.clone());
-            }
-        }
-    }
     let n = names.len() as f64;
     let mut ranked: Vec<(usize, bool, f64)> = Vec::new();
     for (i, rel) in names.iter().enumerate() {
@@ -280,7 +315,7 @@ pub(crate) fn render(index: &Index, scope: &str, max_bytes: usize, focus: &Focus
         shown += 1;
         let exported = surface.get(rel).unwrap_or(&empty);
         let lines = symbol_lines(&e.facts.symbols, exported, |name| {
-            graph.uses.get(&(*i, name)).copied().unwrap_or(0)
+            graph.uses.get(&(*i, name.to_owned())).copied().unwrap_or(0)
         });
         for (n, line) in lines.iter().enumerate() {
             if n == per_file {
