@@ -16,7 +16,7 @@ const MAX_DEFINERS: usize = 16;
 
 /// PageRank's damping and rounds.
 const DAMPING: f64 = 0.85;
-const ROUNDS: usize = 30;
+const ROUNDS: usize = 20;
 
 /// The name other files use to refer to a symbol: a method's own name, none for an impl.
 pub(crate) fn ref_name<'a>(name: &'a str, kind: &str) -> Option<&'a str> {

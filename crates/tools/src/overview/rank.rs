@@ -59,9 +59,8 @@ const LOWERED_DIRS: &[&str] = &[
 
 /// Whether `rel` is a test, example, bench or vendored file by its path.
 pub(crate) fn lowered(rel: &str) -> bool {
-    let mut parts = rel.split('/').collect::<Vec<_>>();
-    let name = parts.pop().unwrap_or(rel);
-    parts.iter().any(|d| LOWERED_DIRS.contains(d))
+    let (dirs, name) = rel.rsplit_once('/').unwrap_or(("", rel));
+    dirs.split('/').any(|d| LOWERED_DIRS.contains(&d))
         || name.ends_with("_test.go")
         || name.ends_with(".pb.go")
         || name.ends_with("_pb2.py")
@@ -133,9 +132,9 @@ impl Focus {
         Focus { words }
     }
 
-    /// Whether `word` names `rel` (a path, a directory, a file stem) or a symbol of it.
-    fn names(word: &str, rel: &str, symbols: &[Symbol]) -> bool {
-        let lower = rel.to_lowercase();
+    /// Whether `word` names `lower` (a lowercased path: a directory, a file stem) or a
+    /// symbol of it.
+    fn names(word: &str, lower: &str, symbols: &[Symbol]) -> bool {
         if word.contains('/') || word.contains('.') {
             return lower.ends_with(word) || lower.contains(&format!("{word}/"));
         }
@@ -153,14 +152,18 @@ impl Focus {
     /// `client` in a client library) says nothing about which one is meant.
     fn weights(&self, index: &Index, files: &[&str]) -> Vec<f64> {
         let mut out = vec![0.0; files.len()];
+        if self.words.is_empty() {
+            return out;
+        }
+        let lower: Vec<String> = files.iter().map(|f| f.to_lowercase()).collect();
         for word in &self.words {
             let hits: Vec<usize> = files
                 .iter()
                 .enumerate()
-                .filter(|(_, f)| {
+                .filter(|(i, f)| {
                     index
                         .get(**f)
-                        .is_some_and(|e| Focus::names(word, f, &e.facts.symbols))
+                        .is_some_and(|e| Focus::names(word, &lower[*i], &e.facts.symbols))
                 })
                 .map(|(i, _)| i)
                 .collect();
@@ -192,8 +195,10 @@ pub(crate) struct Prepared {
     names: Vec<String>,
     graph: Graph,
     surface: Surface,
-    generated: HashSet<String>,
-    mentioned: HashSet<String>,
+    /// Per file: how prominent its docs make it, for surface files (`prominence`).
+    prominent: Vec<Option<f64>>,
+    /// Per file: a test, example, bench, vendored file or compiled copy.
+    below: Vec<bool>,
 }
 
 /// The ranking inputs of the files under `scope` (a relative directory, `""` for all).
@@ -226,12 +231,30 @@ pub(crate) fn prepare(index: &Index, scope: &str) -> Prepared {
             }
         }
     }
+    let mentioned: HashSet<&str> = mentioned.iter().map(String::as_str).collect();
+    let prominent = names
+        .iter()
+        .map(|rel| {
+            let e = index.get(*rel)?;
+            let exported = surface.get(*rel)?;
+            Some(prominence(
+                rel,
+                &e.facts.symbols,
+                Some(exported),
+                &mentioned,
+            ))
+        })
+        .collect();
+    let below = names
+        .iter()
+        .map(|rel| lowered(rel) || generated.contains(*rel))
+        .collect();
     Prepared {
         names: names.into_iter().map(str::to_owned).collect(),
         graph,
         surface,
-        generated,
-        mentioned,
+        prominent,
+        below,
     }
 }
 
@@ -251,8 +274,7 @@ pub(crate) fn render_prepared(
     focus: &Focus,
 ) -> String {
     let names: Vec<&str> = prepared.names.iter().map(String::as_str).collect();
-    let (graph, surface, generated) = (&prepared.graph, &prepared.surface, &prepared.generated);
-    let mentioned: HashSet<&str> = prepared.mentioned.iter().map(String::as_str).collect();
+    let (graph, surface) = (&prepared.graph, &prepared.surface);
     let focused = focus.weights(index, &names);
     let personal: Vec<f64> = names
         .iter()
@@ -273,12 +295,10 @@ pub(crate) fn render_prepared(
         if e.facts.symbols.is_empty() {
             continue;
         }
-        let below = (lowered(rel) || generated.contains(*rel)) && !focus.lifts(rel);
+        let below = prepared.below[i] && !focus.lifts(rel);
         let mut score = pagerank.get(i).copied().unwrap_or(0.0) * n;
-        if surface.contains_key(*rel) {
-            score = SURFACE_BOOST
-                * score.powf(PAGERANK_EXPONENT)
-                * prominence(rel, &e.facts.symbols, surface.get(*rel), &mentioned);
+        if let Some(prominent) = prepared.prominent[i] {
+            score = SURFACE_BOOST * score.powf(PAGERANK_EXPONENT) * prominent;
         }
         score *= 1.0 + (FOCUS_BOOST - 1.0) * focused[i].min(1.0);
         ranked.push((i, below, score));
