@@ -20,9 +20,8 @@ const FOOTER: usize = 160;
 const SURFACE_RESTART: f64 = 20.0;
 const FOCUS_RESTART: f64 = 200.0;
 
-/// How much more a surface file's rank counts, and a focused one's.
+/// How much more a surface file's rank counts.
 const SURFACE_BOOST: f64 = 8.0;
-const FOCUS_BOOST: f64 = 4.0;
 
 /// How much the references weigh within the surface, where what the docs present
 /// matters more than how often the crate's own internals use a file.
@@ -300,8 +299,13 @@ pub(crate) fn render_prepared(
         if let Some(prominent) = prepared.prominent[i] {
             score = SURFACE_BOOST * score.powf(PAGERANK_EXPONENT) * prominent;
         }
-        score *= 1.0 + (FOCUS_BOOST - 1.0) * focused[i].min(1.0);
         ranked.push((i, below, score));
+    }
+    // What the focus names outright joins the best of the map, whatever its standing: a
+    // word naming one file lifts it to the top, one naming several lifts each by a share.
+    let best = ranked.iter().map(|r| r.2).fold(0.0, f64::max);
+    for r in &mut ranked {
+        r.2 += best * focused[r.0].min(1.0);
     }
     ranked.sort_by(|a, b| {
         a.1.cmp(&b.1)
