@@ -3,7 +3,13 @@
 //! process, no cache) at most 1.5 s; warm (the index in memory) at most 50 ms. Also shown:
 //! a new process with the index on disk.
 //!
+//! Also shown: warm with a focus that changes every call, so the ranking (surface, graph,
+//! PageRank) is redone each time rather than taken from the last map.
+//!
 //! `cargo bench -p atto-tools --bench overview`
+//!
+//! `... --bench overview -- --map ROOT [BYTES [FOCUS]]` prints the map of ROOT instead
+//! (with no cache on disk): what `bench/repomap.py` measures on real repositories.
 
 use std::path::Path;
 use std::process::Command;
@@ -48,7 +54,7 @@ fn source(i: usize) -> (String, String) {
 /// One overview of `root` with `cache`, timed in this process; prints the map's size.
 fn once(root: &Path, cache: &Path) -> Result<f64, Box<dyn std::error::Error>> {
     let start = Instant::now();
-    let map = overview(root, "", BUDGET, Some(cache), &CancellationToken::new())?;
+    let map = overview(root, "", BUDGET, "", Some(cache), &CancellationToken::new())?;
     let secs = start.elapsed().as_secs_f64();
     if map.len() > BUDGET {
         return Err(format!(
@@ -62,6 +68,18 @@ fn once(root: &Path, cache: &Path) -> Result<f64, Box<dyn std::error::Error>> {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
+    if let [_, flag, root, rest @ ..] = args.as_slice()
+        && flag == "--map"
+    {
+        let bytes = rest.first().map_or(Ok(BUDGET), |b| b.parse())?;
+        let focus = rest.get(1).map_or("", String::as_str);
+        let root = Path::new(root).canonicalize()?;
+        print!(
+            "{}",
+            overview(&root, "", bytes, focus, None, &CancellationToken::new())?
+        );
+        return Ok(());
+    }
     // A child run: one cold-process overview, its time on stdout.
     if let [_, flag, root, cache] = args.as_slice()
         && flag == "--once"
@@ -119,6 +137,28 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!(
         "  warm (index in memory), median/10: {:>8.1} ms  (target <= 50 ms)",
         warm[warm.len() / 2] * 1e3
+    );
+    let mut focused = Vec::new();
+    for i in 0..10 {
+        let start = Instant::now();
+        let focus = format!("Item{} helper{}", i * 97, i * 31);
+        let map = overview(
+            &root,
+            "",
+            BUDGET,
+            &focus,
+            Some(&cache),
+            &CancellationToken::new(),
+        )?;
+        focused.push(start.elapsed().as_secs_f64());
+        if map.len() > BUDGET {
+            return Err(format!("the focused map has {} bytes", map.len()).into());
+        }
+    }
+    focused.sort_by(f64::total_cmp);
+    println!(
+        "  warm, a new focus each call, median/10: {:>8.1} ms  (target <= 50 ms)",
+        focused[focused.len() / 2] * 1e3
     );
     Ok(())
 }

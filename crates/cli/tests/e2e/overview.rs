@@ -159,3 +159,53 @@ fn a_small_repository_gets_its_map_with_the_first_prompt_only() {
             .contains("repository_map")
     );
 }
+
+#[test]
+fn a_focus_and_the_first_prompt_raise_the_area_they_name() {
+    let mut env = Env::new();
+    env.write(
+        "src/lib.rs",
+        "//! Runs [`Engine`].\npub mod engine;\nmod billing;\n",
+    );
+    env.write(
+        "src/engine.rs",
+        "/// Runs jobs.\npub struct Engine;\nimpl Engine {\n    pub fn start(&self) {}\n}\n",
+    );
+    env.write(
+        "src/billing.rs",
+        "pub(crate) fn invoice_total() -> u64 { 0 }\n",
+    );
+    for i in 0..6 {
+        env.write(
+            &format!("src/util{i}.rs"),
+            &format!("pub(crate) fn helper{i}() {{}}\n"),
+        );
+    }
+    env.serve(Script {
+        replies: vec![
+            calls(vec![
+                call("codebase_overview", json!({})),
+                call("codebase_overview", json!({"focus": "invoice_total"})),
+            ]),
+            Reply::text("mapped"),
+        ],
+        ..Script::default()
+    });
+    let out = env.exec("chat", "fix the rounding in src/billing.rs");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let results = crate::common::tool_results(&env, 1);
+    let first_file = |map: &str| map.lines().nth(1).unwrap_or("").to_owned();
+    // Unfocused, the crate's documented surface leads; focused, the file defining the name.
+    assert_eq!(first_file(&results[0]), "src/engine.rs", "{}", results[0]);
+    assert_eq!(first_file(&results[1]), "src/billing.rs", "{}", results[1]);
+    // The first prompt's map is raised toward the file the prompt names.
+    let prompt = env.requests()[0].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap().to_owned())
+        .unwrap();
+    let map = prompt.split("<repository_map>\n").nth(1).unwrap();
+    assert_eq!(first_file(map), "src/billing.rs", "{prompt}");
+}

@@ -65,17 +65,19 @@ impl Session {
     }
 
     /// The `codebase_overview` map offered with the first prompt of a new top-level session
-    /// in a small repository (after the cached prefix, like every volatile fact).
-    pub(super) async fn start_map(&self) -> Option<String> {
+    /// in a small repository (after the cached prefix, like every volatile fact), raised
+    /// toward the files and names the prompt mentions.
+    pub(super) async fn start_map(&self, prompt: &str) -> Option<String> {
         let settings = &self.options.context;
         if self.place.depth > 0 || !self.history.is_empty() || settings.start_map_max_files == 0 {
             return None;
         }
         let root = self.options.workspace.clone();
         let max_files = settings.start_map_max_files;
+        let focus = prompt.to_owned();
         // Bounded: the walk gives up after a few thousand entries.
         let map = tokio::task::spawn_blocking(move || {
-            atto_tools::start_map(&root, max_files, context::START_MAP_BYTES)
+            atto_tools::start_map(&root, max_files, context::START_MAP_BYTES, &focus)
         })
         .await
         .ok()??;

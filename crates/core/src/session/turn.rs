@@ -79,7 +79,7 @@ impl Session {
         if let Some(recall) = &recall {
             context = format!("{}\n\n{context}", recall.notes);
         }
-        if let Some(map) = self.start_map().await {
+        if let Some(map) = self.start_map(&text).await {
             context = format!("{map}\n\n{context}");
         }
         let task = text.clone();

@@ -3,7 +3,8 @@
 //! memory for the process and on disk under atto's data dir (one file per workspace), so
 //! a second call, in this session or the next, re-parses nothing on an unchanged tree.
 //!
-//! The disk format is plain lines (`F` file, `S` symbol, `U` uses), written to a temporary
+//! The disk format is plain lines (`F` file, `S` symbol, `U` uses, `I` import, `E`
+//! export, `M` names its module docs mention), written to a temporary
 //! file and renamed into place; a file that cannot be read back is ignored and rebuilt.
 //! Source files are read beneath a handle of the indexed root, never by name alone.
 
@@ -15,7 +16,7 @@ use std::time::UNIX_EPOCH;
 
 use tokio_util::sync::CancellationToken;
 
-use super::parse::{self, FileFacts, Lang, Symbol};
+use super::parse::{self, FileFacts, Lang, Link, Symbol};
 use crate::ToolError;
 use crate::beneath::Workspace;
 
@@ -254,17 +255,27 @@ fn save(path: &Path, index: &Index) -> std::io::Result<()> {
         std::fs::create_dir_all(dir)?;
     }
     let mut out = String::with_capacity(index.len() * 256);
-    out.push_str("atto-overview 1\n");
+    out.push_str("atto-overview 3\n");
     for (rel, e) in index {
         out.push_str(&format!("F\t{rel}\t{}\t{}\n", e.size, e.mtime_ns));
         for s in &e.facts.symbols {
+            // Public or not, then the doc comment's lines.
+            let flags = format!("{}{}", if s.public { "p" } else { "-" }, s.doc);
             out.push_str(&format!(
-                "S\t{}\t{}\t{}\n",
+                "S\t{}\t{}\t{flags}\t{}\n",
                 clean(&s.kind),
                 s.line,
                 clean(&s.name)
             ));
         }
+        for (tag, links) in [("I", &e.facts.imports), ("E", &e.facts.exports)] {
+            for l in links {
+                out.push_str(&format!("{tag}\t{}\t{}\n", clean(&l.from), clean(&l.name)));
+            }
+        }
+        out.push_str("M\t");
+        out.push_str(&e.facts.mentions.join(" "));
+        out.push('\n');
         out.push_str("U\t");
         out.push_str(
             &e.facts
@@ -282,17 +293,27 @@ fn save(path: &Path, index: &Index) -> std::io::Result<()> {
     Ok(())
 }
 
+/// The space-separated words of a line's last field.
+fn words(field: Option<&str>) -> Vec<String> {
+    field
+        .unwrap_or("")
+        .split(' ')
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
 /// The index in `path`; `None` when it is missing or not in this format.
 fn load(path: &Path) -> Option<Index> {
     let text = std::fs::read_to_string(path).ok()?;
     let mut lines = text.lines();
-    if lines.next()? != "atto-overview 1" {
+    if lines.next()? != "atto-overview 3" {
         return None;
     }
     let mut index = Index::new();
     let mut current: Option<(String, Entry)> = None;
     for line in lines {
-        let mut parts = line.splitn(4, '\t');
+        let mut parts = line.splitn(5, '\t');
         match parts.next()? {
             "F" => {
                 if let Some((rel, e)) = current.take() {
@@ -314,8 +335,31 @@ fn load(path: &Path) -> Option<Index> {
                 let (_, e) = current.as_mut()?;
                 let kind = parts.next()?.to_owned();
                 let line = parts.next()?.parse().ok()?;
+                let flags = parts.next()?;
                 let name = parts.next()?.to_owned();
-                e.facts.symbols.push(Symbol { kind, name, line });
+                e.facts.symbols.push(Symbol {
+                    kind,
+                    name,
+                    line,
+                    public: flags.starts_with('p'),
+                    doc: flags.get(1..)?.parse().ok()?,
+                });
+            }
+            tag @ ("I" | "E") => {
+                let (_, e) = current.as_mut()?;
+                let link = Link {
+                    from: parts.next()?.to_owned(),
+                    name: parts.next()?.to_owned(),
+                };
+                if tag == "I" {
+                    e.facts.imports.push(link);
+                } else {
+                    e.facts.exports.push(link);
+                }
+            }
+            "M" => {
+                let (_, e) = current.as_mut()?;
+                e.facts.mentions = words(parts.next());
             }
             "U" => {
                 let (_, e) = current.as_mut()?;
@@ -354,8 +398,19 @@ mod tests {
                         kind: "impl".into(),
                         name: "impl Display for A".into(),
                         line: 3,
+                        public: false,
+                        doc: 3,
                     }],
                     uses: vec!["A".into(), "Display".into()],
+                    imports: vec![Link {
+                        from: "crate::fmt".into(),
+                        name: "Display".into(),
+                    }],
+                    exports: vec![Link {
+                        from: String::new(),
+                        name: "a".into(),
+                    }],
+                    mentions: vec!["A".into(), "spawn".into()],
                 },
             },
         );

@@ -1,15 +1,18 @@
 //! `codebase_overview`: a ranked map of the repository — source files with their top-level
-//! symbols (Rust, Python, TypeScript/JavaScript, Go, read with tree-sitter), the files
-//! whose names the rest of the code uses most first — cut to a byte budget. Read-only.
+//! symbols (Rust, Python, TypeScript/JavaScript, Go, read with tree-sitter), the public
+//! surface the code declares first, then the files its references resolve to most — cut
+//! to a byte budget, optionally raised toward a focus (words or paths). Read-only.
 //!
-//! Owns the tool; the incremental index (`index`), the parsing (`parse`) and the ranking
-//! (`rank`) live below. The index is cached in memory and under atto's data dir, keyed by
+//! Owns the tool; the incremental index (`index`), the parsing (`parse`), the public
+//! surface (`surface`), the reference graph (`graph`) and the ranking (`rank`) live below. The index is cached in memory and under atto's data dir, keyed by
 //! each file's size and modification time, so a second call on an unchanged tree parses
 //! nothing.
 
+mod graph;
 mod index;
 mod parse;
 mod rank;
+mod surface;
 #[cfg(test)]
 mod tests;
 
@@ -42,17 +45,20 @@ struct Args {
     path: Option<String>,
     #[serde(default, deserialize_with = "lenient_u64")]
     max_bytes: Option<u64>,
+    focus: Option<String>,
 }
 
-/// A map with what it was made from: the index, the scope and the budget.
-type LastMap = (Arc<index::Index>, String, usize, String);
+/// A map with what it was made from: the index, the scope, the budget and the focus.
+type LastMap = (Arc<index::Index>, String, usize, String, String);
 
 /// The map of the files under `scope` (relative, `""` for all) of `root`, at most
-/// `max_bytes` long: the tool's work, callable without a runtime (benchmarks).
+/// `max_bytes` long, raised toward the files and names `focus` mentions (free text, may be
+/// empty): the tool's work, callable without a runtime (benchmarks).
 pub fn overview(
     root: &std::path::Path,
     scope: &str,
     max_bytes: usize,
+    focus: &str,
     cache_dir: Option<&std::path::Path>,
     cancel: &tokio_util::sync::CancellationToken,
 ) -> Result<String, ToolError> {
@@ -62,16 +68,41 @@ pub fn overview(
     // again.
     static LAST: Mutex<Option<LastMap>> = Mutex::new(None);
     let mut last = LAST.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some((i, s, b, map)) = last.as_ref()
+    if let Some((i, s, b, f, map)) = last.as_ref()
         && Arc::ptr_eq(i, &index)
         && s == scope
         && *b == max_bytes
+        && f == focus
     {
         return Ok(map.clone());
     }
-    let map = rank::render(&index, scope, max_bytes);
-    *last = Some((index, scope.to_owned(), max_bytes, map.clone()));
+    let ready = prepared(&index, scope);
+    let map = rank::render_prepared(&index, &ready, scope, max_bytes, &rank::Focus::of(focus));
+    *last = Some((
+        index,
+        scope.to_owned(),
+        max_bytes,
+        focus.to_owned(),
+        map.clone(),
+    ));
     Ok(map)
+}
+
+/// The ranking inputs of `scope` of `index`, made once per index and scope: a call with a
+/// new focus on an unchanged tree reruns PageRank, not the graph.
+fn prepared(index: &Arc<index::Index>, scope: &str) -> Arc<rank::Prepared> {
+    type Kept = (Arc<index::Index>, String, Arc<rank::Prepared>);
+    static KEPT: Mutex<Option<Kept>> = Mutex::new(None);
+    let mut kept = KEPT.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((i, s, p)) = kept.as_ref()
+        && Arc::ptr_eq(i, index)
+        && s == scope
+    {
+        return Arc::clone(p);
+    }
+    let ready = Arc::new(rank::prepare(index, scope));
+    *kept = Some((Arc::clone(index), scope.to_owned(), Arc::clone(&ready)));
+    ready
 }
 
 /// Entries a session-start look at the tree visits before it gives up on a map.
@@ -83,8 +114,13 @@ const START_WALK_LIMIT: usize = 2_000;
 ///
 /// It sits before the session's first request, so it costs one walk and the parse of
 /// those few files, on this thread, and writes nothing; the index stays in memory for the
-/// tool's first call.
-pub fn start_map(root: &std::path::Path, max_files: usize, max_bytes: usize) -> Option<String> {
+/// tool's first call. `focus` (the first prompt, its `@` files) raises what it names.
+pub fn start_map(
+    root: &std::path::Path,
+    max_files: usize,
+    max_bytes: usize,
+    focus: &str,
+) -> Option<String> {
     let mut found: Vec<index::Found> = Vec::new();
     for (n, entry) in crate::search::walk(root, None).enumerate() {
         if n >= START_WALK_LIMIT {
@@ -112,7 +148,14 @@ pub fn start_map(root: &std::path::Path, max_files: usize, max_bytes: usize) -> 
         return None;
     }
     let index = index::of_files(root, found);
-    Some(rank::render(&index, "", max_bytes))
+    let ready = rank::prepare(&index, "");
+    Some(rank::render_prepared(
+        &index,
+        &ready,
+        "",
+        max_bytes,
+        &rank::Focus::of(focus),
+    ))
 }
 
 impl Tool for CodebaseOverviewTool {
@@ -121,7 +164,8 @@ impl Tool for CodebaseOverviewTool {
     }
 
     fn description(&self) -> &'static str {
-        "Map of the repository's source files and top-level symbols, most-used first."
+        "Map of the repository's source files and top-level symbols: its public API and most \
+         referenced files first; give a focus (words or paths) to raise one area."
     }
 
     fn parameters(&self) -> serde_json::Value {
@@ -129,7 +173,8 @@ impl Tool for CodebaseOverviewTool {
             "type": "object",
             "properties": {
                 "path": {"type": "string", "description": "Directory (default: workspace root)"},
-                "max_bytes": {"type": "integer", "description": "Map size (default 8000)"}
+                "max_bytes": {"type": "integer", "description": "Map size (default 8000)"},
+                "focus": {"type": "string", "description": "Words or paths of the area to raise (e.g. the task's files or identifiers)"}
             }
         })
     }
@@ -156,6 +201,7 @@ impl Tool for CodebaseOverviewTool {
                     .unwrap_or(MAX_BYTES)
                     .clamp(MIN_BYTES, MAX_BYTES)
             });
+            let focus = args.focus.unwrap_or_default();
             let cancel = ctx.cancel.clone();
             let cache_dir = self.cache_dir.clone();
             blocking(ctx, move || {
@@ -172,8 +218,15 @@ impl Tool for CodebaseOverviewTool {
                     Ok(_) => (ws.clone(), String::new()),
                     Err(_) => (dir.clone(), String::new()),
                 };
-                overview(&root, &scope, max_bytes, cache_dir.as_deref(), &cancel)
-                    .map(ToolOutput::text)
+                overview(
+                    &root,
+                    &scope,
+                    max_bytes,
+                    &focus,
+                    cache_dir.as_deref(),
+                    &cancel,
+                )
+                .map(ToolOutput::text)
             })
             .await
         })

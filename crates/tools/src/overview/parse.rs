@@ -1,8 +1,10 @@
 //! One source file read with tree-sitter: the top-level symbols it defines (with their
-//! line) and the names it uses. Rust, Python, JavaScript, TypeScript (and TSX) and Go.
+//! line, whether they are public and documented), the names it uses, what it imports and
+//! what it re-exports. Rust, Python, JavaScript, TypeScript (and TSX) and Go.
 //! Only the file's top level (and the insides of Rust `impl`/`mod`, Python classes and
-//! TypeScript namespaces, one level) is walked for definitions; every identifier leaf
-//! counts as a use.
+//! TypeScript namespaces, one level) is walked for definitions; a Rust macro call at the
+//! top level (`cfg_rt! { ... }`) is read as the items it wraps. Every identifier leaf
+//! counts as a use. Resolving imports to files is the ranking's business, not this one's.
 
 use atto_syntax::tree_sitter::Node;
 
@@ -11,6 +13,9 @@ const MAX_NAME: usize = 80;
 
 /// Files larger than this are not parsed (generated code, bundles).
 pub(crate) const MAX_FILE_BYTES: u64 = 512 * 1024;
+
+/// How deep Rust macro calls wrapping items are read (`cfg_a! { cfg_b! { ... } }`).
+const MAX_MACRO_DEPTH: usize = 2;
 
 pub(crate) use atto_syntax::Lang;
 
@@ -23,6 +28,22 @@ pub(crate) struct Symbol {
     pub name: String,
     /// 1-based line.
     pub line: u32,
+    /// Visible outside its package: Rust `pub` (not `pub(crate)`), a Python name without a
+    /// leading `_`, a TypeScript/JavaScript `export`, a capitalised Go name.
+    pub public: bool,
+    /// Lines of its doc comment (Rust `///`, a Python docstring, `/** */`, a Go comment),
+    /// 0 for none.
+    pub doc: u32,
+}
+
+/// A name one file takes from, or offers to, another module.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Link {
+    /// The module as written: `crate::sync` (Rust), `._models` (Python), `./schemas.js`
+    /// (TypeScript); empty for a name of the file's own module (`__all__`, `export { z }`).
+    pub from: String,
+    /// The name taken, `*` for all of them.
+    pub name: String,
 }
 
 /// What the overview keeps of one file.
@@ -31,18 +52,45 @@ pub(crate) struct FileFacts {
     pub symbols: Vec<Symbol>,
     /// Distinct identifiers the file uses, sorted.
     pub uses: Vec<String>,
+    /// Names it imports (Rust `use`, Python `from ... import`, TypeScript `import`).
+    pub imports: Vec<Link>,
+    /// What it makes public for others: Rust `pub use` and `pub mod x;`, Python
+    /// `__all__`, TypeScript `export ... from` and `export { x }`.
+    pub exports: Vec<Link>,
+    /// Names its module documentation points at (`` `Mutex` ``, `[spawn]`), sorted: what
+    /// the authors present first.
+    pub mentions: Vec<String>,
 }
 
 /// The symbols and uses of `text`; `None` when it cannot be parsed.
 pub(crate) fn facts(text: &str, lang: Lang) -> Option<FileFacts> {
     let tree = atto_syntax::with_parser(lang, |p| p.parse(text, None))??;
     let root = tree.root_node();
-    let mut symbols = Vec::new();
-    definitions(root, text, lang, 0, &mut symbols);
-    Some(FileFacts {
-        symbols,
-        uses: identifiers(root, text),
-    })
+    let mut out = FileFacts::default();
+    let at = Place {
+        text,
+        lang,
+        base_line: 0,
+        macro_depth: 0,
+    };
+    definitions(root, at, 0, &mut out);
+    out.mentions = module_doc(root, text, lang);
+    let tokens = leaves(root, text);
+    out.uses = identifiers(&tokens);
+    if lang == Lang::Rust {
+        rust_links(&tokens, &mut out);
+    }
+    Some(out)
+}
+
+/// Where a walk is: the text its nodes index, and the line its first line is at in the
+/// file (a macro's body is parsed on its own).
+#[derive(Clone, Copy)]
+struct Place<'a> {
+    text: &'a str,
+    lang: Lang,
+    base_line: u32,
+    macro_depth: usize,
 }
 
 fn text_of<'a>(node: Node<'_>, text: &'a str) -> &'a str {
@@ -55,33 +103,180 @@ fn field<'a>(node: Node<'_>, name: &str, text: &'a str) -> Option<&'a str> {
         .filter(|s| !s.is_empty() && s.len() <= MAX_NAME)
 }
 
-fn line(node: Node<'_>) -> u32 {
-    u32::try_from(node.start_position().row + 1).unwrap_or(u32::MAX)
+fn line(node: Node<'_>, base: u32) -> u32 {
+    u32::try_from(node.start_position().row + 1)
+        .unwrap_or(u32::MAX)
+        .saturating_add(base)
+}
+
+/// Lines of the doc comment just above `node` (past attributes and decorators), 0 for none.
+fn doc_lines(node: Node<'_>, text: &str, lang: Lang) -> u32 {
+    let mut lines = 0;
+    let mut below = node.start_position().row;
+    let mut prev = node.prev_named_sibling();
+    while let Some(p) = prev {
+        prev = p.prev_named_sibling();
+        if p.kind() == "attribute_item" || p.kind() == "decorator" {
+            below = p.start_position().row;
+            continue;
+        }
+        if !p.kind().contains("comment") || p.end_position().row + 1 < below {
+            break;
+        }
+        let c = text_of(p, text);
+        let doc = match lang {
+            Lang::Rust => (c.starts_with("///") && !c.starts_with("////")) || c.starts_with("/**"),
+            Lang::Go => true,
+            _ => c.starts_with("/**"),
+        };
+        below = p.start_position().row;
+        // An ordinary comment between the doc and the item (`// Alias for old name`).
+        if !doc {
+            continue;
+        }
+        let rows = p.end_position().row - p.start_position().row + 1;
+        lines += u32::try_from(rows).unwrap_or(u32::MAX);
+    }
+    lines
+}
+
+/// Lines of the docstring a Python class or function body opens with, 0 for none.
+fn docstring(item: Node<'_>) -> u32 {
+    item.child_by_field_name("body")
+        .and_then(|b| b.named_child(0))
+        .filter(|s| s.kind() == "expression_statement")
+        .and_then(|s| s.named_child(0))
+        .filter(|e| e.kind() == "string")
+        .map_or(0, |e| {
+            u32::try_from(e.end_position().row - e.start_position().row + 1).unwrap_or(u32::MAX)
+        })
+}
+
+/// Most names kept from a file's module documentation.
+const MAX_MENTIONS: usize = 200;
+
+/// The names a file's module documentation points at: Rust `//!` and `/*! */`, a Python
+/// module docstring, a leading `/** */` or Go package comment.
+fn module_doc(root: Node<'_>, text: &str, lang: Lang) -> Vec<String> {
+    let mut found = std::collections::BTreeSet::new();
+    let mut c = root.walk();
+    for (i, child) in root.named_children(&mut c).enumerate() {
+        let t = text_of(child, text);
+        let doc = match lang {
+            Lang::Rust => {
+                child.kind().contains("comment") && (t.starts_with("//!") || t.starts_with("/*!"))
+            }
+            Lang::Python => {
+                i == 0
+                    && child.kind() == "expression_statement"
+                    && child.named_child(0).is_some_and(|e| e.kind() == "string")
+            }
+            _ => child.kind().contains("comment") && (lang == Lang::Go || t.starts_with("/**")),
+        };
+        if doc {
+            doc_names(t, &mut found);
+        } else if lang != Lang::Rust && !child.kind().contains("comment") {
+            break;
+        }
+        if found.len() >= MAX_MENTIONS {
+            break;
+        }
+    }
+    found.into_iter().collect()
+}
+
+/// The names in a doc's `` `code` `` spans and `[links]`: `tokio::spawn()` → `spawn`.
+fn doc_names(doc: &str, out: &mut std::collections::BTreeSet<String>) {
+    let mut rest = doc;
+    while let Some(open) = rest.find(['`', '[']) {
+        let close = if rest[open..].starts_with('`') {
+            '`'
+        } else {
+            ']'
+        };
+        let after = &rest[open + 1..];
+        let Some(len) = after.find(close) else { break };
+        // A link's label is often code too: [`Mutex`].
+        let span = after[..len].trim_matches('`');
+        rest = &after[len + 1..];
+        if span.len() > MAX_NAME || span.contains(char::is_whitespace) {
+            continue;
+        }
+        let span = span.split(['(', '<', '!']).next().unwrap_or("");
+        let name = span.rsplit(['.', ':']).next().unwrap_or("");
+        if name.len() >= 2
+            && name.starts_with(|c: char| c.is_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_alphanumeric() || c == '_')
+        {
+            out.insert(name.to_owned());
+        }
+    }
+}
+
+/// Whether a Rust item is `pub` with no restriction.
+fn rust_pub(item: Node<'_>, text: &str) -> bool {
+    let mut c = item.walk();
+    item.named_children(&mut c)
+        .any(|n| n.kind() == "visibility_modifier" && text_of(n, text) == "pub")
 }
 
 /// Collects the definitions in the body of `item`, a top-level `impl`, `mod`, class or
 /// namespace: one level down, no further.
-fn members(item: Node<'_>, text: &str, lang: Lang, depth: usize, out: &mut Vec<Symbol>) {
+fn members(item: Node<'_>, at: Place<'_>, depth: usize, out: &mut FileFacts) {
     if depth == 0
         && let Some(body) = item.child_by_field_name("body")
     {
-        definitions(body, text, lang, depth + 1, out);
+        definitions(body, at, depth + 1, out);
     }
 }
 
+/// The items of a Rust macro call's `{ ... }` body, parsed on their own.
+fn macro_items(call: Node<'_>, at: Place<'_>, depth: usize, out: &mut FileFacts) {
+    if at.macro_depth >= MAX_MACRO_DEPTH {
+        return;
+    }
+    let mut c = call.walk();
+    let Some(body) = call
+        .named_children(&mut c)
+        .find(|n| n.kind() == "token_tree")
+    else {
+        return;
+    };
+    let inner = text_of(body, at.text);
+    if !inner.starts_with('{') || inner.len() < 2 {
+        return;
+    }
+    let inner = &inner[1..inner.len() - 1];
+    let Some(Some(tree)) = atto_syntax::with_parser(Lang::Rust, |p| p.parse(inner, None)) else {
+        return;
+    };
+    let inside = Place {
+        text: inner,
+        lang: Lang::Rust,
+        base_line: line(body, at.base_line) - 1,
+        macro_depth: at.macro_depth + 1,
+    };
+    definitions(tree.root_node(), inside, depth, out);
+}
+
 /// Collects the definitions among `node`'s children; `depth` bounds nesting.
-fn definitions(node: Node<'_>, text: &str, lang: Lang, depth: usize, out: &mut Vec<Symbol>) {
+fn definitions(node: Node<'_>, at: Place<'_>, depth: usize, out: &mut FileFacts) {
+    let (text, lang) = (at.text, at.lang);
     let mut cursor = node.walk();
     for child in node.named_children(&mut cursor) {
-        let mut push = |kind: &str, name: String| {
-            out.push(Symbol {
+        let doc = doc_lines(child, text, lang);
+        let push = |out: &mut FileFacts, kind: &str, name: String, public: bool, doc: u32| {
+            out.symbols.push(Symbol {
                 kind: kind.to_owned(),
                 name,
-                line: line(child),
+                line: line(child, at.base_line),
+                public,
+                doc,
             });
         };
         let name = |f: &str| field(child, f, text).map(str::to_owned);
         match (lang, child.kind()) {
+            (Lang::Rust, "macro_invocation") if depth == 0 => macro_items(child, at, depth, out),
             (Lang::Rust, k) => {
                 let kind = match k {
                     "function_item" | "function_signature_item" => "fn",
@@ -100,32 +295,49 @@ fn definitions(node: Node<'_>, text: &str, lang: Lang, depth: usize, out: &mut V
                             Some(tr) => format!("impl {tr} for {ty}"),
                             None => format!("impl {ty}"),
                         };
-                        push("impl", name);
-                        members(child, text, lang, depth, out);
+                        push(out, "impl", name, false, doc);
+                        members(child, at, depth, out);
                         continue;
                     }
                     _ => continue,
                 };
+                // An exported macro is public whatever its visibility says.
+                let public = rust_pub(child, text)
+                    || (k == "macro_definition"
+                        && child
+                            .prev_named_sibling()
+                            .is_some_and(|p| text_of(p, text).contains("macro_export")));
                 if let Some(n) = name("name") {
-                    push(kind, n);
+                    push(out, kind, n, public, doc);
                 }
                 if k == "mod_item" {
-                    members(child, text, lang, depth, out);
+                    members(child, at, depth, out);
                 }
             }
             (Lang::Python, "function_definition") => {
                 if let Some(n) = name("name") {
-                    push("def", n);
+                    let public = !n.starts_with('_') || n.starts_with("__");
+                    push(out, "def", n, public, docstring(child));
                 }
             }
             (Lang::Python, "class_definition") => {
                 if let Some(n) = name("name") {
-                    push("class", n);
+                    push(
+                        out,
+                        "class",
+                        n.clone(),
+                        !n.starts_with('_'),
+                        docstring(child),
+                    );
                 }
-                members(child, text, lang, depth, out);
+                members(child, at, depth, out);
             }
             // Its children are the decorators and the definition itself.
-            (Lang::Python, "decorated_definition") => definitions(child, text, lang, depth, out),
+            (Lang::Python, "decorated_definition") => definitions(child, at, depth, out),
+            (Lang::Python, "expression_statement") if depth == 0 => python_all(child, text, out),
+            (Lang::Python, "import_from_statement") if depth == 0 => {
+                python_import(child, text, out);
+            }
             (Lang::JavaScript | Lang::TypeScript | Lang::Tsx, k) => {
                 let kind = match k {
                     "function_declaration"
@@ -138,32 +350,48 @@ fn definitions(node: Node<'_>, text: &str, lang: Lang, depth: usize, out: &mut V
                     "method_definition" if depth > 0 => "method",
                     "internal_module" | "module" => "namespace",
                     "lexical_declaration" | "variable_declaration" if depth == 0 => {
+                        let public = node.kind() == "export_statement";
                         let mut c = child.walk();
                         for decl in child.named_children(&mut c) {
                             if decl.kind() == "variable_declarator"
                                 && let Some(n) = field(decl, "name", text)
                             {
-                                push("const", n.to_owned());
+                                push(out, "const", n.to_owned(), public, doc);
                             }
                         }
                         continue;
                     }
-                    "export_statement" | "ambient_declaration" => {
-                        definitions(child, text, lang, depth, out);
+                    "export_statement" => {
+                        script_export(child, text, out);
+                        let before = out.symbols.len();
+                        definitions(child, at, depth, out);
+                        for s in &mut out.symbols[before..] {
+                            s.public = true;
+                            s.doc = s.doc.max(doc);
+                        }
+                        continue;
+                    }
+                    "import_statement" => {
+                        script_import(child, text, out);
+                        continue;
+                    }
+                    "ambient_declaration" => {
+                        definitions(child, at, depth, out);
                         continue;
                     }
                     _ => continue,
                 };
                 if let Some(n) = name("name") {
-                    push(kind, n);
+                    let public = node.kind() == "export_statement" || depth > 0;
+                    push(out, kind, n, public, doc);
                 }
                 if matches!(kind, "class" | "namespace") {
-                    members(child, text, lang, depth, out);
+                    members(child, at, depth, out);
                 }
             }
             (Lang::Go, "function_declaration") => {
                 if let Some(n) = name("name") {
-                    push("func", n);
+                    push(out, "func", n.clone(), go_public(&n), doc);
                 }
             }
             (Lang::Go, "method_declaration") => {
@@ -172,7 +400,8 @@ fn definitions(node: Node<'_>, text: &str, lang: Lang, depth: usize, out: &mut V
                     .map(|r| receiver_type(r, text))
                     .unwrap_or_default();
                 if let Some(n) = name("name") {
-                    push("method", format!("{receiver}.{n}"));
+                    let public = go_public(&n) && go_public(&receiver);
+                    push(out, "method", format!("{receiver}.{n}"), public, doc);
                 }
             }
             (Lang::Go, "type_declaration" | "const_declaration" | "var_declaration") => {
@@ -184,13 +413,236 @@ fn definitions(node: Node<'_>, text: &str, lang: Lang, depth: usize, out: &mut V
                 let mut c = child.walk();
                 for spec in child.named_children(&mut c) {
                     if let Some(n) = field(spec, "name", text) {
-                        push(kind, n.to_owned());
+                        push(out, kind, n.to_owned(), go_public(n), doc);
                     }
                 }
             }
             _ => {}
         }
     }
+}
+
+fn go_public(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_uppercase())
+}
+
+/// The text of a string literal node without its quotes.
+fn unquoted<'a>(node: Node<'_>, text: &'a str) -> &'a str {
+    text_of(node, text).trim_matches(|c| matches!(c, '"' | '\'' | '`'))
+}
+
+/// `__all__ = ["a", "b"]` (or a tuple) at a Python module's top level.
+fn python_all(stmt: Node<'_>, text: &str, out: &mut FileFacts) {
+    let Some(assign) = stmt.named_child(0).filter(|a| a.kind() == "assignment") else {
+        return;
+    };
+    if field(assign, "left", text) != Some("__all__") {
+        return;
+    }
+    let Some(list) = assign.child_by_field_name("right") else {
+        return;
+    };
+    let mut c = list.walk();
+    for item in list.named_children(&mut c) {
+        if item.kind() == "string" {
+            let name = unquoted(item, text);
+            if !name.is_empty() && name.len() <= MAX_NAME {
+                out.exports.push(Link {
+                    from: String::new(),
+                    name: name.to_owned(),
+                });
+            }
+        }
+    }
+}
+
+/// `from .models import A, B as C` / `from . import x` / `from .api import *`.
+fn python_import(stmt: Node<'_>, text: &str, out: &mut FileFacts) {
+    let Some(module) = field(stmt, "module_name", text) else {
+        return;
+    };
+    let mut c = stmt.walk();
+    let mut any = false;
+    for name in stmt.children_by_field_name("name", &mut c) {
+        let name = match name.kind() {
+            "aliased_import" => field(name, "name", text).unwrap_or(""),
+            _ => text_of(name, text),
+        };
+        if !name.is_empty() {
+            any = true;
+            out.imports.push(Link {
+                from: module.to_owned(),
+                name: name.to_owned(),
+            });
+        }
+    }
+    if !any {
+        out.imports.push(Link {
+            from: module.to_owned(),
+            name: "*".to_owned(),
+        });
+    }
+}
+
+/// The names of a TypeScript/JavaScript import or export clause: `{ a, b as c }`,
+/// `* as ns`, a default import; `*` when there is no clause.
+fn clause_names(stmt: Node<'_>, text: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut stack = vec![stmt];
+    while let Some(n) = stack.pop() {
+        match n.kind() {
+            "import_specifier" | "export_specifier" => {
+                if let Some(name) = field(n, "name", text) {
+                    names.push(name.to_owned());
+                }
+            }
+            "namespace_import" | "namespace_export" => names.push("*".to_owned()),
+            "identifier" if n.parent().is_some_and(|p| p.kind() == "import_clause") => {
+                names.push(text_of(n, text).to_owned());
+            }
+            "string" | "statement_block" | "class_body" => {}
+            _ => {
+                let mut c = n.walk();
+                stack.extend(n.named_children(&mut c));
+            }
+        }
+    }
+    if names.is_empty() {
+        names.push("*".to_owned());
+    }
+    names
+}
+
+fn script_import(stmt: Node<'_>, text: &str, out: &mut FileFacts) {
+    let Some(source) = stmt.child_by_field_name("source") else {
+        return;
+    };
+    let from = unquoted(source, text).to_owned();
+    for name in clause_names(stmt, text) {
+        out.imports.push(Link {
+            from: from.clone(),
+            name,
+        });
+    }
+}
+
+/// `export * from './x'`, `export { a } from './x'`, `export { z }`.
+fn script_export(stmt: Node<'_>, text: &str, out: &mut FileFacts) {
+    let from = stmt
+        .child_by_field_name("source")
+        .map(|s| unquoted(s, text).to_owned());
+    let has_clause = {
+        let mut c = stmt.walk();
+        stmt.named_children(&mut c)
+            .any(|n| matches!(n.kind(), "export_clause" | "namespace_export"))
+    };
+    if from.is_none() && !has_clause {
+        return;
+    }
+    for name in clause_names(stmt, text) {
+        out.exports.push(Link {
+            from: from.clone().unwrap_or_default(),
+            name,
+        });
+    }
+}
+
+/// Rust `use` and `pub use` trees and `pub mod x;` declarations, read from the file's
+/// tokens so that those inside macro calls (`cfg_rt! { pub mod runtime; }`) count too.
+fn rust_links(tokens: &[(&str, bool)], out: &mut FileFacts) {
+    let words: Vec<&str> = tokens.iter().map(|(t, _)| *t).collect();
+    let mut i = 0;
+    while i < words.len() {
+        let public = i > 0 && words[i - 1] == "pub";
+        match words[i] {
+            "mod" if public && words.get(i + 2) == Some(&";") => {
+                if let Some(name) = words.get(i + 1) {
+                    out.exports.push(Link {
+                        from: String::new(),
+                        name: (*name).to_owned(),
+                    });
+                }
+                i += 3;
+            }
+            "use" => {
+                let end = words[i..]
+                    .iter()
+                    .position(|w| *w == ";")
+                    .map_or(words.len(), |p| i + p);
+                let mut paths = Vec::new();
+                use_tree(&words[i + 1..end], &mut Vec::new(), &mut paths);
+                let to = if public {
+                    &mut out.exports
+                } else {
+                    &mut out.imports
+                };
+                for mut path in paths {
+                    let name = path.pop().unwrap_or_default();
+                    if !name.is_empty() {
+                        to.push(Link {
+                            from: path.join("::"),
+                            name,
+                        });
+                    }
+                }
+                i = end + 1;
+            }
+            _ => i += 1,
+        }
+    }
+}
+
+/// Expands a use tree's tokens (`a::{b, c::{d as e, *}}`) into paths, returning how
+/// many tokens it read.
+fn use_tree<'a>(words: &[&'a str], prefix: &mut Vec<&'a str>, out: &mut Vec<Vec<String>>) -> usize {
+    let depth = prefix.len();
+    let mut i = 0;
+    if words.first() == Some(&"::") {
+        i += 1;
+    }
+    while let Some(w) = words.get(i) {
+        match *w {
+            "{" => {
+                i += 1;
+                while let Some(w) = words.get(i) {
+                    match *w {
+                        "}" => {
+                            i += 1;
+                            break;
+                        }
+                        "," => i += 1,
+                        _ => i += use_tree(&words[i..], prefix, out).max(1),
+                    }
+                }
+                prefix.truncate(depth);
+                return i;
+            }
+            "}" | "," => break,
+            "*" => {
+                let mut p: Vec<String> = prefix.iter().map(|s| (*s).to_owned()).collect();
+                p.push("*".to_owned());
+                out.push(p);
+                prefix.truncate(depth);
+                return i + 1;
+            }
+            name => {
+                prefix.push(name);
+                i += 1;
+                if words.get(i) == Some(&"::") {
+                    i += 1;
+                    continue;
+                }
+                if words.get(i) == Some(&"as") {
+                    i += 2;
+                }
+                out.push(prefix.iter().map(|s| (*s).to_owned()).collect());
+                prefix.truncate(depth);
+                return i;
+            }
+        }
+    }
+    prefix.truncate(depth);
+    i
 }
 
 /// The type name of a Go method receiver: `(s *Server)` → `Server`.
@@ -207,21 +659,21 @@ fn receiver_type(receiver: Node<'_>, text: &str) -> String {
         .to_owned()
 }
 
-/// Distinct identifier leaves of the tree, sorted.
-fn identifiers(root: Node<'_>, text: &str) -> Vec<String> {
-    let mut seen = std::collections::BTreeSet::new();
+/// The leaves of the tree in order, comments left out, each with whether it is an
+/// identifier.
+fn leaves<'a>(root: Node<'_>, text: &'a str) -> Vec<(&'a str, bool)> {
+    let mut out = Vec::new();
     let mut cursor = root.walk();
     let mut descending = true;
     loop {
         if descending {
             let node = cursor.node();
             if node.child_count() == 0 {
-                if node.kind().ends_with("identifier") {
-                    let name = text_of(node, text);
-                    if name.len() >= 2 && name.len() <= MAX_NAME && !seen.contains(name) {
-                        seen.insert(name.to_owned());
-                    }
+                if !node.kind().contains("comment") {
+                    out.push((text_of(node, text), node.kind().ends_with("identifier")));
                 }
+            } else if node.kind().contains("comment") || node.kind().ends_with("string") {
+                // Neither a use nor a token of a `use` tree.
             } else if cursor.goto_first_child() {
                 continue;
             }
@@ -235,7 +687,18 @@ fn identifiers(root: Node<'_>, text: &str) -> Vec<String> {
         }
         descending = false;
     }
-    seen.into_iter().collect()
+    out
+}
+
+/// Distinct identifiers among the leaves, sorted.
+fn identifiers(tokens: &[(&str, bool)]) -> Vec<String> {
+    let mut seen = std::collections::BTreeSet::new();
+    for (name, ident) in tokens {
+        if *ident && name.len() >= 2 && name.len() <= MAX_NAME {
+            seen.insert(*name);
+        }
+    }
+    seen.into_iter().map(str::to_owned).collect()
 }
 
 #[cfg(test)]
