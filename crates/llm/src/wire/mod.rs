@@ -406,4 +406,21 @@ mod tests {
         assert!(why.contains("16 MiB"), "{why}");
         assert!(fed <= 17 << 20, "read {fed} bytes past the limit");
     }
+
+    #[test]
+    fn json_nested_10000_deep_is_refused_in_events_and_in_tool_arguments() {
+        let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+        // Where an event holds free-form JSON (chat's error code): a decode error naming
+        // the limit, not a stack overflow.
+        let stream = format!("data: {{\"error\":{{\"code\":{deep}}}}}\n\n");
+        let (_, result) = decode_stream(Wire::Chat, [stream.as_bytes()]);
+        let Err(ModelError::Decode(why)) = result else {
+            panic!("expected a Decode error, got {result:?}");
+        };
+        assert!(why.contains("recursion limit"), "{why}");
+        // As a tool call's arguments: history carries `{}` instead.
+        let args = format!("{{\"a\":{deep}}}");
+        assert_eq!(arguments_object(&args), serde_json::json!({}));
+        assert_eq!(arguments_text(&args), "{}");
+    }
 }
