@@ -172,6 +172,18 @@ fn a_nul_byte_never_makes_what_precedes_it_less_strict() {
 }
 
 #[test]
+fn a_glob_program_name_stays_a_glob_when_an_expansion_follows_it() {
+    // Found by the bash_classify fuzz target: `**` (can match mkfs) is BLOCK, and adding
+    // `; …` closed a backtick so that the name became `**` + a command substitution,
+    // which was only WARN. The glob still picks the program, whatever the expansion adds.
+    let first = "**`\n;#";
+    let joined = "**`\n;#; \x06*`\n;#";
+    assert_eq!(classify(first).risk, BashRisk::Block, "{first:?}");
+    let v = classify(joined);
+    assert_eq!(v.risk, BashRisk::Block, "{joined:?}: {:?}", v.reasons);
+}
+
+#[test]
 fn empty_and_blank_commands_are_safe() {
     for command in ["", "   ", "\n\t "] {
         let v = classify(command);
