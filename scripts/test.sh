@@ -159,6 +159,10 @@ if [ -s "$ATTO_SKIP_LOG" ]; then
   echo "== skipped on this machine ($(wc -l < "$ATTO_SKIP_LOG")):"
   cat "$ATTO_SKIP_LOG"
 fi
+# Every parser of bytes atto does not control, fuzzed for a few seconds per target on its
+# committed seeds and regression inputs (nightly and cargo-fuzz are installed when missing).
+echo "== fuzz (scripts/fuzz.sh --ci)"
+scripts/fuzz.sh --ci
 # The README's install command works (debug build into a scratch root, reusing this
 # build's artifacts) and the installed binary runs.
 echo "== cargo install --locked --path crates/cli"

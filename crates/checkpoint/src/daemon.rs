@@ -21,7 +21,7 @@
 //! It does not decide what a snapshot holds, and it never writes to the workspace.
 
 use std::collections::BTreeSet;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
@@ -42,6 +42,9 @@ const BINDING: &str = "atto-watch.bind";
 const LOCK: &str = "atto-watch.lock";
 /// Above this many changed paths kept for clients, a walk is the cheaper answer.
 const MAX_KEPT: usize = 10_000;
+/// The longest request line read from the socket (requests are `clock` and `since I S`);
+/// a longer one is answered as malformed once this much is read.
+const MAX_REQUEST: u64 = 256;
 /// How often queued events are read (so the kernel's queue does not overflow while nobody
 /// asks) and the stop conditions checked.
 const TICK: Duration = Duration::from_millis(250);
@@ -242,7 +245,7 @@ fn serve(stream: UnixStream, changes: &Mutex<Changes>, stopping: &AtomicBool) {
     let _ = stream.set_read_timeout(Some(Duration::from_secs(1)));
     let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
     let mut line = String::new();
-    let mut reader = BufReader::new(&stream);
+    let mut reader = BufReader::new((&stream).take(MAX_REQUEST));
     if reader.read_line(&mut line).is_err() {
         return;
     }

@@ -4,6 +4,8 @@
 //! again (`Compare`), and the tree the index records for all its entries (the root of its
 //! cache tree), which a snapshot can edit instead of having git load the index. Versions 2, 3
 //! and 4 (path prefix compression); SHA-1 only. Nothing here writes an index: git does.
+//! Memory is bounded whatever the file says: entries are read one at a time (a header
+//! may claim any count), and a path longer than `MAX_PATH` makes the index malformed.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
@@ -21,6 +23,10 @@ const GITLINK: u32 = 0o160_000;
 const TYPE_MASK: u32 = 0o170_000;
 /// Fixed part of an entry: ten 32-bit stat and mode fields, a SHA-1, 16 bits of flags.
 const FIXED: usize = 40 + 20 + 2;
+/// The longest path an entry may have (after a version 4 prefix): far above what any
+/// filesystem takes, and small enough that a hostile index cannot make the reader hold
+/// more. An entry past it is malformed.
+const MAX_PATH: usize = 64 << 10;
 
 /// One index entry: its path and the stat data git recorded (truncated to 32 bits, as git
 /// keeps it).
@@ -115,7 +121,8 @@ impl<R: BufRead> Reader<R> {
             self.path.clear();
         }
         let mut rest = Vec::new();
-        if self.r.read_until(0, &mut rest).ok()? == 0 || rest.pop() != Some(0) {
+        let most = u64::try_from(MAX_PATH.saturating_sub(self.path.len()) + 1).ok()?;
+        if (&mut self.r).take(most).read_until(0, &mut rest).ok()? == 0 || rest.pop() != Some(0) {
             return None;
         }
         if self.version != 4 {
@@ -449,5 +456,85 @@ mod tests {
         assert!(up_to_date(&entry(), &stat(), touched + 1));
         std::fs::write(&file, "two!").unwrap();
         assert!(!up_to_date(&entry(), &stat(), settled));
+    }
+
+    /// An index stream: the header, `entries` (each a v4 entry adding `name` to the
+    /// previous path), then `tail` repeated up to `len` bytes in all, counting what is read.
+    struct Hostile {
+        head: Vec<u8>,
+        fill: u8,
+        len: usize,
+        read: std::rc::Rc<std::cell::Cell<usize>>,
+    }
+
+    impl Read for Hostile {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let at = self.read.get();
+            if at >= self.len {
+                return Ok(0);
+            }
+            let n = buf.len().min(self.len - at);
+            for (i, b) in buf[..n].iter_mut().enumerate() {
+                *b = self.head.get(at + i).copied().unwrap_or(self.fill);
+            }
+            self.read.set(at + n);
+            Ok(n)
+        }
+    }
+
+    fn header(version: u32, entries: u32) -> Vec<u8> {
+        let mut head = b"DIRC".to_vec();
+        head.extend_from_slice(&version.to_be_bytes());
+        head.extend_from_slice(&entries.to_be_bytes());
+        head
+    }
+
+    #[test]
+    fn a_header_claiming_a_gigabyte_of_entries_is_refused_at_the_end_of_the_bytes() {
+        // 2^24 entries of at least 64 bytes each: a 1 GB index, in a 12-byte file.
+        let head = header(2, 1 << 24);
+        assert!(!crate::seed::usable_index(&head[..]));
+        let mut reader = Reader::new(&head[..]).unwrap();
+        assert_eq!(reader.next_entry(), None);
+        assert_eq!(reader.finish_with_tree(), None);
+    }
+
+    #[test]
+    fn a_path_with_no_end_is_refused_at_the_path_limit_without_reading_on() {
+        let read = std::rc::Rc::new(std::cell::Cell::new(0));
+        let mut head = header(2, 1);
+        head.extend_from_slice(&[0u8; FIXED]);
+        let hostile = Hostile {
+            head,
+            fill: b'a',
+            len: 200 << 20,
+            read: read.clone(),
+        };
+        let mut reader = Reader::new(BufReader::new(hostile)).unwrap();
+        assert_eq!(reader.next_entry(), None);
+        assert!(read.get() <= 2 * MAX_PATH, "read {} bytes", read.get());
+    }
+
+    #[test]
+    fn version_4_paths_growing_entry_by_entry_are_refused_at_the_path_limit() {
+        // Each entry keeps the whole previous path (strip 0) and adds 1000 bytes.
+        let mut index = header(4, 1 << 20);
+        let mut entries = 0;
+        while index.len() < 4 << 20 {
+            index.extend_from_slice(&[0u8; FIXED]);
+            index.push(0);
+            index.extend_from_slice(&[b'a'; 1000]);
+            index.push(0);
+            entries += 1;
+        }
+        let mut reader = Reader::new(&index[..]).unwrap();
+        let mut longest = 0;
+        let mut read = 0;
+        while let Some(entry) = reader.next_entry() {
+            longest = longest.max(entry.path.len());
+            read += 1;
+        }
+        assert!(read < entries, "all {entries} entries were taken");
+        assert!(longest <= MAX_PATH, "a path of {longest} bytes");
     }
 }

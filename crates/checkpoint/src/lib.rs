@@ -53,6 +53,48 @@ mod update;
 mod walk;
 mod watch;
 
+/// Entry points for the fuzz targets under `fuzz/`: the readers of bytes this crate does
+/// not control (the user's git index, tree objects, the watch daemon's answers), called
+/// as the product calls them. Not an API for other crates.
+#[doc(hidden)]
+pub mod fuzzing {
+    /// Whether seeding would take over the index in `bytes` (`seed::usable_index`).
+    pub fn usable_index(bytes: &[u8]) -> bool {
+        crate::seed::usable_index(bytes)
+    }
+
+    /// What the reader made of a whole index.
+    #[derive(Debug)]
+    pub struct IndexRead {
+        /// The entries' paths, in order, as the first walk reads them.
+        pub paths: Vec<Vec<u8>>,
+        /// The root of the cache tree, when it is valid.
+        pub tree: Option<[u8; 20]>,
+    }
+
+    /// The index in `bytes` read through as the first walk reads it; `None` when unsound.
+    pub fn index_paths(bytes: &[u8]) -> Option<IndexRead> {
+        let mut reader = crate::index::Reader::new(bytes)?;
+        let mut paths = Vec::new();
+        while let Some(entry) = reader.next_entry() {
+            paths.push(entry.path);
+        }
+        let tree = reader.finish_with_tree()?;
+        Some(IndexRead { paths, tree })
+    }
+
+    /// A tree object parsed and written back in git's order, as a snapshot edits trees.
+    pub fn tree_round_trip(data: &[u8]) -> Option<Vec<u8>> {
+        let mut entries = crate::object::parse_tree(data)?;
+        Some(crate::object::format_tree(&mut entries))
+    }
+
+    /// Whether the process would take `reply` as a well-formed watch daemon answer.
+    pub fn daemon_answer_is_whole(reply: &[u8]) -> bool {
+        crate::link::parse(reply).is_some()
+    }
+}
+
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{SystemTime, UNIX_EPOCH};

@@ -86,7 +86,7 @@ fn ask(side: &Path, request: &str, timeout: Duration) -> Answer {
     ))
 }
 
-fn parse(reply: &[u8]) -> Option<Answer> {
+pub(crate) fn parse(reply: &[u8]) -> Option<Answer> {
     let end = reply.iter().position(|b| *b == b'\n')?;
     let head = std::str::from_utf8(&reply[..end]).ok()?;
     let mut words = head.splitn(4, ' ');

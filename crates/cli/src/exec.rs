@@ -300,12 +300,23 @@ fn answer_headless(
     });
 }
 
+/// The longest stdin line taken as an op. Ops are short JSON lines (an approval is well
+/// under a kilobyte); a longer line is reported and skipped without being held whole.
+const MAX_OP_LINE: usize = 1 << 20;
+
 /// Reads JSON ops from stdin and passes them to the session; a bad line is reported and
 /// skipped.
 async fn read_ops(ops: atto_core::OpSender) {
-    use tokio::io::AsyncBufReadExt as _;
-    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
+    let mut input = tokio::io::BufReader::new(tokio::io::stdin());
+    let mut buf = Vec::new();
+    while let Some(line) = next_op_line(&mut input, &mut buf).await {
+        let Some(line) = line else {
+            eprintln!(
+                "atto: ignoring an input line longer than {} MiB: an op is one short JSON line",
+                MAX_OP_LINE >> 20
+            );
+            continue;
+        };
         if line.trim().is_empty() {
             continue;
         }
@@ -320,6 +331,39 @@ async fn read_ops(ops: atto_core::OpSender) {
     }
 }
 
+/// The next line of `input` without its line end: `None` at the end of the input (or when
+/// it cannot be read), `Some(None)` for a line longer than [`MAX_OP_LINE`], which is read
+/// past without being held.
+async fn next_op_line(
+    input: &mut (impl tokio::io::AsyncBufRead + Unpin),
+    buf: &mut Vec<u8>,
+) -> Option<Option<String>> {
+    use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _};
+    buf.clear();
+    let most = u64::try_from(MAX_OP_LINE + 1).ok()?;
+    if (&mut *input).take(most).read_until(b'\n', buf).await.ok()? == 0 {
+        return None;
+    }
+    if buf.last() == Some(&b'\n') {
+        buf.pop();
+    } else if buf.len() > MAX_OP_LINE {
+        loop {
+            let chunk = input.fill_buf().await.ok()?;
+            if chunk.is_empty() {
+                break;
+            }
+            if let Some(end) = chunk.iter().position(|b| *b == b'\n') {
+                input.consume(end + 1);
+                break;
+            }
+            let all = chunk.len();
+            input.consume(all);
+        }
+        return Some(None);
+    }
+    Some(Some(String::from_utf8_lossy(buf).into_owned()))
+}
+
 /// DESIGN.md §5: 0 done, 1 failed, 2 bad config (credentials, endpoint), 75 retryable
 /// infrastructure failure, 130 cancelled.
 pub fn exit_code(result: &FinalResult) -> ExitCode {
@@ -332,5 +376,43 @@ pub fn exit_code(result: &FinalResult) -> ExitCode {
             Some(FailureKind::Transient) => ExitCode::Retryable,
             Some(FailureKind::Request) | None => ExitCode::Failed,
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::AsyncReadExt as _;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn a_100_mb_input_line_is_skipped_without_being_held_and_the_next_op_read() {
+        let op = r#"{"type":"shutdown"}"#;
+        let long = tokio::io::repeat(b'x').take(100 << 20);
+        let rest = format!("\n{op}\n");
+        let mut input = tokio::io::BufReader::new(long.chain(rest.as_bytes()));
+        let mut buf = Vec::new();
+        assert_eq!(next_op_line(&mut input, &mut buf).await, Some(None));
+        assert!(
+            buf.capacity() <= 2 * MAX_OP_LINE + 1,
+            "held {} bytes",
+            buf.capacity()
+        );
+        assert_eq!(
+            next_op_line(&mut input, &mut buf).await,
+            Some(Some(op.to_owned()))
+        );
+        assert_eq!(next_op_line(&mut input, &mut buf).await, None);
+    }
+
+    #[test]
+    fn an_op_nested_10000_deep_is_refused_by_the_recursion_limit() {
+        let deep = format!(
+            r#"{{"type":"approval","id":{}{}}}"#,
+            "[".repeat(10_000),
+            "]".repeat(10_000)
+        );
+        let err = serde_json::from_str::<Op>(&deep).unwrap_err();
+        assert!(err.to_string().contains("recursion limit"), "{err}");
     }
 }

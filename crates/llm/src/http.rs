@@ -137,7 +137,8 @@ impl HttpModelClient {
             match response.chunk().await {
                 Ok(Some(chunk)) => {
                     received.bytes += chunk.len();
-                    sse.feed(&chunk, &mut events);
+                    sse.feed(&chunk, &mut events)
+                        .map_err(|e| ModelError::Decode(format!("{e} (after {received})")))?;
                 }
                 Ok(None) => {
                     // A last event whose blank line never came is dispatched here when

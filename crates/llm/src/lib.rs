@@ -24,6 +24,13 @@ mod window;
 mod wire;
 mod wire_log;
 
+/// Entry points for the fuzz targets under `fuzz/`: the product's own decoders, reachable
+/// without a server. Not an API for other crates.
+#[doc(hidden)]
+pub mod fuzzing {
+    pub use crate::wire::decode_stream;
+}
+
 use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;

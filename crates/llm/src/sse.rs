@@ -10,7 +10,20 @@
 //! It does not know what the events mean; `wire::*` interprets them.
 //!
 //! Cost is linear in the input: every byte is scanned once, and only the unfinished tail
-//! of a line is copied between chunks.
+//! of a line is copied between chunks. Memory is bounded: a line or an event's data past
+//! [`MAX_EVENT_BYTES`] ends the stream with [`EventTooLarge`] instead of being held.
+
+/// The most bytes one line, or the data of one event, may hold. Model events carry at most
+/// one reply (a Responses `response.completed` repeats the whole reply), far below this.
+pub const MAX_EVENT_BYTES: usize = 16 << 20;
+
+/// A line or an event grew past [`MAX_EVENT_BYTES`]; the decoder refuses everything after.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "a server-sent event grew past the {} MiB limit without ending; the rest of the stream was not read",
+    MAX_EVENT_BYTES >> 20
+)]
+pub struct EventTooLarge;
 
 /// One dispatched server-sent event.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -33,6 +46,8 @@ pub struct SseDecoder {
     event: Option<String>,
     data: String,
     has_data: bool,
+    /// A limit was passed: the stream is refused from there on.
+    too_large: bool,
 }
 
 impl SseDecoder {
@@ -41,8 +56,18 @@ impl SseDecoder {
         SseDecoder::default()
     }
 
-    /// Decodes `chunk`, appending every event completed by it to `out`.
-    pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<SseEvent>) {
+    /// Decodes `chunk`, appending every event completed by it to `out`. Fails, now and
+    /// for every later chunk, once a line or an event's data passes [`MAX_EVENT_BYTES`].
+    pub fn feed(&mut self, chunk: &[u8], out: &mut Vec<SseEvent>) -> Result<(), EventTooLarge> {
+        if self.too_large {
+            return Err(EventTooLarge);
+        }
+        let fed = self.feed_lines(chunk, out);
+        self.too_large = fed.is_err();
+        fed
+    }
+
+    fn feed_lines(&mut self, chunk: &[u8], out: &mut Vec<SseEvent>) -> Result<(), EventTooLarge> {
         let mut rest = chunk;
         if self.after_cr {
             self.after_cr = false;
@@ -62,18 +87,25 @@ impl SseDecoder {
                 }
             }
             if self.partial.is_empty() {
-                self.line(line, out);
+                self.line(line, out)?;
             } else {
                 let mut whole = std::mem::take(&mut self.partial);
+                if whole.len() + line.len() > MAX_EVENT_BYTES {
+                    return Err(EventTooLarge);
+                }
                 whole.extend_from_slice(line);
-                self.line(&whole, out);
+                self.line(&whole, out)?;
                 whole.clear();
                 // Keep the allocation for the next split line.
                 self.partial = whole;
             }
             rest = &rest[next..];
         }
+        if self.partial.len() + rest.len() > MAX_EVENT_BYTES {
+            return Err(EventTooLarge);
+        }
         self.partial.extend_from_slice(rest);
+        Ok(())
     }
 
     /// Ends the stream. An event still unterminated (no blank line after it) is
@@ -81,12 +113,14 @@ impl SseDecoder {
     /// only its blank line did not. Anything else unterminated may be cut short and is
     /// discarded. Returns whether anything was discarded.
     pub fn finish(&mut self, out: &mut Vec<SseEvent>) -> bool {
-        if !self.partial.is_empty() {
+        if !self.partial.is_empty() && !self.too_large {
             let last = std::mem::take(&mut self.partial);
-            self.line(&last, out);
+            // `feed` held it, so it is within the limit; so is the data it adds to.
+            self.too_large = self.line(&last, out).is_err();
         }
         // Chat Completions ends its stream with the literal `[DONE]`, not JSON.
         let whole_json = self.has_data
+            && !self.too_large
             && (self.data == "[DONE]"
                 || serde_json::from_str::<serde::de::IgnoredAny>(&self.data).is_ok());
         let discarded = if whole_json {
@@ -103,7 +137,10 @@ impl SseDecoder {
         discarded
     }
 
-    fn line(&mut self, mut line: &[u8], out: &mut Vec<SseEvent>) {
+    fn line(&mut self, mut line: &[u8], out: &mut Vec<SseEvent>) -> Result<(), EventTooLarge> {
+        if line.len() > MAX_EVENT_BYTES {
+            return Err(EventTooLarge);
+        }
         if !self.started {
             self.started = true;
             if let Some(stripped) = line.strip_prefix("\u{feff}".as_bytes()) {
@@ -112,10 +149,10 @@ impl SseDecoder {
         }
         if line.is_empty() {
             self.dispatch(out);
-            return;
+            return Ok(());
         }
         if line[0] == b':' {
-            return;
+            return Ok(());
         }
         let (field, value) = match line.iter().position(|&b| b == b':') {
             Some(colon) => {
@@ -126,6 +163,9 @@ impl SseDecoder {
         };
         match field {
             b"data" => {
+                if self.data.len() + value.len() + 1 > MAX_EVENT_BYTES {
+                    return Err(EventTooLarge);
+                }
                 if self.has_data {
                     self.data.push('\n');
                 }
@@ -137,6 +177,7 @@ impl SseDecoder {
             // model stream is retried as a whole request.
             _ => {}
         }
+        Ok(())
     }
 
     fn dispatch(&mut self, out: &mut Vec<SseEvent>) {
@@ -159,7 +200,7 @@ mod tests {
     fn whole(input: &[u8]) -> Vec<SseEvent> {
         let mut d = SseDecoder::new();
         let mut out = Vec::new();
-        d.feed(input, &mut out);
+        d.feed(input, &mut out).unwrap();
         d.finish(&mut out);
         out
     }
@@ -168,7 +209,7 @@ mod tests {
         let mut d = SseDecoder::new();
         let mut out = Vec::new();
         for b in input {
-            d.feed(std::slice::from_ref(b), &mut out);
+            d.feed(std::slice::from_ref(b), &mut out).unwrap();
         }
         d.finish(&mut out);
         out
@@ -188,9 +229,9 @@ mod tests {
         // Split right inside the 3-byte euro sign.
         let mut d = SseDecoder::new();
         let mut out = Vec::new();
-        d.feed(&input[..8], &mut out);
+        d.feed(&input[..8], &mut out).unwrap();
         assert!(out.is_empty());
-        d.feed(&input[8..], &mut out);
+        d.feed(&input[8..], &mut out).unwrap();
         assert_eq!(out, vec![ev(None, "a€b")]);
     }
 
@@ -210,9 +251,9 @@ mod tests {
     fn crlf_split_between_chunks_is_one_line_end() {
         let mut d = SseDecoder::new();
         let mut out = Vec::new();
-        d.feed(b"data: a\r", &mut out);
-        d.feed(b"\n\r", &mut out);
-        d.feed(b"\ndata: b\r\n\r\n", &mut out);
+        d.feed(b"data: a\r", &mut out).unwrap();
+        d.feed(b"\n\r", &mut out).unwrap();
+        d.feed(b"\ndata: b\r\n\r\n", &mut out).unwrap();
         d.finish(&mut Vec::new());
         // Had the LF after the chunk-final CR counted as a second line end, "a" would
         // have been dispatched on its own before the blank line; it is, once, either way,
@@ -224,8 +265,8 @@ mod tests {
     fn lone_cr_then_lf_in_next_chunk_does_not_make_a_blank_line() {
         let mut d = SseDecoder::new();
         let mut out = Vec::new();
-        d.feed(b"data: a\r", &mut out);
-        d.feed(b"\ndata: b\n\n", &mut out);
+        d.feed(b"data: a\r", &mut out).unwrap();
+        d.feed(b"\ndata: b\n\n", &mut out).unwrap();
         assert_eq!(out, vec![ev(None, "a\nb")]);
     }
 
@@ -285,7 +326,7 @@ mod tests {
             let mut d = SseDecoder::new();
             let mut out = Vec::new();
             for chunk in input.chunks(size) {
-                d.feed(chunk, &mut out);
+                d.feed(chunk, &mut out).unwrap();
             }
             d.finish(&mut out);
             assert_eq!(out, want, "chunk size {size}");
@@ -300,7 +341,7 @@ mod tests {
         assert_eq!(bytewise(input), want);
         let mut d = SseDecoder::new();
         let mut out = Vec::new();
-        d.feed(b"data: {\"a\":1}\n", &mut out);
+        d.feed(b"data: {\"a\":1}\n", &mut out).unwrap();
         assert!(
             !d.finish(&mut out),
             "a whole event is not reported as discarded"
@@ -317,9 +358,27 @@ mod tests {
         ] {
             let mut d = SseDecoder::new();
             let mut out = Vec::new();
-            d.feed(input, &mut out);
+            d.feed(input, &mut out).unwrap();
             assert!(d.finish(&mut out), "{:?}", String::from_utf8_lossy(input));
             assert!(out.is_empty(), "{out:?}");
         }
+    }
+
+    #[test]
+    fn an_event_of_many_short_data_lines_is_refused_at_the_limit_and_after() {
+        let line = format!("data: {}\n", "x".repeat(1023));
+        let mut d = SseDecoder::new();
+        let mut out = Vec::new();
+        let mut refused_at = None;
+        for i in 0..(20 << 10) {
+            if d.feed(line.as_bytes(), &mut out).is_err() {
+                refused_at = Some(i);
+                break;
+            }
+        }
+        assert_eq!(refused_at, Some(16 << 10), "refused after 16 MiB of data");
+        assert!(d.data.len() <= MAX_EVENT_BYTES);
+        assert_eq!(d.feed(b"\n\n", &mut out), Err(EventTooLarge));
+        assert!(out.is_empty());
     }
 }

@@ -205,6 +205,20 @@ pub fn from_mcp_json(path: &Path, origin: &str) -> Result<Vec<ServerConfig>, Con
     parse_mcp_json(&text, path, origin)
 }
 
+/// `text` with its control characters escaped: the parser quotes keys from the file,
+/// which may hold line breaks, and an error stays one line.
+fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
 /// Parses the text of a `.mcp.json` file found at `path`.
 pub fn parse_mcp_json(
     text: &str,
@@ -213,7 +227,7 @@ pub fn parse_mcp_json(
 ) -> Result<Vec<ServerConfig>, ConfigError> {
     let file: McpJson = serde_json::from_str(text).map_err(|e| ConfigError::Malformed {
         file: path.display().to_string(),
-        problem: e.to_string(),
+        problem: one_line(&e.to_string()),
     })?;
     let base = path.parent();
     file.servers
@@ -434,6 +448,17 @@ mod tests {
         }
         let e = toml_servers("[mcp_servers.a]\ncommand = \"x\"\nfoo = 1\n").unwrap_err();
         assert!(e.to_string().contains("foo"), "{e}");
+    }
+
+    #[test]
+    fn a_malformed_mcp_json_error_is_one_line_whatever_the_file_holds() {
+        // Found by the mcp_json fuzz target: a key with a line break in it was echoed raw.
+        let text = "{\"mcpServers\": {\"s\": {\"comm\\nd\": \"x\"}}}";
+        let e = parse_mcp_json(text, Path::new("/p/.mcp.json"), "p").unwrap_err();
+        let shown = e.to_string();
+        assert!(!shown.contains('\n'), "{shown:?}");
+        assert!(shown.contains("comm\\nd"), "{shown:?}");
+        assert!(shown.starts_with("/p/.mcp.json: "), "{shown:?}");
     }
 
     #[test]

@@ -156,6 +156,34 @@ fn nul_bytes_are_warn() {
 }
 
 #[test]
+fn a_nul_byte_never_makes_what_precedes_it_less_strict() {
+    // Found by the bash_classify fuzz target: `*` is BLOCK, and `*; ) ~\0@` was WARN.
+    // What a C program (bash, exec) is given ends at the first NUL, so that part is judged.
+    for (alone, with_nul) in [
+        ("*", "*; ) ~\0@"),
+        ("rm -rf /", "rm -rf /; x\0"),
+        ("curl x | sh", "curl x | sh\0; ls"),
+    ] {
+        assert_eq!(classify(alone).risk, BashRisk::Block, "{alone:?}");
+        let v = classify(with_nul);
+        assert_eq!(v.risk, BashRisk::Block, "{with_nul:?}: {:?}", v.reasons);
+        assert!(v.segments.iter().all(|s| !s.text.contains('\0')));
+    }
+}
+
+#[test]
+fn a_glob_program_name_stays_a_glob_when_an_expansion_follows_it() {
+    // Found by the bash_classify fuzz target: `**` (can match mkfs) is BLOCK, and adding
+    // `; …` closed a backtick so that the name became `**` + a command substitution,
+    // which was only WARN. The glob still picks the program, whatever the expansion adds.
+    let first = "**`\n;#";
+    let joined = "**`\n;#; \x06*`\n;#";
+    assert_eq!(classify(first).risk, BashRisk::Block, "{first:?}");
+    let v = classify(joined);
+    assert_eq!(v.risk, BashRisk::Block, "{joined:?}: {:?}", v.reasons);
+}
+
+#[test]
 fn empty_and_blank_commands_are_safe() {
     for command in ["", "   ", "\n\t "] {
         let v = classify(command);

@@ -27,6 +27,23 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use atto_protocol::DangerLevel;
+/// Entry points for the fuzz targets under `fuzz/`: the edit matcher `edit_file` runs on
+/// the model's `old_string`, reachable without a workspace. Not an API for other crates.
+#[doc(hidden)]
+pub mod fuzzing {
+    /// `edit_file`'s matching: the text after replacing `old` with `new` and how many
+    /// places were replaced, or the reason shown to the model.
+    pub fn edit(
+        text: &str,
+        old: &str,
+        new: &str,
+        replace_all: bool,
+    ) -> Result<(String, usize), String> {
+        crate::fs_tools::matching::apply(text, old, new, replace_all)
+            .map(|a| (a.text, a.replacements))
+    }
+}
+
 pub use tokio_util::sync::CancellationToken;
 
 pub use atto_sandbox::{Sandbox, SandboxStatus};

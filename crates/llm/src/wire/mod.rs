@@ -11,7 +11,7 @@ pub(crate) mod responses;
 use atto_protocol::{AssistantPart, ToolCall};
 use serde::de::DeserializeOwned;
 
-use crate::sse::SseEvent;
+use crate::sse::{SseDecoder, SseEvent};
 use crate::{ModelError, ModelRequest, ModelResponse, StreamUpdate, Wire};
 
 /// The URL a request for `wire` goes to.
@@ -221,11 +221,50 @@ pub(crate) fn arguments_text(arguments: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// Decodes a whole byte stream, arriving in `chunks`, as a reply on `wire`: SSE framing
+/// and the wire's decoder, stopping at the terminal event as the HTTP client does. What
+/// the fuzz targets and the decode tests drive; the HTTP client runs the same two
+/// decoders on the chunks it receives.
+pub fn decode_stream<'a>(
+    wire: Wire,
+    chunks: impl IntoIterator<Item = &'a [u8]>,
+) -> (Vec<StreamUpdate>, Result<ModelResponse, ModelError>) {
+    let mut updates = Vec::new();
+    let mut sse = SseDecoder::new();
+    let mut decoder = Decoder::new(wire, "requested-model");
+    let mut events = Vec::new();
+    let mut on_update = |u| updates.push(u);
+    let mut pieces = chunks.into_iter();
+    loop {
+        let ended = match pieces.next() {
+            Some(piece) => {
+                if let Err(e) = sse.feed(piece, &mut events) {
+                    return (updates, Err(ModelError::Decode(e.to_string())));
+                }
+                false
+            }
+            None => {
+                sse.finish(&mut events);
+                true
+            }
+        };
+        for ev in events.drain(..) {
+            match decoder.event(&ev, &mut on_update) {
+                Ok(true) => return (updates, decoder.finish()),
+                Ok(false) => {}
+                Err(e) => return (updates, Err(e)),
+            }
+        }
+        if ended {
+            return (updates, decoder.finish());
+        }
+    }
+}
+
 /// Helpers for the per-wire decode tests.
 #[cfg(test)]
 pub(crate) mod testutil {
     use super::*;
-    use crate::sse::SseDecoder;
 
     /// Feeds `stream` in `chunk`-byte pieces through SSE and the wire decoder.
     pub(crate) fn decode_chunked(
@@ -233,34 +272,7 @@ pub(crate) mod testutil {
         stream: &str,
         chunk: usize,
     ) -> (Vec<StreamUpdate>, Result<ModelResponse, ModelError>) {
-        let mut updates = Vec::new();
-        let mut sse = SseDecoder::new();
-        let mut decoder = Decoder::new(wire, "requested-model");
-        let mut events = Vec::new();
-        let mut on_update = |u| updates.push(u);
-        let mut pieces = stream.as_bytes().chunks(chunk.max(1));
-        loop {
-            let ended = match pieces.next() {
-                Some(piece) => {
-                    sse.feed(piece, &mut events);
-                    false
-                }
-                None => {
-                    sse.finish(&mut events);
-                    true
-                }
-            };
-            for ev in events.drain(..) {
-                match decoder.event(&ev, &mut on_update) {
-                    Ok(true) => return (updates, decoder.finish()),
-                    Ok(false) => {}
-                    Err(e) => return (updates, Err(e)),
-                }
-            }
-            if ended {
-                return (updates, decoder.finish());
-            }
-        }
+        super::decode_stream(wire, stream.as_bytes().chunks(chunk.max(1)))
     }
 
     /// Decodes `stream` whole, and checks byte-at-a-time decoding agrees.
@@ -373,5 +385,42 @@ mod tests {
         assert_eq!(arguments_text(r#"{"#), "{}");
         assert_eq!(arguments_text(""), "{}");
         assert_eq!(arguments_text("null"), "{}");
+    }
+
+    #[test]
+    fn a_100_mb_line_is_refused_without_holding_it() {
+        // One event line 100 MB long with no line end, as a hostile or broken server
+        // could send: the decoder must give up at its limit instead of buffering it all.
+        let chunk = vec![b'a'; 1 << 20];
+        let mut line = std::iter::once(&b"data: "[..]).chain(std::iter::repeat_n(&chunk[..], 100));
+        let mut fed = 0usize;
+        let counted = std::iter::from_fn(|| {
+            let piece = line.next()?;
+            fed += piece.len();
+            Some(piece)
+        });
+        let (_, result) = decode_stream(Wire::Chat, counted);
+        let Err(ModelError::Decode(why)) = result else {
+            panic!("expected a Decode error, got {result:?}");
+        };
+        assert!(why.contains("16 MiB"), "{why}");
+        assert!(fed <= 17 << 20, "read {fed} bytes past the limit");
+    }
+
+    #[test]
+    fn json_nested_10000_deep_is_refused_in_events_and_in_tool_arguments() {
+        let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+        // Where an event holds free-form JSON (chat's error code): a decode error naming
+        // the limit, not a stack overflow.
+        let stream = format!("data: {{\"error\":{{\"code\":{deep}}}}}\n\n");
+        let (_, result) = decode_stream(Wire::Chat, [stream.as_bytes()]);
+        let Err(ModelError::Decode(why)) = result else {
+            panic!("expected a Decode error, got {result:?}");
+        };
+        assert!(why.contains("recursion limit"), "{why}");
+        // As a tool call's arguments: history carries `{}` instead.
+        let args = format!("{{\"a\":{deep}}}");
+        assert_eq!(arguments_object(&args), serde_json::json!({}));
+        assert_eq!(arguments_text(&args), "{}");
     }
 }

@@ -250,6 +250,22 @@ pub(crate) fn normalize_program(text: &str) -> (String, bool) {
 /// `$CMD args`, `$(echo rm) -rf /`, `rm${IFS}-rf${IFS}/`.
 fn dynamic_name(w: &mut Walker<'_>, words: &[Word], depth: usize) -> Judge {
     let name = &words[0];
+    // `**$(…)`: the glob before the expansion still picks the program, whatever the
+    // expansion adds, so it is judged as a glob that can end in anything.
+    let literal = name.text.split(['$', '`']).next().unwrap_or_default();
+    if !name.guessable && literal.contains(['*', '?', '[']) {
+        let mut ws = words.to_vec();
+        ws[0] = Word::literal(&format!("{literal}*"));
+        let mut j = glob_name(w, &ws, depth);
+        j.raise(
+            BashRisk::Warn,
+            &format!(
+                "the program to run is decided by an expansion ({})",
+                name.text
+            ),
+        );
+        return j;
+    }
     if !name.guessable {
         return Judge::warn(
             None,

@@ -220,7 +220,13 @@ fn precheck(command: &str) -> Option<Verdict> {
             "the command is longer than 64 KB and was not analysed",
         ));
     }
-    if command.contains('\0') {
+    if let Some(nul) = command.find('\0') {
+        // What a C program (bash, exec) is given ends at the first NUL: judge that part
+        // too, so a NUL byte never hides a worse command before it.
+        let before = classify(&command[..nul]);
+        if before.risk > BashRisk::Warn {
+            return Some(before);
+        }
         return Some(one(
             BashRisk::Warn,
             "the command contains a NUL byte, which bash would not see the same way",

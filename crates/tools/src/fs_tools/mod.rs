@@ -6,7 +6,7 @@
 
 mod delete;
 mod edit;
-mod matching;
+pub(crate) mod matching;
 mod read;
 mod write;
 

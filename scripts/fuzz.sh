@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Runs the fuzz targets under fuzz/ (cargo-fuzz on the nightly toolchain), one at a time,
+# each in one process (libFuzzer's default: one job, one worker).
+#
+#   scripts/fuzz.sh                    every target, 60 s each
+#   scripts/fuzz.sh TARGET [SECONDS]   one target (default 60 s)
+#   scripts/fuzz.sh --ci               every target for a short fixed time on the
+#                                      committed seeds and regression inputs (CI)
+#   scripts/fuzz.sh --list             the targets
+#
+# fuzz/seeds/TARGET holds the committed inputs: seeds from fixtures and recorded streams,
+# and every input that once crashed (each also a unit test in the crate it broke). New
+# inputs the fuzzer finds go to fuzz/corpus/TARGET (not committed), crashes to
+# fuzz/artifacts/TARGET. Each run ends with its executions and peak RSS.
+set -euo pipefail
+cd "$(dirname "$0")/../fuzz"
+
+CI_SECONDS=8
+need() { command -v "$1" >/dev/null 2>&1; }
+
+if ! rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
+  if [ "${1:-}" = --ci ]; then rustup toolchain install nightly --profile minimal;
+  else echo "the fuzz targets need the nightly toolchain: rustup toolchain install nightly" >&2; exit 2; fi
+fi
+if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
+  if [ "${1:-}" = --ci ]; then cargo install --locked cargo-fuzz;
+  else echo "the fuzz targets need cargo-fuzz: cargo install --locked cargo-fuzz" >&2; exit 2; fi
+fi
+
+targets() { sed -n 's/^name = "\(.*\)"$/\1/p' Cargo.toml | grep -v '^atto-fuzz$'; }
+
+run() {
+  local target=$1 seconds=$2 log
+  mkdir -p "corpus/$target" "seeds/$target"
+  log=$(mktemp)
+  echo "== fuzz $target (${seconds} s)"
+  # -timeout: one input taking longer is a finding (the parsers promise bounded time).
+  # -rss_limit_mb: so is one holding more memory than this.
+  if ! cargo +nightly fuzz run "$target" "corpus/$target" "seeds/$target" -- \
+      -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+      >"$log" 2>&1; then
+    tail -n 60 "$log" >&2
+    rm -f "$log"
+    echo "fuzz target $target failed: the input is in fuzz/artifacts/$target" >&2
+    return 1
+  fi
+  awk '/^stat::number_of_executed_units/ { execs = $2 } /^stat::peak_rss_mb/ { rss = $2 }
+       END { printf "   %s executions, peak RSS %s MB\n", execs, rss }' "$log"
+  rm -f "$log"
+}
+
+case "${1:-}" in
+  --list) targets ;;
+  --ci)
+    cargo +nightly fuzz build -O
+    failed=0
+    for t in $(targets); do run "$t" "$CI_SECONDS" || failed=1; done
+    exit "$failed"
+    ;;
+  "")
+    failed=0
+    for t in $(targets); do run "$t" 60 || failed=1; done
+    exit "$failed"
+    ;;
+  *) run "$1" "${2:-60}" ;;
+esac
