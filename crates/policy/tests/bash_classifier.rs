@@ -313,3 +313,22 @@ fn segments_carry_their_normalised_command() {
     let v = classify("git push $REMOTE");
     assert_eq!(v.segments[0].invocation, "");
 }
+
+#[test]
+fn what_precedes_a_parse_error_is_judged_as_it_stands() {
+    // Found by the bash_classify fuzz target: `*f"` is BLOCK (the glob can name a
+    // destructive program), and adding `; z` let the unclosed quote swallow the rest, so
+    // the name became `*f"; z` and the verdict only WARN. The text before the parser's
+    // first error is judged on its own too: appending never makes a command less strict.
+    for (first, joined) in [("*f\"", "*f\"; z"), ("rm -rf / '", "rm -rf / '; echo hi")] {
+        let alone = classify(first);
+        let v = classify(joined);
+        assert!(
+            v.risk >= alone.risk,
+            "{joined:?} is {:?}, {first:?} is {:?}: {:?}",
+            v.risk,
+            alone.risk,
+            v.reasons
+        );
+    }
+}

@@ -94,6 +94,24 @@ pub(crate) fn segments_of(parser: &mut Parser, command: &str) -> Vec<Segment> {
     w.segs.into_iter().map(|s| s.seg).collect()
 }
 
+/// Where the first construct the parser could not complete starts: an error node, or the
+/// node a missing token (a closing quote) was to end. `None` when the tree has no error.
+fn first_error(root: Node<'_>) -> Option<usize> {
+    // A loop, not recursion: a tree thousands of levels deep must not overflow the stack.
+    let mut node = root;
+    loop {
+        if node.is_error() {
+            return Some(node.start_byte());
+        }
+        if node.is_missing() {
+            return Some(node.parent().map_or(node.start_byte(), |p| p.start_byte()));
+        }
+        let mut cursor = node.walk();
+        let next = node.children(&mut cursor).find(|c| c.has_error());
+        node = next?;
+    }
+}
+
 pub(super) fn text<'a>(node: Node<'_>, src: &'a [u8]) -> &'a str {
     node.utf8_text(src).unwrap_or("")
 }
@@ -141,6 +159,19 @@ impl Walker<'_> {
             // the raw words too.
             if let Some(reason) = block::crude_block(code) {
                 self.note(code, BashRisk::Block, &reason);
+            }
+            // What comes after an error (an unclosed quote swallowing `; z`) can change
+            // how the text before it parses: that text is judged on its own as well, so
+            // appending to a command never makes it less strict.
+            if let Some(before) = first_error(root)
+                .and_then(|at| code.get(..at))
+                .filter(|b| !b.trim().is_empty())
+            {
+                // Counted as a nested code string: a text of many errors is judged
+                // within the same bounded depth.
+                self.depth += 1;
+                self.walk_source(before);
+                self.depth -= 1;
             }
         }
     }
