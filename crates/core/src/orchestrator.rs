@@ -54,6 +54,9 @@ pub(crate) struct Orchestrator<'a> {
     pub correction: &'a mut Corrections,
     /// The files these calls may change, when they are limited; `None`: the workspace.
     pub scope: Option<Scope<'a>>,
+    /// What the session is working on (the files it changed, the files these calls may
+    /// change), handed to tools that rank by it.
+    pub focus: String,
 }
 
 /// Calls limited to some files (normalized, workspace-relative), and why.
@@ -439,6 +442,7 @@ impl Orchestrator<'_> {
             sandbox: None,
             trust: self.trust,
             judged_paths: None,
+            focus: String::new(),
         };
         let resolved = atto_tools::paths::resolve_for(&ctx, path).map_err(|err| {
             self.refused(
@@ -663,6 +667,7 @@ impl Orchestrator<'_> {
                 sandbox,
                 trust: self.trust,
                 judged_paths: Some(judged_paths),
+                focus: self.focus.clone(),
             };
             let run = AssertUnwindSafe(tool.run(args, &ctx)).catch_unwind().await;
             match run {

@@ -220,6 +220,7 @@ mod tests {
             sandbox: None,
             trust: false,
             judged_paths: None,
+            focus: String::new(),
         };
         (gate, ctx)
     }

@@ -139,6 +139,7 @@ impl ApprovedChanges<'_> {
             sandbox: self.sandbox.clone(),
             trust: self.trust,
             judged_paths: Some(self.gate.judged_paths()),
+            focus: String::new(),
         };
         let run = AssertUnwindSafe(tool.run(change.args.clone(), &ctx))
             .catch_unwind()

@@ -318,6 +318,7 @@ fn spawn_in(mut options: SessionOptions, member: Option<(Family, Place)>) -> Age
         turns: history::count_turns(&resumed),
         last_input_tokens: None,
         unrun: std::collections::HashMap::new(),
+        edited: std::collections::BTreeSet::new(),
         compacted_to: 0,
         is_new: !resuming,
         recorder,
@@ -380,6 +381,9 @@ struct Session {
     /// Call id → how a call of the history that never ran ended (denied, cancelled …):
     /// the quality checks must not take its text for evidence.
     unrun: std::collections::HashMap<String, atto_protocol::ToolCallStatus>,
+    /// Files this session's calls changed: what it is working on, raised in the
+    /// repository map with the prompt (see [`Session::focus_of`]).
+    edited: std::collections::BTreeSet<String>,
     turns: u32,
     /// Input tokens the provider reported for the last call (cache included).
     last_input_tokens: Option<u64>,

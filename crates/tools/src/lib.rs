@@ -81,6 +81,10 @@ pub struct ToolContext {
     /// a path anywhere else (a link swapped since) refuses instead of acting there.
     /// `None` when no gate judged the call.
     pub judged_paths: Option<Vec<String>>,
+    /// What the session is working on, for tools that rank by it (`codebase_overview`):
+    /// the files changed this session and the files the calls may change (a plan step's,
+    /// a subagent's). Empty when there is nothing to go by.
+    pub focus: String,
 }
 
 impl ToolContext {
@@ -92,6 +96,7 @@ impl ToolContext {
             sandbox: None,
             trust: false,
             judged_paths: None,
+            focus: String::new(),
         }
     }
 }

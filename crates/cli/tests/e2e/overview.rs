@@ -209,3 +209,46 @@ fn a_focus_and_the_first_prompt_raise_the_area_they_name() {
     let map = prompt.split("<repository_map>\n").nth(1).unwrap();
     assert_eq!(first_file(map), "src/billing.rs", "{prompt}");
 }
+
+#[test]
+fn the_files_a_session_changed_raise_their_area_in_the_map() {
+    let mut env = Env::new();
+    env.write("src/lib.rs", "pub mod engine;\nmod billing;\nmod tax;\n");
+    env.write(
+        "src/engine.rs",
+        "/// Runs jobs.\npub struct Engine;\nimpl Engine {\n    pub fn start(&self) {}\n}\n",
+    );
+    env.write(
+        "src/billing.rs",
+        "use crate::tax::rate;\npub(crate) fn invoice_total() -> u64 { rate() }\n",
+    );
+    env.write("src/tax.rs", "pub(crate) fn rate() -> u64 { 0 }\n");
+    for i in 0..6 {
+        env.write(
+            &format!("src/util{i}.rs"),
+            &format!("pub(crate) fn helper{i}() {{}}\n"),
+        );
+    }
+    env.serve(Script {
+        replies: vec![
+            calls(vec![call("codebase_overview", json!({}))]),
+            calls(vec![call(
+                "edit_file",
+                json!({"path": "src/billing.rs", "old_string": "{ rate() }", "new_string": "{ rate() + 1 }"}),
+            )]),
+            calls(vec![call("codebase_overview", json!({}))]),
+            Reply::text("done"),
+        ],
+        ..Script::default()
+    });
+    let out = env
+        .exec_with(&["--yolo"], "round the totals up")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let results = crate::common::tool_results(&env, 3);
+    let first_file = |map: &str| map.lines().nth(1).unwrap_or("").to_owned();
+    assert_eq!(first_file(&results[0]), "src/engine.rs", "{}", results[0]);
+    // After the edit, the file the session changed leads, with no focus asked for.
+    assert_eq!(first_file(&results[2]), "src/billing.rs", "{}", results[2]);
+}

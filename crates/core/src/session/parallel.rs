@@ -272,6 +272,7 @@ impl Session {
         let mut deferred =
             Recorder::new(None, self.recorder.thread.clone(), 0, self.events.clone());
         self.keeper.watch();
+        let focus = self.focus_of(Some(&worker.scope));
         let mut orchestrator = Orchestrator {
             gate: &mut self.gate,
             recorder: &mut deferred,
@@ -289,6 +290,7 @@ impl Session {
             turn: worker.turn,
             correction: &mut worker.corrections,
             scope: Some(crate::orchestrator::Scope::Step(&worker.scope)),
+            focus,
         };
         let outcomes = orchestrator.run_calls(&calls, &response.stop, cancel).await;
         let watched = self.keeper.unwatch();
@@ -301,6 +303,7 @@ impl Session {
                 self.learnings.workaround(workaround).await;
             }
             self.note_ending(&outcome);
+            self.edited.extend(outcome.changed_paths.iter().cloned());
             worker.state.files_changed.extend(outcome.changed_paths);
             worker.messages.push(Message::ToolResult(outcome.result));
         }

@@ -87,6 +87,7 @@ impl Session {
             sandbox: self.command_sandbox(),
             trust: false,
             judged_paths: None,
+            focus: String::new(),
         };
         let bash = self.options.tools.get("bash");
         let approvals = self.approvals.clone();

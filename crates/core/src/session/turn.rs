@@ -260,6 +260,7 @@ impl Session {
                 let _ = emit_events.send(event);
             };
             let sandbox = self.command_sandbox();
+            let focus = self.focus_of(self.place.scope.as_deref());
             let mut orchestrator = Orchestrator {
                 gate: &mut self.gate,
                 recorder: &mut self.recorder,
@@ -281,6 +282,7 @@ impl Session {
                     .scope
                     .as_deref()
                     .map(crate::orchestrator::Scope::Subagent),
+                focus,
             };
             let outcomes = orchestrator
                 .run_calls(&calls, &response.stop, &cancel)
@@ -290,6 +292,7 @@ impl Session {
                     self.learnings.workaround(workaround).await;
                 }
                 self.note_ending(&outcome);
+                self.edited.extend(outcome.changed_paths.iter().cloned());
                 turn.files_changed.extend(outcome.changed_paths);
                 // The orchestrator committed each result before reporting it finished.
                 self.history.push(Message::ToolResult(outcome.result));
@@ -475,7 +478,30 @@ fn duration_ms(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
+/// At most this many of the session's changed files join a focus (the most recent turns'
+/// files matter most, but the set is unordered: a bound keeps the focus short).
+const FOCUS_EDITED: usize = 32;
+
 impl Session {
+    /// What the session is working on, for tools that rank by it: the files the calls may
+    /// change (a plan step's or a subagent's) and the files changed so far. The prompt is
+    /// not in it: it shaped the first prompt's map, and the model names words it wants
+    /// raised in `codebase_overview`'s own `focus`.
+    pub(super) fn focus_of(&self, scope: Option<&[String]>) -> String {
+        let mut focus = String::new();
+        for path in scope
+            .unwrap_or_default()
+            .iter()
+            .chain(self.edited.iter().take(FOCUS_EDITED))
+        {
+            if !focus.is_empty() {
+                focus.push('\n');
+            }
+            focus.push_str(path);
+        }
+        focus
+    }
+
     /// The context the next prompt carries (a batch of plan steps takes it once): the mode
     /// line, the notes and the plan-mode report, and the ids of the changes reported.
     pub(super) fn prompt_context(&mut self) -> (String, Vec<String>) {

@@ -201,7 +201,13 @@ impl Tool for CodebaseOverviewTool {
                     .unwrap_or(MAX_BYTES)
                     .clamp(MIN_BYTES, MAX_BYTES)
             });
-            let focus = args.focus.unwrap_or_default();
+            // The model's focus first, then what the session is working on (the files it
+            // changed, the step's files): both raise what they name.
+            let focus = match (args.focus, ctx.focus.as_str()) {
+                (Some(asked), "") => asked,
+                (Some(asked), session) => format!("{asked}\n{session}"),
+                (None, session) => session.to_owned(),
+            };
             let cancel = ctx.cancel.clone();
             let cache_dir = self.cache_dir.clone();
             blocking(ctx, move || {

@@ -465,3 +465,41 @@ fn a_focus_raises_the_files_it_names_and_their_neighbours() {
     let vague = first_three("fix the other code");
     assert_eq!(vague, plain);
 }
+
+/// The session's focus (the files it changed, a step's files) reaches the
+/// tool through its context: a file the session edited and its neighbour lead the map
+/// even when the model asks with no focus of its own.
+#[tokio::test]
+async fn the_files_the_session_changed_raise_their_area_without_a_focus_argument() {
+    use crate::{Tool, ToolContext};
+    let mut files: Vec<(String, String)> = vec![
+        (
+            "src/timer.rs".into(),
+            "use crate::wheel::Wheel;\npub(crate) fn arm(w: &Wheel) {}\n".into(),
+        ),
+        ("src/wheel.rs".into(), "pub(crate) struct Wheel;\n".into()),
+    ];
+    files.extend(users("src/other", "rs", 20, |i| {
+        format!("pub(crate) fn own{i}() {{}}\n")
+    }));
+    let dir = tree(&as_refs(&files));
+    let root = dir.path().canonicalize().unwrap();
+    let tool = super::CodebaseOverviewTool::default();
+    let first_two = |focus: &str| {
+        let mut ctx = ToolContext::new(root.clone());
+        ctx.focus = focus.to_owned();
+        let tool = &tool;
+        async move {
+            let out = tool.run(serde_json::json!({}), &ctx).await.unwrap();
+            files_of(&out.content)
+                .into_iter()
+                .take(2)
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        }
+    };
+    let plain = first_two("").await;
+    assert!(!plain.contains(&"src/timer.rs".to_owned()), "{plain:?}");
+    let edited = first_two("src/timer.rs").await;
+    assert_eq!(edited, ["src/timer.rs", "src/wheel.rs"], "{edited:?}");
+}
