@@ -58,7 +58,8 @@ run() {
 case "${1:-}" in
   --list) targets ;;
   --ci)
-    cargo +nightly fuzz build -O
+    # The same build `fuzz run` uses (release with debug assertions): built once, not twice.
+    cargo +nightly fuzz build
     failed=0
     for t in $(targets); do run "$t" 0 -seed=1 "-runs=$CI_RUNS" || failed=1; done
     exit "$failed"
