@@ -85,10 +85,17 @@ def measured(cmd, env, cwd=None):
 USE_PATH_PYTHON = False
 
 
-def build():
-    """The release binaries every bench measures: atto and the scripted model server."""
-    subprocess.run(["cargo", "build", "--release", "--quiet", "-p", "atto", "-p", "atto-testkit"],
-                   cwd=ROOT, check=True)
+def use_profile(profile):
+    """Measures the binaries of cargo profile `profile` (`release`, or `dist`: fat LTO)."""
+    global ATTO, TESTKIT
+    ATTO = os.path.join(ROOT, "target", profile, "atto")
+    TESTKIT = os.path.join(ROOT, "target", profile, "atto-testkit")
+
+
+def build(profile="release"):
+    """The binaries every bench measures: atto and the scripted model server."""
+    subprocess.run(["cargo", "build", "--profile", profile, "--quiet", "-p", "atto",
+                    "-p", "atto-testkit"], cwd=ROOT, check=True)
 
 
 def clean_env(home):
@@ -157,13 +164,16 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--no-build", action="store_true")
+    ap.add_argument("--profile", default="release",
+                    help="cargo profile to build and measure (release, or dist for fat LTO)")
     ap.add_argument("--path-python", action="store_true",
                     help="use the python3 found on PATH instead of /usr/bin/python3")
     args = ap.parse_args()
     global USE_PATH_PYTHON
     USE_PATH_PYTHON = args.path_python
+    use_profile(args.profile)
     if not args.no_build:
-        build()
+        build(args.profile)
     with tempfile.TemporaryDirectory() as tmp:
         with open(os.path.join(tmp, "script.json"), "w") as f:
             json.dump(SCRIPT, f)
