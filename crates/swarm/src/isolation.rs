@@ -45,6 +45,18 @@ impl Change {
 }
 
 async fn git(dir: &Path, args: &[&str], index: Option<&Path>) -> Result<Vec<u8>, String> {
+    run_git(dir, args, index, false).await
+}
+
+/// Runs git in `dir` as atto (snapshot and base commits are atto's, referenced by no
+/// branch: they need no user identity), with `index` as its index when given, and with
+/// fixed dates when `fixed_dates` (a remote base must be the same commit for the same tree).
+pub(crate) async fn run_git(
+    dir: &Path,
+    args: &[&str],
+    index: Option<&Path>,
+    fixed_dates: bool,
+) -> Result<Vec<u8>, String> {
     let mut cmd = Command::new("git");
     cmd.arg("-C")
         .arg(dir)
@@ -53,7 +65,6 @@ async fn git(dir: &Path, args: &[&str], index: Option<&Path>) -> Result<Vec<u8>,
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .env("GIT_TERMINAL_PROMPT", "0")
-        // Snapshot commits are atto's, referenced by no branch: they need no user identity.
         .env("GIT_AUTHOR_NAME", "atto swarm")
         .env("GIT_AUTHOR_EMAIL", "atto@localhost")
         .env("GIT_COMMITTER_NAME", "atto swarm")
@@ -61,6 +72,10 @@ async fn git(dir: &Path, args: &[&str], index: Option<&Path>) -> Result<Vec<u8>,
         .kill_on_drop(true);
     if let Some(index) = index {
         cmd.env("GIT_INDEX_FILE", index);
+    }
+    if fixed_dates {
+        cmd.env("GIT_AUTHOR_DATE", "1700000000 +0000")
+            .env("GIT_COMMITTER_DATE", "1700000000 +0000");
     }
     let out = cmd
         .output()
@@ -360,15 +375,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
-
-    fn sh(dir: &Path, script: &str) {
-        let ok = std::process::Command::new("sh")
-            .args(["-c", script])
-            .current_dir(dir)
-            .status()
-            .unwrap();
-        assert!(ok.success(), "{script}");
-    }
+    use crate::testing::sh;
 
     fn repo() -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();

@@ -36,3 +36,6 @@ pub use health::{HealthChange, HealthMonitor};
 pub use mailbox::Tier;
 pub use report::Caps;
 pub use task::{Attempt, InterventionAnswer, SwarmState, SwarmStatus, SwarmTask, TaskStatus};
+
+#[cfg(test)]
+mod testing;

@@ -223,15 +223,7 @@ mod tests {
     use super::*;
     use crate::isolation;
     use crate::remote::transport::{self, branch, preamble, publish};
-
-    fn sh(dir: &Path, script: &str) {
-        let ok = std::process::Command::new("sh")
-            .args(["-c", script])
-            .current_dir(dir)
-            .status()
-            .unwrap();
-        assert!(ok.success(), "{script}");
-    }
+    use crate::testing::sh;
 
     #[test]
     fn only_task_branches_are_accepted() {

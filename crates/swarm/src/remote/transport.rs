@@ -12,11 +12,9 @@
 //! the stream the launcher already keeps open is the only channel it needs.
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
-use tokio::process::Command;
 
 use crate::isolation::Worktree;
 
@@ -64,33 +62,7 @@ pub fn branch(swarm_id: &str, task_id: &str, attempt: u32) -> String {
 /// Runs git in `dir` with atto's identity and fixed dates (the base commit must be the
 /// same for the same tree).
 pub(crate) async fn git(dir: &Path, args: &[&str]) -> Result<Vec<u8>, String> {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env("GIT_AUTHOR_NAME", "atto swarm")
-        .env("GIT_AUTHOR_EMAIL", "atto@localhost")
-        .env("GIT_COMMITTER_NAME", "atto swarm")
-        .env("GIT_COMMITTER_EMAIL", "atto@localhost")
-        .env("GIT_AUTHOR_DATE", "1700000000 +0000")
-        .env("GIT_COMMITTER_DATE", "1700000000 +0000")
-        .kill_on_drop(true)
-        .output()
-        .await
-        .map_err(|e| format!("git could not be run: {e}"))?;
-    if out.status.success() {
-        Ok(out.stdout)
-    } else {
-        Err(format!(
-            "git {} failed: {}",
-            args.first().copied().unwrap_or(""),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
-    }
+    crate::isolation::run_git(dir, args, None, true).await
 }
 
 pub(crate) fn text(bytes: &[u8]) -> String {
@@ -221,15 +193,7 @@ mod tests {
 
     use super::*;
     use crate::isolation;
-
-    fn sh(dir: &Path, script: &str) {
-        let ok = std::process::Command::new("sh")
-            .args(["-c", script])
-            .current_dir(dir)
-            .status()
-            .unwrap();
-        assert!(ok.success(), "{script}");
-    }
+    use crate::testing::sh;
 
     fn repo() -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
