@@ -318,7 +318,7 @@ fn spawn_in(mut options: SessionOptions, member: Option<(Family, Place)>) -> Age
         turns: history::count_turns(&resumed),
         last_input_tokens: None,
         unrun: std::collections::HashMap::new(),
-        edited: std::collections::BTreeSet::new(),
+        edited: std::collections::VecDeque::new(),
         compacted_to: 0,
         is_new: !resuming,
         recorder,
@@ -381,9 +381,10 @@ struct Session {
     /// Call id → how a call of the history that never ran ended (denied, cancelled …):
     /// the quality checks must not take its text for evidence.
     unrun: std::collections::HashMap<String, atto_protocol::ToolCallStatus>,
-    /// Files this session's calls changed: what it is working on, raised in the
-    /// repository map with the prompt (see [`Session::focus_of`]).
-    edited: std::collections::BTreeSet<String>,
+    /// The files this session's calls changed most recently, the latest last (at most
+    /// `FOCUS_EDITED`): what it is working on, raised in the repository map (see
+    /// [`Session::focus_of`]).
+    edited: std::collections::VecDeque<String>,
     turns: u32,
     /// Input tokens the provider reported for the last call (cache included).
     last_input_tokens: Option<u64>,

@@ -303,7 +303,7 @@ impl Session {
                 self.learnings.workaround(workaround).await;
             }
             self.note_ending(&outcome);
-            self.edited.extend(outcome.changed_paths.iter().cloned());
+            self.note_edited(&outcome.changed_paths);
             worker.state.files_changed.extend(outcome.changed_paths);
             worker.messages.push(Message::ToolResult(outcome.result));
         }

@@ -292,7 +292,7 @@ impl Session {
                     self.learnings.workaround(workaround).await;
                 }
                 self.note_ending(&outcome);
-                self.edited.extend(outcome.changed_paths.iter().cloned());
+                self.note_edited(&outcome.changed_paths);
                 turn.files_changed.extend(outcome.changed_paths);
                 // The orchestrator committed each result before reporting it finished.
                 self.history.push(Message::ToolResult(outcome.result));
@@ -478,8 +478,7 @@ fn duration_ms(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
-/// At most this many of the session's changed files join a focus (the most recent turns'
-/// files matter most, but the set is unordered: a bound keeps the focus short).
+/// At most this many of the session's changed files, the most recent, join a focus.
 const FOCUS_EDITED: usize = 32;
 
 impl Session {
@@ -489,17 +488,25 @@ impl Session {
     /// raised in `codebase_overview`'s own `focus`.
     pub(super) fn focus_of(&self, scope: Option<&[String]>) -> String {
         let mut focus = String::new();
-        for path in scope
-            .unwrap_or_default()
-            .iter()
-            .chain(self.edited.iter().take(FOCUS_EDITED))
-        {
+        for path in scope.unwrap_or_default().iter().chain(self.edited.iter()) {
             if !focus.is_empty() {
                 focus.push('\n');
             }
             focus.push_str(path);
         }
         focus
+    }
+
+    /// Remembers `paths` as the latest files changed, keeping the most recent
+    /// [`FOCUS_EDITED`].
+    pub(super) fn note_edited(&mut self, paths: &[String]) {
+        for path in paths {
+            self.edited.retain(|p| p != path);
+            self.edited.push_back(path.clone());
+        }
+        while self.edited.len() > FOCUS_EDITED {
+            self.edited.pop_front();
+        }
     }
 
     /// The context the next prompt carries (a batch of plan steps takes it once): the mode
