@@ -127,31 +127,12 @@ pub struct ServerConfig {
     pub pinned: Vec<PinnedFile>,
 }
 
-/// A workspace file a project's server runs (`python ./tools/server.py`), with the content
-/// the user trusted: checked each time the server starts, since the workspace is where
-/// sandboxed commands write and servers run outside any sandbox.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PinnedFile {
-    /// The file (canonical).
-    pub path: PathBuf,
-    /// Its trusted content.
-    pub content: Vec<u8>,
-}
+/// A workspace file the server's command runs, pinned to its trusted content.
+pub use atto_policy::pinned::Pinned as PinnedFile;
 
-impl PinnedFile {
-    /// Why the server must not start when the file no longer has the trusted content.
-    pub fn changed(&self) -> Option<String> {
-        if std::fs::read(&self.path).ok().as_deref() == Some(self.content.as_slice()) {
-            return None;
-        }
-        Some(format!(
-            "{} changed since it was trusted (the server runs it); the server was not \
-             started. Read it, then `atto trust {}`",
-            self.path.display(),
-            self.path.display()
-        ))
-    }
-}
+/// What runs a server's pinned file, and what a changed one holds back.
+pub(crate) const SERVER_RUNS: &str = "the server";
+pub(crate) const NOT_STARTED: &str = "the server was not started";
 
 /// The `[mcp_servers.NAME]` table and one `.mcp.json` entry, before validation.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -374,14 +355,14 @@ mod tests {
             path: path.clone(),
             content: b"trusted".to_vec(),
         };
-        assert_eq!(pin.changed(), None);
+        assert_eq!(pin.changed(SERVER_RUNS, NOT_STARTED), None);
         std::fs::write(&path, "planted").unwrap();
-        let why = pin.changed().unwrap_or_default();
+        let why = pin.changed(SERVER_RUNS, NOT_STARTED).unwrap_or_default();
         assert!(why.contains("changed since it was trusted"), "{why}");
         assert!(why.contains("atto trust"), "{why}");
         std::fs::remove_file(&path).unwrap();
         assert!(
-            pin.changed().is_some(),
+            pin.changed(SERVER_RUNS, NOT_STARTED).is_some(),
             "a removed file is no trusted content"
         );
     }

@@ -19,7 +19,7 @@ use rmcp::transport::streamable_http_client::{
 use rmcp::{ClientHandler, ServiceExt as _};
 use tokio::sync::mpsc;
 
-use crate::config::{PinnedFile, ServerConfig, Transport, expand_env};
+use crate::config::{NOT_STARTED, SERVER_RUNS, ServerConfig, Transport, expand_env};
 
 /// The client side of one connection: answers the server and reports its progress.
 pub(crate) struct Handler {
@@ -93,7 +93,10 @@ pub(crate) async fn connect(
                 let (transport, group) = tokio::task::spawn_blocking(move || {
                     // Checked at every start, not once at trust: a command could rewrite
                     // the file between two starts.
-                    if let Some(why) = pinned.iter().find_map(PinnedFile::changed) {
+                    if let Some(why) = pinned
+                        .iter()
+                        .find_map(|p| p.changed(SERVER_RUNS, NOT_STARTED))
+                    {
                         return Err(why);
                     }
                     spawn(&command, &args, &env, cwd.as_deref(), &workspace, &log_file)

@@ -7,6 +7,7 @@
 pub mod bash;
 pub mod explain;
 pub mod gate;
+pub mod pinned;
 pub mod protected;
 
 pub use bash::{BashRisk, Segment, Verdict, classify, is_test_command};

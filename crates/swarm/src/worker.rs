@@ -58,15 +58,8 @@ pub struct WorkerCommand {
     pub pinned: Vec<Pinned>,
 }
 
-/// A file a launch template runs, with the content it must still have: workers run
-/// outside any sandbox, and the workspace is where sandboxed commands write.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Pinned {
-    /// The file.
-    pub path: PathBuf,
-    /// Its trusted content.
-    pub content: Vec<u8>,
-}
+/// A file a launch template runs, with the content it must still have.
+pub use atto_policy::pinned::Pinned;
 
 /// The values a template is filled with.
 #[derive(Debug, Clone, Default)]
@@ -135,13 +128,8 @@ impl Template {
         // Checked at each launch, not once: a worker's command could rewrite the file
         // between two launches.
         for pin in &self.pinned {
-            if std::fs::read(&pin.path).ok().as_deref() != Some(pin.content.as_slice()) {
-                return Err(format!(
-                    "{} changed since it was trusted (the launch template runs it); the worker \
-                     was not started. Read it, then `atto trust {}` and resume the swarm",
-                    pin.path.display(),
-                    pin.path.display()
-                ));
+            if let Some(why) = pin.changed("the launch template", "the worker was not started") {
+                return Err(format!("{why} and resume the swarm"));
             }
         }
         for (what, id) in [("task", &vars.task_id), ("swarm", &vars.swarm_id)] {

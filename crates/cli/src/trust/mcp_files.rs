@@ -29,12 +29,6 @@ pub fn server_files(server: &ServerConfig, workspace: &Path) -> Vec<PinnedFile> 
         .as_ref()
         .map_or(workspace.to_path_buf(), |c| workspace.join(c));
     crate::swarm_trust::template_files(&words, &base)
-        .into_iter()
-        .map(|f| PinnedFile {
-            path: f.path,
-            content: f.content,
-        })
-        .collect()
 }
 
 /// The servers of a trusted `.mcp.json`, each with its workspace files pinned when all are
