@@ -17,7 +17,7 @@ use crate::git::path_of;
 use crate::object;
 use crate::plan::{Change, Kind};
 use crate::record::State;
-use crate::update::Base;
+use crate::update::RecordedTree;
 use crate::{Checkpoints, Entry, SnapshotLabel};
 
 impl Checkpoints {
@@ -43,7 +43,7 @@ impl Checkpoints {
                 unseen.len()
             ),
         };
-        let base = Base {
+        let base = RecordedTree {
             tree: safety.tree.clone(),
             empty_dirs: safety.empty_dirs.clone(),
             bytes: state.base.as_ref().map_or(0, |b| b.bytes),

@@ -157,7 +157,7 @@ pub(crate) fn start(how: &WatchDaemon, side: &Path, workspace: &Path) -> bool {
 
 /// The last record: a daemon point, the tree every change before it is in, the empty
 /// directories that went with that tree, and the bound on its bytes the size cap is checked
-/// with (see `update::Base`).
+/// with (see `update::RecordedTree`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Record {
     pub(crate) clock: Clock,

@@ -39,7 +39,7 @@ use crate::git::is_lock_busy;
 use crate::index::{Compare, Compared};
 use crate::link::Clock;
 use crate::meta::{self, Entry};
-use crate::update::{Base, Watched};
+use crate::update::{RecordedTree, Watched};
 use crate::watch::Watcher;
 use crate::{Changes, Checkpoints, SnapshotLabel, collect, now_ms, side, walk};
 
@@ -66,9 +66,9 @@ pub(crate) struct State {
     pub(crate) unwatched: bool,
     /// What the workspace held at this handle's last snapshot: what the watcher's changes are
     /// relative to.
-    pub(crate) base: Option<Base>,
+    pub(crate) base: Option<RecordedTree>,
     /// Trees read or written, kept for snapshots from the watcher (see `update`).
-    pub(crate) trees: crate::update::Trees,
+    pub(crate) trees: crate::update::TreeCache,
     /// How many files the last walk saw.
     pub(crate) walked_files: u64,
     /// The watch daemon's point that `base` stands for: every change before it is in `base`.
@@ -95,7 +95,7 @@ impl State {
             watcher: None,
             unwatched: false,
             base: None,
-            trees: crate::update::Trees::default(),
+            trees: crate::update::TreeCache::default(),
             walked_files: 0,
             point: None,
             pending: None,
@@ -115,7 +115,7 @@ impl State {
     pub(crate) fn forget_collected(&mut self) {
         self.entries = None;
         self.base = None;
-        self.trees = crate::update::Trees::default();
+        self.trees = crate::update::TreeCache::default();
     }
 
     /// The workspace is about to change under the fingerprint (a restore writes files).
@@ -202,7 +202,7 @@ impl Checkpoints {
         &self,
         state: &mut State,
         label: &SnapshotLabel,
-        base: &Base,
+        base: &RecordedTree,
         scan: &str,
     ) -> Result<(), CheckpointError> {
         let newest = state.entries().first();
@@ -304,7 +304,7 @@ impl Checkpoints {
                     None => state.known = None,
                 }
             }
-            state.base = Some(Base {
+            state.base = Some(RecordedTree {
                 tree: prev.tree.clone(),
                 empty_dirs: survey.empty_dirs,
                 bytes: survey.bytes,
@@ -360,7 +360,7 @@ impl Checkpoints {
             // Whatever fingerprint already stood for the unchanged newest snapshot still does.
             None => {}
         }
-        state.base = Some(Base {
+        state.base = Some(RecordedTree {
             tree,
             empty_dirs: survey.empty_dirs,
             bytes: survey.bytes,

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use crate::Checkpoints;
 use crate::link::{self, Answer, Record};
 use crate::record::State;
-use crate::update::{Base, Source};
+use crate::update::{RecordedTree, Source};
 use crate::watch::Since;
 
 impl Checkpoints {
@@ -47,7 +47,7 @@ impl Checkpoints {
                 if !state.entries().iter().any(|e| e.tree == record.tree) {
                     return Err(first());
                 }
-                state.base = Some(Base {
+                state.base = Some(RecordedTree {
                     tree: record.tree,
                     empty_dirs: record.empty_dirs,
                     bytes: record.bytes,

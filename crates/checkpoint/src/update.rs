@@ -48,7 +48,7 @@ impl Source {
 
 /// The workspace as a snapshot saw it.
 #[derive(Debug, Clone)]
-pub(crate) struct Base {
+pub(crate) struct RecordedTree {
     pub(crate) tree: String,
     pub(crate) empty_dirs: Vec<Vec<u8>>,
     /// At least the bytes of its files, as the size cap counts them: exact after a walk, then
@@ -60,7 +60,7 @@ pub(crate) struct Base {
 /// What recording from the watcher's paths yields.
 pub(crate) enum Watched {
     /// The workspace now, how many paths were looked at, and which watcher named them.
-    Recorded(Base, usize, Source),
+    Recorded(RecordedTree, usize, Source),
     /// The watcher cannot answer; walk, for this reason.
     Walk(String),
 }
@@ -68,12 +68,12 @@ pub(crate) enum Watched {
 /// Tree objects read or written, by id: what they hold never changes, so they stay true for
 /// any snapshot that shares them.
 #[derive(Debug, Default)]
-pub(crate) struct Trees {
+pub(crate) struct TreeCache {
     by_oid: HashMap<Oid, Vec<TreeEntry>>,
     entries: usize,
 }
 
-impl Trees {
+impl TreeCache {
     fn get(&self, oid: &Oid) -> Option<&Vec<TreeEntry>> {
         self.by_oid.get(oid)
     }
@@ -90,28 +90,28 @@ impl Trees {
     }
 
     /// The tree at `dir` (`/`-separated, `""` for the root) below `root`.
-    fn resolve(&self, root: Oid, dir: &[u8]) -> Lookup {
+    fn resolve(&self, root: Oid, dir: &[u8]) -> DirLookup {
         let mut oid = root;
         for name in components(dir) {
             let Some(entries) = self.get(&oid) else {
-                return Lookup::Unknown;
+                return DirLookup::Unknown;
             };
             match entries.iter().find(|e| e.name == name) {
                 Some(e) if e.is_tree() => oid = e.oid,
-                _ => return Lookup::Absent,
+                _ => return DirLookup::Absent,
             }
         }
         if self.get(&oid).is_some() {
-            Lookup::Found(oid)
+            DirLookup::Found(oid)
         } else {
-            Lookup::Unknown
+            DirLookup::Unknown
         }
     }
 }
 
 /// Where a directory stands in a tree.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Lookup {
+enum DirLookup {
     /// A tree, loaded.
     Found(Oid),
     /// Nothing, or something that is not a tree.
@@ -122,7 +122,7 @@ enum Lookup {
 
 /// What the base tree holds at a changed path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Held {
+enum BaseEntry {
     /// A file or a symbolic link.
     File,
     /// Nothing.
@@ -148,19 +148,19 @@ enum Change {
 }
 
 /// Why recording from the changed paths stopped: walk instead, or fail the snapshot.
-enum Stop {
+enum Fallback {
     Walk(String),
     Fail(CheckpointError),
 }
 
-impl From<CheckpointError> for Stop {
+impl From<CheckpointError> for Fallback {
     fn from(e: CheckpointError) -> Self {
-        Stop::Fail(e)
+        Fallback::Fail(e)
     }
 }
 
-fn walk_because(why: &str) -> Stop {
-    Stop::Walk(why.to_owned())
+fn walk_because(why: &str) -> Fallback {
+    Fallback::Walk(why.to_owned())
 }
 
 impl Checkpoints {
@@ -180,8 +180,8 @@ impl Checkpoints {
         }
         match self.edited(&mut state.trees, &base, &paths) {
             Ok((now, _)) => Ok(Watched::Recorded(now, paths.len(), source)),
-            Err(Stop::Walk(why)) => Ok(Watched::Walk(why)),
-            Err(Stop::Fail(e)) => Err(e),
+            Err(Fallback::Walk(why)) => Ok(Watched::Walk(why)),
+            Err(Fallback::Fail(e)) => Err(e),
         }
     }
 
@@ -189,14 +189,14 @@ impl Checkpoints {
     /// a watcher said: `Ok(Err(why))` when only a walk can tell.
     pub(crate) fn edited_at(
         &self,
-        trees: &mut Trees,
-        base: &Base,
+        trees: &mut TreeCache,
+        base: &RecordedTree,
         paths: &[PathBuf],
-    ) -> Result<Result<Base, String>, CheckpointError> {
+    ) -> Result<Result<RecordedTree, String>, CheckpointError> {
         match self.edited(trees, base, paths) {
             Ok((now, _)) => Ok(Ok(now)),
-            Err(Stop::Walk(why)) => Ok(Err(why)),
-            Err(Stop::Fail(e)) => Err(e),
+            Err(Fallback::Walk(why)) => Ok(Err(why)),
+            Err(Fallback::Fail(e)) => Err(e),
         }
     }
 
@@ -208,7 +208,7 @@ impl Checkpoints {
     /// index.
     pub(crate) fn edited_index_tree(
         &self,
-        trees: &mut Trees,
+        trees: &mut TreeCache,
         compared: &Compared,
         empty_dirs: &[Vec<u8>],
     ) -> Result<Option<(String, Option<u64>)>, CheckpointError> {
@@ -226,7 +226,7 @@ impl Checkpoints {
             .chain(new_files)
             .map(|p| path_of(p))
             .collect();
-        let base = Base {
+        let base = RecordedTree {
             tree: object::hex(&root),
             empty_dirs: empty_dirs.to_vec(),
             // The walk that compared held the workspace under the cap already.
@@ -237,8 +237,8 @@ impl Checkpoints {
                 let files = (compared.entries + count.added).checked_sub(count.removed);
                 Ok(Some((now.tree, files)))
             }
-            Err(Stop::Walk(_)) => Ok(None),
-            Err(Stop::Fail(e)) => Err(e),
+            Err(Fallback::Walk(_)) => Ok(None),
+            Err(Fallback::Fail(e)) => Err(e),
         }
     }
 
@@ -246,10 +246,10 @@ impl Checkpoints {
     /// files that added and removed.
     fn edited(
         &self,
-        trees: &mut Trees,
-        base: &Base,
+        trees: &mut TreeCache,
+        base: &RecordedTree,
         paths: &[PathBuf],
-    ) -> Result<(Base, Count), Stop> {
+    ) -> Result<(RecordedTree, Count), Fallback> {
         let side = self.git.side();
         let root = object::parse_hex(&base.tree).ok_or_else(|| CheckpointError::Corrupt {
             what: format!("tree id {:?} of the last snapshot", base.tree),
@@ -286,27 +286,33 @@ impl Checkpoints {
                 {
                     None
                 }
-                Err(e) => return Err(Stop::Walk(format!("a changed path could not be read: {e}"))),
+                Err(e) => {
+                    return Err(Fallback::Walk(format!(
+                        "a changed path could not be read: {e}"
+                    )));
+                }
             };
             match (held, kind) {
-                (Held::Other, _) => return Err(walk_because("a changed path was a directory")),
+                (BaseEntry::Other, _) => {
+                    return Err(walk_because("a changed path was a directory"));
+                }
                 (_, Some(Type::Dir)) => {
                     return Err(walk_because("a directory stands at a changed path"));
                 }
                 (_, Some(Type::Other)) => {
                     return Err(walk_because("a changed path is neither a file nor a link"));
                 }
-                (Held::File, None) => {
+                (BaseEntry::File, None) => {
                     count.removed += 1;
                     changes.insert(name.clone(), Change::Remove);
                 }
                 // Created and removed since: nothing to record.
-                (Held::Nothing, None) => {}
-                (Held::File, Some(kind)) => {
+                (BaseEntry::Nothing, None) => {}
+                (BaseEntry::File, Some(kind)) => {
                     let cap = |bytes| self.within_cap(base, &mut count, bytes);
                     changes.insert(name.clone(), blob(&store, &ws, path, kind, cap)?);
                 }
-                (Held::Nothing, Some(_)) => new_files.push((path.as_path(), name.as_slice())),
+                (BaseEntry::Nothing, Some(_)) => new_files.push((path.as_path(), name.as_slice())),
             }
         }
         // New files: git says which no ignore rule covers (a few; many go to a walk).
@@ -336,7 +342,7 @@ impl Checkpoints {
             None => store.write("tree", b"").map_err(object_stop)?,
         };
         let empty_dirs = self.empty_dirs_after(trees, base, tree, &dirs)?;
-        let now = Base {
+        let now = RecordedTree {
             tree: object::hex(&tree),
             empty_dirs,
             bytes: base.bytes.saturating_add(count.bytes),
@@ -346,7 +352,12 @@ impl Checkpoints {
 
     /// Counts a file about to be stored (`bytes` long) against the size cap: a snapshot that might
     /// pass it walks instead, which counts exactly and refuses.
-    fn within_cap(&self, base: &Base, count: &mut Count, bytes: u64) -> Result<(), Stop> {
+    fn within_cap(
+        &self,
+        base: &RecordedTree,
+        count: &mut Count,
+        bytes: u64,
+    ) -> Result<(), Fallback> {
         count.bytes = count.bytes.saturating_add(bytes);
         if base.bytes.saturating_add(count.bytes) > self.limits.max_workspace_bytes {
             return Err(walk_because(
@@ -362,17 +373,17 @@ impl Checkpoints {
     /// still there and the new tree holds nothing in it.
     fn empty_dirs_after(
         &self,
-        trees: &Trees,
-        base: &Base,
+        trees: &TreeCache,
+        base: &RecordedTree,
         tree: Oid,
         dirs: &BTreeSet<Vec<u8>>,
-    ) -> Result<Vec<Vec<u8>>, Stop> {
+    ) -> Result<Vec<Vec<u8>>, Fallback> {
         let mut empty: BTreeSet<Vec<u8>> = base.empty_dirs.iter().cloned().collect();
         for dir in dirs.iter().filter(|d| !d.is_empty()) {
             let held = match trees.resolve(tree, dir) {
-                Lookup::Found(_) => true,
-                Lookup::Absent => false,
-                Lookup::Unknown => return Err(walk_because("a new tree was not kept")),
+                DirLookup::Found(_) => true,
+                DirLookup::Absent => false,
+                DirLookup::Unknown => return Err(walk_because("a new tree was not kept")),
             };
             let on_disk = self.workspace.join(path_of(dir)).is_dir();
             if on_disk && !held {
@@ -386,19 +397,19 @@ impl Checkpoints {
 }
 
 /// What an object that could not be written means for the snapshot.
-fn object_stop(e: ObjectError) -> Stop {
+fn object_stop(e: ObjectError) -> Fallback {
     match e {
-        ObjectError::Store(path, source) => Stop::Fail(CheckpointError::io(&path, source)),
+        ObjectError::Store(path, source) => Fallback::Fail(CheckpointError::io(&path, source)),
         // The file went or changed as it was read: the walk sees it as it settled.
-        ObjectError::Read(path, source) => Stop::Walk(format!(
+        ObjectError::Read(path, source) => Fallback::Walk(format!(
             "a changed file could not be read ({}: {source})",
             path.display()
         )),
-        ObjectError::Moving(path) => Stop::Walk(format!(
+        ObjectError::Moving(path) => Fallback::Walk(format!(
             "a changed file was written to as it was read ({})",
             path.display()
         )),
-        ObjectError::Collision(path) => Stop::Fail(CheckpointError::io(
+        ObjectError::Collision(path) => Fallback::Fail(CheckpointError::io(
             &path,
             std::io::Error::new(
                 std::io::ErrorKind::InvalidData,
@@ -419,10 +430,10 @@ fn blob(
     ws: &Beneath,
     rel: &Path,
     kind: Type,
-    cap: impl FnOnce(u64) -> Result<(), Stop>,
-) -> Result<Change, Stop> {
+    cap: impl FnOnce(u64) -> Result<(), Fallback>,
+) -> Result<Change, Fallback> {
     let changed = |e: std::io::Error| {
-        Stop::Walk(format!(
+        Fallback::Walk(format!(
             "a changed path changed as it was read ({}: {e})",
             rel.display()
         ))
@@ -471,18 +482,18 @@ fn ancestors(names: &[Vec<u8>]) -> BTreeSet<Vec<u8>> {
 }
 
 /// What the tree `root` holds at `name`, its directory being loaded (or absent).
-fn held_at(trees: &Trees, root: Oid, name: &[u8]) -> Held {
-    let Lookup::Found(dir) = trees.resolve(root, parent(name)) else {
-        return Held::Nothing;
+fn held_at(trees: &TreeCache, root: Oid, name: &[u8]) -> BaseEntry {
+    let DirLookup::Found(dir) = trees.resolve(root, parent(name)) else {
+        return BaseEntry::Nothing;
     };
     let leaf = name.rsplit(|b| *b == b'/').next().unwrap_or(name);
     match trees
         .get(&dir)
         .and_then(|entries| entries.iter().find(|e| e.name == leaf))
     {
-        Some(e) if e.is_blob() => Held::File,
-        Some(_) => Held::Other,
-        None => Held::Nothing,
+        Some(e) if e.is_blob() => BaseEntry::File,
+        Some(_) => BaseEntry::Other,
+        None => BaseEntry::Nothing,
     }
 }
 
@@ -490,14 +501,14 @@ fn held_at(trees: &Trees, root: Oid, name: &[u8]) -> Held {
 /// already are read in one `cat-file` process.
 fn load_trees(
     git: &Git,
-    trees: &mut Trees,
+    trees: &mut TreeCache,
     root: Oid,
     dirs: &BTreeSet<Vec<u8>>,
-) -> Result<(), Stop> {
+) -> Result<(), Fallback> {
     let root_hex = object::hex(&root);
     let specs: Vec<Vec<u8>> = dirs
         .iter()
-        .filter(|dir| trees.resolve(root, dir) == Lookup::Unknown)
+        .filter(|dir| trees.resolve(root, dir) == DirLookup::Unknown)
         .map(|dir| {
             let mut spec = root_hex.clone().into_bytes();
             if !dir.is_empty() {
@@ -519,7 +530,7 @@ fn load_trees(
         .collect();
     let out = git.run_with_input(&["cat-file", "--batch"], Some(&input))?;
     let corrupt = || {
-        Stop::Fail(CheckpointError::Corrupt {
+        Fallback::Fail(CheckpointError::Corrupt {
             what: "cat-file --batch output".into(),
             side: git.side().to_path_buf(),
         })
@@ -561,7 +572,7 @@ fn load_trees(
 /// Which of the new files (workspace path, `/`-separated name) an ignore rule covers, as git
 /// decides (`.gitignore` files, the side repository's `info/exclude`; never the user's own
 /// excludes file), in one process.
-fn ignored(git: &Git, new_files: &[(&Path, &[u8])]) -> Result<Vec<Vec<u8>>, Stop> {
+fn ignored(git: &Git, new_files: &[(&Path, &[u8])]) -> Result<Vec<Vec<u8>>, Fallback> {
     if new_files.is_empty() {
         return Ok(Vec::new());
     }
@@ -585,10 +596,10 @@ fn ignored(git: &Git, new_files: &[(&Path, &[u8])]) -> Result<Vec<Vec<u8>>, Stop
 /// when nothing is left in it. New trees are written to `store` and kept in `trees`.
 fn edit(
     store: &Store,
-    trees: &mut Trees,
+    trees: &mut TreeCache,
     tree: Option<Oid>,
     changes: &[(&[u8], &Change)],
-) -> Result<Option<Oid>, Stop> {
+) -> Result<Option<Oid>, Fallback> {
     let mut entries = match tree {
         Some(oid) => trees
             .get(&oid)
@@ -668,7 +679,10 @@ mod tests {
 
         let store = Store::new(&side);
         let stored = blob(&store, &beneath, rel, checked, |_| Ok(()));
-        assert!(matches!(stored, Err(Stop::Walk(_))), "re-read by a walk");
+        assert!(
+            matches!(stored, Err(Fallback::Walk(_))),
+            "re-read by a walk"
+        );
         let stored_any = std::fs::read_dir(side.join("objects")).unwrap().next();
         assert!(stored_any.is_none(), "nothing was stored");
     }
