@@ -57,27 +57,23 @@ pub struct ConfigError {
 
 #[derive(Deserialize)]
 struct File {
-    swarm: Option<serde_yaml_value::Swarm>,
+    swarm: Option<QualityFields>,
     #[serde(flatten)]
-    top: serde_yaml_value::Swarm,
+    top: QualityFields,
 }
 
-mod serde_yaml_value {
-    use serde::Deserialize;
-
-    /// The quality fields, each optional so a file sets only what it changes.
-    #[derive(Debug, Default, Deserialize)]
-    pub struct Swarm {
-        pub quality_gates: Option<bool>,
-        pub quality_threshold: Option<u8>,
-        pub test_quality_threshold: Option<u8>,
-        pub test_require_execution_evidence: Option<bool>,
-        pub enable_verification: Option<bool>,
-        pub enable_concrete_validation: Option<bool>,
-        pub max_verification_retries: Option<u32>,
-        pub quality_gate_model: Option<String>,
-        pub verification_timeout_secs: Option<u64>,
-    }
+/// The quality fields, each optional so a file sets only what it changes.
+#[derive(Debug, Default, Deserialize)]
+struct QualityFields {
+    quality_gates: Option<bool>,
+    quality_threshold: Option<u8>,
+    test_quality_threshold: Option<u8>,
+    test_require_execution_evidence: Option<bool>,
+    enable_verification: Option<bool>,
+    enable_concrete_validation: Option<bool>,
+    max_verification_retries: Option<u32>,
+    quality_gate_model: Option<String>,
+    verification_timeout_secs: Option<u64>,
 }
 
 /// The workspace's swarm file and its text: `.atto/swarm.yaml`, else Attocode's
@@ -118,7 +114,7 @@ impl QualityConfig {
         let file: File = if text.trim().is_empty() {
             File {
                 swarm: None,
-                top: serde_yaml_value::Swarm::default(),
+                top: QualityFields::default(),
             }
         } else {
             serde_saphyr::from_str(text).map_err(|e| error(e.to_string()))?

@@ -13,7 +13,7 @@ use atto_protocol::Usage;
 
 /// What the swarm may spend, and what it has.
 #[derive(Debug, Default)]
-struct Book {
+struct Spending {
     max_tokens: Option<u64>,
     max_usd: Option<f64>,
     used_tokens: u64,
@@ -24,38 +24,38 @@ struct Book {
     reserved_usd: f64,
 }
 
-/// The swarm's ledger; shared by the coordinator and its model client.
+/// The swarm's budget; shared by the coordinator and its model client.
 #[derive(Debug, Clone)]
-pub struct Ledger(Arc<Mutex<Book>>);
+pub struct SwarmBudget(Arc<Mutex<Spending>>);
 
 /// A part of the budget held for one worker or call until it is settled.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Hold {
+pub struct Reservation {
     /// Tokens held.
     pub tokens: u64,
     /// Dollars held (0 when there is no dollar cap).
     pub usd: f64,
 }
 
-impl Ledger {
-    /// A ledger with these caps, having spent `tokens` / `usd` already (a resumed run).
+impl SwarmBudget {
+    /// A budget with these caps, having spent `tokens` / `usd` already (a resumed run).
     pub fn new(
         max_tokens: Option<u64>,
         max_usd: Option<f64>,
         tokens: u64,
         usd: Option<f64>,
-    ) -> Ledger {
-        Ledger(Arc::new(Mutex::new(Book {
+    ) -> SwarmBudget {
+        SwarmBudget(Arc::new(Mutex::new(Spending {
             max_tokens,
             max_usd,
             used_tokens: tokens,
             used_usd: usd.unwrap_or(0.0),
             priced: usd.is_some(),
-            ..Book::default()
+            ..Spending::default()
         })))
     }
 
-    fn book(&self) -> std::sync::MutexGuard<'_, Book> {
+    fn spending(&self) -> std::sync::MutexGuard<'_, Spending> {
         self.0
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -63,33 +63,33 @@ impl Ledger {
 
     /// The caps.
     pub fn caps(&self) -> (Option<u64>, Option<f64>) {
-        let b = self.book();
+        let b = self.spending();
         (b.max_tokens, b.max_usd)
     }
 
     /// Tokens and dollars spent (dollars `None` when a price was unknown).
     pub fn spent(&self) -> (u64, Option<f64>) {
-        let b = self.book();
+        let b = self.spending();
         (b.used_tokens, b.priced.then_some(b.used_usd))
     }
 
     /// Tokens neither spent nor held (`None`: no token cap).
     pub fn tokens_left(&self) -> Option<u64> {
-        let b = self.book();
+        let b = self.spending();
         b.max_tokens
             .map(|max| max.saturating_sub(b.used_tokens + b.reserved_tokens))
     }
 
     /// Dollars neither spent nor held (`None`: no dollar cap).
     pub fn usd_left(&self) -> Option<f64> {
-        let b = self.book();
+        let b = self.spending();
         b.max_usd
             .map(|max| (max - b.used_usd - b.reserved_usd).max(0.0))
     }
 
     /// Holds `tokens` (and `usd`) when that much is left; `Err` says which cap is short.
-    pub fn hold(&self, tokens: u64, usd: f64) -> Result<Hold, String> {
-        let mut b = self.book();
+    pub fn reserve(&self, tokens: u64, usd: f64) -> Result<Reservation, String> {
+        let mut b = self.spending();
         if let Some(max) = b.max_tokens {
             let left = max.saturating_sub(b.used_tokens + b.reserved_tokens);
             if tokens > left {
@@ -111,15 +111,15 @@ impl Ledger {
         };
         b.reserved_tokens += tokens;
         b.reserved_usd += usd;
-        Ok(Hold { tokens, usd })
+        Ok(Reservation { tokens, usd })
     }
 
-    /// Ends a hold: what was spent is counted, the rest returned. `usd` is `None` when
+    /// Ends a reservation: what was spent is counted, the rest returned. `usd` is `None` when
     /// the price was unknown.
-    pub fn settle(&self, hold: Hold, tokens: u64, usd: Option<f64>) {
-        let mut b = self.book();
-        b.reserved_tokens = b.reserved_tokens.saturating_sub(hold.tokens);
-        b.reserved_usd = (b.reserved_usd - hold.usd).max(0.0);
+    pub fn settle(&self, reservation: Reservation, tokens: u64, usd: Option<f64>) {
+        let mut b = self.spending();
+        b.reserved_tokens = b.reserved_tokens.saturating_sub(reservation.tokens);
+        b.reserved_usd = (b.reserved_usd - reservation.usd).max(0.0);
         b.used_tokens += tokens;
         match usd {
             Some(c) => b.used_usd += c,
@@ -128,10 +128,10 @@ impl Ledger {
     }
 }
 
-/// A model client whose calls are held against the ledger before they are sent.
+/// A model client whose calls are held against the budget before they are sent.
 pub struct Capped {
     inner: Arc<dyn ModelClient>,
-    ledger: Ledger,
+    budget: SwarmBudget,
     /// The user's output limit (`[limits] max_output_tokens`), lowering every call's.
     max_output: Option<u32>,
     /// Tokens and dollars the calls used, for the swarm's state.
@@ -139,11 +139,11 @@ pub struct Capped {
 }
 
 impl Capped {
-    /// `inner`'s calls, within `ledger`.
-    pub fn new(inner: Arc<dyn ModelClient>, ledger: Ledger) -> Capped {
+    /// `inner`'s calls, within `budget`.
+    pub fn new(inner: Arc<dyn ModelClient>, budget: SwarmBudget) -> Capped {
         Capped {
             inner,
-            ledger,
+            budget,
             max_output: None,
             usage: Mutex::new((Usage::default(), Some(0.0))),
         }
@@ -196,9 +196,9 @@ impl ModelClient for Capped {
                 ..Usage::default()
             };
             let usd = atto_llm::cost_usd(model, &estimate).unwrap_or(0.0);
-            let hold = self
-                .ledger
-                .hold(bound, usd)
+            let reservation = self
+                .budget
+                .reserve(bound, usd)
                 .map_err(ModelError::OverBudget)?;
             let reply = self.inner.stream(req, on_update).await;
             match &reply {
@@ -213,7 +213,7 @@ impl ModelClient for Capped {
                     } else {
                         None
                     };
-                    self.ledger.settle(hold, tokens, cost);
+                    self.budget.settle(reservation, tokens, cost);
                     let mut u = self
                         .usage
                         .lock()
@@ -228,7 +228,7 @@ impl ModelClient for Capped {
                         _ => None,
                     };
                 }
-                Err(_) => self.ledger.settle(hold, 0, Some(0.0)),
+                Err(_) => self.budget.settle(reservation, 0, Some(0.0)),
             }
             reply
         })
@@ -243,27 +243,27 @@ mod tests {
 
     #[test]
     fn holds_never_add_up_past_the_cap() {
-        let ledger = Ledger::new(Some(1000), None, 100, Some(0.0));
-        let a = ledger.hold(600, 0.0).unwrap();
+        let budget = SwarmBudget::new(Some(1000), None, 100, Some(0.0));
+        let a = budget.reserve(600, 0.0).unwrap();
         assert!(
-            ledger.hold(400, 0.0).is_err(),
+            budget.reserve(400, 0.0).is_err(),
             "100 spent + 600 held + 400 > 1000"
         );
-        let b = ledger.hold(300, 0.0).unwrap();
-        assert_eq!(ledger.tokens_left(), Some(0));
-        ledger.settle(a, 250, Some(0.0));
-        assert_eq!(ledger.tokens_left(), Some(350));
-        ledger.settle(b, 300, None);
-        assert_eq!(ledger.spent(), (650, None));
+        let b = budget.reserve(300, 0.0).unwrap();
+        assert_eq!(budget.tokens_left(), Some(0));
+        budget.settle(a, 250, Some(0.0));
+        assert_eq!(budget.tokens_left(), Some(350));
+        budget.settle(b, 300, None);
+        assert_eq!(budget.spent(), (650, None));
     }
 
     #[test]
     fn a_dollar_cap_holds_dollars() {
-        let ledger = Ledger::new(None, Some(1.0), 0, Some(0.5));
-        assert!(ledger.hold(10, 0.6).is_err());
-        let h = ledger.hold(10, 0.4).unwrap();
-        assert!((ledger.usd_left().unwrap() - 0.1).abs() < 1e-9);
-        ledger.settle(h, 10, Some(0.2));
-        assert!((ledger.usd_left().unwrap() - 0.3).abs() < 1e-9);
+        let budget = SwarmBudget::new(None, Some(1.0), 0, Some(0.5));
+        assert!(budget.reserve(10, 0.6).is_err());
+        let h = budget.reserve(10, 0.4).unwrap();
+        assert!((budget.usd_left().unwrap() - 0.1).abs() < 1e-9);
+        budget.settle(h, 10, Some(0.2));
+        assert!((budget.usd_left().unwrap() - 0.3).abs() < 1e-9);
     }
 }

@@ -16,7 +16,7 @@ use atto_store::Store;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinSet;
 
-use crate::budget::{Capped, Hold, Ledger};
+use crate::budget::{Capped, Reservation, SwarmBudget};
 use crate::config::SwarmConfig;
 use crate::events::{SwarmEvent, SwarmInput};
 use crate::health::HealthMonitor;
@@ -100,7 +100,7 @@ pub enum Start {
 struct Done {
     task_id: String,
     model: String,
-    hold: Hold,
+    reservation: Reservation,
     report: worker::Report,
     /// The files the worker changed (its own, not its neighbours').
     files: Vec<String>,
@@ -124,7 +124,7 @@ struct Coordinator {
     options: Options,
     state: SwarmState,
     events: mpsc::UnboundedSender<SwarmEvent>,
-    ledger: Ledger,
+    budget: SwarmBudget,
     health: HealthMonitor,
     clock: Instant,
     not_before: HashMap<String, u64>,
@@ -145,7 +145,7 @@ struct Coordinator {
     /// Held while this coordinator runs: `atto swarm status` tells a live run from a
     /// killed one by it.
     alive: Option<crate::liveness::Alive>,
-    /// The judge's calls, held against the ledger like every other call.
+    /// The judge's calls, held against the budget like every other call.
     judge: Option<Arc<Capped>>,
     /// The coordinator's tokens and cost before the judge's (decomposition, enrichment,
     /// earlier runs).
@@ -189,7 +189,7 @@ pub async fn run(
             }
         }
     }
-    let ledger = Ledger::new(
+    let budget = SwarmBudget::new(
         config.max_budget_tokens,
         config.max_budget_usd,
         state.tokens(),
@@ -198,7 +198,7 @@ pub async fn run(
     let (messages_tx, messages) = mpsc::unbounded_channel();
     let (check_asks_tx, check_asks) = mpsc::unbounded_channel();
     let judge = deps.judge.clone().map(|j| {
-        Arc::new(Capped::new(j, ledger.clone()).with_output_limit(deps.max_output_tokens))
+        Arc::new(Capped::new(j, budget.clone()).with_output_limit(deps.max_output_tokens))
     });
     let mut c = Coordinator {
         config,
@@ -206,7 +206,7 @@ pub async fn run(
         options,
         state,
         events,
-        ledger,
+        budget,
         health: HealthMonitor::new(),
         clock: Instant::now(),
         not_before: HashMap::new(),
@@ -320,7 +320,7 @@ impl Coordinator {
 
     /// Decomposes and enriches; false when there is no plan to run.
     async fn plan(&mut self) -> bool {
-        let capped = Capped::new(self.deps.model.clone(), self.ledger.clone())
+        let capped = Capped::new(self.deps.model.clone(), self.budget.clone())
             .with_output_limit(self.deps.max_output_tokens);
         let workspace = self.deps.workspace.clone();
         let max_tasks = self.config.max_tasks;
@@ -568,7 +568,7 @@ impl Coordinator {
             else {
                 continue;
             };
-            let Some((hold, budget_args)) = self.worker_budget() else {
+            let Some((reservation, budget_args)) = self.worker_budget() else {
                 if self.active.is_empty() {
                     // Nothing running will return budget: the cap is spent for good.
                     let ids: Vec<String> = self
@@ -585,7 +585,7 @@ impl Coordinator {
                 }
                 break;
             };
-            self.start(task, model, hold, budget_args);
+            self.start(task, model, reservation, budget_args);
             changed = true;
         }
         if changed {
@@ -593,9 +593,9 @@ impl Coordinator {
         }
     }
 
-    /// The budget of the next worker, held against the ledger, and its flags; `None` when
+    /// The budget of the next worker, reserved out of the swarm budget, and its flags; `None` when
     /// too little is left.
-    fn worker_budget(&self) -> Option<(Hold, Vec<String>)> {
+    fn worker_budget(&self) -> Option<(Reservation, Vec<String>)> {
         let remaining_tasks = self
             .state
             .tasks
@@ -604,7 +604,7 @@ impl Coordinator {
             .count()
             .max(1) as u64;
         let mut args = Vec::new();
-        let tokens = match (self.ledger.tokens_left(), self.config.worker_max_tokens) {
+        let tokens = match (self.budget.tokens_left(), self.config.worker_max_tokens) {
             (None, None) => 0,
             (None, Some(w)) => w,
             (Some(left), w) => {
@@ -619,7 +619,7 @@ impl Coordinator {
         if tokens > 0 {
             args.extend(["--max-budget-tokens".to_owned(), tokens.to_string()]);
         }
-        let usd = match self.ledger.usd_left() {
+        let usd = match self.budget.usd_left() {
             Some(left) => {
                 let share = left / remaining_tasks as f64;
                 if share <= 0.0 {
@@ -630,8 +630,8 @@ impl Coordinator {
             }
             None => 0.0,
         };
-        let hold = self.ledger.hold(tokens, usd).ok()?;
-        Some((hold, args))
+        let reservation = self.budget.reserve(tokens, usd).ok()?;
+        Some((reservation, args))
     }
 
     fn on_message(&mut self, task_id: &str, message: worker::Message) {
@@ -733,8 +733,8 @@ impl Coordinator {
         }
         self.save().await;
         let caps = report::Caps {
-            max_tokens: self.ledger.caps().0,
-            max_usd: self.ledger.caps().1,
+            max_tokens: self.budget.caps().0,
+            max_usd: self.budget.caps().1,
         };
         let dir = self.deps.report_dir.join(&self.state.id);
         let path = dir.join("report.md");

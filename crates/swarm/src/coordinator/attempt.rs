@@ -13,7 +13,7 @@ use atto_quality::{CommandRunner, Outcome, RetryContext, Verdict, WorkerResult};
 use tokio::sync::{mpsc, watch};
 
 use super::{Active, Coordinator, Done, SNAPSHOT_MAX, checks, jitter_ms};
-use crate::budget::Hold;
+use crate::budget::Reservation;
 use crate::config::Isolation;
 use crate::events::SwarmEvent;
 use crate::schedule;
@@ -27,7 +27,7 @@ impl Coordinator {
         &mut self,
         task: SwarmTask,
         model: String,
-        hold: Hold,
+        reservation: Reservation,
         budget_args: Vec<String>,
     ) {
         let attempt = task.attempts.len() as u32 + 1;
@@ -234,7 +234,7 @@ impl Coordinator {
             Done {
                 task_id,
                 model,
-                hold,
+                reservation,
                 report,
                 files,
                 outcome,
@@ -247,7 +247,7 @@ impl Coordinator {
         let Done {
             task_id,
             model,
-            hold,
+            reservation,
             report,
             files,
             mut outcome,
@@ -280,7 +280,7 @@ impl Coordinator {
         self.asks.retain(|_, t| *t != task_id);
         let tokens = report.tokens();
         let cost = report.result.as_ref().and_then(|r| r.cost_usd);
-        self.ledger.settle(hold, tokens, cost);
+        self.budget.settle(reservation, tokens, cost);
         let now = self.now();
         let failure = report.failure();
         if report.interrupted {
@@ -499,7 +499,7 @@ impl Coordinator {
             self.propose_lesson(&task, &retry, &report).await;
         }
         let (tokens, cost_usd) = (self.state.tokens(), self.state.cost_usd());
-        let (max_tokens, max_usd) = self.ledger.caps();
+        let (max_tokens, max_usd) = self.budget.caps();
         self.emit(SwarmEvent::Budget {
             tokens,
             max_tokens,
