@@ -1,6 +1,6 @@
 //! Self-correction within a turn, and the seed's self-improvement protocol folded into it:
 //! one place decides what the model reads after a failed call. A failure is diagnosed
-//! (`improve`): when it has a better route the model is told to take it
+//! (`diagnosis`): when it has a better route the model is told to take it
 //! (`SELF_CORRECT_ATTEMPT`, with the diagnosis), a bounded number of times per user request;
 //! otherwise the diagnosis and a concrete fix are appended to the error. A tool that failed
 //! three times since it last worked gets "Consider a different approach". A call identical
@@ -11,7 +11,7 @@
 //! Owns: the tracker of correction attempts keyed by a hash of the user's request, the
 //! turn's open failures, the wording the model gets, and the `correction_*` events. Does
 //! not own: which failures have a better route (atto-tools' `ToolError::self_correct`), the
-//! categories (`improve`), storing a workaround (`learning`), nor running calls (the
+//! categories (`diagnosis`), storing a workaround (`learning`), nor running calls (the
 //! orchestrator asks this module before and after each call).
 
 use std::collections::HashMap;
@@ -20,9 +20,11 @@ use atto_protocol::{Event, ToolCallStatus};
 use atto_tools::Fallback;
 use serde_json::Value;
 
-use crate::improve::{self, Diagnosis, FailureCategory, Finished, Tally};
 use crate::time::now_ms;
 use crate::truncate;
+use diagnosis::{Diagnosis, FailureCategory, Finished, Tally};
+
+pub(crate) mod diagnosis;
 
 /// Correction attempts allowed per user request; the next failure tells the model to stop.
 pub(crate) const MAX_ATTEMPTS: u32 = 3;
@@ -228,7 +230,7 @@ impl Corrections {
         if matches!(facts.status, ToolCallStatus::Error | ToolCallStatus::Denied)
             && let Some(args) = &facts.args
             && self.repeated(tool, args).is_none()
-            && !crate::improve::mcp_server_restarts(tool, content)
+            && !diagnosis::mcp_server_restarts(tool, content)
         {
             self.failed.push(Failed {
                 tool: tool.to_owned(),
@@ -264,7 +266,7 @@ impl Corrections {
             .content
             .as_deref()
             .is_some_and(|c| c.contains(EXHAUSTED));
-        if failures >= improve::REPEAT_WARNING_AT && !exhausted {
+        if failures >= diagnosis::REPEAT_WARNING_AT && !exhausted {
             let mut text = verdict.content.take().unwrap_or_else(|| content.to_owned());
             text.push_str(&format!(
                 "\n\nThis tool has failed {failures} times. Consider a different approach."

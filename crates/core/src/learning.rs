@@ -232,7 +232,7 @@ impl Learnings {
         keywords.push(label.to_ascii_lowercase());
         let mut actions = vec![w.tool.clone()];
         if w.tool == "bash"
-            && let Some(program) = crate::improve::program(&w.worked)
+            && let Some(program) = crate::correction::diagnosis::program(&w.worked)
         {
             actions.push(program.to_owned());
         }

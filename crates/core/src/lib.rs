@@ -14,22 +14,21 @@ pub mod commands;
 pub mod complexity;
 pub mod context;
 mod correction;
-mod failure;
 mod gatekeeper;
 mod handle;
-mod improve;
 pub mod learning;
 mod limits;
+mod model_failure;
 pub mod models;
 mod orchestrator;
-mod plan;
+mod plan_approval;
+mod plan_queue;
 pub mod planner;
 pub mod present;
 mod prompt;
 mod quality_gate;
 mod recorder;
 mod revert;
-mod review;
 mod sandbox_evidence;
 mod session;
 pub mod subagents;
@@ -43,7 +42,7 @@ pub use context::ContextSettings;
 pub use handle::{AgentHandle, OpSender, SessionClosed};
 pub use learning::LearningSettings;
 pub use limits::Limits;
-pub use plan::target_of as change_target;
+pub use plan_queue::target_of as change_target;
 pub use prompt::{
     ProjectInstructions, find_project_instructions, find_project_instructions_with,
     instruction_paths,

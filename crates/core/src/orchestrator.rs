@@ -21,7 +21,7 @@ use futures_util::FutureExt as _;
 use crate::checkpoints::SessionCheckpoints;
 use crate::correction::{self, CallEnding, Corrections};
 use crate::gatekeeper::{Clearance, Cleared, Gatekeeper};
-use crate::plan::{self, PlanQueue, View};
+use crate::plan_queue::{self as plan, PlanQueue, View};
 use crate::recorder::Recorder;
 use crate::truncate;
 

@@ -12,7 +12,7 @@ use atto_tools::{CancellationToken, Sandbox, ToolContext, ToolRegistry};
 use futures_util::FutureExt as _;
 
 use crate::gatekeeper::Gatekeeper;
-use crate::plan::{self, PlanQueue};
+use crate::plan_queue::{self, PlanQueue};
 use crate::truncate;
 
 /// What applying changes needs from the session.
@@ -53,7 +53,7 @@ impl ApprovedChanges<'_> {
             outcomes.push(ChangeOutcome {
                 order: change.order,
                 tool: change.tool.clone(),
-                target: plan::target_of(&change),
+                target: plan_queue::target_of(&change),
                 status,
                 detail: detail.clone(),
             });
@@ -86,7 +86,7 @@ impl ApprovedChanges<'_> {
             outcomes.push(ChangeOutcome {
                 order: change.order,
                 tool: change.tool.clone(),
-                target: plan::target_of(change),
+                target: plan_queue::target_of(change),
                 status: ChangeStatus::Rejected,
                 detail: detail.clone(),
             });

@@ -3,7 +3,7 @@
 //! by `schema`), refined before approval by plain edit requests (`edit`, the model for the
 //! rest), shown as the spec's "Task Plan Generated" block with diffs per revision
 //! (`present`), and run step by step with a checkpoint before each (`execute` has the
-//! rules; the session runs the turns). Plan mode's queue of proposed changes is `plan.rs`,
+//! rules; the session runs the turns). Plan mode's queue of proposed changes is `plan_queue.rs`,
 //! a different thing.
 //!
 //! This module holds the planner's state of one session: its settings, the plan waiting

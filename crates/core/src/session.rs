@@ -16,19 +16,19 @@ use tokio::sync::mpsc;
 
 use crate::audit::Audit;
 use crate::checkpoints::SessionCheckpoints;
+use crate::correction::diagnosis::Tally;
 use crate::gatekeeper::{GateSetup, Gatekeeper, GrantTable};
 use crate::handle::AgentHandle;
-use crate::improve::Tally;
 use crate::learning::{LearningHelpfulTool, Learnings, ProposeLearningTool};
 use crate::limits::Limits;
-use crate::plan::PlanQueue;
+use crate::plan_queue::PlanQueue;
 use crate::planner::Planner;
 use crate::planner::report::StepResultTool;
 use crate::prompt::{self, ProjectInstructions, PromptInputs};
 use crate::recorder::Recorder;
 use crate::subagents::{
-    Approvals, Family, Place, SharedStance, SpawnAgentTool, Spawner, Stance, SubagentSettings,
-    budget,
+    Approvals, CallAuthority, SessionTree, SharedAuthority, SpawnAgentTool, Spawner,
+    SubagentSettings, TreePosition, budget,
 };
 use crate::threads::Threads;
 use crate::work::{GoalsAndTasks, SharedGoalsAndTasks, WorkTool};
@@ -114,52 +114,59 @@ pub fn spawn_session(options: SessionOptions) -> AgentHandle {
 }
 
 /// Starts a subagent's session in its parent's tree.
-pub(crate) fn spawn_child(options: SessionOptions, family: Family, place: Place) -> AgentHandle {
-    spawn_in(options, Some((family, place)))
+pub(crate) fn spawn_child(
+    options: SessionOptions,
+    tree: SessionTree,
+    position: TreePosition,
+) -> AgentHandle {
+    spawn_in(options, Some((tree, position)))
 }
 
 /// The tree a new root session starts: the budget with its caps, and the template its
 /// children are made from (taken before any session-specific tool is added).
-fn new_family(options: &mut SessionOptions) -> (Family, Place) {
+fn new_tree(options: &mut SessionOptions) -> (SessionTree, TreePosition) {
     let settings = Arc::new(std::mem::take(&mut options.subagents));
     // Taken before the template: children read the tree's table, never a copy.
     let grants = GrantTable::new(std::mem::take(&mut options.grants), options.store.clone());
     let mut template = options.clone();
     template.resume = None;
     template.start_notices = Vec::new();
-    let family = Family {
-        tree: budget::Tree::new(settings.caps, &options.session_id),
+    let tree = SessionTree {
+        budget: budget::Tree::new(settings.caps, &options.session_id),
         running: Arc::new(tokio::sync::Semaphore::new(settings.max_running.max(1))),
         settings,
         template: Arc::new(template),
         registry: Arc::default(),
         grants,
     };
-    let place = Place {
+    let position = TreePosition {
         node: options.session_id.clone(),
         depth: 0,
         parent: None,
         scope: None,
         tools: None,
     };
-    (family, place)
+    (tree, position)
 }
 
-fn spawn_in(mut options: SessionOptions, member: Option<(Family, Place)>) -> AgentHandle {
-    let (family, place) = match member {
-        Some(member) => member,
-        None => new_family(&mut options),
+fn spawn_in(
+    mut options: SessionOptions,
+    in_tree: Option<(SessionTree, TreePosition)>,
+) -> AgentHandle {
+    let (tree, position) = match in_tree {
+        Some(in_tree) => in_tree,
+        None => new_tree(&mut options),
     };
     let models = crate::models::Models::new(
         std::mem::take(&mut options.models),
         Arc::clone(&options.client),
-        family.settings.connect.clone(),
+        tree.settings.connect.clone(),
     );
     // Every model call of every session in the tree is checked against its budget first.
     options.client = Arc::new(budget::Budgeted::new(
         Arc::clone(&options.client),
-        Arc::clone(&family.tree),
-        place.node.clone(),
+        Arc::clone(&tree.budget),
+        position.node.clone(),
     ));
     let (op_tx, op_rx) = mpsc::unbounded_channel();
     let (ev_tx, ev_rx) = mpsc::unbounded_channel();
@@ -213,25 +220,25 @@ fn spawn_in(mut options: SessionOptions, member: Option<(Family, Place)>) -> Age
     }
     let (approval_tx, approval_rx) = mpsc::unbounded_channel();
     let approvals = Approvals::new(approval_tx);
-    let stance: SharedStance = Arc::new(std::sync::Mutex::new(Stance {
+    let authority: SharedAuthority = Arc::new(std::sync::Mutex::new(CallAuthority {
         mode: options.mode,
         permission: options.permission,
         trust: options.trust,
     }));
     let spawner = Arc::new(Spawner {
-        family: family.clone(),
-        place: place.clone(),
-        stance: Arc::clone(&stance),
+        tree: tree.clone(),
+        position: position.clone(),
+        authority: Arc::clone(&authority),
         approvals: approvals.clone(),
         events: ev_tx.clone(),
     });
-    if place.depth < family.settings.max_depth {
+    if position.depth < tree.settings.max_depth {
         options.tools.register(Arc::new(SpawnAgentTool {
             spawner: Arc::clone(&spawner),
         }));
     }
     // A custom agent's list narrows every tool, atto's own included.
-    if let Some(only) = &place.tools {
+    if let Some(only) = &position.tools {
         options.tools.retain(|name| only.iter().any(|n| n == name));
     }
     let names = options.tools.names();
@@ -261,7 +268,7 @@ fn spawn_in(mut options: SessionOptions, member: Option<(Family, Place)>) -> Age
     let gate = Gatekeeper::new(
         GateSetup {
             permission: options.permission,
-            grants: family.grants.clone(),
+            grants: tree.grants.clone(),
             commands_sandboxed: options.sandbox.is_some(),
             workspace: options.workspace.clone(),
             protected_dirs: std::mem::take(&mut options.protected_dirs),
@@ -308,9 +315,9 @@ fn spawn_in(mut options: SessionOptions, member: Option<(Family, Place)>) -> Age
         trust: options.trust,
         gate,
         approvals,
-        family,
-        place,
-        stance,
+        tree,
+        position,
+        authority,
         spawner,
         tool_specs,
         system,
@@ -368,11 +375,11 @@ struct Session {
     /// Answers to approval requests, forwarded from the op loop to the running turn (or
     /// to the subagent that asked).
     approvals: Approvals,
-    /// The session tree this session belongs to, and its place in it.
-    family: Family,
-    place: Place,
+    /// The session tree this session belongs to, and its position in it.
+    tree: SessionTree,
+    position: TreePosition,
     /// What the `spawn_agent` tool reads as this session's mode, permission and trust.
-    stance: SharedStance,
+    authority: SharedAuthority,
     /// Starts this session's subagents (`/spawn` and the tool).
     spawner: Arc<Spawner>,
     system: String,

@@ -2,9 +2,9 @@
 //! carved out of their parent's, inside caps that hold for the whole session tree, and
 //! hand back a closure report.
 //!
-//! Owns: the settings (seed defaults), what every session of a tree shares (`Family`:
+//! Owns: the settings (seed defaults), what every session of a tree shares (`SessionTree`:
 //! the budget tree, the grant table, the template children are made from, the running
-//! limit, the list `/agents` shows), where one session sits in the tree (`Place`), routing a child's
+//! limit, the list `/agents` shows), where one session sits in the tree (`TreePosition`), routing a child's
 //! approval answers to it (`Approvals`), and running a child (`spawn`, the
 //! `spawn_agent` tool in `tool`). Does not own: the turn loop (a child is an ordinary
 //! session), the mode table (`atto-policy` refuses writing subagents outside build).
@@ -91,8 +91,8 @@ pub(crate) fn wrap_up_lead(timeout: Duration) -> Duration {
 
 /// What every session of one tree shares.
 #[derive(Clone)]
-pub(crate) struct Family {
-    pub tree: Arc<budget::Tree>,
+pub(crate) struct SessionTree {
+    pub budget: Arc<budget::Tree>,
     pub settings: Arc<SubagentSettings>,
     /// The root's options at start: children are made from them (pristine built-in
     /// tools, the unbudgeted client).
@@ -105,7 +105,7 @@ pub(crate) struct Family {
     pub grants: crate::gatekeeper::GrantTable,
 }
 
-impl Family {
+impl SessionTree {
     pub(crate) fn record(&self, info: SubagentInfo) {
         let mut list = self
             .registry
@@ -127,7 +127,7 @@ impl Family {
 
 /// Where a session sits in its tree.
 #[derive(Debug, Clone)]
-pub(crate) struct Place {
+pub(crate) struct TreePosition {
     /// Its budget node (its session id).
     pub node: String,
     /// 0 for the session the user talks to.
@@ -143,14 +143,14 @@ pub(crate) struct Place {
 /// What a session's calls run under now, read by the `spawn_agent` tool when it starts a
 /// child (never wider for the child).
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Stance {
+pub(crate) struct CallAuthority {
     pub mode: AgentMode,
     pub permission: PermissionSetting,
     pub trust: bool,
 }
 
-/// Shared view of a session's stance, updated at each turn's start.
-pub(crate) type SharedStance = Arc<Mutex<Stance>>;
+/// Shared view of a session's authority, updated at each turn's start.
+pub(crate) type SharedAuthority = Arc<Mutex<CallAuthority>>;
 
 /// Approval answers: to this session's gate, or on to the child that asked.
 #[derive(Clone)]

@@ -11,7 +11,7 @@ use super::drive::{self, Inbox};
 impl Session {
     /// Runs a subagent the user asked for with `/spawn`.
     pub(super) async fn spawn_from_user(&mut self, request: SpawnRequest, inbox: &mut Inbox) {
-        self.update_stance();
+        self.update_authority();
         let cancel = CancellationToken::new();
         let task = request.task.clone();
         let spawner = std::sync::Arc::clone(&self.spawner);
@@ -22,7 +22,7 @@ impl Session {
         match outcome {
             Ok(outcome) => self.notes.push(format!(
                 "[atto] The user ran a subagent on \"{}\". Its report:\n{}",
-                crate::plan::one_paragraph(&task, 200),
+                crate::plan_queue::one_paragraph(&task, 200),
                 outcome.report
             )),
             Err(message) => self.emit(Event::Error {
@@ -34,19 +34,19 @@ impl Session {
     /// Answers `/agents`.
     pub(super) fn list_agents(&self) {
         self.emit(Event::SubagentList {
-            agents: self.family.agents(),
+            agents: self.tree.agents(),
         });
     }
 
-    /// What the `spawn_agent` tool reads as this session's stance: set before each turn
+    /// What the `spawn_agent` tool reads as this session's authority: set before each turn
     /// and each `/spawn` (neither changes while one runs).
-    pub(super) fn update_stance(&self) {
-        let mut stance = self
-            .stance
+    pub(super) fn update_authority(&self) {
+        let mut authority = self
+            .authority
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        stance.mode = self.mode;
-        stance.permission = self.gate.permission;
-        stance.trust = self.trust;
+        authority.mode = self.mode;
+        authority.permission = self.gate.permission;
+        authority.trust = self.trust;
     }
 }

@@ -25,8 +25,8 @@ impl Session {
         if choice.model != self.options.client.info().model {
             self.options.client = Arc::new(Budgeted::new(
                 choice.client,
-                Arc::clone(&self.family.tree),
-                self.place.node.clone(),
+                Arc::clone(&self.tree.budget),
+                self.position.node.clone(),
             ));
         }
         if choice

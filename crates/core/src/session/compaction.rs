@@ -69,7 +69,8 @@ impl Session {
     /// toward the files and names the prompt mentions.
     pub(super) async fn start_map(&self, prompt: &str) -> Option<String> {
         let settings = &self.options.context;
-        if self.place.depth > 0 || !self.history.is_empty() || settings.start_map_max_files == 0 {
+        if self.position.depth > 0 || !self.history.is_empty() || settings.start_map_max_files == 0
+        {
             return None;
         }
         let root = self.options.workspace.clone();
@@ -285,7 +286,7 @@ impl Session {
                             "{}. {} {}: {}",
                             c.order,
                             c.tool,
-                            crate::plan::target_of(c),
+                            crate::plan_queue::target_of(c),
                             c.reason
                         )
                     })
@@ -300,7 +301,7 @@ impl Session {
         });
         // A subagent's messages come from the session that started it (its task, a custom
         // agent's instructions), never from the user: none is a user constraint.
-        let constraints = if self.place.depth == 0 {
+        let constraints = if self.position.depth == 0 {
             pins::constraints(&self.history)
         } else {
             Vec::new()

@@ -102,11 +102,11 @@ impl Session {
         let cancel = CancellationToken::new();
         let deadline = self.options.limits.max_duration;
         let approvals = self.approvals.clone();
-        let children_before = self.family.tree.children_spend(&self.place.node);
+        let children_before = self.tree.budget.children_spend(&self.position.node);
         let turn = self.run_turn(text, cancel.clone());
         let (mut result, timed_out) = drive(inbox, &approvals, deadline, &cancel, turn).await;
         // What its subagents spent is part of what the turn cost.
-        let (usage, cost) = self.family.tree.children_spend(&self.place.node);
+        let (usage, cost) = self.tree.budget.children_spend(&self.position.node);
         let spent = atto_protocol::Usage {
             input_tokens: usage.input_tokens - children_before.0.input_tokens,
             output_tokens: usage.output_tokens - children_before.0.output_tokens,

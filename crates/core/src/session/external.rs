@@ -59,7 +59,7 @@ impl Session {
         if self.options.tools.get(tool.name()).is_some() {
             return;
         }
-        if let Some(only) = &self.place.tools
+        if let Some(only) = &self.position.tools
             && !only.iter().any(|n| n == tool.name())
         {
             return;

@@ -9,7 +9,7 @@ use atto_protocol::{
 use atto_tools::CancellationToken;
 
 use super::Session;
-use crate::review::ApprovedChanges;
+use crate::plan_approval::ApprovedChanges;
 use crate::threads::Switched;
 
 impl Session {

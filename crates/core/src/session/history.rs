@@ -73,7 +73,7 @@ impl Session {
             workspace: self.options.workspace.display().to_string(),
             provider: Some(info.provider.clone()),
             model: Some(info.model.clone()),
-            spawned_by: self.place.parent.clone(),
+            spawned_by: self.position.parent.clone(),
         };
         if let Err(err) = store.create_session(new).await {
             self.recorder.failed(&err.to_string());

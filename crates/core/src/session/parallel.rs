@@ -26,7 +26,7 @@ use super::Session;
 use super::drive::{self, Inbox};
 use super::turn::{TurnState, limit_hit, status_message};
 use crate::correction::Corrections;
-use crate::improve::Tally;
+use crate::correction::diagnosis::Tally;
 use crate::limits::Limits;
 use crate::orchestrator::Orchestrator;
 use crate::planner::{execute, report};
@@ -236,7 +236,7 @@ impl Session {
                 self.emit(Event::Error {
                     message: format!("plan step {}: {message}", worker.number),
                 });
-                worker.state.failure = Some(crate::failure::kind(&err));
+                worker.state.failure = Some(crate::model_failure::kind(&err));
                 worker.result = Some(worker.state.finish(TurnStatus::Failed, Some(message)));
                 return;
             }

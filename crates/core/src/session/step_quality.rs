@@ -70,7 +70,7 @@ impl Session {
             "" => None,
             name if name == model => Some(Arc::clone(&self.options.client)),
             name => self
-                .family
+                .tree
                 .settings
                 .connect
                 .as_ref()

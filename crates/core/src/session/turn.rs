@@ -63,7 +63,7 @@ impl Session {
         corrections: &mut Corrections,
     ) -> FinalResult {
         self.turns += 1;
-        self.update_stance();
+        self.update_authority();
         self.current_turn
             .store(self.turns, std::sync::atomic::Ordering::Relaxed);
         let complexity = crate::complexity::classify(&text);
@@ -204,10 +204,10 @@ impl Session {
                     self.emit(Event::Error {
                         message: message.clone(),
                     });
-                    if crate::failure::is_usage_limit(&err) {
+                    if crate::model_failure::is_usage_limit(&err) {
                         self.usage_limit_hit().await;
                     }
-                    turn.failure = Some(crate::failure::kind(&err));
+                    turn.failure = Some(crate::model_failure::kind(&err));
                     return turn.finish(TurnStatus::Failed, Some(message));
                 }
             };
@@ -260,7 +260,7 @@ impl Session {
                 let _ = emit_events.send(event);
             };
             let sandbox = self.command_sandbox();
-            let focus = self.focus_of(self.place.scope.as_deref());
+            let focus = self.focus_of(self.position.scope.as_deref());
             let mut orchestrator = Orchestrator {
                 gate: &mut self.gate,
                 recorder: &mut self.recorder,
@@ -278,7 +278,7 @@ impl Session {
                 turn: self.turns,
                 correction: corrections,
                 scope: self
-                    .place
+                    .position
                     .scope
                     .as_deref()
                     .map(crate::orchestrator::Scope::Subagent),
@@ -307,7 +307,7 @@ impl Session {
     /// new work and writes its report (30 s before its time is up, at 90% of its tokens,
     /// or when what is left holds its next call only once).
     fn wrap_up_due(&self, turn: &mut TurnState) -> Option<String> {
-        if turn.wrapped_up || self.place.depth == 0 {
+        if turn.wrapped_up || self.position.depth == 0 {
             return None;
         }
         let limits = &self.options.limits;
@@ -318,7 +318,7 @@ impl Session {
                 let left = max.checked_sub(turn.started.elapsed())?;
                 (left <= lead).then(|| format!("about {} s", left.as_secs().max(1)))
             });
-        let (used, limit) = self.family.tree.spent(&self.place.node);
+        let (used, limit) = self.tree.budget.spent(&self.position.node);
         let tokens = limit
             .filter(|&limit| {
                 used.saturating_mul(10) >= limit.saturating_mul(9) || self.one_call_left()
@@ -341,7 +341,7 @@ impl Session {
     /// could cross it. So the wrap-up goes out with this call, or it could not be sent at
     /// all, however far from 90 % the budget still is.
     fn one_call_left(&self) -> bool {
-        let Some(left) = self.family.tree.remaining(&self.place.node) else {
+        let Some(left) = self.tree.budget.remaining(&self.position.node) else {
             return false;
         };
         let request = ModelRequest {
@@ -354,9 +354,9 @@ impl Session {
         };
         let answer = u64::from(self.options.limits.max_output_tokens).min(WRAP_UP_ANSWER_TOKENS);
         let call = self
-            .family
             .tree
-            .next_input(&self.place.node, request.bytes())
+            .budget
+            .next_input(&self.position.node, request.bytes())
             .saturating_add(answer);
         left < call.saturating_mul(2)
     }

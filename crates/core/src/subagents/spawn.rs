@@ -13,7 +13,9 @@ use atto_tools::CancellationToken;
 use tokio::sync::mpsc;
 
 use super::report::{self, Ending};
-use super::{Approvals, Family, Place, SharedStance, child_mode, defs::AgentDef, wrap_up_lead};
+use super::{
+    Approvals, SessionTree, SharedAuthority, TreePosition, child_mode, defs::AgentDef, wrap_up_lead,
+};
 use crate::limits::Limits;
 use crate::session::{SessionOptions, spawn_child};
 
@@ -30,10 +32,10 @@ pub(crate) struct ChildOutcome {
 
 /// Starts children of one session.
 pub(crate) struct Spawner {
-    pub family: Family,
-    /// The parent's place.
-    pub place: Place,
-    pub stance: SharedStance,
+    pub tree: SessionTree,
+    /// The parent's position.
+    pub position: TreePosition,
+    pub authority: SharedAuthority,
     /// The parent's approval answers, to route a child's to it.
     pub approvals: Approvals,
     /// The parent's events.
@@ -74,7 +76,7 @@ impl Spawner {
         let Some(name) = &request.agent else {
             return Ok(None);
         };
-        let agents = &self.family.settings.agents;
+        let agents = &self.tree.settings.agents;
         match agents.iter().find(|d| &d.name == name) {
             Some(def) => Ok(Some(def.clone())),
             None => Err(format!(
@@ -97,7 +99,7 @@ impl Spawner {
 
     fn role_of(&self, request: &SpawnRequest) -> SubagentRole {
         let def_role = request.agent.as_ref().and_then(|name| {
-            self.family
+            self.tree
                 .settings
                 .agents
                 .iter()
@@ -113,19 +115,19 @@ impl Spawner {
         request: SpawnRequest,
         cancel: &CancellationToken,
     ) -> Result<ChildOutcome, String> {
-        let settings = Arc::clone(&self.family.settings);
+        let settings = Arc::clone(&self.tree.settings);
         let task = request.task.trim().to_owned();
         if task.is_empty() {
             return Err("a subagent needs a task: say what it should do".to_owned());
         }
         let def = self.definition(&request)?;
         let role = self.role_of(&request);
-        let stance = *self
-            .stance
+        let authority = *self
+            .authority
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let mode = child_mode(role, stance.mode)?;
-        let depth = self.place.depth + 1;
+        let mode = child_mode(role, authority.mode)?;
+        let depth = self.position.depth + 1;
         if depth > settings.max_depth {
             return Err(format!(
                 "subagents may nest {} deep and this one would be {depth} deep; do the work \
@@ -139,7 +141,7 @@ impl Spawner {
             .clone()
             .or_else(|| def.as_ref().and_then(|d| d.model.clone()));
         let raw_client = match &model {
-            None => Arc::clone(&self.family.template.client),
+            None => Arc::clone(&self.tree.template.client),
             Some(name) => match &settings.connect {
                 Some(connect) => connect(name)?,
                 None => {
@@ -152,8 +154,8 @@ impl Spawner {
         };
         // A free slot first (the session the user talks to waits for one; a subagent
         // does not, so a tree of waiting parents cannot lock itself up).
-        let running = Arc::clone(&self.family.running);
-        let _permit = if self.place.depth == 0 {
+        let running = Arc::clone(&self.tree.running);
+        let _permit = if self.position.depth == 0 {
             tokio::select! {
                 permit = running.acquire_owned() => permit.ok(),
                 () = cancel.cancelled() => None,
@@ -169,8 +171,8 @@ impl Spawner {
             )
         })?;
         let id = uuid::Uuid::now_v7().to_string();
-        let budget = self.family.tree.allot(
-            &self.place.node,
+        let budget = self.tree.budget.allot(
+            &self.position.node,
             &id,
             request.budget_tokens,
             &settings.share,
@@ -178,7 +180,7 @@ impl Spawner {
         // Its calls are checked against its budget by the session (`spawn_in`).
         let client = raw_client;
         let model_name = client.info().model.clone();
-        let mut options = self.child_options(&id, client, mode, stance);
+        let mut options = self.child_options(&id, client, mode, authority);
         options.limits = Limits {
             max_rounds: request
                 .max_iterations
@@ -187,18 +189,18 @@ impl Spawner {
             max_tokens: None,
             max_duration: Some(settings.timeout),
             wrap_up_before: Some(wrap_up_lead(settings.timeout)),
-            ..self.family.template.limits.clone()
+            ..self.tree.template.limits.clone()
         };
-        let place = Place {
+        let position = TreePosition {
             node: id.clone(),
             depth,
-            parent: Some(self.place.node.clone()),
+            parent: Some(self.position.node.clone()),
             scope: (role == SubagentRole::Implement && !files.is_empty()).then(|| files.clone()),
             tools: def.as_ref().and_then(|d| d.tools.clone()),
         };
         let info = SubagentInfo {
             id: id.clone(),
-            parent: self.place.node.clone(),
+            parent: self.position.node.clone(),
             depth,
             task: task.clone(),
             role,
@@ -213,7 +215,7 @@ impl Spawner {
             tag: SubagentTag {
                 id: id.clone(),
                 role,
-                task: crate::plan::one_paragraph(&task, 60),
+                task: crate::plan_queue::one_paragraph(&task, 60),
             },
             id,
             info,
@@ -221,8 +223,8 @@ impl Spawner {
             started: Instant::now(),
             actions: std::sync::Mutex::default(),
         };
-        let handle = spawn_child(options, self.family.clone(), place);
-        self.family.record(child.info.clone());
+        let handle = spawn_child(options, self.tree.clone(), position);
+        self.tree.record(child.info.clone());
         self.emit(Event::SubagentStarted {
             agent: child.info.clone(),
             files: child.files.clone(),
@@ -249,7 +251,7 @@ impl Spawner {
             }
             return Ok(Vec::new());
         }
-        let workspace = &self.family.template.workspace;
+        let workspace = &self.tree.template.workspace;
         let mut files = Vec::new();
         for file in &request.files {
             let abs = atto_tools::paths::resolve(workspace, file)
@@ -257,7 +259,7 @@ impl Spawner {
             files.push(atto_tools::paths::relative(workspace, &abs));
         }
         // A parent limited to some files hands down no more than those.
-        if let Some(own) = &self.place.scope {
+        if let Some(own) = &self.position.scope {
             let outside: Vec<&String> = files
                 .iter()
                 .filter(|f| !crate::planner::execute::in_scope(own, f))
@@ -281,15 +283,15 @@ impl Spawner {
         Ok(files)
     }
 
-    /// The child's session options: the template's, with the parent's stance now.
+    /// The child's session options: the template's, with the parent's authority now.
     fn child_options(
         &self,
         id: &str,
         client: Arc<dyn atto_llm::ModelClient>,
         mode: atto_protocol::AgentMode,
-        stance: super::Stance,
+        authority: super::CallAuthority,
     ) -> SessionOptions {
-        let t = &self.family.template;
+        let t = &self.tree.template;
         SessionOptions {
             session_id: id.to_owned(),
             workspace: t.workspace.clone(),
@@ -297,12 +299,12 @@ impl Spawner {
             tools: t.tools.clone(),
             limits: t.limits.clone(),
             instructions: t.instructions.clone(),
-            permission: stance.permission,
-            // The child decides by the tree's grant table (`Family::grants`), not a copy.
+            permission: authority.permission,
+            // The child decides by the tree's grant table (`SessionTree::grants`), not a copy.
             grants: Vec::new(),
             store: t.store.clone(),
             sandbox: t.sandbox.clone(),
-            trust: stance.trust,
+            trust: authority.trust,
             protected_dirs: t.protected_dirs.clone(),
             resume: None,
             thread: None,
@@ -336,7 +338,7 @@ impl Spawner {
         let mut result = None;
         let mut interrupted = false;
         // The child stops itself at its time limit; this bounds a child that does not.
-        let overdue = tokio::time::sleep(self.family.settings.timeout + GRACE);
+        let overdue = tokio::time::sleep(self.tree.settings.timeout + GRACE);
         tokio::pin!(overdue);
         loop {
             tokio::select! {
@@ -359,7 +361,7 @@ impl Spawner {
                     }
                     Some(Event::ToolCallStarted { name, arguments, call_id, .. }) => {
                         child.started_call(&call_id, &name, &arguments);
-                        let what = crate::plan::one_paragraph(&format!("{name} {}", brief(&arguments)), 80);
+                        let what = crate::plan_queue::one_paragraph(&format!("{name} {}", brief(&arguments)), 80);
                         self.progress(child, Some(what));
                     }
                     // Its own children, passed up so the user sees the whole tree.
@@ -397,11 +399,11 @@ impl Spawner {
     }
 
     fn progress(&self, child: &Child, activity: Option<String>) {
-        let (used, budget) = self.family.tree.spent(&child.id);
+        let (used, budget) = self.tree.budget.spent(&child.id);
         let mut info = child.info.clone();
         info.tokens_used = used;
         info.elapsed_ms = elapsed_ms(child.started);
-        self.family.record(info);
+        self.tree.record(info);
         self.emit(Event::SubagentProgress {
             id: child.id.clone(),
             tokens_used: used,
@@ -413,7 +415,7 @@ impl Spawner {
 
     /// Hands the unspent budget back and turns the ending into the report.
     fn finish(&self, child: Child, result: Option<FinalResult>) -> ChildOutcome {
-        let spend = self.family.tree.finish(&self.place.node, &child.id);
+        let spend = self.tree.budget.finish(&self.position.node, &child.id);
         let forced = match &result {
             None => Some("it ended without a result".to_owned()),
             Some(r) => match r.status {
@@ -474,7 +476,7 @@ impl Spawner {
                 format!("FAILED: {}", quality.findings.join("; "))
             }
         ));
-        self.family.record(info.clone());
+        self.tree.record(info.clone());
         self.emit(Event::SubagentFinished {
             agent: info,
             forced_stop: forced,
@@ -517,7 +519,7 @@ impl Spawner {
     /// nothing done; concrete checks of the files it changed).
     fn check(&self, child: &Child, text: &str, files: &[String]) -> atto_protocol::QualityCheck {
         use atto_quality::{QualityConfig, QualityTask, TaskKind, WorkerResult};
-        let workspace = &self.family.template.workspace;
+        let workspace = &self.tree.template.workspace;
         let config = QualityConfig::load(workspace).unwrap_or_default();
         let task = QualityTask {
             id: child.id.clone(),

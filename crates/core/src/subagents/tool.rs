@@ -51,7 +51,7 @@ impl Tool for SpawnAgentTool {
         // Offered only when there are custom agents: no bytes spent on nothing.
         let agents: Vec<String> = self
             .spawner
-            .family
+            .tree
             .settings
             .agents
             .iter()
