@@ -8,19 +8,22 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use atto_llm::ModelClient;
-use atto_protocol::{ApprovalDecision, ApprovalRequest};
+use atto_protocol::ApprovalDecision;
 use atto_quality::{CommandRunner, Outcome, RetryContext, Verdict, WorkerResult};
 use tokio::sync::{mpsc, watch};
 
 use super::{Active, Coordinator, Done, SNAPSHOT_MAX, checks, jitter_ms};
 use crate::budget::Reservation;
 use crate::config::Isolation;
+use crate::decompose;
 use crate::events::SwarmEvent;
 use crate::schedule;
 use crate::task::{Attempt, SwarmTask, TaskStatus};
 use crate::text::bounded;
-use crate::worker::{self, Launch, Template, Vars};
-use crate::{decompose, isolation, mailbox};
+use crate::worker::{self, Template, Vars};
+use job::{Checking, Job, WorkerStart};
+
+mod job;
 
 impl Coordinator {
     pub(super) fn start(
@@ -35,6 +38,67 @@ impl Coordinator {
             t.status = TaskStatus::Running;
         }
         self.not_before.remove(&task.id);
+        let vars = Vars {
+            atto: self.deps.atto.clone(),
+            args: self.worker_args(&task, &model, budget_args),
+            workspace: self.deps.workspace.display().to_string(),
+            task_id: task.id.clone(),
+            swarm_id: self.state.id.clone(),
+        };
+        let (stop, answers) = self.take_worker_slot(&task.id);
+        self.emit(SwarmEvent::TaskStarted {
+            task_id: task.id.clone(),
+            attempt,
+            model: model.clone(),
+            pid: None,
+        });
+        let worker = WorkerStart {
+            vars,
+            template: Template::from_config(&self.config.worker_command),
+            prompt: prompt(&self.state.goal, &task),
+            timeout: Duration::from_secs(self.config.worker_timeout_secs.saturating_add(30)),
+            stop,
+            answers,
+            messages: self.messages_tx.clone(),
+            remote: self
+                .config
+                .launcher
+                .is_remote()
+                .then(|| crate::remote::attempt::Launch {
+                    launcher: self.config.launcher,
+                    slurm: self.config.slurm.clone(),
+                    ssh: self.config.ssh.clone(),
+                    hosts: self.hosts.clone(),
+                }),
+        };
+        let checking = Checking {
+            quality: self.config.quality.clone(),
+            sandbox_for: self.deps.sandbox.clone(),
+            person: checks::Person {
+                task_id: task.id.clone(),
+                asks: self.check_asks_tx.clone(),
+            },
+            judge: self.judge.clone().map(|j| j as Arc<dyn ModelClient>),
+            progress: self.state.progress(),
+        };
+        let job = Job {
+            main: self.deps.workspace.clone(),
+            isolated: self.config.isolation == Isolation::Worktree,
+            scratch: self.deps.report_dir.join(&self.state.id).join("worktrees"),
+            task,
+            model,
+            reservation,
+            attempt,
+            worker,
+            checking,
+        };
+        self.jobs.spawn(job.run());
+    }
+
+    /// The worker's `atto exec` flags: stream-json both ways, asks denied (the mailbox
+    /// answers them), its model, timeout and budget, and review mode for a task that does
+    /// not write.
+    fn worker_args(&self, task: &SwarmTask, model: &str, budget_args: Vec<String>) -> Vec<String> {
         let mut args = vec![
             "--output-format".to_owned(),
             "stream-json".to_owned(),
@@ -44,7 +108,7 @@ impl Coordinator {
             "deny".to_owned(),
             "--stop-on-stdin-close".to_owned(),
             "--model".to_owned(),
-            model.clone(),
+            model.to_owned(),
             "--timeout".to_owned(),
             self.config.worker_timeout_secs.to_string(),
         ];
@@ -53,24 +117,26 @@ impl Coordinator {
         }
         args.extend(budget_args);
         args.extend(self.deps.worker_args.iter().cloned());
-        let mut vars = Vars {
-            atto: self.deps.atto.clone(),
-            args,
-            workspace: self.deps.workspace.display().to_string(),
-            task_id: task.id.clone(),
-            swarm_id: self.state.id.clone(),
-        };
-        let template = Template::from_config(&self.config.worker_command);
-        let prompt = prompt(&self.state.goal, &task);
+        args
+    }
+
+    /// Records the attempt as active in the lowest worker slot no running attempt holds
+    /// (at most `max_workers` run at once, so one is free); the job gets the receiving
+    /// ends of its stop signal and its approval answers.
+    fn take_worker_slot(
+        &mut self,
+        task_id: &str,
+    ) -> (
+        watch::Receiver<bool>,
+        mpsc::UnboundedReceiver<(String, ApprovalDecision)>,
+    ) {
         let (stop_tx, stop) = watch::channel(false);
         let (answers_tx, answers) = mpsc::unbounded_channel();
-        // The lowest slot no running attempt holds: at most `max_workers` run at once, so
-        // one is free.
         let worker = (1..)
             .find(|n| self.active.values().all(|a| a.worker != *n))
             .unwrap_or(1);
         self.active.insert(
-            task.id.clone(),
+            task_id.to_owned(),
             Active {
                 stop: stop_tx,
                 answers: answers_tx,
@@ -78,342 +144,26 @@ impl Coordinator {
                 started_ms: super::now_unix_ms(),
             },
         );
-        self.emit(SwarmEvent::TaskStarted {
-            task_id: task.id.clone(),
-            attempt,
-            model: model.clone(),
-            pid: None,
-        });
-        let main = self.deps.workspace.clone();
-        let isolated = self.config.isolation == Isolation::Worktree;
-        let scratch = self.deps.report_dir.join(&self.state.id).join("worktrees");
-        let quality = self.config.quality.clone();
-        let sandbox_for = self.deps.sandbox.clone();
-        let person = checks::Person {
-            task_id: task.id.clone(),
-            asks: self.check_asks_tx.clone(),
-        };
-        let judge: Option<Arc<dyn ModelClient>> =
-            self.judge.clone().map(|j| j as Arc<dyn ModelClient>);
-        let progress = self.state.progress();
-        let timeout = Duration::from_secs(self.config.worker_timeout_secs.saturating_add(30));
-        let messages = self.messages_tx.clone();
-        let task_id = task.id.clone();
-        let remote_launch =
-            self.config
-                .launcher
-                .is_remote()
-                .then(|| crate::remote::attempt::Launch {
-                    launcher: self.config.launcher,
-                    slurm: self.config.slurm.clone(),
-                    ssh: self.config.ssh.clone(),
-                    hosts: self.hosts.clone(),
-                });
-        self.jobs.spawn(async move {
-            let (tx, mut rx) = mpsc::unbounded_channel();
-            let forward = {
-                let task_id = task_id.clone();
-                tokio::spawn(async move {
-                    while let Some(m) = rx.recv().await {
-                        if messages.send((task_id.clone(), m)).is_err() {
-                            break;
-                        }
-                    }
-                })
-            };
-            // With worktree isolation the attempt works on a snapshot of the workspace.
-            let tree = if isolated {
-                let dir = scratch.join(format!("{task_id}-{attempt}"));
-                let made = match isolation::snapshot(&main, &scratch).await {
-                    Ok(base) => isolation::create(&main, &base, &dir).await,
-                    Err(err) => Err(err),
-                };
-                Some(made.map_err(|e| format!("its worktree could not be made: {e}")))
-            } else {
-                None
-            };
-            let workspace = match &tree {
-                Some(Ok(t)) => t.dir.clone(),
-                _ => main.clone(),
-            };
-            vars.workspace = workspace.display().to_string();
-            let before = snapshot(&workspace, &task);
-            // A remote worker starts from a published base and returns a branch.
-            let expanded = match (&tree, &remote_launch) {
-                (Some(Err(err)), _) => Err(err.clone()),
-                (Some(Ok(t)), Some(launch)) => crate::remote::attempt::prepare(
-                    launch, &template, &vars, &main, t, &scratch, attempt,
-                )
-                .await
-                .map(|p| (p.program, p.args, p.preamble, Some(p.remote))),
-                (None, Some(_)) => Err("a remote launcher needs isolation: worktree".into()),
-                (_, None) => template
-                    .expand(&vars)
-                    .map(|(program, args)| (program, args, Vec::new(), None)),
-            };
-            let mut remote = None;
-            let mut report = match expanded {
-                Ok((program, args, preamble, r)) => {
-                    remote = r;
-                    let launch = Launch {
-                        program,
-                        args,
-                        cwd: workspace.clone(),
-                        prompt,
-                        timeout,
-                        preamble,
-                    };
-                    let writes = task.writes();
-                    let decide = move |r: &ApprovalRequest| match mailbox::decide(r, writes) {
-                        mailbox::Tier::AutoApprove => Some(ApprovalDecision::Yes),
-                        mailbox::Tier::AutoDeny(reason) => Some(ApprovalDecision::No {
-                            reason: Some(reason),
-                        }),
-                        mailbox::Tier::Ask => None,
-                    };
-                    worker::run(launch, &decide, tx, answers, stop).await
-                }
-                Err(err) => {
-                    drop(tx);
-                    worker::Report {
-                        spawn_error: Some(err),
-                        ..worker::Report::default()
-                    }
-                }
-            };
-            let _ = forward.await;
-            if let (Some(r), Some(launch), Some(Ok(t))) = (&remote, &remote_launch, &tree) {
-                crate::remote::attempt::finish(launch, r, &mut report, &main, t, &scratch).await;
-            }
-            // The files this worker changed, once, for the checks and the attempt's record.
-            let files = own_changes(&task, &report, &workspace);
-            let outcome = if report.failure().is_none() {
-                let runner =
-                    checks::GatedRunner::new(&workspace, sandbox_for(&workspace), Some(person));
-                Some(
-                    assess(
-                        &task,
-                        &report,
-                        &files,
-                        &before,
-                        &workspace,
-                        attempt,
-                        progress,
-                        &quality,
-                        &runner,
-                        judge.as_deref(),
-                    )
-                    .await,
-                )
-            } else {
-                None
-            };
-            let passed = outcome.as_ref().is_some_and(|o| o.verdict == Verdict::Pass);
-            let mut merge = None;
-            if let Some(Ok(t)) = &tree {
-                if passed {
-                    let merged = match isolation::changes(t, &scratch).await {
-                        Ok(changes) => isolation::merge_back(&main, t, &changes, &scratch)
-                            .await
-                            .map_err(|paths| {
-                                format!(
-                                    "its changes conflict with the workspace in {} (its \
-                                     worktree is kept at {})",
-                                    paths.join(", "),
-                                    t.dir.display()
-                                )
-                            }),
-                        Err(err) => Err(format!("its changes could not be read: {err}")),
-                    };
-                    merge = Some(merged);
-                }
-                if !matches!(merge, Some(Err(_))) {
-                    isolation::remove(&main, t).await;
-                }
-            }
-            Done {
-                task_id,
-                model,
-                reservation,
-                report,
-                files,
-                outcome,
-                merge,
-            }
-        });
+        (stop, answers)
     }
 
-    pub(super) async fn finished(&mut self, done: Done) {
-        let Done {
-            task_id,
-            model,
-            reservation,
-            report,
-            files,
-            mut outcome,
-            merge,
-        } = done;
+    pub(super) async fn finished(&mut self, mut done: Done) {
         // A passing attempt whose changes could not be merged back has not passed.
-        let conflict = match &merge {
-            Some(Err(why)) => Some(why.clone()),
-            _ => None,
-        };
-        if let (Some(why), Some(o)) = (&conflict, outcome.as_mut()) {
-            o.verdict = Verdict::NeedsRetry;
-            o.findings.insert(
-                0,
-                atto_quality::Finding {
-                    stage: atto_quality::Stage::Verification,
-                    code: None,
-                    message: why.clone(),
-                    file: None,
-                    line: None,
-                },
-            );
-        }
-        let ran = self.active.remove(&task_id);
-        let (worker, started_ms) = (
-            ran.as_ref().map(|a| a.worker),
-            ran.as_ref().map(|a| a.started_ms),
-        );
-        let ended_ms = Some(super::now_unix_ms());
-        self.asks.retain(|_, t| *t != task_id);
-        let tokens = report.tokens();
-        let cost = report.result.as_ref().and_then(|r| r.cost_usd);
-        self.budget.settle(reservation, tokens, cost);
+        let conflict = merge_conflict(&mut done);
+        let ran = self.release(&done);
         let now = self.now();
-        let failure = report.failure();
-        if report.interrupted {
-            // Not the task's fault: it goes back to pending, and this dispatch does not
-            // count against it.
-            if let Some(t) = self.state.task_mut(&task_id) {
-                t.status = TaskStatus::Pending;
-                t.attempts.push(Attempt {
-                    number: t.attempts.len() as u32 + 1,
-                    model: model.clone(),
-                    session_id: report.session_id.clone(),
-                    exit_code: report.exit_code,
-                    tokens,
-                    cost_usd: cost,
-                    failure_mode: Some("interrupted".into()),
-                    error: Some("the swarm was interrupted".into()),
-                    duration_ms: report.duration_ms,
-                    started_ms,
-                    ended_ms,
-                    worker,
-                    ..Attempt::default()
-                });
-            }
+        let failure = done.report.failure();
+        if done.report.interrupted {
+            self.requeue_interrupted(&done, &ran);
             self.save().await;
             return;
         }
-        // Only what the model could have done otherwise counts against its health: a cap
-        // that stopped it does not, and a worker that never started asked no model at all.
-        let change = match failure.as_ref().map(|(mode, why)| (mode.as_str(), why)) {
-            Some(("start", _)) => None,
-            Some(("budget", _)) | None => self.health.record_success(&model, now),
-            Some((_, why)) => self.health.record_failure(&model, now, why),
-        };
-        if let Some(change) = change {
-            self.emit(SwarmEvent::ModelHealth {
-                model: change.model,
-                tripped: change.tripped,
-                health: change.health,
-            });
-        }
-        let Some(task) = self.state.task(&task_id).cloned() else {
+        self.record_health(&done.model, now, failure.as_ref());
+        let Some(task) = self.state.task(&done.task_id).cloned() else {
             return;
         };
-        let number = task.attempts.len() as u32 + 1;
-        let mut attempt = Attempt {
-            number,
-            model: model.clone(),
-            session_id: report.session_id.clone(),
-            exit_code: report.exit_code,
-            files: files.clone(),
-            tokens,
-            cost_usd: cost,
-            summary: report
-                .result
-                .as_ref()
-                .map(|r| bounded(&r.text, 2000))
-                .unwrap_or_default(),
-            duration_ms: report.duration_ms,
-            started_ms,
-            ended_ms,
-            worker,
-            ..Attempt::default()
-        };
-        let max_attempts = self.max_attempts(&task);
-        let mut retry: Option<RetryContext> = None;
-        match (&failure, &outcome) {
-            (Some((mode, why)), _) => {
-                attempt.failure_mode = Some(mode.clone());
-                attempt.error = Some(why.clone());
-                retry = Some(RetryContext {
-                    previous_feedback: why.clone(),
-                    previous_score: 0,
-                    attempt: number + 1,
-                    max_attempts,
-                    previous_model: Some(model.clone()),
-                    previous_files: files.clone(),
-                    swarm_progress: Some(self.state.progress()),
-                    ..RetryContext::default()
-                });
-            }
-            (None, Some(o)) => {
-                attempt.verdict = Some(o.verdict);
-                attempt.score = o.score;
-                attempt.findings.clone_from(&o.findings);
-                attempt.compilation_errors = o
-                    .retry
-                    .as_ref()
-                    .map(|r| r.compilation_errors.clone())
-                    .unwrap_or_default();
-                self.emit(SwarmEvent::TaskChecked {
-                    task_id: task_id.clone(),
-                    attempt: number,
-                    verdict: o.verdict,
-                    score: o.score,
-                    findings: o.findings.clone(),
-                });
-                if o.verdict != Verdict::Pass {
-                    attempt.failure_mode = Some(
-                        if conflict.is_some() {
-                            "conflict"
-                        } else {
-                            "quality"
-                        }
-                        .into(),
-                    );
-                    attempt.error =
-                        Some(o.findings.first().map_or_else(
-                            || "the quality checks did not pass it".to_owned(),
-                            placed,
-                        ));
-                    retry = o.retry.clone().map(|mut r| {
-                        r.attempt = number + 1;
-                        r.max_attempts = max_attempts;
-                        r.previous_model = Some(model.clone());
-                        r.swarm_progress = Some(self.state.progress());
-                        r
-                    });
-                    if retry.is_none() {
-                        retry = Some(RetryContext {
-                            previous_feedback: attempt.error.clone().unwrap_or_default(),
-                            previous_score: o.score.unwrap_or(1),
-                            attempt: number + 1,
-                            max_attempts,
-                            previous_model: Some(model.clone()),
-                            previous_files: files.clone(),
-                            swarm_progress: Some(self.state.progress()),
-                            ..RetryContext::default()
-                        });
-                    }
-                }
-            }
-            (None, None) => {}
-        }
+        let (attempt, retry) =
+            self.attempt_of(&task, &done, &ran, failure.as_ref(), conflict.is_some());
         if let Some(judge) = &self.judge {
             let (tokens, cost) = judge.used();
             self.state.coordinator_tokens = self.base.0 + tokens;
@@ -421,7 +171,7 @@ impl Coordinator {
         }
         let passed = attempt.verdict == Some(Verdict::Pass);
         let error = attempt.error.clone().unwrap_or_default();
-        let Some(t) = self.state.task_mut(&task_id) else {
+        let Some(t) = self.state.task_mut(&done.task_id) else {
             return;
         };
         t.attempts.push(attempt);
@@ -439,64 +189,18 @@ impl Coordinator {
         let lesson = (passed && t.dispatches() > 1 && failed_on_its_work)
             .then(|| (t.retry.clone(), t.clone()));
         if passed {
-            t.status = TaskStatus::Passed;
-            t.passed_ms = ended_ms;
-            t.retry = None;
-            let (attempts, score) = (
-                t.attempts.len() as u32,
-                t.attempts.last().and_then(|a| a.score),
-            );
-            self.emit(SwarmEvent::TaskPassed {
-                task_id: task_id.clone(),
-                attempts,
-                score,
-                files,
-            });
+            self.pass(&done.task_id, std::mem::take(&mut done.files), ran.ended_ms);
         } else {
-            t.retry = retry;
-            let dispatches = t.dispatches();
-            let can_retry = t.round_attempts <= self.config.worker_retries
-                && dispatches < self.config.max_dispatches_per_task;
-            let out_of_budget = failure.as_ref().is_some_and(|(m, _)| m == "budget");
-            if conflict.is_some() && self.config.enable_user_intervention {
-                // The issue's rule: a merge conflict is a person's to resolve.
-                t.status = TaskStatus::AwaitingIntervention;
-                let snapshot = t.clone();
-                self.ask_person(&snapshot);
-            } else if can_retry && !out_of_budget {
-                t.status = TaskStatus::Pending;
-                let jitter = jitter_ms(self.options.backoff_unit_ms);
-                let delay = schedule::backoff_ms(dispatches, self.options.backoff_unit_ms, jitter);
-                self.not_before.insert(task_id.clone(), now + delay);
-                if let Some(last) = t.attempts.last_mut() {
-                    last.backoff_ms = Some(delay);
-                }
-                self.emit(SwarmEvent::TaskRetrying {
-                    task_id: task_id.clone(),
-                    attempt: dispatches + 1,
-                    delay_ms: delay,
-                    reason: error,
-                });
-            } else if self.config.enable_user_intervention
-                && dispatches >= self.config.user_intervention_threshold
-                && !out_of_budget
-            {
-                t.status = TaskStatus::AwaitingIntervention;
-                let snapshot = t.clone();
-                self.ask_person(&snapshot);
-            } else {
-                t.status = TaskStatus::Failed;
-                let reason = format!("failed after {dispatches} attempts: {error}");
-                t.reason = Some(reason.clone());
-                self.emit(SwarmEvent::TaskFailed {
-                    task_id: task_id.clone(),
-                    attempts: dispatches,
-                    reason,
-                });
-            }
+            let failed = Failed {
+                retry,
+                error,
+                out_of_budget: failure.as_ref().is_some_and(|(m, _)| m == "budget"),
+                conflict: conflict.is_some(),
+            };
+            self.after_failure(&done.task_id, failed, now);
         }
         if let Some((Some(retry), task)) = lesson {
-            self.propose_lesson(&task, &retry, &report).await;
+            self.propose_lesson(&task, &retry, &done.report).await;
         }
         let (tokens, cost_usd) = (self.state.tokens(), self.state.cost_usd());
         let (max_tokens, max_usd) = self.budget.caps();
@@ -508,6 +212,293 @@ impl Coordinator {
         });
         self.save().await;
     }
+
+    /// Frees the attempt's worker slot and its open asks, and settles its reservation
+    /// with what it spent.
+    fn release(&mut self, done: &Done) -> Ran {
+        let ran = self.active.remove(&done.task_id);
+        let (worker, started_ms) = (
+            ran.as_ref().map(|a| a.worker),
+            ran.as_ref().map(|a| a.started_ms),
+        );
+        let ended_ms = Some(super::now_unix_ms());
+        self.asks.retain(|_, t| *t != done.task_id);
+        let tokens = done.report.tokens();
+        let cost = done.report.result.as_ref().and_then(|r| r.cost_usd);
+        self.budget.settle(done.reservation, tokens, cost);
+        Ran {
+            worker,
+            started_ms,
+            ended_ms,
+            tokens,
+            cost,
+        }
+    }
+
+    /// An interrupted attempt is not the task's fault: it goes back to pending, and this
+    /// dispatch does not count against it.
+    fn requeue_interrupted(&mut self, done: &Done, ran: &Ran) {
+        if let Some(t) = self.state.task_mut(&done.task_id) {
+            t.status = TaskStatus::Pending;
+            t.attempts.push(Attempt {
+                number: t.attempts.len() as u32 + 1,
+                model: done.model.clone(),
+                session_id: done.report.session_id.clone(),
+                exit_code: done.report.exit_code,
+                tokens: ran.tokens,
+                cost_usd: ran.cost,
+                failure_mode: Some("interrupted".into()),
+                error: Some("the swarm was interrupted".into()),
+                duration_ms: done.report.duration_ms,
+                started_ms: ran.started_ms,
+                ended_ms: ran.ended_ms,
+                worker: ran.worker,
+                ..Attempt::default()
+            });
+        }
+    }
+
+    /// Only what the model could have done otherwise counts against its health: a cap
+    /// that stopped it does not, and a worker that never started asked no model at all.
+    fn record_health(&mut self, model: &str, now: u64, failure: Option<&(String, String)>) {
+        let change = match failure.map(|(mode, why)| (mode.as_str(), why)) {
+            Some(("start", _)) => None,
+            Some(("budget", _)) | None => self.health.record_success(model, now),
+            Some((_, why)) => self.health.record_failure(model, now, why),
+        };
+        if let Some(change) = change {
+            self.emit(SwarmEvent::ModelHealth {
+                model: change.model,
+                tripped: change.tripped,
+                health: change.health,
+            });
+        }
+    }
+
+    /// The attempt's record, and what the next attempt is told when this one did not pass.
+    fn attempt_of(
+        &self,
+        task: &SwarmTask,
+        done: &Done,
+        ran: &Ran,
+        failure: Option<&(String, String)>,
+        conflict: bool,
+    ) -> (Attempt, Option<RetryContext>) {
+        let number = task.attempts.len() as u32 + 1;
+        let mut attempt = Attempt {
+            number,
+            model: done.model.clone(),
+            session_id: done.report.session_id.clone(),
+            exit_code: done.report.exit_code,
+            files: done.files.clone(),
+            tokens: ran.tokens,
+            cost_usd: ran.cost,
+            summary: done
+                .report
+                .result
+                .as_ref()
+                .map(|r| bounded(&r.text, 2000))
+                .unwrap_or_default(),
+            duration_ms: done.report.duration_ms,
+            started_ms: ran.started_ms,
+            ended_ms: ran.ended_ms,
+            worker: ran.worker,
+            ..Attempt::default()
+        };
+        let max_attempts = self.max_attempts(task);
+        let mut retry: Option<RetryContext> = None;
+        match (failure, &done.outcome) {
+            (Some((mode, why)), _) => {
+                attempt.failure_mode = Some(mode.clone());
+                attempt.error = Some(why.clone());
+                retry = Some(RetryContext {
+                    previous_feedback: why.clone(),
+                    previous_score: 0,
+                    attempt: number + 1,
+                    max_attempts,
+                    previous_model: Some(done.model.clone()),
+                    previous_files: done.files.clone(),
+                    swarm_progress: Some(self.state.progress()),
+                    ..RetryContext::default()
+                });
+            }
+            (None, Some(o)) => {
+                retry = self.checked(&mut attempt, o, done, max_attempts, conflict);
+            }
+            (None, None) => {}
+        }
+        (attempt, retry)
+    }
+
+    /// Records the checks' verdict on the attempt; when it did not pass, what the next
+    /// attempt is told.
+    fn checked(
+        &self,
+        attempt: &mut Attempt,
+        o: &Outcome,
+        done: &Done,
+        max_attempts: u32,
+        conflict: bool,
+    ) -> Option<RetryContext> {
+        let number = attempt.number;
+        attempt.verdict = Some(o.verdict);
+        attempt.score = o.score;
+        attempt.findings.clone_from(&o.findings);
+        attempt.compilation_errors = o
+            .retry
+            .as_ref()
+            .map(|r| r.compilation_errors.clone())
+            .unwrap_or_default();
+        self.emit(SwarmEvent::TaskChecked {
+            task_id: done.task_id.clone(),
+            attempt: number,
+            verdict: o.verdict,
+            score: o.score,
+            findings: o.findings.clone(),
+        });
+        if o.verdict == Verdict::Pass {
+            return None;
+        }
+        attempt.failure_mode = Some(if conflict { "conflict" } else { "quality" }.into());
+        attempt.error = Some(
+            o.findings
+                .first()
+                .map_or_else(|| "the quality checks did not pass it".to_owned(), placed),
+        );
+        let retry = o.retry.clone().map(|mut r| {
+            r.attempt = number + 1;
+            r.max_attempts = max_attempts;
+            r.previous_model = Some(done.model.clone());
+            r.swarm_progress = Some(self.state.progress());
+            r
+        });
+        retry.or_else(|| {
+            Some(RetryContext {
+                previous_feedback: attempt.error.clone().unwrap_or_default(),
+                previous_score: o.score.unwrap_or(1),
+                attempt: number + 1,
+                max_attempts,
+                previous_model: Some(done.model.clone()),
+                previous_files: done.files.clone(),
+                swarm_progress: Some(self.state.progress()),
+                ..RetryContext::default()
+            })
+        })
+    }
+
+    /// The task passed.
+    fn pass(&mut self, task_id: &str, files: Vec<String>, ended_ms: Option<i64>) {
+        let Some(t) = self.state.task_mut(task_id) else {
+            return;
+        };
+        t.status = TaskStatus::Passed;
+        t.passed_ms = ended_ms;
+        t.retry = None;
+        let (attempts, score) = (
+            t.attempts.len() as u32,
+            t.attempts.last().and_then(|a| a.score),
+        );
+        self.emit(SwarmEvent::TaskPassed {
+            task_id: task_id.to_owned(),
+            attempts,
+            score,
+            files,
+        });
+    }
+
+    /// The task's attempt did not pass: it is retried after a backoff, put to a person, or
+    /// failed for good.
+    fn after_failure(&mut self, task_id: &str, failed: Failed, now: u64) {
+        let Some(t) = self.state.task_mut(task_id) else {
+            return;
+        };
+        t.retry = failed.retry;
+        let dispatches = t.dispatches();
+        let can_retry = t.round_attempts <= self.config.worker_retries
+            && dispatches < self.config.max_dispatches_per_task;
+        let out_of_budget = failed.out_of_budget;
+        let error = failed.error;
+        if failed.conflict && self.config.enable_user_intervention {
+            // The issue's rule: a merge conflict is a person's to resolve.
+            t.status = TaskStatus::AwaitingIntervention;
+            let snapshot = t.clone();
+            self.ask_person(&snapshot);
+        } else if can_retry && !out_of_budget {
+            t.status = TaskStatus::Pending;
+            let jitter = jitter_ms(self.options.backoff_unit_ms);
+            let delay = schedule::backoff_ms(dispatches, self.options.backoff_unit_ms, jitter);
+            self.not_before.insert(task_id.to_owned(), now + delay);
+            if let Some(last) = t.attempts.last_mut() {
+                last.backoff_ms = Some(delay);
+            }
+            self.emit(SwarmEvent::TaskRetrying {
+                task_id: task_id.to_owned(),
+                attempt: dispatches + 1,
+                delay_ms: delay,
+                reason: error,
+            });
+        } else if self.config.enable_user_intervention
+            && dispatches >= self.config.user_intervention_threshold
+            && !out_of_budget
+        {
+            t.status = TaskStatus::AwaitingIntervention;
+            let snapshot = t.clone();
+            self.ask_person(&snapshot);
+        } else {
+            t.status = TaskStatus::Failed;
+            let reason = format!("failed after {dispatches} attempts: {error}");
+            t.reason = Some(reason.clone());
+            self.emit(SwarmEvent::TaskFailed {
+                task_id: task_id.to_owned(),
+                attempts: dispatches,
+                reason,
+            });
+        }
+    }
+}
+
+/// What an attempt's worker used, and when and in which slot it ran.
+struct Ran {
+    worker: Option<u32>,
+    started_ms: Option<i64>,
+    ended_ms: Option<i64>,
+    tokens: u64,
+    cost: Option<f64>,
+}
+
+/// Why an attempt did not pass, as deciding the task's next state needs it.
+struct Failed {
+    /// What the next attempt is told.
+    retry: Option<RetryContext>,
+    /// The attempt's error.
+    error: String,
+    /// The budget cap stopped it: retrying cannot help.
+    out_of_budget: bool,
+    /// Its changes conflict with the workspace.
+    conflict: bool,
+}
+
+/// Why a passing attempt's changes could not be merged back, if they could not; its
+/// outcome then asks for a retry, the conflict its first finding.
+fn merge_conflict(done: &mut Done) -> Option<String> {
+    let conflict = match &done.merge {
+        Some(Err(why)) => Some(why.clone()),
+        _ => None,
+    };
+    if let (Some(why), Some(o)) = (&conflict, done.outcome.as_mut()) {
+        o.verdict = Verdict::NeedsRetry;
+        o.findings.insert(
+            0,
+            atto_quality::Finding {
+                stage: atto_quality::Stage::Verification,
+                code: None,
+                message: why.clone(),
+                file: None,
+                line: None,
+            },
+        );
+    }
+    conflict
 }
 
 /// Runs the quality pipeline over one finished attempt.

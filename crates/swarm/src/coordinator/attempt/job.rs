@@ -1,0 +1,296 @@
+//! The part of an attempt that runs off the coordinator's loop, as a spawned job: the
+//! attempt's worktree when isolated, its worker (local or remote), the quality pipeline
+//! over what the worker did, and the merge back. It hands a [`Done`] to the coordinator,
+//! which decides what becomes of the task (`finished`); it changes no task state itself.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use atto_llm::ModelClient;
+use atto_protocol::{ApprovalDecision, ApprovalRequest};
+use atto_quality::{QualityConfig, Verdict};
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+
+use super::{assess, own_changes, snapshot};
+use crate::budget::Reservation;
+use crate::coordinator::{Done, SandboxFor, checks};
+use crate::isolation::{self, Worktree};
+use crate::mailbox;
+use crate::remote::attempt::{Launch as RemoteLaunch, Remote};
+use crate::task::SwarmTask;
+use crate::worker::{self, Launch, Template, Vars};
+
+/// One attempt of a task, with everything its job needs cloned out of the coordinator.
+pub(super) struct Job {
+    pub task: SwarmTask,
+    pub model: String,
+    pub reservation: Reservation,
+    pub attempt: u32,
+    /// The swarm's workspace.
+    pub main: PathBuf,
+    /// Whether the attempt works in a worktree of a snapshot of `main`.
+    pub isolated: bool,
+    /// Where worktrees and published bases go.
+    pub scratch: PathBuf,
+    pub worker: WorkerStart,
+    pub checking: Checking,
+}
+
+/// What starting the worker needs.
+pub(super) struct WorkerStart {
+    pub vars: Vars,
+    pub template: Template,
+    pub prompt: String,
+    pub timeout: Duration,
+    pub stop: watch::Receiver<bool>,
+    pub answers: mpsc::UnboundedReceiver<(String, ApprovalDecision)>,
+    /// Where the worker's messages go, tagged with its task.
+    pub messages: mpsc::UnboundedSender<(String, worker::Message)>,
+    /// The launcher's settings when workers run elsewhere.
+    pub remote: Option<RemoteLaunch>,
+}
+
+/// What checking the worker's work needs.
+pub(super) struct Checking {
+    pub quality: QualityConfig,
+    pub sandbox_for: SandboxFor,
+    pub person: checks::Person,
+    pub judge: Option<Arc<dyn ModelClient>>,
+    pub progress: String,
+}
+
+/// The worker's command: program, arguments, the bytes its stdin begins with, and the
+/// remote attempt it belongs to.
+type Command = (String, Vec<String>, Vec<u8>, Option<Remote>);
+
+impl Job {
+    pub(super) async fn run(self) -> Done {
+        let Job {
+            task,
+            model,
+            reservation,
+            attempt,
+            main,
+            isolated,
+            scratch,
+            mut worker,
+            checking,
+        } = self;
+        let task_id = task.id.clone();
+        let (tx, forward) = forward_messages(worker.messages.clone(), task_id.clone());
+        // With worktree isolation the attempt works on a snapshot of the workspace.
+        let tree = if isolated {
+            Some(worktree(&main, &scratch, &task_id, attempt).await)
+        } else {
+            None
+        };
+        let workspace = match &tree {
+            Some(Ok(t)) => t.dir.clone(),
+            _ => main.clone(),
+        };
+        worker.vars.workspace = workspace.display().to_string();
+        let before = snapshot(&workspace, &task);
+        let command = worker.command(&tree, &main, &scratch, attempt).await;
+        let remote_launch = worker.remote.clone();
+        let mut remote = None;
+        let mut report = match command {
+            Ok((program, args, preamble, r)) => {
+                remote = r;
+                worker
+                    .run(program, args, preamble, &workspace, task.writes(), tx)
+                    .await
+            }
+            Err(err) => {
+                drop(tx);
+                worker::Report {
+                    spawn_error: Some(err),
+                    ..worker::Report::default()
+                }
+            }
+        };
+        let _ = forward.await;
+        if let (Some(r), Some(launch), Some(Ok(t))) = (&remote, &remote_launch, &tree) {
+            crate::remote::attempt::finish(launch, r, &mut report, &main, t, &scratch).await;
+        }
+        // The files this worker changed, once, for the checks and the attempt's record.
+        let files = own_changes(&task, &report, &workspace);
+        let outcome = if report.failure().is_none() {
+            Some(
+                checking
+                    .assess(&task, &report, &files, &before, &workspace, attempt)
+                    .await,
+            )
+        } else {
+            None
+        };
+        let passed = outcome.as_ref().is_some_and(|o| o.verdict == Verdict::Pass);
+        let merge = match &tree {
+            Some(Ok(t)) => merge(&main, t, &scratch, passed).await,
+            _ => None,
+        };
+        Done {
+            task_id,
+            model,
+            reservation,
+            report,
+            files,
+            outcome,
+            merge,
+        }
+    }
+}
+
+impl WorkerStart {
+    /// The command that starts the worker. A remote worker starts from a published base
+    /// and returns a branch.
+    async fn command(
+        &self,
+        tree: &Option<Result<Worktree, String>>,
+        main: &Path,
+        scratch: &Path,
+        attempt: u32,
+    ) -> Result<Command, String> {
+        match (tree, &self.remote) {
+            (Some(Err(err)), _) => Err(err.clone()),
+            (Some(Ok(t)), Some(launch)) => crate::remote::attempt::prepare(
+                launch,
+                &self.template,
+                &self.vars,
+                main,
+                t,
+                scratch,
+                attempt,
+            )
+            .await
+            .map(|p| (p.program, p.args, p.preamble, Some(p.remote))),
+            (None, Some(_)) => Err("a remote launcher needs isolation: worktree".into()),
+            (_, None) => self
+                .template
+                .expand(&self.vars)
+                .map(|(program, args)| (program, args, Vec::new(), None)),
+        }
+    }
+
+    /// Runs the worker to its end; the mailbox answers what it may, the rest waits for a
+    /// person.
+    async fn run(
+        self,
+        program: String,
+        args: Vec<String>,
+        preamble: Vec<u8>,
+        workspace: &Path,
+        writes: bool,
+        tx: mpsc::UnboundedSender<worker::Message>,
+    ) -> worker::Report {
+        let launch = Launch {
+            program,
+            args,
+            cwd: workspace.to_path_buf(),
+            prompt: self.prompt,
+            timeout: self.timeout,
+            preamble,
+        };
+        let decide = move |r: &ApprovalRequest| match mailbox::decide(r, writes) {
+            mailbox::Tier::AutoApprove => Some(ApprovalDecision::Yes),
+            mailbox::Tier::AutoDeny(reason) => Some(ApprovalDecision::No {
+                reason: Some(reason),
+            }),
+            mailbox::Tier::Ask => None,
+        };
+        worker::run(launch, &decide, tx, self.answers, self.stop).await
+    }
+}
+
+impl Checking {
+    /// The quality pipeline over the worker's work, its commands run through the gate.
+    async fn assess(
+        self,
+        task: &SwarmTask,
+        report: &worker::Report,
+        files: &[String],
+        before: &std::collections::BTreeMap<String, String>,
+        workspace: &Path,
+        attempt: u32,
+    ) -> atto_quality::Outcome {
+        let runner =
+            checks::GatedRunner::new(workspace, (self.sandbox_for)(workspace), Some(self.person));
+        assess(
+            task,
+            report,
+            files,
+            before,
+            workspace,
+            attempt,
+            self.progress,
+            &self.quality,
+            &runner,
+            self.judge.as_deref(),
+        )
+        .await
+    }
+}
+
+/// A channel for the worker's messages and the task that passes them on to the
+/// coordinator, tagged with `task_id`; it ends when the worker drops its sender.
+fn forward_messages(
+    messages: mpsc::UnboundedSender<(String, worker::Message)>,
+    task_id: String,
+) -> (mpsc::UnboundedSender<worker::Message>, JoinHandle<()>) {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let forward = tokio::spawn(async move {
+        while let Some(m) = rx.recv().await {
+            if messages.send((task_id.clone(), m)).is_err() {
+                break;
+            }
+        }
+    });
+    (tx, forward)
+}
+
+/// A worktree of a snapshot of `main` for this attempt.
+async fn worktree(
+    main: &Path,
+    scratch: &Path,
+    task_id: &str,
+    attempt: u32,
+) -> Result<Worktree, String> {
+    let dir = scratch.join(format!("{task_id}-{attempt}"));
+    let made = match isolation::snapshot(main, scratch).await {
+        Ok(base) => isolation::create(main, &base, &dir).await,
+        Err(err) => Err(err),
+    };
+    made.map_err(|e| format!("its worktree could not be made: {e}"))
+}
+
+/// A passing attempt's changes merged back into `main` (`None` when it did not pass); the
+/// worktree is removed unless a conflict keeps it for a person to look at.
+async fn merge(
+    main: &Path,
+    t: &Worktree,
+    scratch: &Path,
+    passed: bool,
+) -> Option<Result<Vec<String>, String>> {
+    let mut merge = None;
+    if passed {
+        let merged = match isolation::changes(t, scratch).await {
+            Ok(changes) => isolation::merge_back(main, t, &changes, scratch)
+                .await
+                .map_err(|paths| {
+                    format!(
+                        "its changes conflict with the workspace in {} (its \
+                         worktree is kept at {})",
+                        paths.join(", "),
+                        t.dir.display()
+                    )
+                }),
+            Err(err) => Err(format!("its changes could not be read: {err}")),
+        };
+        merge = Some(merged);
+    }
+    if !matches!(merge, Some(Err(_))) {
+        isolation::remove(main, t).await;
+    }
+    merge
+}
