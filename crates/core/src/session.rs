@@ -170,8 +170,18 @@ fn spawn_in(
     ));
     let (op_tx, op_rx) = mpsc::unbounded_channel();
     let (ev_tx, ev_rx) = mpsc::unbounded_channel();
-    // The external source's status events reach the front end of the first session
-    // that takes them (the root).
+    forward_source_events(&options, &ev_tx);
+    let session = Session::new(options, tree, position, models, ev_tx);
+    tokio::spawn(session.run(op_rx));
+    AgentHandle {
+        ops: op_tx,
+        events: ev_rx,
+    }
+}
+
+/// The external source's status events reach the front end of the first session that
+/// takes them (the root).
+fn forward_source_events(options: &SessionOptions, ev_tx: &mpsc::UnboundedSender<Event>) {
     if let Some(mut source_events) = options.external_tools.as_ref().and_then(|s| s.events()) {
         // Weak: the front end's event stream still ends when the session does.
         let forward = ev_tx.downgrade();
@@ -186,7 +196,15 @@ fn spawn_in(
             }
         });
     }
-    let current_turn = Arc::new(std::sync::atomic::AtomicU32::new(0));
+}
+
+/// The session's goals and tasks and its learnings, with the tools that reach them and
+/// `revert_turn` registered.
+fn register_own_tools(
+    options: &mut SessionOptions,
+    current_turn: &Arc<std::sync::atomic::AtomicU32>,
+    ev_tx: &mpsc::UnboundedSender<Event>,
+) -> (SharedGoalsAndTasks, Arc<Learnings>) {
     let work: SharedGoalsAndTasks = Arc::new(tokio::sync::Mutex::new(GoalsAndTasks::new(
         options.store.clone(),
         options.session_id.clone(),
@@ -215,11 +233,22 @@ fn spawn_in(
             .tools
             .register(Arc::new(crate::revert::RevertTurnTool::new(
                 Arc::clone(checkpoints),
-                Arc::clone(&current_turn),
+                Arc::clone(current_turn),
             )));
     }
-    let (approval_tx, approval_rx) = mpsc::unbounded_channel();
-    let approvals = Approvals::new(approval_tx);
+    (work, learnings)
+}
+
+/// The session's authority as children read it and its spawner, with `spawn_agent`
+/// offered while the tree may grow deeper; then a custom agent's tool list narrows every
+/// tool, atto's own included.
+fn offer_spawning(
+    options: &mut SessionOptions,
+    tree: &SessionTree,
+    position: &TreePosition,
+    approvals: &Approvals,
+    ev_tx: &mpsc::UnboundedSender<Event>,
+) -> (SharedAuthority, Arc<Spawner>) {
     let authority: SharedAuthority = Arc::new(std::sync::Mutex::new(CallAuthority {
         mode: options.mode,
         permission: options.permission,
@@ -241,13 +270,15 @@ fn spawn_in(
     if let Some(only) = &position.tools {
         options.tools.retain(|name| only.iter().any(|n| n == name));
     }
-    let names = options.tools.names();
-    let system = prompt::system_prompt(&PromptInputs {
-        workspace: &options.workspace,
-        tool_names: &names,
-        instructions: &options.instructions,
-    });
-    let resuming = options.resume.is_some();
+    (authority, spawner)
+}
+
+/// The recorder of the session's thread, and the history it resumes (empty for a new
+/// session).
+fn recorder(
+    options: &mut SessionOptions,
+    ev_tx: &mpsc::UnboundedSender<Event>,
+) -> (Recorder, Vec<Message>) {
     let recorder = Recorder::new(
         options.store.clone(),
         options
@@ -257,7 +288,17 @@ fn spawn_in(
         options.resume.as_ref().map_or(0, Vec::len),
         ev_tx.clone(),
     );
-    let resumed = options.resume.take().unwrap_or_default();
+    (recorder, options.resume.take().unwrap_or_default())
+}
+
+/// The gate every call of the session passes, deciding by the tree's grants and writing
+/// the audit trail.
+fn gatekeeper(
+    options: &mut SessionOptions,
+    grants: GrantTable,
+    ev_tx: &mpsc::UnboundedSender<Event>,
+    approval_rx: mpsc::UnboundedReceiver<(String, atto_protocol::ApprovalDecision)>,
+) -> Gatekeeper {
     let audit = Audit::new(
         options.store.clone(),
         options.session_id.clone(),
@@ -265,10 +306,10 @@ fn spawn_in(
         options.permission.mode,
         ev_tx.clone(),
     );
-    let gate = Gatekeeper::new(
+    Gatekeeper::new(
         GateSetup {
             permission: options.permission,
-            grants: tree.grants.clone(),
+            grants,
             commands_sandboxed: options.sandbox.is_some(),
             workspace: options.workspace.clone(),
             protected_dirs: std::mem::take(&mut options.protected_dirs),
@@ -277,65 +318,88 @@ fn spawn_in(
         },
         audit,
         approval_rx,
-    );
-    let plan = PlanQueue::new(
-        options.store.clone(),
-        options.session_id.clone(),
-        options.workspace.clone(),
-        ev_tx.clone(),
-    );
-    let keeper = SessionCheckpoints::new(options.checkpoints.clone(), ev_tx.clone());
-    // Offered to the model only in plan steps, so it is registered after the specs are
-    // taken; the specs of a step's turn add it.
-    let tool_specs = mode_specs(&options.tools, options.mode);
-    let mut planner = Planner::new(
-        options.store.clone(),
-        options.session_id.clone(),
-        ev_tx.clone(),
-    );
-    planner.settings = options.planner;
-    options.tools.register(Arc::new(StepResultTool {
-        step_report: Arc::clone(&planner.step_report),
-    }));
-    let session = Session {
-        learnings,
-        tally: Tally::default(),
-        planner,
-        keeper,
-        work,
-        current_turn,
-        notes: Vec::new(),
-        step_quality: None,
-        models,
-        turn_effort: None,
-        effort: None,
-        mode: options.mode,
-        base_permission: options.permission,
-        plan,
-        trust: options.trust,
-        gate,
-        approvals,
-        tree,
-        position,
-        authority,
-        spawner,
-        tool_specs,
-        system,
-        options,
-        turns: history::count_turns(&resumed),
-        last_input_tokens: None,
-        unrun: std::collections::HashMap::new(),
-        edited: std::collections::VecDeque::new(),
-        compacted_to: 0,
-        is_new: !resuming,
-        recorder,
-        history: resumed,
-        events: ev_tx,
-    };
-    tokio::spawn(session.run(op_rx));
-    AgentHandle {
-        ops: op_tx,
-        events: ev_rx,
+    )
+}
+
+impl Session {
+    /// A session in `tree` at `position`, its tools registered and its prompt written,
+    /// resuming `options.resume` when set.
+    fn new(
+        mut options: SessionOptions,
+        tree: SessionTree,
+        position: TreePosition,
+        models: crate::models::Models,
+        ev_tx: mpsc::UnboundedSender<Event>,
+    ) -> Session {
+        let current_turn = Arc::new(std::sync::atomic::AtomicU32::new(0));
+        let (work, learnings) = register_own_tools(&mut options, &current_turn, &ev_tx);
+        let (approval_tx, approval_rx) = mpsc::unbounded_channel();
+        let approvals = Approvals::new(approval_tx);
+        let (authority, spawner) =
+            offer_spawning(&mut options, &tree, &position, &approvals, &ev_tx);
+        let names = options.tools.names();
+        let system = prompt::system_prompt(&PromptInputs {
+            workspace: &options.workspace,
+            tool_names: &names,
+            instructions: &options.instructions,
+        });
+        let resuming = options.resume.is_some();
+        let (recorder, resumed) = recorder(&mut options, &ev_tx);
+        let gate = gatekeeper(&mut options, tree.grants.clone(), &ev_tx, approval_rx);
+        let plan = PlanQueue::new(
+            options.store.clone(),
+            options.session_id.clone(),
+            options.workspace.clone(),
+            ev_tx.clone(),
+        );
+        let keeper = SessionCheckpoints::new(options.checkpoints.clone(), ev_tx.clone());
+        // Offered to the model only in plan steps, so it is registered after the specs are
+        // taken; the specs of a step's turn add it.
+        let tool_specs = mode_specs(&options.tools, options.mode);
+        let mut planner = Planner::new(
+            options.store.clone(),
+            options.session_id.clone(),
+            ev_tx.clone(),
+        );
+        planner.settings = options.planner;
+        options.tools.register(Arc::new(StepResultTool {
+            step_report: Arc::clone(&planner.step_report),
+        }));
+        Session {
+            learnings,
+            tally: Tally::default(),
+            planner,
+            keeper,
+            work,
+            current_turn,
+            notes: Vec::new(),
+            step_quality: None,
+            models,
+            turn_effort: None,
+            effort: None,
+            mode: options.mode,
+            base_permission: options.permission,
+            plan,
+            trust: options.trust,
+            gate,
+            approvals,
+            tree,
+            position,
+            authority,
+            spawner,
+            tool_specs,
+            system,
+            options,
+            turns: history::count_turns(&resumed),
+            last_input_tokens: None,
+            unrun: std::collections::HashMap::new(),
+            edited: std::collections::VecDeque::new(),
+            compacted_to: 0,
+            is_new: !resuming,
+            recorder,
+            history: resumed,
+            events: ev_tx,
+        }
     }
 }
 

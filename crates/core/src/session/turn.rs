@@ -5,6 +5,7 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeSet;
+use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -62,6 +63,78 @@ impl Session {
         cancel: CancellationToken,
         corrections: &mut Corrections,
     ) -> FinalResult {
+        let task = self.open_turn(text).await;
+        let mut turn = TurnState::new();
+        let mut nudges = 0u32;
+        // Whether the model called a tool (a goal update included) since the turn began or
+        // since the last continuation: only work in progress is continued.
+        let mut progressed = false;
+        // GoalsAndTasks toward an active goal stops the moment its budget is spent, between any two
+        // model calls, and no call may produce more than the budget has left.
+        let goal_work = matches!(
+            self.goal_room().await,
+            GoalRoom::Unbounded | GoalRoom::Room(_)
+        );
+        // A context overflow compacts and retries once per model call, not again.
+        let mut overflow_compacted = false;
+        loop {
+            let max_output_tokens = match self.next_round(&mut turn, goal_work, &cancel).await {
+                ControlFlow::Continue(max) => max,
+                ControlFlow::Break(stopped) => return stopped,
+            };
+            let response = match self.call_model(max_output_tokens, &cancel).await {
+                Ok(response) => response,
+                Err(ModelError::ContextTooLong { .. })
+                    if !overflow_compacted
+                        && self
+                            .compact(atto_protocol::CompactTrigger::Overflow, None, &cancel)
+                            .await =>
+                {
+                    overflow_compacted = true;
+                    turn.rounds -= 1;
+                    continue;
+                }
+                Err(err) => return self.model_failed(err, &mut turn).await,
+            };
+            overflow_compacted = false;
+            let (calls, text) = self.count_reply(&response, &mut turn);
+            self.charge_call(&response.usage).await;
+            self.record(Message::Assistant {
+                parts: response.parts,
+            })
+            .await;
+            if calls.is_empty() {
+                if response.stop == atto_protocol::StopReason::MaxTokens {
+                    self.emit(Event::Warning {
+                        message: "the model's reply was cut off by its output token limit"
+                            .to_owned(),
+                    });
+                }
+                if self.continue_goal(progressed, &mut nudges).await {
+                    progressed = false;
+                    continue;
+                }
+                return turn.finish(TurnStatus::Completed, None);
+            }
+            progressed = true;
+            let round = Round {
+                task: &task,
+                reason: &text,
+                stop: &response.stop,
+                cancel: &cancel,
+            };
+            self.run_tool_calls(&calls, round, corrections, &mut turn)
+                .await;
+            if cancel.is_cancelled() {
+                return turn.finish(TurnStatus::Cancelled, None);
+            }
+        }
+    }
+
+    /// Opens a turn for the prompt `text`: counted, its model chosen, its context gathered
+    /// (the goal, recalled learnings, the start map), recorded and announced. Returns the
+    /// prompt, the task the turn's calls are for.
+    async fn open_turn(&mut self, text: String) -> String {
         self.turns += 1;
         self.update_authority();
         self.current_turn
@@ -103,203 +176,199 @@ impl Session {
             });
         }
         self.plan.reported(&review_ids).await;
-        let mut turn = TurnState::new();
-        let mut nudges = 0u32;
-        // Whether the model called a tool (a goal update included) since the turn began or
-        // since the last continuation: only work in progress is continued.
-        let mut progressed = false;
-        // GoalsAndTasks toward an active goal stops the moment its budget is spent, between any two
-        // model calls, and no call may produce more than the budget has left.
-        let goal_work = matches!(
-            self.goal_room().await,
-            GoalRoom::Unbounded | GoalRoom::Room(_)
-        );
-        // A context overflow compacts and retries once per model call, not again.
-        let mut overflow_compacted = false;
-        loop {
-            if let Some(stopped) = self.store_failed(&mut turn) {
-                return stopped;
-            }
-            if let Some(status) = limit_hit(&self.options.limits, &turn) {
-                return turn.finish(status, Some(status_message(&self.options.limits, &turn)));
-            }
-            let room = self.goal_room().await;
-            if goal_work && room == GoalRoom::Spent {
-                return turn.finish(TurnStatus::LimitReached, Some(GOAL_SPENT.to_owned()));
-            }
-            let max_output_tokens = match room {
-                GoalRoom::Room(left) if goal_work => self
-                    .options
-                    .limits
-                    .max_output_tokens
-                    .min(u32::try_from(left).unwrap_or(u32::MAX)),
-                _ => self.options.limits.max_output_tokens,
-            };
-            if let Some(note) = self.wrap_up_due(&mut turn) {
-                self.emit(Event::Notice {
-                    message: note.clone(),
-                });
-                self.record(Message::User {
-                    text: WRAP_UP.to_owned(),
-                    context: Some(format!("[atto] {note}")),
-                })
-                .await;
-            }
-            turn.rounds += 1;
-            // Tools that arrived first: they count towards the request compaction sizes.
-            self.adopt_external_tools();
-            self.compact_if_due(&cancel).await;
-            // Borrowed: a long history is not copied for every model call.
-            let request = ModelRequest {
-                system: Cow::Borrowed(&self.system),
-                messages: Cow::Borrowed(&self.history),
-                tools: Cow::Borrowed(&self.tool_specs),
-                max_output_tokens,
-                effort: self.turn_effort.or(self.effort),
-                temperature: None,
-            };
-            let events = self.events.clone();
-            let mut on_update = move |update: StreamUpdate| {
-                let event = match update {
-                    StreamUpdate::Text(text) => Event::TextDelta { text },
-                    StreamUpdate::Thinking(text) => Event::ThinkingDelta { text },
-                    StreamUpdate::Retry(notice) => Event::Retry(notice),
-                    StreamUpdate::ToolCallBegin { .. }
-                    | StreamUpdate::ToolCallArgs { .. }
-                    | StreamUpdate::FailedAttempt => {
-                        return;
-                    }
-                };
-                let _ = events.send(event);
-            };
-            let client = Arc::clone(&self.options.client);
-            let reply = tokio::select! {
-                reply = client.stream(&request, &mut on_update) => reply,
-                () = cancel.cancelled() => Err(ModelError::Cancelled),
-            };
-            let response = match reply {
-                Ok(response) => response,
-                Err(ModelError::Cancelled) => {
-                    return turn.finish(TurnStatus::Cancelled, None);
-                }
-                Err(ModelError::ContextTooLong { .. })
-                    if !overflow_compacted
-                        && self
-                            .compact(atto_protocol::CompactTrigger::Overflow, None, &cancel)
-                            .await =>
-                {
-                    overflow_compacted = true;
-                    turn.rounds -= 1;
-                    continue;
-                }
-                // A budget stops the work like any limit: nothing was sent.
-                Err(ModelError::OverBudget(message)) => {
-                    self.emit(Event::Warning {
-                        message: format!("stopped: {message}"),
-                    });
-                    return turn.finish(TurnStatus::LimitReached, Some(message));
-                }
-                Err(err) => {
-                    let message = err.to_string();
-                    self.emit(Event::Error {
-                        message: message.clone(),
-                    });
-                    if crate::model_failure::is_usage_limit(&err) {
-                        self.usage_limit_hit().await;
-                    }
-                    turn.failure = Some(crate::model_failure::kind(&err));
-                    return turn.finish(TurnStatus::Failed, Some(message));
-                }
-            };
-            overflow_compacted = false;
-            let (calls, text) = self.count_reply(&response, &mut turn);
-            self.charge_call(&response.usage).await;
-            self.record(Message::Assistant {
-                parts: response.parts,
+        task
+    }
+
+    /// Before each model call: what ends the turn (a store that failed, a limit, the goal's
+    /// budget spent), a subagent's wrap-up, the round counted, and compaction when due.
+    /// Continues with the output tokens the call may produce.
+    async fn next_round(
+        &mut self,
+        turn: &mut TurnState,
+        goal_work: bool,
+        cancel: &CancellationToken,
+    ) -> ControlFlow<FinalResult, u32> {
+        if let Some(stopped) = self.store_failed(turn) {
+            return ControlFlow::Break(stopped);
+        }
+        if let Some(status) = limit_hit(&self.options.limits, turn) {
+            return ControlFlow::Break(
+                turn.finish(status, Some(status_message(&self.options.limits, turn))),
+            );
+        }
+        let room = self.goal_room().await;
+        if goal_work && room == GoalRoom::Spent {
+            return ControlFlow::Break(
+                turn.finish(TurnStatus::LimitReached, Some(GOAL_SPENT.to_owned())),
+            );
+        }
+        let max_output_tokens = match room {
+            GoalRoom::Room(left) if goal_work => self
+                .options
+                .limits
+                .max_output_tokens
+                .min(u32::try_from(left).unwrap_or(u32::MAX)),
+            _ => self.options.limits.max_output_tokens,
+        };
+        if let Some(note) = self.wrap_up_due(turn) {
+            self.emit(Event::Notice {
+                message: note.clone(),
+            });
+            self.record(Message::User {
+                text: WRAP_UP.to_owned(),
+                context: Some(format!("[atto] {note}")),
             })
             .await;
-            if calls.is_empty() {
-                if response.stop == atto_protocol::StopReason::MaxTokens {
-                    self.emit(Event::Warning {
-                        message: "the model's reply was cut off by its output token limit"
-                            .to_owned(),
-                    });
+        }
+        turn.rounds += 1;
+        // Tools that arrived first: they count towards the request compaction sizes.
+        self.adopt_external_tools();
+        self.compact_if_due(cancel).await;
+        ControlFlow::Continue(max_output_tokens)
+    }
+
+    /// One model call, its text and thinking streamed to the front end as they arrive.
+    async fn call_model(
+        &self,
+        max_output_tokens: u32,
+        cancel: &CancellationToken,
+    ) -> Result<atto_llm::ModelResponse, ModelError> {
+        // Borrowed: a long history is not copied for every model call.
+        let request = ModelRequest {
+            system: Cow::Borrowed(&self.system),
+            messages: Cow::Borrowed(&self.history),
+            tools: Cow::Borrowed(&self.tool_specs),
+            max_output_tokens,
+            effort: self.turn_effort.or(self.effort),
+            temperature: None,
+        };
+        let events = self.events.clone();
+        let mut on_update = move |update: StreamUpdate| {
+            let event = match update {
+                StreamUpdate::Text(text) => Event::TextDelta { text },
+                StreamUpdate::Thinking(text) => Event::ThinkingDelta { text },
+                StreamUpdate::Retry(notice) => Event::Retry(notice),
+                StreamUpdate::ToolCallBegin { .. }
+                | StreamUpdate::ToolCallArgs { .. }
+                | StreamUpdate::FailedAttempt => {
+                    return;
                 }
-                // An active goal the model has not reported on keeps the work going, while
-                // the model is making progress: a reply that did nothing since the last
-                // continuation ends the turn instead of spending the budget on nothing.
-                let goal = self.work.lock().await.active_goal();
-                if let Some(objective) = goal.filter(|_| progressed && nudges < MAX_GOAL_NUDGES) {
-                    nudges += 1;
-                    progressed = false;
-                    self.emit(Event::Notice {
-                        message: format!(
-                            "goal \"{objective}\" is still active: continuing ({nudges}/\
-                             {MAX_GOAL_NUDGES}); /goal pause stops this"
-                        ),
-                    });
-                    self.record(Message::User {
-                        text: GOAL_CONTINUE.to_owned(),
-                        context: Some(format!(
-                            "[atto] The session goal \"{objective}\" is still active. Keep working \
-                             toward it. When it is met, call goal_update with status complete; if \
-                             you cannot go on without the user, call goal_update with status \
-                             blocked and say why."
-                        )),
-                    })
-                    .await;
-                    continue;
-                }
-                return turn.finish(TurnStatus::Completed, None);
-            }
-            progressed = true;
-            let names: Vec<&str> = calls.iter().map(|c| c.name.as_str()).collect();
-            self.resolve_external_tools(&names, &cancel).await;
-            let emit_events = self.events.clone();
-            let emit = move |event: Event| {
-                let _ = emit_events.send(event);
             };
-            let sandbox = self.command_sandbox();
-            let focus = self.focus_of(self.position.scope.as_deref());
-            let mut orchestrator = Orchestrator {
-                gate: &mut self.gate,
-                recorder: &mut self.recorder,
-                tools: &self.options.tools,
-                workspace: &self.options.workspace,
-                max_output_bytes: self.options.limits.max_tool_output_bytes,
-                emit: &emit,
-                trust: self.trust,
-                sandbox,
-                mode: self.mode,
-                plan: &mut self.plan,
-                task: &task,
-                reason: &text,
-                checkpoints: &mut self.keeper,
-                turn: self.turns,
-                correction: corrections,
-                scope: self
-                    .position
-                    .scope
-                    .as_deref()
-                    .map(crate::orchestrator::Scope::Subagent),
-                focus,
-            };
-            let outcomes = orchestrator
-                .run_calls(&calls, &response.stop, &cancel)
-                .await;
-            for outcome in outcomes {
-                if let Some(workaround) = &outcome.workaround {
-                    self.learnings.workaround(workaround).await;
+            let _ = events.send(event);
+        };
+        let client = Arc::clone(&self.options.client);
+        tokio::select! {
+            reply = client.stream(&request, &mut on_update) => reply,
+            () = cancel.cancelled() => Err(ModelError::Cancelled),
+        }
+    }
+
+    /// Ends the turn on a model call that failed: cancelled, stopped by a budget, or
+    /// failed (reported, with the kind of failure for the exit code).
+    async fn model_failed(&mut self, err: ModelError, turn: &mut TurnState) -> FinalResult {
+        match err {
+            ModelError::Cancelled => turn.finish(TurnStatus::Cancelled, None),
+            // A budget stops the work like any limit: nothing was sent.
+            ModelError::OverBudget(message) => {
+                self.emit(Event::Warning {
+                    message: format!("stopped: {message}"),
+                });
+                turn.finish(TurnStatus::LimitReached, Some(message))
+            }
+            err => {
+                let message = err.to_string();
+                self.emit(Event::Error {
+                    message: message.clone(),
+                });
+                if crate::model_failure::is_usage_limit(&err) {
+                    self.usage_limit_hit().await;
                 }
-                self.note_ending(&outcome);
-                self.note_edited(&outcome.changed_paths);
-                turn.files_changed.extend(outcome.changed_paths);
-                // The orchestrator committed each result before reporting it finished.
-                self.history.push(Message::ToolResult(outcome.result));
+                turn.failure = Some(crate::model_failure::kind(&err));
+                turn.finish(TurnStatus::Failed, Some(message))
             }
-            if cancel.is_cancelled() {
-                return turn.finish(TurnStatus::Cancelled, None);
+        }
+    }
+
+    /// An active goal the model has not reported on keeps the work going, while the model
+    /// is making progress: a reply that did nothing since the last continuation ends the
+    /// turn instead of spending the budget on nothing. Whether the turn goes on.
+    async fn continue_goal(&mut self, progressed: bool, nudges: &mut u32) -> bool {
+        let goal = self.work.lock().await.active_goal();
+        let Some(objective) = goal.filter(|_| progressed && *nudges < MAX_GOAL_NUDGES) else {
+            return false;
+        };
+        *nudges += 1;
+        self.emit(Event::Notice {
+            message: format!(
+                "goal \"{objective}\" is still active: continuing ({nudges}/\
+                     {MAX_GOAL_NUDGES}); /goal pause stops this"
+            ),
+        });
+        self.record(Message::User {
+            text: GOAL_CONTINUE.to_owned(),
+            context: Some(format!(
+                "[atto] The session goal \"{objective}\" is still active. Keep working \
+                     toward it. When it is met, call goal_update with status complete; if \
+                     you cannot go on without the user, call goal_update with status \
+                     blocked and say why."
+            )),
+        })
+        .await;
+        true
+    }
+
+    /// Runs one reply's tool calls through the orchestrator (the gate, approvals,
+    /// checkpoints) and adds their results to the history and the turn.
+    async fn run_tool_calls(
+        &mut self,
+        calls: &[atto_protocol::ToolCall],
+        round: Round<'_>,
+        corrections: &mut Corrections,
+        turn: &mut TurnState,
+    ) {
+        let names: Vec<&str> = calls.iter().map(|c| c.name.as_str()).collect();
+        self.resolve_external_tools(&names, round.cancel).await;
+        let emit_events = self.events.clone();
+        let emit = move |event: Event| {
+            let _ = emit_events.send(event);
+        };
+        let sandbox = self.command_sandbox();
+        let focus = self.focus_of(self.position.scope.as_deref());
+        let mut orchestrator = Orchestrator {
+            gate: &mut self.gate,
+            recorder: &mut self.recorder,
+            tools: &self.options.tools,
+            workspace: &self.options.workspace,
+            max_output_bytes: self.options.limits.max_tool_output_bytes,
+            emit: &emit,
+            trust: self.trust,
+            sandbox,
+            mode: self.mode,
+            plan: &mut self.plan,
+            task: round.task,
+            reason: round.reason,
+            checkpoints: &mut self.keeper,
+            turn: self.turns,
+            correction: corrections,
+            scope: self
+                .position
+                .scope
+                .as_deref()
+                .map(crate::orchestrator::Scope::Subagent),
+            focus,
+        };
+        let outcomes = orchestrator
+            .run_calls(calls, round.stop, round.cancel)
+            .await;
+        for outcome in outcomes {
+            if let Some(workaround) = &outcome.workaround {
+                self.learnings.workaround(workaround).await;
             }
+            self.note_ending(&outcome);
+            self.note_edited(&outcome.changed_paths);
+            turn.files_changed.extend(outcome.changed_paths);
+            // The orchestrator committed each result before reporting it finished.
+            self.history.push(Message::ToolResult(outcome.result));
         }
     }
 
@@ -416,6 +485,15 @@ pub(super) fn status_message(limits: &Limits, turn: &TurnState) -> String {
          allow more."
             .to_owned()
     }
+}
+
+/// What one round's tool calls answer to: the turn's prompt, the reply that made them (its
+/// text and why it stopped), and the turn's cancellation.
+struct Round<'a> {
+    task: &'a str,
+    reason: &'a str,
+    stop: &'a atto_protocol::StopReason,
+    cancel: &'a CancellationToken,
 }
 
 /// Running totals of one turn.
