@@ -240,6 +240,52 @@ impl Checkpoints {
         label: &SnapshotLabel,
         scan: &str,
     ) -> Result<(), CheckpointError> {
+        let (survey, compare) = self.walk(state)?;
+        let prints = &survey.prints;
+        let newest = state.entries().first().cloned();
+        let known_value = state.known.as_ref().and_then(|k| {
+            let n = newest.as_ref()?;
+            (k.id == n.id && k.commit == n.commit).then_some(k.fingerprint.value)
+        });
+
+        if let (Some(prev), Some(value)) = (&newest, known_value)
+            && prints.earlier == Some(value)
+        {
+            return self.record_unchanged(state, label, scan, prev, value, survey);
+        }
+
+        let (tree, files) = self.walked_tree(state, compare, &survey.empty_dirs)?;
+        // The fingerprint stands for this tree only if it holds exactly as many files as the
+        // walk saw. This catches files git keeps that the walk skips: tracked files that a new
+        // `.gitignore` rule matches (`add -A` keeps them), and any disagreement between the
+        // walk's ignore rules and git's.
+        let trusted = prints.current.filter(|_| files == Some(prints.files));
+        let same = newest.as_ref().is_some_and(|p| {
+            p.tree == tree
+                && p.empty_dirs == survey.empty_dirs
+                && p.turn == label.turn
+                && p.session.as_deref() == self.session()
+        });
+        if !same {
+            self.commit(state, tree.clone(), &survey.empty_dirs, label, scan)?;
+        }
+        match trusted {
+            Some(fingerprint) => self.remember(state, fingerprint),
+            None if !same => state.known = None,
+            // Whatever fingerprint already stood for the unchanged newest snapshot still does.
+            None => {}
+        }
+        state.base = Some(RecordedTree {
+            tree,
+            empty_dirs: survey.empty_dirs,
+            bytes: survey.bytes,
+        });
+        Ok(())
+    }
+
+    /// Walks the workspace, re-arming the watcher; a large workspace is compared with the
+    /// private index as it is walked (returned to be finished).
+    fn walk(&self, state: &mut State) -> Result<(walk::Survey, Option<Compare>), CheckpointError> {
         if state.watcher.is_none() && !state.unwatched {
             state.watcher = Watcher::new();
             state.unwatched = state.watcher.is_none();
@@ -279,93 +325,74 @@ impl Checkpoints {
             }
         };
         side::write_info(self.git.side(), &survey.nested_repos)?;
-        let prints = survey.prints;
-        state.walked_files = prints.files;
-        let newest = state.entries().first().cloned();
-        let known_value = state.known.as_ref().and_then(|k| {
-            let n = newest.as_ref()?;
-            (k.id == n.id && k.commit == n.commit).then_some(k.fingerprint.value)
-        });
+        state.walked_files = survey.prints.files;
+        Ok((survey, compare))
+    }
 
-        if let (Some(prev), Some(value)) = (&newest, known_value)
-            && prints.earlier == Some(value)
-        {
-            // The workspace holds `prev`'s tree.
-            if prev.turn == label.turn && prev.session.as_deref() == self.session() {
-                // A fingerprint taken now hashes fewer contents when files have left the racy
-                // window since: store it so later walks read less.
-                if let Some(fingerprint) = prints.current.filter(|c| c.value != value) {
-                    self.remember(state, fingerprint);
-                }
-            } else {
-                self.commit(state, prev.tree.clone(), &survey.empty_dirs, label, scan)?;
-                match prints.current {
-                    Some(fingerprint) => self.remember(state, fingerprint),
-                    None => state.known = None,
-                }
+    /// The workspace holds `prev`'s tree (the fingerprint `value` that stood for it
+    /// matched): recorded again only for a new turn or session.
+    fn record_unchanged(
+        &self,
+        state: &mut State,
+        label: &SnapshotLabel,
+        scan: &str,
+        prev: &Entry,
+        value: u64,
+        survey: walk::Survey,
+    ) -> Result<(), CheckpointError> {
+        let prints = &survey.prints;
+        if prev.turn == label.turn && prev.session.as_deref() == self.session() {
+            // A fingerprint taken now hashes fewer contents when files have left the racy
+            // window since: store it so later walks read less.
+            if let Some(fingerprint) = prints.current.filter(|c| c.value != value) {
+                self.remember(state, fingerprint);
             }
-            state.base = Some(RecordedTree {
-                tree: prev.tree.clone(),
-                empty_dirs: survey.empty_dirs,
-                bytes: survey.bytes,
-            });
-            return Ok(());
-        }
-
-        let compared = compare.and_then(Compare::finish);
-        // The index's own tree with what differs edited in, when it has one (see
-        // `update::edited_index_tree`): no git process loads the index.
-        let edited = match &compared {
-            Some(compared) => {
-                self.edited_index_tree(&mut state.trees, compared, &survey.empty_dirs)?
+        } else {
+            self.commit(state, prev.tree.clone(), &survey.empty_dirs, label, scan)?;
+            match prints.current {
+                Some(fingerprint) => self.remember(state, fingerprint),
+                None => state.known = None,
             }
-            None => None,
-        };
-        let (tree, files) = match edited {
-            Some(found) => found,
-            None => {
-                let tree = match self.index_tree(compared.as_ref()) {
-                    Ok(tree) => tree,
-                    // The index names objects the side repository lacks (it borrowed them
-                    // from a user's repository that was rewritten or deleted before a
-                    // collection copied them in): start again from no index, hashing every
-                    // file into the side repository.
-                    Err(CheckpointError::GitFailed { .. }) => {
-                        self.git.drop_index();
-                        self.index_tree(None)?
-                    }
-                    Err(e) => return Err(e),
-                };
-                self.git.publish_index();
-                (tree, self.git.index_entries())
-            }
-        };
-        // The fingerprint stands for this tree only if it holds exactly as many files as the
-        // walk saw. This catches files git keeps that the walk skips: tracked files that a new
-        // `.gitignore` rule matches (`add -A` keeps them), and any disagreement between the
-        // walk's ignore rules and git's.
-        let trusted = prints.current.filter(|_| files == Some(prints.files));
-        let same = newest.as_ref().is_some_and(|p| {
-            p.tree == tree
-                && p.empty_dirs == survey.empty_dirs
-                && p.turn == label.turn
-                && p.session.as_deref() == self.session()
-        });
-        if !same {
-            self.commit(state, tree.clone(), &survey.empty_dirs, label, scan)?;
-        }
-        match trusted {
-            Some(fingerprint) => self.remember(state, fingerprint),
-            None if !same => state.known = None,
-            // Whatever fingerprint already stood for the unchanged newest snapshot still does.
-            None => {}
         }
         state.base = Some(RecordedTree {
-            tree,
+            tree: prev.tree.clone(),
             empty_dirs: survey.empty_dirs,
             bytes: survey.bytes,
         });
         Ok(())
+    }
+
+    /// The tree of what the walk found, and how many files it holds when known.
+    fn walked_tree(
+        &self,
+        state: &mut State,
+        compare: Option<Compare>,
+        empty_dirs: &[Vec<u8>],
+    ) -> Result<(String, Option<u64>), CheckpointError> {
+        let compared = compare.and_then(Compare::finish);
+        // The index's own tree with what differs edited in, when it has one (see
+        // `update::edited_index_tree`): no git process loads the index.
+        let edited = match &compared {
+            Some(compared) => self.edited_index_tree(&mut state.trees, compared, empty_dirs)?,
+            None => None,
+        };
+        if let Some(found) = edited {
+            return Ok(found);
+        }
+        let tree = match self.index_tree(compared.as_ref()) {
+            Ok(tree) => tree,
+            // The index names objects the side repository lacks (it borrowed them
+            // from a user's repository that was rewritten or deleted before a
+            // collection copied them in): start again from no index, hashing every
+            // file into the side repository.
+            Err(CheckpointError::GitFailed { .. }) => {
+                self.git.drop_index();
+                self.index_tree(None)?
+            }
+            Err(e) => return Err(e),
+        };
+        self.git.publish_index();
+        Ok((tree, self.git.index_entries()))
     }
 
     /// The tree of the workspace through the private index: `compared` names what differs
