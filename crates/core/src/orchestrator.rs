@@ -295,7 +295,7 @@ impl Orchestrator<'_> {
         let relative = atto_tools::paths::resolve(self.workspace, path)
             .map(|abs| atto_tools::paths::relative(self.workspace, &abs))
             .unwrap_or_else(|_| path.to_owned());
-        if crate::planner::execute::in_scope(scope, &relative) {
+        if atto_planner::plan::execute::in_scope(scope, &relative) {
             return None;
         }
         Some(format!(

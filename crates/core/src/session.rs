@@ -22,8 +22,6 @@ use crate::handle::AgentHandle;
 use crate::learning::{LearningHelpfulTool, Learnings, ProposeLearningTool};
 use crate::limits::Limits;
 use crate::plan_queue::PlanQueue;
-use crate::planner::Planner;
-use crate::planner::report::StepResultTool;
 use crate::prompt::{self, ProjectInstructions, PromptInputs};
 use crate::recorder::Recorder;
 use crate::subagents::{
@@ -31,7 +29,9 @@ use crate::subagents::{
     SubagentSettings, TreePosition, budget,
 };
 use crate::threads::Threads;
-use crate::work::{GoalsAndTasks, SharedGoalsAndTasks, WorkTool};
+use atto_planner::plan::Planner;
+use atto_planner::plan::report::StepResultTool;
+use atto_planner::work::{GoalsAndTasks, SharedGoalsAndTasks, WorkTool};
 
 mod agents;
 mod choose_model;
@@ -86,7 +86,7 @@ pub struct SessionOptions {
     /// File checkpoints of the workspace; `None` runs without them (said at start).
     pub checkpoints: Option<Arc<atto_checkpoint::Checkpoints>>,
     /// How the structured planner starts (`/auto-rollback` and `/auto-plan` change it).
-    pub planner: crate::planner::Settings,
+    pub planner: atto_planner::plan::Settings,
     /// How long an approval waits for its answer before it counts as "no"; `None` waits
     /// as long as the session lives.
     pub approval_deadline: Option<std::time::Duration>,
@@ -501,7 +501,7 @@ pub(crate) fn mode_specs(tools: &ToolRegistry, mode: AgentMode) -> Vec<atto_prot
     tools
         .specs()
         .into_iter()
-        .filter(|spec| spec.name != crate::planner::report::NAME)
+        .filter(|spec| spec.name != atto_planner::plan::report::NAME)
         .filter(|spec| {
             let writes = tools.get(&spec.name).is_some_and(|t| t.mutates(&empty));
             atto_policy::gate::offered(mode, &spec.name, writes)

@@ -3,7 +3,8 @@
 //!
 //! Owns: the wire formats (request bodies, stream decoding), the SSE decoder, error
 //! classification, retries with backoff, a per-model circuit breaker, provider presets
-//! and resolution, prices, and the optional wire log for diagnosing a provider. Does not own: the conversation (atto-core keeps it),
+//! and resolution, prices, the optional wire log for diagnosing a provider, and asking until
+//! a structured reply parses (`reask`). Does not own: the conversation (atto-core keeps it),
 //! prompts, tools, or what to do with a reply.
 //!
 //! [`connect`] gives a [`ModelClient`] with retries and the breaker applied; each
@@ -15,6 +16,7 @@ mod error;
 mod http;
 mod price;
 mod provider;
+pub mod reask;
 mod retry;
 mod secret;
 pub mod sse;

@@ -1,24 +1,18 @@
 //! Breaking the user's task into typed swarm tasks with the model: the JSON asked for,
 //! its validation (shape, kinds, ids, unknown and self dependencies, cycles, paths,
-//! limits) and re-asks that quote the exact error, like the planner's plans.
+//! limits) and re-asks that quote the exact error (`atto_llm::reask`, as the planner's
+//! plans do).
 
-use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
-use std::time::Duration;
 
-use atto_llm::{ModelClient, ModelRequest};
-use atto_protocol::{AssistantPart, Message, Usage};
+use atto_llm::reask::{AskError, Exchange, MAX_REASKS, ask_until_parsed};
+use atto_llm::{ModelClient, ModelError};
+use atto_protocol::Usage;
 use atto_quality::TaskKind;
 use serde::Deserialize;
 
 use crate::task::SwarmTask;
-
-/// Re-asks after the first answer.
-pub const MAX_REASKS: u32 = 2;
-
-/// The longest one decomposition request may take.
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// Output limit of a decomposition answer.
 const MAX_OUTPUT: u32 = 8_000;
@@ -317,76 +311,40 @@ pub async fn decompose(
         text.push_str("\n\n");
         text.push_str(hint);
     }
-    let mut messages = vec![Message::User {
-        text,
-        context: None,
-    }];
-    let mut usage = Usage::default();
-    let mut attempts = 0;
-    let mut last_error = String::new();
-    while attempts <= MAX_REASKS {
-        attempts += 1;
-        let request = ModelRequest {
-            system: Cow::Borrowed(&system),
-            messages: Cow::Borrowed(&messages),
-            tools: Cow::Owned(Vec::new()),
-            max_output_tokens: MAX_OUTPUT,
-            effort: None,
-            temperature: None,
-        };
-        let reply =
-            tokio::time::timeout(REQUEST_TIMEOUT, client.stream(&request, &mut |_| {})).await;
-        let response = match reply {
-            Ok(Ok(r)) => r,
-            Ok(Err(err)) => {
-                return Decomposed {
-                    tasks: Err(format!("the decomposition request failed: {err}")),
-                    attempts,
-                    usage,
-                };
-            }
-            Err(_) => {
-                return Decomposed {
-                    tasks: Err(format!(
-                        "the model did not answer the decomposition within {}s",
-                        REQUEST_TIMEOUT.as_secs()
-                    )),
-                    attempts,
-                    usage,
-                };
-            }
-        };
-        atto_llm::add_usage(&mut usage, &response.usage);
-        let answer = response.text();
-        match parse(&answer, max_tasks) {
-            Ok(tasks) => {
-                return Decomposed {
-                    tasks: Ok(tasks),
-                    attempts,
-                    usage,
-                };
-            }
-            Err(error) => {
-                messages.push(Message::Assistant {
-                    parts: vec![AssistantPart::Text { text: answer }],
-                });
-                messages.push(Message::User {
-                    text: format!(
-                        "That answer was not accepted: {error}. Answer again with only the \
-                         corrected tasks as one JSON object."
-                    ),
-                    context: None,
-                });
-                last_error = error;
-            }
+    let exchange = Exchange {
+        system: &system,
+        first: text,
+        answer: "tasks",
+        max_output_tokens: MAX_OUTPUT,
+        effort: None,
+        max_reasks: MAX_REASKS,
+    };
+    // Nothing cancels a decomposition but its time limit.
+    let asked = ask_until_parsed(client, exchange, std::future::pending(), |answer| {
+        parse(answer, max_tasks)
+    })
+    .await;
+    let attempts = asked.attempts;
+    let tasks = asked.value.map_err(|err| match err {
+        AskError::Request(err) => format!("the decomposition request failed: {err}"),
+        AskError::Cancelled => {
+            format!(
+                "the decomposition request failed: {}",
+                ModelError::Cancelled
+            )
         }
-    }
+        AskError::TimedOut(limit) => format!(
+            "the model did not answer the decomposition within {}s",
+            limit.as_secs()
+        ),
+        AskError::Invalid(last_error) => {
+            format!("no valid decomposition after {attempts} answers; the last error: {last_error}")
+        }
+    });
     Decomposed {
-        tasks: Err(format!(
-            "no valid decomposition after {attempts} answers; the last error: {last_error}"
-        )),
+        tasks,
         attempts,
-        usage,
+        usage: asked.usage,
     }
 }
 

@@ -5,6 +5,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+use atto_planner::overlap::overlaps;
+
 use crate::task::{SwarmState, SwarmTask, TaskStatus};
 
 /// Longest retry delay, in backoff units (seconds in real runs).
@@ -46,8 +48,8 @@ impl Running {
 }
 
 /// Whether two tasks may not run at the same time: one writes a file the other writes or
-/// reads, or a writer named no target files (it might touch anything, so it runs alone).
-/// Files both only read never hold them apart.
+/// reads (the files [`overlap`](atto_planner::overlap)), or a writer named no target files
+/// (it might touch anything, so it runs alone). Files both only read never hold them apart.
 pub fn conflicts(a: &Running, b: &Running) -> bool {
     if !a.writes && !b.writes {
         return false;
@@ -63,13 +65,11 @@ fn writes_into(writer: &Running, other: &Running) -> bool {
     if !writer.writes {
         return false;
     }
-    let touched: HashSet<&str> = other
+    let touched = other.files.iter().chain(&other.reads);
+    writer
         .files
         .iter()
-        .chain(&other.reads)
-        .map(String::as_str)
-        .collect();
-    writer.files.iter().any(|f| touched.contains(f.as_str()))
+        .any(|f| touched.clone().any(|t| overlaps(f, t)))
 }
 
 /// What the scheduler is told besides the state.

@@ -271,8 +271,8 @@ impl Session {
     async fn pinned(&self, old: &[Message]) -> pins::Pinned {
         let work = self.work.lock().await;
         let goals = work.goals.list().iter().map(pins::goal_line).collect();
-        let tasks =
-            (!work.tasks.list().is_empty()).then(|| crate::work::task_lines(work.tasks.list()));
+        let tasks = (!work.tasks.list().is_empty())
+            .then(|| atto_planner::work::task_lines(work.tasks.list()));
         drop(work);
         let pending_changes = self
             .plan

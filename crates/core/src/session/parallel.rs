@@ -29,8 +29,8 @@ use crate::correction::Corrections;
 use crate::correction::diagnosis::Tally;
 use crate::limits::Limits;
 use crate::orchestrator::Orchestrator;
-use crate::planner::{execute, report};
 use crate::recorder::Recorder;
+use atto_planner::plan::{execute, report};
 
 /// One step of a batch.
 pub(super) struct Worker {
@@ -96,7 +96,7 @@ impl Session {
             self.emit(Event::TurnStarted {
                 turn: self.turns,
                 mode: self.mode,
-                complexity: Some(crate::complexity::classify(&task)),
+                complexity: Some(atto_planner::complexity::classify(&task)),
                 model: Some(self.options.client.info().model.clone()),
                 route: None,
             });

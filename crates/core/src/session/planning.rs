@@ -17,9 +17,10 @@ use atto_tools::CancellationToken;
 use super::Session;
 use super::drive::Inbox;
 use super::step_quality::{self, StepWork};
-use crate::planner::edit::{self, EditError};
-use crate::planner::generate::{Ask, Generated, NoPlan};
-use crate::planner::{execute, generate, present, report};
+use crate::planner::present;
+use atto_planner::plan::edit::{self, EditError};
+use atto_planner::plan::generate::{Ask, Generated, NoPlan};
+use atto_planner::plan::{execute, generate, report};
 use atto_quality::Verdict;
 
 /// How drafting a plan ended.
@@ -72,8 +73,8 @@ impl Session {
     pub(super) fn should_plan(&self, text: &str) -> bool {
         let settings = &self.planner.settings;
         settings.detect
-            && crate::complexity::should_create_plan(
-                &crate::complexity::classify(text),
+            && atto_planner::complexity::should_create_plan(
+                &atto_planner::complexity::classify(text),
                 settings.threshold,
             )
     }

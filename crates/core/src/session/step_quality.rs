@@ -54,7 +54,7 @@ impl Session {
             id: format!("step-{}", step.number),
             kind: kind_of(step.kind),
             description: step.description.clone(),
-            target_files: crate::planner::execute::step_scope(plan, i, &workspace)
+            target_files: atto_planner::plan::execute::step_scope(plan, i, &workspace)
                 .unwrap_or_default(),
             acceptance: Vec::new(),
         };

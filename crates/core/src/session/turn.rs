@@ -139,7 +139,7 @@ impl Session {
         self.update_authority();
         self.current_turn
             .store(self.turns, std::sync::atomic::Ordering::Relaxed);
-        let complexity = crate::complexity::classify(&text);
+        let complexity = atto_planner::complexity::classify(&text);
         // Chosen first, so the prompt's turn facts name the model its requests go to.
         let route = self.route_turn(complexity.tier);
         // Recalled learnings join the prompt's appended context, after the cached prefix.

@@ -262,7 +262,7 @@ impl Spawner {
         if let Some(own) = &self.position.scope {
             let outside: Vec<&String> = files
                 .iter()
-                .filter(|f| !crate::planner::execute::in_scope(own, f))
+                .filter(|f| !atto_planner::plan::execute::in_scope(own, f))
                 .collect();
             if !outside.is_empty() || files.is_empty() {
                 return Err(format!(

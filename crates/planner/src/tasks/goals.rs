@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use atto_protocol::{Goal, GoalStatus};
 
-use crate::time::now_ms;
+use super::now_ms;
 
 /// Why a goal operation was refused. Every message is one line: what is wrong, that
 /// nothing was changed, and what to do instead.

@@ -35,6 +35,15 @@ pub struct AgentRun {
 }
 
 impl AgentRun {
+    /// A run that never got going, and why.
+    pub fn failed(error: String) -> AgentRun {
+        AgentRun {
+            exit_code: None,
+            result: None,
+            error: Some(error),
+        }
+    }
+
     /// The result's status (`completed`, `failed`, `limit_reached`, `cancelled`), or
     /// `failed` when there is no result.
     pub fn status(&self) -> String {
@@ -54,14 +63,9 @@ pub fn run(
     scratch: &Path,
     options: &AgentOptions,
 ) -> AgentRun {
-    let failed = |error: String| AgentRun {
-        exit_code: None,
-        result: None,
-        error: Some(error),
-    };
     let exe = match std::env::current_exe() {
         Ok(exe) => exe,
-        Err(e) => return failed(format!("cannot find the atto executable to run: {e}")),
+        Err(e) => return AgentRun::failed(format!("cannot find the atto executable to run: {e}")),
     };
     let stdout_path = scratch.join("agent.stdout");
     let stderr_path = scratch.join("agent.stderr");
@@ -69,7 +73,7 @@ pub fn run(
         .and_then(|out| Ok((out, std::fs::File::create(&stderr_path)?)));
     let (stdout, stderr) = match files {
         Ok(files) => files,
-        Err(e) => return failed(format!("cannot create the agent's log files: {e}")),
+        Err(e) => return AgentRun::failed(format!("cannot create the agent's log files: {e}")),
     };
     let mut cmd = Command::new(exe);
     cmd.arg("exec")
@@ -91,7 +95,7 @@ pub fn run(
         .stderr(stderr);
     let mut child = match cmd.spawn() {
         Ok(child) => child,
-        Err(e) => return failed(format!("cannot start the agent: {e}")),
+        Err(e) => return AgentRun::failed(format!("cannot start the agent: {e}")),
     };
     let deadline = Instant::now() + options.timeout + GRACE;
     let (exit_code, killed) = loop {
@@ -103,7 +107,7 @@ pub fn run(
                 break (None, true);
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(100)),
-            Err(e) => return failed(format!("lost track of the agent process: {e}")),
+            Err(e) => return AgentRun::failed(format!("lost track of the agent process: {e}")),
         }
     };
     let result = last_result(&stdout_path);

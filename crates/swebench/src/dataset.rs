@@ -7,8 +7,26 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::RunArgs;
-use crate::Failure;
+use crate::UsageError;
+
+/// Which instances a run covers, as `atto swebench run`'s flags give them: one instance
+/// (`issue_file`, with `instance_id`, `repo`, `base_commit`), or a dataset's rows
+/// (`dataset`, checkouts under `repos`, only `instance_id` when given).
+#[derive(Debug, Clone, Default)]
+pub struct Instances {
+    /// The single instance's id; with a dataset, the one row to run.
+    pub instance_id: Option<String>,
+    /// The single instance's issue text.
+    pub issue_file: Option<PathBuf>,
+    /// The single instance's checkout (default: the current directory).
+    pub repo: Option<PathBuf>,
+    /// The single instance's base commit (default: the checkout's HEAD).
+    pub base_commit: Option<String>,
+    /// A JSONL of instances as SWE-bench publishes them.
+    pub dataset: Option<PathBuf>,
+    /// Where the dataset's checkouts are (default: the current directory).
+    pub repos: Option<PathBuf>,
+}
 
 /// One instance to run.
 pub struct Task {
@@ -23,11 +41,10 @@ pub struct Task {
 
 /// The instances the arguments name, and a label (`(line N)`) for each dataset line that
 /// cannot be one (reported at once; the others still run).
-pub fn tasks(args: &RunArgs) -> Result<(Vec<Task>, Vec<String>), Failure> {
+pub fn tasks(args: &Instances) -> Result<(Vec<Task>, Vec<String>), UsageError> {
     if let Some(path) = &args.issue_file {
-        let issue = std::fs::read_to_string(path).map_err(|e| {
-            Failure::usage(format!("cannot read issue file {}: {e}", path.display()))
-        })?;
+        let issue = std::fs::read_to_string(path)
+            .map_err(|e| UsageError(format!("cannot read issue file {}: {e}", path.display())))?;
         let repo = args.repo.clone().unwrap_or_else(|| PathBuf::from("."));
         let task = Task {
             id: args.instance_id.clone().unwrap_or_default(),
@@ -39,13 +56,14 @@ pub fn tasks(args: &RunArgs) -> Result<(Vec<Task>, Vec<String>), Failure> {
         return Ok((vec![task], Vec::new()));
     }
     let Some(path) = &args.dataset else {
-        return Err(Failure::usage(
+        return Err(UsageError(
             "nothing to run: give --instance-id ID --issue-file FILE [--repo DIR], or \
-             --dataset FILE [--repos DIR]",
+             --dataset FILE [--repos DIR]"
+                .into(),
         ));
     };
     let text = std::fs::read_to_string(path)
-        .map_err(|e| Failure::usage(format!("cannot read dataset {}: {e}", path.display())))?;
+        .map_err(|e| UsageError(format!("cannot read dataset {}: {e}", path.display())))?;
     let repos = args.repos.clone().unwrap_or_else(|| PathBuf::from("."));
     let mut tasks = Vec::new();
     let mut bad = Vec::new();
@@ -70,7 +88,7 @@ pub fn tasks(args: &RunArgs) -> Result<(Vec<Task>, Vec<String>), Failure> {
     if let Some(id) = &args.instance_id
         && tasks.is_empty()
     {
-        return Err(Failure::usage(format!(
+        return Err(UsageError(format!(
             "instance {id} is not in {}; check the id (ids are case-sensitive)",
             path.display()
         )));

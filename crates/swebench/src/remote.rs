@@ -15,11 +15,11 @@ use atto_swarm::remote::launcher::{Hosts, Launcher, Slurm, Ssh};
 use atto_swarm::worker::{self, Template, Vars};
 use tokio::sync::{mpsc, watch};
 
-use super::agent::{AgentOptions, AgentRun};
+use crate::agent::{AgentOptions, AgentRun};
 
-/// `--launcher` of `atto swebench run`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum LauncherArg {
+/// Where each instance's agent runs (`--launcher` of `atto swebench run`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
     /// A child process here (the default).
     Local,
     /// One `srun` job per instance.
@@ -38,17 +38,17 @@ impl Remote {
     /// The launcher of `which`, or `None` for a local run. `hosts` and `ssh_config` are
     /// ssh's; the Slurm job's time is the run's limit plus a minute.
     pub fn new(
-        which: LauncherArg,
+        which: Placement,
         hosts: &[String],
         ssh_config: Option<&Path>,
         timeout: Duration,
     ) -> Result<Option<Remote>, String> {
         let launcher = match which {
-            LauncherArg::Local => return Ok(None),
-            LauncherArg::Slurm => Launcher::Slurm,
-            LauncherArg::Ssh => Launcher::Ssh,
+            Placement::Local => return Ok(None),
+            Placement::Slurm => Launcher::Slurm,
+            Placement::Ssh => Launcher::Ssh,
         };
-        if which == LauncherArg::Ssh && hosts.is_empty() {
+        if which == Placement::Ssh && hosts.is_empty() {
             return Err("--launcher ssh needs at least one --host".into());
         }
         if let Some(bad) = hosts
@@ -86,17 +86,12 @@ impl Remote {
         scratch: &Path,
         options: &AgentOptions,
     ) -> AgentRun {
-        let failed = |error: String| AgentRun {
-            exit_code: None,
-            result: None,
-            error: Some(error),
-        };
         let runtime = match tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
         {
             Ok(rt) => rt,
-            Err(e) => return failed(format!("no async runtime: {e}")),
+            Err(e) => return AgentRun::failed(format!("no async runtime: {e}")),
         };
         runtime.block_on(self.run_async(id, workspace, base, prompt, scratch, options))
     }
@@ -110,14 +105,11 @@ impl Remote {
         scratch: &Path,
         options: &AgentOptions,
     ) -> AgentRun {
-        let failed = |error: String| AgentRun {
-            exit_code: None,
-            result: None,
-            error: Some(error),
-        };
         let atto = match std::env::current_exe() {
             Ok(exe) => exe.display().to_string(),
-            Err(e) => return failed(format!("cannot find the atto executable to run: {e}")),
+            Err(e) => {
+                return AgentRun::failed(format!("cannot find the atto executable to run: {e}"));
+            }
         };
         let mut args: Vec<String> = [
             "--permission",
@@ -167,7 +159,9 @@ impl Remote {
         .await
         {
             Ok(p) => p,
-            Err(e) => return failed(format!("the remote run could not be prepared: {e}")),
+            Err(e) => {
+                return AgentRun::failed(format!("the remote run could not be prepared: {e}"));
+            }
         };
         let launch = worker::Launch {
             program: prepared.program,

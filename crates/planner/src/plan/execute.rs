@@ -10,11 +10,12 @@
 //! conversation, merged back in step order when the batch ends.
 
 use std::collections::HashSet;
-use std::path::{Component, Path};
+use std::path::Path;
 
 use atto_protocol::{StepOutcome, StepStatus, TaskPlan, TaskPlanStatus};
 
 use super::schema::kind_name;
+use crate::overlap::{normalize, overlaps};
 
 /// The index of the next step to run, if any is ready.
 pub fn next_ready(plan: &TaskPlan) -> Option<usize> {
@@ -34,8 +35,8 @@ pub const MAX_BATCH: usize = 3;
 
 /// The steps to run next when parallel steps are allowed, in number order: the next ready
 /// step, joined by other ready steps while all of them have no decision point, a non-empty
-/// `files` list of plain paths, and files disjoint from the others' (a path inside another
-/// counts as the same), up to [`MAX_BATCH`]. A step that cannot share runs alone (a batch
+/// `files` list of plain paths, and files that do not [`overlap`](crate::overlap) the
+/// others', up to [`MAX_BATCH`]. A step that cannot share runs alone (a batch
 /// of one). Empty when no step is ready.
 pub fn batch(plan: &TaskPlan, workspace: &Path) -> Vec<usize> {
     let Some(first) = next_ready(plan) else {
@@ -80,27 +81,6 @@ fn shareable_files(plan: &TaskPlan, i: usize, workspace: &Path) -> Option<Vec<St
         .collect::<Option<Vec<_>>>()
 }
 
-/// A declared path as workspace-relative `/`-separated components: `./` and a leading
-/// workspace root dropped. `None` for what cannot be compared safely: empty, a pattern,
-/// `..`, or an absolute path outside the workspace.
-fn normalize(path: &str, workspace: &Path) -> Option<String> {
-    let path = path.trim();
-    if path.is_empty() || path.contains(['*', '?', '[', '{']) {
-        return None;
-    }
-    let path = Path::new(path);
-    let relative = path.strip_prefix(workspace).unwrap_or(path);
-    let mut parts = Vec::new();
-    for component in relative.components() {
-        match component {
-            Component::CurDir => {}
-            Component::Normal(part) => parts.push(part.to_string_lossy().into_owned()),
-            Component::ParentDir | Component::RootDir | Component::Prefix(_) => return None,
-        }
-    }
-    (!parts.is_empty()).then(|| parts.join("/"))
-}
-
 /// The files step `index` declared, normalized: what it may change while it runs in a
 /// batch beside others. `None` when a declared path cannot be compared safely (such a
 /// step never runs in a batch).
@@ -125,12 +105,6 @@ pub fn in_scope(scope: &[String], path: &str) -> bool {
                 .strip_prefix(declared.as_str())
                 .is_some_and(|rest| rest.starts_with('/'))
     })
-}
-
-/// Whether two normalized paths are the same or one holds the other.
-fn overlaps(a: &str, b: &str) -> bool {
-    let inside = |x: &str, y: &str| x.strip_prefix(y).is_some_and(|rest| rest.starts_with('/'));
-    a == b || inside(a, b) || inside(b, a)
 }
 
 /// Marks every pending step that waits on step `failed` (directly or through others) as

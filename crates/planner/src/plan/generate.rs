@@ -1,23 +1,15 @@
 //! Asking the model for a plan, or for a revised one: a dedicated request (a planning
 //! system prompt, no tools, not part of the conversation), its answer validated by
-//! `schema`, and a bounded number of re-asks that quote the exact error. Never waits
-//! unbounded: each request has a time limit, and a cancellation token stops it at once.
-//! Deliberately knows nothing of the session.
+//! `schema`, re-asked a bounded number of times with the exact error
+//! (`atto_llm::reask`, which also bounds each request's time). A cancellation token stops
+//! it at once. Deliberately knows nothing of the session.
 
-use std::borrow::Cow;
-use std::time::Duration;
-
-use atto_llm::{ModelClient, ModelRequest};
-use atto_protocol::{AssistantPart, Message, ReasoningEffort, TaskPlan, Usage};
+use atto_llm::ModelClient;
+use atto_llm::reask::{AskError, Exchange, MAX_REASKS, ask_until_parsed};
+use atto_protocol::{ReasoningEffort, TaskPlan, Usage};
 use atto_tools::CancellationToken;
 
 use super::schema::{self, MAX_STEPS};
-
-/// Re-asks after the first answer: three requests at most.
-pub const MAX_REASKS: u32 = 2;
-
-/// The longest one planning request may take.
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// What the planner tells the model about the plan JSON.
 pub fn system_prompt() -> String {
@@ -52,14 +44,6 @@ pub fn revision_request(plan: &TaskPlan, request: &str) -> String {
          shape. Keep the ids of steps you keep; keep \"skipped\": true on skipped steps.",
         plan.task,
         schema::to_model_json(plan)
-    )
-}
-
-/// The text of a re-ask after an invalid answer.
-fn reask(error: &str) -> String {
-    format!(
-        "That answer was not accepted: {error}. Answer again with only the corrected plan as \
-         one JSON object."
     )
 }
 
@@ -107,81 +91,31 @@ pub async fn ask(client: &dyn ModelClient, ask: Ask<'_>) -> Generated {
         effort,
     } = ask;
     let system = system_prompt();
-    let mut messages = vec![Message::User {
-        text: user_text,
-        context: None,
-    }];
-    let mut usage = Usage::default();
-    let mut attempts = 0;
-    let mut last_error = String::new();
-    while attempts <= MAX_REASKS {
-        attempts += 1;
-        let request = ModelRequest {
-            system: Cow::Borrowed(&system),
-            messages: Cow::Borrowed(&messages),
-            tools: Cow::Owned(Vec::new()),
-            max_output_tokens,
-            effort,
-            temperature: None,
-        };
-        let mut ignore = |_| {};
-        let streamed = tokio::time::timeout(REQUEST_TIMEOUT, client.stream(&request, &mut ignore));
-        let reply = tokio::select! {
-            reply = streamed => reply,
-            () = cancel.cancelled() => Ok(Err(atto_llm::ModelError::Cancelled)),
-        };
-        let failed = |why: String| Generated {
-            plan: Err(NoPlan::Invalid(why)),
-            attempts,
-            usage,
-        };
-        let response = match reply {
-            Ok(Ok(response)) => response,
-            Ok(Err(atto_llm::ModelError::Cancelled)) => {
-                return Generated {
-                    plan: Err(NoPlan::Cancelled),
-                    attempts,
-                    usage,
-                };
-            }
-            Ok(Err(err)) => return failed(format!("the model request failed: {err}")),
-            Err(_) => {
-                return failed(format!(
-                    "the model did not answer within {}s",
-                    REQUEST_TIMEOUT.as_secs()
-                ));
-            }
-        };
-        add(&mut usage, &response.usage);
-        let text = response.text();
+    let exchange = Exchange {
+        system: &system,
+        first: user_text,
+        answer: "plan",
+        max_output_tokens,
+        effort,
+        max_reasks: MAX_REASKS,
+    };
+    let asked = ask_until_parsed(client, exchange, cancel.cancelled(), |text| {
         let id = format!("plan-{}", uuid::Uuid::new_v4().simple());
-        match schema::parse_plan(&text, task, &id) {
-            Ok(plan) => {
-                return Generated {
-                    plan: Ok(plan),
-                    attempts,
-                    usage,
-                };
-            }
-            Err(error) => {
-                messages.push(Message::Assistant {
-                    parts: vec![AssistantPart::Text { text }],
-                });
-                messages.push(Message::User {
-                    text: reask(&error),
-                    context: None,
-                });
-                last_error = error;
-            }
-        }
-    }
+        schema::parse_plan(text, task, &id)
+    })
+    .await;
+    let plan = asked.value.map_err(|err| match err {
+        AskError::Cancelled => NoPlan::Cancelled,
+        AskError::Request(err) => NoPlan::Invalid(format!("the model request failed: {err}")),
+        AskError::TimedOut(limit) => NoPlan::Invalid(format!(
+            "the model did not answer within {}s",
+            limit.as_secs()
+        )),
+        AskError::Invalid(error) => NoPlan::Invalid(error),
+    });
     Generated {
-        plan: Err(NoPlan::Invalid(last_error)),
-        attempts,
-        usage,
+        plan,
+        attempts: asked.attempts,
+        usage: asked.usage,
     }
-}
-
-fn add(total: &mut Usage, usage: &Usage) {
-    atto_llm::add_usage(total, usage);
 }

@@ -28,3 +28,10 @@ mod graph;
 
 pub use goals::{GoalBook, GoalChanges, GoalError};
 pub use graph::{Finished, TaskError, TaskGraph};
+
+/// Now, in Unix milliseconds (0 if the clock is before 1970): when a task or goal changed.
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}

@@ -10,7 +10,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use atto_protocol::{Task, TaskState};
 
-use crate::time::now_ms;
+use super::now_ms;
 
 /// Whether a dependency in this state lets its dependents start.
 fn satisfied(state: TaskState) -> bool {

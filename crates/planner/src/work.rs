@@ -14,7 +14,7 @@ use tokio::sync::{Mutex, mpsc};
 use crate::tasks::{GoalBook, TaskGraph};
 
 /// Tasks and goals of one session.
-pub(crate) struct GoalsAndTasks {
+pub struct GoalsAndTasks {
     store: Option<Store>,
     session: String,
     pub tasks: TaskGraph,
@@ -23,10 +23,10 @@ pub(crate) struct GoalsAndTasks {
 }
 
 /// Shared between the session and the tools.
-pub(crate) type SharedGoalsAndTasks = Arc<Mutex<GoalsAndTasks>>;
+pub type SharedGoalsAndTasks = Arc<Mutex<GoalsAndTasks>>;
 
 impl GoalsAndTasks {
-    pub(crate) fn new(
+    pub fn new(
         store: Option<Store>,
         session: String,
         events: mpsc::UnboundedSender<Event>,
@@ -41,7 +41,7 @@ impl GoalsAndTasks {
     }
 
     /// Reads the session's tasks and goals back (after a resume).
-    pub(crate) async fn load(&mut self) {
+    pub async fn load(&mut self) {
         let Some(store) = self.store.clone() else {
             return;
         };
@@ -64,7 +64,7 @@ impl GoalsAndTasks {
     }
 
     /// Writes what changed since the last save.
-    pub(crate) async fn save(&mut self) {
+    pub async fn save(&mut self) {
         let tasks = self.tasks.take_changed();
         let goals = self.goals.take_changes();
         let Some(store) = self.store.clone() else {
@@ -96,7 +96,7 @@ impl GoalsAndTasks {
     }
 
     /// The current goal's objective, if it is active (it asks for more work).
-    pub(crate) fn active_goal(&self) -> Option<String> {
+    pub fn active_goal(&self) -> Option<String> {
         self.goals
             .current()
             .filter(|g| g.status == GoalStatus::Active)
@@ -104,7 +104,7 @@ impl GoalsAndTasks {
     }
 
     /// The goals event: every goal, current first among the open ones.
-    pub(crate) fn goals_event(&self) -> Event {
+    pub fn goals_event(&self) -> Event {
         Event::Goals {
             goals: self.goals.list().to_vec(),
             current: self.goals.current().map(|g| g.id.clone()),
@@ -113,7 +113,7 @@ impl GoalsAndTasks {
 }
 
 /// The task list as the model sees it.
-pub(crate) fn task_lines(tasks: &[Task]) -> String {
+pub fn task_lines(tasks: &[Task]) -> String {
     if tasks.is_empty() {
         return "no tasks yet".to_owned();
     }
@@ -157,14 +157,14 @@ enum Kind {
 
 /// The model's task and goal tools: `task_create`, `task_update`, `task_list`,
 /// `goal_update`. They track work; they change no file.
-pub(crate) struct WorkTool {
+pub struct WorkTool {
     work: SharedGoalsAndTasks,
     kind: Kind,
 }
 
 impl WorkTool {
     /// All four tools over one session's work.
-    pub(crate) fn all(work: &SharedGoalsAndTasks) -> Vec<Arc<dyn Tool>> {
+    pub fn all(work: &SharedGoalsAndTasks) -> Vec<Arc<dyn Tool>> {
         [Kind::Create, Kind::Update, Kind::List, Kind::Goal]
             .into_iter()
             .map(|kind| {
