@@ -9,9 +9,9 @@ use atto_acp::{AcpOptions, SessionStarter, StartRequest, Started};
 use atto_llm::ResolvedProvider;
 use clap::Args;
 
-use crate::config::Config;
 use crate::setup::{self, Launch, LimitFlags};
 use crate::{ExitCode, Failure, GlobalArgs};
+use atto_config::Config;
 
 #[derive(Debug, Args)]
 pub struct AcpArgs {

@@ -31,9 +31,9 @@ use atto_llm::Wire;
 use atto_protocol::AgentMode;
 use clap::{Args, Parser, Subcommand};
 
-use crate::config::Config;
 use crate::permissions::PermissionFlags;
 use crate::setup::{Launch, LimitFlags, SetupError};
+use atto_config::{Config, Loaded};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -269,7 +269,7 @@ enum Command {
         shell: clap_complete::Shell,
     },
     /// The configuration in effect: `atto config show` prints every value and where it
-    /// came from.
+    /// came from; `atto config reference` documents every key.
     #[command(subcommand)]
     Config(ConfigCommand),
     /// This workspace's file checkpoints: `atto checkpoints list`, `gc` (apply
@@ -293,6 +293,9 @@ enum Command {
 enum ConfigCommand {
     /// Every effective setting with its origin (flag, profile, config file, default).
     Show,
+    /// The reference of every key (type, default, where it may be set) as Markdown: the
+    /// README's configuration reference.
+    Reference,
 }
 
 /// Process exit codes (DESIGN.md §5).
@@ -333,8 +336,8 @@ impl From<SetupError> for Failure {
     }
 }
 
-impl From<config::ConfigError> for Failure {
-    fn from(err: config::ConfigError) -> Self {
+impl From<atto_config::ConfigError> for Failure {
+    fn from(err: atto_config::ConfigError) -> Self {
         Failure::usage(err.to_string())
     }
 }
@@ -382,15 +385,19 @@ fn block_on<T>(
 /// The user config with `--profile` applied; a profile's agent mode fills `--mode` when
 /// none was given.
 fn load_config(global: &mut GlobalArgs) -> Result<Config, Failure> {
-    let mut config = Config::load(global.config.as_deref())?;
-    if let Some(name) = global.profile.clone()
-        && let Some(mode) = config.apply_profile(&name)?
+    load(global).map(|loaded| loaded.config)
+}
+
+/// [`load_config`] with the layers each value came from, for `atto config show`.
+fn load(global: &mut GlobalArgs) -> Result<Loaded, Failure> {
+    let loaded = Loaded::read(global.config.as_deref(), global.profile.as_deref())?;
+    if let (Some(name), Some(mode)) = (&global.profile, &loaded.mode)
         && global.mode.is_none()
     {
         global.mode =
-            Some(parse_mode(&mode).map_err(|e| Failure::usage(format!("profile {name}: {e}")))?);
+            Some(parse_mode(mode).map_err(|e| Failure::usage(format!("profile {name}: {e}")))?);
     }
-    Ok(config)
+    Ok(loaded)
 }
 
 fn run(mut cli: Cli) -> Result<ExitCode, Failure> {
@@ -438,7 +445,7 @@ fn run(mut cli: Cli) -> Result<ExitCode, Failure> {
         Some(Command::Learnings(args)) => {
             let config = load_config(&mut cli.global)?;
             let (workspace, _) = setup::workspace(cli.global.workspace.as_deref())?;
-            learnings::run(args, &workspace, &config.learning_settings())
+            learnings::run(args, &workspace, &config::learning_settings(&config))
         }
         Some(Command::Store(command)) => admin::store(command),
         Some(Command::Mcp(mcp::McpCommand::Serve(args))) => {
@@ -476,8 +483,13 @@ fn run(mut cli: Cli) -> Result<ExitCode, Failure> {
             setup::watch_daemon(&side, &workspace)
         }
         Some(Command::Config(ConfigCommand::Show)) => {
-            let config = load_config(&mut cli.global)?;
-            config::show(&cli.global, &config);
+            let flags = config::flags(&cli.global);
+            let loaded = load(&mut cli.global)?;
+            config::show(&loaded, &flags);
+            Ok(ExitCode::Ok)
+        }
+        Some(Command::Config(ConfigCommand::Reference)) => {
+            print!("{}", atto_config::reference());
             Ok(ExitCode::Ok)
         }
         Some(Command::Fork(ref args)) if args.id.is_none() && !args.last && use_tui(&cli) => {

@@ -10,8 +10,8 @@ use std::time::Duration;
 use atto_mcp::{HubOptions, McpHub, ServerConfig};
 use atto_protocol::{McpServerInfo, McpServerState};
 
-use crate::config::Config;
 use crate::{ExitCode, Failure};
+use atto_config::Config;
 
 /// `atto mcp`: the MCP servers of this workspace, and atto as one.
 #[derive(Debug, clap::Subcommand)]
@@ -307,7 +307,7 @@ pub fn grants(hub: &McpHub) -> Result<Vec<atto_policy::gate::Grant>, crate::setu
 }
 
 fn user_mcp_json() -> Option<PathBuf> {
-    crate::config::default_path().and_then(|p| p.parent().map(|d| d.join("mcp.json")))
+    atto_config::default_path().and_then(|p| p.parent().map(|d| d.join("mcp.json")))
 }
 
 fn data_dir() -> Option<PathBuf> {

@@ -6,8 +6,9 @@ use std::path::Path;
 use atto_policy::gate::{Action, Grant, PermissionSetting, Rule, parse_permission, stricter};
 use atto_store::Store;
 
-use crate::config::{Config, ProjectConfig, RulesConfig};
 use crate::setup::SetupError;
+use atto_config::{Config, ProjectConfig};
+use atto_mcp::PermissionLists;
 
 /// What the command line says about permissions.
 #[derive(Debug, Default, Clone)]
@@ -101,7 +102,11 @@ pub fn grants(
     Ok((grants, warnings))
 }
 
-fn add_rules(grants: &mut Vec<Grant>, rules: &RulesConfig, origin: &str) -> Result<(), SetupError> {
+fn add_rules(
+    grants: &mut Vec<Grant>,
+    rules: &PermissionLists,
+    origin: &str,
+) -> Result<(), SetupError> {
     for (list, action) in [
         (&rules.allow, Action::Allow),
         (&rules.ask, Action::Ask),
@@ -198,7 +203,7 @@ pub fn protected_paths() -> atto_policy::protected::ProtectedPaths {
 /// atto's config and data directories, whose writes always ask, even with trust on.
 pub fn protected_dirs() -> Vec<String> {
     let mut dirs = Vec::new();
-    if let Some(config) = crate::config::default_path()
+    if let Some(config) = atto_config::default_path()
         && let Some(dir) = config.parent()
     {
         dirs.push(dir.display().to_string());

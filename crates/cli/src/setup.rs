@@ -14,8 +14,8 @@ use atto_store::SessionRef;
 use atto_tools::ToolRegistry;
 
 use crate::GlobalArgs;
-use crate::config::{Config, ProjectConfig};
 use crate::permissions::{self, PermissionFlags};
+use atto_config::{Config, ProjectConfig};
 
 /// A setup problem: bad flags, config or environment (exit code 2), or a shared resource
 /// that is busy right now, such as the database held by another process (exit code 75).
@@ -252,11 +252,11 @@ fn start_connected(
     let checkpoints = checkpoints(
         &launch.workspace,
         &session_id,
-        launch.config.checkpoint_limits(),
+        crate::config::checkpoint_limits(launch.config),
     );
     let model = client.info().model.clone();
     let subagents = subagent_settings(&launch, connect)?;
-    let context = launch.config.context_settings().map_err(SetupError::fix)?;
+    let context = crate::config::context_settings(launch.config).map_err(SetupError::fix)?;
     let mut tools = ToolRegistry::builtin_with(&atto_tools::BuiltinOptions {
         apply_patch: launch
             .config
@@ -302,7 +302,7 @@ fn start_connected(
         limits: limits(launch.config, &launch.limits),
         mode,
         checkpoints,
-        planner: launch.config.planner_settings(),
+        planner: crate::config::planner_settings(launch.config),
         approval_deadline: launch.config.approval_deadline(),
         unsandboxed_commands: launch
             .config
@@ -315,7 +315,7 @@ fn start_connected(
         sandbox_off_reason,
         subagents,
         models,
-        learning: launch.config.learning_settings(),
+        learning: crate::config::learning_settings(launch.config),
         context,
         external_tools: hub.map(|hub| hub as std::sync::Arc<dyn atto_tools::ToolSource>),
     });
@@ -425,7 +425,7 @@ fn subagent_settings(
         usd,
     };
     let user_dir =
-        crate::config::default_path().and_then(|p| p.parent().map(|dir| dir.join("agents")));
+        atto_config::default_path().and_then(|p| p.parent().map(|dir| dir.join("agents")));
     let (agents, warnings) = defs::load(
         &launch.workspace,
         user_dir.as_deref(),
