@@ -35,7 +35,7 @@ impl SessionStarter for Starter {
                 request.cwd.display()
             )
         })?;
-        let workspace = workspace_of(&cwd);
+        let workspace = setup::workspace_of(&cwd);
         allowed_workspace(&workspace, &self.config.acp_allow_workspaces)?;
         let history = match &request.resume {
             Some(id) => setup::saved_messages(&workspace, id).map_err(|e| e.0)?,
@@ -71,14 +71,6 @@ impl SessionStarter for Starter {
             trust: flags.trust || flags.yolo || flags.permission.as_deref() == Some("yolo"),
         })
     }
-}
-
-/// The workspace of a directory: the nearest ancestor holding `.git`, else itself.
-fn workspace_of(cwd: &Path) -> PathBuf {
-    cwd.ancestors()
-        .find(|dir| dir.join(".git").exists())
-        .unwrap_or(cwd)
-        .to_path_buf()
 }
 
 /// Refuses a workspace that would put the whole machine or the user's home within reach of

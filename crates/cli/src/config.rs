@@ -4,10 +4,93 @@
 //! `setup`'s, which calls these once.
 
 use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
 
-use atto_config::{Config, Loaded};
+use atto_config::{Config, Loaded, ProjectConfig};
+use atto_core::Limits;
+use atto_policy::gate::PermissionSetting;
 
 use crate::GlobalArgs;
+use crate::permissions::{self, PermissionFlags};
+use crate::setup::error::SetupError;
+
+/// Limits given on the command line, over the config's.
+#[derive(Debug, Default, Clone)]
+pub struct LimitFlags {
+    pub max_rounds: Option<u32>,
+    pub max_duration_secs: Option<u64>,
+}
+
+/// What a session starts with, resolved once from the config files and the flags before
+/// anything is opened or started; the wiring reads these and nothing else of the config.
+pub struct Settings {
+    /// The project's `.atto/config.toml`.
+    pub project: ProjectConfig,
+    /// The permission mode, tightened by the project.
+    pub permission: PermissionSetting,
+    pub limits: Limits,
+    pub context: atto_core::ContextSettings,
+    pub checkpoints: atto_checkpoint::Limits,
+    pub planner: atto_core::planner::Settings,
+    pub learning: atto_core::LearningSettings,
+    /// How long an approval waits before it counts as "no".
+    pub approval_deadline: Option<Duration>,
+    /// The config's commands allowed to re-run without the sandbox, then the flag's.
+    pub unsandboxed_commands: Vec<String>,
+}
+
+/// The flags a session's settings are resolved with.
+pub struct SettingsFlags<'a> {
+    pub permissions: &'a PermissionFlags,
+    pub limits: &'a LimitFlags,
+    /// `--allow-unsandboxed`.
+    pub unsandboxed_commands: &'a [String],
+}
+
+/// Resolves every setting a session in `workspace` starts with; a bad value is an error
+/// before anything runs.
+pub fn resolve(
+    config: &Config,
+    workspace: &Path,
+    flags: SettingsFlags<'_>,
+) -> Result<Settings, SetupError> {
+    let project = ProjectConfig::load(workspace).map_err(|e| SetupError::fix(e.to_string()))?;
+    let permission = permissions::setting(flags.permissions, config, &project)?;
+    Ok(Settings {
+        permission,
+        project,
+        limits: limits(config, flags.limits),
+        context: context_settings(config).map_err(SetupError::fix)?,
+        checkpoints: checkpoint_limits(config),
+        planner: planner_settings(config),
+        learning: learning_settings(config),
+        approval_deadline: config.approval_deadline(),
+        unsandboxed_commands: config
+            .unsandboxed_commands
+            .iter()
+            .chain(flags.unsandboxed_commands)
+            .cloned()
+            .collect(),
+    })
+}
+
+/// The per-turn limits: the flags over the config over the defaults.
+pub fn limits(config: &Config, flags: &LimitFlags) -> Limits {
+    let mut limits = Limits::default();
+    let c = &config.limits;
+    if let Some(n) = flags.max_rounds.or(c.max_rounds) {
+        limits.max_rounds = n.max(1);
+    }
+    limits.max_tokens = c.max_tokens;
+    if let Some(secs) = flags.max_duration_secs.or(c.max_duration_secs) {
+        limits.max_duration = Some(Duration::from_secs(secs));
+    }
+    if let Some(n) = c.max_output_tokens {
+        limits.max_output_tokens = n.max(1);
+    }
+    limits
+}
 
 /// How sessions use the context window: the defaults, with the windows and
 /// thresholds the config sets. A percentage out of range is an error.

@@ -10,6 +10,7 @@ use std::time::Duration;
 use atto_mcp::{HubOptions, McpHub, ServerConfig};
 use atto_protocol::{McpServerInfo, McpServerState};
 
+use crate::setup::error::SetupError;
 use crate::{ExitCode, Failure};
 use atto_config::Config;
 
@@ -284,13 +285,12 @@ pub fn start_hub(options: HubOptions) -> Option<Arc<McpHub>> {
 }
 
 /// The servers' permission lists as grants (config rules, like `[permissions]`).
-pub fn grants(hub: &McpHub) -> Result<Vec<atto_policy::gate::Grant>, crate::setup::SetupError> {
+pub fn grants(hub: &McpHub) -> Result<Vec<atto_policy::gate::Grant>, SetupError> {
     use atto_policy::gate::{Action, Grant, Rule};
     hub.rules()
         .into_iter()
         .map(|(action, text, origin)| {
-            let rule = Rule::parse(&text)
-                .map_err(|e| crate::setup::SetupError::fix(format!("{origin}: {e}")))?;
+            let rule = Rule::parse(&text).map_err(|e| SetupError::fix(format!("{origin}: {e}")))?;
             let action = match action {
                 "allow" => Action::Allow,
                 "ask" => Action::Ask,

@@ -6,7 +6,7 @@ use std::path::Path;
 use atto_policy::gate::{Action, Grant, PermissionSetting, Rule, parse_permission, stricter};
 use atto_store::Store;
 
-use crate::setup::SetupError;
+use crate::setup::error::SetupError;
 use atto_config::{Config, ProjectConfig};
 use atto_mcp::PermissionLists;
 
