@@ -9,7 +9,7 @@ use atto_acp::{AcpOptions, SessionStarter, StartRequest, Started};
 use atto_llm::ResolvedProvider;
 use clap::Args;
 
-use crate::setup::{self, Launch, LimitFlags};
+use crate::setup::{self, Launch};
 use crate::{ExitCode, Failure, GlobalArgs};
 use atto_config::Config;
 
@@ -50,17 +50,8 @@ impl SessionStarter for Starter {
             config.mcp_servers.entry(name).or_insert(server);
         }
         let (handle, _) = setup::start(Launch {
-            provider: &self.provider,
-            config: &config,
-            workspace,
-            cwd,
-            limits: LimitFlags::default(),
-            permissions: self.global.permission_flags(),
             resume: request.resume.map(atto_store::SessionRef::Id),
-            mode: self.global.mode.map(|(mode, _)| mode),
-            unsandboxed_commands: Vec::new(),
-            debug: self.global.debug,
-            budget: self.global.budget_flags(),
+            ..Launch::of(&self.global, &self.provider, &config, workspace, cwd)
         })
         .map_err(|e| e.0)?;
         let flags = self.global.permission_flags();

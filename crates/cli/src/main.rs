@@ -526,17 +526,10 @@ fn exec_command(args: &exec::ExecArgs, global: &mut GlobalArgs) -> Result<ExitCo
     };
     block_on(async {
         let (handle, session_id) = setup::start(Launch {
-            provider: &provider,
-            config: &config,
-            workspace,
-            cwd,
             limits,
-            permissions: global.permission_flags(),
             resume: global.resume_ref()?,
-            mode: global.mode.map(|(mode, _)| mode),
             unsandboxed_commands: args.allow_unsandboxed.clone(),
-            debug: global.debug,
-            budget: global.budget_flags(),
+            ..Launch::of(global, &provider, &config, workspace, cwd)
         })?;
         let options = exec::RunOptions {
             format: args.output_format,
@@ -570,17 +563,8 @@ fn interactive(mut cli: Cli) -> Result<ExitCode, Failure> {
     let workspace_root = workspace.clone();
     block_on(async {
         let (handle, _) = setup::start(Launch {
-            provider: &provider,
-            config: &config,
-            workspace,
-            cwd,
-            limits: LimitFlags::default(),
-            permissions: cli.global.permission_flags(),
             resume,
-            mode: cli.global.mode.map(|(mode, _)| mode),
-            unsandboxed_commands: Vec::new(),
-            debug: cli.global.debug,
-            budget: cli.global.budget_flags(),
+            ..Launch::of(&cli.global, &provider, &config, workspace, cwd)
         })?;
         let swarm = swarm_session::SessionSwarm {
             global: cli.global.clone(),

@@ -286,23 +286,9 @@ pub fn start_hub(options: HubOptions) -> Option<Arc<McpHub>> {
 
 /// The servers' permission lists as grants (config rules, like `[permissions]`).
 pub fn grants(hub: &McpHub) -> Result<Vec<atto_policy::gate::Grant>, SetupError> {
-    use atto_policy::gate::{Action, Grant, Rule};
     hub.rules()
         .into_iter()
-        .map(|(action, text, origin)| {
-            let rule = Rule::parse(&text).map_err(|e| SetupError::fix(format!("{origin}: {e}")))?;
-            let action = match action {
-                "allow" => Action::Allow,
-                "ask" => Action::Ask,
-                _ => Action::Deny,
-            };
-            Ok(Grant {
-                id: None,
-                rule,
-                action,
-                origin,
-            })
-        })
+        .map(|(action, text, origin)| crate::permissions::config_grant(action, &text, origin))
         .collect()
 }
 

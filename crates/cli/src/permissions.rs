@@ -78,16 +78,11 @@ pub fn grants(
         match store.grants_for_blocking(&workspace.display().to_string()) {
             Ok(rows) => {
                 for row in rows {
-                    let action = match row.decision.as_str() {
-                        "allow" => Action::Allow,
-                        "ask" => Action::Ask,
-                        _ => Action::Deny,
-                    };
                     match Rule::parse(&row.rule) {
                         Ok(rule) => grants.push(Grant {
                             id: Some(row.id),
                             rule,
-                            action,
+                            action: action(&row.decision),
                             origin: format!("{} grant #{}", row.scope, row.id),
                         }),
                         Err(err) => {
@@ -107,22 +102,37 @@ fn add_rules(
     rules: &PermissionLists,
     origin: &str,
 ) -> Result<(), SetupError> {
-    for (list, action) in [
-        (&rules.allow, Action::Allow),
-        (&rules.ask, Action::Ask),
-        (&rules.deny, Action::Deny),
+    for (action, list) in [
+        ("allow", &rules.allow),
+        ("ask", &rules.ask),
+        ("deny", &rules.deny),
     ] {
         for text in list {
-            let rule = Rule::parse(text).map_err(|e| SetupError::fix(format!("{origin}: {e}")))?;
-            grants.push(Grant {
-                id: None,
-                rule,
-                action,
-                origin: origin.to_owned(),
-            });
+            grants.push(config_grant(action, text, origin.to_owned())?);
         }
     }
     Ok(())
+}
+
+/// A rule of an allow / ask / deny list in a config (`[permissions]`, an MCP server's
+/// `tools.permissions`) as a grant; a malformed rule is an error naming `origin`.
+pub fn config_grant(action_name: &str, text: &str, origin: String) -> Result<Grant, SetupError> {
+    let rule = Rule::parse(text).map_err(|e| SetupError::fix(format!("{origin}: {e}")))?;
+    Ok(Grant {
+        id: None,
+        rule,
+        action: action(action_name),
+        origin,
+    })
+}
+
+/// `allow`, `ask`, else deny: what is not known to allow or ask refuses.
+fn action(name: &str) -> Action {
+    match name {
+        "allow" => Action::Allow,
+        "ask" => Action::Ask,
+        _ => Action::Deny,
+    }
 }
 
 /// Why the database could not be opened.

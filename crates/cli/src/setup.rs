@@ -96,6 +96,32 @@ pub struct Launch<'a> {
     pub budget: BudgetFlags,
 }
 
+impl<'a> Launch<'a> {
+    /// A new session with `global`'s flags (permissions, mode, debug, budgets), without
+    /// resuming, and without the limits and unsandboxed commands only `atto exec` takes.
+    pub fn of(
+        global: &GlobalArgs,
+        provider: &'a ResolvedProvider,
+        config: &'a Config,
+        workspace: PathBuf,
+        cwd: PathBuf,
+    ) -> Launch<'a> {
+        Launch {
+            provider,
+            config,
+            workspace,
+            cwd,
+            limits: LimitFlags::default(),
+            permissions: global.permission_flags(),
+            resume: None,
+            mode: global.mode.map(|(mode, _)| mode),
+            unsandboxed_commands: Vec::new(),
+            debug: global.debug,
+            budget: global.budget_flags(),
+        }
+    }
+}
+
 /// The wire log of this run, when `--debug` or `ATTO_LOG=debug` asked for one: where a
 /// failed run says the details are.
 static WIRE_LOG: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
