@@ -23,7 +23,9 @@ pub struct LimitFlags {
 }
 
 /// What a session starts with, resolved once from the config files and the flags before
-/// anything is opened or started; the wiring reads these and nothing else of the config.
+/// anything is opened or started, so a bad value stops the start before it has effects.
+/// The tables the wiring hands on whole (sandbox, MCP servers, subagents, providers) are
+/// read where they are wired.
 pub struct Settings {
     /// The project's `.atto/config.toml`.
     pub project: ProjectConfig,

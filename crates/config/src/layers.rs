@@ -63,9 +63,9 @@ impl Loaded {
         })
     }
 
-    /// Applies profile `name`: every key the schema lets a profile set that the profile
-    /// sets replaces the file's.
-    fn with_profile(mut self, name: Option<&str>, path: &Path) -> Result<Loaded, ConfigError> {
+    /// Applies profile `name` (none: nothing) to the file at `path`: every key the schema
+    /// lets a profile set that the profile sets replaces the file's.
+    pub fn with_profile(mut self, name: Option<&str>, path: &Path) -> Result<Loaded, ConfigError> {
         let Some(name) = name else {
             return Ok(self);
         };
