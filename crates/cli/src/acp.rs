@@ -9,9 +9,9 @@ use atto_acp::{AcpOptions, SessionStarter, StartRequest, Started};
 use atto_llm::ResolvedProvider;
 use clap::Args;
 
-use crate::config::Config;
-use crate::setup::{self, Launch, LimitFlags};
+use crate::setup::{self, Launch};
 use crate::{ExitCode, Failure, GlobalArgs};
+use atto_config::Config;
 
 #[derive(Debug, Args)]
 pub struct AcpArgs {
@@ -35,7 +35,7 @@ impl SessionStarter for Starter {
                 request.cwd.display()
             )
         })?;
-        let workspace = workspace_of(&cwd);
+        let workspace = setup::workspace_of(&cwd);
         allowed_workspace(&workspace, &self.config.acp_allow_workspaces)?;
         let history = match &request.resume {
             Some(id) => setup::saved_messages(&workspace, id).map_err(|e| e.0)?,
@@ -50,17 +50,8 @@ impl SessionStarter for Starter {
             config.mcp_servers.entry(name).or_insert(server);
         }
         let (handle, _) = setup::start(Launch {
-            provider: &self.provider,
-            config: &config,
-            workspace,
-            cwd,
-            limits: LimitFlags::default(),
-            permissions: self.global.permission_flags(),
             resume: request.resume.map(atto_store::SessionRef::Id),
-            mode: self.global.mode.map(|(mode, _)| mode),
-            unsandboxed_commands: Vec::new(),
-            debug: self.global.debug,
-            budget: self.global.budget_flags(),
+            ..Launch::of(&self.global, &self.provider, &config, workspace, cwd)
         })
         .map_err(|e| e.0)?;
         let flags = self.global.permission_flags();
@@ -71,14 +62,6 @@ impl SessionStarter for Starter {
             trust: flags.trust || flags.yolo || flags.permission.as_deref() == Some("yolo"),
         })
     }
-}
-
-/// The workspace of a directory: the nearest ancestor holding `.git`, else itself.
-fn workspace_of(cwd: &Path) -> PathBuf {
-    cwd.ancestors()
-        .find(|dir| dir.join(".git").exists())
-        .unwrap_or(cwd)
-        .to_path_buf()
 }
 
 /// Refuses a workspace that would put the whole machine or the user's home within reach of

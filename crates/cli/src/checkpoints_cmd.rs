@@ -7,8 +7,8 @@ use std::path::Path;
 
 use atto_checkpoint::{Checkpoints, Collected, Limits};
 
-use crate::config::Config;
 use crate::{ExitCode, Failure};
+use atto_config::Config;
 
 /// `atto checkpoints`: this workspace's file checkpoints.
 #[derive(Debug, clap::Subcommand)]
@@ -38,7 +38,7 @@ pub fn run(
     config: &Config,
     workspace: &Path,
 ) -> Result<ExitCode, Failure> {
-    let limits = config.checkpoint_limits();
+    let limits = crate::config::checkpoint_limits(config);
     let limits = match &command {
         CheckpointsCommand::Prune {
             keep_days,

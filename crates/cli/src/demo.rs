@@ -9,10 +9,10 @@ use atto_testkit::{Reply, Script, ScriptToolCall, ScriptedServer};
 use clap::Args;
 use serde_json::json;
 
-use crate::config::Config;
 use crate::permissions::PermissionFlags;
 use crate::setup::{self, Launch, LimitFlags};
 use crate::{ExitCode, Failure, repl};
+use atto_config::Config;
 
 #[derive(Debug, Args)]
 pub struct DemoArgs {

@@ -31,9 +31,9 @@ use atto_llm::Wire;
 use atto_protocol::AgentMode;
 use clap::{Args, Parser, Subcommand};
 
-use crate::config::Config;
 use crate::permissions::PermissionFlags;
 use crate::setup::{Launch, LimitFlags, SetupError};
+use atto_config::{Config, Loaded};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -269,7 +269,7 @@ enum Command {
         shell: clap_complete::Shell,
     },
     /// The configuration in effect: `atto config show` prints every value and where it
-    /// came from.
+    /// came from; `atto config reference` documents every key.
     #[command(subcommand)]
     Config(ConfigCommand),
     /// This workspace's file checkpoints: `atto checkpoints list`, `gc` (apply
@@ -293,6 +293,9 @@ enum Command {
 enum ConfigCommand {
     /// Every effective setting with its origin (flag, profile, config file, default).
     Show,
+    /// The reference of every key (type, default, where it may be set) as Markdown: the
+    /// README's configuration reference.
+    Reference,
 }
 
 /// Process exit codes (DESIGN.md §5).
@@ -333,8 +336,8 @@ impl From<SetupError> for Failure {
     }
 }
 
-impl From<config::ConfigError> for Failure {
-    fn from(err: config::ConfigError) -> Self {
+impl From<atto_config::ConfigError> for Failure {
+    fn from(err: atto_config::ConfigError) -> Self {
         Failure::usage(err.to_string())
     }
 }
@@ -382,18 +385,39 @@ fn block_on<T>(
 /// The user config with `--profile` applied; a profile's agent mode fills `--mode` when
 /// none was given.
 fn load_config(global: &mut GlobalArgs) -> Result<Config, Failure> {
-    let mut config = Config::load(global.config.as_deref())?;
-    if let Some(name) = global.profile.clone()
-        && let Some(mode) = config.apply_profile(&name)?
+    load(global).map(|loaded| loaded.config)
+}
+
+/// [`load_config`] with the layers each value came from, for `atto config show`.
+fn load(global: &mut GlobalArgs) -> Result<Loaded, Failure> {
+    let loaded = Loaded::read(global.config.as_deref(), global.profile.as_deref())?;
+    if let (Some(name), Some(mode)) = (&global.profile, &loaded.mode)
         && global.mode.is_none()
     {
         global.mode =
-            Some(parse_mode(&mode).map_err(|e| Failure::usage(format!("profile {name}: {e}")))?);
+            Some(parse_mode(mode).map_err(|e| Failure::usage(format!("profile {name}: {e}")))?);
     }
-    Ok(config)
+    Ok(loaded)
 }
 
 fn run(mut cli: Cli) -> Result<ExitCode, Failure> {
+    take_one_shot(&mut cli)?;
+    absorb_session_flags(&mut cli);
+    match cli.command.take() {
+        None => interactive(cli),
+        Some(Command::Fork(args)) if args.id.is_none() && !args.last && use_tui(&cli) => {
+            let config = load_config(&mut cli.global)?;
+            let provider = setup::provider(&cli.global, &config)?;
+            let (workspace, cwd) = setup::workspace(cli.global.workspace.as_deref())?;
+            let entry = tui::Entry::Fork { label: args.label };
+            tui::start(&cli, &config, &provider, workspace, cwd, entry)
+        }
+        Some(command) => run_command(command, &mut cli.global),
+    }
+}
+
+/// `-p TEXT` is `atto exec TEXT`, and stands alone.
+fn take_one_shot(cli: &mut Cli) -> Result<(), Failure> {
     if let Some(task) = cli.one_shot.take() {
         if cli.command.is_some() {
             return Err(Failure::usage(
@@ -402,6 +426,11 @@ fn run(mut cli: Cli) -> Result<ExitCode, Failure> {
         }
         cli.command = Some(Command::Exec(exec::ExecArgs::one_shot(task)));
     }
+    Ok(())
+}
+
+/// Takes the session flags given after a subcommand's name over those given before it.
+fn absorb_session_flags(cli: &mut Cli) {
     let session = match &cli.command {
         Some(Command::Exec(args)) => Some(args.session.clone()),
         Some(Command::Acp(args)) => Some(args.session.clone()),
@@ -424,163 +453,137 @@ fn run(mut cli: Cli) -> Result<ExitCode, Failure> {
     if let Some(session) = session {
         cli.global.absorb(&session);
     }
-    match cli.command {
+}
+
+/// A subcommand, with the session flags it was given.
+fn run_command(command: Command, global: &mut GlobalArgs) -> Result<ExitCode, Failure> {
+    let workspace = |global: &GlobalArgs| setup::workspace(global.workspace.as_deref());
+    match command {
         // Commands that need no async runtime and no model.
-        Some(Command::Policy(command)) => admin::policy(command),
-        Some(Command::Grants(args)) => {
-            let (workspace, _) = setup::workspace(cli.global.workspace.as_deref())?;
-            admin::grants(args, &workspace)
+        Command::Policy(command) => admin::policy(command),
+        Command::Store(command) => admin::store(command),
+        Command::Grants(args) => admin::grants(args, &workspace(global)?.0),
+        Command::Sessions(args) => admin::sessions(args, &workspace(global)?.0),
+        Command::Fork(args) => admin::fork(args, &workspace(global)?.0),
+        Command::Trust(args) => trust::trust(&args, &workspace(global)?.0),
+        Command::Untrust(args) => trust::untrust(&args, &workspace(global)?.0),
+        Command::Learnings(args) => {
+            let config = load_config(global)?;
+            let (workspace, _) = workspace(global)?;
+            learnings::run(args, &workspace, &config::learning_settings(&config))
         }
-        Some(Command::Sessions(args)) => {
-            let (workspace, _) = setup::workspace(cli.global.workspace.as_deref())?;
-            admin::sessions(args, &workspace)
-        }
-        Some(Command::Learnings(args)) => {
-            let config = load_config(&mut cli.global)?;
-            let (workspace, _) = setup::workspace(cli.global.workspace.as_deref())?;
-            learnings::run(args, &workspace, &config.learning_settings())
-        }
-        Some(Command::Store(command)) => admin::store(command),
-        Some(Command::Mcp(mcp::McpCommand::Serve(args))) => {
+        Command::Mcp(mcp::McpCommand::Serve(args)) => {
             // Session flags after `serve` count as if given before `mcp`.
-            cli.global.absorb(&args.session);
-            let (workspace, _) = setup::workspace(cli.global.workspace.as_deref())?;
-            mcp::serve(&args, &cli.global, &workspace)
+            global.absorb(&args.session);
+            mcp::serve(&args, global, &workspace(global)?.0)
         }
-        Some(Command::Mcp(command)) => {
-            let config = load_config(&mut cli.global)?;
-            let (workspace, _) = setup::workspace(cli.global.workspace.as_deref())?;
-            mcp::run(command, &config, &workspace)
+        Command::Mcp(command) => {
+            let config = load_config(global)?;
+            mcp::run(command, &config, &workspace(global)?.0)
         }
-        Some(Command::Trust(args)) => {
-            let (workspace, _) = setup::workspace(cli.global.workspace.as_deref())?;
-            trust::trust(&args, &workspace)
+        Command::Checkpoints(command) => {
+            let config = load_config(global)?;
+            checkpoints_cmd::run(command, &config, &workspace(global)?.0)
         }
-        Some(Command::Untrust(args)) => {
-            let (workspace, _) = setup::workspace(cli.global.workspace.as_deref())?;
-            trust::untrust(&args, &workspace)
-        }
-        Some(Command::Swebench(command)) => swebench::run(command, &cli.global),
-        Some(Command::Swarm(args)) => swarm::run(args, &mut cli.global),
-        Some(Command::Completion { shell }) => {
+        Command::CheckpointsWatch { side, workspace } => setup::watch_daemon(&side, &workspace),
+        Command::Config(command) => config_command(command, global),
+        Command::Completion { shell } => {
             use clap::CommandFactory as _;
             clap_complete::generate(shell, &mut Cli::command(), "atto", &mut std::io::stdout());
             Ok(ExitCode::Ok)
         }
-        Some(Command::Checkpoints(command)) => {
-            let config = load_config(&mut cli.global)?;
-            let (workspace, _) = setup::workspace(cli.global.workspace.as_deref())?;
-            checkpoints_cmd::run(command, &config, &workspace)
-        }
-        Some(Command::CheckpointsWatch { side, workspace }) => {
-            setup::watch_daemon(&side, &workspace)
-        }
-        Some(Command::Config(ConfigCommand::Show)) => {
-            let config = load_config(&mut cli.global)?;
-            config::show(&cli.global, &config);
-            Ok(ExitCode::Ok)
-        }
-        Some(Command::Fork(ref args)) if args.id.is_none() && !args.last && use_tui(&cli) => {
-            let config = load_config(&mut cli.global)?;
-            let provider = setup::provider(&cli.global, &config)?;
-            let (workspace, cwd) = setup::workspace(cli.global.workspace.as_deref())?;
-            let entry = tui::Entry::Fork {
-                label: args.label.clone(),
-            };
-            tui::start(&cli, &config, &provider, workspace, cwd, entry)
-        }
-        Some(Command::Fork(args)) => {
-            let (workspace, _) = setup::workspace(cli.global.workspace.as_deref())?;
-            admin::fork(args, &workspace)
-        }
-        Some(Command::Plan(args)) => plan_cmd::run(args, &cli.global),
-        Some(Command::Acp(_)) => acp::run(&mut cli.global),
-        Some(Command::Demo(args)) => block_on(demo::run(args, cli.global.wire)),
-        Some(Command::Exec(args)) => {
-            let config = load_config(&mut cli.global)?;
-            let task = exec::task_text(&args)?;
-            let provider = setup::provider(&cli.global, &config)?;
-            let (workspace, cwd) = setup::workspace(cli.global.workspace.as_deref())?;
-            let limits = LimitFlags {
-                max_rounds: args.max_rounds,
-                max_duration_secs: args.timeout,
-            };
-            block_on(async {
-                let (handle, session_id) = setup::start(Launch {
-                    provider: &provider,
-                    config: &config,
-                    workspace,
-                    cwd,
-                    limits,
-                    permissions: cli.global.permission_flags(),
-                    resume: cli.global.resume_ref()?,
-                    mode: cli.global.mode.map(|(mode, _)| mode),
-                    unsandboxed_commands: args.allow_unsandboxed.clone(),
-                    debug: cli.global.debug,
-                    budget: cli.global.budget_flags(),
-                })?;
-                let options = exec::RunOptions {
-                    format: args.output_format,
-                    input: args.input_format,
-                    on_ask: args.on_ask,
-                    stop_on_stdin_close: args.stop_on_stdin_close,
-                };
-                Ok(exec::run(handle, &session_id, task, options).await)
-            })
-        }
-        None => {
-            let config = load_config(&mut cli.global)?;
-            let provider = setup::provider(&cli.global, &config)?;
-            let (workspace, cwd) = setup::workspace(cli.global.workspace.as_deref())?;
-            let yolo = cli.global.yolo || cli.global.mode.is_some_and(|(_, yolo)| yolo);
-            let trust = cli.global.trust || yolo;
-            let mode = cli.global.agent_mode();
-            if use_tui(&cli) {
-                return tui::start(
-                    &cli,
-                    &config,
-                    &provider,
-                    workspace,
-                    cwd,
-                    tui::Entry::Session,
-                );
-            }
-            let resume = cli.global.resume_ref()?;
-            let workspace_root = workspace.clone();
-            block_on(async {
-                let (handle, _) = setup::start(Launch {
-                    provider: &provider,
-                    config: &config,
-                    workspace,
-                    cwd,
-                    limits: LimitFlags::default(),
-                    permissions: cli.global.permission_flags(),
-                    resume,
-                    mode: cli.global.mode.map(|(mode, _)| mode),
-                    unsandboxed_commands: Vec::new(),
-                    debug: cli.global.debug,
-                    budget: cli.global.budget_flags(),
-                })?;
-                let swarm = swarm_session::SessionSwarm {
-                    global: cli.global.clone(),
-                    config: config.clone(),
-                    provider: provider.clone(),
-                    workspace: workspace_root,
-                };
-                Ok(repl::run(
-                    handle,
-                    cli.prompt,
-                    repl::Options {
-                        trust,
-                        mode,
-                        format: cli.output_format,
-                        swarm,
-                    },
-                )
-                .await)
-            })
-        }
+        Command::Swebench(command) => swebench::run(command, global),
+        Command::Swarm(args) => swarm::run(args, global),
+        Command::Plan(args) => plan_cmd::run(args, global),
+        Command::Acp(_) => acp::run(global),
+        Command::Demo(args) => block_on(demo::run(args, global.wire)),
+        Command::Exec(args) => exec_command(&args, global),
     }
+}
+
+/// `atto config show` and `atto config reference`.
+fn config_command(command: ConfigCommand, global: &mut GlobalArgs) -> Result<ExitCode, Failure> {
+    match command {
+        ConfigCommand::Show => {
+            let flags = config::flags(global);
+            let loaded = load(global)?;
+            config::show(&loaded, &flags);
+        }
+        ConfigCommand::Reference => print!("{}", atto_config::reference()),
+    }
+    Ok(ExitCode::Ok)
+}
+
+/// `atto exec`: one task without a terminal.
+fn exec_command(args: &exec::ExecArgs, global: &mut GlobalArgs) -> Result<ExitCode, Failure> {
+    let config = load_config(global)?;
+    let task = exec::task_text(args)?;
+    let provider = setup::provider(global, &config)?;
+    let (workspace, cwd) = setup::workspace(global.workspace.as_deref())?;
+    let limits = LimitFlags {
+        max_rounds: args.max_rounds,
+        max_duration_secs: args.timeout,
+    };
+    block_on(async {
+        let (handle, session_id) = setup::start(Launch {
+            limits,
+            resume: global.resume_ref()?,
+            unsandboxed_commands: args.allow_unsandboxed.clone(),
+            ..Launch::of(global, &provider, &config, workspace, cwd)
+        })?;
+        let options = exec::RunOptions {
+            format: args.output_format,
+            input: args.input_format,
+            on_ask: args.on_ask,
+            stop_on_stdin_close: args.stop_on_stdin_close,
+        };
+        Ok(exec::run(handle, &session_id, task, options).await)
+    })
+}
+
+/// `atto` without a subcommand: the terminal UI, or the line session.
+fn interactive(mut cli: Cli) -> Result<ExitCode, Failure> {
+    let config = load_config(&mut cli.global)?;
+    let provider = setup::provider(&cli.global, &config)?;
+    let (workspace, cwd) = setup::workspace(cli.global.workspace.as_deref())?;
+    let yolo = cli.global.yolo || cli.global.mode.is_some_and(|(_, yolo)| yolo);
+    let trust = cli.global.trust || yolo;
+    let mode = cli.global.agent_mode();
+    if use_tui(&cli) {
+        return tui::start(
+            &cli,
+            &config,
+            &provider,
+            workspace,
+            cwd,
+            tui::Entry::Session,
+        );
+    }
+    let resume = cli.global.resume_ref()?;
+    let workspace_root = workspace.clone();
+    block_on(async {
+        let (handle, _) = setup::start(Launch {
+            resume,
+            ..Launch::of(&cli.global, &provider, &config, workspace, cwd)
+        })?;
+        let swarm = swarm_session::SessionSwarm {
+            global: cli.global.clone(),
+            config: config.clone(),
+            provider: provider.clone(),
+            workspace: workspace_root,
+        };
+        Ok(repl::run(
+            handle,
+            cli.prompt,
+            repl::Options {
+                trust,
+                mode,
+                format: cli.output_format,
+                swarm,
+            },
+        )
+        .await)
+    })
 }
 
 /// The full-screen interface runs when both ends are a terminal that can draw it, and

@@ -10,8 +10,9 @@ use std::time::Duration;
 use atto_mcp::{HubOptions, McpHub, ServerConfig};
 use atto_protocol::{McpServerInfo, McpServerState};
 
-use crate::config::Config;
+use crate::setup::error::SetupError;
 use crate::{ExitCode, Failure};
+use atto_config::Config;
 
 /// `atto mcp`: the MCP servers of this workspace, and atto as one.
 #[derive(Debug, clap::Subcommand)]
@@ -284,30 +285,15 @@ pub fn start_hub(options: HubOptions) -> Option<Arc<McpHub>> {
 }
 
 /// The servers' permission lists as grants (config rules, like `[permissions]`).
-pub fn grants(hub: &McpHub) -> Result<Vec<atto_policy::gate::Grant>, crate::setup::SetupError> {
-    use atto_policy::gate::{Action, Grant, Rule};
+pub fn grants(hub: &McpHub) -> Result<Vec<atto_policy::gate::Grant>, SetupError> {
     hub.rules()
         .into_iter()
-        .map(|(action, text, origin)| {
-            let rule = Rule::parse(&text)
-                .map_err(|e| crate::setup::SetupError::fix(format!("{origin}: {e}")))?;
-            let action = match action {
-                "allow" => Action::Allow,
-                "ask" => Action::Ask,
-                _ => Action::Deny,
-            };
-            Ok(Grant {
-                id: None,
-                rule,
-                action,
-                origin,
-            })
-        })
+        .map(|(action, text, origin)| crate::permissions::config_grant(action, &text, origin))
         .collect()
 }
 
 fn user_mcp_json() -> Option<PathBuf> {
-    crate::config::default_path().and_then(|p| p.parent().map(|d| d.join("mcp.json")))
+    atto_config::default_path().and_then(|p| p.parent().map(|d| d.join("mcp.json")))
 }
 
 fn data_dir() -> Option<PathBuf> {

@@ -9,8 +9,8 @@ use atto_core::subagents::Connector;
 use atto_llm::{ClientOptions, ProviderChoice, ResolvedProvider};
 use atto_protocol::{ComplexityTier, ModelRoute, ReasoningEffort};
 
-use crate::config::{Config, RouteConfig};
-use crate::setup::SetupError;
+use crate::setup::error::SetupError;
+use atto_config::{Config, RouteConfig};
 
 /// Routes of a built-in provider when the config has no `[routing]`: a small fast model
 /// for SIMPLE, the strong one (thinking harder) for COMPLEX and DEEP_RESEARCH.

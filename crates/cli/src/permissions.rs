@@ -6,8 +6,9 @@ use std::path::Path;
 use atto_policy::gate::{Action, Grant, PermissionSetting, Rule, parse_permission, stricter};
 use atto_store::Store;
 
-use crate::config::{Config, ProjectConfig, RulesConfig};
-use crate::setup::SetupError;
+use crate::setup::error::SetupError;
+use atto_config::{Config, ProjectConfig};
+use atto_mcp::PermissionLists;
 
 /// What the command line says about permissions.
 #[derive(Debug, Default, Clone)]
@@ -77,16 +78,11 @@ pub fn grants(
         match store.grants_for_blocking(&workspace.display().to_string()) {
             Ok(rows) => {
                 for row in rows {
-                    let action = match row.decision.as_str() {
-                        "allow" => Action::Allow,
-                        "ask" => Action::Ask,
-                        _ => Action::Deny,
-                    };
                     match Rule::parse(&row.rule) {
                         Ok(rule) => grants.push(Grant {
                             id: Some(row.id),
                             rule,
-                            action,
+                            action: action(&row.decision),
                             origin: format!("{} grant #{}", row.scope, row.id),
                         }),
                         Err(err) => {
@@ -101,23 +97,42 @@ pub fn grants(
     Ok((grants, warnings))
 }
 
-fn add_rules(grants: &mut Vec<Grant>, rules: &RulesConfig, origin: &str) -> Result<(), SetupError> {
-    for (list, action) in [
-        (&rules.allow, Action::Allow),
-        (&rules.ask, Action::Ask),
-        (&rules.deny, Action::Deny),
+fn add_rules(
+    grants: &mut Vec<Grant>,
+    rules: &PermissionLists,
+    origin: &str,
+) -> Result<(), SetupError> {
+    for (action, list) in [
+        ("allow", &rules.allow),
+        ("ask", &rules.ask),
+        ("deny", &rules.deny),
     ] {
         for text in list {
-            let rule = Rule::parse(text).map_err(|e| SetupError::fix(format!("{origin}: {e}")))?;
-            grants.push(Grant {
-                id: None,
-                rule,
-                action,
-                origin: origin.to_owned(),
-            });
+            grants.push(config_grant(action, text, origin.to_owned())?);
         }
     }
     Ok(())
+}
+
+/// A rule of an allow / ask / deny list in a config (`[permissions]`, an MCP server's
+/// `tools.permissions`) as a grant; a malformed rule is an error naming `origin`.
+pub fn config_grant(action_name: &str, text: &str, origin: String) -> Result<Grant, SetupError> {
+    let rule = Rule::parse(text).map_err(|e| SetupError::fix(format!("{origin}: {e}")))?;
+    Ok(Grant {
+        id: None,
+        rule,
+        action: action(action_name),
+        origin,
+    })
+}
+
+/// `allow`, `ask`, else deny: what is not known to allow or ask refuses.
+fn action(name: &str) -> Action {
+    match name {
+        "allow" => Action::Allow,
+        "ask" => Action::Ask,
+        _ => Action::Deny,
+    }
 }
 
 /// Why the database could not be opened.
@@ -198,7 +213,7 @@ pub fn protected_paths() -> atto_policy::protected::ProtectedPaths {
 /// atto's config and data directories, whose writes always ask, even with trust on.
 pub fn protected_dirs() -> Vec<String> {
     let mut dirs = Vec::new();
-    if let Some(config) = crate::config::default_path()
+    if let Some(config) = atto_config::default_path()
         && let Some(dir) = config.parent()
     {
         dirs.push(dir.display().to_string());

@@ -21,9 +21,9 @@ use atto_protocol::{AgentMode, ChangeOutcome, ChangeStatus, Event, Op, PlanSelec
 use atto_store::SessionRef;
 use clap::{Args, Subcommand, ValueEnum};
 
-use crate::config::Config;
 use crate::setup::{self, Launch, LimitFlags};
 use crate::{ExitCode, Failure, GlobalArgs, render};
+use atto_config::Config;
 
 #[derive(Debug, Args)]
 pub struct PlanArgs {

@@ -1,50 +1,30 @@
-//! Wiring a session together from flags and config: workspace, provider, client, tools.
+//! Wiring a session together, top to bottom: the workspace and provider, then the
+//! settings resolved once (`config::resolve`), then the store, resume, sandbox,
+//! checkpoints, tools and MCP servers, and the session itself.
+
+pub mod error;
+mod resume;
+mod sandbox;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use atto_config::Config;
 use atto_core::{
-    AgentHandle, Limits, SessionOptions, find_project_instructions_with, instruction_paths,
-    spawn_session,
+    AgentHandle, SessionOptions, find_project_instructions_with, instruction_paths, spawn_session,
 };
 use atto_llm::{ClientOptions, ProviderChoice, ResolvedProvider};
 use atto_protocol::PermissionMode;
-use atto_sandbox::{Sandbox, SandboxConfig};
 use atto_store::SessionRef;
 use atto_tools::ToolRegistry;
 
+pub use self::error::{Retry, SetupError};
+pub use self::resume::saved_messages;
+pub(crate) use self::sandbox::{sandbox, sandbox_with};
 use crate::GlobalArgs;
-use crate::config::{Config, ProjectConfig};
+pub use crate::config::LimitFlags;
+use crate::config::SettingsFlags;
 use crate::permissions::{self, PermissionFlags};
-
-/// A setup problem: bad flags, config or environment (exit code 2), or a shared resource
-/// that is busy right now, such as the database held by another process (exit code 75).
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct SetupError(pub String, pub Retry);
-
-/// Whether running again later may succeed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Retry {
-    /// Fix the flags, config or environment first.
-    No,
-    /// Busy or unavailable for now.
-    Later,
-}
-
-impl SetupError {
-    /// A problem to fix before running again.
-    pub fn fix(message: impl Into<String>) -> Self {
-        SetupError(message.into(), Retry::No)
-    }
-}
-
-/// Limits given on the command line, over the config's.
-#[derive(Debug, Default, Clone)]
-pub struct LimitFlags {
-    pub max_rounds: Option<u32>,
-    pub max_duration_secs: Option<u64>,
-}
 
 /// The session-wide caps and the subagent limit from the command line.
 #[derive(Debug, Clone, Copy, Default)]
@@ -64,11 +44,7 @@ pub fn workspace(flag: Option<&Path>) -> Result<(PathBuf, PathBuf), SetupError> 
         Some(dir) => dir.canonicalize().map_err(|e| {
             SetupError::fix(format!("workspace {} is not usable: {e}", dir.display()))
         })?,
-        None => cwd
-            .ancestors()
-            .find(|dir| dir.join(".git").exists())
-            .unwrap_or(&cwd)
-            .to_path_buf(),
+        None => workspace_of(&cwd),
     };
     if !root.is_dir() {
         return Err(SetupError::fix(format!(
@@ -77,6 +53,14 @@ pub fn workspace(flag: Option<&Path>) -> Result<(PathBuf, PathBuf), SetupError> 
         )));
     }
     Ok((root, cwd))
+}
+
+/// The workspace of a directory: the nearest ancestor holding `.git`, else itself.
+pub fn workspace_of(dir: &Path) -> PathBuf {
+    dir.ancestors()
+        .find(|dir| dir.join(".git").exists())
+        .unwrap_or(dir)
+        .to_path_buf()
 }
 
 /// Picks the provider from flags, then config, then whichever API key is set.
@@ -110,6 +94,32 @@ pub struct Launch<'a> {
     pub debug: bool,
     /// `--max-budget-tokens`, `--max-budget-usd`, `--max-subagents`.
     pub budget: BudgetFlags,
+}
+
+impl<'a> Launch<'a> {
+    /// A new session with `global`'s flags (permissions, mode, debug, budgets), without
+    /// resuming, and without the limits and unsandboxed commands only `atto exec` takes.
+    pub fn of(
+        global: &GlobalArgs,
+        provider: &'a ResolvedProvider,
+        config: &'a Config,
+        workspace: PathBuf,
+        cwd: PathBuf,
+    ) -> Launch<'a> {
+        Launch {
+            provider,
+            config,
+            workspace,
+            cwd,
+            limits: LimitFlags::default(),
+            permissions: global.permission_flags(),
+            resume: None,
+            mode: global.mode.map(|(mode, _)| mode),
+            unsandboxed_commands: Vec::new(),
+            debug: global.debug,
+            budget: global.budget_flags(),
+        }
+    }
 }
 
 /// The wire log of this run, when `--debug` or `ATTO_LOG=debug` asked for one: where a
@@ -186,62 +196,35 @@ fn start_connected(
     connect: Option<atto_core::subagents::Connector>,
     mut models: atto_core::models::ModelSettings,
 ) -> Result<(AgentHandle, String), SetupError> {
-    let project =
-        ProjectConfig::load(&launch.workspace).map_err(|e| SetupError::fix(e.to_string()))?;
-    let mut permission = permissions::setting(&launch.permissions, launch.config, &project)?;
-    let store = match permissions::open_store() {
-        Ok(store) => Some(store),
-        // Failing closed: no call runs without its audit record and grants.
-        Err(permissions::OpenFailure::Busy(err)) => {
-            return Err(SetupError(
-                format!(
-                    "{err} Nothing was run: atto does not act without its audit log. Try again \
-                     in a moment (exit 75: retryable)."
-                ),
-                Retry::Later,
-            ));
-        }
-        Err(permissions::OpenFailure::Unusable(err)) => {
-            eprintln!(
-                "atto: warning: {err} — saved sessions, grants and the audit log are off for this run"
-            );
-            None
-        }
-    };
-    let (mut grants, warnings) =
-        permissions::grants(launch.config, &project, store.as_ref(), &launch.workspace)?;
+    let settings = crate::config::resolve(
+        launch.config,
+        &launch.workspace,
+        SettingsFlags {
+            permissions: &launch.permissions,
+            limits: &launch.limits,
+            unsandboxed_commands: &launch.unsandboxed_commands,
+        },
+    )?;
+    let store = session_store()?;
+    let (mut grants, warnings) = permissions::grants(
+        launch.config,
+        &settings.project,
+        store.as_ref(),
+        &launch.workspace,
+    )?;
     for warning in warnings {
         eprintln!("atto: warning: {warning}");
     }
-    let mut start_notices = Vec::new();
-    let mut mode = launch.mode.unwrap_or(atto_protocol::AgentMode::Build);
-    let (session_id, resume) = match &launch.resume {
-        None => (uuid::Uuid::now_v7().to_string(), None),
-        Some(which) => {
-            let Some(store) = store.as_ref() else {
-                return Err(SetupError::fix(
-                    "cannot resume: the session database is not available (see the warning \
-                     above)"
-                        .to_owned(),
-                ));
-            };
-            let saved = saved_history(store, &launch.workspace, which)?;
-            let restored = restore_modes(&saved.row, launch.mode, &launch.permissions, permission);
-            mode = restored.mode;
-            permission = restored.permission;
-            start_notices = restored.notices;
-            restore_model(
-                &saved.row,
-                &client.info().model,
-                &mut models,
-                &mut start_notices,
-            );
-            (
-                saved.row.id,
-                Some((saved.row.current_thread, saved.history)),
-            )
-        }
-    };
+    let model = client.info().model.clone();
+    let begun = resume::begin(
+        &launch,
+        store.as_ref(),
+        settings.permission,
+        &model,
+        &mut models,
+    )?;
+    let mut start_notices = begun.notices;
+    let permission = begun.permission;
     let (sandbox, sandbox_off_reason) = match permission.mode {
         PermissionMode::Yolo => (None, None),
         _ => match sandbox(&launch.workspace, launch.config) {
@@ -249,42 +232,12 @@ fn start_connected(
             Err(why) => (None, Some(why)),
         },
     };
-    let checkpoints = checkpoints(
-        &launch.workspace,
-        &session_id,
-        launch.config.checkpoint_limits(),
-    );
-    let model = client.info().model.clone();
+    let checkpoints = checkpoints(&launch.workspace, &begun.session_id, settings.checkpoints);
     let subagents = subagent_settings(&launch, connect)?;
-    let context = launch.config.context_settings().map_err(SetupError::fix)?;
-    let mut tools = ToolRegistry::builtin_with(&atto_tools::BuiltinOptions {
-        apply_patch: launch
-            .config
-            .apply_patch
-            .unwrap_or_else(|| atto_tools::offers_apply_patch(&model)),
-        pass_env: launch.config.pass_env.clone(),
-        overview_cache: atto_store::default_path()
-            .ok()
-            .and_then(|db| db.parent().map(|dir| dir.join("overview"))),
-    });
-    // MCP servers start in the background now; the first request does not wait for them.
-    let (mcp_options, mcp_notices) = crate::mcp::hub_options(launch.config, &launch.workspace)
-        .map_err(|f| SetupError::fix(f.message))?;
-    start_notices.extend(mcp_notices);
-    let hub = crate::mcp::start_hub(mcp_options);
-    // Instruction files a session's command wrote wait for the user (trust::instructions).
-    let admission =
-        crate::trust::instructions::open_window(&instruction_paths(&launch.workspace, &launch.cwd));
-    let instructions = find_project_instructions_with(&launch.workspace, &launch.cwd, &|p, b| {
-        admission.admits(p, b)
-    });
-    start_notices.extend(admission.notice(&launch.workspace));
-    if let Some(hub) = &hub {
-        grants.extend(crate::mcp::grants(hub)?);
-        if let Some(search) = hub.search_tool() {
-            tools.register(search);
-        }
-    }
+    let sources = sources(&launch, &model, &mut grants)?;
+    start_notices.extend(sources.notices);
+    let session_id = begun.session_id;
+    let (thread, resume) = begun.resume.unzip();
     let handle = spawn_session(SessionOptions {
         permission,
         grants,
@@ -292,34 +245,101 @@ fn start_connected(
         sandbox,
         trust: launch.permissions.trust || permission.mode == PermissionMode::Yolo,
         protected_dirs: permissions::protected_dirs(),
-        thread: resume.as_ref().map(|(thread, _)| thread.clone()),
-        resume: resume.map(|(_, history)| history),
+        thread,
+        resume,
         session_id: session_id.clone(),
-        instructions,
+        instructions: sources.instructions,
         workspace: launch.workspace,
         client,
-        tools,
-        limits: limits(launch.config, &launch.limits),
-        mode,
+        tools: sources.tools,
+        limits: settings.limits,
+        mode: begun.mode,
         checkpoints,
-        planner: launch.config.planner_settings(),
-        approval_deadline: launch.config.approval_deadline(),
-        unsandboxed_commands: launch
-            .config
-            .unsandboxed_commands
-            .iter()
-            .chain(&launch.unsandboxed_commands)
-            .cloned()
-            .collect(),
+        planner: settings.planner,
+        approval_deadline: settings.approval_deadline,
+        unsandboxed_commands: settings.unsandboxed_commands,
         start_notices,
         sandbox_off_reason,
         subagents,
         models,
-        learning: launch.config.learning_settings(),
-        context,
-        external_tools: hub.map(|hub| hub as std::sync::Arc<dyn atto_tools::ToolSource>),
+        learning: settings.learning,
+        context: settings.context,
+        external_tools: sources
+            .hub
+            .map(|hub| hub as std::sync::Arc<dyn atto_tools::ToolSource>),
     });
     Ok((handle, session_id))
+}
+
+/// The database of a session. Failing closed: no call runs without its audit record and
+/// grants, so a busy database stops the run; an unusable one is said, and the session runs
+/// without saved sessions, grants and the audit log.
+fn session_store() -> Result<Option<atto_store::Store>, SetupError> {
+    match permissions::open_store() {
+        Ok(store) => Ok(Some(store)),
+        Err(permissions::OpenFailure::Busy(err)) => Err(SetupError(
+            format!(
+                "{err} Nothing was run: atto does not act without its audit log. Try again \
+                 in a moment (exit 75: retryable)."
+            ),
+            Retry::Later,
+        )),
+        Err(permissions::OpenFailure::Unusable(err)) => {
+            eprintln!(
+                "atto: warning: {err} — saved sessions, grants and the audit log are off for this run"
+            );
+            Ok(None)
+        }
+    }
+}
+
+/// What a session knows and can use besides the model: the built-in tools, the MCP
+/// servers' (their rules join `grants`) and the project's instruction files.
+struct Sources {
+    tools: ToolRegistry,
+    hub: Option<std::sync::Arc<atto_mcp::McpHub>>,
+    instructions: Vec<atto_core::ProjectInstructions>,
+    notices: Vec<String>,
+}
+
+fn sources(
+    launch: &Launch<'_>,
+    model: &str,
+    grants: &mut Vec<atto_policy::gate::Grant>,
+) -> Result<Sources, SetupError> {
+    let mut tools = ToolRegistry::builtin_with(&atto_tools::BuiltinOptions {
+        apply_patch: launch
+            .config
+            .apply_patch
+            .unwrap_or_else(|| atto_tools::offers_apply_patch(model)),
+        pass_env: launch.config.pass_env.clone(),
+        overview_cache: atto_store::default_path()
+            .ok()
+            .and_then(|db| db.parent().map(|dir| dir.join("overview"))),
+    });
+    // MCP servers start in the background now; the first request does not wait for them.
+    let (mcp_options, mut notices) = crate::mcp::hub_options(launch.config, &launch.workspace)
+        .map_err(|f| SetupError::fix(f.message))?;
+    let hub = crate::mcp::start_hub(mcp_options);
+    // Instruction files a session's command wrote wait for the user (trust::instructions).
+    let admission =
+        crate::trust::instructions::open_window(&instruction_paths(&launch.workspace, &launch.cwd));
+    let instructions = find_project_instructions_with(&launch.workspace, &launch.cwd, &|p, b| {
+        admission.admits(p, b)
+    });
+    notices.extend(admission.notice(&launch.workspace));
+    if let Some(hub) = &hub {
+        grants.extend(crate::mcp::grants(hub)?);
+        if let Some(search) = hub.search_tool() {
+            tools.register(search);
+        }
+    }
+    Ok(Sources {
+        tools,
+        hub,
+        instructions,
+        notices,
+    })
 }
 
 /// The workspace's file checkpoints, kept in the data dir beside the database. Without
@@ -425,7 +445,7 @@ fn subagent_settings(
         usd,
     };
     let user_dir =
-        crate::config::default_path().and_then(|p| p.parent().map(|dir| dir.join("agents")));
+        atto_config::default_path().and_then(|p| p.parent().map(|dir| dir.join("agents")));
     let (agents, warnings) = defs::load(
         &launch.workspace,
         user_dir.as_deref(),
@@ -437,295 +457,4 @@ fn subagent_settings(
     s.agents = agents;
     s.connect = connect;
     Ok(s)
-}
-
-fn limits(config: &Config, flags: &LimitFlags) -> Limits {
-    let mut limits = Limits::default();
-    let c = &config.limits;
-    if let Some(n) = flags.max_rounds.or(c.max_rounds) {
-        limits.max_rounds = n.max(1);
-    }
-    limits.max_tokens = c.max_tokens;
-    if let Some(secs) = flags.max_duration_secs.or(c.max_duration_secs) {
-        limits.max_duration = Some(Duration::from_secs(secs));
-    }
-    if let Some(n) = c.max_output_tokens {
-        limits.max_output_tokens = n.max(1);
-    }
-    limits
-}
-
-/// Prepares the OS sandbox for commands: writes only in the workspace and a private
-/// `/tmp`, never in the repository's git directory, `.atto/`, `.attocode/` or atto's own
-/// config and data; the credential stores hidden (`[sandbox] hide`, `unhide`).
-/// Where it cannot be prepared, says why once (the reason is also the session's sandbox
-/// state); WARN commands then always ask.
-pub(crate) fn sandbox(
-    workspace: &Path,
-    config: &Config,
-) -> Result<std::sync::Arc<Sandbox>, String> {
-    prepare_sandbox(
-        workspace,
-        config.allow_network.unwrap_or(false),
-        config.allow_unix_sockets.unwrap_or(false),
-        hidden_paths(&config.sandbox.hide, &config.sandbox.unhide),
-    )
-    .map_err(|err| {
-        eprintln!(
-            "atto: warning: commands will run without an OS sandbox ({err}); every \
-             command that is not provably read-only will ask for approval"
-        );
-        format!("no OS sandbox: {err}")
-    })
-}
-
-/// The sandbox of [`sandbox`] from the two network settings, hiding the default
-/// credential stores, without a word on failure.
-pub(crate) fn sandbox_with(
-    workspace: &Path,
-    allow_network: bool,
-    allow_unix_sockets: bool,
-) -> Result<std::sync::Arc<Sandbox>, String> {
-    prepare_sandbox(
-        workspace,
-        allow_network,
-        allow_unix_sockets,
-        hidden_paths(&[], &[]),
-    )
-}
-
-fn prepare_sandbox(
-    workspace: &Path,
-    allow_network: bool,
-    allow_unix_sockets: bool,
-    hide: Vec<PathBuf>,
-) -> Result<std::sync::Arc<Sandbox>, String> {
-    let config = SandboxConfig {
-        writable: vec![workspace.to_path_buf()],
-        allow_network,
-        allow_unix_sockets,
-        read_only: read_only_dirs(workspace),
-        // Missing ones exist only while a command runs, so no workspace gains a
-        // directory that checkpoints and plan mode promise not to add.
-        create_read_only: permissions::protected_paths().uncreatable_dirs(workspace),
-        hide,
-        private_tmp: true,
-        ..SandboxConfig::default()
-    };
-    Sandbox::prepare(&config)
-        .map(std::sync::Arc::new)
-        .map_err(|err| err.to_string())
-}
-
-/// Credential stores commands cannot read unless unhidden: a model that reads
-/// `~/.ssh/id_rsa` sends it to the model provider.
-const HIDDEN: &[&str] = &[
-    "~/.ssh",
-    "~/.aws",
-    "~/.config/gcloud",
-    "~/.kube",
-    "~/.docker",
-    "~/.gnupg",
-    "~/.netrc",
-    "~/.git-credentials",
-    "~/.config/gh",
-];
-
-/// `~/x` under the home directory, other paths as written.
-fn expand_home(path: &str) -> PathBuf {
-    match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
-        (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
-        _ => PathBuf::from(path),
-    }
-}
-
-/// The paths hidden from commands: the credential stores and atto's own config and data
-/// dirs, plus `hide`, minus `unhide` (compared once `~/` is expanded).
-fn hidden_paths(hide: &[String], unhide: &[String]) -> Vec<PathBuf> {
-    let unhidden: Vec<PathBuf> = unhide.iter().map(|p| expand_home(p)).collect();
-    HIDDEN
-        .iter()
-        .map(|p| expand_home(p))
-        .chain(permissions::protected_dirs().into_iter().map(PathBuf::from))
-        .chain(hide.iter().map(|p| expand_home(p)))
-        .filter(|p| !unhidden.contains(p))
-        .collect()
-}
-
-/// What sandboxed commands may never write: the protected-path list's directories (the
-/// workspace's `.git`, `.atto/`, `.attocode/`, atto's config and data dirs) and, when
-/// `.git` is a file — a worktree or submodule — the git directory it points to and the
-/// common directory behind that. Hooks and config
-/// written there would run later, outside any sandbox.
-fn read_only_dirs(workspace: &Path) -> Vec<PathBuf> {
-    let mut dirs = permissions::protected_paths().read_only_dirs(workspace);
-    let dot_git = workspace.join(".git");
-    if dot_git.is_file()
-        && let Ok(text) = std::fs::read_to_string(&dot_git)
-        && let Some(target) = text.lines().find_map(|l| l.strip_prefix("gitdir:"))
-    {
-        let git_dir = workspace.join(target.trim());
-        if let Ok(common) = std::fs::read_to_string(git_dir.join("commondir")) {
-            dirs.push(git_dir.join(common.trim()));
-        }
-        dirs.push(git_dir);
-    }
-    dirs
-}
-
-/// A saved session of this workspace: its row and its current thread's messages.
-struct Saved {
-    row: atto_store::SessionRow,
-    history: Vec<atto_protocol::Message>,
-}
-
-/// The modes a resumed session starts in, and what to say about them.
-struct RestoredModes {
-    mode: atto_protocol::AgentMode,
-    permission: atto_policy::gate::PermissionSetting,
-    notices: Vec<String>,
-}
-
-/// A resume continues in the agent mode the session last ran in, and in its permission
-/// mode when that was stricter than this invocation's; a flag given now wins, and either
-/// way the user is told.
-/// A resumed session keeps the model its `/model` pinned (or its routing), unless this
-/// run was started on another model than the session's.
-fn restore_model(
-    row: &atto_store::SessionRow,
-    now: &str,
-    models: &mut atto_core::models::ModelSettings,
-    notices: &mut Vec<String>,
-) {
-    let Some(pinned) = row.pinned_model.as_deref() else {
-        return;
-    };
-    if row.model.as_deref().is_some_and(|m| m != now) && !models.auto {
-        notices.push(format!(
-            "this session had {pinned} pinned with /model; the model given now ({now}) wins"
-        ));
-        return;
-    }
-    if pinned == "auto" {
-        if !models.routes.is_empty() {
-            models.auto = true;
-            notices.push("resumed with each turn routed by complexity (/model auto)".to_owned());
-        }
-    } else {
-        models.pinned = Some(pinned.to_owned());
-        notices.push(format!(
-            "resumed with {pinned} pinned, as the session last ran (/model NAME changes it)"
-        ));
-    }
-}
-
-fn restore_modes(
-    row: &atto_store::SessionRow,
-    flag: Option<atto_protocol::AgentMode>,
-    flags: &permissions::PermissionFlags,
-    now: atto_policy::gate::PermissionSetting,
-) -> RestoredModes {
-    use atto_protocol::AgentMode;
-    let mut notices = Vec::new();
-    let saved = row
-        .agent_mode
-        .as_deref()
-        .and_then(|m| atto_policy::gate::parse_agent_mode(m).ok())
-        .map(|(mode, _)| mode);
-    let mode = match (flag, saved) {
-        (Some(flag), Some(saved)) if flag != saved => {
-            notices.push(format!(
-                "this session last ran in {} mode; --mode {} given now wins",
-                saved.as_str(),
-                flag.as_str()
-            ));
-            flag
-        }
-        (Some(flag), _) => flag,
-        (None, Some(saved)) => {
-            if saved != AgentMode::Build {
-                notices.push(format!(
-                    "resumed in {} mode, as the session last ran (/mode build to leave it)",
-                    saved.as_str()
-                ));
-            }
-            saved
-        }
-        (None, None) => AgentMode::Build,
-    };
-    let mut permission = now;
-    if let Some(saved) = row
-        .permission_mode
-        .as_deref()
-        .and_then(|p| atto_policy::gate::parse_permission(p).ok())
-        && atto_policy::gate::stricter(saved.mode, now.mode) == saved.mode
-        && saved.mode != now.mode
-    {
-        let saved_name = atto_policy::gate::permission_name(saved.mode);
-        let now_name = atto_policy::gate::permission_name(now.mode);
-        if flags.permission.is_some() || flags.yolo {
-            notices.push(format!(
-                "this session last ran with permission {saved_name}; the {now_name} given now wins"
-            ));
-        } else {
-            notices.push(format!(
-                "resumed with permission {saved_name}, as the session last ran (stricter than \
-                 {now_name}; --permission changes it)"
-            ));
-            permission.mode = saved.mode;
-        }
-    }
-    RestoredModes {
-        mode,
-        permission,
-        notices,
-    }
-}
-
-/// The messages of a saved session's current thread (`atto acp`'s `session/load` replays
-/// them), by id or unique prefix; the session must belong to `workspace`.
-pub fn saved_messages(
-    workspace: &Path,
-    id: &str,
-) -> Result<Vec<atto_protocol::Message>, SetupError> {
-    let store = permissions::open_store().map_err(|e| match e {
-        permissions::OpenFailure::Busy(m) => SetupError(m, Retry::Later),
-        permissions::OpenFailure::Unusable(m) => SetupError::fix(format!(
-            "cannot load session {id}: the session database is not available ({m})"
-        )),
-    })?;
-    saved_history(&store, workspace, &SessionRef::Id(id.to_owned())).map(|saved| saved.history)
-}
-
-/// A saved session of this workspace, with its current thread's messages.
-fn saved_history(
-    store: &atto_store::Store,
-    workspace: &Path,
-    which: &SessionRef,
-) -> Result<Saved, SetupError> {
-    let here = workspace.display().to_string();
-    let row = store
-        .find_session_blocking(&here, which)
-        .map_err(|e| SetupError::fix(e.to_string()))?;
-    if row.workspace != here {
-        return Err(SetupError::fix(format!(
-            "session {} belongs to {}; run atto there to resume it",
-            row.id, row.workspace
-        )));
-    }
-    let bodies = store
-        .thread_history_blocking(&row.current_thread)
-        .map_err(|e| SetupError::fix(e.to_string()))?;
-    let mut history = Vec::with_capacity(bodies.len());
-    for (n, body) in bodies.iter().enumerate() {
-        let message = serde_json::from_str(body).map_err(|e| {
-            SetupError::fix(format!(
-                "message {} of session {} cannot be read ({e}); the session was not resumed",
-                n + 1,
-                row.id
-            ))
-        })?;
-        history.push(message);
-    }
-    Ok(Saved { row, history })
 }

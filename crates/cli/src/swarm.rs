@@ -215,7 +215,7 @@ impl Prepared {
     /// Reads swarm.yaml, connects the models and opens the database.
     pub fn new(
         global: &GlobalArgs,
-        config: &crate::config::Config,
+        config: &atto_config::Config,
         provider: &atto_llm::ResolvedProvider,
         workspace: std::path::PathBuf,
     ) -> Result<Prepared, Failure> {
@@ -322,7 +322,7 @@ impl Prepared {
             report_dir,
             max_output_tokens: config.limits.max_output_tokens,
             learning: {
-                let l = config.learning_settings();
+                let l = crate::config::learning_settings(config);
                 l.enabled.then_some(atto_store::LearningLimits {
                     auto_validate_threshold: l.auto_validate_threshold,
                     max_learnings: l.max_learnings,

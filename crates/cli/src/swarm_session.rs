@@ -17,12 +17,12 @@ use atto_swarm::{SwarmEvent, SwarmInput};
 use tokio::io::{BufReader, Lines, Stdin};
 use tokio::sync::mpsc;
 
-use crate::config::Config;
 use crate::exec::{InputFormat, OnAsk, OutputFormat};
 use crate::swarm::{Prepared, Running};
 use crate::swarm_front::{Answers, Front, Host};
 use crate::swarm_trust::UntrustedSwarmFile;
 use crate::{Failure, GlobalArgs};
+use atto_config::Config;
 
 /// What a session needs to start swarms: the flags, config and provider it was started
 /// with, and its workspace. Workers get the same flags, as with `atto swarm`.

@@ -9,9 +9,9 @@ use atto_protocol::PermissionMode;
 use atto_tui::app::AppInfo;
 use atto_tui::picker::SessionChoice;
 
-use crate::config::{Config, ProjectConfig};
 use crate::setup::{self, Launch, LimitFlags, SetupError};
 use crate::{Cli, ExitCode, Failure, block_on, permissions};
+use atto_config::{Config, ProjectConfig};
 
 /// Most sessions the picker lists.
 const PICKER_SESSIONS: u32 = 50;

@@ -90,7 +90,8 @@ pub struct ToolsConfig {
     pub permissions: PermissionLists,
 }
 
-/// Allow / ask / deny lists of a server's tool names.
+/// Allow / ask / deny lists of permission rules: a server's tool names here, `tool` or
+/// `tool(pattern)` in the config's `[permissions]` table (which reads this same shape).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PermissionLists {

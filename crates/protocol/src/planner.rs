@@ -1,6 +1,6 @@
 //! The structured planner's vocabulary: a task plan of numbered steps with dependencies,
 //! how each step stands, and what became of it. Plan mode's queue of proposed changes is
-//! a different thing (`plan.rs`).
+//! a different thing (core's `plan_queue.rs`).
 
 use serde::{Deserialize, Serialize};
 

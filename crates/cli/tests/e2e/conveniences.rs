@@ -125,6 +125,29 @@ fn config_show_names_where_each_value_came_from() {
 }
 
 #[test]
+fn config_show_lists_every_key_of_the_schema() {
+    let env = Env::new();
+    config(&env, "[retry]\nmax_attempts = 2\n");
+    let out = env.atto().args(["config", "show"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for key in atto_config::KEYS {
+        assert!(
+            text.lines()
+                .any(|l| l.split_whitespace().next() == Some(key.name)),
+            "{} is missing: {text}",
+            key.name
+        );
+    }
+    assert!(
+        text.lines().any(|l| l.starts_with("retry.max_attempts")
+            && l.contains(" 2 ")
+            && l.contains("(config ")),
+        "{text}"
+    );
+}
+
+#[test]
 fn completions_print_and_the_version_names_its_commit() {
     let env = Env::new();
     let out = env.atto().args(["completion", "bash"]).output().unwrap();
