@@ -70,37 +70,24 @@ pub(crate) fn text_content(text: impl Into<String>) -> ToolCallContent {
     ))
 }
 
-/// What kind of work a tool does, for the client's icon.
-pub(crate) fn kind(tool: &str) -> ToolKind {
-    match tool {
-        "read_file" => ToolKind::Read,
-        "write_file" | "edit_file" | "apply_patch" | "revert_turn" => ToolKind::Edit,
-        "delete_file" => ToolKind::Delete,
-        "grep" | "glob" | "list_files" => ToolKind::Search,
-        "bash" => ToolKind::Execute,
-        _ => ToolKind::Other,
+/// What kind of work a call does, in ACP's words, for the client's icon.
+pub(crate) fn kind(kind: atto_protocol::ToolKind) -> ToolKind {
+    use atto_protocol::ToolKind as Atto;
+    match kind {
+        Atto::Read => ToolKind::Read,
+        Atto::Edit => ToolKind::Edit,
+        Atto::Delete => ToolKind::Delete,
+        Atto::Move => ToolKind::Move,
+        Atto::Search => ToolKind::Search,
+        Atto::Execute => ToolKind::Execute,
+        Atto::Think => ToolKind::Think,
+        Atto::Fetch => ToolKind::Fetch,
+        Atto::Other => ToolKind::Other,
     }
 }
 
 fn arg<'a>(args: &'a Value, key: &str) -> Option<&'a str> {
     args.get(key).and_then(Value::as_str)
-}
-
-/// A one-line title for a call.
-pub(crate) fn title(tool: &str, args: &Value) -> String {
-    let path = arg(args, "path").unwrap_or("");
-    match tool {
-        "bash" => format!("Run `{}`", first_line(arg(args, "command").unwrap_or(""))),
-        "read_file" => format!("Read {path}"),
-        "write_file" => format!("Write {path}"),
-        "edit_file" => format!("Edit {path}"),
-        "delete_file" => format!("Delete {path}"),
-        "grep" => format!("Search `{}`", arg(args, "pattern").unwrap_or("")),
-        "glob" => format!("Find `{}`", arg(args, "pattern").unwrap_or("")),
-        "list_files" => format!("List {}", if path.is_empty() { "." } else { path }),
-        "apply_patch" => "Apply a patch".to_owned(),
-        other => other.to_owned(),
-    }
 }
 
 fn first_line(text: &str) -> &str {
@@ -112,7 +99,7 @@ fn first_line(text: &str) -> &str {
 /// it would run without the sandbox.
 pub(crate) fn approval_title(request: &ApprovalRequest) -> String {
     let title = if request.arguments.is_object() {
-        title(&request.tool, &request.arguments)
+        atto_tools::title_of(&request.tool, &request.arguments)
     } else {
         first_line(&request.subject).to_owned()
     };

@@ -45,11 +45,13 @@ pub(crate) fn updates(history: &[Message]) -> Vec<SessionUpdate> {
                             names.insert(&call.id, &call.name);
                             let args = serde_json::from_str(&call.arguments)
                                 .unwrap_or(serde_json::Value::String(call.arguments.clone()));
-                            let tool =
-                                ToolCall::new(call.id.clone(), convert::title(&call.name, &args))
-                                    .kind(convert::kind(&call.name))
-                                    .status(ToolCallStatus::Pending)
-                                    .raw_input(args);
+                            let tool = ToolCall::new(
+                                call.id.clone(),
+                                atto_tools::title_of(&call.name, &args),
+                            )
+                            .kind(convert::kind(atto_tools::kind_of(&call.name)))
+                            .status(ToolCallStatus::Pending)
+                            .raw_input(args);
                             out.push(SessionUpdate::ToolCall(tool));
                         }
                     }

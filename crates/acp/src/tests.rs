@@ -135,10 +135,14 @@ fn tool_kinds_titles_and_diffs() {
         ("bash", "execute"),
         ("spawn_agent", "other"),
     ] {
-        assert_eq!(json!(convert::kind(tool)), json!(kind), "{tool}");
+        assert_eq!(
+            json!(convert::kind(atto_tools::kind_of(tool))),
+            json!(kind),
+            "{tool}"
+        );
     }
     assert_eq!(
-        convert::title("bash", &json!({"command": "cargo test\nmore"})),
+        atto_tools::title_of("bash", &json!({"command": "cargo test\nmore"})),
         "Run `cargo test`"
     );
     let edits = convert::diffs(

@@ -262,6 +262,7 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
                 call_id,
                 name,
                 arguments,
+                ..
             } => {
                 self.end_text_line()?;
                 self.calls.push_back(PendingCall {
@@ -790,6 +791,8 @@ mod tests {
             call_id: id.into(),
             name: "bash".into(),
             arguments: serde_json::json!({ "command": cmd }),
+            kind: Default::default(),
+            title: String::new(),
         };
         let finish = |id: &str, ms: u64| Event::ToolCallFinished {
             call_id: id.into(),
@@ -822,6 +825,8 @@ mod tests {
             call_id: "1".into(),
             name: "bash".into(),
             arguments: serde_json::json!({"command": "ls -la\nrm x"}),
+            kind: Default::default(),
+            title: String::new(),
         });
         assert_eq!(String::from_utf8(r.text.into_inner()).unwrap(), "Hello\n");
         assert_eq!(

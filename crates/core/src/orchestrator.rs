@@ -522,11 +522,12 @@ impl Orchestrator<'_> {
         message: String,
         is_error: bool,
     ) -> CallOutcome {
-        (self.emit)(Event::ToolCallStarted {
-            call_id: call.id.clone(),
-            name: call.name.clone(),
-            arguments: arguments_for_display(&call.arguments),
-        });
+        let tool = self.tools.get(&call.name);
+        (self.emit)(started(
+            call,
+            tool.as_deref(),
+            arguments_for_display(&call.arguments),
+        ));
         let finished = Event::ToolCallFinished {
             call_id: call.id.clone(),
             name: call.name.clone(),
@@ -644,11 +645,7 @@ impl Orchestrator<'_> {
             judged_paths,
             clearance: _,
         } = p;
-        (self.emit)(Event::ToolCallStarted {
-            call_id: call.id.clone(),
-            name: call.name.clone(),
-            arguments: args.clone(),
-        });
+        (self.emit)(started(&call, Some(tool.as_ref()), args.clone()));
         let started = Instant::now();
         let mut sandboxed = None;
         let mut exit_code = None;
@@ -793,4 +790,16 @@ fn parse_args(call: &ToolCall, stop: &StopReason) -> Result<serde_json::Value, S
 /// Arguments as JSON when they parse, else the raw text as a JSON string.
 fn arguments_for_display(raw: &str) -> serde_json::Value {
     serde_json::from_str(raw).unwrap_or_else(|_| serde_json::Value::String(raw.to_owned()))
+}
+
+/// The event that announces a call, described by its tool: its kind and its one-line title
+/// (`other` and the bare name for a tool this session does not have).
+fn started(call: &ToolCall, tool: Option<&dyn Tool>, arguments: serde_json::Value) -> Event {
+    Event::ToolCallStarted {
+        call_id: call.id.clone(),
+        name: call.name.clone(),
+        kind: tool.map(Tool::kind).unwrap_or_default(),
+        title: tool.map_or_else(|| call.name.clone(), |t| t.title(&arguments)),
+        arguments,
+    }
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use atto_checkpoint::Checkpoints;
-use atto_protocol::DangerLevel;
+use atto_protocol::{DangerLevel, ToolKind};
 use atto_tools::{BoxFuture, Tool, ToolContext, ToolError, ToolOutput};
 use serde_json::{Value, json};
 
@@ -51,6 +51,10 @@ impl Tool for RevertTurnTool {
 
     fn mutates(&self, _args: &Value) -> bool {
         true
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Edit
     }
 
     fn run<'a>(

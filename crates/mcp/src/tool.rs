@@ -46,6 +46,12 @@ impl Tool for McpTool {
         !self.entry.judgement.read_only
     }
 
+    /// Read-only only where the judged annotations say so (`readOnlyHint` of a server
+    /// atto trusts to tell); a tool's name never makes it so.
+    fn read_only(&self, _args: &Value) -> bool {
+        self.entry.judgement.read_only
+    }
+
     fn run<'a>(
         &'a self,
         args: Value,
@@ -131,6 +137,10 @@ impl Tool for SearchTool {
 
     fn mutates(&self, _args: &Value) -> bool {
         false
+    }
+
+    fn read_only(&self, _args: &Value) -> bool {
+        true
     }
 
     fn run<'a>(

@@ -68,6 +68,12 @@ pub enum Event {
         name: String,
         /// Parsed arguments, or the raw text when they are not valid JSON.
         arguments: serde_json::Value,
+        /// What kind of work the tool does, as the tool says (`other` when unknown).
+        #[serde(default)]
+        kind: crate::ToolKind,
+        /// The call in one line, as the tool words it from its arguments.
+        #[serde(default)]
+        title: String,
     },
     /// A tool call ended (or was never run).
     ToolCallFinished {

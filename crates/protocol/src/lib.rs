@@ -48,7 +48,7 @@ pub use planner::{
 pub use quality::QualityCheck;
 pub use subagent::{SpawnRequest, SubagentInfo, SubagentRole, SubagentTag};
 pub use tasks::{Goal, GoalStatus, Task, TaskState};
-pub use tool::{DangerLevel, ToolSpec};
+pub use tool::{DangerLevel, ToolKind, ToolSpec};
 
 /// Version of the JSON event schema written by `atto exec --output-format stream-json`.
 pub const EVENT_SCHEMA_VERSION: u32 = 1;

@@ -1,4 +1,5 @@
-//! How a tool is described to the model and how dangerous it is.
+//! How a tool is described to the model, how dangerous it is, and what kind of work a call
+//! does (for the people watching).
 
 use serde::{Deserialize, Serialize};
 
@@ -37,4 +38,30 @@ impl DangerLevel {
             DangerLevel::High => "high",
         }
     }
+}
+
+/// What kind of work a tool call does, so a front end can pick its icon and wording
+/// without knowing the tool: the kinds ACP clients know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolKind {
+    /// Reads files or other data.
+    Read,
+    /// Changes files.
+    Edit,
+    /// Deletes files.
+    Delete,
+    /// Moves or renames files.
+    Move,
+    /// Searches for files or text.
+    Search,
+    /// Runs a command or code.
+    Execute,
+    /// Thinks or plans, touching nothing outside the session.
+    Think,
+    /// Fetches data from the network.
+    Fetch,
+    /// Anything else, or not known.
+    #[default]
+    Other,
 }

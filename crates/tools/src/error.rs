@@ -4,6 +4,8 @@
 //! shows `Display` to the model verbatim; it only inspects the variant to tell
 //! cancellation and invalid arguments apart from ordinary failures.
 
+use crate::names;
+
 /// Why a tool call failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ToolError {
@@ -151,7 +153,7 @@ impl ToolError {
                      match one place); or, if the edit is large, rewrite the whole file with \
                      write_file."
                 ),
-                vec!["read_file", "edit_file", "write_file"],
+                vec![names::READ_FILE, names::EDIT_FILE, names::WRITE_FILE],
             ),
             Self::PatchFailed {
                 stale_file: Some(path),
@@ -162,10 +164,10 @@ impl ToolError {
                      and `-` lines copied exactly from the current text (and an `@@` line \
                      naming a line above each change when the lines occur more than once)."
                 ),
-                vec!["read_file", "apply_patch"],
+                vec![names::READ_FILE, names::APPLY_PATCH],
             ),
             Self::NotFound { path, suggestions }
-                if matches!(tool, "read_file" | "edit_file" | "delete_file") =>
+                if [names::READ_FILE, names::EDIT_FILE, names::DELETE_FILE].contains(&tool) =>
             {
                 let hint = match suggestions.first() {
                     Some(best) => format!(" (perhaps {best})"),
@@ -177,7 +179,7 @@ impl ToolError {
                          a pattern for the file name, or list_files on its directory, then \
                          call {tool} again with a path from the result."
                     ),
-                    vec!["glob", "list_files", tool],
+                    vec![names::GLOB, names::LIST_FILES, tool],
                 )
             }
             Self::EditFailed { .. }

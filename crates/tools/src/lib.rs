@@ -15,6 +15,7 @@ mod bash;
 pub mod beneath;
 mod error;
 mod fs_tools;
+pub mod names;
 mod overview;
 mod patch;
 pub mod paths;
@@ -26,7 +27,7 @@ mod support;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use atto_protocol::DangerLevel;
+use atto_protocol::{DangerLevel, ToolKind};
 /// Entry points for the fuzz targets under `fuzz/`: the edit matcher `edit_file` runs on
 /// the model's `old_string`, reachable without a workspace. Not an API for other crates.
 #[doc(hidden)]
@@ -57,7 +58,7 @@ pub use patch::{
     ApplyPatchTool, FileChange, PatchChunk, PatchOp, PatchPlan, offers_apply_patch, parse_patch,
     patch_paths, preview_patch,
 };
-pub use registry::{BuiltinOptions, ToolRegistry};
+pub use registry::{BuiltinOptions, ToolRegistry, builtin_tool, kind_of, title_of};
 pub use search::{GlobTool, GrepTool, ListFilesTool};
 pub use source::ToolSource;
 
@@ -143,6 +144,23 @@ pub trait Tool: Send + Sync {
     }
     /// Whether this particular call may change files or other state.
     fn mutates(&self, args: &serde_json::Value) -> bool;
+    /// What kind of work the tool does, for the people watching (an icon, a verb).
+    fn kind(&self) -> ToolKind {
+        ToolKind::Other
+    }
+    /// Whether this particular call only reads, so it may be approved without a person
+    /// (the swarm's mailbox). Unknown is not read-only: a tool says so itself.
+    fn read_only(&self, _args: &serde_json::Value) -> bool {
+        false
+    }
+    /// What the call acts on, from its arguments: a path, a command, a pattern.
+    fn target(&self, _args: &serde_json::Value) -> Option<String> {
+        None
+    }
+    /// The call in one line, for the people watching (`Edit src/a.rs`, `Run \`make\``).
+    fn title(&self, _args: &serde_json::Value) -> String {
+        self.name().to_owned()
+    }
     /// Runs the call. Stops promptly when `ctx.cancel` fires.
     fn run<'a>(
         &'a self,

@@ -1,10 +1,11 @@
 //! `ToolRegistry`: the set of tools a session offers, in a stable order (so the tool
 //! list in the prompt is byte-stable and cacheable). Which of them a mode may use is
-//! policy's business, not the registry's.
+//! policy's business, not the registry's. A call known only by its tool's name (a stored
+//! history, a worker's approval request) is described by the built-in tool of that name.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-use atto_protocol::ToolSpec;
+use atto_protocol::{ToolKind, ToolSpec};
 
 use crate::{
     ApplyPatchTool, BashTool, DeleteFileTool, EditFileTool, GlobTool, GrepTool, ListFilesTool,
@@ -108,4 +109,29 @@ impl ToolRegistry {
     pub fn names(&self) -> Vec<&str> {
         self.tools.iter().map(|t| t.name()).collect()
     }
+}
+
+/// Every built-in tool, `apply_patch` included, for describing a call known only by its
+/// tool's name; `None` for a tool that is not built in (MCP, core's own, unknown).
+pub fn builtin_tool(name: &str) -> Option<Arc<dyn Tool>> {
+    static ALL: OnceLock<ToolRegistry> = OnceLock::new();
+    ALL.get_or_init(|| {
+        ToolRegistry::builtin_with(&BuiltinOptions {
+            apply_patch: true,
+            ..BuiltinOptions::default()
+        })
+    })
+    .get(name)
+}
+
+/// The kind of a call to the tool called `name`: the built-in tool's own, `Other` for any
+/// other tool.
+pub fn kind_of(name: &str) -> ToolKind {
+    builtin_tool(name).map_or(ToolKind::Other, |t| t.kind())
+}
+
+/// The one-line title of a call to the tool called `name`: the built-in tool's own, the
+/// name itself for any other tool.
+pub fn title_of(name: &str, args: &serde_json::Value) -> String {
+    builtin_tool(name).map_or_else(|| name.to_owned(), |t| t.title(args))
 }

@@ -1,5 +1,5 @@
-//! Small helpers every tool shares: argument parsing, running blocking I/O off the async
-//! runtime, and truncating long text. Nothing tool-specific lives here.
+//! Small helpers every tool shares: argument parsing, reading a call's target for its
+//! description, running blocking I/O off the async runtime, and truncating long text. Nothing tool-specific lives here.
 
 use serde::Deserialize;
 use serde::de::{DeserializeOwned, Deserializer, Error as _};
@@ -101,6 +101,20 @@ where
         Err(e) if e.is_panic() => Err(ToolError::Internal("the tool panicked".into())),
         Err(_) => Err(ToolError::Cancelled),
     }
+}
+
+/// A string argument of a call, empty when it is missing: what a call's title shows.
+pub(crate) fn arg<'a>(args: &'a serde_json::Value, key: &str) -> &'a str {
+    args.get(key)
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("")
+}
+
+/// A string argument of a call as its target (`Tool::target`); `None` when it is missing.
+pub(crate) fn target(args: &serde_json::Value, key: &str) -> Option<String> {
+    args.get(key)
+        .and_then(serde_json::Value::as_str)
+        .map(str::to_owned)
 }
 
 /// Cuts `line` to at most `max` chars, with a marker saying how long it was.

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use atto_protocol::DangerLevel;
+use atto_protocol::{DangerLevel, ToolKind};
 use atto_tools::{BoxFuture, Tool, ToolContext, ToolError, ToolOutput, ToolRegistry};
 use serde_json::json;
 
@@ -43,6 +43,102 @@ fn builtin_order_danger_and_mutation() {
         assert_eq!(tool.mutates(&json!({})), mutates, "{name}");
     }
     assert!(reg.get("nope").is_none());
+}
+
+#[test]
+fn each_builtin_tool_describes_its_calls() {
+    let table = [
+        (
+            "read_file",
+            json!({"path": "a.rs"}),
+            ToolKind::Read,
+            true,
+            Some("a.rs"),
+            "Read a.rs",
+        ),
+        (
+            "list_files",
+            json!({}),
+            ToolKind::Search,
+            true,
+            None,
+            "List .",
+        ),
+        (
+            "glob",
+            json!({"pattern": "*.rs"}),
+            ToolKind::Search,
+            true,
+            Some("*.rs"),
+            "Find `*.rs`",
+        ),
+        (
+            "grep",
+            json!({"pattern": "fn"}),
+            ToolKind::Search,
+            true,
+            Some("fn"),
+            "Search `fn`",
+        ),
+        (
+            "codebase_overview",
+            json!({}),
+            ToolKind::Other,
+            true,
+            None,
+            "codebase_overview",
+        ),
+        (
+            "write_file",
+            json!({"path": "n"}),
+            ToolKind::Edit,
+            false,
+            Some("n"),
+            "Write n",
+        ),
+        (
+            "edit_file",
+            json!({"path": "a"}),
+            ToolKind::Edit,
+            false,
+            Some("a"),
+            "Edit a",
+        ),
+        (
+            "apply_patch",
+            json!({"input": ""}),
+            ToolKind::Edit,
+            false,
+            None,
+            "Apply a patch",
+        ),
+        (
+            "delete_file",
+            json!({"path": "d"}),
+            ToolKind::Delete,
+            false,
+            Some("d"),
+            "Delete d",
+        ),
+        (
+            "bash",
+            json!({"command": "make\nmore"}),
+            ToolKind::Execute,
+            false,
+            Some("make\nmore"),
+            "Run `make`",
+        ),
+    ];
+    for (name, args, kind, read_only, target, title) in table {
+        let tool = atto_tools::builtin_tool(name).unwrap();
+        assert_eq!(tool.kind(), kind, "{name}");
+        assert_eq!(tool.read_only(&args), read_only, "{name}");
+        assert_eq!(tool.target(&args).as_deref(), target, "{name}");
+        assert_eq!(tool.title(&args), title, "{name}");
+        assert_eq!(atto_tools::title_of(name, &args), title, "{name}");
+    }
+    assert_eq!(atto_tools::kind_of("mcp__x__y"), ToolKind::Other);
+    assert_eq!(atto_tools::title_of("mcp__x__y", &json!({})), "mcp__x__y");
 }
 
 #[test]

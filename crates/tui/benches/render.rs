@@ -109,6 +109,8 @@ fn session() -> Result<()> {
             call_id: format!("c{i}"),
             name: "bash".into(),
             arguments: serde_json::json!({"command": "cargo test -q"}),
+            kind: Default::default(),
+            title: String::new(),
         });
         app.on_event(&Event::ToolCallFinished {
             call_id: format!("c{i}"),

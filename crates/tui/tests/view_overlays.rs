@@ -23,6 +23,8 @@ fn approval_dialog_for_a_warn_command() {
         call_id: "c9".into(),
         name: "bash".into(),
         arguments: json!({"command": warn_request().subject}),
+        kind: Default::default(),
+        title: String::new(),
     });
     app.on_event(&Event::ApprovalRequired(warn_request()));
     let term = terminal(&mut app, &EMPTY, 80, 24);

@@ -61,6 +61,8 @@ fn tool_card_folds_long_output() {
         call_id: "c2".into(),
         name: "read_file".into(),
         arguments: json!({"path": "src/lib.rs"}),
+        kind: Default::default(),
+        title: String::new(),
     });
     let folded = screen(&mut app, &EMPTY, 80, 24);
     insta::assert_snapshot!("tool_card", folded);

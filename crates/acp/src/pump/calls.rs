@@ -7,7 +7,7 @@ use agent_client_protocol::v1::schema::{
 };
 use std::io::Read;
 
-use atto_protocol::{ApprovalDecision, Op, ProposedChange, ToolCallStatus};
+use atto_protocol::{ApprovalDecision, Op, ProposedChange, ToolCallStatus, ToolKind};
 use atto_tools::beneath::Workspace;
 use serde_json::Value;
 
@@ -49,7 +49,7 @@ impl Pump {
             call.approval = Approval::Asked;
         } else {
             let mut tool = ToolCall::new(call_id.clone(), title.clone())
-                .kind(convert::kind(&request.tool))
+                .kind(convert::kind(atto_tools::kind_of(&request.tool)))
                 .status(AcpStatus::Pending)
                 .locations(locations.clone())
                 .content(diffs.clone());
@@ -109,7 +109,16 @@ impl Pump {
         });
     }
 
-    pub(super) fn started(&mut self, call_id: String, name: String, args: Value) {
+    /// A call started: announced, or its pending announcement updated, with the kind and
+    /// title the tool gave it.
+    pub(super) fn started(
+        &mut self,
+        call_id: String,
+        name: String,
+        args: Value,
+        kind: ToolKind,
+        title: String,
+    ) {
         // A proposed change is shown by `queued`; plan mode did not run it.
         if self.queued_calls.contains(&call_id) {
             return;
@@ -129,12 +138,11 @@ impl Pump {
             return;
         }
         let mut content = convert::diffs(&self.workspace, &name, &args, before.as_deref());
-        let title = convert::title(&name, &args);
         let locations = convert::locations(&self.workspace, &name, &args);
         if known.is_some() {
             let mut fields = ToolCallUpdateFields::new()
                 .title(title)
-                .kind(convert::kind(&name))
+                .kind(convert::kind(kind))
                 .status(AcpStatus::InProgress)
                 .locations(locations)
                 .raw_input(args.clone());
@@ -147,7 +155,7 @@ impl Pump {
             )));
         } else {
             let tool = ToolCall::new(call_id.clone(), title)
-                .kind(convert::kind(&name))
+                .kind(convert::kind(kind))
                 .status(AcpStatus::InProgress)
                 .locations(locations)
                 .content(content)
@@ -220,13 +228,13 @@ impl Pump {
         let title = format!(
             "proposed change {}: {}",
             change.order,
-            convert::title(&change.tool, &change.args)
+            atto_tools::title_of(&change.tool, &change.args)
         );
         let locations = convert::locations(&self.workspace, &change.tool, &change.args);
         if self.calls.contains_key(&call_id) {
             let fields = ToolCallUpdateFields::new()
                 .title(title)
-                .kind(convert::kind(&change.tool))
+                .kind(convert::kind(atto_tools::kind_of(&change.tool)))
                 .status(AcpStatus::Pending)
                 .locations(locations)
                 .content(content)
@@ -237,7 +245,7 @@ impl Pump {
             )));
         } else {
             let tool = ToolCall::new(call_id.clone(), title)
-                .kind(convert::kind(&change.tool))
+                .kind(convert::kind(atto_tools::kind_of(&change.tool)))
                 .status(AcpStatus::Pending)
                 .locations(locations)
                 .content(content)

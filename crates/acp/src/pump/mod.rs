@@ -349,7 +349,9 @@ impl Pump {
                 call_id,
                 name,
                 arguments,
-            } => self.started(call_id, name, arguments),
+                kind,
+                title,
+            } => self.started(call_id, name, arguments, kind, title),
             Event::ToolCallFinished {
                 call_id,
                 name,

@@ -19,14 +19,14 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use atto_protocol::DangerLevel;
+use atto_protocol::{DangerLevel, ToolKind};
 use atto_sandbox::SandboxStatus;
 use serde::Deserialize;
 use serde_json::json;
 use tokio::io::AsyncReadExt;
 use tokio::time::Instant;
 
-use crate::support::{lenient_u64, parse_args};
+use crate::support::{arg, lenient_u64, parse_args, target};
 use crate::{BoxFuture, Tool, ToolContext, ToolError, ToolOutput};
 use capture::Capture;
 
@@ -61,7 +61,7 @@ struct Args {
 
 impl Tool for BashTool {
     fn name(&self) -> &'static str {
-        "bash"
+        crate::names::BASH
     }
 
     fn description(&self) -> &'static str {
@@ -85,6 +85,21 @@ impl Tool for BashTool {
 
     fn mutates(&self, _args: &serde_json::Value) -> bool {
         true
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Execute
+    }
+
+    fn target(&self, args: &serde_json::Value) -> Option<String> {
+        target(args, "command")
+    }
+
+    fn title(&self, args: &serde_json::Value) -> String {
+        format!(
+            "Run `{}`",
+            arg(args, "command").lines().next().unwrap_or("")
+        )
     }
 
     fn run<'a>(

@@ -3,13 +3,13 @@
 
 use std::path::Path;
 
-use atto_protocol::DangerLevel;
+use atto_protocol::{DangerLevel, ToolKind};
 use serde::Deserialize;
 use serde_json::json;
 
 use super::{as_judged, existing_file, human_bytes};
 use crate::beneath::{Target, Workspace};
-use crate::support::{blocking, parse_args};
+use crate::support::{arg, blocking, parse_args, target};
 use crate::{BoxFuture, Tool, ToolContext, ToolError, ToolOutput};
 
 /// Deletes a file.
@@ -23,7 +23,7 @@ struct Args {
 
 impl Tool for DeleteFileTool {
     fn name(&self) -> &'static str {
-        "delete_file"
+        crate::names::DELETE_FILE
     }
 
     fn description(&self) -> &'static str {
@@ -46,6 +46,18 @@ impl Tool for DeleteFileTool {
 
     fn mutates(&self, _args: &serde_json::Value) -> bool {
         true
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Delete
+    }
+
+    fn target(&self, args: &serde_json::Value) -> Option<String> {
+        target(args, "path")
+    }
+
+    fn title(&self, args: &serde_json::Value) -> String {
+        format!("Delete {}", arg(args, "path"))
     }
 
     fn run<'a>(

@@ -6,14 +6,14 @@
 
 use std::path::Path;
 
-use atto_protocol::DangerLevel;
+use atto_protocol::{DangerLevel, ToolKind};
 use serde::Deserialize;
 use serde_json::json;
 
 use super::matching;
 use super::{as_judged, atomic_write, existing_file, human_bytes};
 use crate::beneath::{Target, Workspace};
-use crate::support::{blocking, lenient_bool, parse_args};
+use crate::support::{arg, blocking, lenient_bool, parse_args, target};
 use crate::{BoxFuture, Tool, ToolContext, ToolError, ToolOutput};
 
 /// Diff lines shown in the output.
@@ -73,7 +73,7 @@ impl Args {
 
 impl Tool for EditFileTool {
     fn name(&self) -> &'static str {
-        "edit_file"
+        crate::names::EDIT_FILE
     }
 
     fn description(&self) -> &'static str {
@@ -113,6 +113,18 @@ impl Tool for EditFileTool {
 
     fn mutates(&self, _args: &serde_json::Value) -> bool {
         true
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Edit
+    }
+
+    fn target(&self, args: &serde_json::Value) -> Option<String> {
+        target(args, "path")
+    }
+
+    fn title(&self, args: &serde_json::Value) -> String {
+        format!("Edit {}", arg(args, "path"))
     }
 
     fn run<'a>(

@@ -6,13 +6,13 @@
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
-use atto_protocol::DangerLevel;
+use atto_protocol::{DangerLevel, ToolKind};
 use serde::Deserialize;
 use serde_json::json;
 
 use super::{existing_file, human_bytes};
 use crate::beneath::{Target, Workspace};
-use crate::support::{blocking, lenient_u64, parse_args, truncate_line};
+use crate::support::{arg, blocking, lenient_u64, parse_args, target, truncate_line};
 use crate::{BoxFuture, Tool, ToolContext, ToolError, ToolOutput};
 
 const DEFAULT_LIMIT: u64 = 2000;
@@ -41,7 +41,7 @@ struct Args {
 
 impl Tool for ReadFileTool {
     fn name(&self) -> &'static str {
-        "read_file"
+        crate::names::READ_FILE
     }
 
     fn description(&self) -> &'static str {
@@ -67,6 +67,22 @@ impl Tool for ReadFileTool {
 
     fn mutates(&self, _args: &serde_json::Value) -> bool {
         false
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Read
+    }
+
+    fn read_only(&self, _args: &serde_json::Value) -> bool {
+        true
+    }
+
+    fn target(&self, args: &serde_json::Value) -> Option<String> {
+        target(args, "path")
+    }
+
+    fn title(&self, args: &serde_json::Value) -> String {
+        format!("Read {}", arg(args, "path"))
     }
 
     fn run<'a>(

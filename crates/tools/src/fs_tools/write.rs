@@ -1,13 +1,13 @@
 //! `write_file`: create or overwrite a whole file, atomically, creating parent
 //! directories. Partial edits belong to `edit_file`.
 
-use atto_protocol::DangerLevel;
+use atto_protocol::{DangerLevel, ToolKind};
 use serde::Deserialize;
 use serde_json::json;
 
 use super::{as_judged, atomic_write, human_bytes};
 use crate::beneath::{Target, Workspace};
-use crate::support::{blocking, parse_args};
+use crate::support::{arg, blocking, parse_args, target};
 use crate::{BoxFuture, Tool, ToolContext, ToolError, ToolOutput};
 
 /// Creates or overwrites a file.
@@ -22,7 +22,7 @@ struct Args {
 
 impl Tool for WriteFileTool {
     fn name(&self) -> &'static str {
-        "write_file"
+        crate::names::WRITE_FILE
     }
 
     fn description(&self) -> &'static str {
@@ -46,6 +46,18 @@ impl Tool for WriteFileTool {
 
     fn mutates(&self, _args: &serde_json::Value) -> bool {
         true
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Edit
+    }
+
+    fn target(&self, args: &serde_json::Value) -> Option<String> {
+        target(args, "path")
+    }
+
+    fn title(&self, args: &serde_json::Value) -> String {
+        format!("Write {}", arg(args, "path"))
     }
 
     fn run<'a>(

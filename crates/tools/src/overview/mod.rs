@@ -160,7 +160,7 @@ pub fn start_map(
 
 impl Tool for CodebaseOverviewTool {
     fn name(&self) -> &'static str {
-        "codebase_overview"
+        crate::names::CODEBASE_OVERVIEW
     }
 
     fn description(&self) -> &'static str {
@@ -185,6 +185,10 @@ impl Tool for CodebaseOverviewTool {
 
     fn mutates(&self, _args: &serde_json::Value) -> bool {
         false
+    }
+
+    fn read_only(&self, _args: &serde_json::Value) -> bool {
+        true
     }
 
     fn run<'a>(

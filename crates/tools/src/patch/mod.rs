@@ -15,7 +15,7 @@ mod write;
 use std::collections::HashMap;
 use std::io::Read as _;
 
-use atto_protocol::DangerLevel;
+use atto_protocol::{DangerLevel, ToolKind};
 use rustix::fs::FileType;
 use serde::Deserialize;
 use serde_json::json;
@@ -50,7 +50,7 @@ pub fn offers_apply_patch(model_id: &str) -> bool {
 
 impl Tool for ApplyPatchTool {
     fn name(&self) -> &'static str {
-        "apply_patch"
+        crate::names::APPLY_PATCH
     }
 
     fn description(&self) -> &'static str {
@@ -74,6 +74,14 @@ impl Tool for ApplyPatchTool {
 
     fn mutates(&self, _args: &serde_json::Value) -> bool {
         true
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Edit
+    }
+
+    fn title(&self, _args: &serde_json::Value) -> String {
+        "Apply a patch".to_owned()
     }
 
     fn run<'a>(

@@ -1,11 +1,11 @@
 //! `glob`: files whose paths match a glob pattern, sorted by path.
 
-use atto_protocol::DangerLevel;
+use atto_protocol::{DangerLevel, ToolKind};
 use serde::Deserialize;
 use serde_json::json;
 
 use super::{PathGlob, for_each_file, resolve_existing};
-use crate::support::{blocking, parse_args};
+use crate::support::{arg, blocking, parse_args, target};
 use std::path::Path;
 
 use crate::beneath::Workspace;
@@ -26,7 +26,7 @@ struct Args {
 
 impl Tool for GlobTool {
     fn name(&self) -> &'static str {
-        "glob"
+        crate::names::GLOB
     }
 
     fn description(&self) -> &'static str {
@@ -50,6 +50,22 @@ impl Tool for GlobTool {
 
     fn mutates(&self, _args: &serde_json::Value) -> bool {
         false
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Search
+    }
+
+    fn read_only(&self, _args: &serde_json::Value) -> bool {
+        true
+    }
+
+    fn target(&self, args: &serde_json::Value) -> Option<String> {
+        target(args, "pattern")
+    }
+
+    fn title(&self, args: &serde_json::Value) -> String {
+        format!("Find `{}`", arg(args, "pattern"))
     }
 
     fn run<'a>(

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use atto_protocol::DangerLevel;
+use atto_protocol::{DangerLevel, ToolKind};
 use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, SearcherBuilder, sinks};
 use serde::Deserialize;
@@ -11,7 +11,7 @@ use serde_json::json;
 
 use super::{PathGlob, for_each_file, resolve_existing};
 use crate::beneath::Workspace;
-use crate::support::{blocking, lenient_bool, parse_args, truncate_line};
+use crate::support::{arg, blocking, lenient_bool, parse_args, target, truncate_line};
 use crate::{BoxFuture, Tool, ToolContext, ToolError, ToolOutput, paths};
 
 /// Matches shown before stopping.
@@ -34,7 +34,7 @@ struct Args {
 
 impl Tool for GrepTool {
     fn name(&self) -> &'static str {
-        "grep"
+        crate::names::GREP
     }
 
     fn description(&self) -> &'static str {
@@ -60,6 +60,22 @@ impl Tool for GrepTool {
 
     fn mutates(&self, _args: &serde_json::Value) -> bool {
         false
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Search
+    }
+
+    fn read_only(&self, _args: &serde_json::Value) -> bool {
+        true
+    }
+
+    fn target(&self, args: &serde_json::Value) -> Option<String> {
+        target(args, "pattern")
+    }
+
+    fn title(&self, args: &serde_json::Value) -> String {
+        format!("Search `{}`", arg(args, "pattern"))
     }
 
     fn run<'a>(

@@ -1,12 +1,12 @@
 //! `list_files`: a directory tree two levels deep, directories suffixed with `/`.
 
-use atto_protocol::DangerLevel;
+use atto_protocol::{DangerLevel, ToolKind};
 use serde::Deserialize;
 use serde_json::json;
 
 use super::{CANCEL_CHECK_EVERY, resolve_existing, walk};
 use crate::beneath::Workspace;
-use crate::support::{blocking, parse_args};
+use crate::support::{arg, blocking, parse_args, target};
 use crate::{BoxFuture, Tool, ToolContext, ToolError, ToolOutput, paths};
 
 /// Entries listed before stopping.
@@ -25,7 +25,7 @@ struct Args {
 
 impl Tool for ListFilesTool {
     fn name(&self) -> &'static str {
-        "list_files"
+        crate::names::LIST_FILES
     }
 
     fn description(&self) -> &'static str {
@@ -47,6 +47,25 @@ impl Tool for ListFilesTool {
 
     fn mutates(&self, _args: &serde_json::Value) -> bool {
         false
+    }
+
+    fn kind(&self) -> ToolKind {
+        ToolKind::Search
+    }
+
+    fn read_only(&self, _args: &serde_json::Value) -> bool {
+        true
+    }
+
+    fn target(&self, args: &serde_json::Value) -> Option<String> {
+        target(args, "path")
+    }
+
+    fn title(&self, args: &serde_json::Value) -> String {
+        match arg(args, "path") {
+            "" => "List .".to_owned(),
+            path => format!("List {path}"),
+        }
     }
 
     fn run<'a>(

@@ -28,6 +28,7 @@ impl App {
                 call_id,
                 name,
                 arguments,
+                ..
             } => self
                 .transcript
                 .push(Kind::Tool(ToolCard::new(call_id, name, arguments))),

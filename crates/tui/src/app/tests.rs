@@ -268,6 +268,8 @@ fn an_edit_card_keeps_the_tools_summary_but_not_its_echoed_diff() {
         call_id: "e".into(),
         name: "edit_file".into(),
         arguments: edit,
+        kind: Default::default(),
+        title: String::new(),
     });
     let summary = "edited main.py: 1 replacement\n--- a/main.py\n+++ b/main.py\n@@ -1 +1 @@\n-print(\"hi\")\n+print(\"hello\")\n";
     let event = |status| Event::ToolCallFinished {

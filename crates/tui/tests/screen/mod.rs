@@ -116,6 +116,8 @@ pub fn tool(app: &mut App, id: &str, name: &str, args: serde_json::Value, out: &
         call_id: id.into(),
         name: name.into(),
         arguments: args,
+        kind: Default::default(),
+        title: String::new(),
     });
     app.on_event(&Event::ToolCallFinished {
         call_id: id.into(),
