@@ -174,13 +174,18 @@ pub fn classify(request: &str) -> Complexity {
             "asks a question rather than for a change".to_owned()
         });
     }
+    settle(total, reasons, tokens.len())
+}
 
+/// The complexity of signals worth `total` hundredths in a request of `words` words: a
+/// very short request is capped, and the score picks the tier.
+fn settle(total: i32, mut reasons: Vec<String>, words: usize) -> Complexity {
     let mut total = total.max(0);
-    if tokens.len() <= SHORT_WORDS && total > SHORT_CAP {
+    if words <= SHORT_WORDS && total > SHORT_CAP {
         total = SHORT_CAP;
         reasons.push(format!(
             "very short request ({}): score capped at {}",
-            counted(tokens.len(), "word"),
+            counted(words, "word"),
             f64::from(SHORT_CAP) / 100.0
         ));
     }

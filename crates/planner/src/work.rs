@@ -250,77 +250,10 @@ impl Tool for WorkTool {
         Box::pin(async move {
             let mut work = self.work.lock().await;
             let text = match self.kind {
-                Kind::Create => {
-                    let title = arg_str(&args, "title").ok_or_else(|| bad("missing `title`"))?;
-                    let detail = arg_str(&args, "detail").unwrap_or("");
-                    let deps: Vec<u32> = args
-                        .get("depends_on")
-                        .and_then(Value::as_array)
-                        .map(|a| {
-                            a.iter()
-                                .filter_map(|v| v.as_u64().and_then(|n| u32::try_from(n).ok()))
-                                .collect()
-                        })
-                        .unwrap_or_default();
-                    let task = work
-                        .tasks
-                        .add(title, detail, &deps)
-                        .map_err(|e| bad(e.to_string()))?;
-                    format!("task {} added ({})", task.number, task.state.as_str())
-                }
-                Kind::Update => {
-                    let number = args
-                        .get("number")
-                        .and_then(Value::as_u64)
-                        .and_then(|n| u32::try_from(n).ok())
-                        .ok_or_else(|| bad("missing task `number`"))?;
-                    let state = arg_str(&args, "state")
-                        .and_then(TaskState::parse)
-                        .ok_or_else(|| {
-                            bad("`state` must be in_progress, completed, failed or skipped")
-                        })?;
-                    let result = arg_str(&args, "result").map(str::to_owned);
-                    if state == TaskState::InProgress {
-                        work.tasks.start(number).map_err(|e| bad(e.to_string()))?;
-                        format!("task {number} in progress")
-                    } else {
-                        let done = work
-                            .tasks
-                            .finish(number, state, result)
-                            .map_err(|e| bad(e.to_string()))?;
-                        let mut text = format!("task {number} {}", state.as_str());
-                        if !done.unblocked.is_empty() {
-                            text.push_str(&format!("; now ready: {:?}", done.unblocked));
-                        }
-                        if !done.stranded.is_empty() {
-                            text.push_str(&format!(
-                                "; blocked by this failure: {:?} (retry it or skip them)",
-                                done.stranded
-                            ));
-                        }
-                        text
-                    }
-                }
+                Kind::Create => create_task(&mut work, &args)?,
+                Kind::Update => update_task(&mut work, &args)?,
                 Kind::List => task_lines(work.tasks.list()),
-                Kind::Goal => {
-                    let note = arg_str(&args, "note").unwrap_or("");
-                    let goal = match arg_str(&args, "status") {
-                        Some("complete") => work.goals.complete(),
-                        Some("blocked") => work.goals.block(),
-                        _ => return Err(bad("`status` must be complete or blocked")),
-                    }
-                    .map_err(|e| bad(e.to_string()))?;
-                    format!(
-                        "goal \"{}\" is now {}{}",
-                        goal.objective,
-                        goal.status.as_str(),
-                        if note.is_empty() {
-                            String::new()
-                        } else {
-                            format!(": {note}")
-                        }
-                    )
-                }
+                Kind::Goal => update_goal(&mut work, &args)?,
             };
             if !matches!(self.kind, Kind::List) {
                 work.save().await;
@@ -328,4 +261,81 @@ impl Tool for WorkTool {
             Ok(ToolOutput::text(text))
         })
     }
+}
+
+/// `task_create`: adds a task after the ones it depends on.
+fn create_task(work: &mut GoalsAndTasks, args: &Value) -> Result<String, ToolError> {
+    let title = arg_str(args, "title").ok_or_else(|| bad("missing `title`"))?;
+    let detail = arg_str(args, "detail").unwrap_or("");
+    let deps: Vec<u32> = args
+        .get("depends_on")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_u64().and_then(|n| u32::try_from(n).ok()))
+                .collect()
+        })
+        .unwrap_or_default();
+    let task = work
+        .tasks
+        .add(title, detail, &deps)
+        .map_err(|e| bad(e.to_string()))?;
+    Ok(format!(
+        "task {} added ({})",
+        task.number,
+        task.state.as_str()
+    ))
+}
+
+/// `task_update`: starts or finishes a task, and says what that unblocked or stranded.
+fn update_task(work: &mut GoalsAndTasks, args: &Value) -> Result<String, ToolError> {
+    let number = args
+        .get("number")
+        .and_then(Value::as_u64)
+        .and_then(|n| u32::try_from(n).ok())
+        .ok_or_else(|| bad("missing task `number`"))?;
+    let state = arg_str(args, "state")
+        .and_then(TaskState::parse)
+        .ok_or_else(|| bad("`state` must be in_progress, completed, failed or skipped"))?;
+    let result = arg_str(args, "result").map(str::to_owned);
+    if state == TaskState::InProgress {
+        work.tasks.start(number).map_err(|e| bad(e.to_string()))?;
+        return Ok(format!("task {number} in progress"));
+    }
+    let done = work
+        .tasks
+        .finish(number, state, result)
+        .map_err(|e| bad(e.to_string()))?;
+    let mut text = format!("task {number} {}", state.as_str());
+    if !done.unblocked.is_empty() {
+        text.push_str(&format!("; now ready: {:?}", done.unblocked));
+    }
+    if !done.stranded.is_empty() {
+        text.push_str(&format!(
+            "; blocked by this failure: {:?} (retry it or skip them)",
+            done.stranded
+        ));
+    }
+    Ok(text)
+}
+
+/// `goal_update`: the model marks the current goal complete or blocked.
+fn update_goal(work: &mut GoalsAndTasks, args: &Value) -> Result<String, ToolError> {
+    let note = arg_str(args, "note").unwrap_or("");
+    let goal = match arg_str(args, "status") {
+        Some("complete") => work.goals.complete(),
+        Some("blocked") => work.goals.block(),
+        _ => return Err(bad("`status` must be complete or blocked")),
+    }
+    .map_err(|e| bad(e.to_string()))?;
+    Ok(format!(
+        "goal \"{}\" is now {}{}",
+        goal.objective,
+        goal.status.as_str(),
+        if note.is_empty() {
+            String::new()
+        } else {
+            format!(": {note}")
+        }
+    ))
 }

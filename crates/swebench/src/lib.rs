@@ -117,12 +117,38 @@ pub fn run(options: Options) -> Result<bool, UsageError> {
         })
         .collect();
     let records = Records::new(predictions);
-    let mut todo = VecDeque::new();
     let predicted = if instances.dataset.is_some() && !force {
         records.predicted().map_err(UsageError)?
     } else {
         HashSet::new()
     };
+    let (todo, skipped) = leave_out_predicted(tasks, &predicted, &records);
+    outcomes.extend(skipped);
+    let (work_dir, ours) = make_work_dir(work_dir)?;
+    let shared = Shared {
+        records,
+        agent,
+        model_name,
+        work_dir: work_dir.clone(),
+        remote,
+    };
+    outcomes.extend(run_all(&shared, todo, workers as usize));
+    if ours {
+        let _ = std::fs::remove_dir_all(&work_dir);
+    }
+    print_summary(&outcomes, &shared.records);
+    Ok(outcomes.iter().all(Outcome::ok))
+}
+
+/// The tasks to run, and the outcomes of those already `predicted` (skipped, said on
+/// stderr).
+fn leave_out_predicted(
+    tasks: Vec<Task>,
+    predicted: &HashSet<String>,
+    records: &Records,
+) -> (VecDeque<Task>, Vec<Outcome>) {
+    let mut todo = VecDeque::new();
+    let mut skipped = Vec::new();
     for task in tasks {
         if predicted.contains(&task.id) {
             eprintln!(
@@ -130,7 +156,7 @@ pub fn run(options: Options) -> Result<bool, UsageError> {
                 task.id,
                 records.predictions.display()
             );
-            outcomes.push(Outcome {
+            skipped.push(Outcome {
                 id: task.id,
                 status: "skipped".into(),
                 files: 0,
@@ -141,7 +167,13 @@ pub fn run(options: Options) -> Result<bool, UsageError> {
             todo.push_back(task);
         }
     }
-    let (work_dir, ours) = match work_dir {
+    (todo, skipped)
+}
+
+/// The directory the worktrees go in, created and made absolute, and whether it is the
+/// run's own (a new one under the temp dir, removed at the end).
+fn make_work_dir(given: Option<PathBuf>) -> Result<(PathBuf, bool), UsageError> {
+    let (work_dir, ours) = match given {
         Some(dir) => (dir, false),
         None => {
             let id = uuid::Uuid::new_v4().simple().to_string();
@@ -158,20 +190,7 @@ pub fn run(options: Options) -> Result<bool, UsageError> {
         ))
     })?;
     // Worktrees must not depend on the directory the harness was started in.
-    let work_dir = work_dir.canonicalize().unwrap_or(work_dir);
-    let shared = Shared {
-        records,
-        agent,
-        model_name,
-        work_dir: work_dir.clone(),
-        remote,
-    };
-    outcomes.extend(run_all(&shared, todo, workers as usize));
-    if ours {
-        let _ = std::fs::remove_dir_all(&work_dir);
-    }
-    print_summary(&outcomes, &shared.records);
-    Ok(outcomes.iter().all(Outcome::ok))
+    Ok((work_dir.canonicalize().unwrap_or(work_dir), ours))
 }
 
 /// Runs `todo` on `workers` threads, each driving one agent process at a time.

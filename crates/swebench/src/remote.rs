@@ -111,34 +111,9 @@ impl Remote {
                 return AgentRun::failed(format!("cannot find the atto executable to run: {e}"));
             }
         };
-        let mut args: Vec<String> = [
-            "--permission",
-            "auto-safe",
-            "--on-ask",
-            "deny",
-            "--output-format",
-            "stream-json",
-            "--input-format",
-            "stream-json",
-            "--stop-on-stdin-close",
-            "--timeout",
-        ]
-        .iter()
-        .map(|s| (*s).to_owned())
-        .collect();
-        args.push(options.timeout.as_secs().max(1).to_string());
-        if let Some(rounds) = options.max_rounds {
-            args.extend(["--max-rounds".to_owned(), rounds.to_string()]);
-        }
-        args.extend(
-            options
-                .forward
-                .iter()
-                .map(|a| a.to_string_lossy().into_owned()),
-        );
         let vars = Vars {
             atto,
-            args,
+            args: exec_args(options),
             workspace: workspace.display().to_string(),
             task_id: task_id(id),
             swarm_id: "swebench".into(),
@@ -172,18 +147,7 @@ impl Remote {
             timeout: options.timeout + Duration::from_secs(30),
             preamble: prepared.preamble,
         };
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
-        let (_answers_tx, answers) = mpsc::unbounded_channel();
-        let (_stop_tx, stop) = watch::channel(false);
-        // No one answers approvals in a benchmark run: what auto-safe asks about is denied.
-        let deny = |_: &atto_protocol::ApprovalRequest| {
-            Some(ApprovalDecision::No {
-                reason: Some("benchmark runs answer no approval".into()),
-            })
-        };
-        let mut report = worker::run(launch, &deny, tx, answers, stop).await;
-        let _ = drain.await;
+        let mut report = run_unattended(launch).await;
         finish(
             &self.launch,
             &prepared.remote,
@@ -193,17 +157,72 @@ impl Remote {
             scratch,
         )
         .await;
-        let result = report.result.as_ref().and_then(|r| {
-            let mut value = serde_json::to_value(r).ok()?;
-            value["type"] = "result".into();
-            Some(value)
-        });
-        AgentRun {
-            exit_code: report.exit_code,
-            result,
-            error: report.failure().map(|(_, why)| why),
-        }
+        agent_run(&report)
     }
+}
+
+/// A worker's report as the harness reads a local run: the exit code, `atto exec`'s
+/// `result` object, and why it failed.
+fn agent_run(report: &worker::Report) -> AgentRun {
+    let result = report.result.as_ref().and_then(|r| {
+        let mut value = serde_json::to_value(r).ok()?;
+        value["type"] = "result".into();
+        Some(value)
+    });
+    AgentRun {
+        exit_code: report.exit_code,
+        result,
+        error: report.failure().map(|(_, why)| why),
+    }
+}
+
+/// Runs a worker with no one watching: its messages are dropped and what auto-safe asks
+/// about is denied.
+async fn run_unattended(launch: worker::Launch) -> worker::Report {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let drain = tokio::spawn(async move { while rx.recv().await.is_some() {} });
+    let (_answers_tx, answers) = mpsc::unbounded_channel();
+    let (_stop_tx, stop) = watch::channel(false);
+    // No one answers approvals in a benchmark run: what auto-safe asks about is denied.
+    let deny = |_: &atto_protocol::ApprovalRequest| {
+        Some(ApprovalDecision::No {
+            reason: Some("benchmark runs answer no approval".into()),
+        })
+    };
+    let report = worker::run(launch, &deny, tx, answers, stop).await;
+    let _ = drain.await;
+    report
+}
+
+/// The arguments of the `atto exec` a remote run starts: headless, auto-safe, approvals
+/// denied, stream-json both ways, within the run's limits, then the forwarded flags.
+fn exec_args(options: &AgentOptions) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "--permission",
+        "auto-safe",
+        "--on-ask",
+        "deny",
+        "--output-format",
+        "stream-json",
+        "--input-format",
+        "stream-json",
+        "--stop-on-stdin-close",
+        "--timeout",
+    ]
+    .iter()
+    .map(|s| (*s).to_owned())
+    .collect();
+    args.push(options.timeout.as_secs().max(1).to_string());
+    if let Some(rounds) = options.max_rounds {
+        args.extend(["--max-rounds".to_owned(), rounds.to_string()]);
+    }
+    args.extend(
+        options
+            .forward
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned()),
+    );
+    args
 }
 
 /// An instance id as a task id: 1–64 of `[A-Za-z0-9_-]`, anything else as `_`.

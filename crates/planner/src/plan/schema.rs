@@ -127,58 +127,7 @@ fn from_draft(draft: Draft, task: &str, id: &str) -> Result<TaskPlan, String> {
     let mut steps = Vec::with_capacity(draft.steps.len());
     for (i, step) in draft.steps.into_iter().enumerate() {
         let number = u32::try_from(i + 1).unwrap_or(u32::MAX);
-        let kind = KINDS
-            .iter()
-            .find(|(name, _)| name.eq_ignore_ascii_case(step.kind.trim()))
-            .map(|(_, k)| *k)
-            .ok_or_else(|| {
-                let names: Vec<&str> = KINDS.iter().map(|(n, _)| *n).collect();
-                format!(
-                    "step {number} has kind \"{}\"; use one of {}",
-                    step.kind,
-                    names.join(", ")
-                )
-            })?;
-        steps.push(PlanStep {
-            id: step
-                .id
-                .filter(|s| !s.trim().is_empty())
-                .unwrap_or_else(|| format!("s{number}")),
-            number,
-            description: step.description.trim().to_owned(),
-            dependencies: Vec::new(),
-            complexity: step.complexity.unwrap_or(2),
-            token_budget: step.token_budget.unwrap_or(DEFAULT_STEP_BUDGET),
-            kind,
-            files: step.files,
-            decision: step.decision.map(|d| DecisionPoint {
-                question: d.question,
-                options: d.options,
-                choice: None,
-            }),
-            status: if step.skipped {
-                StepStatus::Skipped
-            } else {
-                StepStatus::Pending
-            },
-            checkpoint: None,
-            result: None,
-        });
-        // Dependencies may name a step by id or by number; resolved once all ids are known.
-        let deps = step
-            .dependencies
-            .into_iter()
-            .map(|v| match v {
-                Value::String(s) => Ok(s),
-                Value::Number(n) => Ok(format!("#{n}")),
-                other => Err(format!(
-                    "step {number} has a dependency {other} that is not a step id"
-                )),
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        if let Some(last) = steps.last_mut() {
-            last.dependencies = deps;
-        }
+        steps.push(step_of(step, number)?);
     }
     let by_number: HashMap<String, String> = steps
         .iter()
@@ -202,6 +151,61 @@ fn from_draft(draft: Draft, task: &str, id: &str) -> Result<TaskPlan, String> {
     };
     validate(&plan)?;
     Ok(plan)
+}
+
+/// Step `number` of a draft, its dependencies as written (`#n` for a number).
+fn step_of(step: DraftStep, number: u32) -> Result<PlanStep, String> {
+    let kind = KINDS
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case(step.kind.trim()))
+        .map(|(_, k)| *k)
+        .ok_or_else(|| {
+            let names: Vec<&str> = KINDS.iter().map(|(n, _)| *n).collect();
+            format!(
+                "step {number} has kind \"{}\"; use one of {}",
+                step.kind,
+                names.join(", ")
+            )
+        })?;
+    let mut plan_step = PlanStep {
+        id: step
+            .id
+            .filter(|s| !s.trim().is_empty())
+            .unwrap_or_else(|| format!("s{number}")),
+        number,
+        description: step.description.trim().to_owned(),
+        dependencies: Vec::new(),
+        complexity: step.complexity.unwrap_or(2),
+        token_budget: step.token_budget.unwrap_or(DEFAULT_STEP_BUDGET),
+        kind,
+        files: step.files,
+        decision: step.decision.map(|d| DecisionPoint {
+            question: d.question,
+            options: d.options,
+            choice: None,
+        }),
+        status: if step.skipped {
+            StepStatus::Skipped
+        } else {
+            StepStatus::Pending
+        },
+        checkpoint: None,
+        result: None,
+    };
+    // Dependencies may name a step by id or by number; resolved once all ids are known.
+    let deps = step
+        .dependencies
+        .into_iter()
+        .map(|v| match v {
+            Value::String(s) => Ok(s),
+            Value::Number(n) => Ok(format!("#{n}")),
+            other => Err(format!(
+                "step {number} has a dependency {other} that is not a step id"
+            )),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    plan_step.dependencies = deps;
+    Ok(plan_step)
 }
 
 /// Checks a plan's rules; the same checks apply after every revision.
