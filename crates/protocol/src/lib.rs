@@ -15,8 +15,9 @@ mod op;
 mod permission;
 mod plan;
 mod planner;
-mod quality;
+pub mod quality;
 mod subagent;
+pub mod swarm;
 mod tasks;
 mod tool;
 
