@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use atto_core::present;
+use atto_present as present;
 use atto_protocol::{EVENT_SCHEMA, EVENT_SCHEMA_VERSION, Event, FinalResult, ToolCallStatus};
 use serde_json::Value;
 
@@ -13,7 +13,7 @@ mod mcp;
 mod planner;
 mod rewind;
 
-use atto_core::clean::{Clean, visible};
+use atto_present::clean::{Clean, visible};
 
 /// Lines of a tool's output shown under its call.
 const SUMMARY_LINES: usize = 3;
@@ -587,7 +587,11 @@ pub fn plan_view(plan: Option<&atto_protocol::PendingPlan>, previews: &[String])
     let [heading, task] = present::plan_heading(plan);
     let mut out = format!("{heading}\n{task}\n");
     for (change, preview) in plan.proposed_changes.iter().zip(previews) {
-        let _ = writeln!(out, "\n{}", present::change_line(change));
+        let _ = writeln!(
+            out,
+            "\n{}",
+            present::change_line(change, &atto_core::change_target(change))
+        );
         if !change.reason.is_empty() {
             let _ = writeln!(out, "   reason: {}", change.reason);
         }
@@ -639,7 +643,7 @@ pub fn grant_table(grants: &[atto_protocol::GrantInfo]) -> String {
                 the config)\n"
             .to_owned();
     }
-    let when = |ms: Option<i64>| ms.map_or_else(|| "-".to_owned(), atto_core::time::utc_minute);
+    let when = |ms: Option<i64>| ms.map_or_else(|| "-".to_owned(), atto_present::time::utc_minute);
     let mut out = format!(
         "{:>3}  {:<14}  {:<5}  {:<36}  {:<16}  {:<16}  {:>4}\n",
         "#", "scope", "rule", "pattern", "created", "last used", "uses"

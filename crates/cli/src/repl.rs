@@ -1,8 +1,8 @@
 //! The plain line-oriented session: each line on stdin is a prompt; events print as text.
 //! Used when there is no full-screen interface (scripts, pipes, dumb terminals).
 
-use atto_core::AgentHandle;
-use atto_core::commands::{self, Command, State};
+use atto_present::commands::{self, Command, State};
+use atto_protocol::AgentHandle;
 use atto_protocol::{AgentMode, ApprovalDecision, ApprovalRequest, Event, GrantScope, Op};
 use tokio::io::{AsyncBufReadExt, BufReader, Lines, Stdin};
 

@@ -9,14 +9,11 @@
 
 mod audit;
 mod checkpoints;
-pub mod clean;
-pub mod commands;
 pub mod complexity;
 pub mod context;
 mod correction;
 mod failure;
 mod gatekeeper;
-mod handle;
 mod improve;
 pub mod learning;
 mod limits;
@@ -24,7 +21,6 @@ pub mod models;
 mod orchestrator;
 mod plan;
 pub mod planner;
-pub mod present;
 mod prompt;
 mod quality_gate;
 mod recorder;
@@ -35,12 +31,12 @@ mod session;
 pub mod subagents;
 pub mod tasks;
 mod threads;
-pub mod time;
 mod truncate;
 mod work;
 
+pub use atto_present::{commands, time};
+pub use atto_protocol::handle::{AgentHandle, OpSender, SessionClosed};
 pub use context::ContextSettings;
-pub use handle::{AgentHandle, OpSender, SessionClosed};
 pub use learning::LearningSettings;
 pub use limits::Limits;
 pub use plan::target_of as change_target;

@@ -2,7 +2,7 @@
 //! interactive planning): a task plan drafted by the model as JSON (`generate`, validated
 //! by `schema`), refined before approval by plain edit requests (`edit`, the model for the
 //! rest), shown as the spec's "Task Plan Generated" block with diffs per revision
-//! (`present`), and run step by step with a checkpoint before each (`execute` has the
+//! (`atto_present::planner`), and run step by step with a checkpoint before each (`execute` has the
 //! rules; the session runs the turns). Plan mode's queue of proposed changes is `plan.rs`,
 //! a different thing.
 //!
@@ -12,7 +12,6 @@
 pub mod edit;
 pub mod execute;
 pub mod generate;
-pub mod present;
 pub mod report;
 pub mod schema;
 

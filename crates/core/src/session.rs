@@ -17,7 +17,6 @@ use tokio::sync::mpsc;
 use crate::audit::Audit;
 use crate::checkpoints::SessionCheckpoints;
 use crate::gatekeeper::{GateSetup, Gatekeeper, GrantTable};
-use crate::handle::AgentHandle;
 use crate::improve::Tally;
 use crate::learning::{LearningHelpfulTool, Learnings, ProposeLearningTool};
 use crate::limits::Limits;
@@ -32,6 +31,7 @@ use crate::subagents::{
 };
 use crate::threads::Threads;
 use crate::work::{GoalsAndTasks, SharedGoalsAndTasks, WorkTool};
+use atto_protocol::AgentHandle;
 
 mod agents;
 mod choose_model;
@@ -326,10 +326,7 @@ fn spawn_in(mut options: SessionOptions, member: Option<(Family, Place)>) -> Age
         events: ev_tx,
     };
     tokio::spawn(session.run(op_rx));
-    AgentHandle {
-        ops: op_tx,
-        events: ev_rx,
-    }
+    AgentHandle::new(op_tx, ev_rx)
 }
 
 struct Session {

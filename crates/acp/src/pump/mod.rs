@@ -13,8 +13,8 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, Error};
-use atto_core::commands::{self, Command, State};
-use atto_core::{AgentHandle, OpSender};
+use atto_present::commands::{self, Command, State};
+use atto_protocol::{AgentHandle, OpSender};
 use atto_protocol::{AgentMode, ChangeStatus, Event, FinalResult, Op, ProposedChange, StepStatus};
 use serde_json::Value;
 use tokio::sync::mpsc;

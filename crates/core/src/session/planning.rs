@@ -19,7 +19,7 @@ use super::drive::Inbox;
 use super::step_quality::{self, StepWork};
 use crate::planner::edit::{self, EditError};
 use crate::planner::generate::{Ask, Generated, NoPlan};
-use crate::planner::{execute, generate, present, report};
+use crate::planner::{execute, generate, report};
 use atto_quality::Verdict;
 
 /// How drafting a plan ended.
@@ -226,7 +226,7 @@ impl Session {
                 }
             }
         };
-        let diff = present::diff(&plan, &revised);
+        let diff = atto_present::planner::diff(&plan, &revised);
         self.planner.save(&revised).await;
         self.planner.waiting = Some(revised.clone());
         self.emit(Event::PlanRevised {

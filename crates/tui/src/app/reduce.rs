@@ -111,7 +111,7 @@ impl App {
     }
 
     fn charge(&mut self, usage: &Usage, cost_usd: Option<f64>) {
-        let billed = atto_core::present::total_tokens(usage);
+        let billed = atto_protocol::usage::total_tokens(usage);
         self.charge_step(billed);
         let t = &mut self.totals;
         t.tokens += billed;
@@ -123,7 +123,7 @@ impl App {
     }
 
     fn effort_changed(&mut self, effort: Option<ReasoningEffort>, supported: bool, model: &str) {
-        let name = effort.map(effort_name);
+        let name = effort.map(ReasoningEffort::as_str);
         self.effort = name.filter(|_| supported).map(str::to_owned);
         self.push(Kind::Notice(match (supported, name) {
             (true, Some(name)) => format!("reasoning effort: {name}"),
@@ -166,7 +166,7 @@ fn result_line(result: &FinalResult) -> String {
         TurnStatus::LimitReached => "stopped at a limit",
     };
     let u = &result.usage;
-    let tokens = atto_core::present::total_tokens(u);
+    let tokens = atto_protocol::usage::total_tokens(u);
     let cost = result
         .cost_usd
         .map_or_else(|| "cost unknown".to_owned(), |c| format!("${c:.4}"));
@@ -180,13 +180,4 @@ fn result_line(result: &FinalResult) -> String {
         line.push_str(&result.files_changed.join(", "));
     }
     line
-}
-
-/// How a reasoning effort is named in the status line and notices.
-pub(crate) fn effort_name(effort: ReasoningEffort) -> &'static str {
-    match effort {
-        ReasoningEffort::Low => "low",
-        ReasoningEffort::Medium => "medium",
-        ReasoningEffort::High => "high",
-    }
 }

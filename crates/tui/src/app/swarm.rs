@@ -12,8 +12,8 @@
 use std::collections::VecDeque;
 
 use atto_protocol::ApprovalRequest;
-use atto_quality::{CompileError, TaskKind};
-use atto_swarm::{SwarmEvent, SwarmTask, TaskStatus};
+use atto_protocol::quality::{CompileError, TaskKind};
+use atto_protocol::swarm::{SwarmEvent, SwarmTask, TaskStatus};
 
 use super::{App, ApprovalDialog, Panel};
 use crate::transcript::Kind;
@@ -189,7 +189,7 @@ impl Swarm {
 
     /// Replaces the task list with a plan's (a re-decomposition replaces it again).
     fn set_plan(&mut self, tasks: &[SwarmTask]) {
-        let depths = atto_swarm::report::depths(tasks);
+        let depths = atto_present::swarm::depths(tasks);
         self.tasks = tasks
             .iter()
             .zip(depths)

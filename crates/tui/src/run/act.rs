@@ -4,8 +4,8 @@
 //! swarm worker's with `SwarmInput::Approval`, through `swarm`) and the learning dialog with
 //! `Op::Learning`.
 
+use atto_protocol::swarm::InterventionAnswer;
 use atto_protocol::{ApprovalDecision, GrantScope, LearningCommand, Op, ReasoningEffort};
-use atto_swarm::InterventionAnswer;
 
 use super::Ui;
 use crate::app::{DialogInput, Panel};
