@@ -426,8 +426,46 @@ impl Pump {
                     c.before_tokens, c.after_tokens, c.from_thread
                 )));
             }
-            other => {
+            other @ (Event::GrantList { .. }
+            | Event::ThreadList { .. }
+            | Event::ThreadSwitched { .. }
+            | Event::PromptList { .. }
+            | Event::Rewound { .. }
+            | Event::Retry(_)
+            | Event::Plan { .. }
+            | Event::CheckpointList { .. }
+            | Event::Restored { .. }
+            | Event::CorrectionAttempt { .. }
+            | Event::CorrectionSuccess { .. }
+            | Event::CorrectionFailed { .. }
+            | Event::PlanGenerationFailed { .. }
+            | Event::PlanGenerationCancelled { .. }
+            | Event::PlanConfirmed { .. }
+            | Event::PlanRejected { .. }
+            | Event::PlanDecisionRequired { .. }
+            | Event::PlanStepRetrying { .. }
+            | Event::PlanSummary { .. }
+            | Event::PlannerSettingsChanged { .. }
+            | Event::EffortChanged { .. }
+            | Event::SubagentStarted { .. }
+            | Event::SubagentProgress { .. }
+            | Event::SubagentFinished { .. }
+            | Event::SubagentList { .. }
+            | Event::ModelChanged { .. }
+            | Event::ModelList { .. }
+            | Event::ContextReport { .. }
+            | Event::CostReport { .. }
+            | Event::LearningProposed { .. }
+            | Event::LearningsUsed { .. }
+            | Event::LearningList { .. }
+            | Event::LearningUpdated { .. }
+            | Event::McpServerStatus { .. }
+            | Event::McpProgress { .. }
+            | Event::McpServers { .. }
+            | Event::ContextCompacted(_)) => {
                 // The answers to slash commands that ACP has no update for: shown as text.
+                // Progress among them (retries, corrections, subagents, recalled learnings)
+                // was shown by `progress` and does not reach here.
                 if command_answered {
                     let text = convert::event_text(&other);
                     self.send(convert::agent_text(text));

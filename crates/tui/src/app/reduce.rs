@@ -16,19 +16,74 @@ impl App {
     /// `approval` on `ApprovalRequired` and clears it when the call finishes or the turn
     /// ends.
     pub fn on_event(&mut self, event: &Event) -> bool {
-        // Events none of them knows are the session's end and kinds newer than this
-        // front end: nothing to show.
-        self.session_event(event)
-            .or_else(|| self.call_event(event))
-            .or_else(|| self.note_event(event))
-            .or_else(|| self.change_event(event))
-            .or_else(|| self.task_plan_event(event))
-            .or_else(|| self.step_event(event))
-            .or_else(|| self.agent_event(event))
-            .or_else(|| self.learning_event(event))
-            .or_else(|| self.rewind_event(event))
-            .is_some()
-            | self.after_session_event()
+        // Every variant is named, so a new kind of event does not compile until it is
+        // routed to the family that shows it (or said here to show nothing).
+        let shown = match event {
+            Event::EffortChanged { .. }
+            | Event::ModeChanged { .. }
+            | Event::SessionStarted { .. }
+            | Event::TrustChanged { .. }
+            | Event::TurnCompleted { .. }
+            | Event::TurnStarted { .. }
+            | Event::Usage { .. } => self.session_event(event),
+            Event::ApprovalRequired { .. }
+            | Event::TextDelta { .. }
+            | Event::ThinkingDelta { .. }
+            | Event::ToolCallFinished { .. }
+            | Event::ToolCallStarted { .. } => self.call_event(event),
+            Event::CheckpointList { .. }
+            | Event::ContextCompacted { .. }
+            | Event::ContextReport { .. }
+            | Event::CorrectionAttempt { .. }
+            | Event::CorrectionFailed { .. }
+            | Event::CorrectionSuccess { .. }
+            | Event::CostReport { .. }
+            | Event::Error { .. }
+            | Event::Goals { .. }
+            | Event::GrantList { .. }
+            | Event::McpServerStatus { .. }
+            | Event::McpServers { .. }
+            | Event::ModelChanged { .. }
+            | Event::ModelList { .. }
+            | Event::Notice { .. }
+            | Event::Restored { .. }
+            | Event::Retry { .. }
+            | Event::ThreadList { .. }
+            | Event::ThreadSwitched { .. }
+            | Event::Warning { .. } => self.note_event(event),
+            Event::ChangeQueued { .. } | Event::Plan { .. } | Event::PlanDecided { .. } => {
+                self.change_event(event)
+            }
+            Event::PlanConfirmed { .. }
+            | Event::PlanGenerated { .. }
+            | Event::PlanGenerationCancelled { .. }
+            | Event::PlanGenerationFailed { .. }
+            | Event::PlanRejected { .. }
+            | Event::PlanRevised { .. }
+            | Event::PlannerSettingsChanged { .. }
+            | Event::TaskPlanShown { .. } => self.task_plan_event(event),
+            Event::PlanDecisionRequired { .. }
+            | Event::PlanStepCompleted { .. }
+            | Event::PlanStepFailed { .. }
+            | Event::PlanStepRetrying { .. }
+            | Event::PlanStepSkipped { .. }
+            | Event::PlanStepStarted { .. }
+            | Event::PlanSummary { .. } => self.step_event(event),
+            Event::SubagentFinished { .. }
+            | Event::SubagentList { .. }
+            | Event::SubagentProgress { .. }
+            | Event::SubagentStarted { .. } => self.agent_event(event),
+            Event::LearningList { .. }
+            | Event::LearningProposed { .. }
+            | Event::LearningUpdated { .. }
+            | Event::LearningsUsed { .. } => self.learning_event(event),
+            Event::PromptList { .. } | Event::Rewound { .. } => self.rewind_event(event),
+            // Servers still starting: their state shows once they are up (`McpServerStatus`).
+            Event::McpProgress { .. } => None,
+            // The session's end: the loop stops reading; nothing to show.
+            Event::SessionEnded => None,
+        };
+        shown.is_some() | self.after_session_event()
     }
 
     /// A swarm worker's approval waiting in line shows once the session's own is gone.
