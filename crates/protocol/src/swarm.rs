@@ -14,7 +14,7 @@ use crate::{ApprovalDecision, ApprovalRequest};
 /// Something that happened in a swarm.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type")]
-#[expect(
+#[allow(
     clippy::large_enum_variant,
     reason = "a few events per task, sent once each: the approval they carry is not worth a box at every match"
 )]
