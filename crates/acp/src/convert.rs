@@ -226,7 +226,7 @@ pub(crate) fn decision(option: &str) -> ApprovalDecision {
 pub(crate) fn commands() -> Vec<AvailableCommand> {
     let mut seen: Vec<&str> = Vec::new();
     let mut out = Vec::new();
-    for info in atto_core::commands::COMMANDS {
+    for info in atto_present::commands::COMMANDS {
         let usage = info.usage.trim_start_matches('/');
         let (name, rest) = usage.split_once(' ').unwrap_or((usage, ""));
         if seen.contains(&name) {

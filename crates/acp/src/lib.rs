@@ -25,7 +25,7 @@ mod tests;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use atto_core::AgentHandle;
+use atto_protocol::AgentHandle;
 use atto_protocol::Message;
 
 pub use server::serve;

@@ -11,7 +11,7 @@ use agent_client_protocol::v1::schema::{
     PermissionOption, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
     ToolCallContent, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields,
 };
-use atto_core::OpSender;
+use atto_protocol::OpSender;
 use atto_protocol::{ApprovalDecision, Op, PlanSelection, ProposedChange};
 
 use crate::convert;

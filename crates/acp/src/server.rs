@@ -15,7 +15,7 @@ use agent_client_protocol::v1::schema::{
     SessionCapabilities, SetSessionModeRequest, SetSessionModeResponse,
 };
 use agent_client_protocol::{Agent, Client, Error, Stdio};
-use atto_core::OpSender;
+use atto_protocol::OpSender;
 use atto_protocol::{Event, Op};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;

@@ -7,7 +7,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use atto_core::LearningSettings;
-use atto_core::learning::present;
+use atto_present::learning as present;
 use atto_protocol::{Learning, LearningStatus};
 use atto_store::{
     ImportReport, ImportedLearning, LearningFilter, LearningLimits, NewLearning, Store,
@@ -111,13 +111,13 @@ pub fn run(
             )?;
             let learnings = list(&store, &here, statuses)?;
             for line in present::list_lines(&learnings, false) {
-                let _ = writeln!(out, "{}", atto_core::clean::visible(&line));
+                let _ = writeln!(out, "{}", atto_present::clean::visible(&line));
             }
         }
         LearningsAction::Show { id } => {
             let learning = store.learning_blocking(id, &here).map_err(failed)?;
             for line in present::detail_lines(&learning) {
-                let _ = writeln!(out, "{}", atto_core::clean::visible(&line));
+                let _ = writeln!(out, "{}", atto_present::clean::visible(&line));
             }
         }
         LearningsAction::Validate { id } => decide(&store, &here, id, LearningStatus::Validated)?,
@@ -204,7 +204,7 @@ fn decide(store: &Store, here: &str, id: i64, to: LearningStatus) -> Result<(), 
         .map_err(|e| Failure::usage(e.to_string()))?;
     println!(
         "{}",
-        atto_core::clean::visible(&present::updated_line(&learning))
+        atto_present::clean::visible(&present::updated_line(&learning))
     );
     Ok(())
 }

@@ -2,18 +2,23 @@
 
 use std::io::Write;
 
-use atto_core::present;
-use atto_protocol::{EVENT_SCHEMA, EVENT_SCHEMA_VERSION, Event, FinalResult, ToolCallStatus};
+use atto_present as present;
+use atto_protocol::{Event, FinalResult, ToolCallStatus};
 use serde_json::Value;
 
 mod agents;
 mod effort;
+mod json;
 mod learnings;
+mod lists;
 mod mcp;
 mod planner;
 mod rewind;
 
-use atto_core::clean::{Clean, visible};
+use atto_present::clean::{Clean, visible};
+pub(crate) use json::tagged;
+pub use json::{event_json, result_json};
+pub use lists::{checkpoint_table, goal_list, grant_table, plan_outcomes, plan_view, thread_tree};
 
 /// Lines of a tool's output shown under its call.
 const SUMMARY_LINES: usize = 3;
@@ -119,44 +124,12 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
             | Event::ModeChanged { .. } => {
                 self.write_status(event)?;
             }
-            Event::ModelChanged { model, auto, note } => {
-                self.end_text_line()?;
-                writeln!(
-                    self.progress,
-                    "{}",
-                    present::model_changed_line(model, *auto, note.as_deref())
-                )?;
-            }
-            Event::ModelList {
-                current,
-                auto,
-                models,
-                routes,
-            } => {
-                self.end_text_line()?;
-                for line in present::model_list_lines(current, *auto, models, routes) {
-                    writeln!(self.progress, "{}", visible(&line))?;
-                }
-            }
-            Event::ContextReport {
-                context,
-                asked: true,
-            } => {
-                self.end_text_line()?;
-                for line in present::context_lines(context) {
-                    writeln!(self.progress, "{}", visible(&line))?;
-                }
-            }
-            Event::ContextCompacted(compaction) => {
-                self.end_text_line()?;
-                let line = present::compaction_line(compaction);
-                writeln!(self.progress, "{}", visible(&line))?;
-            }
-            Event::CostReport { models } => {
-                self.end_text_line()?;
-                for line in present::cost_lines(models) {
-                    writeln!(self.progress, "{}", visible(&line))?;
-                }
+            Event::ModelChanged { .. }
+            | Event::ModelList { .. }
+            | Event::ContextReport { asked: true, .. }
+            | Event::ContextCompacted(_)
+            | Event::CostReport { .. } => {
+                self.write_reports(event)?;
             }
             Event::SubagentStarted { .. }
             | Event::SubagentProgress { .. }
@@ -196,6 +169,53 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
             // Written by `rewind::text` above.
             | Event::PromptList { .. }
             | Event::Rewound { .. } => {}
+        }
+        Ok(())
+    }
+
+    /// What `/model`, `/context` and `/cost` answer, and a compaction.
+    fn write_reports(&mut self, event: &Event) -> std::io::Result<()> {
+        match event {
+            Event::ModelChanged { model, auto, note } => {
+                self.end_text_line()?;
+                writeln!(
+                    self.progress,
+                    "{}",
+                    present::model_changed_line(model, *auto, note.as_deref())
+                )?;
+            }
+            Event::ModelList {
+                current,
+                auto,
+                models,
+                routes,
+            } => {
+                self.end_text_line()?;
+                for line in present::model_list_lines(current, *auto, models, routes) {
+                    writeln!(self.progress, "{}", visible(&line))?;
+                }
+            }
+            Event::ContextReport {
+                context,
+                asked: true,
+            } => {
+                self.end_text_line()?;
+                for line in present::context_lines(context) {
+                    writeln!(self.progress, "{}", visible(&line))?;
+                }
+            }
+            Event::ContextCompacted(compaction) => {
+                self.end_text_line()?;
+                let line = present::compaction_line(compaction);
+                writeln!(self.progress, "{}", visible(&line))?;
+            }
+            Event::CostReport { models } => {
+                self.end_text_line()?;
+                for line in present::cost_lines(models) {
+                    writeln!(self.progress, "{}", visible(&line))?;
+                }
+            }
+            _ => {}
         }
         Ok(())
     }
@@ -548,118 +568,6 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
     }
 }
 
-/// `/goals`: open goals numbered as `/goals done N` takes them, then finished ones.
-pub fn goal_list(goals: &[atto_protocol::Goal], current: Option<&str>) -> String {
-    if goals.is_empty() {
-        return format!("{}\n", present::NO_GOALS);
-    }
-    line_per_row(
-        present::goal_rows(goals, current)
-            .into_iter()
-            .map(|(row, _)| row),
-    )
-}
-
-/// `/restore list`: one line per checkpoint, newest first.
-pub fn checkpoint_table(checkpoints: &[atto_protocol::CheckpointInfo]) -> String {
-    if checkpoints.is_empty() {
-        return format!("{}\n", present::NO_CHECKPOINTS);
-    }
-    let rows = checkpoints.iter().map(present::checkpoint_line);
-    line_per_row(rows.chain([present::RESTORE_HINT.to_owned()]))
-}
-
-/// Each row on a line of its own.
-fn line_per_row(rows: impl Iterator<Item = String>) -> String {
-    let mut out = String::new();
-    for row in rows {
-        out.push_str(&row);
-        out.push('\n');
-    }
-    out
-}
-
-/// `/show-plan`: every change in order with tool, target, reason, status and its preview.
-pub fn plan_view(plan: Option<&atto_protocol::PendingPlan>, previews: &[String]) -> String {
-    use std::fmt::Write as _;
-    let Some(plan) = plan else {
-        return format!("{}\n", present::NO_PENDING_PLAN);
-    };
-    let [heading, task] = present::plan_heading(plan);
-    let mut out = format!("{heading}\n{task}\n");
-    for (change, preview) in plan.proposed_changes.iter().zip(previews) {
-        let _ = writeln!(out, "\n{}", present::change_line(change));
-        if !change.reason.is_empty() {
-            let _ = writeln!(out, "   reason: {}", change.reason);
-        }
-        for line in preview.lines() {
-            let _ = writeln!(out, "   {line}");
-        }
-    }
-    if plan.proposed_changes.iter().any(|c| c.status.is_open()) {
-        out.push_str("\n/approve runs all pending, /approve N the first N, /approve 2,4 or 3-5 picks; /reject [N] [reason] discards\n");
-    }
-    out
-}
-
-/// What `/approve` or `/reject` did, one line per change.
-pub fn plan_outcomes(
-    outcomes: &[atto_protocol::ChangeOutcome],
-    tally: &atto_protocol::PlanTally,
-) -> String {
-    use std::fmt::Write as _;
-    let mut out = String::new();
-    for o in outcomes {
-        let detail = o.detail.lines().next().unwrap_or("");
-        let _ = writeln!(
-            out,
-            "  {}. {} {}: {} — {detail}",
-            o.order,
-            o.tool,
-            o.target,
-            o.status.as_str()
-        );
-    }
-    let _ = writeln!(out, "{}", present::plan_tally_line(tally));
-    out
-}
-
-/// The `/threads` tree (see [`present::thread_rows`]).
-pub fn thread_tree(threads: &[atto_protocol::ThreadInfo]) -> String {
-    line_per_row(
-        present::thread_rows(threads)
-            .into_iter()
-            .map(|(row, _)| row),
-    )
-}
-
-/// The `/grants` table: number, scope, decision, rule, created, last used, uses.
-pub fn grant_table(grants: &[atto_protocol::GrantInfo]) -> String {
-    if grants.is_empty() {
-        return "no grants (answer \"always\" at an approval, or add [permissions] rules to \
-                the config)\n"
-            .to_owned();
-    }
-    let when = |ms: Option<i64>| ms.map_or_else(|| "-".to_owned(), atto_core::time::utc_minute);
-    let mut out = format!(
-        "{:>3}  {:<14}  {:<5}  {:<36}  {:<16}  {:<16}  {:>4}\n",
-        "#", "scope", "rule", "pattern", "created", "last used", "uses"
-    );
-    for g in grants {
-        out.push_str(&format!(
-            "{:>3}  {:<14}  {:<5}  {:<36}  {:<16}  {:<16}  {:>4}\n",
-            g.number,
-            g.scope,
-            g.decision,
-            g.rule,
-            when(g.created_at),
-            when(g.last_used_at),
-            g.uses
-        ));
-    }
-    out
-}
-
 fn indent(text: &str) -> String {
     text.lines()
         .map(|l| format!("    {l}"))
@@ -711,44 +619,6 @@ pub fn result_line(result: &FinalResult) -> String {
         line.push_str(&result.files_changed.join(", "));
     }
     line.push(']');
-    line
-}
-
-/// One stream-json line for an event: the event's own fields plus the schema tags.
-pub fn event_json(event: &Event) -> String {
-    let value = serde_json::to_value(event).unwrap_or(Value::Null);
-    tagged(value)
-}
-
-/// The final `result` object of a headless run.
-pub fn result_json(session_id: &str, turns: u32, result: &FinalResult) -> String {
-    let mut value = serde_json::to_value(result).unwrap_or(Value::Null);
-    if let Value::Object(map) = &mut value {
-        map.insert("type".into(), Value::from("result"));
-        map.insert("session_id".into(), Value::from(session_id));
-        map.insert("turns".into(), Value::from(turns));
-    }
-    tagged(value)
-}
-
-/// `{"type":…,"schema":…,"schema_version":…, <the other fields>}`: the tags first, so a
-/// reader can dispatch on the start of the line.
-pub(crate) fn tagged(value: Value) -> String {
-    let Value::Object(mut map) = value else {
-        return Value::Null.to_string();
-    };
-    let kind = map.remove("type").unwrap_or(Value::Null);
-    let mut line = format!(
-        "{{\"type\":{kind},\"schema\":{},\"schema_version\":{EVENT_SCHEMA_VERSION}",
-        Value::from(EVENT_SCHEMA)
-    );
-    for (key, value) in map {
-        line.push(',');
-        line.push_str(&Value::from(key).to_string());
-        line.push(':');
-        line.push_str(&value.to_string());
-    }
-    line.push('}');
     line
 }
 

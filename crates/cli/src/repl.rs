@@ -1,8 +1,8 @@
 //! The plain line-oriented session: each line on stdin is a prompt; events print as text.
 //! Used when there is no full-screen interface (scripts, pipes, dumb terminals).
 
-use atto_core::AgentHandle;
-use atto_core::commands::{self, Command, State};
+use atto_present::commands::{self, Command, State};
+use atto_protocol::AgentHandle;
 use atto_protocol::{AgentMode, ApprovalDecision, ApprovalRequest, Event, GrantScope, Op};
 use tokio::io::{AsyncBufReadExt, BufReader, Lines, Stdin};
 
@@ -29,6 +29,13 @@ struct Printer {
 }
 
 impl Printer {
+    fn new(format: LineFormat) -> Self {
+        Printer {
+            text: TextRenderer::new(std::io::stdout(), std::io::stderr()),
+            json: format == LineFormat::StreamJson,
+        }
+    }
+
     fn event(&mut self, event: &Event) {
         if self.json {
             println!("{}", render::event_json(event));
@@ -71,37 +78,19 @@ pub struct Options {
 /// `/` are slash commands; `/swarm "task"` runs a swarm here (`swarm_session`) before the
 /// next line is read.
 pub async fn run(mut handle: AgentHandle, first: Option<String>, options: Options) -> ExitCode {
-    let Options {
-        trust,
-        mode,
-        format,
-        swarm,
-    } = options;
     let ops = handle.op_sender();
     let mut state = LineState {
-        commands: State { trust, mode },
+        commands: State {
+            trust: options.trust,
+            mode: options.mode,
+        },
         plan_waiting: false,
         proposals: Vec::new(),
     };
-    let mut renderer = Printer {
-        text: TextRenderer::new(std::io::stdout(), std::io::stderr()),
-        json: format == LineFormat::StreamJson,
-    };
+    let mut renderer = Printer::new(options.format);
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
     let mut pending = first;
-    // What the session says as it starts (a resumed plan, warnings) comes before the first
-    // line is read, so later answers line up with the commands that asked for them.
-    while let Some(event) = handle.next_event().await {
-        renderer.event(&event);
-        if matches!(event, Event::TaskPlanShown { .. }) {
-            state.plan_waiting = true;
-        }
-        if let Event::SessionStarted { mode, .. } = &event {
-            // A resumed session may come back in the mode it last ran in.
-            state.commands.mode = *mode;
-            break;
-        }
-    }
+    show_start(&mut handle, &mut renderer, &mut state).await;
     loop {
         let prompt = match pending.take() {
             Some(p) => p,
@@ -115,89 +104,16 @@ pub async fn run(mut handle: AgentHandle, first: Option<String>, options: Option
             continue;
         }
         if let Some(goal) = swarm_goal(&prompt) {
-            if goal.is_empty() {
-                eprintln!(
-                    "usage: /swarm \"task\" (atto swarm status shows the latest swarm; the \
-                     overlay is the terminal UI's)"
-                );
-            } else {
-                swarm_session::run_in_line_session(&swarm, goal, &mut lines, renderer.json).await;
-            }
+            let swarm = &options.swarm;
+            swarm_session::run_in_line_session(swarm, goal, &mut lines, renderer.json).await;
             continue;
         }
         if prompt.starts_with('/') {
-            match commands::parse(&prompt, &state.commands) {
-                Ok(Command::Exit) => break,
-                Ok(Command::Help) => eprint!("{}", commands::help()),
-                Ok(Command::Op(op)) => {
-                    // A rewind answers with several events (files, thread) before the
-                    // one that says it is done.
-                    let rewinding = matches!(op, Op::Rewind { .. });
-                    if ops.submit(op).is_err() {
-                        break;
-                    }
-                    // Show the answer before reading the next line. An approved task plan
-                    // answers with its whole run, up to the summary.
-                    let mut running = false;
-                    let done = |event: &Event, running: &mut bool| {
-                        if rewinding {
-                            return matches!(event, Event::Rewound { .. } | Event::Error { .. });
-                        }
-                        if matches!(event, Event::PlanConfirmed { .. }) {
-                            *running = true;
-                        }
-                        if *running {
-                            return matches!(event, Event::PlanSummary { .. });
-                        }
-                        // `/spawn` ends with its subagent (its own children are deeper).
-                        if let Event::SubagentFinished { agent, .. } = event {
-                            return agent.depth == 1;
-                        }
-                        matches!(
-                            event,
-                            Event::ModeChanged { .. }
-                                | Event::Plan { .. }
-                                | Event::CheckpointList { .. }
-                                | Event::Goals { .. }
-                                | Event::Restored { .. }
-                                | Event::PlanDecided { .. }
-                                | Event::GrantList { .. }
-                                | Event::ThreadList { .. }
-                                | Event::PromptList { .. }
-                                | Event::ThreadSwitched { .. }
-                                | Event::Notice { .. }
-                                | Event::Error { .. }
-                                | Event::TrustChanged { .. }
-                                | Event::EffortChanged { .. }
-                                | Event::PlanGenerated { .. }
-                                | Event::PlanGenerationFailed { .. }
-                                | Event::PlanGenerationCancelled { .. }
-                                | Event::TaskPlanShown { .. }
-                                | Event::PlanRejected { .. }
-                                | Event::PlannerSettingsChanged { .. }
-                                | Event::SubagentList { .. }
-                                | Event::ModelChanged { .. }
-                                | Event::ModelList { .. }
-                                | Event::CostReport { .. }
-                                | Event::ContextReport { asked: true, .. }
-                                | Event::ContextCompacted(_)
-                                | Event::McpServers { .. }
-                                | Event::LearningList { .. }
-                                | Event::LearningUpdated { .. }
-                                | Event::LearningProposed { .. }
-                        )
-                    };
-                    let waited = wait(&mut handle, &mut lines, &mut renderer, &mut state, |e| {
-                        done(e, &mut running)
-                    })
-                    .await;
-                    if waited.is_none() {
-                        return ExitCode::Failed;
-                    }
-                }
-                Err(message) => eprintln!("{message}"),
+            match command(&prompt, &mut handle, &mut lines, &mut renderer, &mut state).await {
+                Next::Read => continue,
+                Next::Stop => break,
+                Next::Failed => return ExitCode::Failed,
             }
-            continue;
         }
         if ops.submit(Op::UserInput { text: prompt }).is_err() {
             break;
@@ -209,24 +125,7 @@ pub async fn run(mut handle: AgentHandle, first: Option<String>, options: Option
             &mut lines,
             &mut renderer,
             &mut state,
-            |event| {
-                if refining {
-                    matches!(
-                        event,
-                        Event::PlanRevised { .. }
-                            | Event::Error { .. }
-                            | Event::PlanGenerationFailed { .. }
-                            | Event::PlanGenerationCancelled { .. }
-                    )
-                } else {
-                    matches!(
-                        event,
-                        Event::TurnCompleted { .. }
-                            | Event::PlanGenerated { .. }
-                            | Event::PlanGenerationCancelled { .. }
-                    )
-                }
-            },
+            |event| ends_turn(refining, event),
         )
         .await;
         if waited.is_none() {
@@ -256,6 +155,151 @@ pub async fn run(mut handle: AgentHandle, first: Option<String>, options: Option
         renderer.event(&event);
     }
     ExitCode::Ok
+}
+
+/// What the line loop does after a slash command.
+enum Next {
+    /// Read the next line.
+    Read,
+    /// Leave the session (`/exit`, or it ended).
+    Stop,
+    /// The session ended while its answer was awaited.
+    Failed,
+}
+
+/// Runs a slash command and shows its answer before the next line is read.
+async fn command(
+    prompt: &str,
+    handle: &mut AgentHandle,
+    lines: &mut Lines<BufReader<Stdin>>,
+    renderer: &mut Printer,
+    state: &mut LineState,
+) -> Next {
+    match commands::parse(prompt, &state.commands) {
+        Ok(Command::Exit) => return Next::Stop,
+        Ok(Command::Help) => eprint!("{}", commands::help()),
+        Ok(Command::Op(op)) => {
+            // A rewind answers with several events (files, thread) before the one that
+            // says it is done.
+            let mut answer = CommandAnswer {
+                rewinding: matches!(op, Op::Rewind { .. }),
+                running: false,
+            };
+            if handle.submit(op).is_err() {
+                return Next::Stop;
+            }
+            if wait(handle, lines, renderer, state, |e| answer.ends_with(e))
+                .await
+                .is_none()
+            {
+                return Next::Failed;
+            }
+        }
+        Err(message) => eprintln!("{message}"),
+    }
+    Next::Read
+}
+
+/// Shows what the session says as it starts (a resumed plan, warnings) before the first
+/// line is read, so later answers line up with the commands that asked for them.
+async fn show_start(handle: &mut AgentHandle, renderer: &mut Printer, state: &mut LineState) {
+    while let Some(event) = handle.next_event().await {
+        renderer.event(&event);
+        if matches!(event, Event::TaskPlanShown { .. }) {
+            state.plan_waiting = true;
+        }
+        if let Event::SessionStarted { mode, .. } = &event {
+            // A resumed session may come back in the mode it last ran in.
+            state.commands.mode = *mode;
+            break;
+        }
+    }
+}
+
+/// Where the answer to a slash command's op ends. An approved task plan answers with its
+/// whole run, up to the summary.
+struct CommandAnswer {
+    /// The op was a rewind: it ends with `rewound` (or an error).
+    rewinding: bool,
+    /// A task plan was approved and runs.
+    running: bool,
+}
+
+impl CommandAnswer {
+    fn ends_with(&mut self, event: &Event) -> bool {
+        if self.rewinding {
+            return matches!(event, Event::Rewound { .. } | Event::Error { .. });
+        }
+        if matches!(event, Event::PlanConfirmed { .. }) {
+            self.running = true;
+        }
+        if self.running {
+            return matches!(event, Event::PlanSummary { .. });
+        }
+        // `/spawn` ends with its subagent (its own children are deeper).
+        if let Event::SubagentFinished { agent, .. } = event {
+            return agent.depth == 1;
+        }
+        answers_command(event)
+    }
+}
+
+/// The events that answer a slash command.
+fn answers_command(event: &Event) -> bool {
+    matches!(
+        event,
+        Event::ModeChanged { .. }
+            | Event::Plan { .. }
+            | Event::CheckpointList { .. }
+            | Event::Goals { .. }
+            | Event::Restored { .. }
+            | Event::PlanDecided { .. }
+            | Event::GrantList { .. }
+            | Event::ThreadList { .. }
+            | Event::PromptList { .. }
+            | Event::ThreadSwitched { .. }
+            | Event::Notice { .. }
+            | Event::Error { .. }
+            | Event::TrustChanged { .. }
+            | Event::EffortChanged { .. }
+            | Event::PlanGenerated { .. }
+            | Event::PlanGenerationFailed { .. }
+            | Event::PlanGenerationCancelled { .. }
+            | Event::TaskPlanShown { .. }
+            | Event::PlanRejected { .. }
+            | Event::PlannerSettingsChanged { .. }
+            | Event::SubagentList { .. }
+            | Event::ModelChanged { .. }
+            | Event::ModelList { .. }
+            | Event::CostReport { .. }
+            | Event::ContextReport { asked: true, .. }
+            | Event::ContextCompacted(_)
+            | Event::McpServers { .. }
+            | Event::LearningList { .. }
+            | Event::LearningUpdated { .. }
+            | Event::LearningProposed { .. }
+    )
+}
+
+/// Whether `event` ends a turn, or (while a task plan waits, `refining`) the revision of
+/// the plan a line asked for.
+fn ends_turn(refining: bool, event: &Event) -> bool {
+    if refining {
+        matches!(
+            event,
+            Event::PlanRevised { .. }
+                | Event::Error { .. }
+                | Event::PlanGenerationFailed { .. }
+                | Event::PlanGenerationCancelled { .. }
+        )
+    } else {
+        matches!(
+            event,
+            Event::TurnCompleted { .. }
+                | Event::PlanGenerated { .. }
+                | Event::PlanGenerationCancelled { .. }
+        )
+    }
 }
 
 /// Whether a task plan waits for confirmation (plain lines refine it).

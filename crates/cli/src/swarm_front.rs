@@ -253,7 +253,24 @@ impl Front {
             SwarmEvent::InterventionNeeded { task_id, .. } => Question::Intervention {
                 task_id: task_id.clone(),
             },
-            _ => return None,
+            // Everything else is told, not asked (a permission the mailbox answered too).
+            SwarmEvent::Permission { .. }
+            | SwarmEvent::Started { .. }
+            | SwarmEvent::Decomposed { .. }
+            | SwarmEvent::Enriched { .. }
+            | SwarmEvent::TaskStarted { .. }
+            | SwarmEvent::TaskActivity { .. }
+            | SwarmEvent::TaskChecked { .. }
+            | SwarmEvent::TaskRetrying { .. }
+            | SwarmEvent::TaskPassed { .. }
+            | SwarmEvent::TaskFailed { .. }
+            | SwarmEvent::TaskSkipped { .. }
+            | SwarmEvent::ModelHealth { .. }
+            | SwarmEvent::ModelWaiting { .. }
+            | SwarmEvent::Budget { .. }
+            | SwarmEvent::Notice { .. }
+            | SwarmEvent::TrustNeeded { .. }
+            | SwarmEvent::Finished { .. } => return None,
         };
         Some(q)
     }
@@ -623,7 +640,14 @@ fn text_line(event: &SwarmEvent) -> Option<String> {
                 .map(|e| format!("\n  stopped: {e}"))
                 .unwrap_or_default()
         ),
-        _ => return None,
+        // No line: an enrichment that changed nothing, a permission allowed or asked (an
+        // asked one is a question), a worker's activity, a check before its verdict
+        // line, and the budget (the final line sums it).
+        SwarmEvent::Enriched { .. }
+        | SwarmEvent::Permission { .. }
+        | SwarmEvent::TaskActivity { .. }
+        | SwarmEvent::TaskChecked { .. }
+        | SwarmEvent::Budget { .. } => return None,
     })
 }
 

@@ -153,13 +153,21 @@ async fn forward(
 
 /// `/swarm "task"` in the line session: progress as `atto swarm` prints it (or its
 /// `swarm.*` events with stream-json), the plan's y/N and the other questions read from
-/// the session's stdin. Runs to the swarm's end before the next line is read.
+/// the session's stdin. Runs to the swarm's end before the next line is read; with no task,
+/// says how to give one.
 pub(crate) async fn run_in_line_session(
     setup: &SessionSwarm,
     goal: String,
     lines: &mut Lines<BufReader<Stdin>>,
     json: bool,
 ) {
+    if goal.is_empty() {
+        eprintln!(
+            "usage: /swarm \"task\" (atto swarm status shows the latest swarm; the overlay is \
+             the terminal UI's)"
+        );
+        return;
+    }
     let mut front = Front {
         format: if json {
             OutputFormat::StreamJson

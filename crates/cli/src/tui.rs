@@ -50,6 +50,7 @@ pub fn start(
                 .landlock_unavailable
                 .is_none(),
         workspace: workspace.display().to_string(),
+        change_target: atto_core::change_target,
     };
     let picking = match &entry {
         Entry::Fork { .. } => Some("Fork"),
@@ -139,7 +140,7 @@ fn session_choices(workspace: &std::path::Path) -> Result<Vec<SessionChoice>, Fa
     Ok(rows
         .into_iter()
         .map(|r| SessionChoice {
-            updated: atto_core::time::utc_minute(r.updated_at),
+            updated: atto_present::time::utc_minute(r.updated_at),
             messages: r.messages,
             title: r.title.unwrap_or_else(|| "(no prompt yet)".to_owned()),
             id: r.id,

@@ -11,7 +11,6 @@
 //! Nothing here may hold up a turn: every store request is bounded by [`STORE_WAIT`]; one
 //! that takes longer is given up (recall then adds nothing) and the turn goes on.
 
-pub mod present;
 mod recall;
 mod tools;
 

@@ -9,12 +9,9 @@
 
 mod audit;
 mod checkpoints;
-pub mod clean;
-pub mod commands;
 pub mod context;
 mod correction;
 mod gatekeeper;
-mod handle;
 pub mod learning;
 mod limits;
 mod model_failure;
@@ -23,7 +20,6 @@ mod orchestrator;
 mod plan_approval;
 mod plan_queue;
 pub mod planner;
-pub mod present;
 mod prompt;
 mod quality_gate;
 mod recorder;
@@ -32,11 +28,11 @@ mod sandbox_evidence;
 mod session;
 pub mod subagents;
 mod threads;
-pub mod time;
 mod truncate;
 
+pub use atto_present::{commands, time};
+pub use atto_protocol::handle::{AgentHandle, OpSender, SessionClosed};
 pub use context::ContextSettings;
-pub use handle::{AgentHandle, OpSender, SessionClosed};
 pub use learning::LearningSettings;
 pub use limits::Limits;
 pub use plan_queue::target_of as change_target;

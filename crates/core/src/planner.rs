@@ -1,7 +1,5 @@
-//! How a task plan is shown to a person (`present`). The planner itself (plans, their
-//! schema, edits and execution rules) is the atto-planner crate; its settings and schema are
-//! re-exported here for the front ends that still reach the planner through atto-core.
-
-pub mod present;
+//! The planner's settings and schema, re-exported for the code that still reaches the
+//! planner through atto-core. The planner itself is the atto-planner crate; how a plan is
+//! shown to a person is `atto_present::planner`.
 
 pub use atto_planner::plan::{Settings, schema};

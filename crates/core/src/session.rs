@@ -18,7 +18,6 @@ use crate::audit::Audit;
 use crate::checkpoints::SessionCheckpoints;
 use crate::correction::diagnosis::Tally;
 use crate::gatekeeper::{GateSetup, Gatekeeper, GrantTable};
-use crate::handle::AgentHandle;
 use crate::learning::{LearningHelpfulTool, Learnings, ProposeLearningTool};
 use crate::limits::Limits;
 use crate::plan_queue::PlanQueue;
@@ -29,6 +28,7 @@ use crate::subagents::{
     SubagentSettings, TreePosition, budget,
 };
 use crate::threads::Threads;
+use atto_protocol::AgentHandle;
 use atto_planner::plan::Planner;
 use atto_planner::plan::report::StepResultTool;
 use atto_planner::work::{GoalsAndTasks, SharedGoalsAndTasks, WorkTool};
@@ -173,10 +173,7 @@ fn spawn_in(
     forward_source_events(&options, &ev_tx);
     let session = Session::new(options, tree, position, models, ev_tx);
     tokio::spawn(session.run(op_rx));
-    AgentHandle {
-        ops: op_tx,
-        events: ev_rx,
-    }
+    AgentHandle::new(op_tx, ev_rx)
 }
 
 /// The external source's status events reach the front end of the first session that

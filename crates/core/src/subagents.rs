@@ -24,8 +24,8 @@ use atto_policy::gate::PermissionSetting;
 use atto_protocol::{AgentMode, ApprovalDecision, Op, SubagentInfo, SubagentRole};
 use tokio::sync::mpsc;
 
-use crate::handle::OpSender;
 use crate::session::SessionOptions;
+use atto_protocol::OpSender;
 pub(crate) use spawn::Spawner;
 pub(crate) use tool::SpawnAgentTool;
 

@@ -55,11 +55,7 @@ fn claude_thinks(rest: &str) -> bool {
 
 /// The level's name on the OpenAI wires (`reasoning_effort`, `reasoning.effort`).
 pub fn effort_name(effort: ReasoningEffort) -> &'static str {
-    match effort {
-        ReasoningEffort::Low => "low",
-        ReasoningEffort::Medium => "medium",
-        ReasoningEffort::High => "high",
-    }
+    effort.as_str()
 }
 
 /// The Anthropic thinking budget (`budget_tokens`) of each level.

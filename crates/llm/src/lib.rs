@@ -21,7 +21,6 @@ mod retry;
 mod secret;
 pub mod sse;
 mod tls;
-mod usage;
 mod window;
 mod wire;
 mod wire_log;
@@ -44,6 +43,7 @@ use atto_protocol::{
 };
 use serde::{Deserialize, Serialize};
 
+pub use atto_protocol::usage::{add_usage, cache_hit_rate, total_tokens};
 pub use effort::{effort_name, takes_effort, thinking_budget};
 pub use error::{ModelError, ProviderErrorKind};
 pub use price::{Price, cost_usd, price};
@@ -54,7 +54,6 @@ pub use provider::{
 pub use retry::RetryPolicy;
 use retry::RetryingClient;
 pub use secret::Secret;
-pub use usage::{add_usage, cache_hit_rate, total_tokens};
 pub use window::{ContextWindow, context_window};
 pub use wire_log::WireLog;
 

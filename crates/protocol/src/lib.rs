@@ -1,12 +1,14 @@
 //! atto's shared vocabulary: the types every crate and front end speak.
 //!
 //! Owns: conversation messages, tool calls and results, usage, the `Op`s a front end
-//! sends and the `Event`s it receives. Deliberately holds no logic and does no I/O;
-//! behaviour lives in the crate that owns the concept.
+//! sends and the `Event`s it receives, and the channel handle a front end holds.
+//! Deliberately holds no logic and does no I/O; behaviour lives in the crate that owns the
+//! concept.
 
 mod complexity;
 mod context;
 mod event;
+pub mod handle;
 mod learning;
 mod mcp;
 mod message;
@@ -15,10 +17,12 @@ mod op;
 mod permission;
 mod plan;
 mod planner;
-mod quality;
+pub mod quality;
 mod subagent;
+pub mod swarm;
 mod tasks;
 mod tool;
+pub mod usage;
 
 pub use complexity::{Complexity, ComplexityTier};
 pub use context::{CompactTrigger, Compaction, ContextUse};
@@ -27,6 +31,7 @@ pub use event::{
     ProtectionName, RetryNotice, SandboxProtection, SandboxState, ThreadInfo, ToolCallStatus,
     TurnStatus,
 };
+pub use handle::{AgentHandle, OpSender, SessionClosed};
 pub use learning::{
     Learning, LearningCommand, LearningField, LearningKind, LearningRef, LearningScope,
     LearningSource, LearningStatus,
@@ -40,6 +45,7 @@ pub use op::{GoalCommand, Op, ReasoningEffort, RewindScope};
 pub use permission::{ApprovalDecision, ApprovalRequest, GrantScope, PermissionMode};
 pub use plan::{
     AgentMode, ChangeOutcome, ChangeStatus, PendingPlan, PlanSelection, PlanStatus, ProposedChange,
+    parse_agent_mode,
 };
 pub use planner::{
     DecisionPoint, PlanStep, RevisionSource, RiskLevel, StepKind, StepOutcome, StepStatus,

@@ -70,6 +70,17 @@ pub enum ReasoningEffort {
     High,
 }
 
+impl ReasoningEffort {
+    /// `low`, `medium` or `high`: the wire name, and how the level is shown.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReasoningEffort::Low => "low",
+            ReasoningEffort::Medium => "medium",
+            ReasoningEffort::High => "high",
+        }
+    }
+}
+
 /// A request from a front end to the session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]

@@ -92,6 +92,22 @@ pub enum StepKind {
     Document,
 }
 
+impl StepKind {
+    /// The name of a kind as shown and as the model writes it (`IMPLEMENT`).
+    pub fn name(self) -> &'static str {
+        match self {
+            StepKind::Analyze => "ANALYZE",
+            StepKind::Research => "RESEARCH",
+            StepKind::Design => "DESIGN",
+            StepKind::Implement => "IMPLEMENT",
+            StepKind::Refactor => "REFACTOR",
+            StepKind::Test => "TEST",
+            StepKind::Validate => "VALIDATE",
+            StepKind::Document => "DOCUMENT",
+        }
+    }
+}
+
 /// How risky a plan is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

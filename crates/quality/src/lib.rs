@@ -20,7 +20,6 @@ pub mod config;
 pub mod judge;
 mod pipeline;
 pub mod preflight;
-pub mod retry;
 mod runner;
 pub mod verify;
 
@@ -28,86 +27,15 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+pub use atto_protocol::quality::{
+    CompileError, Finding, QualityTask, RetryContext, Severity, Stage, TaskKind, Verdict,
+};
 pub use config::QualityConfig;
 pub use pipeline::{Input, Outcome, assess};
-pub use retry::RetryContext;
 pub use runner::{LocalRunner, Prepare};
 
 /// A boxed, sendable future.
 pub type BoxFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;
-
-/// What kind of work a task is: decides which checks apply and how strictly.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TaskKind {
-    /// New behaviour in code.
-    #[default]
-    Implement,
-    /// Tests written and run.
-    Test,
-    /// Code reshaped without changing behaviour.
-    Refactor,
-    /// A defect fixed.
-    Fix,
-    /// Documentation written.
-    Document,
-    /// Reading and reporting, no changes expected.
-    Research,
-    /// Judging existing work, no changes expected.
-    Review,
-    /// Anything else.
-    Other,
-}
-
-impl TaskKind {
-    /// Tasks expected to change files: compilation checks always run for them.
-    pub fn is_action(self) -> bool {
-        matches!(
-            self,
-            TaskKind::Implement
-                | TaskKind::Test
-                | TaskKind::Refactor
-                | TaskKind::Fix
-                | TaskKind::Document
-        )
-    }
-
-    /// Test tasks get the stricter rubric and threshold and must show a test run.
-    pub fn is_test(self) -> bool {
-        self == TaskKind::Test
-    }
-
-    /// The name used in config, prompts and events.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TaskKind::Implement => "implement",
-            TaskKind::Test => "test",
-            TaskKind::Refactor => "refactor",
-            TaskKind::Fix => "fix",
-            TaskKind::Document => "document",
-            TaskKind::Research => "research",
-            TaskKind::Review => "review",
-            TaskKind::Other => "other",
-        }
-    }
-}
-
-/// The task a result is judged against.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct QualityTask {
-    /// Task or step id.
-    pub id: String,
-    /// What kind of work.
-    pub kind: TaskKind,
-    /// What was asked.
-    pub description: String,
-    /// Workspace-relative files the task is about.
-    #[serde(default)]
-    pub target_files: Vec<String>,
-    /// What must be true when it is done.
-    #[serde(default)]
-    pub acceptance: Vec<String>,
-}
 
 /// One tool call the worker made, as the judge and the pre-flight checks see it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -139,84 +67,6 @@ pub struct WorkerResult {
     pub actions: Vec<ToolAction>,
     /// The model that did the work.
     pub model: Option<String>,
-}
-
-/// How bad a compile finding is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Severity {
-    /// Fails the task.
-    Error,
-    /// Reported, does not fail.
-    Warning,
-}
-
-/// A compilation, type or syntax error at a place in a file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CompileError {
-    /// Workspace-relative file.
-    pub file: String,
-    /// 1-based line, when known.
-    pub line: Option<u32>,
-    /// What is wrong (`SyntaxError: unexpected indent`).
-    pub message: String,
-    /// Error or warning.
-    pub severity: Severity,
-}
-
-impl CompileError {
-    /// `file:line — message`, as the seed shows it.
-    pub fn line_text(&self) -> String {
-        match self.line {
-            Some(line) => format!("{}:{line} — {}", self.file, self.message),
-            None => format!("{} — {}", self.file, self.message),
-        }
-    }
-}
-
-/// Which stage found something.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Stage {
-    /// Compilation checks.
-    Compile,
-    /// Pre-flight checks (no model).
-    Preflight,
-    /// Concrete checks of the files.
-    Concrete,
-    /// The project's tests, type checks and lint.
-    Verification,
-    /// The LLM judge.
-    Judge,
-}
-
-/// One thing a stage found wrong.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Finding {
-    /// The stage.
-    pub stage: Stage,
-    /// The seed's check code (`V4`, `V11`), when it has one.
-    pub code: Option<String>,
-    /// What is wrong, for the worker and the user.
-    pub message: String,
-    /// The file it is about.
-    pub file: Option<String>,
-    /// The line, when known.
-    pub line: Option<u32>,
-}
-
-/// The pipeline's decision.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    /// The evidence says it is done.
-    Pass,
-    /// It is not done and another attempt would not help (no retries left).
-    Fail,
-    /// Not done; try again with the retry context.
-    NeedsRetry,
-    /// Not done after repeated attempts; a person should look.
-    Intervention,
 }
 
 /// Why a command is run, so the caller's gate can tell atto's own checker from the

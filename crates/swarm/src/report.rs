@@ -3,7 +3,6 @@
 //! `atto swarm status ID`. It reads the state and changes nothing; what is measured and how
 //! tasks are judged is decided elsewhere.
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use atto_quality::Verdict;
@@ -361,39 +360,7 @@ fn files_text(files: &[&str]) -> String {
     }
 }
 
-/// Each task's depth in the dependency graph (0: no dependencies), in task order. A
-/// dependency on an unknown task is ignored; a cycle (which decomposition refuses) cannot
-/// make this loop: depths are relaxed at most once per task. For `atto swarm status` and the
-/// terminal UI's swarm overlay, which indent the same way.
-pub fn depths(tasks: &[SwarmTask]) -> Vec<usize> {
-    let index: HashMap<&str, usize> = tasks
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (t.id.as_str(), i))
-        .collect();
-    let mut depth = vec![0usize; tasks.len()];
-    for _ in 0..tasks.len() {
-        let mut changed = false;
-        for (i, t) in tasks.iter().enumerate() {
-            let want = t
-                .dependencies
-                .iter()
-                .filter_map(|d| index.get(d.as_str()))
-                .map(|&j| depth[j] + 1)
-                .max()
-                .unwrap_or(0)
-                .min(tasks.len());
-            if want != depth[i] {
-                depth[i] = want;
-                changed = true;
-            }
-        }
-        if !changed {
-            break;
-        }
-    }
-    depth
-}
+pub use atto_present::swarm::depths;
 
 /// `1,234,567`.
 fn thousands(n: u64) -> String {

@@ -30,6 +30,7 @@ fn app() -> App {
         permission: PermissionMode::Interactive,
         sandbox: true,
         workspace: "/bench".into(),
+        change_target: |change| change.path.clone().unwrap_or_default(),
     })
 }
 

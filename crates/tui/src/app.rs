@@ -33,14 +33,14 @@ mod tests;
 
 use atto_protocol::{
     AgentMode, ApprovalRequest, CheckpointInfo, Goal, GrantInfo, PendingPlan, PermissionMode,
-    TaskPlan, ThreadInfo,
+    ProposedChange, TaskPlan, ThreadInfo,
 };
 
 use crate::transcript::{Kind, Transcript};
 use crate::view::Theme;
 
 /// What the status line knows before any event: from the session's configuration.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct AppInfo {
     pub provider: String,
     pub model: String,
@@ -50,6 +50,9 @@ pub struct AppInfo {
     /// status line says "sandbox off"); `true` shows "sandbox ?" until the session says.
     pub sandbox: bool,
     pub workspace: String,
+    /// The file or command a proposed change is about, read from its arguments: the
+    /// binary passes the engine's reading, which knows every tool's arguments.
+    pub change_target: fn(&ProposedChange) -> String,
 }
 
 /// A side or bottom panel; each shows the same data its slash command answers with.
@@ -247,7 +250,7 @@ impl App {
     /// `/help`: the commands and the keys, both in the transcript, where they wrap with
     /// their columns kept and nothing is drawn over them.
     pub fn push_help(&mut self) {
-        let commands = atto_core::commands::help();
+        let commands = atto_present::commands::help();
         let text = format!(
             "commands:\n{}\n\nkeys:\n{}",
             commands.trim_end(),

@@ -10,7 +10,7 @@
 mod agents;
 mod swarm;
 
-use atto_core::present;
+use atto_present as present;
 use atto_protocol::{ChangeStatus, StepStatus, TaskPlan, TaskPlanStatus, ThreadInfo};
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -258,7 +258,10 @@ fn pending_plan(app: &App, theme: Theme) -> Rows {
             ChangeStatus::Rejected => theme.dim(),
         };
         rows.push((String::new(), theme.text()));
-        rows.push((present::change_line(change), status_style));
+        rows.push((
+            present::change_line(change, &(app.info().change_target)(change)),
+            status_style,
+        ));
         if !change.reason.is_empty() {
             rows.push((format!("   reason: {}", change.reason), theme.dim()));
         }
@@ -338,7 +341,7 @@ fn grants(app: &App, theme: Theme) -> Rows {
             theme.dim(),
         )];
     }
-    let when = |ms: Option<i64>| ms.map_or_else(|| "-".to_owned(), atto_core::time::utc_minute);
+    let when = |ms: Option<i64>| ms.map_or_else(|| "-".to_owned(), atto_present::time::utc_minute);
     let mut rows = Vec::new();
     for g in list {
         let style = match g.decision.as_str() {

@@ -9,10 +9,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use atto_core::AgentHandle;
-use atto_core::commands::{self, Command, State};
+use atto_present::commands::{self, Command, State};
+use atto_protocol::AgentHandle;
+use atto_protocol::swarm::{SwarmEvent, SwarmInput};
 use atto_protocol::{Event, Op};
-use atto_swarm::{SwarmEvent, SwarmInput};
 use crossterm::event::{Event as TermEvent, EventStream, MouseEventKind};
 use futures_util::{FutureExt, StreamExt};
 use tokio::signal::unix::{Signal, SignalKind, signal};
@@ -77,7 +77,7 @@ pub enum TuiError {
 struct Ui {
     app: App,
     composer: Composer,
-    ops: atto_core::OpSender,
+    ops: atto_protocol::OpSender,
     /// What the slash-command parser needs to know (trust, mode).
     state: State,
     esc_armed: bool,

@@ -10,9 +10,9 @@
 
 mod screen;
 
+use atto_protocol::quality::{CompileError, Severity, TaskKind, Verdict};
+use atto_protocol::swarm::{SwarmEvent, SwarmTask, TaskStatus};
 use atto_protocol::{ApprovalDecision, ApprovalRequest, Event};
-use atto_quality::{CompileError, Severity, TaskKind, Verdict};
-use atto_swarm::{SwarmEvent, SwarmTask, TaskStatus};
 use atto_tui::app::{App, Panel, Phase};
 use atto_tui::keys::{Action, Context, Dialog, action};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};

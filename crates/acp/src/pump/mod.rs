@@ -13,8 +13,8 @@ use agent_client_protocol::v1::schema::{
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, Error};
-use atto_core::commands::{self, Command, State};
-use atto_core::{AgentHandle, OpSender};
+use atto_present::commands::{self, Command, State};
+use atto_protocol::{AgentHandle, OpSender};
 use atto_protocol::{AgentMode, ChangeStatus, Event, FinalResult, Op, ProposedChange, StepStatus};
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -428,8 +428,46 @@ impl Pump {
                     c.before_tokens, c.after_tokens, c.from_thread
                 )));
             }
-            other => {
+            other @ (Event::GrantList { .. }
+            | Event::ThreadList { .. }
+            | Event::ThreadSwitched { .. }
+            | Event::PromptList { .. }
+            | Event::Rewound { .. }
+            | Event::Retry(_)
+            | Event::Plan { .. }
+            | Event::CheckpointList { .. }
+            | Event::Restored { .. }
+            | Event::CorrectionAttempt { .. }
+            | Event::CorrectionSuccess { .. }
+            | Event::CorrectionFailed { .. }
+            | Event::PlanGenerationFailed { .. }
+            | Event::PlanGenerationCancelled { .. }
+            | Event::PlanConfirmed { .. }
+            | Event::PlanRejected { .. }
+            | Event::PlanDecisionRequired { .. }
+            | Event::PlanStepRetrying { .. }
+            | Event::PlanSummary { .. }
+            | Event::PlannerSettingsChanged { .. }
+            | Event::EffortChanged { .. }
+            | Event::SubagentStarted { .. }
+            | Event::SubagentProgress { .. }
+            | Event::SubagentFinished { .. }
+            | Event::SubagentList { .. }
+            | Event::ModelChanged { .. }
+            | Event::ModelList { .. }
+            | Event::ContextReport { .. }
+            | Event::CostReport { .. }
+            | Event::LearningProposed { .. }
+            | Event::LearningsUsed { .. }
+            | Event::LearningList { .. }
+            | Event::LearningUpdated { .. }
+            | Event::McpServerStatus { .. }
+            | Event::McpProgress { .. }
+            | Event::McpServers { .. }
+            | Event::ContextCompacted(_)) => {
                 // The answers to slash commands that ACP has no update for: shown as text.
+                // Progress among them (retries, corrections, subagents, recalled learnings)
+                // was shown by `progress` and does not reach here.
                 if command_answered {
                     let text = convert::event_text(&other);
                     self.send(convert::agent_text(text));

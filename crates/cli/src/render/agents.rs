@@ -6,7 +6,7 @@ use std::io::Write;
 use atto_protocol::{Event, SubagentInfo};
 
 use super::{TextRenderer, indent};
-use atto_core::clean::visible;
+use atto_present::clean::visible;
 
 /// The id as shown: the end of a v7 uuid tells siblings apart.
 pub fn short(id: &str) -> &str {

@@ -1,7 +1,7 @@
 //! Learning events as text: proposals (with how to review them), changes, the learnings a
 //! turn recalled, and `/learnings` answers.
 
-use atto_core::learning::present;
+use atto_present::learning as present;
 use atto_protocol::{Event, LearningStatus};
 
 /// The text for a learning event; `None` for other events.

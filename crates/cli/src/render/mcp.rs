@@ -1,7 +1,7 @@
 //! MCP events as text: a server's status change (once per change), progress of a
 //! running call, and `/mcp`'s answer.
 
-use atto_core::present::mcp as present;
+use atto_present::mcp as present;
 use atto_protocol::Event;
 
 /// The text for an MCP event; `None` for other events (and `Some("")` for a status

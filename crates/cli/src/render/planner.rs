@@ -1,7 +1,7 @@
 //! The structured planner's events as text: the "Task Plan Generated" block, revisions
 //! with their diff, step progress, decision prompts and the closing summary.
 
-use atto_core::planner::present;
+use atto_present::planner as present;
 use atto_protocol::{Event, RevisionSource, StepStatus, TaskPlanStatus};
 
 /// The text for a planner event; `None` for other events.
@@ -131,20 +131,7 @@ pub(super) fn text(event: &Event) -> Option<String> {
             }
             out
         }
-        Event::PlannerSettingsChanged {
-            auto_rollback_on_failure,
-            detect,
-            threshold,
-            parallel,
-        } => {
-            let settings = atto_core::planner::Settings {
-                auto_rollback_on_failure: *auto_rollback_on_failure,
-                detect: *detect,
-                threshold: *threshold,
-                parallel: *parallel,
-            };
-            format!("{}\n", present::settings_line(&settings))
-        }
+        Event::PlannerSettingsChanged { .. } => format!("{}\n", present::settings_line(event)?),
         _ => return None,
     })
 }

@@ -3,8 +3,8 @@
 //! now. A line that is none of them skips the rest and is taken as the next prompt, so a
 //! script feeding prompts is never derailed by a question it did not expect.
 
-use atto_core::AgentHandle;
-use atto_core::learning::present;
+use atto_present::learning as present;
+use atto_protocol::AgentHandle;
 use atto_protocol::{Event, Learning, LearningCommand, Op};
 use tokio::io::{BufReader, Lines, Stdin};
 
@@ -33,7 +33,7 @@ pub(super) async fn review(
     for learning in proposals {
         eprintln!(
             "  review {} — {}",
-            atto_core::clean::visible(&present::proposed_line(&learning)),
+            atto_present::clean::visible(&present::proposed_line(&learning)),
             present::REVIEW_KEYS
         );
         let line = match answer(lines, &mut sigint).await {

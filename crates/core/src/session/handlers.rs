@@ -283,7 +283,7 @@ impl Session {
         };
         match decided {
             Ok((status, outcomes)) => {
-                let tally = crate::present::plan_tally(self.plan.plan());
+                let tally = atto_present::plan_tally(self.plan.plan());
                 self.emit(Event::PlanDecided {
                     status,
                     outcomes,

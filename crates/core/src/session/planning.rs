@@ -17,7 +17,6 @@ use atto_tools::CancellationToken;
 use super::Session;
 use super::drive::Inbox;
 use super::step_quality::{self, StepWork};
-use crate::planner::present;
 use atto_planner::plan::edit::{self, EditError};
 use atto_planner::plan::generate::{Ask, Generated, NoPlan};
 use atto_planner::plan::{execute, generate, report};
@@ -227,7 +226,7 @@ impl Session {
                 }
             }
         };
-        let diff = present::diff(&plan, &revised);
+        let diff = atto_present::planner::diff(&plan, &revised);
         self.planner.save(&revised).await;
         self.planner.waiting = Some(revised.clone());
         self.emit(Event::PlanRevised {

@@ -183,21 +183,8 @@ fn words(name: &str) -> Vec<String> {
     out
 }
 
-/// Reads a mode name: `build` (`agent`, `normal`), `plan`, `review`, `debug`; codewhale's
-/// numbers `1` (plan) and `2` (agent). `yolo` / `3` is build with permission yolo, so it is
-/// answered as `(Build, true)`.
-pub fn parse_agent_mode(text: &str) -> Result<(AgentMode, bool), String> {
-    match text.trim().to_ascii_lowercase().as_str() {
-        "build" | "agent" | "normal" | "2" => Ok((AgentMode::Build, false)),
-        "plan" | "1" => Ok((AgentMode::Plan, false)),
-        "review" => Ok((AgentMode::Review, false)),
-        "debug" => Ok((AgentMode::Debug, false)),
-        "yolo" | "3" => Ok((AgentMode::Build, true)),
-        other => Err(format!(
-            "unknown mode '{other}' (expected build, plan, review, debug; or agent, yolo, 1, 2, 3)"
-        )),
-    }
-}
+/// Mode names are read where front ends can reach them: the protocol.
+pub use atto_protocol::parse_agent_mode;
 
 #[cfg(test)]
 mod tests {

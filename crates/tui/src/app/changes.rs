@@ -46,7 +46,7 @@ impl App {
             "plan: change {} queued ({} {}); /show-plan to review",
             change.order,
             change.tool,
-            atto_core::change_target(change)
+            (self.info.change_target)(change)
         ));
     }
 
@@ -67,7 +67,7 @@ impl App {
                 o.detail.lines().next().unwrap_or("")
             ));
         }
-        lines.push(atto_core::present::plan_tally_line(tally));
+        lines.push(atto_present::plan_tally_line(tally));
         match &mut self.plan {
             Some(plan) => {
                 plan.status = status;

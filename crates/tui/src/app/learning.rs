@@ -5,7 +5,7 @@
 
 use std::collections::VecDeque;
 
-use atto_core::learning::present;
+use atto_present::learning as present;
 use atto_protocol::{Event, Learning, LearningStatus};
 
 use super::App;

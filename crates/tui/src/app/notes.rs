@@ -62,7 +62,7 @@ impl App {
             }
             Event::CheckpointList { checkpoints } => self.checkpoints = checkpoints.clone(),
             Event::ModelChanged { model, auto, note } => self.push(Kind::Notice(
-                atto_core::present::model_changed_line(model, *auto, note.as_deref()),
+                atto_present::model_changed_line(model, *auto, note.as_deref()),
             )),
             Event::ModelList {
                 current,
@@ -71,8 +71,7 @@ impl App {
                 routes,
             } => self.push(Kind::Notice(
                 sanitize(
-                    &atto_core::present::model_list_lines(current, *auto, models, routes)
-                        .join("\n"),
+                    &atto_present::model_list_lines(current, *auto, models, routes).join("\n"),
                 )
                 .into_owned(),
             )),
@@ -80,25 +79,24 @@ impl App {
                 self.totals.context_window = context.window;
                 if *asked {
                     self.push(Kind::Notice(
-                        sanitize(&atto_core::present::context_lines(context).join("\n"))
-                            .into_owned(),
+                        sanitize(&atto_present::context_lines(context).join("\n")).into_owned(),
                     ));
                 }
             }
             Event::ContextCompacted(compaction) => {
                 self.totals.context_tokens = compaction.after_tokens;
                 self.push(Kind::Notice(
-                    sanitize(&atto_core::present::compaction_line(compaction)).into_owned(),
+                    sanitize(&atto_present::compaction_line(compaction)).into_owned(),
                 ));
             }
             Event::CostReport { models } => self.push(Kind::Notice(
-                sanitize(&atto_core::present::cost_lines(models).join("\n")).into_owned(),
+                sanitize(&atto_present::cost_lines(models).join("\n")).into_owned(),
             )),
             Event::McpServers { servers } => self.push(Kind::Notice(
-                sanitize(&atto_core::present::mcp::server_lines(servers).join("\n")).into_owned(),
+                sanitize(&atto_present::mcp::server_lines(servers).join("\n")).into_owned(),
             )),
             Event::McpServerStatus { server } => {
-                if let Some(line) = atto_core::present::mcp::status_line(server) {
+                if let Some(line) = atto_present::mcp::status_line(server) {
                     self.push(Kind::Notice(sanitize(&line).into_owned()));
                 }
             }

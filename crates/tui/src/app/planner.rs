@@ -122,20 +122,10 @@ impl App {
                 };
                 self.note(text, Tone::Warn);
             }
-            Event::PlannerSettingsChanged {
-                auto_rollback_on_failure,
-                detect,
-                threshold,
-                parallel,
-            } => {
-                let settings = atto_core::planner::Settings {
-                    auto_rollback_on_failure: *auto_rollback_on_failure,
-                    detect: *detect,
-                    threshold: *threshold,
-                    parallel: *parallel,
-                };
-                let line = atto_core::planner::present::settings_line(&settings);
-                self.push(Kind::Notice(line));
+            Event::PlannerSettingsChanged { .. } => {
+                if let Some(line) = atto_present::planner::settings_line(event) {
+                    self.push(Kind::Notice(line));
+                }
             }
             _ => return None,
         }

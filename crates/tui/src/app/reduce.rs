@@ -16,19 +16,74 @@ impl App {
     /// `approval` on `ApprovalRequired` and clears it when the call finishes or the turn
     /// ends.
     pub fn on_event(&mut self, event: &Event) -> bool {
-        // Events none of them knows are the session's end and kinds newer than this
-        // front end: nothing to show.
-        self.session_event(event)
-            .or_else(|| self.call_event(event))
-            .or_else(|| self.note_event(event))
-            .or_else(|| self.change_event(event))
-            .or_else(|| self.task_plan_event(event))
-            .or_else(|| self.step_event(event))
-            .or_else(|| self.agent_event(event))
-            .or_else(|| self.learning_event(event))
-            .or_else(|| self.rewind_event(event))
-            .is_some()
-            | self.after_session_event()
+        // Every variant is named, so a new kind of event does not compile until it is
+        // routed to the family that shows it (or said here to show nothing).
+        let shown = match event {
+            Event::EffortChanged { .. }
+            | Event::ModeChanged { .. }
+            | Event::SessionStarted { .. }
+            | Event::TrustChanged { .. }
+            | Event::TurnCompleted { .. }
+            | Event::TurnStarted { .. }
+            | Event::Usage { .. } => self.session_event(event),
+            Event::ApprovalRequired { .. }
+            | Event::TextDelta { .. }
+            | Event::ThinkingDelta { .. }
+            | Event::ToolCallFinished { .. }
+            | Event::ToolCallStarted { .. } => self.call_event(event),
+            Event::CheckpointList { .. }
+            | Event::ContextCompacted { .. }
+            | Event::ContextReport { .. }
+            | Event::CorrectionAttempt { .. }
+            | Event::CorrectionFailed { .. }
+            | Event::CorrectionSuccess { .. }
+            | Event::CostReport { .. }
+            | Event::Error { .. }
+            | Event::Goals { .. }
+            | Event::GrantList { .. }
+            | Event::McpServerStatus { .. }
+            | Event::McpServers { .. }
+            | Event::ModelChanged { .. }
+            | Event::ModelList { .. }
+            | Event::Notice { .. }
+            | Event::Restored { .. }
+            | Event::Retry { .. }
+            | Event::ThreadList { .. }
+            | Event::ThreadSwitched { .. }
+            | Event::Warning { .. } => self.note_event(event),
+            Event::ChangeQueued { .. } | Event::Plan { .. } | Event::PlanDecided { .. } => {
+                self.change_event(event)
+            }
+            Event::PlanConfirmed { .. }
+            | Event::PlanGenerated { .. }
+            | Event::PlanGenerationCancelled { .. }
+            | Event::PlanGenerationFailed { .. }
+            | Event::PlanRejected { .. }
+            | Event::PlanRevised { .. }
+            | Event::PlannerSettingsChanged { .. }
+            | Event::TaskPlanShown { .. } => self.task_plan_event(event),
+            Event::PlanDecisionRequired { .. }
+            | Event::PlanStepCompleted { .. }
+            | Event::PlanStepFailed { .. }
+            | Event::PlanStepRetrying { .. }
+            | Event::PlanStepSkipped { .. }
+            | Event::PlanStepStarted { .. }
+            | Event::PlanSummary { .. } => self.step_event(event),
+            Event::SubagentFinished { .. }
+            | Event::SubagentList { .. }
+            | Event::SubagentProgress { .. }
+            | Event::SubagentStarted { .. } => self.agent_event(event),
+            Event::LearningList { .. }
+            | Event::LearningProposed { .. }
+            | Event::LearningUpdated { .. }
+            | Event::LearningsUsed { .. } => self.learning_event(event),
+            Event::PromptList { .. } | Event::Rewound { .. } => self.rewind_event(event),
+            // Servers still starting: their state shows once they are up (`McpServerStatus`).
+            Event::McpProgress { .. } => None,
+            // The session's end: the loop stops reading; nothing to show.
+            Event::SessionEnded => None,
+        };
+        shown.is_some() | self.after_session_event()
     }
 
     /// A swarm worker's approval waiting in line shows once the session's own is gone.
@@ -111,7 +166,7 @@ impl App {
     }
 
     fn charge(&mut self, usage: &Usage, cost_usd: Option<f64>) {
-        let billed = atto_core::present::total_tokens(usage);
+        let billed = atto_protocol::usage::total_tokens(usage);
         self.charge_step(billed);
         let t = &mut self.totals;
         t.tokens += billed;
@@ -123,7 +178,7 @@ impl App {
     }
 
     fn effort_changed(&mut self, effort: Option<ReasoningEffort>, supported: bool, model: &str) {
-        let name = effort.map(effort_name);
+        let name = effort.map(ReasoningEffort::as_str);
         self.effort = name.filter(|_| supported).map(str::to_owned);
         self.push(Kind::Notice(match (supported, name) {
             (true, Some(name)) => format!("reasoning effort: {name}"),
@@ -166,7 +221,7 @@ fn result_line(result: &FinalResult) -> String {
         TurnStatus::LimitReached => "stopped at a limit",
     };
     let u = &result.usage;
-    let tokens = atto_core::present::total_tokens(u);
+    let tokens = atto_protocol::usage::total_tokens(u);
     let cost = result
         .cost_usd
         .map_or_else(|| "cost unknown".to_owned(), |c| format!("${c:.4}"));
@@ -180,13 +235,4 @@ fn result_line(result: &FinalResult) -> String {
         line.push_str(&result.files_changed.join(", "));
     }
     line
-}
-
-/// How a reasoning effort is named in the status line and notices.
-pub(crate) fn effort_name(effort: ReasoningEffort) -> &'static str {
-    match effort {
-        ReasoningEffort::Low => "low",
-        ReasoningEffort::Medium => "medium",
-        ReasoningEffort::High => "high",
-    }
 }

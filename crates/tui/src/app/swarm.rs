@@ -11,9 +11,9 @@
 
 use std::collections::VecDeque;
 
-use atto_protocol::ApprovalRequest;
-use atto_quality::{CompileError, TaskKind};
-use atto_swarm::{SwarmEvent, SwarmTask, TaskStatus};
+use atto_protocol::quality::{CompileError, TaskKind};
+use atto_protocol::swarm::{SwarmEvent, SwarmTask, TaskStatus};
+use atto_protocol::{ApprovalDecision, ApprovalRequest};
 
 use super::{App, ApprovalDialog, Panel};
 use crate::transcript::Kind;
@@ -189,7 +189,7 @@ impl Swarm {
 
     /// Replaces the task list with a plan's (a re-decomposition replaces it again).
     fn set_plan(&mut self, tasks: &[SwarmTask]) {
-        let depths = atto_swarm::report::depths(tasks);
+        let depths = atto_present::swarm::depths(tasks);
         self.tasks = tasks
             .iter()
             .zip(depths)
@@ -391,178 +391,30 @@ impl App {
         match event {
             SwarmEvent::Started {
                 swarm_id, resumed, ..
-            } => {
-                s.id = Some(sanitize(swarm_id).into_owned());
-                if s.phase == Phase::Starting {
-                    s.phase = Phase::Planning;
-                }
-                line = Some(Kind::Quiet(format!(
-                    "swarm {}{} started",
-                    s.short_id(),
-                    if *resumed { " (resumed)" } else { "" }
-                )));
-            }
+            } => line = Some(s.started(swarm_id, *resumed)),
             SwarmEvent::Decomposed { tasks, .. } => s.set_plan(tasks),
             SwarmEvent::Enriched { .. } => {}
             SwarmEvent::Plan { tasks } => {
-                s.set_plan(tasks);
-                // Stopped while it was planning: the coordinator takes the stop as the
-                // answer, nobody is asked.
-                if s.phase != Phase::Stopping {
-                    s.phase = Phase::AwaitingConfirmation;
-                    // The plan is confirmed in the overlay: it opens to ask.
+                // The plan is confirmed in the overlay: it opens to ask.
+                if s.plan_waits(tasks) {
                     self.panel = Some(Panel::Swarm);
                     self.show_keys = false;
                 }
             }
-            SwarmEvent::TaskStarted {
-                task_id,
-                attempt,
-                model,
-                ..
-            } => {
-                if matches!(s.phase, Phase::Planning | Phase::AwaitingConfirmation) {
-                    s.phase = Phase::Running;
-                }
-                let t = s.task_mut(task_id)?;
-                t.status = TaskStatus::Running;
-                t.attempts = t.attempts.max(*attempt);
-                t.model = Some(sanitize(model).into_owned());
-                t.activity = None;
-                t.retry = None;
-            }
-            SwarmEvent::TaskActivity { task_id, activity } => {
-                s.task_mut(task_id)?.activity = Some(first_line(activity));
-            }
-            SwarmEvent::Permission {
-                task_id,
-                request,
-                tier,
-                decision,
-            } => match (tier.as_str(), decision) {
-                ("asked", None) => s.approvals.push_back((task_id.clone(), request.clone())),
-                (_, Some(d)) if *d != atto_protocol::ApprovalDecision::Yes => {
-                    s.task_mut(task_id)?.activity = Some(format!(
-                        "denied {}: {}",
-                        sanitize(&request.tool),
-                        first_line(&request.subject)
-                    ));
-                }
-                _ => return None,
-            },
-            SwarmEvent::TaskChecked { task_id, score, .. } => {
-                let t = s.task_mut(task_id)?;
-                if score.is_some() {
-                    t.score = *score;
-                }
-            }
-            SwarmEvent::TaskRetrying {
-                task_id,
-                attempt,
-                delay_ms,
-                reason,
-            } => {
-                let t = s.task_mut(task_id)?;
-                t.status = TaskStatus::Pending;
-                t.activity = None;
-                t.retry = Some(Retry {
-                    attempt: *attempt,
-                    delay_ms: *delay_ms,
-                    reason: first_line(reason),
-                });
-            }
-            SwarmEvent::TaskPassed {
-                task_id,
-                attempts,
-                score,
-                ..
-            } => {
-                s.forget_questions(task_id);
-                let t = s.task_mut(task_id)?;
-                t.status = TaskStatus::Passed;
-                t.attempts = *attempts;
-                t.score = score.or(t.score);
-                t.retry = None;
-                line = Some(Kind::Quiet(format!(
-                    "swarm: ✓ {} passed ({} attempt{}{})",
-                    t.id,
-                    attempts,
-                    if *attempts == 1 { "" } else { "s" },
-                    score.map(|s| format!(", score {s}/5")).unwrap_or_default()
-                )));
-            }
-            SwarmEvent::TaskFailed {
-                task_id,
-                attempts,
-                reason,
-            } => {
-                s.forget_questions(task_id);
-                let t = s.task_mut(task_id)?;
-                t.status = TaskStatus::Failed;
-                t.attempts = *attempts;
-                t.retry = None;
-                t.reason = Some(first_line(reason));
-                line = Some(Kind::Warning(format!(
-                    "swarm: ✗ {} failed: {}",
-                    t.id,
-                    first_line(reason)
-                )));
-            }
-            SwarmEvent::TaskSkipped { task_id, reason } => {
-                s.forget_questions(task_id);
-                let t = s.task_mut(task_id)?;
-                t.status = TaskStatus::Skipped;
-                t.retry = None;
-                t.reason = Some(first_line(reason));
-                line = Some(Kind::Quiet(format!(
-                    "swarm: ⊘ {} skipped: {}",
-                    t.id,
-                    first_line(reason)
-                )));
-            }
-            SwarmEvent::InterventionNeeded {
-                task_id,
-                description,
-                attempts,
-                last_error,
-                compilation_errors,
-                failure_mode,
-                model,
-            } => {
-                if let Some(t) = s.task_mut(task_id) {
-                    t.status = TaskStatus::AwaitingIntervention;
-                    t.attempts = *attempts;
-                    t.activity = None;
-                }
-                s.interventions.retain(|i| i.task_id != *task_id);
-                s.interventions.push_back(Intervention {
-                    task_id: sanitize(task_id).into_owned(),
-                    description: sanitize(description).into_owned(),
-                    attempts: *attempts,
-                    last_error: sanitize(last_error).into_owned(),
-                    compilation_errors: compilation_errors
-                        .iter()
-                        .map(|e| CompileError {
-                            file: sanitize(&e.file).into_owned(),
-                            message: sanitize(&e.message).into_owned(),
-                            ..e.clone()
-                        })
-                        .collect(),
-                    failure_mode: sanitize(failure_mode).into_owned(),
-                    model: sanitize(model).into_owned(),
-                });
-            }
+            SwarmEvent::TaskStarted { .. }
+            | SwarmEvent::TaskActivity { .. }
+            | SwarmEvent::Permission { .. }
+            | SwarmEvent::TaskChecked { .. }
+            | SwarmEvent::TaskRetrying { .. }
+            | SwarmEvent::TaskPassed { .. }
+            | SwarmEvent::TaskFailed { .. }
+            | SwarmEvent::TaskSkipped { .. }
+            | SwarmEvent::InterventionNeeded { .. } => line = s.fold_task(event)?,
             SwarmEvent::ModelHealth {
                 model,
                 tripped,
                 health,
-            } => {
-                let model = sanitize(model).into_owned();
-                s.tripped.retain(|(m, _)| *m != model);
-                if *tripped {
-                    s.tripped.push((model, *health));
-                }
-            }
+            } => s.model_health(model, *tripped, *health),
             // The swarm panel shows the tripped model already; the countdown is for the
             // line front ends.
             SwarmEvent::ModelWaiting { .. } => return None,
@@ -580,57 +432,11 @@ impl App {
                     caps_known: true,
                 });
             }
-            SwarmEvent::TrustNeeded { question } => {
-                s.trust_question = Some(
-                    question
-                        .iter()
-                        .flat_map(|l| l.lines())
-                        .map(|l| sanitize(l).into_owned())
-                        .collect(),
-                );
-            }
+            SwarmEvent::TrustNeeded { question } => s.trust_question = Some(sanitized(question)),
             SwarmEvent::Notice { text } => {
                 line = Some(Kind::Notice(format!("swarm: {}", sanitize(text))));
             }
-            SwarmEvent::Finished {
-                swarm_id,
-                status,
-                passed,
-                failed,
-                skipped,
-                tokens,
-                cost_usd,
-                report,
-                error,
-            } => {
-                let id = sanitize(swarm_id).into_owned();
-                let status = sanitize(status).into_owned();
-                let report = sanitize(report).into_owned();
-                let mut text = format!(
-                    "swarm {} {status}: {passed} passed, {failed} failed, {skipped} skipped · \
-                     {} tokens · {} · report {report}",
-                    short(&id),
-                    crate::status::tokens(*tokens),
-                    crate::transcript::cost(*cost_usd),
-                );
-                if let Some(error) = error {
-                    text.push_str(&format!("\nstopped: {}", sanitize(error)));
-                }
-                if status == "interrupted" {
-                    text.push_str(&format!(
-                        "\nthe swarm can be resumed with atto swarm --resume {}",
-                        short(&id)
-                    ));
-                }
-                s.id = Some(id);
-                s.phase = Phase::Finished { status, report };
-                s.settle();
-                // The caps are the last budget event's; without one they are not known.
-                let b = s.budget.get_or_insert_with(SwarmBudget::default);
-                b.tokens = *tokens;
-                b.cost_usd = *cost_usd;
-                line = Some(Kind::Notice(text));
-            }
+            SwarmEvent::Finished { .. } => line = s.finished(event),
         }
         line
     }
@@ -667,6 +473,285 @@ fn first_line(text: &str) -> String {
     sanitize(line).into_owned()
 }
 
+/// What each swarm event does to the swarm's state, for `App::fold_swarm`.
+impl Swarm {
+    /// A task's event: its row after it, and the transcript line it is worth, if any
+    /// (`Some(None)`: folded, no line; `None`: no such task, or nothing to fold).
+    fn fold_task(&mut self, event: &SwarmEvent) -> Option<Option<Kind>> {
+        match event {
+            SwarmEvent::TaskStarted {
+                task_id,
+                attempt,
+                model,
+                ..
+            } => self.task_started(task_id, *attempt, model)?,
+            SwarmEvent::TaskActivity { task_id, activity } => {
+                self.task_mut(task_id)?.activity = Some(first_line(activity));
+            }
+            SwarmEvent::Permission {
+                task_id,
+                request,
+                tier,
+                decision,
+            } => self.permission(task_id, request, tier, decision.as_ref())?,
+            SwarmEvent::TaskChecked { task_id, score, .. } => {
+                let t = self.task_mut(task_id)?;
+                if score.is_some() {
+                    t.score = *score;
+                }
+            }
+            SwarmEvent::TaskRetrying {
+                task_id,
+                attempt,
+                delay_ms,
+                reason,
+            } => self.task_retrying(task_id, *attempt, *delay_ms, reason)?,
+            SwarmEvent::TaskPassed {
+                task_id,
+                attempts,
+                score,
+                ..
+            } => return self.task_passed(task_id, *attempts, *score).map(Some),
+            SwarmEvent::TaskFailed {
+                task_id,
+                attempts,
+                reason,
+            } => return self.task_failed(task_id, *attempts, reason).map(Some),
+            SwarmEvent::TaskSkipped { task_id, reason } => {
+                return self.task_skipped(task_id, reason).map(Some);
+            }
+            SwarmEvent::InterventionNeeded { task_id, .. } => {
+                self.intervention_needed(task_id, event)
+            }
+            // The swarm's own events are `App::fold_swarm`'s.
+            SwarmEvent::Started { .. }
+            | SwarmEvent::Decomposed { .. }
+            | SwarmEvent::Enriched { .. }
+            | SwarmEvent::Plan { .. }
+            | SwarmEvent::ModelHealth { .. }
+            | SwarmEvent::ModelWaiting { .. }
+            | SwarmEvent::Budget { .. }
+            | SwarmEvent::TrustNeeded { .. }
+            | SwarmEvent::Notice { .. }
+            | SwarmEvent::Finished { .. } => return None,
+        }
+        Some(None)
+    }
+
+    /// The plan to confirm: true when it waits for the person (not when the swarm was
+    /// stopped while planning: the coordinator takes the stop as the answer).
+    fn plan_waits(&mut self, tasks: &[SwarmTask]) -> bool {
+        self.set_plan(tasks);
+        if self.phase == Phase::Stopping {
+            return false;
+        }
+        self.phase = Phase::AwaitingConfirmation;
+        true
+    }
+
+    fn started(&mut self, swarm_id: &str, resumed: bool) -> Kind {
+        self.id = Some(sanitize(swarm_id).into_owned());
+        if self.phase == Phase::Starting {
+            self.phase = Phase::Planning;
+        }
+        Kind::Quiet(format!(
+            "swarm {}{} started",
+            self.short_id(),
+            if resumed { " (resumed)" } else { "" }
+        ))
+    }
+
+    fn task_started(&mut self, task_id: &str, attempt: u32, model: &str) -> Option<()> {
+        if matches!(self.phase, Phase::Planning | Phase::AwaitingConfirmation) {
+            self.phase = Phase::Running;
+        }
+        let t = self.task_mut(task_id)?;
+        t.status = TaskStatus::Running;
+        t.attempts = t.attempts.max(attempt);
+        t.model = Some(sanitize(model).into_owned());
+        t.activity = None;
+        t.retry = None;
+        Some(())
+    }
+
+    /// A worker's approval: an asked one waits in line, a refused one shows on its task.
+    fn permission(
+        &mut self,
+        task_id: &str,
+        request: &ApprovalRequest,
+        tier: &str,
+        decision: Option<&ApprovalDecision>,
+    ) -> Option<()> {
+        match (tier, decision) {
+            ("asked", None) => self
+                .approvals
+                .push_back((task_id.to_owned(), request.clone())),
+            (_, Some(d)) if *d != ApprovalDecision::Yes => {
+                self.task_mut(task_id)?.activity = Some(format!(
+                    "denied {}: {}",
+                    sanitize(&request.tool),
+                    first_line(&request.subject)
+                ));
+            }
+            _ => return None,
+        }
+        Some(())
+    }
+
+    fn task_passed(&mut self, task_id: &str, attempts: u32, score: Option<u8>) -> Option<Kind> {
+        self.forget_questions(task_id);
+        let t = self.task_mut(task_id)?;
+        t.status = TaskStatus::Passed;
+        t.attempts = attempts;
+        t.score = score.or(t.score);
+        t.retry = None;
+        Some(Kind::Quiet(format!(
+            "swarm: ✓ {} passed ({} attempt{}{})",
+            t.id,
+            attempts,
+            if attempts == 1 { "" } else { "s" },
+            score.map(|s| format!(", score {s}/5")).unwrap_or_default()
+        )))
+    }
+
+    fn task_failed(&mut self, task_id: &str, attempts: u32, reason: &str) -> Option<Kind> {
+        self.forget_questions(task_id);
+        let t = self.task_mut(task_id)?;
+        t.status = TaskStatus::Failed;
+        t.attempts = attempts;
+        t.retry = None;
+        t.reason = Some(first_line(reason));
+        Some(Kind::Warning(format!(
+            "swarm: ✗ {} failed: {}",
+            t.id,
+            first_line(reason)
+        )))
+    }
+
+    fn task_skipped(&mut self, task_id: &str, reason: &str) -> Option<Kind> {
+        self.forget_questions(task_id);
+        let t = self.task_mut(task_id)?;
+        t.status = TaskStatus::Skipped;
+        t.retry = None;
+        t.reason = Some(first_line(reason));
+        Some(Kind::Quiet(format!(
+            "swarm: ⊘ {} skipped: {}",
+            t.id,
+            first_line(reason)
+        )))
+    }
+
+    fn task_retrying(
+        &mut self,
+        task_id: &str,
+        attempt: u32,
+        delay_ms: u64,
+        reason: &str,
+    ) -> Option<()> {
+        let t = self.task_mut(task_id)?;
+        t.status = TaskStatus::Pending;
+        t.activity = None;
+        t.retry = Some(Retry {
+            attempt,
+            delay_ms,
+            reason: first_line(reason),
+        });
+        Some(())
+    }
+
+    /// A stuck task waits for a person; a newer question about it replaces the older.
+    fn intervention_needed(&mut self, task_id: &str, event: &SwarmEvent) {
+        let SwarmEvent::InterventionNeeded {
+            description,
+            attempts,
+            last_error,
+            compilation_errors,
+            failure_mode,
+            model,
+            ..
+        } = event
+        else {
+            return;
+        };
+        if let Some(t) = self.task_mut(task_id) {
+            t.status = TaskStatus::AwaitingIntervention;
+            t.attempts = *attempts;
+            t.activity = None;
+        }
+        self.interventions.retain(|i| i.task_id != *task_id);
+        self.interventions.push_back(Intervention {
+            task_id: sanitize(task_id).into_owned(),
+            description: sanitize(description).into_owned(),
+            attempts: *attempts,
+            last_error: sanitize(last_error).into_owned(),
+            compilation_errors: compilation_errors
+                .iter()
+                .map(|e| CompileError {
+                    file: sanitize(&e.file).into_owned(),
+                    message: sanitize(&e.message).into_owned(),
+                    ..e.clone()
+                })
+                .collect(),
+            failure_mode: sanitize(failure_mode).into_owned(),
+            model: sanitize(model).into_owned(),
+        });
+    }
+
+    /// A model's circuit breaker tripped (with its health) or closed.
+    fn model_health(&mut self, model: &str, tripped: bool, health: u8) {
+        let model = sanitize(model).into_owned();
+        self.tripped.retain(|(m, _)| *m != model);
+        if tripped {
+            self.tripped.push((model, health));
+        }
+    }
+
+    /// The swarm's end: its summary line, and the state settled.
+    fn finished(&mut self, event: &SwarmEvent) -> Option<Kind> {
+        let SwarmEvent::Finished {
+            swarm_id,
+            status,
+            passed,
+            failed,
+            skipped,
+            tokens,
+            cost_usd,
+            report,
+            error,
+        } = event
+        else {
+            return None;
+        };
+        let id = sanitize(swarm_id).into_owned();
+        let status = sanitize(status).into_owned();
+        let report = sanitize(report).into_owned();
+        let mut text = format!(
+            "swarm {} {status}: {passed} passed, {failed} failed, {skipped} skipped · \
+             {} tokens · {} · report {report}",
+            short(&id),
+            crate::status::tokens(*tokens),
+            crate::transcript::cost(*cost_usd),
+        );
+        if let Some(error) = error {
+            text.push_str(&format!("\nstopped: {}", sanitize(error)));
+        }
+        if status == "interrupted" {
+            text.push_str(&format!(
+                "\nthe swarm can be resumed with atto swarm --resume {}",
+                short(&id)
+            ));
+        }
+        self.id = Some(id);
+        self.phase = Phase::Finished { status, report };
+        self.settle();
+        // The caps are the last budget event's; without one they are not known.
+        let b = self.budget.get_or_insert_with(SwarmBudget::default);
+        b.tokens = *tokens;
+        b.cost_usd = *cost_usd;
+        Some(Kind::Notice(text))
+    }
+}
+
 impl App {
     /// The question the swarm waits on before anything of it starts: its file is not
     /// trusted. Drawn by `view::swarm_trust`.
@@ -681,4 +766,12 @@ impl App {
             .and_then(|s| s.trust_question.take())
             .is_some()
     }
+}
+
+/// Each line of `text` made safe to draw, one entry per line.
+fn sanitized(text: &[String]) -> Vec<String> {
+    text.iter()
+        .flat_map(|l| l.lines())
+        .map(|l| sanitize(l).into_owned())
+        .collect()
 }

@@ -17,6 +17,7 @@ pub(super) fn app() -> App {
         permission: PermissionMode::Interactive,
         sandbox: false,
         workspace: "/w".into(),
+        change_target: |change| change.path.clone().unwrap_or_default(),
     })
 }
 

@@ -42,7 +42,7 @@ const LOCAL: &[(&str, &str)] = &[("/queue", "show the drafts queued for after th
 fn command_entries() -> &'static [CommandEntry] {
     static ENTRIES: OnceLock<Vec<CommandEntry>> = OnceLock::new();
     ENTRIES.get_or_init(|| {
-        let table = atto_core::commands::COMMANDS
+        let table = atto_present::commands::COMMANDS
             .iter()
             .map(|c| (c.usage, c.about))
             .chain(LOCAL.iter().copied());

@@ -5,7 +5,7 @@
 //! waiting one its retry (attempt, delay, reason), under an ended one why. While the plan
 //! waits it asks for the yes here; the last row says which keys do what.
 
-use atto_swarm::TaskStatus;
+use atto_protocol::swarm::TaskStatus;
 use ratatui::text::{Line, Span};
 
 use super::Rows;

@@ -4,8 +4,8 @@
 //! swarm worker's with `SwarmInput::Approval`, through `swarm`) and the learning dialog with
 //! `Op::Learning`.
 
+use atto_protocol::swarm::InterventionAnswer;
 use atto_protocol::{ApprovalDecision, GrantScope, LearningCommand, Op, ReasoningEffort};
-use atto_swarm::InterventionAnswer;
 
 use super::Ui;
 use crate::app::{DialogInput, Panel};
@@ -21,21 +21,102 @@ const WORKER_ANSWERS: &str =
 impl Ui {
     /// Applies `action`; true when the screen must be redrawn.
     pub(super) fn apply(&mut self, action: Action) -> bool {
+        if self.typing_takes(&action) {
+            return true;
+        }
+        match action {
+            Action::None => false,
+            Action::Insert(_)
+            | Action::Newline
+            | Action::Backspace
+            | Action::Delete
+            | Action::DeleteWord
+            | Action::Left
+            | Action::Right
+            | Action::WordLeft
+            | Action::WordRight
+            | Action::Home
+            | Action::End
+            | Action::Up
+            | Action::Down
+            | Action::MenuUp
+            | Action::MenuDown
+            | Action::Accept
+            | Action::AcceptAndSubmit
+            | Action::Submit
+            | Action::Queue
+            | Action::CloseMenu
+            | Action::DiscardQueued
+            | Action::ClearInput => self.compose(action),
+            Action::Approve
+            | Action::Deny
+            | Action::AlwaysSession
+            | Action::AlwaysProject
+            | Action::DecisionMove(_)
+            | Action::DecisionPick(_)
+            | Action::DecisionSubmit
+            | Action::DecisionDismiss
+            | Action::LearningValidate
+            | Action::LearningReject
+            | Action::LearningSkip
+            | Action::StartReason
+            | Action::StartEdit
+            | Action::DialogSubmit
+            | Action::DialogBack => self.answer_dialog(action),
+            Action::ToggleSwarm
+            | Action::SwarmConfirm(_)
+            | Action::SwarmTrust(_)
+            | Action::InterruptSwarm
+            | Action::StartGuidance
+            | Action::InterventionFixed
+            | Action::InterventionSkip => {
+                self.swarm_action(action);
+                true
+            }
+            Action::CycleMode
+            | Action::EnterYolo
+            | Action::SkipYolo
+            | Action::DeclineYolo
+            | Action::CycleEffort
+            | Action::CloseOverlay
+            | Action::Interrupt
+            | Action::ArmEsc
+            | Action::Rewind
+            | Action::RewindMove(_)
+            | Action::RewindEnter
+            | Action::RewindBack
+            | Action::ArmQuit
+            | Action::Quit
+            | Action::ToggleKeys
+            | Action::Scroll(_)
+            | Action::Page(_)
+            | Action::Bottom
+            | Action::ToggleFold
+            | Action::TogglePlan
+            | Action::SelectAgent(_)
+            | Action::OpenAgent => self.session_action(action),
+        }
+    }
+
+    /// Whether text being typed into the approval dialog (a reason, an edited command) or
+    /// a stuck task's guidance took `action`.
+    fn typing_takes(&mut self, action: &Action) -> bool {
         if self
             .app
             .approval
             .as_ref()
             .is_some_and(|d| d.input.is_some())
-            && self.dialog_edit(&action)
+            && self.dialog_edit(action)
         {
             return true;
         }
-        if self.app.guidance_mut().is_some() && self.guidance_edit(&action) {
-            return true;
-        }
+        self.app.guidance_mut().is_some() && self.guidance_edit(action)
+    }
+
+    /// Edits the composer: typing, moving, completing, submitting and queueing drafts.
+    fn compose(&mut self, action: Action) -> bool {
         let c = &mut self.composer;
         match action {
-            Action::None => return false,
             Action::Insert(ch) => c.insert_char(ch),
             Action::Newline => c.newline(),
             Action::Backspace => c.backspace(),
@@ -66,39 +147,7 @@ impl Ui {
                     c.queue(text);
                 }
             }
-            Action::CycleMode => {
-                if let Some(op) = self.app.cycle_mode() {
-                    self.send(op);
-                }
-            }
-            Action::EnterYolo => {
-                if let Some(op) = self.app.confirm_yolo() {
-                    self.send(op);
-                }
-            }
-            Action::SkipYolo => {
-                if let Some(op) = self.app.skip_yolo() {
-                    self.send(op);
-                }
-            }
-            Action::DeclineYolo => self.app.decline_yolo(),
-            Action::CycleEffort => {
-                // default → low → medium → high → default; the session answers with
-                // `effort_changed`, which also says when the model takes none.
-                let next = match self.app.effort() {
-                    None => Some(ReasoningEffort::Low),
-                    Some("low") => Some(ReasoningEffort::Medium),
-                    Some("medium") => Some(ReasoningEffort::High),
-                    Some(_) => None,
-                };
-                self.send(Op::SetEffort { effort: next });
-            }
             Action::CloseMenu => c.hide_menu(),
-            Action::CloseOverlay => self.app.close_overlay(),
-            Action::Interrupt => {
-                self.send(Op::Interrupt);
-                self.app.push_notice("cancelling the turn…");
-            }
             Action::DiscardQueued => {
                 if let Some(draft) = c.discard_last_queued() {
                     let shown = super::first_line(&draft);
@@ -107,46 +156,14 @@ impl Ui {
                 }
             }
             Action::ClearInput => c.clear(),
-            Action::ArmEsc => {
-                self.esc_armed = true;
-                return false;
-            }
-            // The session lists the prompts; its answer opens the picker.
-            Action::Rewind => self.send(Op::ListPrompts),
-            Action::RewindMove(delta) => self.app.rewind_move(delta),
-            Action::RewindEnter => {
-                if let Some(op) = self.app.rewind_enter() {
-                    self.send(op);
-                }
-            }
-            Action::RewindBack => self.app.rewind_back(),
-            Action::ArmQuit => {
-                self.ctrl_c_armed = true;
-                self.app.push_notice("press Ctrl-C again to leave atto");
-            }
-            Action::Quit => self.quit = true,
-            Action::ToggleKeys => self.app.show_keys = !self.app.show_keys,
-            Action::Scroll(lines) => self.app.scroll(lines),
-            Action::Page(pages) => {
-                let page = i32::from(self.app.page().max(2)) - 1;
-                self.app.scroll(pages * page);
-            }
-            Action::Bottom => self.app.scroll_to_bottom(),
-            Action::ToggleFold => self.app.toggle_fold(),
-            Action::TogglePlan => {
-                if self.app.panel == Some(Panel::Plan) {
-                    self.app.panel = None;
-                } else {
-                    self.app.panel = Some(Panel::Plan);
-                    self.send(Op::ShowPlan);
-                }
-            }
-            Action::SelectAgent(delta) => self.app.select_agent(delta),
-            Action::OpenAgent => {
-                if !self.app.open_agent() {
-                    return false;
-                }
-            }
+            _ => {}
+        }
+        true
+    }
+
+    /// Answers the open dialog: an approval, a plan decision or a proposed learning.
+    fn answer_dialog(&mut self, action: Action) -> bool {
+        match action {
             Action::Approve => self.answer(ApprovalDecision::Yes),
             Action::Deny => self.answer(ApprovalDecision::No { reason: None }),
             Action::AlwaysSession => self.answer(ApprovalDecision::Always {
@@ -187,6 +204,92 @@ impl Ui {
                 }
             }
             Action::DialogSubmit | Action::DialogBack => {}
+            _ => {}
+        }
+        true
+    }
+
+    /// Changes the session (mode, effort, interrupt, rewind, quit) or what the screen shows.
+    fn session_action(&mut self, action: Action) -> bool {
+        match action {
+            Action::CycleMode => {
+                if let Some(op) = self.app.cycle_mode() {
+                    self.send(op);
+                }
+            }
+            Action::EnterYolo => {
+                if let Some(op) = self.app.confirm_yolo() {
+                    self.send(op);
+                }
+            }
+            Action::SkipYolo => {
+                if let Some(op) = self.app.skip_yolo() {
+                    self.send(op);
+                }
+            }
+            Action::DeclineYolo => self.app.decline_yolo(),
+            Action::CycleEffort => {
+                // default → low → medium → high → default; the session answers with
+                // `effort_changed`, which also says when the model takes none.
+                let next = match self.app.effort() {
+                    None => Some(ReasoningEffort::Low),
+                    Some("low") => Some(ReasoningEffort::Medium),
+                    Some("medium") => Some(ReasoningEffort::High),
+                    Some(_) => None,
+                };
+                self.send(Op::SetEffort { effort: next });
+            }
+            Action::CloseOverlay => self.app.close_overlay(),
+            Action::Interrupt => {
+                self.send(Op::Interrupt);
+                self.app.push_notice("cancelling the turn…");
+            }
+            Action::ArmEsc => {
+                self.esc_armed = true;
+                return false;
+            }
+            // The session lists the prompts; its answer opens the picker.
+            Action::Rewind => self.send(Op::ListPrompts),
+            Action::RewindMove(delta) => self.app.rewind_move(delta),
+            Action::RewindEnter => {
+                if let Some(op) = self.app.rewind_enter() {
+                    self.send(op);
+                }
+            }
+            Action::RewindBack => self.app.rewind_back(),
+            Action::ArmQuit => {
+                self.ctrl_c_armed = true;
+                self.app.push_notice("press Ctrl-C again to leave atto");
+            }
+            Action::Quit => self.quit = true,
+            Action::ToggleKeys => self.app.show_keys = !self.app.show_keys,
+            Action::Scroll(lines) => self.app.scroll(lines),
+            Action::Page(pages) => {
+                let page = i32::from(self.app.page().max(2)) - 1;
+                self.app.scroll(pages * page);
+            }
+            Action::Bottom => self.app.scroll_to_bottom(),
+            Action::ToggleFold => self.app.toggle_fold(),
+            Action::TogglePlan => {
+                if self.app.panel == Some(Panel::Plan) {
+                    self.app.panel = None;
+                } else {
+                    self.app.panel = Some(Panel::Plan);
+                    self.send(Op::ShowPlan);
+                }
+            }
+            Action::SelectAgent(delta) => self.app.select_agent(delta),
+            // The guard opens the agent; with nothing to open there is nothing to redraw.
+            Action::OpenAgent if !self.app.open_agent() => return false,
+            _ => {}
+        }
+        true
+    }
+
+    /// The swarm's keys: its overlay, the plan's and trust's answers, the stop, and a
+    /// stuck task's guidance, fix or skip.
+    fn swarm_action(&mut self, action: Action) {
+        match action {
             Action::ToggleSwarm => self.toggle_swarm(),
             Action::SwarmConfirm(yes) => self.confirm_swarm(yes),
             Action::SwarmTrust(yes) => self.answer_swarm_trust(yes),
@@ -194,8 +297,9 @@ impl Ui {
             Action::StartGuidance => self.app.set_guidance(Some(String::new())),
             Action::InterventionFixed => self.intervene(InterventionAnswer::Fixed),
             Action::InterventionSkip => self.intervene(InterventionAnswer::Skip),
+
+            _ => {}
         }
-        true
     }
 
     /// Keys while guidance for a stuck swarm task is typed. True when the key was used.

@@ -5,7 +5,7 @@
 //! interrupt. The swarm runs in the coordinator; nothing here waits on it.
 
 use atto_protocol::ApprovalDecision;
-use atto_swarm::{InterventionAnswer, SwarmEvent, SwarmInput};
+use atto_protocol::swarm::{InterventionAnswer, SwarmEvent, SwarmInput};
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::Ui;

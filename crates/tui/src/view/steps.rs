@@ -2,7 +2,6 @@
 //! progress lines, the Tasks panel, the status line): one glyph, word and style per step
 //! state, and the step's facts (kind, dependencies, complexity, budget) as spans.
 
-use atto_core::planner::schema::kind_name;
 use atto_protocol::{PlanStep, RiskLevel, StepStatus, TaskPlan};
 use ratatui::style::Style;
 use ratatui::text::Span;
@@ -74,7 +73,7 @@ pub fn dependencies(plan: &TaskPlan, step: &PlanStep) -> Vec<u32> {
 /// 8.0k tokens", as styled spans.
 pub fn facts(plan: &TaskPlan, step: &PlanStep, theme: Theme) -> Vec<Span<'static>> {
     let mut spans = vec![
-        Span::styled(format!(" [{}]", kind_name(step.kind)), theme.tool()),
+        Span::styled(format!(" [{}]", step.kind.name()), theme.tool()),
         Span::styled(" · ", theme.dim()),
     ];
     let deps = dependencies(plan, step);

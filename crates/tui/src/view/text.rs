@@ -16,10 +16,10 @@ use unicode_width::UnicodeWidthChar;
 /// Columns a tab becomes.
 const TAB: &str = "    ";
 
-/// Removes escape sequences and control characters (`atto_core::clean::strip`, shared
+/// Removes escape sequences and control characters (`atto_present::clean::strip`, shared
 /// with the line session); tabs become spaces. Newlines are kept. U+FFFD passes through.
 pub fn sanitize(text: &str) -> Cow<'_, str> {
-    match atto_core::clean::strip(text) {
+    match atto_present::clean::strip(text) {
         Cow::Borrowed(t) if !t.contains('\t') => Cow::Borrowed(t),
         cleaned => Cow::Owned(cleaned.replace('\t', TAB)),
     }

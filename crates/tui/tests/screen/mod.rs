@@ -25,6 +25,7 @@ pub fn info() -> AppInfo {
         permission: PermissionMode::Interactive,
         sandbox: true,
         workspace: "/work/demo".into(),
+        change_target: |change| change.path.clone().unwrap_or_default(),
     }
 }
 

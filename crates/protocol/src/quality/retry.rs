@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use crate::CompileError;
+use super::CompileError;
 
 /// Structured facts from a failed attempt, for the next one.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -89,7 +89,7 @@ fn section(out: &mut String, title: &str, lines: impl Iterator<Item = String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Severity;
+    use crate::quality::Severity;
 
     #[test]
     fn renders_like_the_seeds_previous_attempt_block() {

@@ -4,9 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use atto_protocol::{RiskLevel, StepStatus, TaskPlan};
-
-use super::schema::kind_name;
+use atto_protocol::{Event, RiskLevel, StepStatus, TaskPlan};
 
 /// One line per step: number, kind, description, dependencies, complexity, budget, status.
 pub fn step_lines(plan: &TaskPlan) -> Vec<String> {
@@ -37,7 +35,7 @@ pub fn step_lines(plan: &TaskPlan) -> Vec<String> {
             format!(
                 "{}. [{}] {}{after} · complexity {} · {} tokens{decision}{status}",
                 s.number,
-                kind_name(s.kind),
+                s.kind.name(),
                 s.description,
                 s.complexity,
                 s.token_budget
@@ -103,14 +101,24 @@ pub fn diff(before: &TaskPlan, after: &TaskPlan) -> String {
         .to_string()
 }
 
-/// The planner's settings in one line, as both front ends say them.
-pub fn settings_line(s: &super::Settings) -> String {
+/// The planner's settings in one line, as both front ends say them, from
+/// `Event::PlannerSettingsChanged`; `None` for other events.
+pub fn settings_line(event: &Event) -> Option<String> {
+    let Event::PlannerSettingsChanged {
+        auto_rollback_on_failure,
+        detect,
+        threshold,
+        parallel,
+    } = event
+    else {
+        return None;
+    };
     let on = |b: bool| if b { "on" } else { "off" };
-    format!(
+    Some(format!(
         "planner: auto-rollback {}, plan detection {} (threshold {}), parallel steps {}",
-        on(s.auto_rollback_on_failure),
-        on(s.detect),
-        s.threshold,
-        on(s.parallel)
-    )
+        on(*auto_rollback_on_failure),
+        on(*detect),
+        threshold,
+        on(*parallel)
+    ))
 }

@@ -1,7 +1,7 @@
 //! Token accounting over the protocol's `Usage`: one total and one way to add replies up,
 //! so every front end and limit counts tokens the same.
 
-use atto_protocol::Usage;
+use crate::Usage;
 
 /// Every token a call was billed for: input, output, and cache reads and writes.
 pub fn total_tokens(usage: &Usage) -> u64 {

@@ -4,10 +4,9 @@
 
 mod learnings;
 
-use atto_policy::gate::parse_agent_mode;
 use atto_protocol::{
     AgentMode, GoalCommand, Op, PermissionMode, PlanSelection, ReasoningEffort, RewindScope,
-    SpawnRequest, SubagentRole,
+    SpawnRequest, SubagentRole, parse_agent_mode,
 };
 
 /// What a slash command asks for.

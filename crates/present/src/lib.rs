@@ -1,9 +1,20 @@
-//! How the session's lists read as text, row by row: goals (`/goals`), the thread tree
-//! (`/threads`), checkpoints (`/restore list`) and the pending plan (`/show-plan`). The
-//! line session prints the rows; the terminal UI styles each row from the item it names.
-//! This module decides nothing and styles nothing.
+//! Owns: how protocol events and lists read for a person, once for every front end.
+//! Must never: do I/O, hold session state, or decide anything an engine decides.
+//!
+//! The line session, the terminal UI and ACP turn `Event`s and `SwarmEvent`s into text
+//! here and keep only what is truly theirs (terminal widgets, JSON-RPC shapes). Beside the
+//! modules, this file holds how the session's lists read, row by row: goals (`/goals`), the
+//! thread tree (`/threads`), checkpoints (`/restore list`) and the pending plan
+//! (`/show-plan`). The line session prints the rows; the terminal UI styles each row from
+//! the item it names. Nothing here styles.
 
+pub mod clean;
+pub mod commands;
+pub mod learning;
 pub mod mcp;
+pub mod planner;
+pub mod swarm;
+pub mod time;
 
 use atto_protocol::{CheckpointInfo, Goal, PendingPlan, ProposedChange, ThreadInfo};
 
@@ -141,20 +152,16 @@ pub fn plan_heading(plan: &PendingPlan) -> [String; 2] {
     ]
 }
 
-/// One proposed change: its number, tool, target and status.
-pub fn change_line(change: &ProposedChange) -> String {
+/// One proposed change: its number, tool, target (the file or command it is about, as
+/// the engine reads it from the arguments) and status.
+pub fn change_line(change: &ProposedChange, target: &str) -> String {
     format!(
         "{}. {} {} [{}]",
         change.order,
         change.tool,
-        crate::change_target(change),
+        target,
         change.status.as_str()
     )
-}
-
-/// Every token a reply or a turn was billed for (what status lines and summaries show).
-pub fn total_tokens(usage: &atto_protocol::Usage) -> u64 {
-    atto_llm::total_tokens(usage)
 }
 
 /// Where the plan's changes stand.
@@ -210,13 +217,9 @@ pub fn model_list_lines(
         format!("model: {current}")
     }];
     for r in routes {
-        let tier = crate::models::tier_name(r.tier);
+        let tier = r.tier.as_str().to_ascii_uppercase();
         lines.push(match r.effort {
-            Some(e) => format!(
-                "  {tier:<13} → {} (effort {})",
-                r.model,
-                atto_llm::effort_name(e)
-            ),
+            Some(e) => format!("  {tier:<13} → {} (effort {})", r.model, e.as_str()),
             None => format!("  {tier:<13} → {}", r.model),
         });
     }
@@ -247,7 +250,7 @@ pub fn cost_lines(models: &[atto_protocol::ModelSpend]) -> Vec<String> {
     let money =
         |c: Option<f64>| c.map_or_else(|| "cost unknown".to_owned(), |c| format!("${c:.4}"));
     let rate = |u: &atto_protocol::Usage| {
-        atto_llm::cache_hit_rate(u).map_or_else(
+        atto_protocol::usage::cache_hit_rate(u).map_or_else(
             || "no input yet".to_owned(),
             |r| format!("cache hit rate {:.0}%", r * 100.0),
         )
@@ -270,12 +273,15 @@ pub fn cost_lines(models: &[atto_protocol::ModelSpend]) -> Vec<String> {
         .collect();
     let mut all = atto_protocol::Usage::default();
     for m in models {
-        atto_llm::add_usage(&mut all, &m.usage);
+        atto_protocol::usage::add_usage(&mut all, &m.usage);
     }
     let total = models
         .iter()
         .try_fold(0.0, |sum, m| m.cost_usd.map(|c| sum + c));
-    let tokens: u64 = models.iter().map(|m| total_tokens(&m.usage)).sum();
+    let tokens: u64 = models
+        .iter()
+        .map(|m| atto_protocol::usage::total_tokens(&m.usage))
+        .sum();
     lines.push(format!(
         "total: {tokens} tokens, {}, {}",
         rate(&all),

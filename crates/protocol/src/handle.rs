@@ -1,12 +1,15 @@
-//! The one thing a front end holds: a way to send `Op`s and receive `Event`s.
+//! The one thing a front end holds: a way to send `Op`s and receive `Event`s. Channels
+//! only; the session that answers them is atto-core's, which makes these with
+//! [`AgentHandle::new`].
 
-use atto_protocol::{Event, Op};
 use tokio::sync::mpsc;
+
+use crate::{Event, Op};
 
 /// A front end's connection to a running session.
 pub struct AgentHandle {
-    pub(crate) ops: mpsc::UnboundedSender<Op>,
-    pub(crate) events: mpsc::UnboundedReceiver<Event>,
+    ops: mpsc::UnboundedSender<Op>,
+    events: mpsc::UnboundedReceiver<Event>,
 }
 
 /// The session has ended and takes no more ops.
@@ -15,6 +18,11 @@ pub struct AgentHandle {
 pub struct SessionClosed;
 
 impl AgentHandle {
+    /// The handle of a session that reads `ops` and sends `events`.
+    pub fn new(ops: mpsc::UnboundedSender<Op>, events: mpsc::UnboundedReceiver<Event>) -> Self {
+        Self { ops, events }
+    }
+
     /// Sends an op to the session. Never blocks.
     pub fn submit(&self, op: Op) -> Result<(), SessionClosed> {
         self.ops.send(op).map_err(|_| SessionClosed)
