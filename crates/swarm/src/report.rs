@@ -44,7 +44,14 @@ pub fn markdown(state: &SwarmState, caps: &Caps) -> String {
         let _ = writeln!(out, "Stopped: {}\n", one_line(error, usize::MAX));
     }
     let _ = writeln!(out, "{}\n", totals_line(state, caps));
+    tasks_table(&mut out, state);
+    skipped_and_failed(&mut out, state);
+    task_sections(&mut out, state);
+    out
+}
 
+/// One row a task: its kind, status, attempts, score, spend and files.
+fn tasks_table(out: &mut String, state: &SwarmState) {
     let _ = writeln!(
         out,
         "| id | kind | status | attempts | score | tokens | cost | files |"
@@ -69,7 +76,10 @@ pub fn markdown(state: &SwarmState, caps: &Caps) -> String {
             }
         );
     }
+}
 
+/// The tasks that were skipped or failed, with why, and their last attempt's error.
+fn skipped_and_failed(out: &mut String, state: &SwarmState) {
     let troubled: Vec<&SwarmTask> = state
         .tasks
         .iter()
@@ -104,7 +114,10 @@ pub fn markdown(state: &SwarmState, caps: &Caps) -> String {
             out.push('\n');
         }
     }
+}
 
+/// Every task's description, dependencies and attempts.
+fn task_sections(out: &mut String, state: &SwarmState) {
     let _ = writeln!(out, "\n## Tasks");
     for t in &state.tasks {
         let _ = writeln!(
@@ -131,7 +144,6 @@ pub fn markdown(state: &SwarmState, caps: &Caps) -> String {
             }
         }
     }
-    out
 }
 
 /// The report as JSON: the same facts as [`markdown`], unknown costs as `null`.

@@ -443,22 +443,28 @@ fn bar(out: &mut String, axis: &Axis, s: &Span<'_>, y: u32, labelled: bool) {
     }
 }
 
-fn graph(out: &mut String, state: &SwarmState) {
-    let _ = writeln!(out, "<section id=\"graph\"><h2>Task graph</h2>");
-    if state.tasks.is_empty() {
-        out.push_str("<p>No tasks.</p></section>\n");
-        return;
-    }
-    let depth = depths(&state.tasks);
+/// Where each task's node goes: a column per depth in the graph, a row per task in it.
+fn node_places(tasks: &[SwarmTask]) -> HashMap<&str, (u32, u32)> {
+    let depth = depths(tasks);
     let mut rows: HashMap<usize, u32> = HashMap::new();
     let mut at: HashMap<&str, (u32, u32)> = HashMap::new();
-    for (t, d) in state.tasks.iter().zip(&depth) {
+    for (t, d) in tasks.iter().zip(&depth) {
         let row = rows.entry(*d).or_insert(0);
         let x = 8 + (NODE_W + COL_GAP) * *d as u32;
         let y = 8 + (NODE_H + ROW_GAP) * *row;
         *row += 1;
         at.entry(t.id.as_str()).or_insert((x, y));
     }
+    at
+}
+
+fn graph(out: &mut String, state: &SwarmState) {
+    let _ = writeln!(out, "<section id=\"graph\"><h2>Task graph</h2>");
+    if state.tasks.is_empty() {
+        out.push_str("<p>No tasks.</p></section>\n");
+        return;
+    }
+    let at = node_places(&state.tasks);
     let width = at
         .values()
         .map(|(x, _)| x + NODE_W + 8)
