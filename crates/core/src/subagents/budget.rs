@@ -248,50 +248,7 @@ impl Tree {
             },
         );
         if let Some(cap) = self.caps.usd {
-            let cost = |out: u64| {
-                cost_usd(
-                    model,
-                    &Usage {
-                        input_tokens: estimate,
-                        output_tokens: out,
-                        ..Usage::default()
-                    },
-                )
-            };
-            let (Some(with_none), Some(per_output)) = (cost(0), cost(1_000_000)) else {
-                return Err(format!(
-                    "not sent: the dollar cap (--max-budget-usd {cap}) cannot be checked \
-                     because the price of model {model} is unknown. Use --max-budget-tokens to \
-                     cap this model, or a model with a known price"
-                ));
-            };
-            let per_token = (per_output - with_none) / 1_000_000.0;
-            let room = cap - state.used_usd - state.reserved_usd - with_none;
-            // Token counts stay far below 2^53: the conversions are exact.
-            #[expect(
-                clippy::cast_possible_truncation,
-                clippy::cast_sign_loss,
-                reason = "checked non-negative, bounded by `output`"
-            )]
-            let affordable = if per_token > 0.0 && room > 0.0 {
-                ((room / per_token).floor() as u64).min(output)
-            } else if room > 0.0 {
-                output
-            } else {
-                0
-            };
-            if affordable < MIN_OUTPUT_TOKENS.min(output) {
-                return Err(format!(
-                    "not sent: the next model call could cost more than the ${cap:.2} left \
-                     under the dollar cap (${:.4} spent); raise --max-budget-usd to go on",
-                    state.used_usd
-                ));
-            }
-            output = affordable;
-            #[expect(clippy::cast_precision_loss, reason = "token counts far below 2^53")]
-            {
-                usd = with_none + per_token * output as f64;
-            }
+            (output, usd) = affordable(&state, cap, model, estimate, output)?;
         }
         let tokens = estimate + output;
         state.reserved_tokens += tokens;
@@ -503,6 +460,60 @@ impl Share {
             }
         }
     }
+}
+
+/// Under the dollar cap `cap`: how much of `output` a call with `estimate` input tokens
+/// can afford, and the dollars to reserve for it. Refused when the model's price is
+/// unknown or too little is left.
+fn affordable(
+    state: &State,
+    cap: f64,
+    model: &str,
+    estimate: u64,
+    output: u64,
+) -> Result<(u64, f64), String> {
+    let cost = |out: u64| {
+        cost_usd(
+            model,
+            &Usage {
+                input_tokens: estimate,
+                output_tokens: out,
+                ..Usage::default()
+            },
+        )
+    };
+    let (Some(with_none), Some(per_output)) = (cost(0), cost(1_000_000)) else {
+        return Err(format!(
+            "not sent: the dollar cap (--max-budget-usd {cap}) cannot be checked \
+                 because the price of model {model} is unknown. Use --max-budget-tokens to \
+                 cap this model, or a model with a known price"
+        ));
+    };
+    let per_token = (per_output - with_none) / 1_000_000.0;
+    let room = cap - state.used_usd - state.reserved_usd - with_none;
+    // Token counts stay far below 2^53: the conversions are exact.
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "checked non-negative, bounded by `output`"
+    )]
+    let affordable = if per_token > 0.0 && room > 0.0 {
+        ((room / per_token).floor() as u64).min(output)
+    } else if room > 0.0 {
+        output
+    } else {
+        0
+    };
+    if affordable < MIN_OUTPUT_TOKENS.min(output) {
+        return Err(format!(
+            "not sent: the next model call could cost more than the ${cap:.2} left \
+                 under the dollar cap (${:.4} spent); raise --max-budget-usd to go on",
+            state.used_usd
+        ));
+    }
+    #[expect(clippy::cast_precision_loss, reason = "token counts far below 2^53")]
+    let usd = with_none + per_token * affordable as f64;
+    Ok((affordable, usd))
 }
 
 /// A call's input: at least its request's size in tokens, and at least the last call's
