@@ -265,9 +265,8 @@ impl Counts {
     }
 }
 
-/// `3 of 5 passed, 1 failed, 1 skipped · 12,345 tokens of 100,000 · $0.12 of $5.00 ·
-/// coordinator 2,000 tokens`.
-fn totals_line(state: &SwarmState, caps: &Caps) -> String {
+/// `3 of 5 passed, 1 failed, 1 skipped` (and `, 1 unfinished` when some are).
+fn tasks_summary(state: &SwarmState) -> String {
     let c = Counts::of(state);
     let mut tasks = format!(
         "{} of {} passed, {} failed, {} skipped",
@@ -279,6 +278,13 @@ fn totals_line(state: &SwarmState, caps: &Caps) -> String {
     if c.unfinished > 0 {
         let _ = write!(tasks, ", {} unfinished", c.unfinished);
     }
+    tasks
+}
+
+/// `3 of 5 passed, 1 failed, 1 skipped · 12,345 tokens of 100,000 · $0.12 of $5.00 ·
+/// coordinator 2,000 tokens`.
+fn totals_line(state: &SwarmState, caps: &Caps) -> String {
+    let tasks = tasks_summary(state);
     let tokens = match caps.max_tokens {
         Some(max) => format!("{} of {} tokens", thousands(state.tokens()), thousands(max)),
         None => format!("{} tokens (no cap)", thousands(state.tokens())),

@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 
 use atto_quality::{Finding, Stage, Verdict};
 
-use super::{Caps, Counts, depths, duration, one_line, thousands, usd, verdict_str};
+use super::{Caps, depths, duration, one_line, tasks_summary, thousands, usd, verdict_str};
 use crate::task::{Attempt, SwarmState, SwarmTask, TaskStatus};
 
 /// Width of the timeline and the task graph, in pixels.
@@ -108,19 +108,8 @@ pub fn esc(text: &str) -> String {
 }
 
 fn budget(out: &mut String, state: &SwarmState, caps: &Caps) {
-    let c = Counts::of(state);
     let _ = writeln!(out, "<section id=\"budget\"><h2>Budget</h2>");
-    let mut tasks = format!(
-        "{} of {} passed, {} failed, {} skipped",
-        c.passed,
-        state.tasks.len(),
-        c.failed,
-        c.skipped
-    );
-    if c.unfinished > 0 {
-        let _ = write!(tasks, ", {} unfinished", c.unfinished);
-    }
-    let _ = writeln!(out, "<p>{tasks}</p>");
+    let _ = writeln!(out, "<p>{}</p>", tasks_summary(state));
     let used = state.tokens();
     let tokens = match caps.max_tokens {
         Some(max) => format!(
