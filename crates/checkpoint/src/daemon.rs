@@ -188,20 +188,7 @@ pub fn run_watch_daemon(
         },
     )?;
     let socket = side.join(SOCKET);
-    // Bound and listening under another name, then renamed into place: a client that finds
-    // the socket can connect (between `bind` and `listen` it would be refused), and never
-    // before its permissions are set. The lock says no daemon runs: a socket left behind
-    // under either name is a dead one's.
-    let binding = side.join(BINDING);
-    let _ = std::fs::remove_file(&binding);
-    let listener = UnixListener::bind(&binding).map_err(|e| CheckpointError::io(&binding, e))?;
-    // Only its owner may ask (connecting takes write permission on the socket).
-    {
-        use std::os::unix::fs::PermissionsExt as _;
-        std::fs::set_permissions(&binding, std::fs::Permissions::from_mode(0o600))
-            .map_err(|e| CheckpointError::io(&binding, e))?;
-    }
-    std::fs::rename(&binding, &socket).map_err(|e| CheckpointError::io(&socket, e))?;
+    let listener = listen(side, &socket)?;
     let changes = Arc::new(Mutex::new(Changes {
         watcher,
         instance: fastrand::u64(1..),
@@ -238,6 +225,24 @@ pub fn run_watch_daemon(
     drop(changes);
     drop(lock);
     Ok(stop)
+}
+
+/// The daemon's socket at `socket`, listening. Bound and listening under another name,
+/// then renamed into place: a client that finds the socket can connect (between `bind` and
+/// `listen` it would be refused), and never before its permissions are set. The lock says
+/// no daemon runs: a socket left behind under either name is a dead one's.
+fn listen(side: &Path, socket: &Path) -> Result<UnixListener, CheckpointError> {
+    let binding = side.join(BINDING);
+    let _ = std::fs::remove_file(&binding);
+    let listener = UnixListener::bind(&binding).map_err(|e| CheckpointError::io(&binding, e))?;
+    // Only its owner may ask (connecting takes write permission on the socket).
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&binding, std::fs::Permissions::from_mode(0o600))
+            .map_err(|e| CheckpointError::io(&binding, e))?;
+    }
+    std::fs::rename(&binding, socket).map_err(|e| CheckpointError::io(socket, e))?;
+    Ok(listener)
 }
 
 /// Answers one connection: one request line, one answer.

@@ -487,19 +487,7 @@ impl Checkpoints {
         scan: &str,
     ) -> Result<(), CheckpointError> {
         let now = now_ms();
-        let msg = meta::message(meta::Message {
-            turn: label.turn,
-            tool: label.tool.as_deref(),
-            session: self.session.as_deref(),
-            note: &label.note,
-            now_ms: now,
-            empty_dirs,
-            scan,
-        });
-        let commit = self
-            .git
-            .run_with_input(&["commit-tree", &tree, "-F", "-"], Some(msg.as_bytes()))?;
-        let commit = String::from_utf8_lossy(&commit).trim().to_owned();
+        let commit = self.commit_object(&tree, empty_dirs, label, scan, now)?;
         let mut last_error = None;
         // Ids passed over because a lock file on their ref outlived every retry: left behind
         // by a process that crashed mid-update, it would otherwise block that id for good.
@@ -559,6 +547,31 @@ impl Checkpoints {
             what: "no id could be claimed".into(),
             side: self.git.side().to_path_buf(),
         }))
+    }
+
+    /// Writes the snapshot's commit object for `tree`, its message carrying the label and
+    /// the empty directories; returns its id.
+    fn commit_object(
+        &self,
+        tree: &str,
+        empty_dirs: &[Vec<u8>],
+        label: &SnapshotLabel,
+        scan: &str,
+        now: i64,
+    ) -> Result<String, CheckpointError> {
+        let msg = meta::message(meta::Message {
+            turn: label.turn,
+            tool: label.tool.as_deref(),
+            session: self.session.as_deref(),
+            note: &label.note,
+            now_ms: now,
+            empty_dirs,
+            scan,
+        });
+        let commit = self
+            .git
+            .run_with_input(&["commit-tree", tree, "-F", "-"], Some(msg.as_bytes()))?;
+        Ok(String::from_utf8_lossy(&commit).trim().to_owned())
     }
 
     /// Makes `fingerprint` stand for the newest snapshot, here and for the next process.

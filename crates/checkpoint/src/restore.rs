@@ -10,6 +10,7 @@
 //! are never touched, because they are in neither tree. Neither `git clean` nor
 //! `git checkout-index` is used: git only reads the side repository here.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::apply::Writer;
@@ -82,6 +83,27 @@ impl Checkpoints {
         self.apply(&mut state, &safety, &target, Some(&only))
     }
 
+    /// The content of every file the steps write, all read before the first write: a
+    /// snapshot whose objects are gone (`target`) changes nothing.
+    fn target_contents(
+        &self,
+        steps: &[Change],
+        target: u32,
+    ) -> Result<HashMap<String, Result<Vec<u8>, String>>, CheckpointError> {
+        let oids: Vec<&str> = steps
+            .iter()
+            .filter_map(|c| c.to.as_ref().map(|b| b.oid.as_str()))
+            .collect();
+        let contents = plan::contents(&self.git, &oids)?;
+        if let Some(Err(why)) = contents.values().find(|c| c.is_err()) {
+            return Err(CheckpointError::Unrestorable {
+                id: target,
+                why: why.clone(),
+            });
+        }
+        Ok(contents)
+    }
+
     /// Makes the paths that differ between the safety snapshot (the workspace now) and the
     /// target match the target; with `only`, just those paths.
     fn apply(
@@ -112,26 +134,8 @@ impl Checkpoints {
         let safety = corrected.as_ref().unwrap_or(safety);
         // From here on files change: no fingerprint stands for the newest snapshot any more.
         state.forget_fingerprint();
-        // Deletions first, deepest first: a file may give way to a directory of the same
-        // name, or back. Then writes, in path order.
-        let (mut steps, mut writes): (Vec<Change>, Vec<Change>) =
-            plan.into_iter().partition(|c| c.to.is_none());
-        steps.sort_by(|a, b| b.path.cmp(&a.path));
-        writes.sort_by(|a, b| a.path.cmp(&b.path));
-        steps.extend(writes);
-        let oids: Vec<&str> = steps
-            .iter()
-            .filter_map(|c| c.to.as_ref().map(|b| b.oid.as_str()))
-            .collect();
-        let contents = plan::contents(&self.git, &oids)?;
-        // Everything is read before the first write: a snapshot whose objects are gone
-        // changes nothing.
-        if let Some(Err(why)) = contents.values().find(|c| c.is_err()) {
-            return Err(CheckpointError::Unrestorable {
-                id: target.id,
-                why: why.clone(),
-            });
-        }
+        let steps = in_order(plan);
+        let contents = self.target_contents(&steps, target.id)?;
         let writer = Writer {
             ws: &ws,
             contents: &contents,
@@ -313,4 +317,14 @@ fn apply_dirs(
 /// A path for the report's display lists.
 fn display(path: &Path) -> String {
     path.to_string_lossy().into_owned()
+}
+/// Deletions first, deepest first: a file may give way to a directory of the same name,
+/// or back. Then writes, in path order.
+fn in_order(plan: Vec<Change>) -> Vec<Change> {
+    let (mut steps, mut writes): (Vec<Change>, Vec<Change>) =
+        plan.into_iter().partition(|c| c.to.is_none());
+    steps.sort_by(|a, b| b.path.cmp(&a.path));
+    writes.sort_by(|a, b| a.path.cmp(&b.path));
+    steps.extend(writes);
+    steps
 }

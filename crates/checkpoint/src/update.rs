@@ -159,6 +159,37 @@ impl From<CheckpointError> for Fallback {
     }
 }
 
+/// What stands at a changed path; `None` for nothing there, or no directory above it (a
+/// link standing for one holds nothing beneath the workspace).
+fn kind_at(ws: &Beneath, path: &Path) -> Result<Option<Type>, Fallback> {
+    match ws.lstat(path) {
+        Ok(kind) => Ok(Some(kind)),
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            Ok(None)
+        }
+        Err(e) => Err(Fallback::Walk(format!(
+            "a changed path could not be read: {e}"
+        ))),
+    }
+}
+
+/// New files: git says which no ignore rule covers (a few; many go to a walk); the
+/// ignored ones are dropped.
+fn drop_ignored(git: &Git, new_files: &mut Vec<(&Path, &[u8])>) -> Result<(), Fallback> {
+    if new_files.len() > MAX_NEW_FILES {
+        return Err(walk_because("too many new files to name"));
+    }
+    for name in ignored(git, new_files)? {
+        new_files.retain(|(_, n)| *n != name.as_slice());
+    }
+    Ok(())
+}
+
 fn walk_because(why: &str) -> Fallback {
     Fallback::Walk(why.to_owned())
 }
@@ -242,6 +273,24 @@ impl Checkpoints {
         }
     }
 
+    /// The base tree's id, with the trees along `dirs` loaded.
+    fn load_base(
+        &self,
+        trees: &mut TreeCache,
+        base: &RecordedTree,
+        dirs: &BTreeSet<Vec<u8>>,
+    ) -> Result<Oid, Fallback> {
+        let root = object::parse_hex(&base.tree).ok_or_else(|| CheckpointError::Corrupt {
+            what: format!("tree id {:?} of the last snapshot", base.tree),
+            side: self.git.side().to_path_buf(),
+        })?;
+        load_trees(&self.git, trees, root, dirs)?;
+        if trees.get(&root).is_none() {
+            return Err(walk_because("the base tree is not in the side repository"));
+        }
+        Ok(root)
+    }
+
     /// `base` with the workspace's content at `paths` (workspace-relative), and how many
     /// files that added and removed.
     fn edited(
@@ -250,20 +299,12 @@ impl Checkpoints {
         base: &RecordedTree,
         paths: &[PathBuf],
     ) -> Result<(RecordedTree, Count), Fallback> {
-        let side = self.git.side();
-        let root = object::parse_hex(&base.tree).ok_or_else(|| CheckpointError::Corrupt {
-            what: format!("tree id {:?} of the last snapshot", base.tree),
-            side: side.to_path_buf(),
-        })?;
         let names: Vec<Vec<u8>> = paths.iter().map(|p| walk::relative_bytes(p)).collect();
         let dirs = ancestors(&names);
-        load_trees(&self.git, trees, root, &dirs)?;
-        if trees.get(&root).is_none() {
-            return Err(walk_because("the base tree is not in the side repository"));
-        }
+        let root = self.load_base(trees, base, &dirs)?;
         let mut count = Count::default();
 
-        let store = Store::new(side);
+        let store = Store::new(self.git.side());
         let ws =
             Beneath::open(&self.workspace).map_err(|e| CheckpointError::io(&self.workspace, e))?;
         let mut changes: BTreeMap<Vec<u8>, Change> = BTreeMap::new();
@@ -274,24 +315,7 @@ impl Checkpoints {
                 continue;
             }
             let held = held_at(trees, root, name);
-            let kind = match ws.lstat(path) {
-                Ok(kind) => Some(kind),
-                // Nothing there, or no directory above it (a link standing for one holds
-                // nothing beneath the workspace).
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
-                    ) =>
-                {
-                    None
-                }
-                Err(e) => {
-                    return Err(Fallback::Walk(format!(
-                        "a changed path could not be read: {e}"
-                    )));
-                }
-            };
+            let kind = kind_at(&ws, path)?;
             match (held, kind) {
                 (BaseEntry::Other, _) => {
                     return Err(walk_because("a changed path was a directory"));
@@ -315,13 +339,7 @@ impl Checkpoints {
                 (BaseEntry::Nothing, Some(_)) => new_files.push((path.as_path(), name.as_slice())),
             }
         }
-        // New files: git says which no ignore rule covers (a few; many go to a walk).
-        if new_files.len() > MAX_NEW_FILES {
-            return Err(walk_because("too many new files to name"));
-        }
-        for name in ignored(&self.git, &new_files)? {
-            new_files.retain(|(_, n)| *n != name.as_slice());
-        }
+        drop_ignored(&self.git, &mut new_files)?;
         for (path, name) in new_files {
             match ws.lstat(path) {
                 Ok(kind @ (Type::File { .. } | Type::Link)) => {

@@ -102,18 +102,7 @@ pub(crate) fn survey(
     let mut stack = vec![root];
     while let Some(frame) = stack.last_mut() {
         let Some((key, entry, kind)) = frame.entries.next() else {
-            // Done with a directory: empty unless something below it is held.
-            if let Some(done) = stack.pop() {
-                match stack.last_mut() {
-                    Some(parent) if done.holds => parent.holds = true,
-                    Some(_) => {
-                        let mut dir = done.rel;
-                        dir.pop();
-                        empty_dirs.push(dir);
-                    }
-                    None => {}
-                }
-            }
+            close_dir(&mut stack, &mut empty_dirs);
             continue;
         };
         let path = entry.path();
@@ -140,38 +129,17 @@ pub(crate) fn survey(
             continue;
         }
         frame.holds = true;
-        let meta = entry.metadata();
-        if let Some(compare) = seen.compare.as_deref_mut() {
-            let mut rel = Vec::with_capacity(frame.rel.len() + key.len());
-            rel.extend_from_slice(&frame.rel);
-            rel.extend_from_slice(&key);
-            let stat = meta.as_ref().ok().and_then(Stat::of);
-            compare.file(&rel, stat.as_ref());
-        }
-        let Ok(meta) = meta else {
-            prints.broken();
-            continue;
-        };
-        if symlink {
-            match std::fs::read_link(&path) {
-                Ok(target) => prints.add(&path, &meta, Some(&target)),
-                Err(_) => prints.broken(),
-            }
-            continue;
-        }
-        prints.add(&path, &meta, None);
-        total += meta.len();
+        total += file_seen(
+            &frame.rel,
+            &key,
+            &entry,
+            &path,
+            symlink,
+            &mut prints,
+            &mut seen,
+        );
         if total > cap {
-            return Err(CheckpointError::Disabled {
-                reason: format!(
-                    "{} holds more than {} of files that .gitignore does not exclude, above the \
-                     checkpoint size cap; no snapshot was taken and file changes cannot be undone \
-                     with /restore or /undo — add large paths to .gitignore or raise \
-                     max_workspace_bytes",
-                    workspace.display(),
-                    human_bytes(cap)
-                ),
-            });
+            return Err(over_cap(workspace, cap));
         }
     }
     nested_repos.sort();
@@ -183,6 +151,70 @@ pub(crate) fn survey(
         prints,
         bytes: total,
     })
+}
+
+/// Done with a directory: empty unless something below it is held.
+fn close_dir(stack: &mut Vec<Frame>, empty_dirs: &mut Vec<Vec<u8>>) {
+    if let Some(done) = stack.pop() {
+        match stack.last_mut() {
+            Some(parent) if done.holds => parent.holds = true,
+            Some(_) => {
+                let mut dir = done.rel;
+                dir.pop();
+                empty_dirs.push(dir);
+            }
+            None => {}
+        }
+    }
+}
+
+/// Why the walk stopped: the workspace holds more than the size cap.
+fn over_cap(workspace: &Path, cap: u64) -> CheckpointError {
+    CheckpointError::Disabled {
+        reason: format!(
+            "{} holds more than {} of files that .gitignore does not exclude, above the \
+             checkpoint size cap; no snapshot was taken and file changes cannot be undone \
+             with /restore or /undo — add large paths to .gitignore or raise \
+             max_workspace_bytes",
+            workspace.display(),
+            human_bytes(cap)
+        ),
+    }
+}
+
+/// A file or link the walk holds (`key` in the directory `dir_rel`), fed to the
+/// fingerprints and the index comparison; returns the bytes it adds to the size cap's count
+/// (a link's and an unreadable file's are none).
+fn file_seen(
+    dir_rel: &[u8],
+    key: &[u8],
+    entry: &std::fs::DirEntry,
+    path: &Path,
+    symlink: bool,
+    prints: &mut Builder,
+    seen: &mut Observers<'_>,
+) -> u64 {
+    let meta = entry.metadata();
+    if let Some(compare) = seen.compare.as_deref_mut() {
+        let mut rel = Vec::with_capacity(dir_rel.len() + key.len());
+        rel.extend_from_slice(dir_rel);
+        rel.extend_from_slice(key);
+        let stat = meta.as_ref().ok().and_then(Stat::of);
+        compare.file(&rel, stat.as_ref());
+    }
+    let Ok(meta) = meta else {
+        prints.broken();
+        return 0;
+    };
+    if symlink {
+        match std::fs::read_link(path) {
+            Ok(target) => prints.add(path, &meta, Some(&target)),
+            Err(_) => prints.broken(),
+        }
+        return 0;
+    }
+    prints.add(path, &meta, None);
+    meta.len()
 }
 
 /// Watches `dir`, then reads its entries (`.git` left out) in git's path order. A directory

@@ -168,67 +168,11 @@ impl PlanQueue {
             .and_then(Value::as_str)
             .filter(|_| is_file_tool(&call.name))
             .map(str::to_owned);
-        let mut base_hash = None;
-        if let Some(path) = &path {
-            let before = self.view(path, u32::MAX);
-            if call.name == "edit_file" {
-                match &before {
-                    View::Text(text) => {
-                        if let Err(err) = atto_tools::preview_edit(text, args) {
-                            return Err(format!(
-                                "this edit was not queued: it does not apply to {path} as the \
-                                 file will be after the changes already queued ({err}). Read \
-                                 the file with read_file and \"pending\": true, then queue a \
-                                 corrected edit."
-                            ));
-                        }
-                    }
-                    // An empty old_string creates the file: plan it against empty text.
-                    View::Absent
-                        if args
-                            .get("old_string")
-                            .and_then(Value::as_str)
-                            .is_some_and(str::is_empty) => {}
-                    View::Absent => {
-                        return Err(format!(
-                            "this edit was not queued: {path} does not exist (and no queued \
-                             change creates it). Use write_file to create it."
-                        ));
-                    }
-                    View::Opaque(why) => {
-                        return Err(format!("this edit was not queued: {path} is {why}."));
-                    }
-                }
-            }
-            if call.name == "delete_file" && before == View::Absent {
-                return Err(format!(
-                    "this delete was not queued: {path} does not exist (or an earlier queued \
-                     change already deletes it)."
-                ));
-            }
-            base_hash = Some(before.hash());
-        }
-        if self.plan.as_ref().is_none_or(|p| !p.status.is_open()) {
-            let plan = PendingPlan {
-                id: uuid::Uuid::now_v7().to_string(),
-                task: task.to_owned(),
-                created_at: now,
-                updated_at: now,
-                proposed_changes: Vec::new(),
-                exploration_summary: std::mem::take(&mut self.explored).join("\n"),
-                status: PlanStatus::Pending,
-                session_id: self.session_id.clone(),
-            };
-            if let Some(store) = &self.store
-                && let Err(err) = store.create_plan(&plan).await
-            {
-                return Err(format!(
-                    "the change could not be queued: the plan could not be saved ({err}); it \
-                     was not run"
-                ));
-            }
-            self.plan = Some(plan);
-        }
+        let base_hash = match &path {
+            Some(path) => Some(self.base_hash(call, args, path)?),
+            None => None,
+        };
+        self.open_plan(task, now).await?;
         let Some(plan) = self.plan.as_mut() else {
             return Err("internal error: no plan to queue into; the call was not run".into());
         };
@@ -274,6 +218,74 @@ impl PlanQueue {
         }
         plan.proposed_changes.push(change.clone());
         Ok(change)
+    }
+
+    /// The hash of `path` as the change will find it (after the changes already queued),
+    /// once the change is known to apply there.
+    fn base_hash(&self, call: &ToolCall, args: &Value, path: &str) -> Result<String, String> {
+        let before = self.view(path, u32::MAX);
+        if call.name == "edit_file" {
+            match &before {
+                View::Text(text) => {
+                    if let Err(err) = atto_tools::preview_edit(text, args) {
+                        return Err(format!(
+                            "this edit was not queued: it does not apply to {path} as the \
+                             file will be after the changes already queued ({err}). Read \
+                             the file with read_file and \"pending\": true, then queue a \
+                             corrected edit."
+                        ));
+                    }
+                }
+                // An empty old_string creates the file: plan it against empty text.
+                View::Absent
+                    if args
+                        .get("old_string")
+                        .and_then(Value::as_str)
+                        .is_some_and(str::is_empty) => {}
+                View::Absent => {
+                    return Err(format!(
+                        "this edit was not queued: {path} does not exist (and no queued \
+                         change creates it). Use write_file to create it."
+                    ));
+                }
+                View::Opaque(why) => {
+                    return Err(format!("this edit was not queued: {path} is {why}."));
+                }
+            }
+        }
+        if call.name == "delete_file" && before == View::Absent {
+            return Err(format!(
+                "this delete was not queued: {path} does not exist (or an earlier queued \
+                 change already deletes it)."
+            ));
+        }
+        Ok(before.hash())
+    }
+
+    /// Opens a new pending plan for `task`, saved first, unless one is open.
+    async fn open_plan(&mut self, task: &str, now: i64) -> Result<(), String> {
+        if self.plan.as_ref().is_none_or(|p| !p.status.is_open()) {
+            let plan = PendingPlan {
+                id: uuid::Uuid::now_v7().to_string(),
+                task: task.to_owned(),
+                created_at: now,
+                updated_at: now,
+                proposed_changes: Vec::new(),
+                exploration_summary: std::mem::take(&mut self.explored).join("\n"),
+                status: PlanStatus::Pending,
+                session_id: self.session_id.clone(),
+            };
+            if let Some(store) = &self.store
+                && let Err(err) = store.create_plan(&plan).await
+            {
+                return Err(format!(
+                    "the change could not be queued: the plan could not be saved ({err}); it \
+                     was not run"
+                ));
+            }
+            self.plan = Some(plan);
+        }
+        Ok(())
     }
 
     /// `path` as it will be after the open changes with an order below `before`

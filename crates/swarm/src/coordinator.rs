@@ -20,13 +20,13 @@ use crate::budget::{Capped, Reservation, SwarmBudget};
 use crate::config::SwarmConfig;
 use crate::events::{SwarmEvent, SwarmInput};
 use crate::health::HealthMonitor;
-use crate::schedule::{self, Limits, Running};
 use crate::task::{SwarmState, SwarmStatus, SwarmTask, TaskStatus};
 use crate::worker;
 use crate::{decompose, enrich, report};
 
 mod attempt;
 mod checks;
+mod dispatch;
 mod person;
 mod waits;
 
@@ -165,6 +165,38 @@ pub async fn run(
     events: mpsc::UnboundedSender<SwarmEvent>,
     mut input: mpsc::UnboundedReceiver<SwarmInput>,
 ) -> SwarmState {
+    let (resumed, state) = first_state(start, &deps);
+    let mut c = Coordinator::new(config, deps, options, state, events);
+    c.hold_liveness();
+    c.emit(SwarmEvent::Started {
+        swarm_id: c.state.id.clone(),
+        goal: c.state.goal.clone(),
+        resumed,
+    });
+    c.save().await;
+    if c.state.tasks.is_empty() {
+        if !c.plan().await {
+            return c.finish().await;
+        }
+    } else if resumed {
+        for task in c.state.tasks.clone() {
+            if task.status == TaskStatus::AwaitingIntervention {
+                c.ask_person(&task);
+            }
+        }
+    }
+    if c.state.status == SwarmStatus::Planned && !c.options.yes && !c.confirm(&mut input).await {
+        return c.finish().await;
+    }
+    c.state.status = SwarmStatus::Running;
+    c.base = (c.state.coordinator_tokens, c.state.coordinator_cost_usd);
+    c.save().await;
+    c.run_loop(&mut input).await;
+    c.finish().await
+}
+
+/// The state a run starts from, and whether it resumes a saved one.
+fn first_state(start: Start, deps: &Deps) -> (bool, SwarmState) {
     let (resumed, mut state) = match start {
         Start::New(goal) => (
             false,
@@ -189,93 +221,91 @@ pub async fn run(
             }
         }
     }
-    let budget = SwarmBudget::new(
-        config.max_budget_tokens,
-        config.max_budget_usd,
-        state.tokens(),
-        state.cost_usd(),
-    );
-    let (messages_tx, messages) = mpsc::unbounded_channel();
-    let (check_asks_tx, check_asks) = mpsc::unbounded_channel();
-    let judge = deps.judge.clone().map(|j| {
-        Arc::new(Capped::new(j, budget.clone()).with_output_limit(deps.max_output_tokens))
-    });
-    let mut c = Coordinator {
-        config,
-        deps,
-        options,
-        state,
-        events,
-        budget,
-        health: HealthMonitor::new(),
-        clock: Instant::now(),
-        not_before: HashMap::new(),
-        wait_notices: HashMap::new(),
-        active: HashMap::new(),
-        asks: HashMap::new(),
-        check_asks_tx,
-        check_asks,
-        check_answers: HashMap::new(),
-        jobs: JoinSet::new(),
-        messages_tx,
-        messages,
-        interrupted: false,
-        judge,
-        base: (0, Some(0.0)),
-        alive: None,
-        hosts: Arc::default(),
-    };
-    match crate::liveness::hold(&c.deps.report_dir, &c.state.id) {
-        Ok(alive) => c.alive = Some(alive),
-        Err(why) => c.emit(SwarmEvent::Notice {
-            text: format!(
-                "`atto swarm status` cannot tell whether this run is alive ({why}); it shows \
-                 what was last saved"
-            ),
-        }),
-    }
-    c.emit(SwarmEvent::Started {
-        swarm_id: c.state.id.clone(),
-        goal: c.state.goal.clone(),
-        resumed,
-    });
-    c.save().await;
-    if c.state.tasks.is_empty() {
-        if !c.plan().await {
-            return c.finish().await;
-        }
-    } else if resumed {
-        for task in c.state.tasks.clone() {
-            if task.status == TaskStatus::AwaitingIntervention {
-                c.ask_person(&task);
-            }
+    (resumed, state)
+}
+
+impl Coordinator {
+    /// A coordinator for `state`, its budget counting what the state has spent already.
+    fn new(
+        config: SwarmConfig,
+        deps: Deps,
+        options: Options,
+        state: SwarmState,
+        events: mpsc::UnboundedSender<SwarmEvent>,
+    ) -> Coordinator {
+        let budget = SwarmBudget::new(
+            config.max_budget_tokens,
+            config.max_budget_usd,
+            state.tokens(),
+            state.cost_usd(),
+        );
+        let (messages_tx, messages) = mpsc::unbounded_channel();
+        let (check_asks_tx, check_asks) = mpsc::unbounded_channel();
+        let judge = deps.judge.clone().map(|j| {
+            Arc::new(Capped::new(j, budget.clone()).with_output_limit(deps.max_output_tokens))
+        });
+        Coordinator {
+            config,
+            deps,
+            options,
+            state,
+            events,
+            budget,
+            health: HealthMonitor::new(),
+            clock: Instant::now(),
+            not_before: HashMap::new(),
+            wait_notices: HashMap::new(),
+            active: HashMap::new(),
+            asks: HashMap::new(),
+            check_asks_tx,
+            check_asks,
+            check_answers: HashMap::new(),
+            jobs: JoinSet::new(),
+            messages_tx,
+            messages,
+            interrupted: false,
+            judge,
+            base: (0, Some(0.0)),
+            alive: None,
+            hosts: Arc::default(),
         }
     }
-    if c.state.status == SwarmStatus::Planned && !c.options.yes {
-        c.emit(SwarmEvent::Plan {
-            tasks: c.state.tasks.clone(),
+
+    /// Marks the run alive for `atto swarm status`, or says why it cannot.
+    fn hold_liveness(&mut self) {
+        match crate::liveness::hold(&self.deps.report_dir, &self.state.id) {
+            Ok(alive) => self.alive = Some(alive),
+            Err(why) => self.emit(SwarmEvent::Notice {
+                text: format!(
+                    "`atto swarm status` cannot tell whether this run is alive ({why}); it shows \
+                     what was last saved"
+                ),
+            }),
+        }
+    }
+
+    /// Shows the plan and waits for the person's answer: whether to run it. A declined
+    /// plan fails the run, an interrupt stops it.
+    async fn confirm(&mut self, input: &mut mpsc::UnboundedReceiver<SwarmInput>) -> bool {
+        self.emit(SwarmEvent::Plan {
+            tasks: self.state.tasks.clone(),
         });
         loop {
             match input.recv().await {
-                Some(SwarmInput::Confirm { yes: true }) => break,
+                Some(SwarmInput::Confirm { yes: true }) => return true,
                 Some(SwarmInput::Confirm { yes: false }) => {
-                    c.state.status = SwarmStatus::Failed;
-                    c.state.error = Some("the plan was declined".into());
-                    return c.finish().await;
+                    self.state.status = SwarmStatus::Failed;
+                    self.state.error = Some("the plan was declined".into());
+                    return false;
                 }
                 Some(SwarmInput::Interrupt) | None => {
-                    c.state.status = SwarmStatus::Interrupted;
-                    return c.finish().await;
+                    self.state.status = SwarmStatus::Interrupted;
+                    return false;
                 }
                 Some(_) => {}
             }
         }
     }
-    c.state.status = SwarmStatus::Running;
-    c.base = (c.state.coordinator_tokens, c.state.coordinator_cost_usd);
-    c.save().await;
-    c.run_loop(&mut input).await;
-    c.finish().await
 }
 
 impl Coordinator {
@@ -482,156 +512,6 @@ impl Coordinator {
             }
         }
         wake
-    }
-
-    /// Fails pending tasks that can never be dispatched again, and skips pending tasks
-    /// whose dependencies failed or were skipped.
-    async fn cascade(&mut self) {
-        let max = self.config.max_dispatches_per_task;
-        let spent: Vec<String> = self
-            .state
-            .tasks
-            .iter()
-            .filter(|t| t.status == TaskStatus::Pending && t.dispatches() >= max)
-            .map(|t| t.id.clone())
-            .collect();
-        for id in spent {
-            let reason = format!("reached max_dispatches_per_task ({max})");
-            if let Some(t) = self.state.task_mut(&id) {
-                t.status = TaskStatus::Failed;
-                t.reason = Some(reason.clone());
-            }
-            self.emit(SwarmEvent::TaskFailed {
-                task_id: id,
-                attempts: max,
-                reason,
-            });
-        }
-        loop {
-            let skips = schedule::cascade(&self.state);
-            if skips.is_empty() {
-                return;
-            }
-            for (id, reason) in skips {
-                self.skip(&id, reason);
-            }
-            self.save().await;
-        }
-    }
-
-    fn skip(&mut self, id: &str, reason: String) {
-        if let Some(task) = self.state.task_mut(id) {
-            task.status = TaskStatus::Skipped;
-            task.reason = Some(reason.clone());
-        }
-        self.emit(SwarmEvent::TaskSkipped {
-            task_id: id.to_owned(),
-            reason,
-        });
-    }
-
-    fn model_for(&self, task: &SwarmTask) -> String {
-        let m = &self.config.models;
-        if task.kind.is_test() && !m.tester.is_empty() {
-            m.tester.clone()
-        } else if !m.worker.is_empty() {
-            m.worker.clone()
-        } else {
-            self.deps.default_model.clone()
-        }
-    }
-
-    /// Starts workers for every task that may start now.
-    async fn dispatch(&mut self) {
-        let now = self.now();
-        let running: Vec<Running> = self
-            .active
-            .keys()
-            .filter_map(|id| self.state.task(id))
-            .map(Running::of)
-            .collect();
-        let limits = Limits {
-            max_workers: self.config.max_workers as usize,
-            max_dispatches: self.config.max_dispatches_per_task,
-        };
-        let ready = schedule::ready(&self.state, &running, &self.not_before, now, limits);
-        let mut changed = false;
-        for id in ready {
-            let Some(task) = self.state.task(&id).cloned() else {
-                continue;
-            };
-            let preferred = self.model_for(&task);
-            let Some(model) = self
-                .health
-                .pick(&preferred, &self.config.models.fallback, now)
-                .map(str::to_owned)
-            else {
-                continue;
-            };
-            let Some((reservation, budget_args)) = self.worker_budget() else {
-                if self.active.is_empty() {
-                    // Nothing running will return budget: the cap is spent for good.
-                    let ids: Vec<String> = self
-                        .state
-                        .tasks
-                        .iter()
-                        .filter(|t| t.status == TaskStatus::Pending)
-                        .map(|t| t.id.clone())
-                        .collect();
-                    for id in ids {
-                        self.skip(&id, "the swarm's budget cap is spent".into());
-                    }
-                    changed = true;
-                }
-                break;
-            };
-            self.start(task, model, reservation, budget_args);
-            changed = true;
-        }
-        if changed {
-            self.save().await;
-        }
-    }
-
-    /// The budget of the next worker, reserved out of the swarm budget, and its flags; `None` when
-    /// too little is left.
-    fn worker_budget(&self) -> Option<(Reservation, Vec<String>)> {
-        let remaining_tasks = self
-            .state
-            .tasks
-            .iter()
-            .filter(|t| matches!(t.status, TaskStatus::Pending))
-            .count()
-            .max(1) as u64;
-        let mut args = Vec::new();
-        let tokens = match (self.budget.tokens_left(), self.config.worker_max_tokens) {
-            (None, None) => 0,
-            (None, Some(w)) => w,
-            (Some(left), w) => {
-                let share = (left / remaining_tasks).max(MIN_WORKER_TOKENS).min(left);
-                let t = w.map_or(share, |w| w.min(left));
-                if t < MIN_WORKER_TOKENS.min(w.unwrap_or(u64::MAX)) {
-                    return None;
-                }
-                t
-            }
-        };
-        if tokens > 0 {
-            args.extend(["--max-budget-tokens".to_owned(), tokens.to_string()]);
-        }
-        let usd = match self.budget.usd_left() {
-            Some(left) => {
-                let share = left / remaining_tasks as f64;
-                if share <= 0.0 {
-                    return None;
-                }
-                args.extend(["--max-budget-usd".to_owned(), format!("{share:.6}")]);
-                share
-            }
-            None => 0.0,
-        };
-        let reservation = self.budget.reserve(tokens, usd).ok()?;
-        Some((reservation, args))
     }
 
     fn on_message(&mut self, task_id: &str, message: worker::Message) {

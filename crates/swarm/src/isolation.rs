@@ -280,6 +280,15 @@ pub async fn merge_back(
     if !conflicts.is_empty() {
         return Err(conflicts);
     }
+    write_merged(&ours_root, writes)
+}
+
+/// Writes (or removes, for `None`) each merged file in the workspace; `Err` names the
+/// first that could not be.
+fn write_merged(
+    ours_root: &Beneath,
+    writes: Vec<(String, Option<Content>)>,
+) -> Result<Vec<String>, Vec<String>> {
     let mut written = Vec::new();
     for (rel, content) in writes {
         let target = ours_root.resolve(&rel).map_err(|_| vec![rel.clone()])?;

@@ -43,7 +43,14 @@ pub fn markdown(state: &SwarmState, caps: &Caps) -> String {
         let _ = writeln!(out, "Stopped: {}\n", one_line(error, usize::MAX));
     }
     let _ = writeln!(out, "{}\n", totals_line(state, caps));
+    tasks_table(&mut out, state);
+    skipped_and_failed(&mut out, state);
+    task_sections(&mut out, state);
+    out
+}
 
+/// One row a task: its kind, status, attempts, score, spend and files.
+fn tasks_table(out: &mut String, state: &SwarmState) {
     let _ = writeln!(
         out,
         "| id | kind | status | attempts | score | tokens | cost | files |"
@@ -68,7 +75,10 @@ pub fn markdown(state: &SwarmState, caps: &Caps) -> String {
             }
         );
     }
+}
 
+/// The tasks that were skipped or failed, with why, and their last attempt's error.
+fn skipped_and_failed(out: &mut String, state: &SwarmState) {
     let troubled: Vec<&SwarmTask> = state
         .tasks
         .iter()
@@ -103,7 +113,10 @@ pub fn markdown(state: &SwarmState, caps: &Caps) -> String {
             out.push('\n');
         }
     }
+}
 
+/// Every task's description, dependencies and attempts.
+fn task_sections(out: &mut String, state: &SwarmState) {
     let _ = writeln!(out, "\n## Tasks");
     for t in &state.tasks {
         let _ = writeln!(
@@ -130,7 +143,6 @@ pub fn markdown(state: &SwarmState, caps: &Caps) -> String {
             }
         }
     }
-    out
 }
 
 /// The report as JSON: the same facts as [`markdown`], unknown costs as `null`.
@@ -252,9 +264,8 @@ impl Counts {
     }
 }
 
-/// `3 of 5 passed, 1 failed, 1 skipped · 12,345 tokens of 100,000 · $0.12 of $5.00 ·
-/// coordinator 2,000 tokens`.
-fn totals_line(state: &SwarmState, caps: &Caps) -> String {
+/// `3 of 5 passed, 1 failed, 1 skipped` (and `, 1 unfinished` when some are).
+fn tasks_summary(state: &SwarmState) -> String {
     let c = Counts::of(state);
     let mut tasks = format!(
         "{} of {} passed, {} failed, {} skipped",
@@ -266,6 +277,13 @@ fn totals_line(state: &SwarmState, caps: &Caps) -> String {
     if c.unfinished > 0 {
         let _ = write!(tasks, ", {} unfinished", c.unfinished);
     }
+    tasks
+}
+
+/// `3 of 5 passed, 1 failed, 1 skipped · 12,345 tokens of 100,000 · $0.12 of $5.00 ·
+/// coordinator 2,000 tokens`.
+fn totals_line(state: &SwarmState, caps: &Caps) -> String {
+    let tasks = tasks_summary(state);
     let tokens = match caps.max_tokens {
         Some(max) => format!("{} of {} tokens", thousands(state.tokens()), thousands(max)),
         None => format!("{} tokens (no cap)", thousands(state.tokens())),

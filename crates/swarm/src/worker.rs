@@ -323,52 +323,23 @@ pub async fn run(
 ) -> Report {
     let started = Instant::now();
     let mut report = Report::default();
-    let mut command = tokio::process::Command::new(&launch.program);
-    command
-        .args(&launch.args)
-        .current_dir(&launch.cwd)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    let mut child = match command.spawn() {
+    let mut child = match spawn(&launch) {
         Ok(child) => child,
         Err(err) => {
-            report.spawn_error = Some(format!("{}: {err}", launch.program));
+            report.spawn_error = Some(err);
             return report;
         }
     };
     let _ = messages.send(Message::Started(child.id()));
-    let (Some(mut stdin), Some(stdout), Some(mut stderr)) =
+    let (Some(mut stdin), Some(stdout), Some(stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
         report.spawn_error = Some("its pipes could not be opened".into());
         return report;
     };
-    let first = Op::UserInput {
-        text: launch.prompt.clone(),
-    };
-    let mut line = launch.preamble.clone();
-    line.extend(serde_json::to_vec(&first).unwrap_or_default());
-    line.push(b'\n');
-    if stdin.write_all(&line).await.is_err() {
-        // It died at once; what it wrote and how it exited tell why.
-    }
-    let _ = stdin.flush().await;
+    send_prompt(&mut stdin, &launch).await;
     let mut stdin = Some(stdin);
-
-    let err_task = tokio::spawn(async move {
-        let mut tail: VecDeque<String> = VecDeque::new();
-        let mut buf = Vec::new();
-        let _ = (&mut stderr).take(1 << 20).read_to_end(&mut buf).await;
-        for l in String::from_utf8_lossy(&buf).lines() {
-            if tail.len() == STDERR_LINES {
-                tail.pop_front();
-            }
-            tail.push_back(l.to_owned());
-        }
-        Vec::from(tail).join("\n")
-    });
+    let err_task = tail_of(stderr);
 
     let mut reader = tokio::io::BufReader::new(stdout);
     let deadline = tokio::time::sleep(launch.timeout);
@@ -414,6 +385,60 @@ pub async fn run(
         }
     }
     drop(stdin);
+    reap(&mut child, &mut report).await;
+    report.stderr_tail = err_task.await.unwrap_or_default();
+    report.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    report
+}
+
+/// Starts the worker's process, its three pipes open.
+fn spawn(launch: &Launch) -> Result<tokio::process::Child, String> {
+    let mut command = tokio::process::Command::new(&launch.program);
+    command
+        .args(&launch.args)
+        .current_dir(&launch.cwd)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    command
+        .spawn()
+        .map_err(|err| format!("{}: {err}", launch.program))
+}
+
+/// Writes the preamble and the task prompt, the worker's first op.
+async fn send_prompt(stdin: &mut tokio::process::ChildStdin, launch: &Launch) {
+    let first = Op::UserInput {
+        text: launch.prompt.clone(),
+    };
+    let mut line = launch.preamble.clone();
+    line.extend(serde_json::to_vec(&first).unwrap_or_default());
+    line.push(b'\n');
+    if stdin.write_all(&line).await.is_err() {
+        // It died at once; what it wrote and how it exited tell why.
+    }
+    let _ = stdin.flush().await;
+}
+
+/// The last lines of what the worker writes on stderr, read to its end.
+fn tail_of(mut stderr: tokio::process::ChildStderr) -> tokio::task::JoinHandle<String> {
+    tokio::spawn(async move {
+        let mut tail: VecDeque<String> = VecDeque::new();
+        let mut buf = Vec::new();
+        let _ = (&mut stderr).take(1 << 20).read_to_end(&mut buf).await;
+        for l in String::from_utf8_lossy(&buf).lines() {
+            if tail.len() == STDERR_LINES {
+                tail.pop_front();
+            }
+            tail.push_back(l.to_owned());
+        }
+        Vec::from(tail).join("\n")
+    })
+}
+
+/// Waits a bounded time for the worker to exit and records how; one that does not is
+/// killed.
+async fn reap(child: &mut tokio::process::Child, report: &mut Report) {
     let status = tokio::time::timeout(Duration::from_secs(10), child.wait()).await;
     match status {
         Ok(Ok(status)) => {
@@ -426,9 +451,6 @@ pub async fn run(
             let _ = child.wait().await;
         }
     }
-    report.stderr_tail = err_task.await.unwrap_or_default();
-    report.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    report
 }
 
 async fn send_op(stdin: &mut Option<tokio::process::ChildStdin>, op: &Op) {

@@ -233,6 +233,17 @@ fn diagnose(call: &Finished<'_>) -> Option<Diagnosis> {
         .and_then(|a| a.get("path"))
         .and_then(Value::as_str);
     let tail = tail(call.content);
+    let category = category(call, &tail)?;
+    let suggestion = suggestion(category, call.tool, command, path, &tail);
+    Some(Diagnosis {
+        category,
+        suggestion,
+    })
+}
+
+/// The category a failed call's status, exit code and output's last lines (`tail`) put
+/// it in; `None` when no pattern matches.
+fn category(call: &Finished<'_>, tail: &str) -> Option<FailureCategory> {
     let text = tail.to_ascii_lowercase();
     let has = |needles: &[&str]| needles.iter().any(|n| text.contains(n));
     let category = if call.status == ToolCallStatus::InvalidArguments {
@@ -303,11 +314,7 @@ fn diagnose(call: &Finished<'_>) -> Option<Diagnosis> {
     } else {
         return None;
     };
-    let suggestion = suggestion(category, call.tool, command, path, &tail);
-    Some(Diagnosis {
-        category,
-        suggestion,
-    })
+    Some(category)
 }
 
 /// The last [`TAIL_LINES`] lines of a result.

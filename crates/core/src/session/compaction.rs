@@ -109,25 +109,8 @@ impl Session {
         focus: Option<String>,
         cancel: &CancellationToken,
     ) -> bool {
-        let fixed = u64::try_from(self.system.len()).unwrap_or(u64::MAX)
-            + context::tools_bytes(&self.tool_specs);
         let before_bytes = context::history_bytes(&self.history);
-        // The room the history may fill: below the threshold of a known window; with no
-        // known window (an overflow, /compact), half of what it fills now.
-        let (room, window_bytes) = match self.window() {
-            Some(w) => {
-                let at = self.options.context.compact_at(w) * atto_llm::BYTES_PER_TOKEN;
-                (at.saturating_sub(fixed), w * atto_llm::BYTES_PER_TOKEN)
-            }
-            None => (before_bytes / 2, (before_bytes + fixed) * 5 / 4),
-        };
-        let room = match trigger {
-            // The provider said it does not fit: aim well under what was sent.
-            CompactTrigger::Overflow => room.min(before_bytes * 3 / 5),
-            // Asked for: make real room, whatever the threshold.
-            CompactTrigger::User => room.min(before_bytes / 2),
-            CompactTrigger::Threshold => room,
-        };
+        let (room, window_bytes) = self.room(trigger, before_bytes);
         let keep = window_bytes * u64::from(self.options.context.keep_recent_percent) / 100;
         let start = compact::tail_start(&self.history, keep.min(room / 2));
         let pinned = self.pinned(&self.history[..start]).await;
@@ -140,48 +123,8 @@ impl Session {
         if cancel.is_cancelled() {
             return false;
         }
-        // Where each message of the new history came from in the old one (the first, the
-        // compaction message, is new): its copy keeps the time it was first recorded.
-        let mut origins: Vec<Option<usize>> = vec![None];
-        let (mut history, fallback_reason) = match summary {
-            Ok(summary) => {
-                let first = Message::User {
-                    text: String::new(),
-                    context: Some(compact::compacted_context(
-                        &pinned.render(),
-                        Some(&summary),
-                        start,
-                    )),
-                };
-                let mut h = Vec::with_capacity(self.history.len() - start + 1);
-                h.push(first);
-                h.extend_from_slice(&self.history[start..]);
-                origins.extend((start..self.history.len()).map(Some));
-                (h, None)
-            }
-            Err(why) => {
-                let first = Message::User {
-                    text: String::new(),
-                    context: Some(compact::compacted_context(
-                        &pinned.render(),
-                        None,
-                        self.history.len(),
-                    )),
-                };
-                // The old compaction message is replaced by the new one (its pins are in it).
-                let rest = self
-                    .history
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, m)| !is_compaction(m));
-                let mut h = vec![first];
-                for (index, message) in rest {
-                    h.push(message.clone());
-                    origins.push(Some(index));
-                }
-                (h, Some(why))
-            }
-        };
+        let (mut history, origins, fallback_reason) =
+            self.compacted_history(summary, &pinned.render(), start);
         if context::history_bytes(&history) > room {
             compact::elide_oldest(&mut history[1..], room, PROTECTED);
         }
@@ -216,6 +159,75 @@ impl Session {
         self.compacted_to = self.request_bytes();
         self.emit(Event::ContextCompacted(compaction));
         true
+    }
+
+    /// The room the history may fill (below the threshold of a known window; with no
+    /// known window, an overflow or /compact, half of what it fills now), and the window's
+    /// bytes.
+    fn room(&self, trigger: CompactTrigger, before_bytes: u64) -> (u64, u64) {
+        let fixed = u64::try_from(self.system.len()).unwrap_or(u64::MAX)
+            + context::tools_bytes(&self.tool_specs);
+        let (room, window_bytes) = match self.window() {
+            Some(w) => {
+                let at = self.options.context.compact_at(w) * atto_llm::BYTES_PER_TOKEN;
+                (at.saturating_sub(fixed), w * atto_llm::BYTES_PER_TOKEN)
+            }
+            None => (before_bytes / 2, (before_bytes + fixed) * 5 / 4),
+        };
+        let room = match trigger {
+            // The provider said it does not fit: aim well under what was sent.
+            CompactTrigger::Overflow => room.min(before_bytes * 3 / 5),
+            // Asked for: make real room, whatever the threshold.
+            CompactTrigger::User => room.min(before_bytes / 2),
+            CompactTrigger::Threshold => room,
+        };
+        (room, window_bytes)
+    }
+
+    /// The compacted history: a compaction message (the pins, and the summary of the
+    /// messages before `start` when there is one) then the messages kept; with where each
+    /// came from in the old history, and why there is no summary.
+    fn compacted_history(
+        &self,
+        summary: Result<String, String>,
+        pinned: &str,
+        start: usize,
+    ) -> (Vec<Message>, Vec<Option<usize>>, Option<String>) {
+        // Where each message of the new history came from in the old one (the first, the
+        // compaction message, is new): its copy keeps the time it was first recorded.
+        let mut origins: Vec<Option<usize>> = vec![None];
+        let (history, fallback_reason) = match summary {
+            Ok(summary) => {
+                let first = Message::User {
+                    text: String::new(),
+                    context: Some(compact::compacted_context(pinned, Some(&summary), start)),
+                };
+                let mut h = Vec::with_capacity(self.history.len() - start + 1);
+                h.push(first);
+                h.extend_from_slice(&self.history[start..]);
+                origins.extend((start..self.history.len()).map(Some));
+                (h, None)
+            }
+            Err(why) => {
+                let first = Message::User {
+                    text: String::new(),
+                    context: Some(compact::compacted_context(pinned, None, self.history.len())),
+                };
+                // The old compaction message is replaced by the new one (its pins are in it).
+                let rest = self
+                    .history
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, m)| !is_compaction(m));
+                let mut h = vec![first];
+                for (index, message) in rest {
+                    h.push(message.clone());
+                    origins.push(Some(index));
+                }
+                (h, Some(why))
+            }
+        };
+        (history, origins, fallback_reason)
     }
 
     /// The thread's name as `/threads` shows it.

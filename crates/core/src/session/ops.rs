@@ -69,20 +69,8 @@ impl Session {
                 context: self.context_use(),
                 asked: true,
             }),
-            Op::Compact { focus } => {
-                let cancel = atto_tools::CancellationToken::new();
-                let trigger = atto_protocol::CompactTrigger::User;
-                self.register().await;
-                self.compact(trigger, focus, &cancel).await;
-            }
-            Op::ListMcp => self.emit(Event::McpServers {
-                servers: self
-                    .options
-                    .external_tools
-                    .as_ref()
-                    .map(|source| source.servers())
-                    .unwrap_or_default(),
-            }),
+            Op::Compact { focus } => self.compact_asked(focus).await,
+            Op::ListMcp => self.list_mcp(),
             Op::AutoPlan { task } => {
                 self.generate_plan(task, inbox).await;
             }
@@ -121,6 +109,36 @@ impl Session {
                 self.trust = on;
                 self.emit(Event::TrustChanged { on });
             }
+            op @ (Op::ListGrants | Op::RevokeGrant { .. }) => self.grant_op(op).await,
+            // Nothing is running: nothing to interrupt, no question open. Shutdown is the
+            // caller's.
+            Op::Interrupt | Op::Approval { .. } | Op::Shutdown => {}
+        }
+    }
+
+    /// `/compact`: the conversation compacted now, whatever the threshold.
+    async fn compact_asked(&mut self, focus: Option<String>) {
+        let cancel = atto_tools::CancellationToken::new();
+        let trigger = atto_protocol::CompactTrigger::User;
+        self.register().await;
+        self.compact(trigger, focus, &cancel).await;
+    }
+
+    /// The MCP servers and their state.
+    fn list_mcp(&self) {
+        self.emit(Event::McpServers {
+            servers: self
+                .options
+                .external_tools
+                .as_ref()
+                .map(|source| source.servers())
+                .unwrap_or_default(),
+        });
+    }
+
+    /// The grants the session decides by: listed, or one revoked.
+    async fn grant_op(&mut self, op: Op) {
+        match op {
             Op::ListGrants => {
                 let grants = self.gate.list().await;
                 self.emit(Event::GrantList { grants });
@@ -129,9 +147,7 @@ impl Session {
                 Ok(message) => self.emit(Event::Notice { message }),
                 Err(message) => self.emit(Event::Error { message }),
             },
-            // Nothing is running: nothing to interrupt, no question open. Shutdown is the
-            // caller's.
-            Op::Interrupt | Op::Approval { .. } | Op::Shutdown => {}
+            _ => {}
         }
     }
 

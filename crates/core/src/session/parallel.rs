@@ -76,45 +76,8 @@ impl Session {
         let (context, review_ids) = self.prompt_context();
         let mut workers = Vec::with_capacity(batch.len());
         for &i in batch {
-            self.turns += 1;
-            let step = &plan.steps[i];
-            let task = execute::batch_step_prompt(plan, i, batch);
-            let mut messages = self.history.clone();
-            let own = messages.len();
-            messages.push(Message::User {
-                text: task.clone(),
-                context: Some(context.clone()),
-            });
-            let mut limits = self.options.limits.clone();
-            let budget = step.token_budget;
-            limits.max_tokens = Some(limits.max_tokens.map_or(budget, |max| max.min(budget)));
-            self.emit(Event::PlanStepStarted {
-                number: step.number,
-                description: step.description.clone(),
-                checkpoint,
-            });
-            self.emit(Event::TurnStarted {
-                turn: self.turns,
-                mode: self.mode,
-                complexity: Some(atto_planner::complexity::classify(&task)),
-                model: Some(self.options.client.info().model.clone()),
-                route: None,
-            });
-            let scope = execute::step_scope(plan, i, &self.options.workspace).unwrap_or_default();
-            workers.push(Worker {
-                scope,
-                index: i,
-                number: step.number,
-                turn: self.turns,
-                corrections: Corrections::new(&task, Tally::default()),
-                task,
-                messages,
-                own,
-                limits,
-                state: TurnState::new(),
-                report: None,
-                result: None,
-            });
+            let worker = self.start_step(plan, i, batch, &context, checkpoint);
+            workers.push(worker);
         }
         self.plan.reported(&review_ids).await;
         self.tool_specs
@@ -142,6 +105,57 @@ impl Session {
             }
         }
         workers
+    }
+
+    /// Starts step `i` of the batch as a worker: its own turn, its prompt over a copy of
+    /// the history, its token budget, announced.
+    fn start_step(
+        &mut self,
+        plan: &TaskPlan,
+        i: usize,
+        batch: &[usize],
+        context: &str,
+        checkpoint: Option<u32>,
+    ) -> Worker {
+        self.turns += 1;
+        let step = &plan.steps[i];
+        let task = execute::batch_step_prompt(plan, i, batch);
+        let mut messages = self.history.clone();
+        let own = messages.len();
+        messages.push(Message::User {
+            text: task.clone(),
+            context: Some(context.to_owned()),
+        });
+        let mut limits = self.options.limits.clone();
+        let budget = step.token_budget;
+        limits.max_tokens = Some(limits.max_tokens.map_or(budget, |max| max.min(budget)));
+        self.emit(Event::PlanStepStarted {
+            number: step.number,
+            description: step.description.clone(),
+            checkpoint,
+        });
+        self.emit(Event::TurnStarted {
+            turn: self.turns,
+            mode: self.mode,
+            complexity: Some(atto_planner::complexity::classify(&task)),
+            model: Some(self.options.client.info().model.clone()),
+            route: None,
+        });
+        let scope = execute::step_scope(plan, i, &self.options.workspace).unwrap_or_default();
+        Worker {
+            scope,
+            index: i,
+            number: step.number,
+            turn: self.turns,
+            corrections: Corrections::new(&task, Tally::default()),
+            task,
+            messages,
+            own,
+            limits,
+            state: TurnState::new(),
+            report: None,
+            result: None,
+        }
     }
 
     /// Rounds until every worker has ended: all requests at once, then each worker's calls.
@@ -258,6 +272,26 @@ impl Session {
             worker.result = Some(worker.state.finish(TurnStatus::Completed, None));
             return;
         }
+        self.run_step_calls(worker, &calls, &text, &response.stop, cancel)
+            .await;
+        if let Some(report) = report::take(&self.planner.step_report) {
+            worker.report = Some(report);
+        }
+        if cancel.is_cancelled() {
+            worker.result = Some(worker.state.finish(TurnStatus::Cancelled, None));
+        }
+    }
+
+    /// Runs one reply's tool calls for a step, its results kept for the step's block; what
+    /// its commands changed outside the step's files is put back.
+    async fn run_step_calls(
+        &mut self,
+        worker: &mut Worker,
+        calls: &[atto_protocol::ToolCall],
+        text: &str,
+        stop: &StopReason,
+        cancel: &CancellationToken,
+    ) {
         self.current_turn.store(worker.turn, Ordering::Relaxed);
         // The step_report is shared; calls run one worker at a time, so what lands in it now is
         // this worker's report.
@@ -285,14 +319,14 @@ impl Session {
             mode: self.mode,
             plan: &mut self.plan,
             task: &worker.task,
-            reason: &text,
+            reason: text,
             checkpoints: &mut self.keeper,
             turn: worker.turn,
             correction: &mut worker.corrections,
             scope: Some(crate::orchestrator::Scope::Step(&worker.scope)),
             focus,
         };
-        let outcomes = orchestrator.run_calls(&calls, &response.stop, cancel).await;
+        let outcomes = orchestrator.run_calls(calls, stop, cancel).await;
         let watched = self.keeper.unwatch();
         let with_paths = outcomes
             .iter()
@@ -324,12 +358,6 @@ impl Session {
             if !outside.is_empty() {
                 self.undo_outside(worker, first, outside).await;
             }
-        }
-        if let Some(report) = report::take(&self.planner.step_report) {
-            worker.report = Some(report);
-        }
-        if cancel.is_cancelled() {
-            worker.result = Some(worker.state.finish(TurnStatus::Cancelled, None));
         }
     }
 

@@ -65,17 +65,7 @@ impl Session {
             Some(id) => self.keeper.read_at(id, work.files.clone()).await,
             None => std::collections::BTreeMap::new(),
         };
-        // The judge only when a model is named for it: it costs a model call per step.
-        let judge = match config.quality_gate_model.as_str() {
-            "" => None,
-            name if name == model => Some(Arc::clone(&self.options.client)),
-            name => self
-                .tree
-                .settings
-                .connect
-                .as_ref()
-                .and_then(|connect| connect(name).ok()),
-        };
+        let judge = self.step_judge(&config, &model);
         let emit_events = self.events.clone();
         let emit = move |event: Event| {
             let _ = emit_events.send(event);
@@ -117,6 +107,24 @@ impl Session {
         )
         .await;
         outcome
+    }
+
+    /// The judge only when a model is named for it: it costs a model call per step.
+    fn step_judge(
+        &self,
+        config: &QualityConfig,
+        model: &str,
+    ) -> Option<Arc<dyn atto_llm::ModelClient>> {
+        match config.quality_gate_model.as_str() {
+            "" => None,
+            name if name == model => Some(Arc::clone(&self.options.client)),
+            name => self
+                .tree
+                .settings
+                .connect
+                .as_ref()
+                .and_then(|connect| connect(name).ok()),
+        }
     }
 }
 

@@ -18,9 +18,12 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use atto_llm::{BYTES_PER_TOKEN, StreamUpdate, cost_usd, total_tokens};
-use atto_llm::{BoxFuture, ModelClient, ModelError, ModelInfo, ModelRequest, ModelResponse};
+use atto_llm::{BYTES_PER_TOKEN, cost_usd, total_tokens};
 use atto_protocol::Usage;
+
+pub use client::Budgeted;
+
+mod client;
 
 /// The smallest output a call is sent with: below it a reply could not say anything.
 const MIN_OUTPUT_TOKENS: u64 = 64;
@@ -245,50 +248,7 @@ impl Tree {
             },
         );
         if let Some(cap) = self.caps.usd {
-            let cost = |out: u64| {
-                cost_usd(
-                    model,
-                    &Usage {
-                        input_tokens: estimate,
-                        output_tokens: out,
-                        ..Usage::default()
-                    },
-                )
-            };
-            let (Some(with_none), Some(per_output)) = (cost(0), cost(1_000_000)) else {
-                return Err(format!(
-                    "not sent: the dollar cap (--max-budget-usd {cap}) cannot be checked \
-                     because the price of model {model} is unknown. Use --max-budget-tokens to \
-                     cap this model, or a model with a known price"
-                ));
-            };
-            let per_token = (per_output - with_none) / 1_000_000.0;
-            let room = cap - state.used_usd - state.reserved_usd - with_none;
-            // Token counts stay far below 2^53: the conversions are exact.
-            #[expect(
-                clippy::cast_possible_truncation,
-                clippy::cast_sign_loss,
-                reason = "checked non-negative, bounded by `output`"
-            )]
-            let affordable = if per_token > 0.0 && room > 0.0 {
-                ((room / per_token).floor() as u64).min(output)
-            } else if room > 0.0 {
-                output
-            } else {
-                0
-            };
-            if affordable < MIN_OUTPUT_TOKENS.min(output) {
-                return Err(format!(
-                    "not sent: the next model call could cost more than the ${cap:.2} left \
-                     under the dollar cap (${:.4} spent); raise --max-budget-usd to go on",
-                    state.used_usd
-                ));
-            }
-            output = affordable;
-            #[expect(clippy::cast_precision_loss, reason = "token counts far below 2^53")]
-            {
-                usd = with_none + per_token * output as f64;
-            }
+            (output, usd) = affordable(&state, cap, model, estimate, output)?;
         }
         let tokens = estimate + output;
         state.reserved_tokens += tokens;
@@ -502,6 +462,60 @@ impl Share {
     }
 }
 
+/// Under the dollar cap `cap`: how much of `output` a call with `estimate` input tokens
+/// can afford, and the dollars to reserve for it. Refused when the model's price is
+/// unknown or too little is left.
+fn affordable(
+    state: &State,
+    cap: f64,
+    model: &str,
+    estimate: u64,
+    output: u64,
+) -> Result<(u64, f64), String> {
+    let cost = |out: u64| {
+        cost_usd(
+            model,
+            &Usage {
+                input_tokens: estimate,
+                output_tokens: out,
+                ..Usage::default()
+            },
+        )
+    };
+    let (Some(with_none), Some(per_output)) = (cost(0), cost(1_000_000)) else {
+        return Err(format!(
+            "not sent: the dollar cap (--max-budget-usd {cap}) cannot be checked \
+                 because the price of model {model} is unknown. Use --max-budget-tokens to \
+                 cap this model, or a model with a known price"
+        ));
+    };
+    let per_token = (per_output - with_none) / 1_000_000.0;
+    let room = cap - state.used_usd - state.reserved_usd - with_none;
+    // Token counts stay far below 2^53: the conversions are exact.
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "checked non-negative, bounded by `output`"
+    )]
+    let affordable = if per_token > 0.0 && room > 0.0 {
+        ((room / per_token).floor() as u64).min(output)
+    } else if room > 0.0 {
+        output
+    } else {
+        0
+    };
+    if affordable < MIN_OUTPUT_TOKENS.min(output) {
+        return Err(format!(
+            "not sent: the next model call could cost more than the ${cap:.2} left \
+                 under the dollar cap (${:.4} spent); raise --max-budget-usd to go on",
+            state.used_usd
+        ));
+    }
+    #[expect(clippy::cast_precision_loss, reason = "token counts far below 2^53")]
+    let usd = with_none + per_token * affordable as f64;
+    Ok((affordable, usd))
+}
+
 /// A call's input: at least its request's size in tokens, and at least the last call's
 /// reported input plus what was added since.
 fn input_estimate(state: &State, node: &str, bytes: u64) -> u64 {
@@ -568,239 +582,5 @@ fn add_cost(a: Option<f64>, b: Option<f64>) -> Option<f64> {
     Some(a? + b?)
 }
 
-/// A model client whose every call is checked against the tree's budget first.
-pub struct Budgeted {
-    inner: Arc<dyn ModelClient>,
-    tree: Arc<Tree>,
-    node: String,
-}
-
-impl Budgeted {
-    /// Calls of session `node` through `inner`, within `tree`'s budget.
-    pub fn new(inner: Arc<dyn ModelClient>, tree: Arc<Tree>, node: String) -> Self {
-        Budgeted { inner, tree, node }
-    }
-}
-
-impl ModelClient for Budgeted {
-    fn info(&self) -> &ModelInfo {
-        self.inner.info()
-    }
-
-    fn stream<'a>(
-        &'a self,
-        req: &'a ModelRequest<'a>,
-        on_update: &'a mut (dyn FnMut(StreamUpdate) + Send),
-    ) -> BoxFuture<'a, Result<ModelResponse, ModelError>> {
-        Box::pin(async move {
-            let bounded =
-                self.tree.caps != Caps::default() || self.tree.spent(&self.node).1.is_some();
-            if !bounded {
-                return self.inner.stream(req, on_update).await;
-            }
-            let bytes = req.bytes();
-            let reservation = self
-                .tree
-                .reserve(
-                    &self.node,
-                    bytes,
-                    req.max_output_tokens,
-                    &self.inner.info().model,
-                )
-                .map_err(ModelError::OverBudget)?;
-            let mut bounded_req = req.clone();
-            bounded_req.max_output_tokens = reservation.output;
-            let stop = tokio::sync::Notify::new();
-            let mut crossing = None;
-            let reply = {
-                // Each retried attempt counts the moment it failed, so calls running at
-                // once anywhere in the tree see it; a retry that could cross a cap is not
-                // announced, and the call is dropped during its wait, before it is sent.
-                let mut counting = |update: StreamUpdate| {
-                    if crossing.is_some() {
-                        return;
-                    }
-                    if update == StreamUpdate::FailedAttempt
-                        && let NextAttempt::WouldCross { spent_usd } =
-                            self.tree.charge_failed_attempt(&reservation)
-                    {
-                        crossing = Some(spent_usd);
-                        stop.notify_one();
-                        return;
-                    }
-                    on_update(update);
-                };
-                let call = self.inner.stream(&bounded_req, &mut counting);
-                // The stop is looked at first: the retrying client yields after reporting a
-                // failed attempt, so the call is dropped before its next attempt is sent.
-                tokio::select! {
-                    biased;
-                    () = stop.notified() => Err(ModelError::OverBudget(String::new())),
-                    reply = call => reply,
-                }
-            };
-            let reply = match (reply, crossing) {
-                (Err(ModelError::OverBudget(_)), Some(spent_usd)) => Err(ModelError::OverBudget(
-                    not_retried(self.tree.caps, spent_usd),
-                )),
-                (reply, _) => reply,
-            };
-            match &reply {
-                Ok(response) if response.usage_reported => {
-                    let cost = cost_usd(&response.model, &response.usage);
-                    reservation.settle(Spent::Reported(&response.usage, cost));
-                }
-                Ok(_) => {
-                    let tokens = reservation.tokens;
-                    let unknown = Usage {
-                        input_tokens: tokens,
-                        ..Usage::default()
-                    };
-                    reservation.settle(Spent::Reported(&unknown, None));
-                }
-                Err(err) if err.reached_provider() => reservation.settle(Spent::Failed),
-                Err(_) => reservation.settle(Spent::Nothing),
-            }
-            reply
-        })
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_child_gets_fifteen_percent_clamped_to_50k_200k_and_never_more_than_is_left() {
-        let share = Share::default();
-        assert_eq!(share.of(Some(1_000_000)), 150_000);
-        assert_eq!(
-            share.of(Some(100_000)),
-            50_000,
-            "15K is raised to the 50K floor"
-        );
-        assert_eq!(
-            share.of(Some(10_000_000)),
-            200_000,
-            "1.5M is cut to the 200K ceiling"
-        );
-        assert_eq!(share.of(Some(30_000)), 30_000, "never more than is left");
-        assert_eq!(
-            share.of(None),
-            200_000,
-            "an unbounded parent gives the ceiling"
-        );
-    }
-
-    #[test]
-    fn the_parent_hands_out_the_allowance_and_gets_the_unspent_rest_back() {
-        let tree = Tree::new(
-            Caps {
-                tokens: Some(1_000_000),
-                usd: None,
-            },
-            "root",
-        );
-        let given = tree.allot("root", "kid", None, &Share::default()).unwrap();
-        assert_eq!(given, 150_000);
-        assert_eq!(tree.remaining("root"), Some(850_000));
-        // The child spends 10K of its 150K.
-        let r = tree.reserve("kid", 3_000, 8_192, "m").unwrap();
-        let used = Usage {
-            input_tokens: 9_000,
-            output_tokens: 1_000,
-            ..Usage::default()
-        };
-        r.settle(Spent::Reported(&used, None));
-        let spend = tree.finish("root", "kid");
-        assert_eq!(spend.tokens, 10_000);
-        assert_eq!(tree.remaining("root"), Some(990_000));
-        assert!(
-            tree.allot("root", "big", Some(2_000_000), &Share::default())
-                .unwrap_err()
-                .contains("only 990000 are left")
-        );
-    }
-
-    #[test]
-    fn a_call_is_refused_before_it_could_cross_a_cap_and_its_output_is_bounded() {
-        let tree = Tree::new(
-            Caps {
-                tokens: Some(10_000),
-                usd: None,
-            },
-            "root",
-        );
-        // 9,000 bytes ≈ 3,000 tokens in: 7,000 left for output, under the 8,192 asked.
-        let r = tree.reserve("root", 9_000, 8_192, "m").unwrap();
-        assert_eq!(r.output, 7_000);
-        let used = Usage {
-            input_tokens: 3_000,
-            output_tokens: 6_000,
-            ..Usage::default()
-        };
-        r.settle(Spent::Reported(&used, None));
-        // The next input is at least the last one's: 3,000 of the 1,000 left.
-        let refused = tree.reserve("root", 9_000, 8_192, "m").err().unwrap();
-        assert!(
-            refused.contains("would cross the session's token cap"),
-            "{refused}"
-        );
-        assert_eq!(tree.used_tokens(), 9_000);
-    }
-
-    #[test]
-    fn calls_in_flight_hold_their_reservations_so_parallel_calls_cannot_overspend() {
-        let tree = Tree::new(
-            Caps {
-                tokens: Some(5_000),
-                usd: None,
-            },
-            "root",
-        );
-        let first = tree.reserve("root", 3_000, 3_000, "m").unwrap();
-        assert_eq!(first.tokens, 4_000);
-        assert!(tree.reserve("root", 3_000, 3_000, "m").is_err());
-        drop(first);
-        // A dropped (cancelled) call counts its input as spent.
-        assert_eq!(tree.used_tokens(), 1_000);
-    }
-
-    #[test]
-    fn a_dollar_cap_on_a_model_without_a_price_refuses_rather_than_guesses() {
-        let tree = Tree::new(
-            Caps {
-                tokens: None,
-                usd: Some(1.0),
-            },
-            "root",
-        );
-        let err = tree
-            .reserve("root", 300, 100, "local-model-x")
-            .err()
-            .unwrap();
-        assert!(
-            err.contains("price of model local-model-x is unknown"),
-            "{err}"
-        );
-    }
-
-    #[test]
-    fn a_failed_or_cancelled_call_costs_its_input_at_the_model_price_not_nothing() {
-        let tree = Tree::new(
-            Caps {
-                tokens: None,
-                usd: Some(1.0),
-            },
-            "root",
-        );
-        // 30,000 bytes ≈ 10,000 tokens in; gpt-4o's input is $2.50 a million.
-        let r = tree.reserve("root", 30_000, 100, "gpt-4o").unwrap();
-        drop(r);
-        let spent = tree.lock().used_usd;
-        assert!((spent - 0.025).abs() < 1e-9, "{spent}");
-        assert_eq!(tree.children_spend("root").1, Some(0.0));
-        let own = tree.lock().nodes.get("root").and_then(|n| n.own_cost);
-        assert!(own.is_some_and(|c| (c - 0.025).abs() < 1e-9), "{own:?}");
-    }
-}
+mod tests;

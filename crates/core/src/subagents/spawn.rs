@@ -127,49 +127,14 @@ impl Spawner {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let mode = child_mode(role, authority.mode)?;
-        let depth = self.position.depth + 1;
-        if depth > settings.max_depth {
-            return Err(format!(
-                "subagents may nest {} deep and this one would be {depth} deep; do the work \
-                 here instead",
-                settings.max_depth
-            ));
-        }
+        let depth = self.child_depth()?;
         let files = self.declared_files(&request, role)?;
         let model = request
             .model
             .clone()
             .or_else(|| def.as_ref().and_then(|d| d.model.clone()));
-        let raw_client = match &model {
-            None => Arc::clone(&self.tree.template.client),
-            Some(name) => match &settings.connect {
-                Some(connect) => connect(name)?,
-                None => {
-                    return Err(format!(
-                        "cannot use model '{name}' for a subagent here; leave the model out to \
-                         use the session's"
-                    ));
-                }
-            },
-        };
-        // A free slot first (the session the user talks to waits for one; a subagent
-        // does not, so a tree of waiting parents cannot lock itself up).
-        let running = Arc::clone(&self.tree.running);
-        let _permit = if self.position.depth == 0 {
-            tokio::select! {
-                permit = running.acquire_owned() => permit.ok(),
-                () = cancel.cancelled() => None,
-            }
-        } else {
-            running.try_acquire_owned().ok()
-        }
-        .ok_or_else(|| {
-            format!(
-                "no subagent was started: {} already run at once (--max-subagents); wait for \
-                 one to finish, or do the work here",
-                settings.max_running
-            )
-        })?;
+        let raw_client = self.client_for(model.as_deref())?;
+        let _permit = self.running_slot(cancel).await?;
         let id = uuid::Uuid::now_v7().to_string();
         let budget = self.tree.budget.allot(
             &self.position.node,
@@ -181,16 +146,7 @@ impl Spawner {
         let client = raw_client;
         let model_name = client.info().model.clone();
         let mut options = self.child_options(&id, client, mode, authority);
-        options.limits = Limits {
-            max_rounds: request
-                .max_iterations
-                .unwrap_or(settings.max_iterations)
-                .clamp(1, settings.max_iterations.max(1)),
-            max_tokens: None,
-            max_duration: Some(settings.timeout),
-            wrap_up_before: Some(wrap_up_lead(settings.timeout)),
-            ..self.tree.template.limits.clone()
-        };
+        options.limits = self.child_limits(&request);
         let position = TreePosition {
             node: id.clone(),
             depth,
@@ -232,6 +188,76 @@ impl Spawner {
         let prompt = prompt(&task, role, &request, def.as_ref(), &child.files);
         let result = self.drive(handle, &child, prompt, cancel).await;
         Ok(self.finish(child, result))
+    }
+
+    /// The depth a child of this session has, within the nesting limit.
+    fn child_depth(&self) -> Result<u32, String> {
+        let depth = self.position.depth + 1;
+        let max_depth = self.tree.settings.max_depth;
+        if depth > max_depth {
+            return Err(format!(
+                "subagents may nest {max_depth} deep and this one would be {depth} deep; do the \
+                 work here instead"
+            ));
+        }
+        Ok(depth)
+    }
+
+    /// The client of the model a child asked for; the session's when it named none.
+    fn client_for(&self, model: Option<&str>) -> Result<Arc<dyn atto_llm::ModelClient>, String> {
+        let settings = &self.tree.settings;
+        Ok(match model {
+            None => Arc::clone(&self.tree.template.client),
+            Some(name) => match &settings.connect {
+                Some(connect) => connect(name)?,
+                None => {
+                    return Err(format!(
+                        "cannot use model '{name}' for a subagent here; leave the model out to \
+                         use the session's"
+                    ));
+                }
+            },
+        })
+    }
+
+    /// A free slot first (the session the user talks to waits for one; a subagent
+    /// does not, so a tree of waiting parents cannot lock itself up).
+    async fn running_slot(
+        &self,
+        cancel: &CancellationToken,
+    ) -> Result<tokio::sync::OwnedSemaphorePermit, String> {
+        let running = Arc::clone(&self.tree.running);
+        if self.position.depth == 0 {
+            tokio::select! {
+                permit = running.acquire_owned() => permit.ok(),
+                () = cancel.cancelled() => None,
+            }
+        } else {
+            running.try_acquire_owned().ok()
+        }
+        .ok_or_else(|| {
+            format!(
+                "no subagent was started: {} already run at once (--max-subagents); wait for \
+                 one to finish, or do the work here",
+                self.tree.settings.max_running
+            )
+        })
+    }
+
+    /// A child's limits: its rounds (as asked, within the settings), the subagent time
+    /// limit and the wrap-up before it, the rest the template's.
+    fn child_limits(&self, request: &SpawnRequest) -> Limits {
+        let settings = &self.tree.settings;
+        Limits {
+            max_rounds: request
+                .max_iterations
+                .unwrap_or(settings.max_iterations)
+                .clamp(1, settings.max_iterations.max(1)),
+            max_tokens: None,
+            max_duration: Some(settings.timeout),
+            wrap_up_before: Some(wrap_up_lead(settings.timeout)),
+            ..self.tree.template.limits.clone()
+        }
     }
 
     /// The files a writing child may change, normalized; read-only roles take none.

@@ -311,16 +311,7 @@ impl Coordinator {
             (Some((mode, why)), _) => {
                 attempt.failure_mode = Some(mode.clone());
                 attempt.error = Some(why.clone());
-                retry = Some(RetryContext {
-                    previous_feedback: why.clone(),
-                    previous_score: 0,
-                    attempt: number + 1,
-                    max_attempts,
-                    previous_model: Some(done.model.clone()),
-                    previous_files: done.files.clone(),
-                    swarm_progress: Some(self.state.progress()),
-                    ..RetryContext::default()
-                });
+                retry = Some(self.retry_context(done, number, max_attempts, why.clone(), 0));
             }
             (None, Some(o)) => {
                 retry = self.checked(&mut attempt, o, done, max_attempts, conflict);
@@ -373,17 +364,32 @@ impl Coordinator {
             r
         });
         retry.or_else(|| {
-            Some(RetryContext {
-                previous_feedback: attempt.error.clone().unwrap_or_default(),
-                previous_score: o.score.unwrap_or(1),
-                attempt: number + 1,
-                max_attempts,
-                previous_model: Some(done.model.clone()),
-                previous_files: done.files.clone(),
-                swarm_progress: Some(self.state.progress()),
-                ..RetryContext::default()
-            })
+            let feedback = attempt.error.clone().unwrap_or_default();
+            let score = o.score.unwrap_or(1);
+            Some(self.retry_context(done, number, max_attempts, feedback, score))
         })
+    }
+
+    /// What attempt `number + 1` is told when the checks gave no retry context of their
+    /// own: the feedback and score, the model that tried and the files it changed.
+    fn retry_context(
+        &self,
+        done: &Done,
+        number: u32,
+        max_attempts: u32,
+        previous_feedback: String,
+        previous_score: u8,
+    ) -> RetryContext {
+        RetryContext {
+            previous_feedback,
+            previous_score,
+            attempt: number + 1,
+            max_attempts,
+            previous_model: Some(done.model.clone()),
+            previous_files: done.files.clone(),
+            swarm_progress: Some(self.state.progress()),
+            ..RetryContext::default()
+        }
     }
 
     /// The task passed.

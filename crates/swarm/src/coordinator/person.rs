@@ -181,42 +181,9 @@ impl Coordinator {
             ),
             atto_store::MAX_DESCRIPTION,
         );
-        let files = task
-            .attempts
-            .last()
-            .map(|a| a.files.join(", "))
-            .unwrap_or_default();
-        let mut tools: Vec<String> = Vec::new();
-        for a in &report.actions {
-            if !tools.contains(&a.tool) {
-                tools.push(a.tool.clone());
-            }
-        }
-        let details = clip(
-            &format!(
-                "{}\n\nWhat passed (attempt {}): changed {}; tools {}.",
-                retry.render(),
-                task.attempts.len(),
-                if files.is_empty() {
-                    "no files".into()
-                } else {
-                    files
-                },
-                tools.join(", ")
-            ),
-            atto_store::MAX_DETAILS,
-        );
-        let mut keywords: Vec<String> = vec![task.kind.as_str().to_owned()];
-        for f in &task.target_files {
-            let name = std::path::Path::new(f)
-                .file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            if !name.is_empty() && !keywords.contains(&name) {
-                keywords.push(name);
-            }
-        }
-        keywords.truncate(atto_store::MAX_WORDS);
+        let mut tools = tools_used(report);
+        let details = lesson_details(task, retry, &tools);
+        let keywords = lesson_keywords(task);
         tools.truncate(atto_store::MAX_WORDS);
         let new = atto_store::NewLearning {
             kind: atto_protocol::LearningKind::Workaround,
@@ -246,4 +213,54 @@ impl Coordinator {
         };
         self.emit(SwarmEvent::Notice { text });
     }
+}
+
+/// The tools the passing attempt called, each once, in order of first use.
+fn tools_used(report: &worker::Report) -> Vec<String> {
+    let mut tools: Vec<String> = Vec::new();
+    for a in &report.actions {
+        if !tools.contains(&a.tool) {
+            tools.push(a.tool.clone());
+        }
+    }
+    tools
+}
+
+/// The lesson's details: what the failed attempt was told, then what passed.
+fn lesson_details(task: &SwarmTask, retry: &RetryContext, tools: &[String]) -> String {
+    let files = task
+        .attempts
+        .last()
+        .map(|a| a.files.join(", "))
+        .unwrap_or_default();
+    clip(
+        &format!(
+            "{}\n\nWhat passed (attempt {}): changed {}; tools {}.",
+            retry.render(),
+            task.attempts.len(),
+            if files.is_empty() {
+                "no files".into()
+            } else {
+                files
+            },
+            tools.join(", ")
+        ),
+        atto_store::MAX_DETAILS,
+    )
+}
+
+/// The lesson's keywords: the task's kind and the stems of its target files.
+fn lesson_keywords(task: &SwarmTask) -> Vec<String> {
+    let mut keywords: Vec<String> = vec![task.kind.as_str().to_owned()];
+    for f in &task.target_files {
+        let name = std::path::Path::new(f)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if !name.is_empty() && !keywords.contains(&name) {
+            keywords.push(name);
+        }
+    }
+    keywords.truncate(atto_store::MAX_WORDS);
+    keywords
 }

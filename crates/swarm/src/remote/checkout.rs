@@ -94,37 +94,7 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin,
 {
-    let bundle = dir.join("base.bundle");
-    {
-        let mut file = tokio::fs::File::create(&bundle)
-            .await
-            .map_err(|e| format!("{}: {e}", bundle.display()))?;
-        let copied = tokio::io::copy(&mut (&mut input).take(header.bytes), &mut file)
-            .await
-            .map_err(|e| format!("the base bundle could not be read: {e}"))?;
-        if copied != header.bytes {
-            return Err(format!(
-                "stdin ended after {copied} of the base bundle's {} bytes",
-                header.bytes
-            ));
-        }
-        file.flush().await.map_err(|e| e.to_string())?;
-    }
-    let work = dir.join("work");
-    let work_arg = work.display().to_string();
-    git(dir, &["init", "-q", &work_arg]).await?;
-    git(
-        &work,
-        &["bundle", "unbundle", &bundle.display().to_string()],
-    )
-    .await?;
-    let _ = std::fs::remove_file(&bundle);
-    git(
-        &work,
-        &["checkout", "-q", "-b", &header.branch, &header.commit],
-    )
-    .await?;
-
+    let work = check_out_base(&mut input, header, dir).await?;
     let mut child = tokio::process::Command::new(program)
         .args(args)
         .current_dir(&work)
@@ -170,6 +140,49 @@ where
         .and(output.flush().await)
         .map_err(|e| format!("the result could not be written: {e}"))?;
     Ok(Served::Returned(code))
+}
+
+/// Reads the base bundle off stdin and checks its commit out on the task branch in a new
+/// clone under `dir`; returns the clone.
+async fn check_out_base<R>(
+    input: &mut tokio::io::BufReader<R>,
+    header: &BaseHeader,
+    dir: &Path,
+) -> Result<std::path::PathBuf, String>
+where
+    R: AsyncRead + Unpin,
+{
+    let bundle = dir.join("base.bundle");
+    {
+        let mut file = tokio::fs::File::create(&bundle)
+            .await
+            .map_err(|e| format!("{}: {e}", bundle.display()))?;
+        let copied = tokio::io::copy(&mut input.take(header.bytes), &mut file)
+            .await
+            .map_err(|e| format!("the base bundle could not be read: {e}"))?;
+        if copied != header.bytes {
+            return Err(format!(
+                "stdin ended after {copied} of the base bundle's {} bytes",
+                header.bytes
+            ));
+        }
+        file.flush().await.map_err(|e| e.to_string())?;
+    }
+    let work = dir.join("work");
+    let work_arg = work.display().to_string();
+    git(dir, &["init", "-q", &work_arg]).await?;
+    git(
+        &work,
+        &["bundle", "unbundle", &bundle.display().to_string()],
+    )
+    .await?;
+    let _ = std::fs::remove_file(&bundle);
+    git(
+        &work,
+        &["checkout", "-q", "-b", &header.branch, &header.commit],
+    )
+    .await?;
+    Ok(work)
 }
 
 /// Commits everything the worker left in `work` on the task branch and bundles the branch

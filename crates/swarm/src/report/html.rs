@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 
 use atto_quality::{Finding, Stage, Verdict};
 
-use super::{Caps, Counts, depths, duration, one_line, thousands, usd, verdict_str};
+use super::{Caps, depths, duration, one_line, tasks_summary, thousands, usd, verdict_str};
 use crate::task::{Attempt, SwarmState, SwarmTask, TaskStatus};
 
 /// Width of the timeline and the task graph, in pixels.
@@ -108,19 +108,8 @@ pub fn esc(text: &str) -> String {
 }
 
 fn budget(out: &mut String, state: &SwarmState, caps: &Caps) {
-    let c = Counts::of(state);
     let _ = writeln!(out, "<section id=\"budget\"><h2>Budget</h2>");
-    let mut tasks = format!(
-        "{} of {} passed, {} failed, {} skipped",
-        c.passed,
-        state.tasks.len(),
-        c.failed,
-        c.skipped
-    );
-    if c.unfinished > 0 {
-        let _ = write!(tasks, ", {} unfinished", c.unfinished);
-    }
-    let _ = writeln!(out, "<p>{tasks}</p>");
+    let _ = writeln!(out, "<p>{}</p>", tasks_summary(state));
     let used = state.tokens();
     let tokens = match caps.max_tokens {
         Some(max) => format!(
@@ -256,22 +245,7 @@ fn timeline(out: &mut String, state: &SwarmState) {
         );
         return;
     };
-    let passed = passed_at(state);
-    // Dependency waits: from the run's first dispatch until the last dependency passed.
-    let waits: Vec<(&SwarmTask, i64)> = state
-        .tasks
-        .iter()
-        .filter(|t| !t.dependencies.is_empty())
-        .filter_map(|t| {
-            let ends: Option<Vec<i64>> = t
-                .dependencies
-                .iter()
-                .map(|d| passed.get(d.as_str()).copied())
-                .collect();
-            let until = ends?.into_iter().max()?;
-            (until > origin).then_some((t, until))
-        })
-        .collect();
+    let waits = dependency_waits(state, origin);
     let last = spans
         .iter()
         .map(|s| s.backoff_end().unwrap_or(s.end).max(s.end))
@@ -282,14 +256,7 @@ fn timeline(out: &mut String, state: &SwarmState) {
         origin,
         span: (last - origin).max(1),
     };
-    // One lane per worker slot, and one for attempts whose slot was not recorded.
-    let lanes: BTreeSet<Option<u32>> = spans.iter().map(|s| s.attempt.worker).collect();
-    let lanes: Vec<Option<u32>> = lanes
-        .iter()
-        .copied()
-        .filter(Option::is_some)
-        .chain(lanes.contains(&None).then_some(None))
-        .collect();
+    let lanes = lanes(&spans);
     let top = 24;
     let tasks_top = top + ROW * lanes.len() as u32 + 28;
     let height = tasks_top + ROW * state.tasks.len() as u32 + 8;
@@ -323,39 +290,92 @@ fn timeline(out: &mut String, state: &SwarmState) {
     );
     for (row, t) in state.tasks.iter().enumerate() {
         let y = tasks_top + ROW * row as u32;
-        let _ = writeln!(out, "<text x=\"4\" y=\"{}\">{}</text>", y + 15, esc(&t.id));
-        if let Some((_, until)) = waits.iter().find(|(w, _)| w.id == t.id) {
-            let (x0, x1) = (axis.x(origin), axis.x(*until));
+        let wait = waits
+            .iter()
+            .find(|(w, _)| w.id == t.id)
+            .map(|(_, until)| *until);
+        task_row(out, &axis, t, &spans, wait, y);
+    }
+    legend(out, untimed);
+    out.push_str("</section>\n");
+}
+
+/// Dependency waits: from the run's first dispatch until the last dependency passed.
+fn dependency_waits(state: &SwarmState, origin: i64) -> Vec<(&SwarmTask, i64)> {
+    let passed = passed_at(state);
+    state
+        .tasks
+        .iter()
+        .filter(|t| !t.dependencies.is_empty())
+        .filter_map(|t| {
+            let ends: Option<Vec<i64>> = t
+                .dependencies
+                .iter()
+                .map(|d| passed.get(d.as_str()).copied())
+                .collect();
+            let until = ends?.into_iter().max()?;
+            (until > origin).then_some((t, until))
+        })
+        .collect()
+}
+
+/// One lane per worker slot, and one for attempts whose slot was not recorded.
+fn lanes(spans: &[Span<'_>]) -> Vec<Option<u32>> {
+    let lanes: BTreeSet<Option<u32>> = spans.iter().map(|s| s.attempt.worker).collect();
+    lanes
+        .iter()
+        .copied()
+        .filter(Option::is_some)
+        .chain(lanes.contains(&None).then_some(None))
+        .collect()
+}
+
+/// A task's row: its wait for its dependencies (`wait`: until when), then each attempt
+/// with the backoff after it.
+fn task_row(
+    out: &mut String,
+    axis: &Axis,
+    t: &SwarmTask,
+    spans: &[Span<'_>],
+    wait: Option<i64>,
+    y: u32,
+) {
+    let _ = writeln!(out, "<text x=\"4\" y=\"{}\">{}</text>", y + 15, esc(&t.id));
+    if let Some(until) = wait {
+        let (x0, x1) = (axis.x(axis.origin), axis.x(until));
+        let _ = writeln!(
+            out,
+            "<rect class=\"depwait\" x=\"{x0:.1}\" y=\"{}\" width=\"{:.1}\" height=\"{}\">\
+             <title>{} waits on {} · {} – {}</title></rect>",
+            y + 4,
+            (x1 - x0).max(1.0),
+            ROW - 8,
+            esc(&t.id),
+            esc(&t.dependencies.join(", ")),
+            axis.offset(axis.origin),
+            axis.offset(until)
+        );
+    }
+    for s in spans.iter().filter(|s| s.task == t.id) {
+        if let Some(until) = s.backoff_end() {
+            let (x0, x1) = (axis.x(s.end), axis.x(until));
             let _ = writeln!(
                 out,
-                "<rect class=\"depwait\" x=\"{x0:.1}\" y=\"{}\" width=\"{:.1}\" height=\"{}\">\
-                 <title>{} waits on {} · {} – {}</title></rect>",
+                "<rect class=\"backoff\" x=\"{x0:.1}\" y=\"{}\" width=\"{:.1}\" \
+                 height=\"{}\"><title>{} backoff · {}</title></rect>",
                 y + 4,
                 (x1 - x0).max(1.0),
                 ROW - 8,
                 esc(&t.id),
-                esc(&t.dependencies.join(", ")),
-                axis.offset(origin),
-                axis.offset(*until)
+                duration(s.attempt.backoff_ms.unwrap_or(0))
             );
         }
-        for s in spans.iter().filter(|s| s.task == t.id) {
-            if let Some(until) = s.backoff_end() {
-                let (x0, x1) = (axis.x(s.end), axis.x(until));
-                let _ = writeln!(
-                    out,
-                    "<rect class=\"backoff\" x=\"{x0:.1}\" y=\"{}\" width=\"{:.1}\" \
-                     height=\"{}\"><title>{} backoff · {}</title></rect>",
-                    y + 4,
-                    (x1 - x0).max(1.0),
-                    ROW - 8,
-                    esc(&t.id),
-                    duration(s.attempt.backoff_ms.unwrap_or(0))
-                );
-            }
-            bar(out, &axis, s, y, false);
-        }
+        bar(out, axis, s, y, false);
     }
+}
+
+/// What the colours mean, and how many attempts could not be drawn.
+fn legend(out: &mut String, untimed: usize) {
     out.push_str("</svg>\n<p class=\"meta\">");
     for (class, what) in [
         ("pass", "passed"),
@@ -378,7 +398,6 @@ fn timeline(out: &mut String, state: &SwarmState) {
             );
         }
     }
-    out.push_str("</section>\n");
 }
 
 /// One attempt's bar; in a worker's lane it is labelled with its task.
@@ -413,22 +432,28 @@ fn bar(out: &mut String, axis: &Axis, s: &Span<'_>, y: u32, labelled: bool) {
     }
 }
 
-fn graph(out: &mut String, state: &SwarmState) {
-    let _ = writeln!(out, "<section id=\"graph\"><h2>Task graph</h2>");
-    if state.tasks.is_empty() {
-        out.push_str("<p>No tasks.</p></section>\n");
-        return;
-    }
-    let depth = depths(&state.tasks);
+/// Where each task's node goes: a column per depth in the graph, a row per task in it.
+fn node_places(tasks: &[SwarmTask]) -> HashMap<&str, (u32, u32)> {
+    let depth = depths(tasks);
     let mut rows: HashMap<usize, u32> = HashMap::new();
     let mut at: HashMap<&str, (u32, u32)> = HashMap::new();
-    for (t, d) in state.tasks.iter().zip(&depth) {
+    for (t, d) in tasks.iter().zip(&depth) {
         let row = rows.entry(*d).or_insert(0);
         let x = 8 + (NODE_W + COL_GAP) * *d as u32;
         let y = 8 + (NODE_H + ROW_GAP) * *row;
         *row += 1;
         at.entry(t.id.as_str()).or_insert((x, y));
     }
+    at
+}
+
+fn graph(out: &mut String, state: &SwarmState) {
+    let _ = writeln!(out, "<section id=\"graph\"><h2>Task graph</h2>");
+    if state.tasks.is_empty() {
+        out.push_str("<p>No tasks.</p></section>\n");
+        return;
+    }
+    let at = node_places(&state.tasks);
     let width = at
         .values()
         .map(|(x, _)| x + NODE_W + 8)
