@@ -12,9 +12,11 @@ use std::time::Instant;
 
 use atto_policy::bash;
 use atto_policy::gate::{ModeAction, ModeFacts, is_write_tool_name, mode_action};
-use atto_protocol::{AgentMode, Event, Message, StopReason, ToolCall, ToolCallStatus, ToolResult};
+use atto_protocol::{
+    AgentMode, Event, Message, StopReason, ToolCall, ToolCallStatus, ToolKind, ToolResult,
+};
 use atto_tools::{
-    CancellationToken, Sandbox, SandboxStatus, Tool, ToolContext, ToolError, ToolRegistry,
+    CancellationToken, Sandbox, SandboxStatus, Tool, ToolContext, ToolError, ToolRegistry, names,
 };
 use futures_util::FutureExt as _;
 
@@ -316,13 +318,15 @@ impl Orchestrator<'_> {
         cancel: &CancellationToken,
     ) -> Option<CallOutcome> {
         let command = args.get("command").and_then(serde_json::Value::as_str);
-        let verdict = (call.name == "bash").then(|| bash::classify(command.unwrap_or("")));
+        let kind = tool.map(|t| t.kind()).unwrap_or_default();
+        let verdict = (kind == ToolKind::Execute).then(|| bash::classify(command.unwrap_or("")));
         let action = mode_action(
             self.mode,
             &ModeFacts {
                 tool: &call.name,
                 known: tool.is_some(),
                 mutates: tool.is_some_and(|t| t.mutates(args)),
+                kind,
                 bash: verdict.as_ref(),
                 command,
             },
@@ -401,7 +405,7 @@ impl Orchestrator<'_> {
             .map(str::to_owned);
         let paths = match (&single, call.name.as_str()) {
             (Some(path), _) => vec![path.clone()],
-            (None, "apply_patch") => {
+            (None, names::APPLY_PATCH) => {
                 let input = args
                     .get("input")
                     .and_then(serde_json::Value::as_str)
@@ -452,12 +456,12 @@ impl Orchestrator<'_> {
             )
         })?;
         let relative = atto_tools::paths::relative(self.workspace, &resolved);
-        let Some(reader) = self.tools.get("read_file") else {
+        let Some(reader) = self.tools.get(names::READ_FILE) else {
             return Ok(relative);
         };
         let read = ToolCall {
             id: call.id.clone(),
-            name: "read_file".to_owned(),
+            name: names::READ_FILE.to_owned(),
             arguments: serde_json::json!({ "path": relative }).to_string(),
         };
         let mut read_args = serde_json::json!({ "path": relative });
@@ -482,7 +486,7 @@ impl Orchestrator<'_> {
     /// `read_file` with `"pending": true` on a file with queued changes: the file as it
     /// will be once they apply, without running the tool.
     fn pending_view(&self, call: &ToolCall, args: &serde_json::Value) -> Option<CallOutcome> {
-        if call.name != "read_file"
+        if call.name != names::READ_FILE
             || !args
                 .get("pending")
                 .is_some_and(|p| p.as_bool() == Some(true) || p.as_str() == Some("true"))
@@ -587,7 +591,14 @@ impl Orchestrator<'_> {
             .await
             && let Err(refusal) = self
                 .gate
-                .confirm_without_checkpoint(&p.call, &p.args, &why, self.emit, cancel)
+                .confirm_without_checkpoint(
+                    &p.call,
+                    p.tool.as_ref(),
+                    &p.args,
+                    &why,
+                    self.emit,
+                    cancel,
+                )
                 .await
         {
             return self.refused(&p.call, refusal.status, refusal.message);

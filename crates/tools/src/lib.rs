@@ -58,7 +58,7 @@ pub use patch::{
     ApplyPatchTool, FileChange, PatchChunk, PatchOp, PatchPlan, offers_apply_patch, parse_patch,
     patch_paths, preview_patch,
 };
-pub use registry::{BuiltinOptions, ToolRegistry, builtin_tool, kind_of, title_of};
+pub use registry::{BuiltinOptions, ToolRegistry, builtin_tool, kind_of, paths_of, title_of};
 pub use search::{GlobTool, GrepTool, ListFilesTool};
 pub use source::ToolSource;
 
@@ -127,6 +127,14 @@ impl ToolOutput {
     }
 }
 
+/// A call's `path` argument, when it has one: the paths most tools name.
+pub fn path_arg(args: &serde_json::Value) -> Vec<String> {
+    match args.get("path") {
+        Some(serde_json::Value::String(path)) => vec![path.clone()],
+        _ => Vec::new(),
+    }
+}
+
 /// A tool the model can call.
 pub trait Tool: Send + Sync {
     /// Name the model calls it by.
@@ -160,6 +168,17 @@ pub trait Tool: Send + Sync {
     /// The call in one line, for the people watching (`Edit src/a.rs`, `Run \`make\``).
     fn title(&self, _args: &serde_json::Value) -> String {
         self.name().to_owned()
+    }
+    /// Exactly what the call would do, for a person asked to approve it: never hidden or
+    /// shortened below what they need to judge it.
+    fn subject(&self, args: &serde_json::Value) -> String {
+        format!("{} {args}", self.name())
+    }
+    /// The paths the call names, as the model wrote them, for rules and protected places
+    /// (its `path` argument unless the tool knows better); the error when they cannot be
+    /// read from the arguments.
+    fn paths(&self, args: &serde_json::Value) -> Result<Vec<String>, ToolError> {
+        Ok(path_arg(args))
     }
     /// Runs the call. Stops promptly when `ctx.cancel` fires.
     fn run<'a>(

@@ -6,10 +6,10 @@ use atto_policy::gate::{Action, Decision};
 use atto_protocol::{
     ApprovalDecision, DangerLevel, Event, PermissionMode, ToolCall, ToolCallStatus,
 };
-use atto_tools::CancellationToken;
+use atto_tools::{CancellationToken, Tool};
 use serde_json::Value;
 
-use super::{GateInput, Gatekeeper, Refusal, Sandboxing, subject};
+use super::{GateInput, Gatekeeper, Refusal, Sandboxing};
 
 impl Gatekeeper {
     /// Asks whether a command the sandbox stopped may run again WITHOUT it. `blocked` is
@@ -107,16 +107,13 @@ impl Gatekeeper {
     pub(crate) async fn confirm_without_checkpoint(
         &mut self,
         call: &ToolCall,
+        tool: &dyn Tool,
         args: &Value,
         why: &str,
         emit: &(dyn Fn(Event) + Send + Sync),
         cancel: &CancellationToken,
     ) -> Result<(), Refusal> {
-        let subject = subject(
-            &call.name,
-            args,
-            args.get("command").and_then(Value::as_str),
-        );
+        let subject = tool.subject(args);
         let decision = Decision {
             action: Action::Ask,
             decided_by: "no checkpoint could be taken before this call".to_owned(),

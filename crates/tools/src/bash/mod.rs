@@ -102,6 +102,10 @@ impl Tool for BashTool {
         )
     }
 
+    fn subject(&self, args: &serde_json::Value) -> String {
+        arg(args, "command").to_owned()
+    }
+
     fn run<'a>(
         &'a self,
         args: serde_json::Value,
