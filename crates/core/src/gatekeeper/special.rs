@@ -65,36 +65,7 @@ impl Gatekeeper {
         let answer = self
             .ask(call, &facts, &decision, Sandboxing::Dropped, emit, cancel)
             .await;
-        let (outcome, result) = match answer {
-            Ok(ApprovalDecision::Yes | ApprovalDecision::Always { .. }) => {
-                ("approved unsandboxed", Ok(()))
-            }
-            Ok(ApprovalDecision::No { reason }) => {
-                let mut message = "the user did not approve running this command without the \
-                                   sandbox; it was not run again."
-                    .to_owned();
-                if let Some(reason) = reason.filter(|r| !r.trim().is_empty()) {
-                    message.push_str(&format!(" The user said: {reason}"));
-                }
-                (
-                    "declined unsandboxed",
-                    Err(Refusal {
-                        status: ToolCallStatus::Denied,
-                        message,
-                    }),
-                )
-            }
-            Ok(ApprovalDecision::Edit { .. }) => (
-                "declined unsandboxed",
-                Err(Refusal {
-                    status: ToolCallStatus::Denied,
-                    message: "a command cannot be edited when approving a run without the \
-                              sandbox; it was not run again."
-                        .to_owned(),
-                }),
-            ),
-            Err(refusal) => ("declined unsandboxed", Err(refusal)),
-        };
+        let (outcome, result) = unsandboxed_outcome(answer);
         self.audit
             .record(&call.name, command, &decision, outcome)
             .await;
@@ -168,5 +139,42 @@ impl Gatekeeper {
             .record(&call.name, &line, &decision, "declined: no checkpoint")
             .await;
         Err(refusal)
+    }
+}
+
+/// What a person's answer to a run WITHOUT the sandbox means: the audit's word for it and
+/// whether the command runs again.
+fn unsandboxed_outcome(
+    answer: Result<ApprovalDecision, Refusal>,
+) -> (&'static str, Result<(), Refusal>) {
+    match answer {
+        Ok(ApprovalDecision::Yes | ApprovalDecision::Always { .. }) => {
+            ("approved unsandboxed", Ok(()))
+        }
+        Ok(ApprovalDecision::No { reason }) => {
+            let mut message = "the user did not approve running this command without the \
+                               sandbox; it was not run again."
+                .to_owned();
+            if let Some(reason) = reason.filter(|r| !r.trim().is_empty()) {
+                message.push_str(&format!(" The user said: {reason}"));
+            }
+            (
+                "declined unsandboxed",
+                Err(Refusal {
+                    status: ToolCallStatus::Denied,
+                    message,
+                }),
+            )
+        }
+        Ok(ApprovalDecision::Edit { .. }) => (
+            "declined unsandboxed",
+            Err(Refusal {
+                status: ToolCallStatus::Denied,
+                message: "a command cannot be edited when approving a run without the \
+                          sandbox; it was not run again."
+                    .to_owned(),
+            }),
+        ),
+        Err(refusal) => ("declined unsandboxed", Err(refusal)),
     }
 }
