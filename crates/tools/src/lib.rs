@@ -1,15 +1,19 @@
-//! The `Tool` trait and atto's built-in tools: file reading and editing (including the
-//! `apply_patch` envelope), search, bash.
+//! Owns what a tool is and how it describes its calls (`Tool`), the built-in tools, their names and their registry.
+//! Never decides whether a call may run, prompts the user or checks a mode: core's orchestrator asks `atto-policy` first.
 //!
-//! Owns: what a tool is (`Tool`), what it gets (`ToolContext`), what it returns
-//! (`ToolOutput`, `ToolError`), the registry of built-in tools, and the workspace path
-//! boundary (`beneath`: paths resolved by the kernel beneath one handle of the workspace,
-//! and acted on through that handle).
+//! The built-in tools: file reading and editing (including the `apply_patch` envelope),
+//! search, the codebase overview, bash. A tool says what kind of work it does, whether a
+//! call only reads, what it acts on, its one-line title, exactly what it would do (for an
+//! approval) and the paths it names, so other crates ask the tool instead of keeping lists
+//! of tool names: a new built-in tool is its own file plus one line in
+//! [`ToolRegistry::builtin_with`] (and a constant in [`names`] if another crate must name
+//! it).
 //!
-//! Deliberately does not: prompt the user, check agent or permission modes, or decide
-//! whether a call may run. Core's orchestrator asks `atto-policy` before calling `run`.
-//! Tools also never truncate their result for the context window beyond their own
-//! documented caps; the engine applies its own limit.
+//! Also owns what a tool gets (`ToolContext`) and returns (`ToolOutput`, `ToolError`),
+//! and the workspace path boundary (`beneath`: paths resolved by the kernel beneath one
+//! handle of the workspace, and acted on through that handle). Tools never truncate their
+//! result for the context window beyond their own documented caps; the engine applies its
+//! own limit.
 
 mod bash;
 pub mod beneath;
