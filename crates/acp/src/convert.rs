@@ -112,13 +112,7 @@ pub(crate) fn approval_title(request: &ApprovalRequest) -> String {
 
 /// The files a call touches, absolute: its `path`, or every file a patch names.
 pub(crate) fn locations(workspace: &Path, tool: &str, args: &Value) -> Vec<ToolCallLocation> {
-    let named: Vec<String> = match tool {
-        "apply_patch" => arg(args, "input")
-            .and_then(|input| atto_tools::patch_paths(input).ok())
-            .unwrap_or_default(),
-        _ => arg(args, "path").map(str::to_owned).into_iter().collect(),
-    };
-    named
+    atto_tools::paths_of(tool, args)
         .iter()
         .map(|p| p.trim())
         .filter(|p| !p.is_empty())

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use atto_llm::{ResolvedProvider, Wire};
 use atto_testkit::{Reply, Script, ScriptToolCall, ScriptedServer};
+use atto_tools::names;
 use clap::Args;
 use serde_json::json;
 
@@ -40,18 +41,18 @@ fn script() -> Script {
         replies: vec![
             reply(
                 "Let me look at greet.py first.",
-                vec![call("read_file", json!({"path": "greet.py"}))],
+                vec![call(names::READ_FILE, json!({"path": "greet.py"}))],
             ),
             reply(
                 "Line 2 uses `nam`, which is not defined; it should be `name`. Fixing it.",
                 vec![call(
-                    "edit_file",
+                    names::EDIT_FILE,
                     json!({"path": "greet.py", "old_string": "+ nam +", "new_string": "+ name +"}),
                 )],
             ),
             reply(
                 "Now I'll run it to check.",
-                vec![call("bash", json!({"command": "python3 greet.py"}))],
+                vec![call(names::BASH, json!({"command": "python3 greet.py"}))],
             ),
             reply(
                 "Fixed the NameError in greet.py (`nam` → `name`). Running it prints \

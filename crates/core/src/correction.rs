@@ -495,7 +495,7 @@ const SUMMARY_CHARS: usize = 120;
 fn summary(tool: &str, args: &Value) -> String {
     let text = match (args.get("command"), args.get("path")) {
         (Some(Value::String(command)), _) => command.clone(),
-        (_, Some(Value::String(path))) if tool != "bash" => path.clone(),
+        (_, Some(Value::String(path))) if tool != atto_tools::names::BASH => path.clone(),
         _ => args.to_string(),
     };
     truncate::summary(first_line(&text).as_str(), SUMMARY_CHARS)

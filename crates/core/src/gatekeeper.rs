@@ -25,7 +25,7 @@ mod special;
 
 use grants::GrantMeta;
 pub(crate) use grants::GrantTable;
-use input::{GateInput, denial_message, subject};
+use input::{GateInput, denial_message};
 
 /// What the gate starts a session with.
 pub(crate) struct GateSetup {
@@ -461,7 +461,7 @@ impl Gatekeeper {
                 Ok(Cleared::AsSent(Clearance::Approved))
             }
             ApprovalDecision::Edit { command } => {
-                if call.name != "bash" {
+                if facts.verdict.is_none() {
                     return Err(Refusal {
                         status: ToolCallStatus::Denied,
                         message: "only commands can be edited before running; the call was \

@@ -12,9 +12,11 @@ use std::time::Instant;
 
 use atto_policy::bash;
 use atto_policy::gate::{ModeAction, ModeFacts, is_write_tool_name, mode_action};
-use atto_protocol::{AgentMode, Event, Message, StopReason, ToolCall, ToolCallStatus, ToolResult};
+use atto_protocol::{
+    AgentMode, Event, Message, StopReason, ToolCall, ToolCallStatus, ToolKind, ToolResult,
+};
 use atto_tools::{
-    CancellationToken, Sandbox, SandboxStatus, Tool, ToolContext, ToolError, ToolRegistry,
+    CancellationToken, Sandbox, SandboxStatus, Tool, ToolContext, ToolError, ToolRegistry, names,
 };
 use futures_util::FutureExt as _;
 
@@ -181,24 +183,7 @@ impl Orchestrator<'_> {
         // is not connected: every attempt to write lands in the plan.
         let queue_unknown = self.mode == AgentMode::Plan && is_write_tool_name(&call.name);
         if tool.is_none() && !queue_unknown {
-            // Only what this session is offered: a read-only child is not told of writers.
-            let known: Vec<String> = crate::session::mode_specs(self.tools, self.mode)
-                .into_iter()
-                .map(|spec| spec.name)
-                .collect();
-            let why = if call.name == atto_policy::gate::SPAWN_TOOL {
-                " This session may not start subagents: it is at the deepest level subagents \
-                 may nest ([subagents] max_depth), or its agent definition leaves spawn_agent \
-                 out; do the work here."
-            } else {
-                ""
-            };
-            let message = format!(
-                "unknown tool '{}'; it was not run.{why} Available tools: {}.",
-                call.name,
-                known.join(", ")
-            );
-            return Err(self.refused(call, ToolCallStatus::Error, message));
+            return Err(self.unknown_tool(call));
         }
         let mut args = match parse_args(call, stop) {
             Ok(args) => args,
@@ -226,33 +211,7 @@ impl Orchestrator<'_> {
                 .await;
             return Err(self.refused(call, ToolCallStatus::Denied, message));
         }
-        let cleared = match self
-            .gate
-            .check(call, tool.as_ref(), &mut args, self.emit, cancel)
-            .await
-        {
-            Ok(Cleared::AsSent(clearance)) => clearance,
-            // The user replaced the command: the new text passes the agent mode and the
-            // whole gate again, as if the model had sent it.
-            Ok(Cleared::Edited) => {
-                if let Some(outcome) = self.apply_mode(call, Some(&tool), &args, cancel).await {
-                    return Err(outcome);
-                }
-                if let Err(refusal) = self.gate.check_edited(call, tool.as_ref(), &args).await {
-                    return Err(self.refused(call, refusal.status, refusal.message));
-                }
-                // A person wrote this command.
-                Clearance::Approved
-            }
-            Err(refusal) => return Err(self.refused(call, refusal.status, refusal.message)),
-        };
-        // Plan and review modes change nothing: their commands run where nothing is
-        // writable, whoever let them run.
-        let clearance = match self.mode {
-            AgentMode::Plan | AgentMode::Review => Clearance::Unasked,
-            // Debug mode's test commands build and write caches, as in build mode.
-            AgentMode::Build | AgentMode::Debug => cleared,
-        };
+        let clearance = self.clear(call, &tool, &mut args, cancel).await?;
         // Answered only once the read passed the boundary, the gate and the audit.
         if let Some(outcome) = self.pending_view(call, &args) {
             return Err(outcome);
@@ -274,6 +233,66 @@ impl Orchestrator<'_> {
             mutates,
             judged_paths: self.gate.judged_paths(),
             clearance,
+        })
+    }
+
+    /// The outcome of a call to a tool this session does not have, naming the ones it has.
+    fn unknown_tool(&self, call: &ToolCall) -> CallOutcome {
+        // Only what this session is offered: a read-only child is not told of writers.
+        let known: Vec<String> = crate::session::mode_specs(self.tools, self.mode)
+            .into_iter()
+            .map(|spec| spec.name)
+            .collect();
+        let why = if call.name == atto_policy::gate::SPAWN_TOOL {
+            " This session may not start subagents: it is at the deepest level subagents \
+             may nest ([subagents] max_depth), or its agent definition leaves spawn_agent \
+             out; do the work here."
+        } else {
+            ""
+        };
+        let message = format!(
+            "unknown tool '{}'; it was not run.{why} Available tools: {}.",
+            call.name,
+            known.join(", ")
+        );
+        self.refused(call, ToolCallStatus::Error, message)
+    }
+
+    /// Passes the call through the gate (which may ask the user), and says where it may
+    /// run: `Err` is the outcome of a call the gate refused.
+    async fn clear(
+        &mut self,
+        call: &ToolCall,
+        tool: &Arc<dyn Tool>,
+        args: &mut serde_json::Value,
+        cancel: &CancellationToken,
+    ) -> Result<Clearance, CallOutcome> {
+        let cleared = match self
+            .gate
+            .check(call, tool.as_ref(), args, self.emit, cancel)
+            .await
+        {
+            Ok(Cleared::AsSent(clearance)) => clearance,
+            // The user replaced the command: the new text passes the agent mode and the
+            // whole gate again, as if the model had sent it.
+            Ok(Cleared::Edited) => {
+                if let Some(outcome) = self.apply_mode(call, Some(tool), args, cancel).await {
+                    return Err(outcome);
+                }
+                if let Err(refusal) = self.gate.check_edited(call, tool.as_ref(), args).await {
+                    return Err(self.refused(call, refusal.status, refusal.message));
+                }
+                // A person wrote this command.
+                Clearance::Approved
+            }
+            Err(refusal) => return Err(self.refused(call, refusal.status, refusal.message)),
+        };
+        // Plan and review modes change nothing: their commands run where nothing is
+        // writable, whoever let them run.
+        Ok(match self.mode {
+            AgentMode::Plan | AgentMode::Review => Clearance::Unasked,
+            // Debug mode's test commands build and write caches, as in build mode.
+            AgentMode::Build | AgentMode::Debug => cleared,
         })
     }
 
@@ -316,13 +335,15 @@ impl Orchestrator<'_> {
         cancel: &CancellationToken,
     ) -> Option<CallOutcome> {
         let command = args.get("command").and_then(serde_json::Value::as_str);
-        let verdict = (call.name == "bash").then(|| bash::classify(command.unwrap_or("")));
+        let kind = tool.map(|t| t.kind()).unwrap_or_default();
+        let verdict = (kind == ToolKind::Execute).then(|| bash::classify(command.unwrap_or("")));
         let action = mode_action(
             self.mode,
             &ModeFacts {
                 tool: &call.name,
                 known: tool.is_some(),
                 mutates: tool.is_some_and(|t| t.mutates(args)),
+                kind,
                 bash: verdict.as_ref(),
                 command,
             },
@@ -401,7 +422,7 @@ impl Orchestrator<'_> {
             .map(str::to_owned);
         let paths = match (&single, call.name.as_str()) {
             (Some(path), _) => vec![path.clone()],
-            (None, "apply_patch") => {
+            (None, names::APPLY_PATCH) => {
                 let input = args
                     .get("input")
                     .and_then(serde_json::Value::as_str)
@@ -452,12 +473,12 @@ impl Orchestrator<'_> {
             )
         })?;
         let relative = atto_tools::paths::relative(self.workspace, &resolved);
-        let Some(reader) = self.tools.get("read_file") else {
+        let Some(reader) = self.tools.get(names::READ_FILE) else {
             return Ok(relative);
         };
         let read = ToolCall {
             id: call.id.clone(),
-            name: "read_file".to_owned(),
+            name: names::READ_FILE.to_owned(),
             arguments: serde_json::json!({ "path": relative }).to_string(),
         };
         let mut read_args = serde_json::json!({ "path": relative });
@@ -482,7 +503,7 @@ impl Orchestrator<'_> {
     /// `read_file` with `"pending": true` on a file with queued changes: the file as it
     /// will be once they apply, without running the tool.
     fn pending_view(&self, call: &ToolCall, args: &serde_json::Value) -> Option<CallOutcome> {
-        if call.name != "read_file"
+        if call.name != names::READ_FILE
             || !args
                 .get("pending")
                 .is_some_and(|p| p.as_bool() == Some(true) || p.as_str() == Some("true"))
@@ -587,7 +608,14 @@ impl Orchestrator<'_> {
             .await
             && let Err(refusal) = self
                 .gate
-                .confirm_without_checkpoint(&p.call, &p.args, &why, self.emit, cancel)
+                .confirm_without_checkpoint(
+                    &p.call,
+                    p.tool.as_ref(),
+                    &p.args,
+                    &why,
+                    self.emit,
+                    cancel,
+                )
                 .await
         {
             return self.refused(&p.call, refusal.status, refusal.message);
@@ -647,16 +675,13 @@ impl Orchestrator<'_> {
         } = p;
         (self.emit)(started(&call, Some(tool.as_ref()), args.clone()));
         let started = Instant::now();
-        let mut sandboxed = None;
-        let mut exit_code = None;
-        let mut fallback = None;
         let command = args
             .get("command")
             .and_then(serde_json::Value::as_str)
             .map(str::to_owned);
-        let (status, content, changed_paths) = if cancel.is_cancelled() {
+        let ran = if cancel.is_cancelled() {
             let msg = "cancelled by the user before it ran; nothing was done.".to_owned();
-            (ToolCallStatus::Cancelled, msg, Vec::new())
+            Ran::not_run(ToolCallStatus::Cancelled, msg)
         } else {
             let ctx = ToolContext {
                 workspace: self.workspace.clone(),
@@ -666,40 +691,16 @@ impl Orchestrator<'_> {
                 judged_paths: Some(judged_paths),
                 focus: self.focus.clone(),
             };
-            let run = AssertUnwindSafe(tool.run(args, &ctx)).catch_unwind().await;
-            match run {
-                Ok(Ok(out)) => {
-                    sandboxed = out
-                        .sandbox
-                        .as_ref()
-                        .map(|s| matches!(s, SandboxStatus::Applied { .. }));
-                    exit_code = out.exit_code;
-                    (ToolCallStatus::Ok, out.content, out.changed_paths)
-                }
-                Ok(Err(ToolError::Cancelled)) => (
-                    ToolCallStatus::Cancelled,
-                    ToolError::Cancelled.to_string(),
-                    Vec::new(),
-                ),
-                Ok(Err(err)) => {
-                    fallback = err.self_correct(&call.name);
-                    let status = match err {
-                        ToolError::InvalidArguments(_) => ToolCallStatus::InvalidArguments,
-                        _ => ToolCallStatus::Error,
-                    };
-                    (status, err.to_string(), Vec::new())
-                }
-                Err(_) => (
-                    ToolCallStatus::Error,
-                    format!(
-                        "the {} tool crashed (an internal error in atto); the call may be \
-                         incomplete. Check the affected files before relying on them.",
-                        call.name
-                    ),
-                    Vec::new(),
-                ),
-            }
+            run_tool(&call, tool.as_ref(), args, &ctx).await
         };
+        let Ran {
+            status,
+            content,
+            changed_paths,
+            sandboxed,
+            exit_code,
+            fallback,
+        } = ran;
         let content =
             truncate::for_model(&content, self.max_output_bytes, self.workspace, &call.id);
         let finished = Event::ToolCallFinished {
@@ -801,5 +802,76 @@ fn started(call: &ToolCall, tool: Option<&dyn Tool>, arguments: serde_json::Valu
         kind: tool.map(Tool::kind).unwrap_or_default(),
         title: tool.map_or_else(|| call.name.clone(), |t| t.title(&arguments)),
         arguments,
+    }
+}
+
+/// What running a call produced, before its output is cut for the model.
+struct Ran {
+    status: ToolCallStatus,
+    content: String,
+    changed_paths: Vec<String>,
+    /// Whether the command ran under the OS sandbox; `None` for tools that run none.
+    sandboxed: Option<bool>,
+    exit_code: Option<i32>,
+    /// The better route after the error, when it has one.
+    fallback: Option<atto_tools::Fallback>,
+}
+
+impl Ran {
+    /// A call that ended without output of its own: `content` says why.
+    fn not_run(status: ToolCallStatus, content: String) -> Self {
+        Ran {
+            status,
+            content,
+            changed_paths: Vec::new(),
+            sandboxed: None,
+            exit_code: None,
+            fallback: None,
+        }
+    }
+}
+
+/// Runs the tool; a panic in it becomes an error result, never the session's end.
+async fn run_tool(
+    call: &ToolCall,
+    tool: &dyn Tool,
+    args: serde_json::Value,
+    ctx: &ToolContext,
+) -> Ran {
+    let run = AssertUnwindSafe(tool.run(args, ctx)).catch_unwind().await;
+    match run {
+        Ok(Ok(out)) => Ran {
+            status: ToolCallStatus::Ok,
+            sandboxed: out
+                .sandbox
+                .as_ref()
+                .map(|s| matches!(s, SandboxStatus::Applied { .. })),
+            exit_code: out.exit_code,
+            content: out.content,
+            changed_paths: out.changed_paths,
+            fallback: None,
+        },
+        Ok(Err(ToolError::Cancelled)) => {
+            Ran::not_run(ToolCallStatus::Cancelled, ToolError::Cancelled.to_string())
+        }
+        Ok(Err(err)) => {
+            let fallback = err.self_correct(&call.name);
+            let status = match err {
+                ToolError::InvalidArguments(_) => ToolCallStatus::InvalidArguments,
+                _ => ToolCallStatus::Error,
+            };
+            Ran {
+                fallback,
+                ..Ran::not_run(status, err.to_string())
+            }
+        }
+        Err(_) => Ran::not_run(
+            ToolCallStatus::Error,
+            format!(
+                "the {} tool crashed (an internal error in atto); the call may be \
+                 incomplete. Check the affected files before relying on them.",
+                call.name
+            ),
+        ),
     }
 }

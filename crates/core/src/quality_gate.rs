@@ -12,15 +12,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use atto_protocol::{AssistantPart, Event, Message, ToolCall, ToolCallStatus};
+use atto_quality::action::ACTION_OUTPUT;
 use atto_quality::{
-    BoxFuture, CommandOutput, CommandRequest, CommandRunner, Purpose, ToolAction, WorkerResult,
+    BoxFuture, CommandOutput, CommandRequest, CommandRunner, Purpose, WorkerResult,
 };
 use atto_tools::{Tool, ToolContext, ToolError};
 
 use crate::gatekeeper::Gatekeeper;
-
-/// Bytes of one tool call's output kept for the judge.
-const ACTION_OUTPUT: usize = 4 * 1024;
 
 /// Runs the pipeline's commands as `bash` calls of the session.
 pub(crate) struct GateRunner<'a> {
@@ -140,16 +138,16 @@ pub(crate) fn worker_result(
                 .unwrap_or("");
             let arguments: serde_json::Value =
                 serde_json::from_str(&call.arguments).unwrap_or(serde_json::Value::Null);
-            let command = arguments.get("command").and_then(serde_json::Value::as_str);
             let not_run = unrun.get(&call.id).copied().and_then(not_run);
-            actions.push(ToolAction {
-                tool: call.name.clone(),
-                exit_code: exit_code(output),
-                is_test_run: not_run.is_none() && command.is_some_and(atto_policy::is_test_command),
-                output: bounded(output),
-                arguments,
-                not_run: not_run.map(str::to_owned),
-            });
+            // A history knows its calls by name only: the built-in tool of that name says
+            // whether it runs commands.
+            let kind = atto_tools::kind_of(&call.name);
+            let mut action = atto_quality::action::started(&call.name, kind, arguments);
+            action.exit_code = exit_code(output);
+            action.is_test_run &= not_run.is_none();
+            action.output = bounded(output);
+            action.not_run = not_run.map(str::to_owned);
+            actions.push(action);
         }
     }
     WorkerResult {

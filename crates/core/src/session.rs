@@ -28,10 +28,10 @@ use crate::subagents::{
     SubagentSettings, TreePosition, budget,
 };
 use crate::threads::Threads;
-use atto_protocol::AgentHandle;
 use atto_planner::plan::Planner;
 use atto_planner::plan::report::StepResultTool;
 use atto_planner::work::{GoalsAndTasks, SharedGoalsAndTasks, WorkTool};
+use atto_protocol::AgentHandle;
 
 mod agents;
 mod choose_model;
@@ -500,8 +500,10 @@ pub(crate) fn mode_specs(tools: &ToolRegistry, mode: AgentMode) -> Vec<atto_prot
         .into_iter()
         .filter(|spec| spec.name != atto_planner::plan::report::NAME)
         .filter(|spec| {
-            let writes = tools.get(&spec.name).is_some_and(|t| t.mutates(&empty));
-            atto_policy::gate::offered(mode, &spec.name, writes)
+            let tool = tools.get(&spec.name);
+            let writes = tool.as_ref().is_some_and(|t| t.mutates(&empty));
+            let kind = tool.map(|t| t.kind()).unwrap_or_default();
+            atto_policy::gate::offered(mode, &spec.name, kind, writes)
         })
         .collect()
 }

@@ -9,9 +9,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use atto_tools::{
-    CancellationToken, GlobTool, GrepTool, ListFilesTool, ReadFileTool, Tool, ToolContext,
-};
+use atto_protocol::ToolKind;
+use atto_tools::{CancellationToken, Tool, ToolContext, ToolRegistry};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, ToolAnnotations,
@@ -54,12 +53,7 @@ struct Served {
 pub async fn serve_stdio(options: ServeOptions) -> Result<(), String> {
     let served = Served {
         options,
-        tools: vec![
-            Arc::new(ReadFileTool),
-            Arc::new(ListFilesTool),
-            Arc::new(GlobTool),
-            Arc::new(GrepTool),
-        ],
+        tools: served_tools(),
     };
     let service = served
         .serve(rmcp::transport::stdio())
@@ -70,6 +64,19 @@ pub async fn serve_stdio(options: ServeOptions) -> Result<(), String> {
         .await
         .map(|_| ())
         .map_err(|e| format!("the MCP server stopped: {e}"))
+}
+
+/// The built-in tools that read or search the served workspace and change nothing, in the
+/// registry's order (not the codebase overview, which keeps an index of its own).
+fn served_tools() -> Vec<Arc<dyn Tool>> {
+    let builtin = ToolRegistry::builtin();
+    let empty = json!({});
+    builtin
+        .names()
+        .into_iter()
+        .filter_map(|name| builtin.get(name))
+        .filter(|t| matches!(t.kind(), ToolKind::Read | ToolKind::Search) && t.read_only(&empty))
+        .collect()
 }
 
 fn read_only() -> ToolAnnotations {

@@ -16,8 +16,9 @@ use crate::{QualityTask, WorkerResult};
 /// Most output tokens the judge may use.
 const MAX_OUTPUT_TOKENS: u32 = 800;
 
-/// Bytes of one tool action's output the judge sees.
-const ACTION_OUTPUT: usize = 600;
+/// Bytes of one tool action's output the judge sees (the start and the end), of the
+/// `action::ACTION_OUTPUT` kept.
+const SHOWN_OUTPUT: usize = 600;
 
 /// Bytes of the worker's answer the judge sees (the start and the end).
 const ANSWER: usize = 12_000;
@@ -198,7 +199,7 @@ fn prompt(
             a.exit_code
                 .map_or_else(String::new, |c| format!(" (exit {c})")),
             if a.is_test_run { " [test run]" } else { "" },
-            ends(&a.output, ACTION_OUTPUT).replace('\n', "\n   "),
+            ends(&a.output, SHOWN_OUTPUT).replace('\n', "\n   "),
         );
     }
     if let Some(v) = verification {

@@ -13,6 +13,7 @@
 //! commands safely (the caller passes a `CommandRunner` that goes through its policy gate
 //! and sandbox), the worker, or retrying (the caller retries with the context).
 
+pub mod action;
 pub mod artifacts;
 pub mod compile;
 pub mod concrete;

@@ -9,7 +9,7 @@
 //! (atto-policy did that in the worker, on the path the kernel resolved) and does not send
 //! the answer or talk to the person (the coordinator does).
 
-use atto_protocol::{ApprovalDecision, ApprovalRequest};
+use atto_protocol::{ApprovalDecision, ApprovalRequest, ToolKind};
 
 /// How the mailbox answers a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,15 +44,6 @@ impl Tier {
     }
 }
 
-/// atto's built-in tools that only read the workspace (danger level `SAFE`).
-const READ_ONLY: &[&str] = &[
-    "read_file",
-    "list_files",
-    "glob",
-    "grep",
-    "codebase_overview",
-];
-
 /// Read-only tool names of the seed's workers, approved by name as well.
 const SEED_READ_ONLY: &[&str] = &["list_dir", "search", "ast_query", "view"];
 
@@ -69,13 +60,16 @@ const SESSION_BOOKKEEPING: &[&str] = &[
     "plan_step_result",
 ];
 
-/// Tools that write files: atto's built-ins (danger level `LOW`) and the seed's `multi_edit`.
-const WRITES: &[&str] = &["write_file", "edit_file", "apply_patch", "multi_edit"];
+/// The seed's tools that write files, beyond atto's own (which say so by their kind).
+const SEED_WRITES: &[&str] = &["multi_edit"];
 
 /// Decides how to answer `request` from a worker whose task may (`write_access`) or may not
 /// change files.
 pub fn decide(request: &ApprovalRequest, write_access: bool) -> Tier {
     let tool = request.tool.as_str();
+    // atto's built-in tools say what they do; any other tool is known by name only.
+    let builtin = atto_tools::builtin_tool(tool);
+    let kind = builtin.as_ref().map(|t| t.kind()).unwrap_or_default();
     // Only a person may let a call run without the OS sandbox, or write where the gate
     // protects (repository internals, atto's own files), whatever the call is. Both are the
     // worker's gate's typed judgement of the resolved call: the subject is display text and
@@ -83,7 +77,7 @@ pub fn decide(request: &ApprovalRequest, write_access: bool) -> Tier {
     if request.unsandboxed || request.protected {
         return Tier::Ask;
     }
-    if tool == "bash" {
+    if kind == ToolKind::Execute {
         return if risk_is(request, "SAFE") {
             Tier::AutoApprove
         } else if risk_is(request, "BLOCK") {
@@ -98,14 +92,14 @@ pub fn decide(request: &ApprovalRequest, write_access: bool) -> Tier {
             Tier::Ask
         };
     }
+    if kind == ToolKind::Delete {
+        return Tier::AutoDeny(
+            "the swarm does not delete files on its own; the file was not deleted. Leave it in \
+             place and say in your final answer which file should be deleted and why."
+                .to_owned(),
+        );
+    }
     match tool {
-        "delete_file" => {
-            return Tier::AutoDeny(
-                "the swarm does not delete files on its own; the file was not deleted. Leave \
-                 it in place and say in your final answer which file should be deleted and why."
-                    .to_owned(),
-            );
-        }
         "drop_table" | "rm_rf" => {
             return Tier::AutoDeny(format!(
                 "`{tool}` is destructive and the swarm never runs it on its own; it was not \
@@ -115,14 +109,16 @@ pub fn decide(request: &ApprovalRequest, write_access: bool) -> Tier {
         }
         _ => {}
     }
-    let read_only = READ_ONLY.contains(&tool)
+    let read_only = builtin
+        .as_ref()
+        .is_some_and(|t| t.read_only(&request.arguments))
         || SEED_READ_ONLY.contains(&tool)
         || SESSION_BOOKKEEPING.contains(&tool)
         || (READ_ONLY_PREFIXES.iter().any(|p| tool.starts_with(p)) && risk_is(request, "SAFE"));
     if read_only {
         return Tier::AutoApprove;
     }
-    if WRITES.contains(&tool) {
+    if kind == ToolKind::Edit || SEED_WRITES.contains(&tool) {
         if !write_access {
             return Tier::AutoDeny(format!(
                 "this worker's task is read-only: it must not change files, so `{tool}` was \

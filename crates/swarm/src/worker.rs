@@ -11,14 +11,12 @@ use std::time::{Duration, Instant};
 
 use atto_protocol::{ApprovalDecision, ApprovalRequest, FinalResult, Op, TurnStatus};
 use atto_quality::ToolAction;
+use atto_quality::action::ACTION_OUTPUT;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::sync::{mpsc, watch};
 
 use crate::text::bounded;
-
-/// Bytes of one tool call's output kept for the judge.
-const ACTION_OUTPUT: usize = 4 * 1024;
 
 /// Lines of the worker's stderr kept for the report.
 const STDERR_LINES: usize = 20;
@@ -480,7 +478,6 @@ async fn handle_line(
             let name = str_of("name").unwrap_or_default();
             let arguments = value.get("arguments").cloned().unwrap_or(Value::Null);
             let command = arguments.get("command").and_then(Value::as_str);
-            let is_test_run = name == "bash" && command.is_some_and(atto_policy::is_test_command);
             let what = command
                 .map(str::to_owned)
                 .or_else(|| {
@@ -495,14 +492,15 @@ async fn handle_line(
                 120,
             )));
             pending.push((str_of("call_id").unwrap_or_default(), report.actions.len()));
-            report.actions.push(ToolAction {
-                tool: name,
-                arguments,
-                output: String::new(),
-                exit_code: None,
-                is_test_run,
-                not_run: None,
-            });
+            // The tool's own kind, as the worker's event says; an older worker's event does
+            // not say, and the built-in tool of that name answers.
+            let kind = value
+                .get("kind")
+                .and_then(|k| serde_json::from_value(k.clone()).ok())
+                .unwrap_or_else(|| atto_tools::kind_of(&name));
+            report
+                .actions
+                .push(atto_quality::action::started(name, kind, arguments));
         }
         "tool_call_finished" => {
             let id = str_of("call_id").unwrap_or_default();

@@ -1,15 +1,19 @@
-//! The `Tool` trait and atto's built-in tools: file reading and editing (including the
-//! `apply_patch` envelope), search, bash.
+//! Owns what a tool is and how it describes its calls (`Tool`), the built-in tools, their names and their registry.
+//! Never decides whether a call may run, prompts the user or checks a mode: core's orchestrator asks `atto-policy` first.
 //!
-//! Owns: what a tool is (`Tool`), what it gets (`ToolContext`), what it returns
-//! (`ToolOutput`, `ToolError`), the registry of built-in tools, and the workspace path
-//! boundary (`beneath`: paths resolved by the kernel beneath one handle of the workspace,
-//! and acted on through that handle).
+//! The built-in tools: file reading and editing (including the `apply_patch` envelope),
+//! search, the codebase overview, bash. A tool says what kind of work it does, whether a
+//! call only reads, what it acts on, its one-line title, exactly what it would do (for an
+//! approval) and the paths it names, so other crates ask the tool instead of keeping lists
+//! of tool names: a new built-in tool is its own file plus one line in
+//! [`ToolRegistry::builtin_with`] (and a constant in [`names`] if another crate must name
+//! it).
 //!
-//! Deliberately does not: prompt the user, check agent or permission modes, or decide
-//! whether a call may run. Core's orchestrator asks `atto-policy` before calling `run`.
-//! Tools also never truncate their result for the context window beyond their own
-//! documented caps; the engine applies its own limit.
+//! Also owns what a tool gets (`ToolContext`) and returns (`ToolOutput`, `ToolError`),
+//! and the workspace path boundary (`beneath`: paths resolved by the kernel beneath one
+//! handle of the workspace, and acted on through that handle). Tools never truncate their
+//! result for the context window beyond their own documented caps; the engine applies its
+//! own limit.
 
 mod bash;
 pub mod beneath;
@@ -58,7 +62,7 @@ pub use patch::{
     ApplyPatchTool, FileChange, PatchChunk, PatchOp, PatchPlan, offers_apply_patch, parse_patch,
     patch_paths, preview_patch,
 };
-pub use registry::{BuiltinOptions, ToolRegistry, builtin_tool, kind_of, title_of};
+pub use registry::{BuiltinOptions, ToolRegistry, builtin_tool, kind_of, paths_of, title_of};
 pub use search::{GlobTool, GrepTool, ListFilesTool};
 pub use source::ToolSource;
 
@@ -127,6 +131,14 @@ impl ToolOutput {
     }
 }
 
+/// A call's `path` argument, when it has one: the paths most tools name.
+pub fn path_arg(args: &serde_json::Value) -> Vec<String> {
+    match args.get("path") {
+        Some(serde_json::Value::String(path)) => vec![path.clone()],
+        _ => Vec::new(),
+    }
+}
+
 /// A tool the model can call.
 pub trait Tool: Send + Sync {
     /// Name the model calls it by.
@@ -160,6 +172,17 @@ pub trait Tool: Send + Sync {
     /// The call in one line, for the people watching (`Edit src/a.rs`, `Run \`make\``).
     fn title(&self, _args: &serde_json::Value) -> String {
         self.name().to_owned()
+    }
+    /// Exactly what the call would do, for a person asked to approve it: never hidden or
+    /// shortened below what they need to judge it.
+    fn subject(&self, args: &serde_json::Value) -> String {
+        format!("{} {args}", self.name())
+    }
+    /// The paths the call names, as the model wrote them, for rules and protected places
+    /// (its `path` argument unless the tool knows better); the error when they cannot be
+    /// read from the arguments.
+    fn paths(&self, args: &serde_json::Value) -> Result<Vec<String>, ToolError> {
+        Ok(path_arg(args))
     }
     /// Runs the call. Stops promptly when `ctx.cancel` fires.
     fn run<'a>(

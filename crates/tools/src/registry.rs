@@ -130,6 +130,15 @@ pub fn kind_of(name: &str) -> ToolKind {
     builtin_tool(name).map_or(ToolKind::Other, |t| t.kind())
 }
 
+/// The paths a call to the tool called `name` names: the built-in tool's own reading,
+/// the `path` argument for any other tool; none when they cannot be read.
+pub fn paths_of(name: &str, args: &serde_json::Value) -> Vec<String> {
+    match builtin_tool(name) {
+        Some(tool) => tool.paths(args).unwrap_or_default(),
+        None => crate::path_arg(args),
+    }
+}
+
 /// The one-line title of a call to the tool called `name`: the built-in tool's own, the
 /// name itself for any other tool.
 pub fn title_of(name: &str, args: &serde_json::Value) -> String {

@@ -6,7 +6,7 @@ use std::path::{Component, Path, PathBuf};
 
 use atto_policy::bash::{self, Verdict};
 use atto_policy::gate::Decision;
-use atto_protocol::{DangerLevel, ToolCall};
+use atto_protocol::{DangerLevel, ToolCall, ToolKind};
 use atto_tools::Tool;
 use atto_tools::beneath::Workspace;
 use serde_json::Value;
@@ -38,18 +38,11 @@ impl GateInput {
             .get("command")
             .and_then(Value::as_str)
             .map(str::to_owned);
-        let verdict =
-            (call.name == "bash").then(|| bash::classify(command.as_deref().unwrap_or("")));
+        // Commands are judged by the parsed classifier.
+        let verdict = (tool.kind() == ToolKind::Execute)
+            .then(|| bash::classify(command.as_deref().unwrap_or("")));
         // A patch names its files inside its text: rules and protected paths see them all.
-        let named: Vec<String> = match (call.name.as_str(), args.get("path")) {
-            ("apply_patch", _) => args
-                .get("input")
-                .and_then(Value::as_str)
-                .and_then(|input| atto_tools::patch_paths(input).ok())
-                .unwrap_or_default(),
-            (_, Some(Value::String(p))) => vec![p.clone()],
-            _ => Vec::new(),
-        };
+        let named: Vec<String> = tool.paths(args).unwrap_or_default();
         let paths: Vec<String> = named.iter().map(|p| rule_path(workspace, p)).collect();
         // Where a path really leads comes first when a link makes it differ from the text.
         let mut leads = String::new();
@@ -62,7 +55,7 @@ impl GateInput {
             tool: call.name.clone(),
             level: tool.danger_of(args),
             mutates: tool.mutates(args),
-            subject: leads + &subject(&call.name, args, command.as_deref()),
+            subject: leads + &tool.subject(args),
             verdict,
             paths,
             command,
@@ -82,7 +75,9 @@ impl GateInput {
     /// The rule an "always allow" answer saves: this exact command or path.
     pub(super) fn suggested_rule(&self) -> String {
         match (&self.command, self.paths.first()) {
-            (Some(c), _) if self.tool == "bash" => format!("{}({})", self.tool, escape_glob(c)),
+            (Some(c), _) if self.verdict.is_some() => {
+                format!("{}({})", self.tool, escape_glob(c))
+            }
             (_, Some(p)) => format!("{}({})", self.tool, escape_glob(p)),
             _ => self.tool.clone(),
         }
@@ -118,44 +113,6 @@ fn lexical_path(workspace: &Path, path: &str) -> String {
         Ok(rel) if rel.as_os_str().is_empty() => ".".to_owned(),
         Ok(rel) => rel.display().to_string(),
         Err(_) => clean.display().to_string(),
-    }
-}
-
-/// Exactly what a call would do, for the approval prompt: never hidden or shortened
-/// below what the user needs to judge it.
-pub(super) fn subject(tool: &str, args: &Value, command: Option<&str>) -> String {
-    let s = |k: &str| args.get(k).and_then(Value::as_str).unwrap_or("");
-    match tool {
-        "bash" => command.unwrap_or("").to_owned(),
-        "write_file" => format!(
-            "write {} ({} bytes):\n{}",
-            s("path"),
-            s("content").len(),
-            s("content")
-        ),
-        "edit_file" => {
-            let mut out = format!("edit {}:", s("path"));
-            let mut pair = |old: &str, new: &str| {
-                for line in old.lines() {
-                    out.push_str(&format!("\n-{line}"));
-                }
-                for line in new.lines() {
-                    out.push_str(&format!("\n+{line}"));
-                }
-            };
-            match args.get("edits").and_then(Value::as_array) {
-                Some(edits) => {
-                    for e in edits {
-                        let get = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or("");
-                        pair(get("old_string"), get("new_string"));
-                    }
-                }
-                None => pair(s("old_string"), s("new_string")),
-            }
-            out
-        }
-        "delete_file" => format!("delete {}", s("path")),
-        _ => format!("{tool} {args}"),
     }
 }
 

@@ -6,10 +6,10 @@ use atto_policy::gate::{Action, Decision};
 use atto_protocol::{
     ApprovalDecision, DangerLevel, Event, PermissionMode, ToolCall, ToolCallStatus,
 };
-use atto_tools::CancellationToken;
+use atto_tools::{CancellationToken, Tool};
 use serde_json::Value;
 
-use super::{GateInput, Gatekeeper, Refusal, Sandboxing, subject};
+use super::{GateInput, Gatekeeper, Refusal, Sandboxing};
 
 impl Gatekeeper {
     /// Asks whether a command the sandbox stopped may run again WITHOUT it. `blocked` is
@@ -65,36 +65,7 @@ impl Gatekeeper {
         let answer = self
             .ask(call, &facts, &decision, Sandboxing::Dropped, emit, cancel)
             .await;
-        let (outcome, result) = match answer {
-            Ok(ApprovalDecision::Yes | ApprovalDecision::Always { .. }) => {
-                ("approved unsandboxed", Ok(()))
-            }
-            Ok(ApprovalDecision::No { reason }) => {
-                let mut message = "the user did not approve running this command without the \
-                                   sandbox; it was not run again."
-                    .to_owned();
-                if let Some(reason) = reason.filter(|r| !r.trim().is_empty()) {
-                    message.push_str(&format!(" The user said: {reason}"));
-                }
-                (
-                    "declined unsandboxed",
-                    Err(Refusal {
-                        status: ToolCallStatus::Denied,
-                        message,
-                    }),
-                )
-            }
-            Ok(ApprovalDecision::Edit { .. }) => (
-                "declined unsandboxed",
-                Err(Refusal {
-                    status: ToolCallStatus::Denied,
-                    message: "a command cannot be edited when approving a run without the \
-                              sandbox; it was not run again."
-                        .to_owned(),
-                }),
-            ),
-            Err(refusal) => ("declined unsandboxed", Err(refusal)),
-        };
+        let (outcome, result) = unsandboxed_outcome(answer);
         self.audit
             .record(&call.name, command, &decision, outcome)
             .await;
@@ -107,16 +78,13 @@ impl Gatekeeper {
     pub(crate) async fn confirm_without_checkpoint(
         &mut self,
         call: &ToolCall,
+        tool: &dyn Tool,
         args: &Value,
         why: &str,
         emit: &(dyn Fn(Event) + Send + Sync),
         cancel: &CancellationToken,
     ) -> Result<(), Refusal> {
-        let subject = subject(
-            &call.name,
-            args,
-            args.get("command").and_then(Value::as_str),
-        );
+        let subject = tool.subject(args);
         let decision = Decision {
             action: Action::Ask,
             decided_by: "no checkpoint could be taken before this call".to_owned(),
@@ -171,5 +139,42 @@ impl Gatekeeper {
             .record(&call.name, &line, &decision, "declined: no checkpoint")
             .await;
         Err(refusal)
+    }
+}
+
+/// What a person's answer to a run WITHOUT the sandbox means: the audit's word for it and
+/// whether the command runs again.
+fn unsandboxed_outcome(
+    answer: Result<ApprovalDecision, Refusal>,
+) -> (&'static str, Result<(), Refusal>) {
+    match answer {
+        Ok(ApprovalDecision::Yes | ApprovalDecision::Always { .. }) => {
+            ("approved unsandboxed", Ok(()))
+        }
+        Ok(ApprovalDecision::No { reason }) => {
+            let mut message = "the user did not approve running this command without the \
+                               sandbox; it was not run again."
+                .to_owned();
+            if let Some(reason) = reason.filter(|r| !r.trim().is_empty()) {
+                message.push_str(&format!(" The user said: {reason}"));
+            }
+            (
+                "declined unsandboxed",
+                Err(Refusal {
+                    status: ToolCallStatus::Denied,
+                    message,
+                }),
+            )
+        }
+        Ok(ApprovalDecision::Edit { .. }) => (
+            "declined unsandboxed",
+            Err(Refusal {
+                status: ToolCallStatus::Denied,
+                message: "a command cannot be edited when approving a run without the \
+                          sandbox; it was not run again."
+                    .to_owned(),
+            }),
+        ),
+        Err(refusal) => ("declined unsandboxed", Err(refusal)),
     }
 }

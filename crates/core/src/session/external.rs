@@ -66,7 +66,7 @@ impl Session {
         }
         let empty = serde_json::Value::Object(serde_json::Map::new());
         let writes = tool.mutates(&empty);
-        if atto_policy::gate::offered(self.mode, tool.name(), writes) {
+        if atto_policy::gate::offered(self.mode, tool.name(), tool.kind(), writes) {
             self.tool_specs.push(atto_protocol::ToolSpec {
                 name: tool.name().to_owned(),
                 description: tool.description().to_owned(),

@@ -79,7 +79,7 @@ impl Session {
             judged_paths: None,
             focus: String::new(),
         };
-        let bash = self.options.tools.get("bash");
+        let bash = self.options.tools.get(atto_tools::names::BASH);
         let approvals = self.approvals.clone();
         let progress = Some(format!("plan step {} of {}", step.number, plan.steps.len()));
         let Some(runner) = GateRunner::new(&mut self.gate, bash, ctx, &emit) else {

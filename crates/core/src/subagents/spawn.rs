@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use atto_protocol::{
-    Event, FinalResult, Op, SpawnRequest, SubagentInfo, SubagentRole, SubagentTag, TurnStatus,
+    Event, FinalResult, Op, SpawnRequest, SubagentInfo, SubagentRole, SubagentTag, ToolKind,
+    TurnStatus,
 };
 use atto_tools::CancellationToken;
 use tokio::sync::mpsc;
@@ -385,8 +386,8 @@ impl Spawner {
                     Some(Event::ToolCallFinished { call_id, summary, .. }) => {
                         child.finished_call(&call_id, summary);
                     }
-                    Some(Event::ToolCallStarted { name, arguments, call_id, .. }) => {
-                        child.started_call(&call_id, &name, &arguments);
+                    Some(Event::ToolCallStarted { name, arguments, call_id, kind, .. }) => {
+                        child.started_call(&call_id, &name, kind, &arguments);
                         let what = crate::plan_queue::one_paragraph(&format!("{name} {}", brief(&arguments)), 80);
                         self.progress(child, Some(what));
                     }
@@ -515,14 +516,10 @@ impl Spawner {
 }
 
 impl Child {
-    fn started_call(&self, id: &str, name: &str, arguments: &serde_json::Value) {
-        let command = arguments.get("command").and_then(serde_json::Value::as_str);
-        let action = atto_quality::ToolAction {
-            tool: name.to_owned(),
-            arguments: serde_json::json!({"call_id": id, "args": arguments}),
-            is_test_run: command.is_some_and(atto_policy::is_test_command),
-            ..atto_quality::ToolAction::default()
-        };
+    fn started_call(&self, id: &str, name: &str, kind: ToolKind, arguments: &serde_json::Value) {
+        let mut action = atto_quality::action::started(name, kind, arguments.clone());
+        // Kept with its call id, so its end finds it.
+        action.arguments = serde_json::json!({"call_id": id, "args": arguments});
         self.actions
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)

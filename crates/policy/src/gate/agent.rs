@@ -15,7 +15,7 @@
 //! "Read-only command" and "test command" are judged by the parsed classifier, never by a
 //! pattern on the text, so `pytest; rm -rf x` is neither.
 
-use atto_protocol::AgentMode;
+use atto_protocol::{AgentMode, ToolKind};
 
 use crate::bash::{BashRisk, Verdict, is_test_command};
 
@@ -38,17 +38,24 @@ pub struct ModeFacts<'a> {
     pub known: bool,
     /// Whether this call may change anything (the tool's own judgement).
     pub mutates: bool,
-    /// The classifier's verdict, for `bash`.
+    /// What kind of work the tool does (the tool's own word; `Other` when unknown).
+    pub kind: ToolKind,
+    /// The classifier's verdict, for a tool that runs commands.
     pub bash: Option<&'a Verdict>,
-    /// The command text, for `bash`.
+    /// The command text, for a tool that runs commands.
     pub command: Option<&'a str>,
 }
 
 /// The tool that starts a subagent.
 pub const SPAWN_TOOL: &str = "spawn_agent";
 
-/// Tools that run code: the seeds' static list beyond the file tools.
-const EXECUTE_TOOLS: &[&str] = &["bash", "run_tests", "execute_code"];
+/// Tools that run code by the seeds' names, beyond atto's own (which say so by their kind).
+const EXECUTE_TOOLS: &[&str] = &["run_tests", "execute_code"];
+
+/// Whether a tool runs code: by its kind, or by one of the seeds' names.
+fn executes(tool: &str, kind: ToolKind) -> bool {
+    kind == ToolKind::Execute || EXECUTE_TOOLS.contains(&tool)
+}
 
 /// Tools that only run tests (allowed in DEBUG).
 const TEST_TOOLS: &[&str] = &["run_tests"];
@@ -64,7 +71,7 @@ const WRITE_VERBS: &[&str] = &[
 
 /// Decides what `mode` does with a call.
 pub fn mode_action(mode: AgentMode, call: &ModeFacts<'_>) -> ModeAction {
-    let execute = EXECUTE_TOOLS.contains(&call.tool);
+    let execute = executes(call.tool, call.kind);
     let writes = if execute {
         true
     } else if call.known {
@@ -91,8 +98,7 @@ pub fn mode_action(mode: AgentMode, call: &ModeFacts<'_>) -> ModeAction {
     match mode {
         AgentMode::Build => ModeAction::Run,
         AgentMode::Plan => {
-            let read_only =
-                call.tool == "bash" && call.bash.is_some_and(|v| v.risk == BashRisk::Safe);
+            let read_only = call.bash.is_some_and(|v| v.risk == BashRisk::Safe);
             if read_only {
                 ModeAction::Run
             } else {
@@ -111,7 +117,7 @@ pub fn mode_action(mode: AgentMode, call: &ModeFacts<'_>) -> ModeAction {
         )),
         AgentMode::Debug => {
             let test = TEST_TOOLS.contains(&call.tool)
-                || (call.tool == "bash" && call.command.is_some_and(is_test_command));
+                || (call.bash.is_some() && call.command.is_some_and(is_test_command));
             if test {
                 ModeAction::Run
             } else if execute {
@@ -132,13 +138,13 @@ pub fn mode_action(mode: AgentMode, call: &ModeFacts<'_>) -> ModeAction {
     }
 }
 
-/// Whether the model is offered `tool` at all in `mode` (`writes`: the tool can change
-/// files or state). Review hides every tool that writes or runs commands; debug hides
+/// Whether the model is offered `tool` (of `kind`) at all in `mode` (`writes`: the tool
+/// can change files or state). Review hides every tool that writes or runs commands; debug hides
 /// the ones that write files but keeps commands for its test runs; build and plan offer
 /// everything (plan mode queues what writes). What is offered is only what the model
 /// sees: [`mode_action`] still judges every call.
-pub fn offered(mode: AgentMode, tool: &str, writes: bool) -> bool {
-    let execute = EXECUTE_TOOLS.contains(&tool);
+pub fn offered(mode: AgentMode, tool: &str, kind: ToolKind, writes: bool) -> bool {
+    let execute = executes(tool, kind);
     match mode {
         AgentMode::Build | AgentMode::Plan => true,
         AgentMode::Review => !writes && !execute,
@@ -211,6 +217,11 @@ mod tests {
             tool,
             known,
             mutates: matches!(tool, "write_file" | "edit_file" | "delete_file" | "bash"),
+            kind: if tool == "bash" {
+                ToolKind::Execute
+            } else {
+                ToolKind::Other
+            },
             bash: verdict,
             command,
         }
@@ -228,6 +239,7 @@ mod tests {
             tool: SPAWN_TOOL,
             known: true,
             mutates,
+            kind: ToolKind::Other,
             bash: None,
             command: None,
         };
@@ -334,6 +346,7 @@ mod tests {
                 tool: name,
                 known: false,
                 mutates: false,
+                kind: ToolKind::Other,
                 bash: None,
                 command: None,
             };

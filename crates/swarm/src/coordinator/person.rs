@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use atto_quality::{Outcome, RetryContext, ToolAction, Verdict, WorkerResult};
+use atto_quality::{Outcome, RetryContext, Verdict, WorkerResult};
 
 use super::Coordinator;
 use crate::events::SwarmEvent;
@@ -100,14 +100,11 @@ impl Coordinator {
         let result = WorkerResult {
             text: "The user fixed this task by hand.".into(),
             closure_report: None,
-            actions: vec![ToolAction {
-                tool: "user".into(),
-                arguments: serde_json::json!({"fixed_by_hand": true}),
-                output: String::new(),
-                exit_code: None,
-                is_test_run: false,
-                not_run: None,
-            }],
+            actions: vec![atto_quality::action::started(
+                "user",
+                atto_protocol::ToolKind::Other,
+                serde_json::json!({"fixed_by_hand": true}),
+            )],
             model: None,
         };
         let modified: Vec<String> = task

@@ -102,6 +102,10 @@ impl Tool for BashTool {
         )
     }
 
+    fn subject(&self, args: &serde_json::Value) -> String {
+        arg(args, "command").to_owned()
+    }
+
     fn run<'a>(
         &'a self,
         args: serde_json::Value,
@@ -143,60 +147,11 @@ async fn run_command(
     if ctx.cancel.is_cancelled() {
         return Err(ToolError::Cancelled);
     }
-    let program = shell();
-    let spawn_err = |source| ToolError::Spawn {
-        program: program.to_string(),
-        source,
-    };
-    // pre_exec failures (the kernel refusing the restriction) surface as spawn errors:
-    // the command then never ran, sandboxed or not.
-    let sandboxed_spawn_err = |source| ToolError::Spawn {
-        program: format!("{program} under the OS sandbox"),
-        source,
-    };
-    // One pipe for stdout and stderr keeps the two interleaved as the command wrote them.
-    let (reader, writer) = std::io::pipe().map_err(spawn_err)?;
-    let mut output = tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(reader))
-        .map_err(spawn_err)?;
-    let mut cmd = tokio::process::Command::new(program);
-    cmd.arg("-c")
-        .arg(command)
-        .current_dir(&ctx.workspace)
-        .stdin(Stdio::null())
-        .stdout(writer.try_clone().map_err(spawn_err)?)
-        .stderr(writer)
-        .process_group(0)
-        .kill_on_drop(true);
-    // The command sees the allowlist, never the rest of atto's environment.
-    cmd.env_clear();
-    for (name, value) in std::env::vars_os() {
-        if name
-            .to_str()
-            .is_some_and(|name| env::passes(name, pass_env))
-        {
-            cmd.env(name, value);
-        }
-    }
-    cmd.env("PAGER", "cat")
-        .env("GIT_PAGER", "cat")
-        .env("GIT_TERMINAL_PROMPT", "0");
-    if std::env::var_os("TERM").is_none() {
-        cmd.env("TERM", "dumb");
-    }
-    let sandbox = match &ctx.sandbox {
-        Some(sandbox) => sandbox.apply(&mut cmd),
-        None => SandboxStatus::NotApplied {
-            reason: "sandbox off".to_string(),
-        },
-    };
-    let spawned = cmd.spawn();
-    // The command keeps its copies of the pipe's write end; dropping ours means the
-    // read side sees EOF once every process of the command has closed it.
-    drop(cmd);
-    let mut child = match &sandbox {
-        SandboxStatus::Applied { .. } => spawned.map_err(sandboxed_spawn_err)?,
-        SandboxStatus::NotApplied { .. } => spawned.map_err(spawn_err)?,
-    };
+    let Spawned {
+        mut child,
+        mut output,
+        sandbox,
+    } = spawn(command, pass_env, ctx)?;
     let pgid = child.id();
     let mut group = GroupGuard(pgid);
 
@@ -244,6 +199,96 @@ async fn run_command(
         }
     }
     let exit_code = exit_code(status.as_ref());
+    let content = report(status, &captured, killed_leftovers, ctx, &sandbox);
+    Ok(ToolOutput {
+        sandbox: Some(sandbox),
+        exit_code,
+        ..ToolOutput::text(content)
+    })
+}
+
+/// A command just started.
+struct Spawned {
+    child: tokio::process::Child,
+    /// The read end of its stdout and stderr, interleaved.
+    output: tokio::net::unix::pipe::Receiver,
+    sandbox: SandboxStatus,
+}
+
+/// Starts `command` under the shell, in its own process group, with the allowlisted
+/// environment, under the sandbox when there is one: the child, the read end of its
+/// output, and whether the sandbox was applied.
+fn spawn(command: &str, pass_env: &[String], ctx: &ToolContext) -> Result<Spawned, ToolError> {
+    let program = shell();
+    let spawn_err = |source| ToolError::Spawn {
+        program: program.to_string(),
+        source,
+    };
+    // pre_exec failures (the kernel refusing the restriction) surface as spawn errors:
+    // the command then never ran, sandboxed or not.
+    let sandboxed_spawn_err = |source| ToolError::Spawn {
+        program: format!("{program} under the OS sandbox"),
+        source,
+    };
+    // One pipe for stdout and stderr keeps the two interleaved as the command wrote them.
+    let (reader, writer) = std::io::pipe().map_err(spawn_err)?;
+    let output = tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(reader))
+        .map_err(spawn_err)?;
+    let mut cmd = tokio::process::Command::new(program);
+    cmd.arg("-c")
+        .arg(command)
+        .current_dir(&ctx.workspace)
+        .stdin(Stdio::null())
+        .stdout(writer.try_clone().map_err(spawn_err)?)
+        .stderr(writer)
+        .process_group(0)
+        .kill_on_drop(true);
+    // The command sees the allowlist, never the rest of atto's environment.
+    cmd.env_clear();
+    for (name, value) in std::env::vars_os() {
+        if name
+            .to_str()
+            .is_some_and(|name| env::passes(name, pass_env))
+        {
+            cmd.env(name, value);
+        }
+    }
+    cmd.env("PAGER", "cat")
+        .env("GIT_PAGER", "cat")
+        .env("GIT_TERMINAL_PROMPT", "0");
+    if std::env::var_os("TERM").is_none() {
+        cmd.env("TERM", "dumb");
+    }
+    let sandbox = match &ctx.sandbox {
+        Some(sandbox) => sandbox.apply(&mut cmd),
+        None => SandboxStatus::NotApplied {
+            reason: "sandbox off".to_string(),
+        },
+    };
+    let spawned = cmd.spawn();
+    // The command keeps its copies of the pipe's write end; dropping ours means the
+    // read side sees EOF once every process of the command has closed it.
+    drop(cmd);
+    let child = match &sandbox {
+        SandboxStatus::Applied { .. } => spawned.map_err(sandboxed_spawn_err)?,
+        SandboxStatus::NotApplied { .. } => spawned.map_err(spawn_err)?,
+    };
+    Ok(Spawned {
+        child,
+        output,
+        sandbox,
+    })
+}
+
+/// What the model reads of a finished command: its exit line, its output, and what atto
+/// did around it (leftover processes killed, the sandbox applied).
+fn report(
+    status: Option<std::io::Result<ExitStatus>>,
+    captured: &Capture,
+    killed_leftovers: bool,
+    ctx: &ToolContext,
+    sandbox: &SandboxStatus,
+) -> String {
     let mut content = exit_line(status);
     content.push('\n');
     let rendered = captured.render();
@@ -257,14 +302,10 @@ async fn run_command(
             "\n[the command exited but left background processes holding its output; they were killed. Redirect a background job's output to a file to keep it running]",
         );
     }
-    if let (Some(sb), SandboxStatus::Applied { .. }) = (&ctx.sandbox, &sandbox) {
+    if let (Some(sb), SandboxStatus::Applied { .. }) = (&ctx.sandbox, sandbox) {
         content.push_str(&format!("\n[sandbox: {}]", sb.summary()));
     }
-    Ok(ToolOutput {
-        sandbox: Some(sandbox),
-        exit_code,
-        ..ToolOutput::text(content)
-    })
+    content
 }
 
 /// The exit status as a shell reports it (`128 + n` for death by signal `n`), or `None`

@@ -60,6 +60,10 @@ impl Tool for DeleteFileTool {
         format!("Delete {}", arg(args, "path"))
     }
 
+    fn subject(&self, args: &serde_json::Value) -> String {
+        format!("delete {}", arg(args, "path"))
+    }
+
     fn run<'a>(
         &'a self,
         args: serde_json::Value,

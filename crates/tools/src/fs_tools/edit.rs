@@ -127,6 +127,28 @@ impl Tool for EditFileTool {
         format!("Edit {}", arg(args, "path"))
     }
 
+    /// Each replacement as removed (`-`) and added (`+`) lines.
+    fn subject(&self, args: &serde_json::Value) -> String {
+        let mut out = format!("edit {}:", arg(args, "path"));
+        let mut pair = |old: &str, new: &str| {
+            for line in old.lines() {
+                out.push_str(&format!("\n-{line}"));
+            }
+            for line in new.lines() {
+                out.push_str(&format!("\n+{line}"));
+            }
+        };
+        match args.get("edits").and_then(serde_json::Value::as_array) {
+            Some(edits) => {
+                for e in edits {
+                    pair(arg(e, "old_string"), arg(e, "new_string"));
+                }
+            }
+            None => pair(arg(args, "old_string"), arg(args, "new_string")),
+        }
+        out
+    }
+
     fn run<'a>(
         &'a self,
         args: serde_json::Value,

@@ -60,6 +60,16 @@ impl Tool for WriteFileTool {
         format!("Write {}", arg(args, "path"))
     }
 
+    fn subject(&self, args: &serde_json::Value) -> String {
+        let content = arg(args, "content");
+        format!(
+            "write {} ({} bytes):\n{}",
+            arg(args, "path"),
+            content.len(),
+            content
+        )
+    }
+
     fn run<'a>(
         &'a self,
         args: serde_json::Value,

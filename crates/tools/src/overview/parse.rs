@@ -261,164 +261,221 @@ fn macro_items(call: Node<'_>, at: Place<'_>, depth: usize, out: &mut FileFacts)
 
 /// Collects the definitions among `node`'s children; `depth` bounds nesting.
 fn definitions(node: Node<'_>, at: Place<'_>, depth: usize, out: &mut FileFacts) {
-    let (text, lang) = (at.text, at.lang);
     let mut cursor = node.walk();
     for child in node.named_children(&mut cursor) {
-        let doc = doc_lines(child, text, lang);
-        let push = |out: &mut FileFacts, kind: &str, name: String, public: bool, doc: u32| {
-            out.symbols.push(Symbol {
-                kind: kind.to_owned(),
-                name,
-                line: line(child, at.base_line),
-                public,
-                doc,
-            });
+        let one = Child {
+            node,
+            child,
+            at,
+            depth,
+            doc: doc_lines(child, at.text, at.lang),
         };
-        let name = |f: &str| field(child, f, text).map(str::to_owned);
-        match (lang, child.kind()) {
-            (Lang::Rust, "macro_invocation") if depth == 0 => macro_items(child, at, depth, out),
-            (Lang::Rust, k) => {
-                let kind = match k {
-                    "function_item" | "function_signature_item" => "fn",
-                    "struct_item" => "struct",
-                    "enum_item" => "enum",
-                    "trait_item" => "trait",
-                    "type_item" => "type",
-                    "const_item" => "const",
-                    "static_item" => "static",
-                    "macro_definition" => "macro",
-                    "union_item" => "union",
-                    "mod_item" => "mod",
-                    "impl_item" => {
-                        let ty = field(child, "type", text).unwrap_or("?");
-                        let name = match field(child, "trait", text) {
-                            Some(tr) => format!("impl {tr} for {ty}"),
-                            None => format!("impl {ty}"),
-                        };
-                        push(out, "impl", name, false, doc);
-                        members(child, at, depth, out);
-                        continue;
-                    }
-                    _ => continue,
-                };
-                // An exported macro is public whatever its visibility says.
-                let public = rust_pub(child, text)
-                    || (k == "macro_definition"
-                        && child
-                            .prev_named_sibling()
-                            .is_some_and(|p| text_of(p, text).contains("macro_export")));
-                if let Some(n) = name("name") {
-                    push(out, kind, n, public, doc);
-                }
-                if k == "mod_item" {
-                    members(child, at, depth, out);
-                }
-            }
-            (Lang::Python, "function_definition") => {
-                if let Some(n) = name("name") {
-                    let public = !n.starts_with('_') || n.starts_with("__");
-                    push(out, "def", n, public, docstring(child));
-                }
-            }
-            (Lang::Python, "class_definition") => {
-                if let Some(n) = name("name") {
-                    push(
-                        out,
-                        "class",
-                        n.clone(),
-                        !n.starts_with('_'),
-                        docstring(child),
-                    );
-                }
-                members(child, at, depth, out);
-            }
-            // Its children are the decorators and the definition itself.
-            (Lang::Python, "decorated_definition") => definitions(child, at, depth, out),
-            (Lang::Python, "expression_statement") if depth == 0 => python_all(child, text, out),
-            (Lang::Python, "import_from_statement") if depth == 0 => {
-                python_import(child, text, out);
-            }
-            (Lang::JavaScript | Lang::TypeScript | Lang::Tsx, k) => {
-                let kind = match k {
-                    "function_declaration"
-                    | "generator_function_declaration"
-                    | "function_signature" => "function",
-                    "class_declaration" | "abstract_class_declaration" => "class",
-                    "interface_declaration" => "interface",
-                    "type_alias_declaration" => "type",
-                    "enum_declaration" => "enum",
-                    "method_definition" if depth > 0 => "method",
-                    "internal_module" | "module" => "namespace",
-                    "lexical_declaration" | "variable_declaration" if depth == 0 => {
-                        let public = node.kind() == "export_statement";
-                        let mut c = child.walk();
-                        for decl in child.named_children(&mut c) {
-                            if decl.kind() == "variable_declarator"
-                                && let Some(n) = field(decl, "name", text)
-                            {
-                                push(out, "const", n.to_owned(), public, doc);
-                            }
-                        }
-                        continue;
-                    }
-                    "export_statement" => {
-                        script_export(child, text, out);
-                        let before = out.symbols.len();
-                        definitions(child, at, depth, out);
-                        for s in &mut out.symbols[before..] {
-                            s.public = true;
-                            s.doc = s.doc.max(doc);
-                        }
-                        continue;
-                    }
-                    "import_statement" => {
-                        script_import(child, text, out);
-                        continue;
-                    }
-                    "ambient_declaration" => {
-                        definitions(child, at, depth, out);
-                        continue;
-                    }
-                    _ => continue,
-                };
-                if let Some(n) = name("name") {
-                    let public = node.kind() == "export_statement" || depth > 0;
-                    push(out, kind, n, public, doc);
-                }
-                if matches!(kind, "class" | "namespace") {
-                    members(child, at, depth, out);
-                }
-            }
-            (Lang::Go, "function_declaration") => {
-                if let Some(n) = name("name") {
-                    push(out, "func", n.clone(), go_public(&n), doc);
-                }
-            }
-            (Lang::Go, "method_declaration") => {
-                let receiver = child
-                    .child_by_field_name("receiver")
-                    .map(|r| receiver_type(r, text))
-                    .unwrap_or_default();
-                if let Some(n) = name("name") {
-                    let public = go_public(&n) && go_public(&receiver);
-                    push(out, "method", format!("{receiver}.{n}"), public, doc);
-                }
-            }
-            (Lang::Go, "type_declaration" | "const_declaration" | "var_declaration") => {
-                let kind = match child.kind() {
-                    "type_declaration" => "type",
-                    "const_declaration" => "const",
-                    _ => "var",
-                };
-                let mut c = child.walk();
-                for spec in child.named_children(&mut c) {
-                    if let Some(n) = field(spec, "name", text) {
-                        push(out, kind, n.to_owned(), go_public(n), doc);
-                    }
-                }
-            }
-            _ => {}
+        match at.lang {
+            Lang::Rust => rust_definition(&one, out),
+            Lang::Python => python_definition(&one, out),
+            Lang::JavaScript | Lang::TypeScript | Lang::Tsx => script_definition(&one, out),
+            Lang::Go => go_definition(&one, out),
         }
+    }
+}
+
+/// One child of the node whose definitions are collected.
+struct Child<'t, 'a> {
+    /// The parent.
+    node: Node<'t>,
+    child: Node<'t>,
+    at: Place<'a>,
+    depth: usize,
+    /// Lines of documentation above it.
+    doc: u32,
+}
+
+impl Child<'_, '_> {
+    /// Records a symbol at the child's line.
+    fn push(&self, out: &mut FileFacts, kind: &str, name: String, public: bool, doc: u32) {
+        out.symbols.push(Symbol {
+            kind: kind.to_owned(),
+            name,
+            line: line(self.child, self.at.base_line),
+            public,
+            doc,
+        });
+    }
+
+    /// The text of the child's field `f`.
+    fn name(&self, f: &str) -> Option<String> {
+        field(self.child, f, self.at.text).map(str::to_owned)
+    }
+}
+
+fn rust_definition(one: &Child<'_, '_>, out: &mut FileFacts) {
+    let (child, at, depth, doc) = (one.child, one.at, one.depth, one.doc);
+    let text = at.text;
+    let k = child.kind();
+    if k == "macro_invocation" {
+        if depth == 0 {
+            macro_items(child, at, depth, out);
+        }
+        return;
+    }
+    let kind = match k {
+        "function_item" | "function_signature_item" => "fn",
+        "struct_item" => "struct",
+        "enum_item" => "enum",
+        "trait_item" => "trait",
+        "type_item" => "type",
+        "const_item" => "const",
+        "static_item" => "static",
+        "macro_definition" => "macro",
+        "union_item" => "union",
+        "mod_item" => "mod",
+        "impl_item" => {
+            let ty = field(child, "type", text).unwrap_or("?");
+            let name = match field(child, "trait", text) {
+                Some(tr) => format!("impl {tr} for {ty}"),
+                None => format!("impl {ty}"),
+            };
+            one.push(out, "impl", name, false, doc);
+            members(child, at, depth, out);
+            return;
+        }
+        _ => return,
+    };
+    // An exported macro is public whatever its visibility says.
+    let public = rust_pub(child, text)
+        || (k == "macro_definition"
+            && child
+                .prev_named_sibling()
+                .is_some_and(|p| text_of(p, text).contains("macro_export")));
+    if let Some(n) = one.name("name") {
+        one.push(out, kind, n, public, doc);
+    }
+    if k == "mod_item" {
+        members(child, at, depth, out);
+    }
+}
+
+fn python_definition(one: &Child<'_, '_>, out: &mut FileFacts) {
+    let Child {
+        child, at, depth, ..
+    } = *one;
+    let text = at.text;
+    match child.kind() {
+        "function_definition" => {
+            if let Some(n) = one.name("name") {
+                let public = !n.starts_with('_') || n.starts_with("__");
+                one.push(out, "def", n, public, docstring(child));
+            }
+        }
+        "class_definition" => {
+            if let Some(n) = one.name("name") {
+                one.push(
+                    out,
+                    "class",
+                    n.clone(),
+                    !n.starts_with('_'),
+                    docstring(child),
+                );
+            }
+            members(child, at, depth, out);
+        }
+        // Its children are the decorators and the definition itself.
+        "decorated_definition" => definitions(child, at, depth, out),
+        "expression_statement" if depth == 0 => python_all(child, text, out),
+        "import_from_statement" if depth == 0 => {
+            python_import(child, text, out);
+        }
+        _ => {}
+    }
+}
+
+fn script_definition(one: &Child<'_, '_>, out: &mut FileFacts) {
+    let (node, child, at, depth, doc) = (one.node, one.child, one.at, one.depth, one.doc);
+    let text = at.text;
+    let kind = match child.kind() {
+        "function_declaration" | "generator_function_declaration" | "function_signature" => {
+            "function"
+        }
+        "class_declaration" | "abstract_class_declaration" => "class",
+        "interface_declaration" => "interface",
+        "type_alias_declaration" => "type",
+        "enum_declaration" => "enum",
+        "method_definition" if depth > 0 => "method",
+        "internal_module" | "module" => "namespace",
+        "lexical_declaration" | "variable_declaration" if depth == 0 => {
+            let public = node.kind() == "export_statement";
+            let mut c = child.walk();
+            for decl in child.named_children(&mut c) {
+                if decl.kind() == "variable_declarator"
+                    && let Some(n) = field(decl, "name", text)
+                {
+                    one.push(out, "const", n.to_owned(), public, doc);
+                }
+            }
+            return;
+        }
+        "export_statement" => {
+            script_export(child, text, out);
+            let before = out.symbols.len();
+            definitions(child, at, depth, out);
+            for s in &mut out.symbols[before..] {
+                s.public = true;
+                s.doc = s.doc.max(doc);
+            }
+            return;
+        }
+        "import_statement" => {
+            script_import(child, text, out);
+            return;
+        }
+        "ambient_declaration" => {
+            definitions(child, at, depth, out);
+            return;
+        }
+        _ => return,
+    };
+    if let Some(n) = one.name("name") {
+        let public = node.kind() == "export_statement" || depth > 0;
+        one.push(out, kind, n, public, doc);
+    }
+    if matches!(kind, "class" | "namespace") {
+        members(child, at, depth, out);
+    }
+}
+
+fn go_definition(one: &Child<'_, '_>, out: &mut FileFacts) {
+    let Child { child, at, doc, .. } = *one;
+    let text = at.text;
+    match child.kind() {
+        "function_declaration" => {
+            if let Some(n) = one.name("name") {
+                one.push(out, "func", n.clone(), go_public(&n), doc);
+            }
+        }
+        "method_declaration" => {
+            let receiver = child
+                .child_by_field_name("receiver")
+                .map(|r| receiver_type(r, text))
+                .unwrap_or_default();
+            if let Some(n) = one.name("name") {
+                let public = go_public(&n) && go_public(&receiver);
+                one.push(out, "method", format!("{receiver}.{n}"), public, doc);
+            }
+        }
+        "type_declaration" | "const_declaration" | "var_declaration" => {
+            let kind = match child.kind() {
+                "type_declaration" => "type",
+                "const_declaration" => "const",
+                _ => "var",
+            };
+            let mut c = child.walk();
+            for spec in child.named_children(&mut c) {
+                if let Some(n) = field(spec, "name", text) {
+                    one.push(out, kind, n.to_owned(), go_public(n), doc);
+                }
+            }
+        }
+        _ => {}
     }
 }
 

@@ -274,44 +274,7 @@ pub(crate) fn render_prepared(
 ) -> String {
     let names: Vec<&str> = prepared.names.iter().map(String::as_str).collect();
     let (graph, surface) = (&prepared.graph, &prepared.surface);
-    let focused = focus.weights(index, &names);
-    let personal: Vec<f64> = names
-        .iter()
-        .zip(&focused)
-        .map(|(f, focused)| {
-            1.0 + if surface.contains_key(*f) {
-                SURFACE_RESTART
-            } else {
-                0.0
-            } + FOCUS_RESTART * focused
-        })
-        .collect();
-    let pagerank = graph.rank(&personal);
-    let n = names.len() as f64;
-    let mut ranked: Vec<(usize, bool, f64)> = Vec::new();
-    for (i, rel) in names.iter().enumerate() {
-        let Some(e) = index.get(*rel) else { continue };
-        if e.facts.symbols.is_empty() {
-            continue;
-        }
-        let below = prepared.below[i] && !focus.lifts(rel);
-        let mut score = pagerank.get(i).copied().unwrap_or(0.0) * n;
-        if let Some(prominent) = prepared.prominent[i] {
-            score = SURFACE_BOOST * score.powf(PAGERANK_EXPONENT) * prominent;
-        }
-        ranked.push((i, below, score));
-    }
-    // What the focus names outright joins the best of the map, whatever its standing: a
-    // word naming one file lifts it to the top, one naming several lifts each by a share.
-    let best = ranked.iter().map(|r| r.2).fold(0.0, f64::max);
-    for r in &mut ranked {
-        r.2 += best * focused[r.0].min(1.0);
-    }
-    ranked.sort_by(|a, b| {
-        a.1.cmp(&b.1)
-            .then(b.2.total_cmp(&a.2))
-            .then_with(|| names[a.0].cmp(names[b.0]))
-    });
+    let ranked = ranked_files(index, prepared, &names, focus);
     let mut out = format!(
         "Repository map: {} source files ({} with symbols){}; public surface and most used \
          first, \"N uses\" = files using it.\n",
@@ -361,6 +324,56 @@ pub(crate) fn render_prepared(
         );
     }
     out
+}
+
+/// The files with symbols, best first: (index in `names`, below the fold, score). Files
+/// below the fold come last whatever their score; the focus raises what it names.
+fn ranked_files(
+    index: &Index,
+    prepared: &Prepared,
+    names: &[&str],
+    focus: &Focus,
+) -> Vec<(usize, bool, f64)> {
+    let (graph, surface) = (&prepared.graph, &prepared.surface);
+    let focused = focus.weights(index, names);
+    let personal: Vec<f64> = names
+        .iter()
+        .zip(&focused)
+        .map(|(f, focused)| {
+            1.0 + if surface.contains_key(*f) {
+                SURFACE_RESTART
+            } else {
+                0.0
+            } + FOCUS_RESTART * focused
+        })
+        .collect();
+    let pagerank = graph.rank(&personal);
+    let n = names.len() as f64;
+    let mut ranked: Vec<(usize, bool, f64)> = Vec::new();
+    for (i, rel) in names.iter().enumerate() {
+        let Some(e) = index.get(*rel) else { continue };
+        if e.facts.symbols.is_empty() {
+            continue;
+        }
+        let below = prepared.below[i] && !focus.lifts(rel);
+        let mut score = pagerank.get(i).copied().unwrap_or(0.0) * n;
+        if let Some(prominent) = prepared.prominent[i] {
+            score = SURFACE_BOOST * score.powf(PAGERANK_EXPONENT) * prominent;
+        }
+        ranked.push((i, below, score));
+    }
+    // What the focus names outright joins the best of the map, whatever its standing: a
+    // word naming one file lifts it to the top, one naming several lifts each by a share.
+    let best = ranked.iter().map(|r| r.2).fold(0.0, f64::max);
+    for r in &mut ranked {
+        r.2 += best * focused[r.0].min(1.0);
+    }
+    ranked.sort_by(|a, b| {
+        a.1.cmp(&b.1)
+            .then(b.2.total_cmp(&a.2))
+            .then_with(|| names[a.0].cmp(names[b.0]))
+    });
+    ranked
 }
 
 /// How prominently a surface file's own documentation presents it: the lines of doc

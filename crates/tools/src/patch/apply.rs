@@ -187,22 +187,7 @@ fn apply_chunks(path: &str, text: &str, chunks: &[PatchChunk]) -> Result<String,
         let start = match found {
             Seek::One(i) => i,
             Seek::Many(all) if chunk.context.is_some() => all[0],
-            Seek::Many(all) => {
-                let listed: Vec<String> = all
-                    .iter()
-                    .take(MAX_LISTED)
-                    .map(|i| (i + 1).to_string())
-                    .collect();
-                return Err(mismatch(format!(
-                    "{} matches {} places (lines {}{}). Add an `@@` line naming a line above \
-                     the change (such as the enclosing function's signature), or more context \
-                     lines, so that it matches one",
-                    name(n),
-                    all.len(),
-                    listed.join(", "),
-                    if all.len() > MAX_LISTED { ", ..." } else { "" }
-                )));
-            }
+            Seek::Many(all) => return Err(mismatch(many_places(&name(n), &all))),
             Seek::None => {
                 let wanted: Vec<String> = old.iter().map(|l| format!("  |{l}")).collect();
                 let at_end = if chunk.end_of_file {
@@ -223,8 +208,35 @@ fn apply_chunks(path: &str, text: &str, chunks: &[PatchChunk]) -> Result<String,
         replacements.push((start, old.len(), new));
         from = start + old.len();
     }
+    Ok(splice(&file, text.len(), replacements))
+}
+
+/// Why a chunk that matches more than one place (`all`, its starts) was not applied.
+fn many_places(chunk: &str, all: &[usize]) -> String {
+    let listed: Vec<String> = all
+        .iter()
+        .take(MAX_LISTED)
+        .map(|i| (i + 1).to_string())
+        .collect();
+    format!(
+        "{chunk} matches {} places (lines {}{}). Add an `@@` line naming a line above the \
+         change (such as the enclosing function's signature), or more context lines, so that \
+         it matches one",
+        all.len(),
+        listed.join(", "),
+        if all.len() > MAX_LISTED { ", ..." } else { "" }
+    )
+}
+
+/// `file` with each replacement (start, lines replaced, new lines) made, every line with
+/// its ending (see [`apply_chunks`]).
+fn splice(
+    file: &[Line<'_>],
+    len: usize,
+    mut replacements: Vec<(usize, usize, &[String])>,
+) -> String {
     replacements.sort_by_key(|&(start, _, _)| start);
-    let fallback = main_ending(&file);
+    let fallback = main_ending(file);
     let mut out: Vec<Line<'_>> = Vec::with_capacity(file.len());
     let mut at = 0;
     for (start, len, new) in replacements {
@@ -242,7 +254,7 @@ fn apply_chunks(path: &str, text: &str, chunks: &[PatchChunk]) -> Result<String,
         at = start + len;
     }
     out.extend_from_slice(&file[at..]);
-    let mut text = String::with_capacity(text.len());
+    let mut text = String::with_capacity(len);
     for line in &out {
         text.push_str(line.text);
         // The last line of a file without a final break (or a line placed before it) has
@@ -253,7 +265,7 @@ fn apply_chunks(path: &str, text: &str, chunks: &[PatchChunk]) -> Result<String,
             line.eol
         });
     }
-    Ok(text)
+    text
 }
 
 /// A line of a file: its text, and the ending that followed it (`""` for a last line

@@ -84,6 +84,15 @@ impl Tool for ApplyPatchTool {
         "Apply a patch".to_owned()
     }
 
+    /// A patch names its files inside its text.
+    fn paths(&self, args: &serde_json::Value) -> Result<Vec<String>, ToolError> {
+        patch_paths(
+            args.get("input")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or(""),
+        )
+    }
+
     fn run<'a>(
         &'a self,
         args: serde_json::Value,
