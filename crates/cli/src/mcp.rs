@@ -305,97 +305,113 @@ fn data_dir() -> Option<PathBuf> {
 /// Runs `atto mcp …` (not `serve`).
 pub fn run(command: McpCommand, config: &Config, workspace: &Path) -> Result<ExitCode, Failure> {
     match command {
-        McpCommand::Trust => {
-            let path = workspace.join(".mcp.json");
-            let text = std::fs::read_to_string(&path).map_err(|e| {
-                Failure::usage(format!(
-                    "no project MCP config to trust at {}: {e}",
-                    path.display()
-                ))
-            })?;
-            let servers = atto_mcp::parse_mcp_json(&text, &path, ".mcp.json (project)")
-                .map_err(|e| Failure::usage(e.to_string()))?;
-            let files = crate::trust::mcp_files::trust(&path, &text, &servers, workspace)?;
-            println!("trusted {} (until it changes):", path.display());
-            for server in servers {
-                println!("  {}: {}", server.name, describe(&server));
-            }
-            for file in files {
-                println!("  and the file its servers run: {}", file.display());
-            }
-            Ok(ExitCode::Ok)
-        }
-        McpCommand::Untrust => {
-            let path = workspace.join(".mcp.json");
-            let mut store = crate::trust::Store::open()
-                .ok_or_else(|| Failure::usage("no data directory (set ATTO_HOME)"))?;
-            if !store.untrust(&path)? {
-                println!("{} was not trusted", path.display());
-                return Ok(ExitCode::Ok);
-            }
-            println!("no longer trusted: {}", path.display());
-            Ok(ExitCode::Ok)
-        }
+        McpCommand::Trust => trust_project(workspace),
+        McpCommand::Untrust => untrust_project(workspace),
         McpCommand::Serve(_) => Err(Failure::usage("atto mcp serve is started by main")),
         McpCommand::List { json } => views(config, workspace, None, |servers| {
-            for s in servers {
-                if json {
-                    println!("{}", serde_json::to_string(s).unwrap_or_default());
-                } else {
-                    println!(
-                        "{}  {}  {} tools  {}  {}{}",
-                        s.name,
-                        s.state.as_str(),
-                        s.tools.len(),
-                        s.transport,
-                        s.origin,
-                        s.last_error
-                            .as_deref()
-                            .map(|e| format!("  error: {e}"))
-                            .unwrap_or_default()
-                    );
-                }
-            }
-            // A server that is down fails the listing, so a script can tell.
-            let down: Vec<&str> = servers
-                .iter()
-                .filter(|s| s.state == McpServerState::Down)
-                .map(|s| s.name.as_str())
-                .collect();
-            if down.is_empty() {
-                ExitCode::Ok
-            } else {
-                eprintln!(
-                    "atto: down: {} (see the errors above; atto mcp test NAME tries one again)",
-                    down.join(", ")
-                );
-                ExitCode::Failed
-            }
+            list_servers(servers, json)
         }),
         McpCommand::Tools { name, json } => views(config, workspace, name.as_deref(), |servers| {
-            for s in servers {
-                if json {
-                    println!("{}", serde_json::to_string(s).unwrap_or_default());
-                    continue;
-                }
-                println!("{} ({}):", s.name, s.state.as_str());
-                if let Some(e) = &s.last_error {
-                    println!("  error: {e}");
-                }
-                for t in &s.tools {
-                    println!(
-                        "  {}  {}{}  {}",
-                        t.name,
-                        t.danger.as_str(),
-                        if t.read_only { " read-only" } else { "" },
-                        t.annotations.join(" ")
-                    );
-                }
-            }
-            ExitCode::Ok
+            list_tools(servers, json)
         }),
         McpCommand::Test { name, tool, args } => test(config, workspace, &name, tool, &args),
     }
+}
+
+/// `atto mcp trust`: the project's `.mcp.json` and the files its servers run.
+fn trust_project(workspace: &Path) -> Result<ExitCode, Failure> {
+    let path = workspace.join(".mcp.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| {
+        Failure::usage(format!(
+            "no project MCP config to trust at {}: {e}",
+            path.display()
+        ))
+    })?;
+    let servers = atto_mcp::parse_mcp_json(&text, &path, ".mcp.json (project)")
+        .map_err(|e| Failure::usage(e.to_string()))?;
+    let files = crate::trust::mcp_files::trust(&path, &text, &servers, workspace)?;
+    println!("trusted {} (until it changes):", path.display());
+    for server in servers {
+        println!("  {}: {}", server.name, describe(&server));
+    }
+    for file in files {
+        println!("  and the file its servers run: {}", file.display());
+    }
+    Ok(ExitCode::Ok)
+}
+
+/// `atto mcp untrust`.
+fn untrust_project(workspace: &Path) -> Result<ExitCode, Failure> {
+    let path = workspace.join(".mcp.json");
+    let mut store = crate::trust::Store::open()
+        .ok_or_else(|| Failure::usage("no data directory (set ATTO_HOME)"))?;
+    if !store.untrust(&path)? {
+        println!("{} was not trusted", path.display());
+        return Ok(ExitCode::Ok);
+    }
+    println!("no longer trusted: {}", path.display());
+    Ok(ExitCode::Ok)
+}
+
+/// `atto mcp list`: a line (or a JSON object) per server; a server that is down fails the
+/// listing, so a script can tell.
+fn list_servers(servers: &[McpServerInfo], json: bool) -> ExitCode {
+    for s in servers {
+        if json {
+            println!("{}", serde_json::to_string(s).unwrap_or_default());
+        } else {
+            println!(
+                "{}  {}  {} tools  {}  {}{}",
+                s.name,
+                s.state.as_str(),
+                s.tools.len(),
+                s.transport,
+                s.origin,
+                s.last_error
+                    .as_deref()
+                    .map(|e| format!("  error: {e}"))
+                    .unwrap_or_default()
+            );
+        }
+    }
+    let down: Vec<&str> = servers
+        .iter()
+        .filter(|s| s.state == McpServerState::Down)
+        .map(|s| s.name.as_str())
+        .collect();
+    if down.is_empty() {
+        ExitCode::Ok
+    } else {
+        eprintln!(
+            "atto: down: {} (see the errors above; atto mcp test NAME tries one again)",
+            down.join(", ")
+        );
+        ExitCode::Failed
+    }
+}
+
+/// `atto mcp tools`: each server's tools with their danger level and annotations.
+fn list_tools(servers: &[McpServerInfo], json: bool) -> ExitCode {
+    for s in servers {
+        if json {
+            println!("{}", serde_json::to_string(s).unwrap_or_default());
+            continue;
+        }
+        println!("{} ({}):", s.name, s.state.as_str());
+        if let Some(e) = &s.last_error {
+            println!("  error: {e}");
+        }
+        for t in &s.tools {
+            println!(
+                "  {}  {}{}  {}",
+                t.name,
+                t.danger.as_str(),
+                if t.read_only { " read-only" } else { "" },
+                t.annotations.join(" ")
+            );
+        }
+    }
+    ExitCode::Ok
 }
 
 fn describe(server: &ServerConfig) -> String {
@@ -497,43 +513,47 @@ fn test(
         println!("{name}: ready, {} tools", info.tools.len());
         let code = match tool {
             None => ExitCode::Ok,
-            Some(tool) => {
-                let started = std::time::Instant::now();
-                match tokio::time::timeout(
-                    Duration::from_secs(600),
-                    hub.call(&name, &tool, args, &cancel),
-                )
-                .await
-                {
-                    Ok(Ok((text, is_error))) => {
-                        println!("{text}");
-                        eprintln!(
-                            "atto: {tool} answered in {} ms{}",
-                            started.elapsed().as_millis(),
-                            if is_error {
-                                " (flagged as an error)"
-                            } else {
-                                ""
-                            }
-                        );
-                        if is_error {
-                            ExitCode::Failed
-                        } else {
-                            ExitCode::Ok
-                        }
-                    }
-                    Ok(Err(message)) => {
-                        println!("{name}: {message}");
-                        ExitCode::Failed
-                    }
-                    Err(_) => {
-                        println!("{name}: {tool} did not answer within 600s");
-                        ExitCode::Failed
-                    }
-                }
-            }
+            Some(tool) => call_tool(&hub, &name, &tool, args, &cancel).await,
         };
         hub.shutdown();
         Ok(code)
     })
+}
+
+/// `atto mcp test NAME TOOL ARGS`: one call, its answer on stdout, its time on stderr.
+async fn call_tool(
+    hub: &McpHub,
+    name: &str,
+    tool: &str,
+    args: serde_json::Value,
+    cancel: &atto_tools::CancellationToken,
+) -> ExitCode {
+    let started = std::time::Instant::now();
+    match tokio::time::timeout(Duration::from_secs(600), hub.call(name, tool, args, cancel)).await {
+        Ok(Ok((text, is_error))) => {
+            println!("{text}");
+            eprintln!(
+                "atto: {tool} answered in {} ms{}",
+                started.elapsed().as_millis(),
+                if is_error {
+                    " (flagged as an error)"
+                } else {
+                    ""
+                }
+            );
+            if is_error {
+                ExitCode::Failed
+            } else {
+                ExitCode::Ok
+            }
+        }
+        Ok(Err(message)) => {
+            println!("{name}: {message}");
+            ExitCode::Failed
+        }
+        Err(_) => {
+            println!("{name}: {tool} did not answer within 600s");
+            ExitCode::Failed
+        }
+    }
 }

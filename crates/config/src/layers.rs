@@ -278,6 +278,59 @@ mod tests {
         );
     }
 
+    /// The fuzz target's property over every key of the table and values of every type:
+    /// a config, or a one-line error naming the file.
+    #[test]
+    fn every_key_with_any_value_loads_or_fails_on_one_line() {
+        let values = [
+            "\"x\"",
+            "\"chat\"",
+            "0",
+            "-1",
+            "1.5",
+            "nan",
+            "true",
+            "[]",
+            "[\"a\"]",
+            "{}",
+            "{ model = \"m\" }",
+            "1979-05-27",
+        ];
+        let path = Path::new("c.toml");
+        let (mut loaded, mut refused) = (0, 0);
+        for key in KEYS {
+            let name: Vec<&str> = key
+                .name
+                .split('.')
+                .map(|s| if is_placeholder(s) { "a" } else { s })
+                .collect();
+            let name = name.join(".");
+            for value in values {
+                for (text, profile) in [
+                    (format!("{name} = {value}\n"), None),
+                    (format!("profiles.p.{name} = {value}\n"), Some("p")),
+                ] {
+                    match Loaded::parse(&text, path).and_then(|l| l.with_profile(profile, path)) {
+                        Ok(_) => loaded += 1,
+                        Err(e) => {
+                            refused += 1;
+                            let shown = e.to_string();
+                            assert!(
+                                shown.starts_with("invalid config c.toml: "),
+                                "{text}: {shown}"
+                            );
+                            assert!(!shown.contains('\n'), "{text}: {shown:?}");
+                        }
+                    }
+                }
+            }
+        }
+        assert!(
+            loaded > 100 && refused > 100,
+            "{loaded} loaded, {refused} refused"
+        );
+    }
+
     #[test]
     fn every_key_is_shown_with_its_origin() {
         let flags = BTreeMap::from([("provider", "flagged".to_owned())]);
