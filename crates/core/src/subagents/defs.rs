@@ -129,32 +129,7 @@ pub fn parse(text: &str, source: &Path) -> Result<AgentDef, String> {
                 "line {line_no}: expected `key: value`, found `{line}`"
             ));
         };
-        let (key, value) = (key.trim(), value.trim());
-        list_key = None;
-        match key {
-            "name" => def.name = unquote(value),
-            "description" => def.description = unquote(value),
-            "model" if !value.is_empty() => def.model = Some(unquote(value)),
-            "role" => {
-                def.role = Some(
-                    crate::commands::parse_role(&unquote(value))
-                        .map_err(|e| format!("line {line_no}: {e}"))?,
-                );
-            }
-            "tools" if value.is_empty() => list_key = Some("tools".to_owned()),
-            "tools" => {
-                let inner = value.trim_start_matches('[').trim_end_matches(']');
-                def.tools = Some(
-                    inner
-                        .split(',')
-                        .map(unquote)
-                        .filter(|t| !t.is_empty())
-                        .collect(),
-                );
-            }
-            // Keys other agents' formats carry are not atto's to interpret.
-            _ => {}
-        }
+        list_key = set_key(&mut def, key.trim(), value.trim(), line_no)?;
     }
     if !closed {
         return Err("the front matter is not closed by a --- line".to_owned());
@@ -177,6 +152,41 @@ pub fn parse(text: &str, source: &Path) -> Result<AgentDef, String> {
         ));
     }
     Ok(def)
+}
+
+/// Sets one front-matter `key: value` on `def`; returns the key whose list items follow
+/// (`tools:` with its value on the next lines).
+fn set_key(
+    def: &mut AgentDef,
+    key: &str,
+    value: &str,
+    line_no: usize,
+) -> Result<Option<String>, String> {
+    match key {
+        "name" => def.name = unquote(value),
+        "description" => def.description = unquote(value),
+        "model" if !value.is_empty() => def.model = Some(unquote(value)),
+        "role" => {
+            def.role = Some(
+                crate::commands::parse_role(&unquote(value))
+                    .map_err(|e| format!("line {line_no}: {e}"))?,
+            );
+        }
+        "tools" if value.is_empty() => return Ok(Some("tools".to_owned())),
+        "tools" => {
+            let inner = value.trim_start_matches('[').trim_end_matches(']');
+            def.tools = Some(
+                inner
+                    .split(',')
+                    .map(unquote)
+                    .filter(|t| !t.is_empty())
+                    .collect(),
+            );
+        }
+        // Keys other agents' formats carry are not atto's to interpret.
+        _ => {}
+    }
+    Ok(None)
 }
 
 fn unquote(value: &str) -> String {
