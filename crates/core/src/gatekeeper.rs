@@ -11,7 +11,7 @@ use atto_policy::gate::{
 };
 use atto_protocol::{
     ApprovalDecision, ApprovalRequest, Event, GrantInfo, GrantScope, PermissionMode, ToolCall,
-    ToolCallStatus,
+    ToolCallStatus, ToolKind,
 };
 use atto_tools::{CancellationToken, Tool};
 use serde_json::Value;
@@ -461,7 +461,7 @@ impl Gatekeeper {
                 Ok(Cleared::AsSent(Clearance::Approved))
             }
             ApprovalDecision::Edit { command } => {
-                if facts.verdict.is_none() {
+                if facts.kind != ToolKind::Execute {
                     return Err(Refusal {
                         status: ToolCallStatus::Denied,
                         message: "only commands can be edited before running; the call was \

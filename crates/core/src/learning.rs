@@ -230,7 +230,7 @@ impl Learnings {
         }
         keywords.push(label.to_ascii_lowercase());
         let mut actions = vec![w.tool.clone()];
-        if w.tool == "bash"
+        if w.tool == atto_tools::names::BASH
             && let Some(program) = crate::correction::diagnosis::program(&w.worked)
         {
             actions.push(program.to_owned());

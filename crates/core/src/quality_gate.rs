@@ -59,7 +59,7 @@ impl CommandRunner for GateRunner<'_> {
             if request.purpose == Purpose::Verification || self.ctx.sandbox.is_none() {
                 let call = ToolCall {
                     id: format!("quality-{}", self.next.fetch_add(1, Ordering::Relaxed)),
-                    name: "bash".to_owned(),
+                    name: atto_tools::names::BASH.to_owned(),
                     arguments: args.to_string(),
                 };
                 let mut gate = self.gate.lock().await;

@@ -14,6 +14,8 @@ use serde_json::Value;
 /// What the gate and the approval prompt need to know about one call.
 pub(super) struct GateInput {
     pub tool: String,
+    /// What kind of work the tool does: commands are judged, saved and edited as commands.
+    pub kind: ToolKind,
     /// How dangerous this call is, from its tool and arguments.
     pub level: DangerLevel,
     pub mutates: bool,
@@ -53,6 +55,7 @@ impl GateInput {
         }
         GateInput {
             tool: call.name.clone(),
+            kind: tool.kind(),
             level: tool.danger_of(args),
             mutates: tool.mutates(args),
             subject: leads + &tool.subject(args),
@@ -75,7 +78,7 @@ impl GateInput {
     /// The rule an "always allow" answer saves: this exact command or path.
     pub(super) fn suggested_rule(&self) -> String {
         match (&self.command, self.paths.first()) {
-            (Some(c), _) if self.verdict.is_some() => {
+            (Some(c), _) if self.kind == ToolKind::Execute => {
                 format!("{}({})", self.tool, escape_glob(c))
             }
             (_, Some(p)) => format!("{}({})", self.tool, escape_glob(p)),

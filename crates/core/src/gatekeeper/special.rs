@@ -4,7 +4,7 @@
 
 use atto_policy::gate::{Action, Decision};
 use atto_protocol::{
-    ApprovalDecision, DangerLevel, Event, PermissionMode, ToolCall, ToolCallStatus,
+    ApprovalDecision, DangerLevel, Event, PermissionMode, ToolCall, ToolCallStatus, ToolKind,
 };
 use atto_tools::{CancellationToken, Tool};
 use serde_json::Value;
@@ -54,6 +54,8 @@ impl Gatekeeper {
         }
         let facts = GateInput {
             tool: call.name.clone(),
+            // Only a command is run again without the sandbox.
+            kind: ToolKind::Execute,
             level: DangerLevel::High,
             mutates: true,
             verdict: None,
@@ -118,6 +120,7 @@ impl Gatekeeper {
         }
         let facts = GateInput {
             tool: call.name.clone(),
+            kind: tool.kind(),
             level: DangerLevel::High,
             mutates: true,
             verdict: None,
