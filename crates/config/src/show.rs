@@ -17,9 +17,15 @@ pub struct Row {
     pub origin: String,
 }
 
+/// A row as `atto config show` prints it: the keys in one column as wide as the longest.
 impl std::fmt::Display for Row {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:<24} {:<28} ({})", self.key, self.value, self.origin)
+        let width = KEYS.iter().map(|k| k.name.len()).max().unwrap_or(24);
+        write!(
+            f,
+            "{:<width$} {:<28} ({})",
+            self.key, self.value, self.origin
+        )
     }
 }
 
