@@ -6,8 +6,9 @@
 
 use std::io::Write as _;
 
+use atto_present::swarm as present;
 use atto_protocol::ApprovalDecision;
-use atto_swarm::{InterventionAnswer, SwarmEvent, SwarmInput};
+use atto_protocol::swarm::{InterventionAnswer, SwarmEvent, SwarmInput};
 use tokio::io::AsyncBufReadExt as _;
 use tokio::sync::mpsc;
 
@@ -541,15 +542,11 @@ fn text_line(event: &SwarmEvent) -> Option<String> {
             attempts,
             score,
             ..
-        } => format!(
-            "✓ {task_id} passed ({attempts} attempt{}{})",
-            if *attempts == 1 { "" } else { "s" },
-            score.map(|s| format!(", score {s}/5")).unwrap_or_default()
-        ),
+        } => present::passed_line(task_id, *attempts, *score),
         SwarmEvent::TaskFailed {
             task_id, reason, ..
-        } => format!("✗ {task_id} failed: {reason}"),
-        SwarmEvent::TaskSkipped { task_id, reason } => format!("⊘ {task_id} skipped: {reason}"),
+        } => present::failed_line(task_id, reason),
+        SwarmEvent::TaskSkipped { task_id, reason } => present::skipped_line(task_id, reason),
         SwarmEvent::InterventionNeeded {
             task_id,
             attempts,
@@ -562,7 +559,7 @@ fn text_line(event: &SwarmEvent) -> Option<String> {
             // (Not again the one the last error already names.)
             let listed: Vec<String> = compilation_errors
                 .iter()
-                .map(atto_quality::CompileError::line_text)
+                .map(atto_protocol::quality::CompileError::line_text)
                 .filter(|line| line != last_error)
                 .collect();
             for line in listed.iter().take(COMPILE_ERRORS_SHOWN) {
@@ -685,11 +682,11 @@ mod tests {
             description: "write app.py".into(),
             attempts: 3,
             last_error: "the code does not compile".into(),
-            compilation_errors: vec![atto_quality::CompileError {
+            compilation_errors: vec![atto_protocol::quality::CompileError {
                 file: "app.py".into(),
                 line: Some(3),
                 message: "SyntaxError: unexpected indent".into(),
-                severity: atto_quality::Severity::Error,
+                severity: atto_protocol::quality::Severity::Error,
             }],
             failure_mode: "quality".into(),
             model: "m".into(),
