@@ -12,8 +12,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use atto_llm::ResolvedProvider;
+use atto_protocol::swarm::{SwarmEvent, SwarmInput};
 use atto_swarm::coordinator::{Options, Start};
-use atto_swarm::{SwarmEvent, SwarmInput};
 use tokio::io::{BufReader, Lines, Stdin};
 use tokio::sync::mpsc;
 

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use atto_protocol::{Event, RiskLevel, StepStatus, TaskPlan};
+use atto_protocol::{Event, RevisionSource, RiskLevel, StepStatus, TaskPlan};
 
 /// One line per step: number, kind, description, dependencies, complexity, budget, status.
 pub fn step_lines(plan: &TaskPlan) -> Vec<String> {
@@ -121,4 +121,45 @@ pub fn settings_line(event: &Event) -> Option<String> {
         threshold,
         on(*parallel)
     ))
+}
+
+/// ` (after 3 model requests)` when drafting a plan took more than one request, else
+/// nothing.
+pub fn tries(attempts: u32) -> String {
+    if attempts > 1 {
+        format!(" (after {attempts} model requests)")
+    } else {
+        String::new()
+    }
+}
+
+/// What an interrupted plan request kept: the plan as it was (a revision), or nothing.
+pub fn cancelled_line(revision: bool) -> &'static str {
+    if revision {
+        "plan: revision interrupted; the plan is unchanged"
+    } else {
+        "plan: interrupted; nothing was planned or run"
+    }
+}
+
+/// An approved plan starting its steps.
+pub fn confirmed_line(steps: u32) -> String {
+    format!("plan approved: running {steps} step(s)")
+}
+
+/// A rejected plan, with the person's reason when they gave one.
+pub fn rejected_line(reason: Option<&str>) -> String {
+    match reason {
+        Some(reason) => format!("plan rejected: {reason}"),
+        None => "plan rejected; nothing ran".to_owned(),
+    }
+}
+
+/// The heading of a revision: who changed the plan, and what was asked.
+pub fn revision_heading(source: RevisionSource, request: &str) -> String {
+    let by = match source {
+        RevisionSource::Parser => "edited",
+        RevisionSource::Model => "revised by the model",
+    };
+    format!("plan {by}: {request}")
 }

@@ -1,5 +1,6 @@
 //! How a swarm reads: its task tree's indentation, shared by `atto swarm status`, the
-//! report and the terminal UI's swarm overlay.
+//! report and the terminal UI's swarm overlay, and the lines a task's end is told in by
+//! the line session and the terminal UI alike.
 
 use std::collections::HashMap;
 
@@ -37,4 +38,23 @@ pub fn depths(tasks: &[SwarmTask]) -> Vec<usize> {
         }
     }
     depth
+}
+
+/// `✓ task-1 passed (2 attempts, score 4/5)`.
+pub fn passed_line(task_id: &str, attempts: u32, score: Option<u8>) -> String {
+    format!(
+        "✓ {task_id} passed ({attempts} attempt{}{})",
+        if attempts == 1 { "" } else { "s" },
+        score.map(|s| format!(", score {s}/5")).unwrap_or_default()
+    )
+}
+
+/// `✗ task-1 failed: why`.
+pub fn failed_line(task_id: &str, reason: &str) -> String {
+    format!("✗ {task_id} failed: {reason}")
+}
+
+/// `⊘ task-1 skipped: why`.
+pub fn skipped_line(task_id: &str, reason: &str) -> String {
+    format!("⊘ {task_id} skipped: {reason}")
 }

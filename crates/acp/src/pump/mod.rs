@@ -15,7 +15,10 @@ use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Client, Error};
 use atto_present::commands::{self, Command, State};
 use atto_protocol::{AgentHandle, OpSender};
-use atto_protocol::{AgentMode, ChangeStatus, Event, FinalResult, Op, ProposedChange, StepStatus};
+use atto_protocol::{
+    AgentMode, ChangeOutcome, ChangeStatus, Compaction, Event, FinalResult, Op, ProposedChange,
+    StepStatus,
+};
 use serde_json::Value;
 use tokio::sync::mpsc;
 
@@ -334,14 +337,7 @@ impl Pump {
     fn show(&mut self, event: Event, command_answered: bool) {
         match event {
             Event::SessionStarted { .. } | Event::SessionEnded | Event::Usage { .. } => {}
-            Event::TurnStarted { mode, .. } => {
-                self.mode = mode;
-                self.proposed.clear();
-                self.answering = match self.answering.take() {
-                    Some(Answering::Command(r)) => Some(Answering::Turn(r)),
-                    other => other,
-                };
-            }
+            Event::TurnStarted { mode, .. } => self.turn_started(mode),
             Event::TextDelta { text } => self.send(convert::agent_text(text)),
             Event::ThinkingDelta { text } => self.send(convert::thought(text)),
             Event::ApprovalRequired(request) => self.ask(request),
@@ -361,37 +357,10 @@ impl Pump {
                 sandboxed,
                 ..
             } => self.finished(call_id, &name, status, summary, exit_code, sandboxed),
-            Event::ModeChanged { mode, .. } => {
-                self.mode = mode;
-                self.send(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
-                    mode.as_str(),
-                )));
-            }
+            Event::ModeChanged { mode, .. } => self.mode_changed(mode),
             Event::TrustChanged { on } => self.trust = on,
             Event::ChangeQueued { change } => self.queued(change),
-            Event::PlanDecided { outcomes, .. } => {
-                for outcome in outcomes {
-                    let Some(call_id) = self.change_calls.get(&outcome.order).cloned() else {
-                        continue;
-                    };
-                    let status = match outcome.status {
-                        ChangeStatus::Applied => AcpStatus::Completed,
-                        ChangeStatus::Pending | ChangeStatus::Conflict => AcpStatus::Pending,
-                        ChangeStatus::Failed | ChangeStatus::Rejected => AcpStatus::Failed,
-                    };
-                    let fields =
-                        ToolCallUpdateFields::new()
-                            .status(status)
-                            .raw_output(serde_json::json!({
-                                "change": outcome.status.as_str(),
-                                "detail": outcome.detail,
-                            }));
-                    self.send(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
-                        call_id, fields,
-                    )));
-                }
-                self.decision_answered();
-            }
+            Event::PlanDecided { outcomes, .. } => self.plan_decided(outcomes),
             Event::PlanGenerated { plan, .. }
             | Event::PlanRevised { plan, .. }
             | Event::TaskPlanShown { plan } => {
@@ -416,18 +385,7 @@ impl Pump {
             }
             Event::TurnCompleted { result, .. } => self.turn_completed(result),
             // Compaction changes what the model still sees verbatim: the editor's user is told.
-            Event::ContextCompacted(c) if !command_answered => {
-                let how = if c.summarized {
-                    "older messages summarised"
-                } else {
-                    "old tool outputs elided"
-                };
-                self.send(convert::thought(format!(
-                    "context compacted ({how}): ~{} → ~{} tokens; the originals stay in thread \
-                     {} (/rollback)",
-                    c.before_tokens, c.after_tokens, c.from_thread
-                )));
-            }
+            Event::ContextCompacted(c) if !command_answered => self.compacted(&c),
             other @ (Event::GrantList { .. }
             | Event::ThreadList { .. }
             | Event::ThreadSwitched { .. }
@@ -474,6 +432,59 @@ impl Pump {
                 }
             }
         }
+    }
+
+    fn turn_started(&mut self, mode: AgentMode) {
+        self.mode = mode;
+        self.proposed.clear();
+        self.answering = match self.answering.take() {
+            Some(Answering::Command(r)) => Some(Answering::Turn(r)),
+            other => other,
+        };
+    }
+
+    fn mode_changed(&mut self, mode: AgentMode) {
+        self.mode = mode;
+        self.send(SessionUpdate::CurrentModeUpdate(CurrentModeUpdate::new(
+            mode.as_str(),
+        )));
+    }
+
+    /// The plan-mode queue decided: each change's call ends as what became of it.
+    fn plan_decided(&mut self, outcomes: Vec<ChangeOutcome>) {
+        for outcome in outcomes {
+            let Some(call_id) = self.change_calls.get(&outcome.order).cloned() else {
+                continue;
+            };
+            let status = match outcome.status {
+                ChangeStatus::Applied => AcpStatus::Completed,
+                ChangeStatus::Pending | ChangeStatus::Conflict => AcpStatus::Pending,
+                ChangeStatus::Failed | ChangeStatus::Rejected => AcpStatus::Failed,
+            };
+            let fields = ToolCallUpdateFields::new()
+                .status(status)
+                .raw_output(serde_json::json!({
+                    "change": outcome.status.as_str(),
+                    "detail": outcome.detail,
+                }));
+            self.send(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+                call_id, fields,
+            )));
+        }
+        self.decision_answered();
+    }
+
+    fn compacted(&mut self, c: &Compaction) {
+        let how = if c.summarized {
+            "older messages summarised"
+        } else {
+            "old tool outputs elided"
+        };
+        self.send(convert::thought(format!(
+            "context compacted ({how}): ~{} → ~{} tokens; the originals stay in thread \
+             {} (/rollback)",
+            c.before_tokens, c.after_tokens, c.from_thread
+        )));
     }
 
     fn step(&mut self, number: u32, status: StepStatus) {

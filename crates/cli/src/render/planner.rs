@@ -2,17 +2,13 @@
 //! with their diff, step progress, decision prompts and the closing summary.
 
 use atto_present::planner as present;
-use atto_protocol::{Event, RevisionSource, StepStatus, TaskPlanStatus};
+use atto_protocol::{Event, StepStatus, TaskPlanStatus};
 
 /// The text for a planner event; `None` for other events.
 pub(super) fn text(event: &Event) -> Option<String> {
     Some(match event {
         Event::PlanGenerated { plan, attempts } => {
-            let tries = if *attempts > 1 {
-                format!(" (after {attempts} model requests)")
-            } else {
-                String::new()
-            };
+            let tries = present::tries(*attempts);
             format!(
                 "{}{tries}\nRefine it in plain words (\"remove step 2\", \"merge 2 and 3\"), then \
                  /approve or /reject.\n",
@@ -22,29 +18,18 @@ pub(super) fn text(event: &Event) -> Option<String> {
         Event::TaskPlanShown { plan } => present::plan_block(plan),
         Event::PlanGenerationFailed { error, .. } => format!("plan: {error}\n"),
         Event::PlanGenerationCancelled { revision, .. } => {
-            if *revision {
-                "plan: revision interrupted; the plan is unchanged\n".to_owned()
-            } else {
-                "plan: interrupted; nothing was planned or run\n".to_owned()
-            }
+            format!("{}\n", present::cancelled_line(*revision))
         }
         Event::PlanRevised {
             request,
             source,
             diff,
             ..
-        } => {
-            let by = match source {
-                RevisionSource::Parser => "edited",
-                RevisionSource::Model => "revised by the model",
-            };
-            format!("plan {by}: {request}\n{diff}")
+        } => format!("{}\n{diff}", present::revision_heading(*source, request)),
+        Event::PlanConfirmed { steps, .. } => format!("{}\n", present::confirmed_line(*steps)),
+        Event::PlanRejected { reason, .. } => {
+            format!("{}\n", present::rejected_line(reason.as_deref()))
         }
-        Event::PlanConfirmed { steps, .. } => format!("plan approved: running {steps} step(s)\n"),
-        Event::PlanRejected { reason, .. } => match reason {
-            Some(reason) => format!("plan rejected: {reason}\n"),
-            None => "plan rejected; nothing ran\n".to_owned(),
-        },
         Event::PlanDecisionRequired {
             number,
             question,

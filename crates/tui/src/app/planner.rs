@@ -1,6 +1,7 @@
 //! The structured planner's task plan: the plan as generated, shown, revised, confirmed
 //! or rejected, and the decision dialog's answers. Its running steps are `steps`'.
 
+use atto_present::planner as present;
 use atto_protocol::{Event, RevisionSource, TaskPlan, TaskPlanStatus};
 
 use super::App;
@@ -84,22 +85,12 @@ impl App {
             // `/show-plan`: the Plan panel shows it, as it does the pending plan.
             Event::TaskPlanShown { plan } => self.task_plan = Some(clean_plan(plan)),
             Event::PlanGenerationFailed { error, attempts } => {
-                let tries = if *attempts > 1 {
-                    format!(" (after {attempts} model requests)")
-                } else {
-                    String::new()
-                };
+                let tries = present::tries(*attempts);
                 self.note(format!("✗ plan: {error}{tries}"), Tone::Error);
             }
-            Event::PlanGenerationCancelled { revision, .. } => self.note(
-                if *revision {
-                    "plan: revision interrupted; the plan is unchanged"
-                } else {
-                    "plan: interrupted; nothing was planned or run"
-                }
-                .to_owned(),
-                Tone::Quiet,
-            ),
+            Event::PlanGenerationCancelled { revision, .. } => {
+                self.note(present::cancelled_line(*revision).to_owned(), Tone::Quiet);
+            }
             Event::PlanRevised {
                 plan,
                 request,
@@ -108,19 +99,12 @@ impl App {
             } => self.plan_revised(plan, request, *source, diff),
             Event::PlanConfirmed { plan_id, steps } => {
                 self.set_plan_status(plan_id, TaskPlanStatus::Running);
-                self.note(
-                    format!("✓ plan approved: running {steps} step(s)"),
-                    Tone::Ok,
-                );
+                self.note(format!("✓ {}", present::confirmed_line(*steps)), Tone::Ok);
             }
             Event::PlanRejected { plan_id, reason } => {
                 self.close_decision();
                 self.set_plan_status(plan_id, TaskPlanStatus::Rejected);
-                let text = match reason {
-                    Some(reason) => format!("plan rejected: {reason}"),
-                    None => "plan rejected; nothing ran".to_owned(),
-                };
-                self.note(text, Tone::Warn);
+                self.note(present::rejected_line(reason.as_deref()), Tone::Warn);
             }
             Event::PlannerSettingsChanged { .. } => {
                 if let Some(line) = atto_present::planner::settings_line(event) {
@@ -146,16 +130,12 @@ impl App {
 
     fn plan_revised(&mut self, plan: &TaskPlan, request: &str, source: RevisionSource, diff: &str) {
         self.task_plan = Some(clean_plan(plan));
-        let by = match source {
-            RevisionSource::Parser => "plan edited",
-            RevisionSource::Model => "plan revised by the model",
-        };
         let diff = sanitize(diff)
             .lines()
             .map(|l| l.trim_end().to_owned())
             .collect();
         self.plan_entry(PlanEntry::Revision {
-            title: sanitize(&format!("{by}: {request}")).into_owned(),
+            title: sanitize(&present::revision_heading(source, request)).into_owned(),
             diff,
         });
     }

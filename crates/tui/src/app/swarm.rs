@@ -11,6 +11,7 @@
 
 use std::collections::VecDeque;
 
+use atto_present::swarm as present;
 use atto_protocol::quality::{CompileError, TaskKind};
 use atto_protocol::swarm::{SwarmEvent, SwarmTask, TaskStatus};
 use atto_protocol::{ApprovalDecision, ApprovalRequest};
@@ -606,11 +607,8 @@ impl Swarm {
         t.score = score.or(t.score);
         t.retry = None;
         Some(Kind::Quiet(format!(
-            "swarm: ✓ {} passed ({} attempt{}{})",
-            t.id,
-            attempts,
-            if attempts == 1 { "" } else { "s" },
-            score.map(|s| format!(", score {s}/5")).unwrap_or_default()
+            "swarm: {}",
+            present::passed_line(&t.id, attempts, score)
         )))
     }
 
@@ -622,9 +620,8 @@ impl Swarm {
         t.retry = None;
         t.reason = Some(first_line(reason));
         Some(Kind::Warning(format!(
-            "swarm: ✗ {} failed: {}",
-            t.id,
-            first_line(reason)
+            "swarm: {}",
+            present::failed_line(&t.id, &first_line(reason))
         )))
     }
 
@@ -635,9 +632,8 @@ impl Swarm {
         t.retry = None;
         t.reason = Some(first_line(reason));
         Some(Kind::Quiet(format!(
-            "swarm: ⊘ {} skipped: {}",
-            t.id,
-            first_line(reason)
+            "swarm: {}",
+            present::skipped_line(&t.id, &first_line(reason))
         )))
     }
 
