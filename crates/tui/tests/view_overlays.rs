@@ -23,7 +23,7 @@ fn approval_dialog_for_a_warn_command() {
         call_id: "c9".into(),
         name: "bash".into(),
         arguments: json!({"command": warn_request().subject}),
-        kind: Default::default(),
+        kind: kind_of("bash"),
         title: String::new(),
     });
     app.on_event(&Event::ApprovalRequired(warn_request()));

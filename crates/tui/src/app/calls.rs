@@ -28,10 +28,11 @@ impl App {
                 call_id,
                 name,
                 arguments,
+                kind,
                 ..
             } => self
                 .transcript
-                .push(Kind::Tool(ToolCard::new(call_id, name, arguments))),
+                .push(Kind::Tool(ToolCard::new(call_id, name, *kind, arguments))),
             Event::ToolCallFinished {
                 call_id,
                 name,
@@ -71,7 +72,13 @@ impl App {
         {
             self.approval = None;
         }
-        if end.name == "bash" {
+        // A command: its card says so; a call never shown started is one when it reports
+        // whether it ran sandboxed (only commands do).
+        let command = match self.transcript.tool_mut(end.call_id) {
+            Some(card) => card.kind == atto_protocol::ToolKind::Execute,
+            None => end.sandboxed.is_some(),
+        };
+        if command {
             self.saw_command(end.sandboxed);
         }
         let output: Vec<String> = sanitize(end.summary)
@@ -84,8 +91,12 @@ impl App {
             None => {
                 // Never started on screen (refused before it ran): show it anyway.
                 let args = serde_json::Value::Object(serde_json::Map::new());
-                self.transcript
-                    .push(Kind::Tool(ToolCard::new(end.call_id, end.name, &args)));
+                self.transcript.push(Kind::Tool(ToolCard::new(
+                    end.call_id,
+                    end.name,
+                    atto_protocol::ToolKind::Other,
+                    &args,
+                )));
                 match self.transcript.tool_mut(end.call_id) {
                     Some(card) => card,
                     None => return,

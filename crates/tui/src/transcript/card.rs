@@ -2,7 +2,7 @@
 //! "exit N", read from the bash tool's "exit code: N" line), duration, the change a file
 //! tool makes as a coloured diff, and the first lines of output, folded.
 
-use atto_protocol::ToolCallStatus;
+use atto_protocol::{ToolCallStatus, ToolKind};
 use ratatui::text::{Line, Span};
 use serde_json::Value;
 
@@ -21,6 +21,8 @@ const DIFF_FOLD: usize = 12;
 pub(crate) struct ToolCard {
     pub call_id: String,
     pub name: String,
+    /// What the tool does, as it describes itself (commands are `Execute`).
+    pub kind: ToolKind,
     /// Path or command: what the call acts on.
     pub target: String,
     /// For file edits: the change as diff lines (`+`, `-`, ` `, `@@`).
@@ -34,12 +36,13 @@ pub(crate) struct ToolCard {
 }
 
 impl ToolCard {
-    pub fn new(call_id: &str, name: &str, arguments: &Value) -> ToolCard {
+    pub fn new(call_id: &str, name: &str, kind: ToolKind, arguments: &Value) -> ToolCard {
         ToolCard {
             call_id: call_id.to_owned(),
             name: sanitize(name).into_owned(),
+            kind,
             target: sanitize(&call_target(arguments)).into_owned(),
-            diff: edit_diff(name, arguments),
+            diff: edit_diff(arguments),
             status: None,
             duration_ms: 0,
             output: Vec::new(),
@@ -60,7 +63,7 @@ const EXIT_MARKER: &str = "exit code: ";
 /// A command that ran but exited non-zero: "exit 127" ("exit ?" when the code is not
 /// known). `None` for other tools and for exit 0, which read "ok".
 fn failed_exit(card: &ToolCard) -> Option<String> {
-    if card.name != "bash" || card.status != Some(ToolCallStatus::Ok) {
+    if card.kind != ToolKind::Execute || card.status != Some(ToolCallStatus::Ok) {
         return None;
     }
     let rest = card.output.first()?.strip_prefix(EXIT_MARKER)?;
@@ -109,7 +112,7 @@ pub(super) fn render_card(
             theme.dim(),
         ));
     }
-    if card.sandboxed == Some(false) && card.name == "bash" {
+    if card.sandboxed == Some(false) {
         head.push(Span::styled(" · unsandboxed", theme.warn()));
     }
     out.extend(wrap(&head, width, &[], &[Span::raw("  ")]));
@@ -161,34 +164,33 @@ fn call_target(arguments: &Value) -> String {
     }
 }
 
-/// The change a file tool's arguments describe, as diff lines.
-fn edit_diff(tool: &str, args: &Value) -> Vec<String> {
+/// The change a file tool's arguments describe, as diff lines, read from their shape: a
+/// `content` to write is all added lines, `old_string`/`new_string` pairs (alone or as
+/// `edits`) a diff each. Other calls show none.
+fn edit_diff(args: &Value) -> Vec<String> {
     let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
-    match tool {
-        "write_file" => sanitize(&s(args, "content"))
-            .lines()
-            .map(|l| format!("+{l}"))
-            .collect(),
-        "edit_file" => {
-            let pairs: Vec<(String, String)> = match args.get("edits").and_then(Value::as_array) {
-                Some(edits) => edits
-                    .iter()
-                    .map(|e| (s(e, "old_string"), s(e, "new_string")))
-                    .collect(),
-                None => vec![(s(args, "old_string"), s(args, "new_string"))],
-            };
-            let many = pairs.len() > 1;
-            let mut out = Vec::new();
-            for (i, (old, new)) in pairs.iter().enumerate() {
-                if many {
-                    out.push(format!("@@ edit {} of {} @@", i + 1, pairs.len()));
-                }
-                out.extend(line_diff(&sanitize(old), &sanitize(new)));
-            }
-            out
-        }
-        _ => Vec::new(),
+    if let Some(content) = args.get("content").and_then(Value::as_str) {
+        return sanitize(content).lines().map(|l| format!("+{l}")).collect();
     }
+    let pairs: Vec<(String, String)> = match args.get("edits").and_then(Value::as_array) {
+        Some(edits) => edits
+            .iter()
+            .map(|e| (s(e, "old_string"), s(e, "new_string")))
+            .collect(),
+        None if args.get("old_string").is_some() => {
+            vec![(s(args, "old_string"), s(args, "new_string"))]
+        }
+        None => return Vec::new(),
+    };
+    let many = pairs.len() > 1;
+    let mut out = Vec::new();
+    for (i, (old, new)) in pairs.iter().enumerate() {
+        if many {
+            out.push(format!("@@ edit {} of {} @@", i + 1, pairs.len()));
+        }
+        out.extend(line_diff(&sanitize(old), &sanitize(new)));
+    }
+    out
 }
 
 /// A line diff of two snippets, every line kept (snippets are small).
@@ -217,7 +219,7 @@ mod tests {
     #[test]
     fn cards_fold_long_output_and_diff_edits() {
         let args = json!({"path": "a.rs", "old_string": "a\nb\n", "new_string": "a\nc\n"});
-        let mut card = ToolCard::new("1", "edit_file", &args);
+        let mut card = ToolCard::new("1", "edit_file", ToolKind::Edit, &args);
         assert_eq!(card.diff, [" a", "-b", "+c"]);
         card.status = Some(ToolCallStatus::Ok);
         card.output = (0..9).map(|i| format!("out {i}")).collect();
@@ -232,7 +234,12 @@ mod tests {
     }
 
     fn command_card(output: &[&str]) -> String {
-        let mut card = ToolCard::new("1", "bash", &json!({"command": "pytest"}));
+        let mut card = ToolCard::new(
+            "1",
+            "bash",
+            ToolKind::Execute,
+            &json!({"command": "pytest"}),
+        );
         card.status = Some(ToolCallStatus::Ok);
         card.output = output.iter().map(|l| (*l).to_owned()).collect();
         let mut lines = Vec::new();
@@ -263,7 +270,7 @@ mod tests {
 
     #[test]
     fn the_exit_status_is_drawn_as_a_warning() {
-        let mut card = ToolCard::new("1", "bash", &json!({"command": "false"}));
+        let mut card = ToolCard::new("1", "bash", ToolKind::Execute, &json!({"command": "false"}));
         card.status = Some(ToolCallStatus::Ok);
         card.output = vec!["exit code: 1".to_owned()];
         let theme = Theme::color();

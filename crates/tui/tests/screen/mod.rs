@@ -112,12 +112,25 @@ pub fn find(screen: &str, needle: &str) -> (u16, u16) {
     panic!("{needle:?} not on screen:\n{screen}");
 }
 
+/// The kind each built-in tool the tests call says it has (the engine fills it from the tool).
+pub fn kind_of(name: &str) -> atto_protocol::ToolKind {
+    use atto_protocol::ToolKind;
+    match name {
+        "bash" => ToolKind::Execute,
+        "edit_file" | "write_file" | "apply_patch" => ToolKind::Edit,
+        "delete_file" => ToolKind::Delete,
+        "grep" | "glob" | "list_files" => ToolKind::Search,
+        "read_file" => ToolKind::Read,
+        _ => ToolKind::Other,
+    }
+}
+
 pub fn tool(app: &mut App, id: &str, name: &str, args: serde_json::Value, out: &str) {
     app.on_event(&Event::ToolCallStarted {
         call_id: id.into(),
         name: name.into(),
         arguments: args,
-        kind: Default::default(),
+        kind: kind_of(name),
         title: String::new(),
     });
     app.on_event(&Event::ToolCallFinished {
