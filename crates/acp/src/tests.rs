@@ -51,6 +51,7 @@ fn approval(unsandboxed: bool) -> ApprovalRequest {
         id: "approval-1".into(),
         call_id: "c1".into(),
         tool: "bash".into(),
+        kind: atto_protocol::ToolKind::Execute,
         subject: "make test".into(),
         risk: "WARN".into(),
         reasons: vec![],

@@ -487,6 +487,9 @@ mod tests {
             id: "approval-1".into(),
             call_id: "c".into(),
             tool: tool.into(),
+            kind: atto_tools::builtin_tool(tool)
+                .map(|t| t.kind())
+                .unwrap_or_default(),
             subject: "x".into(),
             risk: "WARN".into(),
             reasons: Vec::new(),

@@ -771,6 +771,7 @@ mod tests {
             id: "a1".into(),
             call_id: "c1".into(),
             tool: "bash".into(),
+            kind: atto_protocol::ToolKind::Execute,
             subject: "rm -rf build".into(),
             risk: "BLOCK".into(),
             reasons: vec!["rm deletes files".into()],

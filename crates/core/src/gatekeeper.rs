@@ -374,6 +374,7 @@ impl Gatekeeper {
             id: id.clone(),
             call_id: call.id.clone(),
             tool: call.name.clone(),
+            kind: facts.kind,
             subject: facts.subject.clone(),
             risk: decision.risk.clone(),
             reasons,

@@ -420,18 +420,15 @@ impl Orchestrator<'_> {
             .and_then(serde_json::Value::as_str)
             .filter(|_| plan::is_file_tool(&call.name))
             .map(str::to_owned);
-        let paths = match (&single, call.name.as_str()) {
+        let paths = match (&single, atto_tools::builtin_tool(&call.name)) {
             (Some(path), _) => vec![path.clone()],
-            (None, names::APPLY_PATCH) => {
-                let input = args
-                    .get("input")
-                    .and_then(serde_json::Value::as_str)
-                    .unwrap_or("");
-                atto_tools::patch_paths(input).map_err(|err| {
+            // A change to several files names them itself (a patch, inside its text).
+            (None, Some(tool)) if tool.kind() == ToolKind::Edit => {
+                tool.paths(args).map_err(|err| {
                     self.refused(
                         call,
                         ToolCallStatus::Error,
-                        format!("this patch was not queued: {err}"),
+                        format!("this {} call was not queued: {err}", call.name),
                     )
                 })?
             }

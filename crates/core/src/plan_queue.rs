@@ -13,7 +13,9 @@ use atto_protocol::{
     ChangeStatus, Event, PendingPlan, PlanSelection, PlanStatus, ProposedChange, ToolCall,
 };
 use atto_store::Store;
+use atto_tools::FileEffect;
 use atto_tools::beneath::{Kind, Workspace};
+use atto_tools::names;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
@@ -224,7 +226,8 @@ impl PlanQueue {
     /// once the change is known to apply there.
     fn base_hash(&self, call: &ToolCall, args: &Value, path: &str) -> Result<String, String> {
         let before = self.view(path, u32::MAX);
-        if call.name == "edit_file" {
+        let change = atto_tools::file_effect_of(&call.name);
+        if change == Some(FileEffect::Edit) {
             match &before {
                 View::Text(text) => {
                     if let Err(err) = atto_tools::preview_edit(text, args) {
@@ -253,7 +256,7 @@ impl PlanQueue {
                 }
             }
         }
-        if call.name == "delete_file" && before == View::Absent {
+        if change == Some(FileEffect::Delete) && before == View::Absent {
             return Err(format!(
                 "this delete was not queued: {path} does not exist (or an earlier queued \
                  change already deletes it)."
@@ -560,22 +563,15 @@ fn report_line(change: &ProposedChange, detail: &str) -> String {
 }
 
 /// The argument a call cannot do without, if it lacks it: a change that could never run
-/// is refused now rather than queued.
-fn missing_argument(tool: &str, args: &Value) -> Option<&'static str> {
-    let text = |k: &str| args.get(k).is_some_and(Value::is_string);
-    match tool {
-        "write_file" if !text("path") => Some("string `path`"),
-        "write_file" if !text("content") => Some("string `content`"),
-        "edit_file" | "delete_file" if !text("path") => Some("string `path`"),
-        "bash" if !text("command") => Some("string `command`"),
-        "apply_patch" if !text("input") => Some("string `input` (the patch)"),
-        _ => None,
-    }
+/// is refused now rather than queued. The built-in tool's schema says what it requires;
+/// other tools' calls are not checked.
+fn missing_argument(tool: &str, args: &Value) -> Option<String> {
+    atto_tools::builtin_tool(tool)?.missing_argument(args)
 }
 
 /// Tools whose effect on one file plan mode can predict.
 pub(crate) fn is_file_tool(tool: &str) -> bool {
-    matches!(tool, "write_file" | "edit_file" | "delete_file")
+    atto_tools::file_effect_of(tool).is_some()
 }
 
 /// The file or command a change targets, for one-line displays.
@@ -583,7 +579,7 @@ pub fn target_of(change: &ProposedChange) -> String {
     if let Some(path) = &change.path {
         return path.clone();
     }
-    if change.tool == "apply_patch" {
+    if change.tool == names::APPLY_PATCH {
         let input = change
             .args
             .get("input")
@@ -602,8 +598,8 @@ pub fn target_of(change: &ProposedChange) -> String {
 
 /// What `change` makes of `before`.
 fn apply(before: &View, change: &ProposedChange) -> View {
-    match change.tool.as_str() {
-        "write_file" => View::Text(
+    match atto_tools::file_effect_of(&change.tool) {
+        Some(FileEffect::Write) => View::Text(
             change
                 .args
                 .get("content")
@@ -611,8 +607,8 @@ fn apply(before: &View, change: &ProposedChange) -> View {
                 .unwrap_or("")
                 .to_owned(),
         ),
-        "delete_file" => View::Absent,
-        "edit_file" => {
+        Some(FileEffect::Delete) => View::Absent,
+        Some(FileEffect::Edit) => {
             let text = match before {
                 View::Text(text) => text.as_str(),
                 // An empty old_string creates a file that is not there.
@@ -624,7 +620,7 @@ fn apply(before: &View, change: &ProposedChange) -> View {
                 Err(err) => View::Opaque(format!("an edit that no longer applies ({err})")),
             }
         }
-        _ => before.clone(),
+        None => before.clone(),
     }
 }
 

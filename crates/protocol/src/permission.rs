@@ -37,6 +37,10 @@ pub struct ApprovalRequest {
     pub call_id: String,
     /// Tool name.
     pub tool: String,
+    /// What kind of work the tool does, so a front end decides by kind rather than by
+    /// name; `other` in streams written before it was sent.
+    #[serde(default)]
+    pub kind: crate::ToolKind,
     /// Exactly what would run: the command, or the path and change.
     pub subject: String,
     /// The risk: `SAFE`, `WARN`, `BLOCK` for commands; the danger level for other tools.

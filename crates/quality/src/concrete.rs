@@ -119,6 +119,9 @@ fn kind_of(path: PathBuf, meta: &std::fs::Metadata) -> Located {
 }
 
 /// `rel` as a clean relative path under `root`, or `None` when it leaves it.
+/// Not `atto_planner::overlap::normalize`: a worker's report may name `src/../lib/a.py`,
+/// and a `..` that stays under `root` still names a file to check, where a comparison
+/// of declared paths must refuse it.
 pub(crate) fn normalize(root: &Path, rel: &str) -> Option<PathBuf> {
     let path = Path::new(rel);
     let path = if path.is_absolute() {

@@ -275,6 +275,10 @@ pub fn shows_test_run(action: &ToolAction) -> bool {
         || has_test_words(tail(&action.output, OUTPUT_WINDOW))
 }
 
+/// Whether a tool's name says it runs commands. The actions judged here are any worker's,
+/// MCP and other agents' tools included, and a `ToolAction` carries only the name, so the
+/// words a command-running tool's name holds are matched (atto's own `bash` among them)
+/// rather than a built-in tool's kind.
 fn is_command_tool(tool: &str) -> bool {
     let tool = tool.to_ascii_lowercase();
     [

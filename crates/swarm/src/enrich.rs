@@ -285,6 +285,8 @@ fn describe_file(rel: &str, text: &str) -> String {
 
 /// `rel` as a clean workspace-relative path (`./a/b` → `a/b`); `None` for absolute paths
 /// and paths with `..`.
+/// Not `atto_planner::overlap::normalize`, which drops patterns: a target the model gives
+/// as `src/*.py` is kept, so the scheduler still keeps the task apart from every other.
 fn clean_rel(rel: &str) -> Option<String> {
     let mut parts = Vec::new();
     for c in Path::new(rel.trim()).components() {

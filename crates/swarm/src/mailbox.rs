@@ -143,6 +143,9 @@ mod tests {
             id: "approval-1".into(),
             call_id: "call-1".into(),
             tool: tool.into(),
+            kind: atto_tools::builtin_tool(tool)
+                .map(|t| t.kind())
+                .unwrap_or_default(),
             subject: subject.into(),
             risk: risk.into(),
             reasons: vec!["decided by: permission matrix: Strict × SAFE".into()],

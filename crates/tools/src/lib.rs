@@ -62,7 +62,9 @@ pub use patch::{
     ApplyPatchTool, FileChange, PatchChunk, PatchOp, PatchPlan, offers_apply_patch, parse_patch,
     patch_paths, preview_patch,
 };
-pub use registry::{BuiltinOptions, ToolRegistry, builtin_tool, kind_of, paths_of, title_of};
+pub use registry::{
+    BuiltinOptions, ToolRegistry, builtin_tool, file_effect_of, kind_of, paths_of, title_of,
+};
 pub use search::{GlobTool, GrepTool, ListFilesTool};
 pub use source::ToolSource;
 
@@ -139,6 +141,19 @@ pub fn path_arg(args: &serde_json::Value) -> Vec<String> {
     }
 }
 
+/// How a call changes the one file its `path` argument names, so plan mode can show and
+/// chain a queued change without running it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileEffect {
+    /// The file becomes the call's `content` argument, whatever it held.
+    Write,
+    /// Text in the file is replaced, as [`preview_edit`] computes it; an empty
+    /// `old_string` creates a file that is not there.
+    Edit,
+    /// The file is removed.
+    Delete,
+}
+
 /// A tool the model can call.
 pub trait Tool: Send + Sync {
     /// Name the model calls it by.
@@ -168,6 +183,27 @@ pub trait Tool: Send + Sync {
     /// What the call acts on, from its arguments: a path, a command, a pattern.
     fn target(&self, _args: &serde_json::Value) -> Option<String> {
         None
+    }
+    /// How a call changes the one file its `path` names, when plan mode can predict it;
+    /// `None` (the default) for calls whose effect it does not predict (reads, commands,
+    /// patches that name several files).
+    fn file_effect(&self) -> Option<FileEffect> {
+        None
+    }
+    /// The first string argument the schema requires that `args` lacks, described for the
+    /// model (``string `path` ``): a call without it could never run.
+    fn missing_argument(&self, args: &serde_json::Value) -> Option<String> {
+        let schema = self.parameters();
+        let required = schema.get("required")?.as_array()?;
+        required
+            .iter()
+            .filter_map(serde_json::Value::as_str)
+            .find_map(|key| {
+                let kind = schema.pointer(&format!("/properties/{key}/type"));
+                let is_string = kind.and_then(serde_json::Value::as_str) == Some("string");
+                (is_string && !args.get(key).is_some_and(serde_json::Value::is_string))
+                    .then(|| format!("string `{key}`"))
+            })
     }
     /// The call in one line, for the people watching (`Edit src/a.rs`, `Run \`make\``).
     fn title(&self, _args: &serde_json::Value) -> String {

@@ -8,8 +8,8 @@ use std::sync::{Arc, OnceLock};
 use atto_protocol::{ToolKind, ToolSpec};
 
 use crate::{
-    ApplyPatchTool, BashTool, DeleteFileTool, EditFileTool, GlobTool, GrepTool, ListFilesTool,
-    ReadFileTool, Tool, WriteFileTool,
+    ApplyPatchTool, BashTool, DeleteFileTool, EditFileTool, FileEffect, GlobTool, GrepTool,
+    ListFilesTool, ReadFileTool, Tool, WriteFileTool,
 };
 
 /// What the built-in registry offers beyond the defaults.
@@ -128,6 +128,12 @@ pub fn builtin_tool(name: &str) -> Option<Arc<dyn Tool>> {
 /// other tool.
 pub fn kind_of(name: &str) -> ToolKind {
     builtin_tool(name).map_or(ToolKind::Other, |t| t.kind())
+}
+
+/// How a call to the tool called `name` changes the one file it names, when plan mode can
+/// predict it: the built-in tool's own answer, `None` for any other tool.
+pub fn file_effect_of(name: &str) -> Option<FileEffect> {
+    builtin_tool(name).and_then(|t| t.file_effect())
 }
 
 /// The paths a call to the tool called `name` names: the built-in tool's own reading,

@@ -566,6 +566,7 @@ fn worker_request(id: &str) -> ApprovalRequest {
         id: id.into(),
         call_id: "call_1".into(),
         tool: "bash".into(),
+        kind: atto_protocol::ToolKind::Execute,
         subject: "curl https://example.com".into(),
         risk: "WARN".into(),
         reasons: vec!["curl: downloads from the network".into()],

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use atto_llm::ModelClient;
-use atto_protocol::ApprovalDecision;
+use atto_protocol::{ApprovalDecision, ToolKind};
 use atto_quality::{CommandRunner, Outcome, RetryContext, Verdict, WorkerResult};
 use tokio::sync::{mpsc, watch};
 
@@ -565,33 +565,18 @@ fn own_changes(
     let mut mine: std::collections::HashSet<String> =
         task.target_files.iter().map(|f| clean(f)).collect();
     for action in &report.actions {
-        let args = &action.arguments;
-        match action.tool.as_str() {
-            "write_file" | "edit_file" | "delete_file" => {
-                if let Some(p) = args.get("path").and_then(serde_json::Value::as_str) {
-                    mine.insert(clean(p));
-                }
+        // Only a call that changes files names files this worker changed, and the tool
+        // itself says which paths its call names (a patch names them inside its text).
+        let Some(tool) = atto_tools::builtin_tool(&action.tool) else {
+            continue;
+        };
+        if matches!(
+            tool.kind(),
+            ToolKind::Edit | ToolKind::Delete | ToolKind::Move
+        ) {
+            for p in tool.paths(&action.arguments).unwrap_or_default() {
+                mine.insert(clean(&p));
             }
-            "apply_patch" => {
-                let text = args
-                    .get("patch")
-                    .or_else(|| args.get("input"))
-                    .and_then(serde_json::Value::as_str)
-                    .unwrap_or("");
-                for line in text.lines() {
-                    for head in [
-                        "*** Add File: ",
-                        "*** Update File: ",
-                        "*** Delete File: ",
-                        "*** Move to: ",
-                    ] {
-                        if let Some(p) = line.strip_prefix(head) {
-                            mine.insert(clean(p));
-                        }
-                    }
-                }
-            }
-            _ => {}
         }
     }
     result

@@ -173,7 +173,8 @@ impl GatedRunner {
             request: ApprovalRequest {
                 id: id.clone(),
                 call_id: id,
-                tool: "bash".to_owned(),
+                tool: atto_tools::names::BASH.to_owned(),
+                kind: atto_protocol::ToolKind::Execute,
                 subject: request.command.to_owned(),
                 risk,
                 reasons,

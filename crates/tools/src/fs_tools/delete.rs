@@ -10,7 +10,7 @@ use serde_json::json;
 use super::{as_judged, existing_file, human_bytes};
 use crate::beneath::{Target, Workspace};
 use crate::support::{arg, blocking, parse_args, target};
-use crate::{BoxFuture, Tool, ToolContext, ToolError, ToolOutput};
+use crate::{BoxFuture, FileEffect, Tool, ToolContext, ToolError, ToolOutput};
 
 /// Deletes a file.
 #[derive(Debug, Default)]
@@ -50,6 +50,10 @@ impl Tool for DeleteFileTool {
 
     fn kind(&self) -> ToolKind {
         ToolKind::Delete
+    }
+
+    fn file_effect(&self) -> Option<FileEffect> {
+        Some(FileEffect::Delete)
     }
 
     fn target(&self, args: &serde_json::Value) -> Option<String> {

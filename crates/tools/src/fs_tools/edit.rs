@@ -14,7 +14,7 @@ use super::matching;
 use super::{as_judged, atomic_write, existing_file, human_bytes};
 use crate::beneath::{Target, Workspace};
 use crate::support::{arg, blocking, lenient_bool, parse_args, target};
-use crate::{BoxFuture, Tool, ToolContext, ToolError, ToolOutput};
+use crate::{BoxFuture, FileEffect, Tool, ToolContext, ToolError, ToolOutput};
 
 /// Diff lines shown in the output.
 const MAX_DIFF_LINES: usize = 60;
@@ -117,6 +117,10 @@ impl Tool for EditFileTool {
 
     fn kind(&self) -> ToolKind {
         ToolKind::Edit
+    }
+
+    fn file_effect(&self) -> Option<FileEffect> {
+        Some(FileEffect::Edit)
     }
 
     fn target(&self, args: &serde_json::Value) -> Option<String> {

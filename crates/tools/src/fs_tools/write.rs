@@ -8,7 +8,7 @@ use serde_json::json;
 use super::{as_judged, atomic_write, human_bytes};
 use crate::beneath::{Target, Workspace};
 use crate::support::{arg, blocking, parse_args, target};
-use crate::{BoxFuture, Tool, ToolContext, ToolError, ToolOutput};
+use crate::{BoxFuture, FileEffect, Tool, ToolContext, ToolError, ToolOutput};
 
 /// Creates or overwrites a file.
 #[derive(Debug, Default)]
@@ -50,6 +50,10 @@ impl Tool for WriteFileTool {
 
     fn kind(&self) -> ToolKind {
         ToolKind::Edit
+    }
+
+    fn file_effect(&self) -> Option<FileEffect> {
+        Some(FileEffect::Write)
     }
 
     fn target(&self, args: &serde_json::Value) -> Option<String> {

@@ -138,6 +138,7 @@ fn request(call_id: &str) -> ApprovalRequest {
         id: "a".into(),
         call_id: call_id.into(),
         tool: "bash".into(),
+        kind: atto_protocol::ToolKind::Execute,
         subject: "rm -rf build".into(),
         risk: "WARN".into(),
         reasons: vec![],
