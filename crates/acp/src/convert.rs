@@ -120,49 +120,40 @@ pub(crate) fn locations(workspace: &Path, tool: &str, args: &Value) -> Vec<ToolC
         .collect()
 }
 
-/// The change a file tool's arguments make, as ACP diffs: each `edit_file` edit as its
-/// old and new text, a `write_file` as the whole new content (over `before`, the file as
-/// read when plan mode queued the call, when known).
-pub(crate) fn diffs(
-    workspace: &Path,
-    tool: &str,
-    args: &Value,
-    before: Option<&str>,
-) -> Vec<ToolCallContent> {
+/// The change a file tool's arguments make, as ACP diffs, read from their shape: each
+/// `old_string`/`new_string` edit (alone or as `edits`) as its old and new text, a
+/// `content` to write as the whole new content (over `before`, the file as read when plan
+/// mode queued the call, when known). Calls without a `path` show none.
+pub(crate) fn diffs(workspace: &Path, args: &Value, before: Option<&str>) -> Vec<ToolCallContent> {
     let Some(path) = arg(args, "path").map(|p| workspace.join(p)) else {
         return Vec::new();
     };
-    match tool {
-        "write_file" => {
-            let content = arg(args, "content").unwrap_or("");
-            let diff = Diff::new(path, content).old_text(before.map(str::to_owned));
-            vec![ToolCallContent::Diff(diff)]
-        }
-        "edit_file" => {
-            let pairs: Vec<(&str, &str)> = match args.get("edits").and_then(Value::as_array) {
-                Some(edits) => edits
-                    .iter()
-                    .map(|e| {
-                        (
-                            arg(e, "old_string").unwrap_or(""),
-                            arg(e, "new_string").unwrap_or(""),
-                        )
-                    })
-                    .collect(),
-                None => vec![(
-                    arg(args, "old_string").unwrap_or(""),
-                    arg(args, "new_string").unwrap_or(""),
-                )],
-            };
-            pairs
-                .into_iter()
-                .map(|(old, new)| {
-                    ToolCallContent::Diff(Diff::new(path.clone(), new).old_text(old.to_owned()))
-                })
-                .collect()
-        }
-        _ => Vec::new(),
+    if let Some(content) = arg(args, "content") {
+        let diff = Diff::new(path, content).old_text(before.map(str::to_owned));
+        return vec![ToolCallContent::Diff(diff)];
     }
+    let pairs: Vec<(&str, &str)> = match args.get("edits").and_then(Value::as_array) {
+        Some(edits) => edits
+            .iter()
+            .map(|e| {
+                (
+                    arg(e, "old_string").unwrap_or(""),
+                    arg(e, "new_string").unwrap_or(""),
+                )
+            })
+            .collect(),
+        None if args.get("old_string").is_some() => vec![(
+            arg(args, "old_string").unwrap_or(""),
+            arg(args, "new_string").unwrap_or(""),
+        )],
+        None => return Vec::new(),
+    };
+    pairs
+        .into_iter()
+        .map(|(old, new)| {
+            ToolCallContent::Diff(Diff::new(path.clone(), new).old_text(old.to_owned()))
+        })
+        .collect()
 }
 
 /// The answers atto offers for an approval: once, always (this session / this project),

@@ -148,7 +148,6 @@ fn tool_kinds_titles_and_diffs() {
     );
     let edits = convert::diffs(
         ws,
-        "edit_file",
         &json!({"path": "a.rs", "edits": [
             {"old_string": "a", "new_string": "b"},
             {"old_string": "c", "new_string": "d"}
@@ -161,13 +160,12 @@ fn tool_kinds_titles_and_diffs() {
     assert_eq!(edits[1]["newText"], "d");
     let write = json!(convert::diffs(
         ws,
-        "write_file",
         &json!({"path": "n.txt", "content": "new"}),
         Some("old")
     ));
     assert_eq!(write[0]["oldText"], "old");
     assert_eq!(write[0]["newText"], "new");
-    assert!(convert::diffs(ws, "bash", &json!({"command": "ls"}), None).is_empty());
+    assert!(convert::diffs(ws, &json!({"command": "ls"}), None).is_empty());
     let patch = "*** Begin Patch\n*** Add File: n.txt\n+x\n*** Update File: src/a.rs\n@@\n-a\n+b\n*** End Patch";
     let places = json!(convert::locations(
         ws,

@@ -3,7 +3,9 @@
 
 use atto_present::commands::{self, Command, State};
 use atto_protocol::AgentHandle;
-use atto_protocol::{AgentMode, ApprovalDecision, ApprovalRequest, Event, GrantScope, Op};
+use atto_protocol::{
+    AgentMode, ApprovalDecision, ApprovalRequest, Event, GrantScope, Op, ToolKind,
+};
 use tokio::io::{AsyncBufReadExt, BufReader, Lines, Stdin};
 
 use crate::ExitCode;
@@ -443,7 +445,7 @@ fn choices(request: &ApprovalRequest) -> String {
         "[y] yes  [n reason] no  [a] always, this session  [A] always, this project ({})",
         request.suggested_rule
     );
-    if request.tool == "bash" {
+    if request.kind == ToolKind::Execute {
         offer.push_str("  [e command] edit and run");
     }
     offer
@@ -468,7 +470,7 @@ fn approval_answer(line: &str, request: &ApprovalRequest) -> Option<ApprovalDeci
             scope: GrantScope::Project,
             rule: None,
         },
-        "e" if !rest.is_empty() && request.tool == "bash" && !request.unsandboxed => {
+        "e" if !rest.is_empty() && request.kind == ToolKind::Execute && !request.unsandboxed => {
             ApprovalDecision::Edit {
                 command: rest.to_owned(),
             }

@@ -4,6 +4,7 @@
 //! classifier's reasons, the rule an "always" answer saves and its scope, the key legend,
 //! and the reason or edit field while one is typed.
 
+use atto_protocol::ToolKind;
 use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -142,7 +143,7 @@ fn subject_lines(dialog: &ApprovalDialog, width: usize, theme: Theme) -> Vec<Lin
     let req = &dialog.request;
     let subject = sanitize(&req.subject);
     let mut out = Vec::new();
-    if req.tool == "bash" {
+    if req.kind == ToolKind::Execute {
         let spans = [Span::styled(subject.into_owned(), theme.code())];
         out.extend(wrap(
             &spans,
@@ -152,14 +153,15 @@ fn subject_lines(dialog: &ApprovalDialog, width: usize, theme: Theme) -> Vec<Lin
         ));
         return out;
     }
-    let diffish = matches!(req.tool.as_str(), "edit_file" | "write_file")
-        || crate::highlight::looks_like_diff(&subject);
+    // A file change's subject is its diff, or a write's header and whole new content.
+    let writes = req.kind == ToolKind::Edit && req.arguments.get("content").is_some();
+    let diffish = req.kind == ToolKind::Edit || crate::highlight::looks_like_diff(&subject);
     for (i, line) in subject.lines().enumerate() {
         // The first line of a write is its header ("write a.py (12 bytes):"); its content
         // follows unmarked, so colour it as added.
         let style = if !diffish || i == 0 {
             theme.text()
-        } else if req.tool == "write_file" {
+        } else if writes {
             theme.diff_add()
         } else {
             diff_style(line, theme)
@@ -227,7 +229,7 @@ fn legend_lines(dialog: &ApprovalDialog, width: usize, theme: Theme) -> Vec<Line
             text(" always (project)"),
         ]
     };
-    if req.tool == "bash" && dialog.swarm_task.is_none() {
+    if req.kind == ToolKind::Execute && dialog.swarm_task.is_none() {
         legend.extend([text("  "), key("e"), text(" edit")]);
     }
     out.extend(wrap(&legend, width, &[], &[]));

@@ -258,6 +258,7 @@ fn the_approval_dialog_offers_edit_only_for_commands() {
         let mut app = app();
         let mut req = warn_request();
         req.tool = tool.into();
+        req.kind = kind_of(tool);
         req.subject = subject.into();
         app.on_event(&Event::ApprovalRequired(req));
         let text = screen(&mut app, &EMPTY, 100, 24);

@@ -17,10 +17,9 @@ use crate::convert;
 impl Pump {
     /// Reads the file a write tool is about to replace, while the call cannot run yet,
     /// through a handle of the workspace: a path leading outside it shows no old text.
-    pub(super) fn read_before(&self, name: &str, args: &Value) -> Option<String> {
-        if name != "write_file" {
-            return None;
-        }
+    pub(super) fn read_before(&self, args: &Value) -> Option<String> {
+        // Only a call that writes a whole `content` shows the file's old text.
+        args.get("content")?;
         let path = args.get("path").and_then(Value::as_str)?;
         let target = Workspace::open(&self.workspace).ok()?.resolve(path).ok()?;
         let mut text = String::new();
@@ -33,8 +32,8 @@ impl Pump {
     pub(super) fn ask(&mut self, request: atto_protocol::ApprovalRequest) {
         let call_id = request.call_id.clone();
         let args = request.arguments.clone();
-        let before = self.read_before(&request.tool, &args);
-        let diffs = convert::diffs(&self.workspace, &request.tool, &args, before.as_deref());
+        let before = self.read_before(&args);
+        let diffs = convert::diffs(&self.workspace, &args, before.as_deref());
         let locations = convert::locations(&self.workspace, &request.tool, &args);
         // A subagent's call reaches the user through this session, labelled with the child.
         let title = match &request.subagent {
@@ -137,7 +136,7 @@ impl Pump {
             }
             return;
         }
-        let mut content = convert::diffs(&self.workspace, &name, &args, before.as_deref());
+        let mut content = convert::diffs(&self.workspace, &args, before.as_deref());
         let locations = convert::locations(&self.workspace, &name, &args);
         if known.is_some() {
             let mut fields = ToolCallUpdateFields::new()
@@ -175,7 +174,6 @@ impl Pump {
     pub(super) fn finished(
         &mut self,
         call_id: String,
-        name: &str,
         status: ToolCallStatus,
         summary: String,
         exit_code: Option<i32>,
@@ -195,7 +193,7 @@ impl Pump {
         };
         let call = self.calls.get(&call_id);
         let mut content = match call {
-            Some(c) => convert::diffs(&self.workspace, name, &c.args, c.before.as_deref()),
+            Some(c) => convert::diffs(&self.workspace, &c.args, c.before.as_deref()),
             None => Vec::new(),
         };
         if status != ToolCallStatus::Queued {
@@ -218,13 +216,8 @@ impl Pump {
     /// Plan mode queued a call: shown as a pending tool call with its diff.
     pub(super) fn queued(&mut self, change: ProposedChange) {
         let call_id = change.tool_call_id.clone();
-        let before = self.read_before(&change.tool, &change.args);
-        let content = convert::diffs(
-            &self.workspace,
-            &change.tool,
-            &change.args,
-            before.as_deref(),
-        );
+        let before = self.read_before(&change.args);
+        let content = convert::diffs(&self.workspace, &change.args, before.as_deref());
         let title = format!(
             "proposed change {}: {}",
             change.order,

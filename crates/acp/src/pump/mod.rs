@@ -350,13 +350,12 @@ impl Pump {
             } => self.started(call_id, name, arguments, kind, title),
             Event::ToolCallFinished {
                 call_id,
-                name,
                 status,
                 summary,
                 exit_code,
                 sandboxed,
                 ..
-            } => self.finished(call_id, &name, status, summary, exit_code, sandboxed),
+            } => self.finished(call_id, status, summary, exit_code, sandboxed),
             Event::ModeChanged { mode, .. } => self.mode_changed(mode),
             Event::TrustChanged { on } => self.trust = on,
             Event::ChangeQueued { change } => self.queued(change),

@@ -39,7 +39,7 @@ impl Pump {
                         .calls
                         .get(&change.tool_call_id)
                         .and_then(|c| c.before.as_deref());
-                    let diffs = convert::diffs(&self.workspace, &change.tool, &change.args, before);
+                    let diffs = convert::diffs(&self.workspace, &change.args, before);
                     (change, diffs)
                 })
                 .collect();

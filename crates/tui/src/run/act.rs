@@ -195,7 +195,7 @@ impl Ui {
                 if let Some(dialog) = self.app.approval.as_mut() {
                     if dialog.swarm_task.is_some() {
                         self.app.push_notice(WORKER_ANSWERS);
-                    } else if dialog.request.tool == "bash" {
+                    } else if dialog.request.kind == atto_protocol::ToolKind::Execute {
                         dialog.input = Some(DialogInput::Edit(dialog.request.subject.clone()));
                     } else {
                         self.app
