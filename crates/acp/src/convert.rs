@@ -97,9 +97,9 @@ fn first_line(text: &str) -> &str {
 /// The title of a call waiting for approval: the call's own title from the arguments the
 /// gate judged (the subject's first line only when the request carries none), marked when
 /// it would run without the sandbox.
-pub(crate) fn approval_title(request: &ApprovalRequest) -> String {
+pub(crate) fn approval_title(request: &ApprovalRequest, tools: &dyn crate::ToolFacts) -> String {
     let title = if request.arguments.is_object() {
-        atto_tools::title_of(&request.tool, &request.arguments)
+        tools.title(&request.tool, &request.arguments)
     } else {
         first_line(&request.subject).to_owned()
     };
@@ -111,8 +111,8 @@ pub(crate) fn approval_title(request: &ApprovalRequest) -> String {
 }
 
 /// The files a call touches, absolute: its `path`, or every file a patch names.
-pub(crate) fn locations(workspace: &Path, tool: &str, args: &Value) -> Vec<ToolCallLocation> {
-    atto_tools::paths_of(tool, args)
+pub(crate) fn locations(workspace: &Path, paths: Vec<String>) -> Vec<ToolCallLocation> {
+    paths
         .iter()
         .map(|p| p.trim())
         .filter(|p| !p.is_empty())

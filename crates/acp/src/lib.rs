@@ -58,14 +58,31 @@ pub trait SessionStarter: Send + Sync + 'static {
     fn start(&self, request: StartRequest) -> Result<Started, String>;
 }
 
+/// What ACP shows of a tool call it knows only by name and arguments (a replayed history,
+/// an approval, a queued change), and the text a write would replace. The binary answers
+/// from the tools crate: ACP itself knows no tool.
+pub trait ToolFacts: Send + Sync + 'static {
+    /// What the tool does.
+    fn kind(&self, tool: &str) -> atto_protocol::ToolKind;
+    /// The call's one-line title.
+    fn title(&self, tool: &str, args: &serde_json::Value) -> String;
+    /// The workspace-relative files the call touches.
+    fn paths(&self, tool: &str, args: &serde_json::Value) -> Vec<String>;
+    /// The file at `path` beneath `workspace` as text; `None` when the path leads outside
+    /// the workspace or the file cannot be read.
+    fn read(&self, workspace: &std::path::Path, path: &str) -> Option<String>;
+}
+
 /// How the ACP server behaves.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct AcpOptions {
     /// How long a permission request waits for the client before it counts as "no"
     /// (`None`: no deadline). The session's own gate applies the same deadline.
     pub approval_deadline: Option<Duration>,
     /// atto's version, for `initialize`'s `agentInfo`.
     pub version: String,
+    /// What the tools say of their calls.
+    pub tools: std::sync::Arc<dyn ToolFacts>,
 }
 
 /// The connection to the client failed.

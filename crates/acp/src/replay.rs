@@ -12,11 +12,16 @@ use agent_client_protocol::v1::schema::{
 };
 use atto_protocol::{AssistantPart, Message};
 
-use crate::convert;
+use crate::{ToolFacts, convert};
 
 /// Sends the history as `session/update` notifications, in order.
-pub(crate) fn send(cx: &ConnectionTo<Client>, session_id: &str, history: &[Message]) {
-    for update in updates(history) {
+pub(crate) fn send(
+    cx: &ConnectionTo<Client>,
+    session_id: &str,
+    history: &[Message],
+    tools: &dyn ToolFacts,
+) {
+    for update in updates(history, tools) {
         if cx
             .send_notification(SessionNotification::new(session_id.to_owned(), update))
             .is_err()
@@ -27,7 +32,7 @@ pub(crate) fn send(cx: &ConnectionTo<Client>, session_id: &str, history: &[Messa
 }
 
 /// The updates a history replays as.
-pub(crate) fn updates(history: &[Message]) -> Vec<SessionUpdate> {
+pub(crate) fn updates(history: &[Message], tools: &dyn ToolFacts) -> Vec<SessionUpdate> {
     let mut out = Vec::new();
     let mut names: HashMap<&str, &str> = HashMap::new();
     for message in history {
@@ -45,13 +50,11 @@ pub(crate) fn updates(history: &[Message]) -> Vec<SessionUpdate> {
                             names.insert(&call.id, &call.name);
                             let args = serde_json::from_str(&call.arguments)
                                 .unwrap_or(serde_json::Value::String(call.arguments.clone()));
-                            let tool = ToolCall::new(
-                                call.id.clone(),
-                                atto_tools::title_of(&call.name, &args),
-                            )
-                            .kind(convert::kind(atto_tools::kind_of(&call.name)))
-                            .status(ToolCallStatus::Pending)
-                            .raw_input(args);
+                            let tool =
+                                ToolCall::new(call.id.clone(), tools.title(&call.name, &args))
+                                    .kind(convert::kind(tools.kind(&call.name)))
+                                    .status(ToolCallStatus::Pending)
+                                    .raw_input(args);
                             out.push(SessionUpdate::ToolCall(tool));
                         }
                     }

@@ -129,7 +129,7 @@ pub async fn serve(starter: Arc<dyn SessionStarter>, options: AcpOptions) -> Res
                 }
                 match open(&s3, &cx, request.cwd.clone(), Some(id), servers).await {
                     Ok(session) => {
-                        replay::send(&cx, &session.id, &session.history);
+                        replay::send(&cx, &session.id, &session.history, &*s3.options.tools);
                         let response =
                             LoadSessionResponse::new().modes(convert::modes(session.mode));
                         responder.respond(response)?;
@@ -368,6 +368,7 @@ async fn open(
             early,
             approval_deadline: shared.options.approval_deadline,
             trust: started.trust,
+            tools: std::sync::Arc::clone(&shared.options.tools),
         },
     })
 }

@@ -7,7 +7,28 @@ use atto_protocol::{
 };
 use serde_json::json;
 
-use crate::{convert, plan_view, prompt, replay};
+use crate::{ToolFacts, convert, plan_view, prompt, replay};
+
+/// The built-in tools' answers, as the binary gives them to the server.
+struct Builtins;
+
+impl ToolFacts for Builtins {
+    fn kind(&self, tool: &str) -> atto_protocol::ToolKind {
+        atto_tools::kind_of(tool)
+    }
+
+    fn title(&self, tool: &str, args: &serde_json::Value) -> String {
+        atto_tools::title_of(tool, args)
+    }
+
+    fn paths(&self, tool: &str, args: &serde_json::Value) -> Vec<String> {
+        atto_tools::paths_of(tool, args)
+    }
+
+    fn read(&self, workspace: &std::path::Path, path: &str) -> Option<String> {
+        std::fs::read_to_string(workspace.join(path)).ok()
+    }
+}
 
 fn blocks(value: serde_json::Value) -> Vec<ContentBlock> {
     serde_json::from_value(value).unwrap()
@@ -113,15 +134,18 @@ fn an_approval_is_titled_from_the_arguments_the_gate_judged() {
     edit.tool = "edit_file".into();
     edit.subject = "edit a.rs:\n-a\n+b".into();
     edit.arguments = json!({"path": "a.rs", "old_string": "a", "new_string": "b"});
-    assert_eq!(convert::approval_title(&edit), "Edit a.rs");
+    assert_eq!(convert::approval_title(&edit, &Builtins), "Edit a.rs");
     let mut command = approval(true);
     command.arguments = json!({"command": "make test"});
     assert_eq!(
-        convert::approval_title(&command),
+        convert::approval_title(&command, &Builtins),
         "Run `make test` WITHOUT the sandbox"
     );
     // A request without arguments keeps the first line of what would run.
-    assert_eq!(convert::approval_title(&approval(false)), "make test");
+    assert_eq!(
+        convert::approval_title(&approval(false), &Builtins),
+        "make test"
+    );
 }
 
 #[test]
@@ -169,8 +193,7 @@ fn tool_kinds_titles_and_diffs() {
     let patch = "*** Begin Patch\n*** Add File: n.txt\n+x\n*** Update File: src/a.rs\n@@\n-a\n+b\n*** End Patch";
     let places = json!(convert::locations(
         ws,
-        "apply_patch",
-        &json!({ "input": patch })
+        Builtins.paths("apply_patch", &json!({ "input": patch }))
     ));
     assert_eq!(places[0]["path"], "/w/n.txt");
     assert_eq!(places[1]["path"], "/w/src/a.rs");
@@ -208,7 +231,7 @@ fn a_history_replays_in_order_and_results_close_their_calls() {
             is_error: true,
         }),
     ];
-    let kinds: Vec<String> = replay::updates(&history)
+    let kinds: Vec<String> = replay::updates(&history, &Builtins)
         .iter()
         .map(|u| json!(u)["sessionUpdate"].as_str().unwrap().to_owned())
         .collect();
@@ -222,7 +245,7 @@ fn a_history_replays_in_order_and_results_close_their_calls() {
             "tool_call_update"
         ]
     );
-    let updates = replay::updates(&history);
+    let updates = replay::updates(&history, &Builtins);
     let SessionUpdate::ToolCallUpdate(closed) = &updates[4] else {
         panic!("{:?}", updates[4]);
     };

@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use atto_acp::{AcpOptions, SessionStarter, StartRequest, Started};
+use atto_acp::{AcpOptions, SessionStarter, StartRequest, Started, ToolFacts};
 use atto_llm::ResolvedProvider;
 use clap::Args;
 
@@ -90,6 +90,35 @@ fn allowed_workspace(workspace: &Path, allowed: &[PathBuf]) -> Result<(), String
     ))
 }
 
+/// What ACP shows of a call it knows only by name, answered by the built-in tools; a file's
+/// old text is read beneath a handle of the workspace, so a path leading outside shows none.
+struct BuiltinTools;
+
+impl ToolFacts for BuiltinTools {
+    fn kind(&self, tool: &str) -> atto_protocol::ToolKind {
+        atto_tools::kind_of(tool)
+    }
+
+    fn title(&self, tool: &str, args: &serde_json::Value) -> String {
+        atto_tools::title_of(tool, args)
+    }
+
+    fn paths(&self, tool: &str, args: &serde_json::Value) -> Vec<String> {
+        atto_tools::paths_of(tool, args)
+    }
+
+    fn read(&self, workspace: &Path, path: &str) -> Option<String> {
+        use std::io::Read as _;
+        let target = atto_tools::beneath::Workspace::open(workspace)
+            .ok()?
+            .resolve(path)
+            .ok()?;
+        let mut text = String::new();
+        target.open_read().ok()?.read_to_string(&mut text).ok()?;
+        Some(text)
+    }
+}
+
 /// Serves ACP until the client closes stdin.
 pub fn run(global: &mut GlobalArgs) -> Result<ExitCode, Failure> {
     let config = crate::load_config(global)?;
@@ -97,6 +126,7 @@ pub fn run(global: &mut GlobalArgs) -> Result<ExitCode, Failure> {
     let options = AcpOptions {
         approval_deadline: config.approval_deadline(),
         version: env!("CARGO_PKG_VERSION").to_owned(),
+        tools: Arc::new(BuiltinTools),
     };
     let starter = Arc::new(Starter {
         global: global.clone(),

@@ -5,10 +5,8 @@
 use agent_client_protocol::v1::schema::{
     SessionUpdate, ToolCall, ToolCallStatus as AcpStatus, ToolCallUpdate, ToolCallUpdateFields,
 };
-use std::io::Read;
 
 use atto_protocol::{ApprovalDecision, Op, ProposedChange, ToolCallStatus, ToolKind};
-use atto_tools::beneath::Workspace;
 use serde_json::Value;
 
 use super::{Approval, Call, Front, Pump};
@@ -21,10 +19,7 @@ impl Pump {
         // Only a call that writes a whole `content` shows the file's old text.
         args.get("content")?;
         let path = args.get("path").and_then(Value::as_str)?;
-        let target = Workspace::open(&self.workspace).ok()?.resolve(path).ok()?;
-        let mut text = String::new();
-        target.open_read().ok()?.read_to_string(&mut text).ok()?;
-        Some(text)
+        self.tools.read(&self.workspace, path)
     }
 
     /// An approval: the call is announced as pending (title, files, diff), and the
@@ -34,21 +29,21 @@ impl Pump {
         let args = request.arguments.clone();
         let before = self.read_before(&args);
         let diffs = convert::diffs(&self.workspace, &args, before.as_deref());
-        let locations = convert::locations(&self.workspace, &request.tool, &args);
+        let locations = convert::locations(&self.workspace, self.tools.paths(&request.tool, &args));
         // A subagent's call reaches the user through this session, labelled with the child.
         let title = match &request.subagent {
             Some(child) => format!(
                 "subagent ({}): {}",
                 child.role.as_str(),
-                convert::approval_title(&request)
+                convert::approval_title(&request, &*self.tools)
             ),
-            None => convert::approval_title(&request),
+            None => convert::approval_title(&request, &*self.tools),
         };
         if let Some(call) = self.calls.get_mut(&call_id) {
             call.approval = Approval::Asked;
         } else {
             let mut tool = ToolCall::new(call_id.clone(), title.clone())
-                .kind(convert::kind(atto_tools::kind_of(&request.tool)))
+                .kind(convert::kind(request.kind))
                 .status(AcpStatus::Pending)
                 .locations(locations.clone())
                 .content(diffs.clone());
@@ -137,7 +132,7 @@ impl Pump {
             return;
         }
         let mut content = convert::diffs(&self.workspace, &args, before.as_deref());
-        let locations = convert::locations(&self.workspace, &name, &args);
+        let locations = convert::locations(&self.workspace, self.tools.paths(&name, &args));
         if known.is_some() {
             let mut fields = ToolCallUpdateFields::new()
                 .title(title)
@@ -221,13 +216,16 @@ impl Pump {
         let title = format!(
             "proposed change {}: {}",
             change.order,
-            atto_tools::title_of(&change.tool, &change.args)
+            self.tools.title(&change.tool, &change.args)
         );
-        let locations = convert::locations(&self.workspace, &change.tool, &change.args);
+        let locations = convert::locations(
+            &self.workspace,
+            self.tools.paths(&change.tool, &change.args),
+        );
         if self.calls.contains_key(&call_id) {
             let fields = ToolCallUpdateFields::new()
                 .title(title)
-                .kind(convert::kind(atto_tools::kind_of(&change.tool)))
+                .kind(convert::kind(self.tools.kind(&change.tool)))
                 .status(AcpStatus::Pending)
                 .locations(locations)
                 .content(content)
@@ -238,7 +236,7 @@ impl Pump {
             )));
         } else {
             let tool = ToolCall::new(call_id.clone(), title)
-                .kind(convert::kind(atto_tools::kind_of(&change.tool)))
+                .kind(convert::kind(self.tools.kind(&change.tool)))
                 .status(AcpStatus::Pending)
                 .locations(locations)
                 .content(content)

@@ -57,6 +57,8 @@ pub(crate) struct PumpSetup {
     pub approval_deadline: Option<Duration>,
     /// Whether trust mode is on at the start.
     pub trust: bool,
+    /// What the tools say of calls known only by name.
+    pub tools: std::sync::Arc<dyn crate::ToolFacts>,
 }
 
 /// A tool call the client has been told about.
@@ -121,6 +123,8 @@ pub(crate) struct Pump {
     plan: PlanView,
     /// Sending to the client failed: it is gone.
     client_gone: bool,
+    /// What the tools say of calls known only by name.
+    tools: std::sync::Arc<dyn crate::ToolFacts>,
 }
 
 impl Pump {
@@ -151,6 +155,7 @@ impl Pump {
             decisions: HashSet::new(),
             plan: PlanView::default(),
             client_gone: false,
+            tools: setup.tools,
         }
     }
 
