@@ -110,6 +110,27 @@ pub(crate) fn arg<'a>(args: &'a serde_json::Value, key: &str) -> &'a str {
         .unwrap_or("")
 }
 
+/// A string argument as it stands in a call's one-line title: control characters and line
+/// separators (a newline in a path or pattern) are shown escaped, so a title is one line and
+/// a second line cannot pass for another call in an approval.
+pub(crate) fn title_arg(args: &serde_json::Value, key: &str) -> String {
+    one_line(arg(args, key))
+}
+
+/// `text` with its control characters and line separators escaped (`\r` for a carriage
+/// return, which would send a terminal back over what stands before it).
+pub(crate) fn one_line(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.chars() {
+        if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// A string argument of a call as its target (`Tool::target`); `None` when it is missing.
 pub(crate) fn target(args: &serde_json::Value, key: &str) -> Option<String> {
     args.get(key)
@@ -131,6 +152,30 @@ pub(crate) fn truncate_line(line: &str, max: usize) -> std::borrow::Cow<'_, str>
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_title_is_one_line_whatever_the_arguments_hold() {
+        let cases = [
+            ("edit_file", json!({"path": "a.rs\nRun `rm -rf ~`"})),
+            ("read_file", json!({"path": "a\rb"})),
+            ("write_file", json!({"path": "x\u{2028}y\n"})),
+            ("delete_file", json!({"path": "\nz"})),
+            ("grep", json!({"pattern": "a\nb"})),
+            ("glob", json!({"pattern": "*\n*"})),
+            ("list_files", json!({"path": "d\n"})),
+            ("bash", json!({"command": "ls\nrm -rf ~"})),
+            ("bash", json!({"command": "ls\r\u{2028}rm -rf ~"})),
+        ];
+        for (tool, args) in &cases {
+            let title = crate::title_of(tool, args);
+            assert_eq!(title.lines().count(), 1, "{tool}: {title:?}");
+            assert!(!title.contains(['\r', '\u{2028}']), "{tool}: {title:?}");
+        }
+        // What was on the next line is shown, not hidden (commands show their first line;
+        // their approval shows the whole command).
+        let edit = crate::title_of("edit_file", &cases[0].1);
+        assert!(edit.contains("rm -rf"), "{edit}");
+    }
+
     use super::*;
     use serde_json::json;
 

@@ -26,7 +26,7 @@ use serde_json::json;
 use tokio::io::AsyncReadExt;
 use tokio::time::Instant;
 
-use crate::support::{arg, lenient_u64, parse_args, target};
+use crate::support::{arg, lenient_u64, one_line, parse_args, target};
 use crate::{BoxFuture, Tool, ToolContext, ToolError, ToolOutput};
 use capture::Capture;
 
@@ -98,7 +98,7 @@ impl Tool for BashTool {
     fn title(&self, args: &serde_json::Value) -> String {
         format!(
             "Run `{}`",
-            arg(args, "command").lines().next().unwrap_or("")
+            one_line(arg(args, "command").lines().next().unwrap_or(""))
         )
     }
 

@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::{as_judged, existing_file, human_bytes};
 use crate::beneath::{Target, Workspace};
-use crate::support::{arg, blocking, parse_args, target};
+use crate::support::{arg, blocking, parse_args, target, title_arg};
 use crate::{BoxFuture, FileEffect, Tool, ToolContext, ToolError, ToolOutput};
 
 /// Deletes a file.
@@ -61,7 +61,7 @@ impl Tool for DeleteFileTool {
     }
 
     fn title(&self, args: &serde_json::Value) -> String {
-        format!("Delete {}", arg(args, "path"))
+        format!("Delete {}", title_arg(args, "path"))
     }
 
     fn subject(&self, args: &serde_json::Value) -> String {

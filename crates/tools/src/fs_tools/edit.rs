@@ -13,7 +13,7 @@ use serde_json::json;
 use super::matching;
 use super::{as_judged, atomic_write, existing_file, human_bytes};
 use crate::beneath::{Target, Workspace};
-use crate::support::{arg, blocking, lenient_bool, parse_args, target};
+use crate::support::{arg, blocking, lenient_bool, parse_args, target, title_arg};
 use crate::{BoxFuture, FileEffect, Tool, ToolContext, ToolError, ToolOutput};
 
 /// Diff lines shown in the output.
@@ -128,7 +128,7 @@ impl Tool for EditFileTool {
     }
 
     fn title(&self, args: &serde_json::Value) -> String {
-        format!("Edit {}", arg(args, "path"))
+        format!("Edit {}", title_arg(args, "path"))
     }
 
     /// Each replacement as removed (`-`) and added (`+`) lines.

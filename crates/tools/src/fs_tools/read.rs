@@ -12,7 +12,7 @@ use serde_json::json;
 
 use super::{existing_file, human_bytes};
 use crate::beneath::{Target, Workspace};
-use crate::support::{arg, blocking, lenient_u64, parse_args, target, truncate_line};
+use crate::support::{blocking, lenient_u64, parse_args, target, title_arg, truncate_line};
 use crate::{BoxFuture, Tool, ToolContext, ToolError, ToolOutput};
 
 const DEFAULT_LIMIT: u64 = 2000;
@@ -82,7 +82,7 @@ impl Tool for ReadFileTool {
     }
 
     fn title(&self, args: &serde_json::Value) -> String {
-        format!("Read {}", arg(args, "path"))
+        format!("Read {}", title_arg(args, "path"))
     }
 
     fn run<'a>(

@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::{as_judged, atomic_write, human_bytes};
 use crate::beneath::{Target, Workspace};
-use crate::support::{arg, blocking, parse_args, target};
+use crate::support::{arg, blocking, parse_args, target, title_arg};
 use crate::{BoxFuture, FileEffect, Tool, ToolContext, ToolError, ToolOutput};
 
 /// Creates or overwrites a file.
@@ -61,7 +61,7 @@ impl Tool for WriteFileTool {
     }
 
     fn title(&self, args: &serde_json::Value) -> String {
-        format!("Write {}", arg(args, "path"))
+        format!("Write {}", title_arg(args, "path"))
     }
 
     fn subject(&self, args: &serde_json::Value) -> String {

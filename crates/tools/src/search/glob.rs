@@ -5,7 +5,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{PathGlob, for_each_file, resolve_existing};
-use crate::support::{arg, blocking, parse_args, target};
+use crate::support::{blocking, parse_args, target, title_arg};
 use std::path::Path;
 
 use crate::beneath::Workspace;
@@ -65,7 +65,7 @@ impl Tool for GlobTool {
     }
 
     fn title(&self, args: &serde_json::Value) -> String {
-        format!("Find `{}`", arg(args, "pattern"))
+        format!("Find `{}`", title_arg(args, "pattern"))
     }
 
     fn run<'a>(

@@ -11,7 +11,7 @@ use serde_json::json;
 
 use super::{PathGlob, for_each_file, resolve_existing};
 use crate::beneath::Workspace;
-use crate::support::{arg, blocking, lenient_bool, parse_args, target, truncate_line};
+use crate::support::{blocking, lenient_bool, parse_args, target, title_arg, truncate_line};
 use crate::{BoxFuture, Tool, ToolContext, ToolError, ToolOutput, paths};
 
 /// Matches shown before stopping.
@@ -75,7 +75,7 @@ impl Tool for GrepTool {
     }
 
     fn title(&self, args: &serde_json::Value) -> String {
-        format!("Search `{}`", arg(args, "pattern"))
+        format!("Search `{}`", title_arg(args, "pattern"))
     }
 
     fn run<'a>(

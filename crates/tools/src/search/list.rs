@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::{CANCEL_CHECK_EVERY, resolve_existing, walk};
 use crate::beneath::Workspace;
-use crate::support::{arg, blocking, parse_args, target};
+use crate::support::{blocking, parse_args, target, title_arg};
 use crate::{BoxFuture, Tool, ToolContext, ToolError, ToolOutput, paths};
 
 /// Entries listed before stopping.
@@ -62,7 +62,7 @@ impl Tool for ListFilesTool {
     }
 
     fn title(&self, args: &serde_json::Value) -> String {
-        match arg(args, "path") {
+        match title_arg(args, "path").as_str() {
             "" => "List .".to_owned(),
             path => format!("List {path}"),
         }
