@@ -120,40 +120,27 @@ pub(crate) fn locations(workspace: &Path, paths: Vec<String>) -> Vec<ToolCallLoc
         .collect()
 }
 
-/// The change a file tool's arguments make, as ACP diffs, read from their shape: each
-/// `old_string`/`new_string` edit (alone or as `edits`) as its old and new text, a
-/// `content` to write as the whole new content (over `before`, the file as read when plan
-/// mode queued the call, when known). Calls without a `path` show none.
+/// The change a file tool's arguments make (`atto_present::file_change`), as ACP diffs: each
+/// edit as its old and new text, a write as the whole new content (over `before`, the file as
+/// read when plan mode queued the call, when known). Calls without a `path` show none.
 pub(crate) fn diffs(workspace: &Path, args: &Value, before: Option<&str>) -> Vec<ToolCallContent> {
+    use atto_present::file_change::{self, ArgsChange};
     let Some(path) = arg(args, "path").map(|p| workspace.join(p)) else {
         return Vec::new();
     };
-    if let Some(content) = arg(args, "content") {
-        let diff = Diff::new(path, content).old_text(before.map(str::to_owned));
-        return vec![ToolCallContent::Diff(diff)];
-    }
-    let pairs: Vec<(&str, &str)> = match args.get("edits").and_then(Value::as_array) {
-        Some(edits) => edits
-            .iter()
-            .map(|e| {
-                (
-                    arg(e, "old_string").unwrap_or(""),
-                    arg(e, "new_string").unwrap_or(""),
-                )
+    match file_change::of(args) {
+        Some(ArgsChange::Write(content)) => {
+            let diff = Diff::new(path, content).old_text(before.map(str::to_owned));
+            vec![ToolCallContent::Diff(diff)]
+        }
+        Some(ArgsChange::Replace(pairs)) => pairs
+            .into_iter()
+            .map(|(old, new)| {
+                ToolCallContent::Diff(Diff::new(path.clone(), new).old_text(old.to_owned()))
             })
             .collect(),
-        None if args.get("old_string").is_some() => vec![(
-            arg(args, "old_string").unwrap_or(""),
-            arg(args, "new_string").unwrap_or(""),
-        )],
-        None => return Vec::new(),
-    };
-    pairs
-        .into_iter()
-        .map(|(old, new)| {
-            ToolCallContent::Diff(Diff::new(path.clone(), new).old_text(old.to_owned()))
-        })
-        .collect()
+        None => Vec::new(),
+    }
 }
 
 /// The answers atto offers for an approval: once, always (this session / this project),

@@ -10,6 +10,7 @@
 
 pub mod clean;
 pub mod commands;
+pub mod file_change;
 pub mod learning;
 pub mod mcp;
 pub mod planner;

@@ -164,33 +164,26 @@ fn call_target(arguments: &Value) -> String {
     }
 }
 
-/// The change a file tool's arguments describe, as diff lines, read from their shape: a
-/// `content` to write is all added lines, `old_string`/`new_string` pairs (alone or as
-/// `edits`) a diff each. Other calls show none.
+/// The change a file tool's arguments describe (`atto_present::file_change`), as diff lines.
 fn edit_diff(args: &Value) -> Vec<String> {
-    let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
-    if let Some(content) = args.get("content").and_then(Value::as_str) {
-        return sanitize(content).lines().map(|l| format!("+{l}")).collect();
-    }
-    let pairs: Vec<(String, String)> = match args.get("edits").and_then(Value::as_array) {
-        Some(edits) => edits
-            .iter()
-            .map(|e| (s(e, "old_string"), s(e, "new_string")))
-            .collect(),
-        None if args.get("old_string").is_some() => {
-            vec![(s(args, "old_string"), s(args, "new_string"))]
+    use atto_present::file_change::{self, ArgsChange};
+    match file_change::of(args) {
+        Some(ArgsChange::Write(content)) => {
+            sanitize(content).lines().map(|l| format!("+{l}")).collect()
         }
-        None => return Vec::new(),
-    };
-    let many = pairs.len() > 1;
-    let mut out = Vec::new();
-    for (i, (old, new)) in pairs.iter().enumerate() {
-        if many {
-            out.push(format!("@@ edit {} of {} @@", i + 1, pairs.len()));
+        Some(ArgsChange::Replace(pairs)) => {
+            let many = pairs.len() > 1;
+            let mut out = Vec::new();
+            for (i, (old, new)) in pairs.iter().enumerate() {
+                if many {
+                    out.push(format!("@@ edit {} of {} @@", i + 1, pairs.len()));
+                }
+                out.extend(line_diff(&sanitize(old), &sanitize(new)));
+            }
+            out
         }
-        out.extend(line_diff(&sanitize(old), &sanitize(new)));
+        None => Vec::new(),
     }
-    out
 }
 
 /// A line diff of two snippets, every line kept (snippets are small).
