@@ -12,8 +12,9 @@ use agent_client_protocol::v1::schema::{
     AgentCapabilities, AuthenticateRequest, AuthenticateResponse, CancelNotification,
     Implementation, InitializeRequest, InitializeResponse, LoadSessionRequest, LoadSessionResponse,
     McpCapabilities, NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest,
-    SessionCapabilities, SetSessionModeRequest, SetSessionModeResponse,
+    PromptResponse, SessionCapabilities, SetSessionModeRequest, SetSessionModeResponse,
 };
+use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, Error, Stdio};
 use atto_protocol::OpSender;
 use atto_protocol::{Event, Op};
@@ -79,129 +80,34 @@ pub async fn serve(starter: Arc<dyn SessionStarter>, options: AcpOptions) -> Res
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |_request: AuthenticateRequest, responder, _cx| {
-                // atto offers no auth methods: the provider's key comes from atto's own
-                // config and environment, and local providers need none.
-                eprintln!(
-                    "atto acp: authenticate is not needed; atto uses the provider credentials of \
-                     its own config and environment"
-                );
-                responder.respond(AuthenticateResponse::new())
-            },
+            async move |_request: AuthenticateRequest, responder, _cx| authenticate(responder),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
             async move |request: NewSessionRequest, responder, cx| {
-                let servers = match convert::mcp_servers(&request.mcp_servers) {
-                    Ok(servers) => servers,
-                    Err(err) => {
-                        return responder.respond_with_error(Error::invalid_params().data(err));
-                    }
-                };
-                let opened = open(&s2, &cx, request.cwd.clone(), None, servers).await;
-                match opened {
-                    Ok(session) => {
-                        let response = NewSessionResponse::new(session.id.clone())
-                            .modes(convert::modes(session.mode));
-                        responder.respond(response)?;
-                        session.run(&s2);
-                        Ok(())
-                    }
-                    Err(err) => responder.respond_with_error(err),
-                }
+                new_session(&s2, &cx, request, responder).await
             },
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
             async move |request: LoadSessionRequest, responder, cx| {
-                let servers = match convert::mcp_servers(&request.mcp_servers) {
-                    Ok(servers) => servers,
-                    Err(err) => {
-                        return responder.respond_with_error(Error::invalid_params().data(err));
-                    }
-                };
-                let id = request.session_id.0.to_string();
-                if s3.link(&id).is_some() {
-                    return responder.respond_with_error(
-                        Error::invalid_params()
-                            .data(format!("session {id} is already open on this connection")),
-                    );
-                }
-                match open(&s3, &cx, request.cwd.clone(), Some(id), servers).await {
-                    Ok(session) => {
-                        replay::send(&cx, &session.id, &session.history, &*s3.options.tools);
-                        let response =
-                            LoadSessionResponse::new().modes(convert::modes(session.mode));
-                        responder.respond(response)?;
-                        session.run(&s3);
-                        Ok(())
-                    }
-                    Err(err) => responder.respond_with_error(err),
-                }
+                load_session(&s3, &cx, request, responder).await
             },
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
-            async move |request: PromptRequest, responder, _cx| {
-                let id = request.session_id.0.to_string();
-                let Some((front, _)) = s4.link(&id) else {
-                    return responder.respond_with_error(no_session(&id));
-                };
-                let text = match crate::prompt::text(&request.prompt) {
-                    Ok(text) => text,
-                    Err(why) => {
-                        return responder.respond_with_error(Error::invalid_params().data(why));
-                    }
-                };
-                let responder = Box::new(responder);
-                if let Err(mpsc::error::SendError(Front::Prompt { responder, .. })) =
-                    front.send(Front::Prompt { text, responder })
-                {
-                    return responder.respond_with_error(
-                        Error::internal_error().data(format!("session {id} has ended")),
-                    );
-                }
-                Ok(())
-            },
+            async move |request: PromptRequest, responder, _cx| prompt(&s4, request, responder),
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_request(
             async move |request: SetSessionModeRequest, responder, _cx| {
-                let id = request.session_id.0.to_string();
-                let Some((_, ops)) = s5.link(&id) else {
-                    return responder.respond_with_error(no_session(&id));
-                };
-                let Some(mode) = convert::mode_from_id(&request.mode_id.0) else {
-                    return responder.respond_with_error(Error::invalid_params().data(format!(
-                        "unknown mode '{}': atto's modes are build, plan, review and debug",
-                        request.mode_id.0
-                    )));
-                };
-                if ops
-                    .submit(Op::SetMode {
-                        mode,
-                        permission: None,
-                    })
-                    .is_err()
-                {
-                    return responder.respond_with_error(
-                        Error::internal_error().data(format!("session {id} has ended")),
-                    );
-                }
-                responder.respond(SetSessionModeResponse::new())
+                set_mode(&s5, request, responder)
             },
             agent_client_protocol::on_receive_request!(),
         )
         .on_receive_notification(
             async move |notification: CancelNotification, _cx| {
-                let id = notification.session_id.0.to_string();
-                match s6.link(&id) {
-                    Some((front, ops)) => {
-                        let _ = front.send(Front::Cancel);
-                        let _ = ops.submit(Op::Interrupt);
-                    }
-                    None => eprintln!("atto acp: session/cancel for unknown session {id}"),
-                }
+                cancel(&s6, &notification);
                 Ok(())
             },
             agent_client_protocol::on_receive_notification!(),
@@ -218,6 +124,145 @@ pub async fn serve(starter: Arc<dyn SessionStarter>, options: AcpOptions) -> Res
             Ok(())
         }
         Err(err) => Err(AcpError::Connection(err.to_string())),
+    }
+}
+
+/// The answer to `authenticate`: nothing to do.
+fn authenticate(responder: Responder<AuthenticateResponse>) -> Result<(), Error> {
+    // atto offers no auth methods: the provider's key comes from atto's own
+    // config and environment, and local providers need none.
+    eprintln!(
+        "atto acp: authenticate is not needed; atto uses the provider credentials of \
+         its own config and environment"
+    );
+    responder.respond(AuthenticateResponse::new())
+}
+
+/// `session/new`: starts a session, answers with its id and modes, then runs its pump.
+async fn new_session(
+    shared: &Shared,
+    cx: &ConnectionTo<Client>,
+    request: NewSessionRequest,
+    responder: Responder<NewSessionResponse>,
+) -> Result<(), Error> {
+    match open_requested(shared, cx, request.cwd, None, &request.mcp_servers).await {
+        Ok(session) => {
+            let response =
+                NewSessionResponse::new(session.id.clone()).modes(convert::modes(session.mode));
+            responder.respond(response)?;
+            session.run(shared);
+            Ok(())
+        }
+        Err(err) => responder.respond_with_error(err),
+    }
+}
+
+/// `session/load`: resumes a stored session not open on this connection, replays its
+/// history to the client, answers with its modes, then runs its pump.
+async fn load_session(
+    shared: &Shared,
+    cx: &ConnectionTo<Client>,
+    request: LoadSessionRequest,
+    responder: Responder<LoadSessionResponse>,
+) -> Result<(), Error> {
+    let id = request.session_id.0.to_string();
+    let session =
+        match open_requested(shared, cx, request.cwd, Some(id), &request.mcp_servers).await {
+            Ok(session) => session,
+            Err(err) => return responder.respond_with_error(err),
+        };
+    replay::send(cx, &session.id, &session.history, &*shared.options.tools);
+    let response = LoadSessionResponse::new().modes(convert::modes(session.mode));
+    responder.respond(response)?;
+    session.run(shared);
+    Ok(())
+}
+
+/// Checks what a `session/new` or `session/load` asks for (its MCP servers, then that a
+/// session to resume is not open here already), then opens the session.
+async fn open_requested(
+    shared: &Shared,
+    cx: &ConnectionTo<Client>,
+    cwd: std::path::PathBuf,
+    resume: Option<String>,
+    mcp_servers: &[agent_client_protocol::v1::schema::McpServer],
+) -> Result<Opened, Error> {
+    let servers =
+        convert::mcp_servers(mcp_servers).map_err(|err| Error::invalid_params().data(err))?;
+    if let Some(id) = &resume
+        && shared.link(id).is_some()
+    {
+        return Err(Error::invalid_params()
+            .data(format!("session {id} is already open on this connection")));
+    }
+    open(shared, cx, cwd, resume, servers).await
+}
+
+/// `session/prompt`: hands the prompt to the session's pump, which answers when the turn
+/// ends.
+fn prompt(
+    shared: &Shared,
+    request: PromptRequest,
+    responder: Responder<PromptResponse>,
+) -> Result<(), Error> {
+    let id = request.session_id.0.to_string();
+    let Some((front, _)) = shared.link(&id) else {
+        return responder.respond_with_error(no_session(&id));
+    };
+    let text = match crate::prompt::text(&request.prompt) {
+        Ok(text) => text,
+        Err(why) => {
+            return responder.respond_with_error(Error::invalid_params().data(why));
+        }
+    };
+    let responder = Box::new(responder);
+    if let Err(mpsc::error::SendError(Front::Prompt { responder, .. })) =
+        front.send(Front::Prompt { text, responder })
+    {
+        return responder
+            .respond_with_error(Error::internal_error().data(format!("session {id} has ended")));
+    }
+    Ok(())
+}
+
+/// `session/set_mode`: switches the session's agent mode.
+fn set_mode(
+    shared: &Shared,
+    request: SetSessionModeRequest,
+    responder: Responder<SetSessionModeResponse>,
+) -> Result<(), Error> {
+    let id = request.session_id.0.to_string();
+    let Some((_, ops)) = shared.link(&id) else {
+        return responder.respond_with_error(no_session(&id));
+    };
+    let Some(mode) = convert::mode_from_id(&request.mode_id.0) else {
+        return responder.respond_with_error(Error::invalid_params().data(format!(
+            "unknown mode '{}': atto's modes are build, plan, review and debug",
+            request.mode_id.0
+        )));
+    };
+    if ops
+        .submit(Op::SetMode {
+            mode,
+            permission: None,
+        })
+        .is_err()
+    {
+        return responder
+            .respond_with_error(Error::internal_error().data(format!("session {id} has ended")));
+    }
+    responder.respond(SetSessionModeResponse::new())
+}
+
+/// `session/cancel`: tells the pump, then interrupts the running turn.
+fn cancel(shared: &Shared, notification: &CancelNotification) {
+    let id = notification.session_id.0.to_string();
+    match shared.link(&id) {
+        Some((front, ops)) => {
+            let _ = front.send(Front::Cancel);
+            let _ = ops.submit(Op::Interrupt);
+        }
+        None => eprintln!("atto acp: session/cancel for unknown session {id}"),
     }
 }
 

@@ -141,71 +141,63 @@ pub fn code_line(
     };
     let mut rest = line;
     while !rest.is_empty() {
-        if state.in_block_comment {
-            match rest.find("*/") {
-                Some(end) => {
-                    push(&rest[..end + 2], theme.comment());
-                    rest = &rest[end + 2..];
-                    state.in_block_comment = false;
-                }
-                None => {
-                    push(rest, theme.comment());
-                    rest = "";
-                }
-            }
-            continue;
-        }
-        if lang.line_comment().is_some_and(|c| rest.starts_with(c)) {
-            push(rest, theme.comment());
-            break;
-        }
-        if lang.block_comments() && rest.starts_with("/*") {
-            state.in_block_comment = true;
-            push("/*", theme.comment());
-            rest = &rest[2..];
-            continue;
-        }
-        let Some(c) = rest.chars().next() else { break };
-        if c == '"' || c == '\'' || (c == '`' && lang == Lang::Js) {
-            // Rust lifetimes ('a) look like char literals; keep them plain.
-            let end = string_end(rest, c);
-            if c == '\'' && lang == Lang::Rust && end.is_none() {
-                push("'", theme.text());
-                rest = &rest[1..];
-                continue;
-            }
-            let end = end.unwrap_or(rest.len());
-            push(&rest[..end], theme.string());
-            rest = &rest[end..];
-            continue;
-        }
-        if c.is_ascii_digit() {
-            let end = rest
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '_'))
-                .unwrap_or(rest.len());
-            push(&rest[..end], theme.number());
-            rest = &rest[end..];
-            continue;
-        }
-        if c.is_alphabetic() || c == '_' {
-            let end = rest
-                .find(|c: char| !(c.is_alphanumeric() || c == '_'))
-                .unwrap_or(rest.len());
-            let word = &rest[..end];
-            let style = if lang.keywords().contains(&word) {
-                theme.keyword()
-            } else {
-                theme.text()
-            };
-            push(word, style);
-            rest = &rest[end..];
-            continue;
-        }
-        let len = c.len_utf8();
-        push(&rest[..len], theme.text());
+        let (len, style) = token(rest, lang, state, theme);
+        push(&rest[..len], style);
         rest = &rest[len..];
     }
     spans
+}
+
+/// The length and style of the token `rest` starts with, a non-empty line's remainder;
+/// a block comment's opening or end changes `state`.
+fn token(rest: &str, lang: Lang, state: &mut State, theme: Theme) -> (usize, Style) {
+    if state.in_block_comment {
+        return match rest.find("*/") {
+            Some(end) => {
+                state.in_block_comment = false;
+                (end + 2, theme.comment())
+            }
+            None => (rest.len(), theme.comment()),
+        };
+    }
+    if lang.line_comment().is_some_and(|c| rest.starts_with(c)) {
+        return (rest.len(), theme.comment());
+    }
+    if lang.block_comments() && rest.starts_with("/*") {
+        state.in_block_comment = true;
+        return (2, theme.comment());
+    }
+    let Some(c) = rest.chars().next() else {
+        // Only an empty remainder has no first character; it is all there is.
+        return (rest.len(), theme.text());
+    };
+    if c == '"' || c == '\'' || (c == '`' && lang == Lang::Js) {
+        // Rust lifetimes ('a) look like char literals; keep them plain.
+        let end = string_end(rest, c);
+        if c == '\'' && lang == Lang::Rust && end.is_none() {
+            return (1, theme.text());
+        }
+        return (end.unwrap_or(rest.len()), theme.string());
+    }
+    if c.is_ascii_digit() {
+        let end = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '_'))
+            .unwrap_or(rest.len());
+        return (end, theme.number());
+    }
+    if c.is_alphabetic() || c == '_' {
+        let end = rest
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        let word = &rest[..end];
+        let style = if lang.keywords().contains(&word) {
+            theme.keyword()
+        } else {
+            theme.text()
+        };
+        return (end, style);
+    }
+    (c.len_utf8(), theme.text())
 }
 
 /// Byte offset just past the closing quote, honouring backslash escapes.

@@ -172,38 +172,13 @@ impl Renderer {
                 self.flush();
                 self.blank_if_needed();
             }
-            Tag::Heading { level, .. } => {
-                self.flush();
-                self.blank_if_needed();
-                let hashes = match level {
-                    HeadingLevel::H1 => 1,
-                    HeadingLevel::H2 => 2,
-                    HeadingLevel::H3 => 3,
-                    HeadingLevel::H4 => 4,
-                    HeadingLevel::H5 => 5,
-                    HeadingLevel::H6 => 6,
-                };
-                let heading = self.theme.heading();
-                self.styles.push(heading);
-                self.text(&format!("{} ", "#".repeat(hashes)), heading);
-            }
+            Tag::Heading { level, .. } => self.start_heading(level),
             Tag::BlockQuote(_) => {
                 self.flush();
                 self.blank_if_needed();
                 self.containers.push(Container::Quote);
             }
-            Tag::CodeBlock(kind) => {
-                self.flush();
-                self.blank_if_needed();
-                let lang = match kind {
-                    CodeBlockKind::Fenced(info) => Lang::from_info(&info),
-                    CodeBlockKind::Indented => None,
-                };
-                self.code = Some(Code {
-                    lang,
-                    text: String::new(),
-                });
-            }
+            Tag::CodeBlock(kind) => self.start_code_block(kind),
             Tag::List(start) => {
                 self.flush();
                 if !self
@@ -215,21 +190,7 @@ impl Renderer {
                 }
                 self.containers.push(Container::List(start));
             }
-            Tag::Item => {
-                self.flush();
-                let marker = match self.containers.last_mut() {
-                    Some(Container::List(Some(n))) => {
-                        let m = format!("{n}. ");
-                        *n += 1;
-                        m
-                    }
-                    _ => "• ".to_owned(),
-                };
-                self.containers.push(Container::Item {
-                    marker,
-                    drawn: false,
-                });
-            }
+            Tag::Item => self.start_item(),
             Tag::Emphasis => self.push_style(|s| s.add_modifier(Modifier::ITALIC)),
             Tag::Strong => self.push_style(|s| s.add_modifier(Modifier::BOLD)),
             Tag::Strikethrough => self.push_style(|s| s.add_modifier(Modifier::CROSSED_OUT)),
@@ -246,6 +207,54 @@ impl Renderer {
             }
             _ => {}
         }
+    }
+
+    /// A heading starts on its own paragraph, its `#`s shown, in the heading style.
+    fn start_heading(&mut self, level: HeadingLevel) {
+        self.flush();
+        self.blank_if_needed();
+        let hashes = match level {
+            HeadingLevel::H1 => 1,
+            HeadingLevel::H2 => 2,
+            HeadingLevel::H3 => 3,
+            HeadingLevel::H4 => 4,
+            HeadingLevel::H5 => 5,
+            HeadingLevel::H6 => 6,
+        };
+        let heading = self.theme.heading();
+        self.styles.push(heading);
+        self.text(&format!("{} ", "#".repeat(hashes)), heading);
+    }
+
+    /// A code block collects its text until it ends, then is drawn highlighted.
+    fn start_code_block(&mut self, kind: CodeBlockKind<'_>) {
+        self.flush();
+        self.blank_if_needed();
+        let lang = match kind {
+            CodeBlockKind::Fenced(info) => Lang::from_info(&info),
+            CodeBlockKind::Indented => None,
+        };
+        self.code = Some(Code {
+            lang,
+            text: String::new(),
+        });
+    }
+
+    /// A list item: its marker is its number in an ordered list, else a bullet.
+    fn start_item(&mut self) {
+        self.flush();
+        let marker = match self.containers.last_mut() {
+            Some(Container::List(Some(n))) => {
+                let m = format!("{n}. ");
+                *n += 1;
+                m
+            }
+            _ => "• ".to_owned(),
+        };
+        self.containers.push(Container::Item {
+            marker,
+            drawn: false,
+        });
     }
 
     fn end(&mut self, tag: TagEnd) {

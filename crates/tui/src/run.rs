@@ -93,23 +93,9 @@ struct Ui {
 
 /// Runs the full-screen interface until `/exit`, a second Ctrl-C, a signal, or the end of
 /// the session. The terminal is restored on every way out.
-pub async fn run(mut handle: AgentHandle, opts: TuiOptions) -> Result<(), TuiError> {
-    let mode = opts.info.mode;
-    let mut ui = Ui {
-        app: App::new(opts.info),
-        composer: Composer::new(FileIndex::build(opts.workspace)),
-        ops: handle.op_sender(),
-        state: State {
-            trust: opts.trust,
-            mode,
-        },
-        esc_armed: false,
-        ctrl_c_armed: false,
-        quit: false,
-        launcher: opts.swarm,
-        swarm_input: None,
-        swarm_started: None,
-    };
+pub async fn run(mut handle: AgentHandle, mut opts: TuiOptions) -> Result<(), TuiError> {
+    let first_prompt = opts.first_prompt.take();
+    let mut ui = Ui::new(handle.op_sender(), opts);
     let mut term = Term::enter()?;
     let mut input = EventStream::new();
     let mut terminate = signal(SignalKind::terminate()).ok();
@@ -117,10 +103,7 @@ pub async fn run(mut handle: AgentHandle, opts: TuiOptions) -> Result<(), TuiErr
     let mut interrupt = signal(SignalKind::interrupt()).ok();
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    if let Some(notice) = &opts.notice {
-        ui.app.push_notice(notice);
-    }
-    if let Some(prompt) = opts.first_prompt {
+    if let Some(prompt) = first_prompt {
         ui.send_prompt(prompt);
     }
     draw(&mut term, &mut ui)?;
@@ -138,19 +121,9 @@ pub async fn run(mut handle: AgentHandle, opts: TuiOptions) -> Result<(), TuiErr
             },
             event = handle.next_event() => match event {
                 Some(event) => {
-                    let mut dirty = ui.on_engine(&event);
-                    // Fold in everything already waiting, then draw once.
-                    for _ in 0..MAX_EVENTS_PER_FRAME {
-                        match handle.next_event().now_or_never() {
-                            Some(Some(event)) => dirty |= ui.on_engine(&event),
-                            Some(None) => {
-                                session_ended = true;
-                                break;
-                            }
-                            None => break,
-                        }
-                    }
-                    dirty
+                    let batch = ui.on_engine_batch(&event, &mut handle);
+                    session_ended = batch.session_ended;
+                    batch.dirty
                 }
                 None => {
                     session_ended = true;
@@ -158,16 +131,7 @@ pub async fn run(mut handle: AgentHandle, opts: TuiOptions) -> Result<(), TuiErr
                 }
             },
             event = swarm::next(&mut swarm_events) => match event {
-                Some(event) => {
-                    let mut dirty = ui.on_swarm(&event);
-                    for _ in 0..MAX_EVENTS_PER_FRAME {
-                        match swarm_events.as_mut().map(UnboundedReceiver::try_recv) {
-                            Some(Ok(event)) => dirty |= ui.on_swarm(&event),
-                            _ => break,
-                        }
-                    }
-                    dirty
-                }
+                Some(event) => ui.on_swarm_batch(&event, &mut swarm_events),
                 None => {
                     swarm_events = None;
                     ui.swarm_closed();
@@ -176,16 +140,7 @@ pub async fn run(mut handle: AgentHandle, opts: TuiOptions) -> Result<(), TuiErr
             },
             _ = tick.tick(), if ui.app.turn_running() => true,
             // SIGINT from outside (the terminal's Ctrl-C arrives as a key in raw mode).
-            () = recv(&mut interrupt) => {
-                if ui.app.turn_running() {
-                    ui.apply(keys::Action::Interrupt)
-                } else if ui.context().swarm_running {
-                    ui.apply(keys::Action::InterruptSwarm)
-                } else {
-                    ui.quit = true;
-                    false
-                }
-            }
+            () = recv(&mut interrupt) => ui.on_interrupt_signal(),
             () = recv(&mut terminate) => { ui.quit = true; false }
             () = recv(&mut hangup) => { ui.quit = true; false }
         };
@@ -196,6 +151,18 @@ pub async fn run(mut handle: AgentHandle, opts: TuiOptions) -> Result<(), TuiErr
             draw(&mut term, &mut ui)?;
         }
     }
+    leave(&ui, term, handle, swarm_events).await;
+    Ok(())
+}
+
+/// Stops the turn and the session, restores the terminal, then waits (bounded) for a
+/// running swarm and the session to finish saving.
+async fn leave(
+    ui: &Ui,
+    term: Term,
+    mut handle: AgentHandle,
+    swarm_events: Option<UnboundedReceiver<SwarmEvent>>,
+) {
     if ui.app.turn_running() {
         let _ = ui.ops.submit(Op::Interrupt);
     }
@@ -216,7 +183,14 @@ pub async fn run(mut handle: AgentHandle, opts: TuiOptions) -> Result<(), TuiErr
         while handle.next_event().await.is_some() {}
     })
     .await;
-    Ok(())
+}
+
+/// What folding in a batch of engine events did.
+struct EngineBatch {
+    /// The screen must be redrawn.
+    dirty: bool,
+    /// The session's event stream closed.
+    session_ended: bool,
 }
 
 /// Waits for a signal, or forever when it could not be registered.
@@ -248,6 +222,81 @@ fn draw(term: &mut Term, ui: &mut Ui) -> Result<(), TuiError> {
 }
 
 impl Ui {
+    /// The interface's state at launch, with the launch's notice said first.
+    fn new(ops: atto_protocol::OpSender, opts: TuiOptions) -> Self {
+        let mode = opts.info.mode;
+        let mut ui = Ui {
+            app: App::new(opts.info),
+            composer: Composer::new(FileIndex::build(opts.workspace)),
+            ops,
+            state: State {
+                trust: opts.trust,
+                mode,
+            },
+            esc_armed: false,
+            ctrl_c_armed: false,
+            quit: false,
+            launcher: opts.swarm,
+            swarm_input: None,
+            swarm_started: None,
+        };
+        if let Some(notice) = &opts.notice {
+            ui.app.push_notice(notice);
+        }
+        ui
+    }
+
+    /// An engine event and everything already waiting behind it, folded in before one
+    /// draw.
+    fn on_engine_batch(&mut self, first: &Event, handle: &mut AgentHandle) -> EngineBatch {
+        let mut dirty = self.on_engine(first);
+        let mut session_ended = false;
+        // Fold in everything already waiting, then draw once.
+        for _ in 0..MAX_EVENTS_PER_FRAME {
+            match handle.next_event().now_or_never() {
+                Some(Some(event)) => dirty |= self.on_engine(&event),
+                Some(None) => {
+                    session_ended = true;
+                    break;
+                }
+                None => break,
+            }
+        }
+        EngineBatch {
+            dirty,
+            session_ended,
+        }
+    }
+
+    /// A swarm event and everything already waiting behind it; true when the screen must
+    /// be redrawn.
+    fn on_swarm_batch(
+        &mut self,
+        first: &SwarmEvent,
+        events: &mut Option<UnboundedReceiver<SwarmEvent>>,
+    ) -> bool {
+        let mut dirty = self.on_swarm(first);
+        for _ in 0..MAX_EVENTS_PER_FRAME {
+            match events.as_mut().map(UnboundedReceiver::try_recv) {
+                Some(Ok(event)) => dirty |= self.on_swarm(&event),
+                _ => break,
+            }
+        }
+        dirty
+    }
+
+    /// SIGINT from outside: stops the turn, else the swarm, else leaves.
+    fn on_interrupt_signal(&mut self) -> bool {
+        if self.app.turn_running() {
+            self.apply(keys::Action::Interrupt)
+        } else if self.context().swarm_running {
+            self.apply(keys::Action::InterruptSwarm)
+        } else {
+            self.quit = true;
+            false
+        }
+    }
+
     /// A terminal event; true when the screen must be redrawn.
     fn on_input(&mut self, event: TermEvent) -> bool {
         match event {

@@ -53,6 +53,46 @@ pub fn line(app: &App, cols: u16) -> Line<'static> {
             theme.mode_badge(info.mode, info.permission),
         ),
     }];
+    activity(app, &mut parts);
+    let mut add = |drop_rank: u8, span: Span<'static>| parts.push(Part { drop_rank, span });
+    // What may run unasked and whether the sandbox holds it matter most: like the badge,
+    // they go only when nothing else is left to drop.
+    add(0, Span::raw(permission_name(info.permission)));
+    let sandbox = app.sandbox();
+    add(0, sandbox_span(&sandbox, theme));
+    if let SandboxState::Off {
+        reason: Some(reason),
+    } = &sandbox
+    {
+        add(7, Span::styled(truncate(reason, 40), theme.warn()));
+    }
+    add(3, Span::raw(truncate(&info.model, 28)));
+    usage(app, &mut parts);
+    let mut add = |drop_rank: u8, span: Span<'static>| parts.push(Part { drop_rank, span });
+    if let Some(goal) = app.current_goal() {
+        let budget = goal
+            .token_budget
+            .map_or_else(String::new, |b| format!("/{}", tokens(b)));
+        add(
+            4,
+            Span::raw(format!(
+                "goal: {} ({}{budget})",
+                truncate(&goal.objective, 24),
+                tokens(goal.tokens_used)
+            )),
+        );
+    }
+    if let Some(effort) = app.effort() {
+        add(5, Span::raw(format!("effort: {effort}")));
+    }
+    add(8, Span::styled("? keys", theme.dim()));
+    fit(parts, cols, theme)
+}
+
+/// What is under way, all dropped early on a narrow terminal: the turn, the subagents,
+/// the swarm, the plan's pending changes, the task plan and a decision waiting.
+fn activity(app: &App, parts: &mut Vec<Part>) {
+    let theme = app.theme();
     let mut add = |drop_rank: u8, span: Span<'static>| parts.push(Part { drop_rank, span });
     if app.turn_running() {
         add(1, Span::styled("working…", theme.dim()));
@@ -114,18 +154,12 @@ pub fn line(app: &App, cols: u16) -> Line<'static> {
             ),
         );
     }
-    // What may run unasked and whether the sandbox holds it matter most: like the badge,
-    // they go only when nothing else is left to drop.
-    add(0, Span::raw(permission_name(info.permission)));
-    let sandbox = app.sandbox();
-    add(0, sandbox_span(&sandbox, theme));
-    if let SandboxState::Off {
-        reason: Some(reason),
-    } = &sandbox
-    {
-        add(7, Span::styled(truncate(reason, 40), theme.warn()));
-    }
-    add(3, Span::raw(truncate(&info.model, 28)));
+}
+
+/// What the session spent: tokens and cost, and how full the context is.
+fn usage(app: &App, parts: &mut Vec<Part>) {
+    let theme = app.theme();
+    let mut add = |drop_rank: u8, span: Span<'static>| parts.push(Part { drop_rank, span });
     let totals = app.totals();
     if totals.tokens > 0 || totals.cost_usd > 0.0 {
         add(
@@ -145,24 +179,6 @@ pub fn line(app: &App, cols: u16) -> Line<'static> {
         };
         add(6, Span::styled(text, theme.dim()));
     }
-    if let Some(goal) = app.current_goal() {
-        let budget = goal
-            .token_budget
-            .map_or_else(String::new, |b| format!("/{}", tokens(b)));
-        add(
-            4,
-            Span::raw(format!(
-                "goal: {} ({}{budget})",
-                truncate(&goal.objective, 24),
-                tokens(goal.tokens_used)
-            )),
-        );
-    }
-    if let Some(effort) = app.effort() {
-        add(5, Span::raw(format!("effort: {effort}")));
-    }
-    add(8, Span::styled("? keys", theme.dim()));
-    fit(parts, cols, theme)
 }
 
 /// "$0.0420"; "cost ?" when no call had a known price; "≥$0.0420" when some had none.

@@ -84,7 +84,30 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App, composer: &ComposerView<'_>) {
     }
 
     let above = rest;
-    // Panel beside or below the transcript; on a very short screen it replaces it.
+    let transcript_area = place_panel(frame, app, area, rest);
+    if transcript_area.height > 0 {
+        draw_transcript(frame, app, transcript_area);
+    }
+    let text_area = draw_composer(frame, comp_area, rule, input.lines, theme);
+    if !composer.completions.is_empty() {
+        composer::draw_menu(frame, above, composer, theme);
+    }
+    // Dialogs cover everything but the status line: they take the keys while open.
+    let over = Rect {
+        height: area.height - 1,
+        ..area
+    };
+    if !draw_overlay(frame, app, over, above)
+        && let Some((col, row)) = input.cursor
+        && row < text_area.height
+    {
+        frame.set_cursor_position((text_area.x + col, text_area.y + row));
+    }
+}
+
+/// Draws the open panel beside or below the transcript (on a very short screen in its
+/// place) and gives back what is left for the transcript.
+fn place_panel(frame: &mut Frame<'_>, app: &mut App, area: Rect, rest: Rect) -> Rect {
     let mut transcript_area = rest;
     if let Some(panel) = app.panel {
         let panel_area = if area.width >= SIDE_PANEL_MIN_WIDTH {
@@ -108,23 +131,34 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App, composer: &ComposerView<'_>) {
         };
         crate::panels::draw(frame, panel_area, app, panel);
     }
+    transcript_area
+}
 
-    if transcript_area.height > 0 {
-        app.set_page(transcript_area.height);
-        let (transcript, scroll, theme) = app.transcript_mut();
-        let lines = transcript.visible(
-            usize::from(transcript_area.width),
-            usize::from(transcript_area.height),
-            scroll,
-            theme,
-        );
-        frame.render_widget(Paragraph::new(lines), transcript_area);
-        new_lines_marker(frame, transcript_area, app.new_lines(), theme);
-    }
+/// The transcript's visible slice, with the new-lines marker while scrolled up.
+fn draw_transcript(frame: &mut Frame<'_>, app: &mut App, transcript_area: Rect) {
+    app.set_page(transcript_area.height);
+    let (transcript, scroll, theme) = app.transcript_mut();
+    let lines = transcript.visible(
+        usize::from(transcript_area.width),
+        usize::from(transcript_area.height),
+        scroll,
+        theme,
+    );
+    frame.render_widget(Paragraph::new(lines), transcript_area);
+    new_lines_marker(frame, transcript_area, app.new_lines(), theme);
+}
 
-    // The composer and its menu.
+/// The composer's rule (when there is room for it) and its text; gives back where the
+/// text went, for the cursor.
+fn draw_composer(
+    frame: &mut Frame<'_>,
+    comp_area: Rect,
+    rule: bool,
+    lines: Vec<Line<'static>>,
+    theme: Theme,
+) -> Rect {
     if rule {
-        let line = "─".repeat(usize::from(area.width));
+        let line = "─".repeat(usize::from(comp_area.width));
         frame.render_widget(
             Paragraph::new(Line::from(Span::styled(line, theme.border()))),
             Rect {
@@ -138,16 +172,13 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App, composer: &ComposerView<'_>) {
         height: comp_area.height - u16::from(rule),
         ..comp_area
     };
-    frame.render_widget(Paragraph::new(input.lines), text_area);
-    if !composer.completions.is_empty() {
-        composer::draw_menu(frame, above, composer, theme);
-    }
+    frame.render_widget(Paragraph::new(lines), text_area);
+    text_area
+}
 
-    // Dialogs cover everything but the status line: they take the keys while open.
-    let over = Rect {
-        height: area.height - 1,
-        ..area
-    };
+/// The one overlay that is open, most urgent first (the keys help over the screen above
+/// the composer); false when none is, and the composer has the cursor.
+fn draw_overlay(frame: &mut Frame<'_>, app: &mut App, over: Rect, above: Rect) -> bool {
     if app.approval.is_some() {
         crate::dialog::draw(frame, over, app);
     } else if app.intervention().is_some() {
@@ -163,12 +194,11 @@ pub fn draw(frame: &mut Frame<'_>, app: &mut App, composer: &ComposerView<'_>) {
     } else if app.swarm_trust_question().is_some() {
         swarm_trust::draw(frame, over, app);
     } else if app.show_keys {
-        draw_keys(frame, above, theme);
-    } else if let Some((col, row)) = input.cursor
-        && row < text_area.height
-    {
-        frame.set_cursor_position((text_area.x + col, text_area.y + row));
+        draw_keys(frame, above, app.theme());
+    } else {
+        return false;
     }
+    true
 }
 
 /// "↓ N new lines" on the transcript's last row, right-aligned, while scrolled up and

@@ -367,26 +367,15 @@ impl Pump {
             Event::PlanDecided { outcomes, .. } => self.plan_decided(outcomes),
             Event::PlanGenerated { plan, .. }
             | Event::PlanRevised { plan, .. }
-            | Event::TaskPlanShown { plan } => {
-                self.plan.set_plan(&plan);
-                self.send(SessionUpdate::Plan(self.plan.plan()));
-            }
+            | Event::TaskPlanShown { plan } => self.plan_shown(&plan),
             Event::PlanStepStarted { number, .. } => self.step(number, StepStatus::InProgress),
             Event::PlanStepCompleted { number, .. } => self.step(number, StepStatus::Completed),
             Event::PlanStepFailed { number, .. } => self.step(number, StepStatus::Failed),
             Event::PlanStepSkipped { number, .. } => self.step(number, StepStatus::Skipped),
-            Event::Goals { goals, .. } => {
-                self.plan.set_goals(goals);
-                self.send(SessionUpdate::Plan(self.plan.plan()));
-            }
+            Event::Goals { goals, .. } => self.goals_shown(goals),
             Event::Notice { message } => self.send(convert::agent_text(format!("\n{message}\n"))),
-            Event::Warning { message } => {
-                self.send(convert::agent_text(format!("\nwarning: {message}\n")));
-            }
-            Event::Error { message } => {
-                self.send(convert::agent_text(format!("\nerror: {message}\n")));
-                self.decision_answered();
-            }
+            Event::Warning { message } => self.warned(&message),
+            Event::Error { message } => self.errored(&message),
             Event::TurnCompleted { result, .. } => self.turn_completed(result),
             // Compaction changes what the model still sees verbatim: the editor's user is told.
             Event::ContextCompacted(c) if !command_answered => self.compacted(&c),
@@ -426,16 +415,40 @@ impl Pump {
             | Event::McpServerStatus { .. }
             | Event::McpProgress { .. }
             | Event::McpServers { .. }
-            | Event::ContextCompacted(_)) => {
-                // The answers to slash commands that ACP has no update for: shown as text.
-                // Progress among them (retries, corrections, subagents, recalled learnings)
-                // was shown by `progress` and does not reach here.
-                if command_answered {
-                    let text = convert::event_text(&other);
-                    self.send(convert::agent_text(text));
-                }
-            }
+            | Event::ContextCompacted(_)) => self.command_answer_as_text(&other, command_answered),
         }
+    }
+
+    /// The answers to slash commands that ACP has no update for: shown as text.
+    /// Progress among them (retries, corrections, subagents, recalled learnings)
+    /// was shown by `progress` and does not reach here.
+    fn command_answer_as_text(&mut self, event: &Event, command_answered: bool) {
+        if command_answered {
+            let text = convert::event_text(event);
+            self.send(convert::agent_text(text));
+        }
+    }
+
+    /// A step plan or a task plan, new or revised, replaces the plan the client shows.
+    fn plan_shown(&mut self, plan: &atto_protocol::TaskPlan) {
+        self.plan.set_plan(plan);
+        self.send(SessionUpdate::Plan(self.plan.plan()));
+    }
+
+    /// The session's goals show as entries of the client's plan.
+    fn goals_shown(&mut self, goals: Vec<atto_protocol::Goal>) {
+        self.plan.set_goals(goals);
+        self.send(SessionUpdate::Plan(self.plan.plan()));
+    }
+
+    fn warned(&mut self, message: &str) {
+        self.send(convert::agent_text(format!("\nwarning: {message}\n")));
+    }
+
+    /// An error is said; it may be the answer to a decision op of a plan review.
+    fn errored(&mut self, message: &str) {
+        self.send(convert::agent_text(format!("\nerror: {message}\n")));
+        self.decision_answered();
     }
 
     fn turn_started(&mut self, mode: AgentMode) {

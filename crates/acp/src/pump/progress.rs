@@ -49,74 +49,21 @@ impl Pump {
                     list.join("\n")
                 )));
             }
-            Event::SubagentStarted { agent, files } => {
-                let tool = ToolCall::new(
-                    subagent_call(&agent.id),
-                    format!("subagent ({}): {}", agent.role.as_str(), agent.task),
-                )
-                .kind(ToolKind::Think)
-                .status(AcpStatus::InProgress)
-                .raw_input(serde_json::json!({
-                    "task": agent.task,
-                    "role": agent.role.as_str(),
-                    "model": agent.model,
-                    "budget_tokens": agent.budget_tokens,
-                    "files": files,
-                }));
-                self.send(SessionUpdate::ToolCall(tool));
-            }
+            Event::SubagentStarted { agent, files } => self.subagent_started(&agent, &files),
             Event::SubagentProgress {
                 id,
                 tokens_used,
                 budget_tokens,
                 activity,
                 ..
-            } => {
-                let text = format!(
-                    "{} ({tokens_used} of {budget_tokens} tokens)",
-                    activity.as_deref().unwrap_or("working")
-                );
-                let fields = ToolCallUpdateFields::new().content(vec![convert::text_content(text)]);
-                self.send(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
-                    subagent_call(&id),
-                    fields,
-                )));
-            }
+            } => self.subagent_progress(&id, tokens_used, budget_tokens, activity.as_deref()),
             Event::SubagentFinished {
                 agent,
                 forced_stop,
                 files_modified,
                 report,
                 ..
-            } => {
-                let status = if agent.status == "completed" {
-                    AcpStatus::Completed
-                } else {
-                    AcpStatus::Failed
-                };
-                let mut text = report;
-                if let Some(why) = forced_stop {
-                    text = format!("stopped by atto: {why}\n\n{text}");
-                }
-                let locations: Vec<ToolCallLocation> = files_modified
-                    .iter()
-                    .map(|f| ToolCallLocation::new(self.workspace.join(f)))
-                    .collect();
-                let fields = ToolCallUpdateFields::new()
-                    .status(status)
-                    .locations(locations)
-                    .content(vec![convert::text_content(text)])
-                    .raw_output(serde_json::json!({
-                        "status": agent.status,
-                        "tokens_used": agent.tokens_used,
-                        "cost_usd": agent.cost_usd,
-                        "files_modified": files_modified,
-                    }));
-                self.send(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
-                    subagent_call(&agent.id),
-                    fields,
-                )));
-            }
+            } => self.subagent_finished(&agent, forced_stop, &files_modified, report),
             Event::PlanDecisionRequired {
                 number,
                 question,
@@ -125,6 +72,80 @@ impl Pump {
             other => return Some(other),
         }
         None
+    }
+
+    /// A subagent shows as a tool call of its own, announced with its task and budget.
+    fn subagent_started(&mut self, agent: &atto_protocol::SubagentInfo, files: &[String]) {
+        let tool = ToolCall::new(
+            subagent_call(&agent.id),
+            format!("subagent ({}): {}", agent.role.as_str(), agent.task),
+        )
+        .kind(ToolKind::Think)
+        .status(AcpStatus::InProgress)
+        .raw_input(serde_json::json!({
+            "task": agent.task,
+            "role": agent.role.as_str(),
+            "model": agent.model,
+            "budget_tokens": agent.budget_tokens,
+            "files": files,
+        }));
+        self.send(SessionUpdate::ToolCall(tool));
+    }
+
+    /// What a subagent is doing now and what it spent, as its call's content.
+    fn subagent_progress(
+        &mut self,
+        id: &str,
+        tokens_used: u64,
+        budget_tokens: u64,
+        activity: Option<&str>,
+    ) {
+        let text = format!(
+            "{} ({tokens_used} of {budget_tokens} tokens)",
+            activity.unwrap_or("working")
+        );
+        let fields = ToolCallUpdateFields::new().content(vec![convert::text_content(text)]);
+        self.send(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+            subagent_call(id),
+            fields,
+        )));
+    }
+
+    /// A subagent's call ends with its report, the files it changed and what it spent.
+    fn subagent_finished(
+        &mut self,
+        agent: &atto_protocol::SubagentInfo,
+        forced_stop: Option<String>,
+        files_modified: &[String],
+        report: String,
+    ) {
+        let status = if agent.status == "completed" {
+            AcpStatus::Completed
+        } else {
+            AcpStatus::Failed
+        };
+        let mut text = report;
+        if let Some(why) = forced_stop {
+            text = format!("stopped by atto: {why}\n\n{text}");
+        }
+        let locations: Vec<ToolCallLocation> = files_modified
+            .iter()
+            .map(|f| ToolCallLocation::new(self.workspace.join(f)))
+            .collect();
+        let fields = ToolCallUpdateFields::new()
+            .status(status)
+            .locations(locations)
+            .content(vec![convert::text_content(text)])
+            .raw_output(serde_json::json!({
+                "status": agent.status,
+                "tokens_used": agent.tokens_used,
+                "cost_usd": agent.cost_usd,
+                "files_modified": files_modified,
+            }));
+        self.send(SessionUpdate::ToolCallUpdate(ToolCallUpdate::new(
+            subagent_call(&agent.id),
+            fields,
+        )));
     }
 
     /// A decision point of a step plan: asked as a permission request whose options are

@@ -1,6 +1,7 @@
 //! Messages from the engine (notices, warnings, errors, retries, self-correction, a
-//! restore) and the lists the panels show (grants, threads, goals, checkpoints), each
-//! kept as the last answer left it.
+//! restore), the lists the panels show (grants, threads, goals, checkpoints), each
+//! kept as the last answer left it, and the session's reports (model, context, cost, MCP
+//! servers).
 
 use atto_protocol::{Event, ThreadInfo};
 
@@ -9,7 +10,8 @@ use crate::transcript::Kind;
 use crate::view::text::sanitize;
 
 impl App {
-    /// Messages and panel lists; `None` for other events.
+    /// Messages: notices, warnings, errors, retries, self-correction and a restore; `None`
+    /// for other events.
     pub(super) fn note_event(&mut self, event: &Event) -> Option<()> {
         match event {
             Event::Notice { message } => self.push(Kind::Notice(sanitize(message).into_owned())),
@@ -53,6 +55,15 @@ impl App {
                 restored.len(),
                 deleted.len()
             ))),
+            _ => return None,
+        }
+        Some(())
+    }
+
+    /// The lists the panels show (grants, threads, goals, checkpoints); `None` for other
+    /// events.
+    pub(super) fn list_event(&mut self, event: &Event) -> Option<()> {
+        match event {
             Event::GrantList { grants } => self.grants = grants.clone(),
             Event::ThreadList { threads } => self.threads = threads.clone(),
             Event::ThreadSwitched { thread } => self.thread_switched(thread),
@@ -61,6 +72,15 @@ impl App {
                 self.current_goal = current.clone();
             }
             Event::CheckpointList { checkpoints } => self.checkpoints = checkpoints.clone(),
+            _ => return None,
+        }
+        Some(())
+    }
+
+    /// What the session reports on its model, context, cost and MCP servers; `None` for
+    /// other events.
+    pub(super) fn report_event(&mut self, event: &Event) -> Option<()> {
+        match event {
             Event::ModelChanged { model, auto, note } => self.push(Kind::Notice(
                 atto_present::model_changed_line(model, *auto, note.as_deref()),
             )),

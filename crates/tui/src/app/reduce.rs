@@ -1,9 +1,9 @@
 //! `App::on_event`: hands each engine event to the family that owns it, and the session
 //! family itself: the session's start, turns, mode, effort, trust and usage. The other
 //! families live beside it: `calls` (streamed text, tool calls, approvals), `notes`
-//! (messages and the lists the panels show), `changes` (the pending plan), `planner`
-//! (the task plan), `steps` (its steps as they run), `agents` (subagents) and `learning`
-//! (proposed and recalled learnings).
+//! (messages, the lists the panels show, and the session's reports), `changes` (the
+//! pending plan), `planner` (the task plan), `steps` (its steps as they run), `agents`
+//! (subagents) and `learning` (proposed and recalled learnings).
 
 use atto_protocol::{Event, FinalResult, PermissionMode, ReasoningEffort, TurnStatus, Usage};
 
@@ -31,26 +31,26 @@ impl App {
             | Event::ThinkingDelta { .. }
             | Event::ToolCallFinished { .. }
             | Event::ToolCallStarted { .. } => self.call_event(event),
-            Event::CheckpointList { .. }
-            | Event::ContextCompacted { .. }
-            | Event::ContextReport { .. }
-            | Event::CorrectionAttempt { .. }
+            Event::CorrectionAttempt { .. }
             | Event::CorrectionFailed { .. }
             | Event::CorrectionSuccess { .. }
-            | Event::CostReport { .. }
             | Event::Error { .. }
-            | Event::Goals { .. }
-            | Event::GrantList { .. }
-            | Event::McpServerStatus { .. }
-            | Event::McpServers { .. }
-            | Event::ModelChanged { .. }
-            | Event::ModelList { .. }
             | Event::Notice { .. }
             | Event::Restored { .. }
             | Event::Retry { .. }
-            | Event::ThreadList { .. }
-            | Event::ThreadSwitched { .. }
             | Event::Warning { .. } => self.note_event(event),
+            Event::CheckpointList { .. }
+            | Event::Goals { .. }
+            | Event::GrantList { .. }
+            | Event::ThreadList { .. }
+            | Event::ThreadSwitched { .. } => self.list_event(event),
+            Event::ContextCompacted { .. }
+            | Event::ContextReport { .. }
+            | Event::CostReport { .. }
+            | Event::McpServerStatus { .. }
+            | Event::McpServers { .. }
+            | Event::ModelChanged { .. }
+            | Event::ModelList { .. } => self.report_event(event),
             Event::ChangeQueued { .. } | Event::Plan { .. } | Event::PlanDecided { .. } => {
                 self.change_event(event)
             }

@@ -89,6 +89,28 @@ pub(super) fn transcript(app: &App, width: usize) -> Vec<Line<'static>> {
         let text = "no subagent is open (Esc goes back to the list)";
         return wrap(&[Span::styled(text, theme.dim())], width, &[], &[]);
     };
+    let mut out = facts(agent, width, theme);
+    out.push(Line::default());
+    out.extend(activity(agent, width, theme));
+    out.push(Line::default());
+    out.push(Line::from(Span::styled("report", theme.heading())));
+    out.extend(report(agent, width, theme));
+    out.push(Line::default());
+    out.extend(wrap(
+        &[Span::styled(
+            "Esc back to the list · PgUp/PgDn scroll",
+            theme.key(),
+        )],
+        width,
+        &[],
+        &[],
+    ));
+    out
+}
+
+/// What the child is: its id, role, status, task, model and spending, the files it may
+/// change and why atto stopped it.
+fn facts(agent: &Subagent, width: usize, theme: Theme) -> Vec<Line<'static>> {
     let a = &agent.info;
     let mut out = Vec::new();
     let mut para = |spans: &[Span<'_>], indent: &'static str| {
@@ -148,13 +170,14 @@ pub(super) fn transcript(app: &App, width: usize) -> Vec<Line<'static>> {
             "  ",
         );
     }
-    out.push(Line::default());
-    out.extend(activity(agent, width, theme));
-    out.push(Line::default());
-    out.push(Line::from(Span::styled("report", theme.heading())));
+    out
+}
+
+/// The child's closure report, or that it is still running.
+fn report(agent: &Subagent, width: usize, theme: Theme) -> Vec<Line<'static>> {
     match &agent.report {
-        Some(report) => out.extend(crate::markdown::render(report, width, theme)),
-        None => out.extend(wrap(
+        Some(report) => crate::markdown::render(report, width, theme),
+        None => wrap(
             &[Span::styled(
                 "still running: its closure report comes when it ends",
                 theme.dim(),
@@ -162,19 +185,8 @@ pub(super) fn transcript(app: &App, width: usize) -> Vec<Line<'static>> {
             width,
             &[],
             &[],
-        )),
+        ),
     }
-    out.push(Line::default());
-    out.extend(wrap(
-        &[Span::styled(
-            "Esc back to the list · PgUp/PgDn scroll",
-            theme.key(),
-        )],
-        width,
-        &[],
-        &[],
-    ));
-    out
 }
 
 /// "activity": each tool call it started, as its progress events said.

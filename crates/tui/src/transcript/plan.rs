@@ -133,6 +133,18 @@ fn block(
         Span::raw(plan.intent.clone()),
     ];
     out.extend(wrap(&intent, width, &[], &[Span::raw("  ")]));
+    facts(plan, width, theme, out);
+    out.push(Line::from(Span::styled("Steps:", theme.dim())));
+    for s in &plan.steps {
+        plan_step(plan, s, width, theme, out);
+    }
+    if hint {
+        refine_hint(width, theme, out);
+    }
+}
+
+/// The plan's risk, estimated time and the files its steps touch.
+fn facts(plan: &TaskPlan, width: usize, theme: Theme, out: &mut Vec<Line<'static>>) {
     let mut files: Vec<&str> = plan
         .steps
         .iter()
@@ -156,60 +168,70 @@ fn block(
         let list = [Span::styled(files.join(", "), theme.code())];
         out.extend(wrap(&list, width, &[Span::raw("  ")], &[Span::raw("  ")]));
     }
-    out.push(Line::from(Span::styled("Steps:", theme.dim())));
-    for s in &plan.steps {
-        let number = format!("{}. ", s.number);
-        let indent = " ".repeat(4 + text_width(&number));
+}
+
+/// One step of the plan: its status, description and facts, then its decision point with
+/// the choice made, if any.
+fn plan_step(
+    plan: &TaskPlan,
+    s: &atto_protocol::PlanStep,
+    width: usize,
+    theme: Theme,
+    out: &mut Vec<Line<'static>>,
+) {
+    let number = format!("{}. ", s.number);
+    let indent = " ".repeat(4 + text_width(&number));
+    let mut spans = vec![
+        Span::styled(
+            format!("{} ", steps::glyph(s.status)),
+            steps::style(s.status, theme),
+        ),
+        Span::styled(number, theme.user()),
+        Span::styled(s.description.clone(), step_text(s.status, theme)),
+    ];
+    spans.extend(steps::facts(plan, s, theme));
+    if s.status != StepStatus::Pending {
+        spans.push(Span::styled(
+            format!(" · {}", steps::word(s.status)),
+            steps::style(s.status, theme),
+        ));
+    }
+    out.extend(wrap(
+        &spans,
+        width,
+        &[Span::raw("  ")],
+        &[Span::raw(indent.clone())],
+    ));
+    if let Some(d) = &s.decision {
         let mut spans = vec![
-            Span::styled(
-                format!("{} ", steps::glyph(s.status)),
-                steps::style(s.status, theme),
-            ),
-            Span::styled(number, theme.user()),
-            Span::styled(s.description.clone(), step_text(s.status, theme)),
+            Span::styled("? ", theme.key()),
+            Span::raw(format!("{} ", d.question)),
+            Span::styled(format!("({})", d.options.join(" / ")), theme.dim()),
         ];
-        spans.extend(steps::facts(plan, s, theme));
-        if s.status != StepStatus::Pending {
-            spans.push(Span::styled(
-                format!(" · {}", steps::word(s.status)),
-                steps::style(s.status, theme),
-            ));
+        if let Some(choice) = &d.choice {
+            spans.push(Span::styled(format!(" → {choice}"), theme.ok()));
         }
         out.extend(wrap(
             &spans,
             width,
-            &[Span::raw("  ")],
             &[Span::raw(indent.clone())],
+            &[Span::raw(indent)],
         ));
-        if let Some(d) = &s.decision {
-            let mut spans = vec![
-                Span::styled("? ", theme.key()),
-                Span::raw(format!("{} ", d.question)),
-                Span::styled(format!("({})", d.options.join(" / ")), theme.dim()),
-            ];
-            if let Some(choice) = &d.choice {
-                spans.push(Span::styled(format!(" → {choice}"), theme.ok()));
-            }
-            out.extend(wrap(
-                &spans,
-                width,
-                &[Span::raw(indent.clone())],
-                &[Span::raw(indent)],
-            ));
-        }
     }
-    if hint {
-        let spans = [
-            Span::styled("Refine it in plain words (", theme.dim()),
-            Span::styled("\"remove step 2\", \"merge 2 and 3\"", theme.code()),
-            Span::styled("), then ", theme.dim()),
-            Span::styled("/approve", theme.key()),
-            Span::styled(" or ", theme.dim()),
-            Span::styled("/reject", theme.key()),
-            Span::styled(".", theme.dim()),
-        ];
-        out.extend(wrap(&spans, width, &[], &[]));
-    }
+}
+
+/// How a plan awaiting approval is refined, approved or rejected.
+fn refine_hint(width: usize, theme: Theme, out: &mut Vec<Line<'static>>) {
+    let spans = [
+        Span::styled("Refine it in plain words (", theme.dim()),
+        Span::styled("\"remove step 2\", \"merge 2 and 3\"", theme.code()),
+        Span::styled("), then ", theme.dim()),
+        Span::styled("/approve", theme.key()),
+        Span::styled(" or ", theme.dim()),
+        Span::styled("/reject", theme.key()),
+        Span::styled(".", theme.dim()),
+    ];
+    out.extend(wrap(&spans, width, &[], &[]));
 }
 
 /// Description text: struck-through feel for skipped steps, plain otherwise.

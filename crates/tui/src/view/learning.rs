@@ -6,7 +6,10 @@ use ratatui::Frame;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
+use atto_protocol::Learning;
+
 use crate::app::App;
+use crate::view::Theme;
 use crate::view::text::{sanitize, wrap};
 
 /// Lines of details shown at most.
@@ -23,6 +26,29 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App) {
     let theme = app.theme();
     let outer_w = area.width.min(90);
     let width = usize::from(outer_w - 2).max(1);
+    let mut body = lesson(learning, width, theme);
+    let tail = facts_and_keys(app, learning, width, theme);
+    // On a short screen the lesson gives way before the keys do.
+    let room = usize::from(area.height - 2);
+    body.truncate(room.saturating_sub(tail.len()).max(1));
+    body.extend(tail);
+    if body.len() > room {
+        let cut = body.len() - room;
+        body.drain(..cut.min(body.len().saturating_sub(1)));
+    }
+    let title = Line::from(vec![
+        Span::styled(" LEARN ", theme.risk("SAFE")),
+        Span::raw(format!(
+            " keep learning #{} ({})? ",
+            learning.id,
+            learning.kind.label()
+        )),
+    ]);
+    super::popup(frame, area, outer_w, title, body, theme);
+}
+
+/// The lesson and its details (the first few, with where to read the rest).
+fn lesson(learning: &Learning, width: usize, theme: Theme) -> Vec<Line<'static>> {
     let mut body = wrap(
         &[Span::styled(
             sanitize(&learning.description).into_owned(),
@@ -48,6 +74,16 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App) {
             )));
         }
     }
+    body
+}
+
+/// Who proposed it, how sure they were and how many more wait, then the keys that decide.
+fn facts_and_keys(
+    app: &App,
+    learning: &Learning,
+    width: usize,
+    theme: Theme,
+) -> Vec<Line<'static>> {
     let mut tail = vec![Line::default()];
     let mut facts = format!(
         "confidence {:.2} · proposed by {}",
@@ -77,21 +113,5 @@ pub fn draw(frame: &mut Frame<'_>, area: Rect, app: &App) {
         Span::raw(" skip for now"),
     ];
     tail.extend(wrap(&legend, width, &[], &[]));
-    // On a short screen the lesson gives way before the keys do.
-    let room = usize::from(area.height - 2);
-    body.truncate(room.saturating_sub(tail.len()).max(1));
-    body.extend(tail);
-    if body.len() > room {
-        let cut = body.len() - room;
-        body.drain(..cut.min(body.len().saturating_sub(1)));
-    }
-    let title = Line::from(vec![
-        Span::styled(" LEARN ", theme.risk("SAFE")),
-        Span::raw(format!(
-            " keep learning #{} ({})? ",
-            learning.id,
-            learning.kind.label()
-        )),
-    ]);
-    super::popup(frame, area, outer_w, title, body, theme);
+    tail
 }
