@@ -90,7 +90,7 @@ pub fn grants(args: GrantsArgs, workspace: &std::path::Path) -> Result<ExitCode,
                     revocable: true,
                 })
                 .collect();
-            print!("{}", crate::render::grant_table(&grants));
+            print!("{}", atto_line::render::grant_table(&grants));
             Ok(ExitCode::Ok)
         }
         GrantsAction::Revoke { id } => {

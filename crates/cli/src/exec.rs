@@ -9,8 +9,16 @@ use atto_protocol::{
 };
 use clap::{Args, ValueEnum};
 
-use crate::render::{self, TextRenderer};
 use crate::{ExitCode, Failure};
+use atto_line::render::{self, TextRenderer};
+
+/// The engine's readings the line session's and exec's text shows: what a proposed change
+/// is about, how a permission mode is spelt, which tool runs a subagent.
+pub const FACTS: atto_line::Facts = atto_line::Facts {
+    change_target: atto_core::change_target,
+    permission_name: atto_policy::gate::permission_name,
+    spawn_tool: atto_policy::gate::SPAWN_TOOL,
+};
 
 /// What a headless run does when a call needs approval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -168,9 +176,9 @@ pub async fn run(
         drop(closed_tx);
     }
     // One Ctrl-C listener for the whole run (see `signal`).
-    let mut sigint = crate::signal::sigint();
+    let mut sigint = atto_line::signal::sigint();
     let mut open_asks: Vec<ApprovalRequest> = Vec::new();
-    let mut text = TextRenderer::new(std::io::stdout(), std::io::stderr());
+    let mut text = TextRenderer::new(std::io::stdout(), std::io::stderr(), FACTS);
     let mut result: Option<FinalResult> = None;
     let mut interrupts = 0u32;
     let mut refused_ask: Option<String> = None;

@@ -73,7 +73,7 @@ impl Front {
             OutputFormat::StreamJson => {
                 let value = serde_json::to_value(event).unwrap_or_default();
                 let mut out = std::io::stdout().lock();
-                let _ = writeln!(out, "{}", crate::render::tagged(value));
+                let _ = writeln!(out, "{}", atto_line::render::tagged(value));
                 let _ = out.flush();
             }
             OutputFormat::Json => {}
@@ -120,7 +120,7 @@ impl Front {
     ) {
         let mut lines_open = !matches!(answers, Answers::Nobody);
         // One Ctrl-C listener for the whole conversation (see `signal`).
-        let mut sigint = crate::signal::sigint();
+        let mut sigint = atto_line::signal::sigint();
         let json_input = self.input == InputFormat::StreamJson;
         let mut interrupts = 0u32;
         // What a terminal answer is for: the oldest question first.
@@ -223,7 +223,7 @@ impl Front {
             && let Some(event) = last
         {
             let value = serde_json::to_value(&event).unwrap_or_default();
-            println!("{}", crate::render::tagged(value));
+            println!("{}", atto_line::render::tagged(value));
         }
     }
 

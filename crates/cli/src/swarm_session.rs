@@ -8,7 +8,9 @@
 //! database and connects the models; running reads files for the checks), so the
 //! interface never waits on it.
 
+use std::future::Future;
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use atto_llm::ResolvedProvider;
@@ -151,11 +153,22 @@ async fn forward(
     let _ = running.done.await;
 }
 
+impl atto_line::LineSwarm for SessionSwarm {
+    fn run<'a>(
+        &'a self,
+        goal: String,
+        lines: &'a mut Lines<BufReader<Stdin>>,
+        json: bool,
+    ) -> Pin<Box<dyn Future<Output = ()> + 'a>> {
+        Box::pin(run_in_line_session(self, goal, lines, json))
+    }
+}
+
 /// `/swarm "task"` in the line session: progress as `atto swarm` prints it (or its
 /// `swarm.*` events with stream-json), the plan's y/N and the other questions read from
 /// the session's stdin. Runs to the swarm's end before the next line is read; with no task,
 /// says how to give one.
-pub(crate) async fn run_in_line_session(
+async fn run_in_line_session(
     setup: &SessionSwarm,
     goal: String,
     lines: &mut Lines<BufReader<Stdin>>,
@@ -236,36 +249,4 @@ pub(crate) async fn run_in_line_session(
         .converse(running.events, running.input, Answers::Session(lines))
         .await;
     let _ = running.done.await;
-}
-
-/// The task of a `/swarm` line: `Some("")` for a bare `/swarm`, `None` for other lines.
-pub(crate) fn swarm_goal(line: &str) -> Option<String> {
-    let rest = line.trim().strip_prefix("/swarm")?;
-    if !(rest.is_empty() || rest.starts_with(char::is_whitespace)) {
-        return None;
-    }
-    let rest = rest.trim();
-    let unquoted = rest
-        .strip_prefix('"')
-        .and_then(|r| r.strip_suffix('"'))
-        .unwrap_or(rest);
-    Some(unquoted.trim().to_owned())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::swarm_goal;
-
-    #[test]
-    fn swarm_lines_and_their_task() {
-        for (line, want) in [
-            ("/swarm \"add a hello module\"", Some("add a hello module")),
-            ("/swarm add it", Some("add it")),
-            ("/swarm", Some("")),
-            ("/swarmy \"x\"", None),
-            ("/spawn \"x\"", None),
-        ] {
-            assert_eq!(swarm_goal(line).as_deref(), want, "{line}");
-        }
-    }
 }

@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use atto_present as present;
-use atto_protocol::{Event, FinalResult, ToolCallStatus};
+use atto_protocol::{Event, FinalResult, PermissionMode, ProposedChange, ToolCallStatus};
 use serde_json::Value;
 
 mod agents;
@@ -16,12 +16,23 @@ mod planner;
 mod rewind;
 
 use atto_present::clean::{Clean, visible};
-pub(crate) use json::tagged;
-pub use json::{event_json, result_json};
+pub use json::{event_json, result_json, tagged};
 pub use lists::{checkpoint_table, goal_list, grant_table, plan_outcomes, plan_view, thread_tree};
 
 /// Lines of a tool's output shown under its call.
 const SUMMARY_LINES: usize = 3;
+
+/// What the text shows that only the engine can say: the binary passes the engine's
+/// readings, as it passes the terminal UI its `AppInfo::change_target`.
+#[derive(Debug, Clone, Copy)]
+pub struct Facts {
+    /// The file or command a proposed change is about, read from its arguments.
+    pub change_target: fn(&ProposedChange) -> String,
+    /// How a permission mode is spelt in the config (what `mode:` lines show).
+    pub permission_name: fn(PermissionMode) -> &'static str,
+    /// The tool that runs a subagent (its report is printed when the subagent finishes).
+    pub spawn_tool: &'static str,
+}
 
 /// Writes events as readable text: answer text to `text`, progress to `progress`. Both
 /// pass through [`Clean`]: no escape sequence or control character from the model, a
@@ -35,6 +46,7 @@ pub struct TextRenderer<T: Write, P: Write> {
     /// Calls of the current reply not yet printed to the end, in call order: parallel
     /// calls finish in any order but are shown in the order the model made them.
     calls: std::collections::VecDeque<PendingCall>,
+    facts: Facts,
 }
 
 /// A call's lines, held until every call before it is shown.
@@ -46,13 +58,14 @@ struct PendingCall {
 }
 
 impl<T: Write, P: Write> TextRenderer<T, P> {
-    pub fn new(text: T, progress: P) -> Self {
+    pub fn new(text: T, progress: P, facts: Facts) -> Self {
         Self {
             text: Clean::new(text),
             progress: Clean::new(progress),
             at_line_start: true,
             in_thinking: false,
             calls: std::collections::VecDeque::new(),
+            facts,
         }
     }
 
@@ -319,7 +332,7 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
                 };
                 let mut out = format!("  {label} ({duration_ms} ms)\n");
                 // A subagent that ran printed its report when it finished: once is enough.
-                let shown = name == atto_policy::gate::SPAWN_TOOL && *status == ToolCallStatus::Ok;
+                let shown = name == self.facts.spawn_tool && *status == ToolCallStatus::Ok;
                 let lines: Vec<&str> = summary
                     .lines()
                     .filter(|l| !shown && !l.trim().is_empty())
@@ -400,12 +413,17 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
                     "  plan: change {} queued ({} {}); /show-plan to review",
                     change.order,
                     change.tool,
-                    atto_core::change_target(change)
+                    (self.facts.change_target)(change)
                 )?;
             }
             Event::Plan { plan, previews } => {
                 self.end_text_line()?;
-                write!(self.progress, "{}", plan_view(plan.as_ref(), previews))?;
+                let target = self.facts.change_target;
+                write!(
+                    self.progress,
+                    "{}",
+                    plan_view(plan.as_ref(), previews, target)
+                )?;
             }
             Event::PlanDecided {
                 outcomes, tally, ..
@@ -559,7 +577,7 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
                     self.progress,
                     "mode: {} (permission: {})",
                     mode.label(),
-                    atto_policy::gate::permission_name(*permission)
+                    (self.facts.permission_name)(*permission)
                 )?;
             }
             _ => {}
@@ -605,7 +623,7 @@ pub fn result_line(result: &FinalResult) -> String {
         atto_protocol::TurnStatus::LimitReached => "stopped at a limit",
     };
     let u = &result.usage;
-    let tokens = atto_llm::total_tokens(u);
+    let tokens = atto_protocol::usage::total_tokens(u);
     let cost = match result.cost_usd {
         Some(c) => format!("${c:.4}"),
         None => "cost unknown".to_owned(),
@@ -626,6 +644,13 @@ pub fn result_line(result: &FinalResult) -> String {
 mod tests {
     use super::*;
     use atto_protocol::{TurnStatus, Usage};
+
+    /// The engine's readings as far as these tests need them.
+    const FACTS: Facts = Facts {
+        change_target: |change| change.path.clone().unwrap_or_default(),
+        permission_name: |_| "interactive",
+        spawn_tool: "spawn_agent",
+    };
 
     #[test]
     fn json_lines_carry_type_and_schema_first() {
@@ -656,7 +681,7 @@ mod tests {
 
     #[test]
     fn parallel_calls_print_in_call_order() {
-        let mut r = TextRenderer::new(Vec::new(), Vec::new());
+        let mut r = TextRenderer::new(Vec::new(), Vec::new(), FACTS);
         let start = |id: &str, cmd: &str| Event::ToolCallStarted {
             call_id: id.into(),
             name: "bash".into(),
@@ -688,7 +713,7 @@ mod tests {
 
     #[test]
     fn text_goes_to_text_and_tools_to_progress() {
-        let mut r = TextRenderer::new(Vec::new(), Vec::new());
+        let mut r = TextRenderer::new(Vec::new(), Vec::new(), FACTS);
         r.event(&Event::TextDelta { text: "Hel".into() });
         r.event(&Event::TextDelta { text: "lo".into() });
         r.event(&Event::ToolCallStarted {
