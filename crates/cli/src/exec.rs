@@ -208,15 +208,7 @@ pub async fn run(
             }
         };
         let Some(event) = event else { break };
-        match options.format {
-            OutputFormat::Text => text.event(&event),
-            OutputFormat::StreamJson => {
-                let mut out = std::io::stdout().lock();
-                let _ = writeln!(out, "{}", render::event_json(&event));
-                let _ = out.flush();
-            }
-            OutputFormat::Json => {}
-        }
+        show(options.format, &mut text, &event);
         match event {
             Event::ApprovalRequired(request) if answered_on_stdin => open_asks.push(request),
             Event::ApprovalRequired(request) => {
@@ -233,6 +225,35 @@ pub async fn run(
             _ => {}
         }
     }
+    conclude(result, refused_ask, session_id, options.format)
+}
+
+/// Shows an event as `--output-format` says (the final `json` object comes at the end).
+fn show(
+    format: OutputFormat,
+    text: &mut TextRenderer<std::io::Stdout, std::io::Stderr>,
+    event: &Event,
+) {
+    match format {
+        OutputFormat::Text => text.event(event),
+        OutputFormat::StreamJson => {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{}", render::event_json(event));
+            let _ = out.flush();
+        }
+        OutputFormat::Json => {}
+    }
+}
+
+/// The run's end: the task's result (failed when `--on-ask fail` refused an approval),
+/// where the wire log is when it failed, the `result` object for the JSON formats, and
+/// the exit code.
+fn conclude(
+    result: Option<FinalResult>,
+    refused_ask: Option<String>,
+    session_id: &str,
+    format: OutputFormat,
+) -> ExitCode {
     let Some(mut result) = result else {
         eprintln!("atto: the session ended without finishing the task");
         return ExitCode::Failed;
@@ -254,7 +275,7 @@ pub async fn run(
             log.display()
         );
     }
-    if options.format != OutputFormat::Text {
+    if format != OutputFormat::Text {
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "{}", render::result_json(session_id, 1, &result));
         let _ = out.flush();
