@@ -194,7 +194,36 @@ async fn run_in_line_session(
         host: Host::Session,
         worker_launch: String::new(),
     };
-    let workspace = setup.workspace.clone();
+    if !swarm_file_trusted(&front, setup.workspace.clone(), lines).await {
+        return;
+    }
+    let prepared = match setup.prepare().await {
+        Ok(prepared) => prepared,
+        Err(failure) => {
+            front.notice(&format!("the swarm did not start: {}", failure.message));
+            return;
+        }
+    };
+    for warning in &prepared.warnings {
+        front.notice(&format!("warning: {warning}"));
+    }
+    front.worker_launch = prepared.worker_launch.clone();
+    front.notice(&prepared.worker_launch);
+    let running = prepared.launch(Start::New(goal), SESSION_OPTIONS);
+    front
+        .converse(running.events, running.input, Answers::Session(lines))
+        .await;
+    let _ = running.done.await;
+}
+
+/// Whether the workspace's swarm.yaml may run: trusted already (or absent), or trusted now
+/// by the person's yes on the session's stdin. A refusal or a failure is said as why the
+/// swarm did not start.
+async fn swarm_file_trusted(
+    front: &Front,
+    workspace: PathBuf,
+    lines: &mut Lines<BufReader<Stdin>>,
+) -> bool {
     let found = tokio::task::spawn_blocking(move || UntrustedSwarmFile::find(&workspace)).await;
     match found {
         Ok(Ok(None)) => {}
@@ -216,37 +245,21 @@ async fn run_in_line_session(
             );
             if !yes {
                 front.notice(&format!("the swarm did not start: {}", untrusted.refusal()));
-                return;
+                return false;
             }
             if let Err(failure) = untrusted.trust() {
                 front.notice(&format!("the swarm did not start: {}", failure.message));
-                return;
+                return false;
             }
         }
         Ok(Err(failure)) => {
             front.notice(&format!("the swarm did not start: {}", failure.message));
-            return;
+            return false;
         }
         Err(e) => {
             front.notice(&format!("the swarm did not start: {e}"));
-            return;
+            return false;
         }
     }
-    let prepared = match setup.prepare().await {
-        Ok(prepared) => prepared,
-        Err(failure) => {
-            front.notice(&format!("the swarm did not start: {}", failure.message));
-            return;
-        }
-    };
-    for warning in &prepared.warnings {
-        front.notice(&format!("warning: {warning}"));
-    }
-    front.worker_launch = prepared.worker_launch.clone();
-    front.notice(&prepared.worker_launch);
-    let running = prepared.launch(Start::New(goal), SESSION_OPTIONS);
-    front
-        .converse(running.events, running.input, Answers::Session(lines))
-        .await;
-    let _ = running.done.await;
+    true
 }
