@@ -4,10 +4,11 @@ use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
 
 use atto_core::AgentHandle;
+use atto_line::{InputFormat, OnAsk, OutputFormat};
 use atto_protocol::{
     ApprovalDecision, ApprovalRequest, Event, FailureKind, FinalResult, Op, TurnStatus,
 };
-use clap::{Args, ValueEnum};
+use clap::Args;
 
 use crate::{ExitCode, Failure};
 use atto_line::render::{self, TextRenderer};
@@ -19,38 +20,6 @@ pub const FACTS: atto_line::Facts = atto_line::Facts {
     permission_name: atto_policy::gate::permission_name,
     spawn_tool: atto_policy::gate::SPAWN_TOOL,
 };
-
-/// What a headless run does when a call needs approval.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OnAsk {
-    /// Refuse the call; the model is told and may try another way.
-    Deny,
-    /// Stop the task: exit 1 naming the call that needed approval.
-    Fail,
-    /// Approve the call (BLOCK verdicts stay refused).
-    Allow,
-}
-
-/// Where a headless run reads its input.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum InputFormat {
-    /// The task as text (argument, --prompt-file, stdin).
-    Text,
-    /// JSON ops, one per line on stdin: `{"type":"approval","id":…,"decision":"yes"}`,
-    /// `{"type":"user_input","text":…}`, `{"type":"interrupt"}`.
-    StreamJson,
-}
-
-/// How `atto exec` reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OutputFormat {
-    /// Answer text on stdout, progress on stderr.
-    Text,
-    /// The final result object only, on stdout.
-    Json,
-    /// One JSON event per line on stdout, the result last.
-    StreamJson,
-}
 
 #[derive(Debug, Args)]
 pub struct ExecArgs {

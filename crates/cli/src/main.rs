@@ -15,7 +15,6 @@ mod pipe;
 mod plan_cmd;
 mod setup;
 mod swarm;
-mod swarm_front;
 mod swarm_session;
 mod swarm_trust;
 mod swebench;

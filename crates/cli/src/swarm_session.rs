@@ -13,15 +13,15 @@ use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use atto_line::swarm_front::{Answers, Front, Host};
+use atto_line::{InputFormat, OnAsk, OutputFormat};
 use atto_llm::ResolvedProvider;
 use atto_protocol::swarm::{SwarmEvent, SwarmInput};
 use atto_swarm::coordinator::{Options, Start};
 use tokio::io::{BufReader, Lines, Stdin};
 use tokio::sync::mpsc;
 
-use crate::exec::{InputFormat, OnAsk, OutputFormat};
 use crate::swarm::{Prepared, Running};
-use crate::swarm_front::{Answers, Front, Host};
 use crate::swarm_trust::UntrustedSwarmFile;
 use crate::{Failure, GlobalArgs};
 use atto_config::Config;

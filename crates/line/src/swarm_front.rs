@@ -2,7 +2,7 @@
 //! progress as text lines or `swarm.*` JSON events, the plan's y/N, workers' approvals and
 //! stuck tasks asked on a terminal (or answered by JSON lines on stdin, or by `--on-ask`
 //! when no one can be asked), and Ctrl-C turned into a resumable stop. The coordinator
-//! and its set-up live in `swarm`.
+//! and its set-up are the binary's (`atto swarm`, and `/swarm` through [`crate::LineSwarm`]).
 
 use std::io::Write as _;
 
@@ -13,24 +13,27 @@ use atto_protocol::{ApprovalDecision, ApprovalRequest};
 use tokio::io::AsyncBufReadExt as _;
 use tokio::sync::mpsc;
 
-use crate::ExitCode;
-use crate::exec::{InputFormat, OnAsk, OutputFormat};
+use crate::headless::{InputFormat, OnAsk, OutputFormat};
+
+/// The exit code of a run cancelled by the person (DESIGN.md §5), for `atto swarm`'s
+/// second Ctrl-C.
+const EXIT_CANCELLED: i32 = 130;
 
 /// How this run talks to its person.
-pub(crate) struct Front {
-    pub(crate) format: OutputFormat,
-    pub(crate) input: InputFormat,
-    pub(crate) on_ask: OnAsk,
-    pub(crate) interactive: bool,
-    pub(crate) host: Host,
+pub struct Front {
+    pub format: OutputFormat,
+    pub input: InputFormat,
+    pub on_ask: OnAsk,
+    pub interactive: bool,
+    pub host: Host,
     /// How workers start and where that came from (`Prepared::worker_launch`), shown with the
     /// plan's question.
-    pub(crate) worker_launch: String,
+    pub worker_launch: String,
 }
 
 /// Where the swarm runs from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Host {
+pub enum Host {
     /// `atto swarm`: its own process; a second Ctrl-C exits at once.
     Command,
     /// `/swarm` in the line session: the session goes on after it, so Ctrl-C only stops
@@ -53,7 +56,7 @@ struct Conversation {
 }
 
 /// Where a person's answers come from.
-pub(crate) enum Answers<'a> {
+pub enum Answers<'a> {
     /// Lines read from stdin by a task of their own (`atto swarm`).
     Spawned(mpsc::UnboundedReceiver<String>),
     /// The line session's stdin, read between its prompts.
@@ -74,7 +77,7 @@ impl Answers<'_> {
 }
 
 impl Front {
-    pub(crate) fn notice(&self, text: &str) {
+    pub fn notice(&self, text: &str) {
         if self.format == OutputFormat::Text {
             eprintln!("atto: {text}");
         } else {
@@ -87,7 +90,7 @@ impl Front {
             OutputFormat::StreamJson => {
                 let value = serde_json::to_value(event).unwrap_or_default();
                 let mut out = std::io::stdout().lock();
-                let _ = writeln!(out, "{}", atto_line::render::tagged(value));
+                let _ = writeln!(out, "{}", crate::render::tagged(value));
                 let _ = out.flush();
             }
             OutputFormat::Json => {}
@@ -100,7 +103,7 @@ impl Front {
     }
 
     /// Prints events and answers what needs an answer until the coordinator ends.
-    pub(crate) async fn drive(
+    pub async fn drive(
         &self,
         events: mpsc::UnboundedReceiver<SwarmEvent>,
         input: mpsc::UnboundedSender<SwarmInput>,
@@ -126,7 +129,7 @@ impl Front {
     /// Prints events and answers what needs an answer from `answers` until the
     /// coordinator ends. A person's line is read only while a question waits for it, so
     /// lines typed ahead (and, in a session, the prompts after the swarm) wait their turn.
-    pub(crate) async fn converse(
+    pub async fn converse(
         &self,
         mut events: mpsc::UnboundedReceiver<SwarmEvent>,
         input: mpsc::UnboundedSender<SwarmInput>,
@@ -140,7 +143,7 @@ impl Front {
             interrupts: 0,
         };
         // One Ctrl-C listener for the whole conversation (see `signal`).
-        let mut sigint = atto_line::signal::sigint();
+        let mut sigint = crate::signal::sigint();
         let json_input = self.input == InputFormat::StreamJson;
         loop {
             tokio::select! {
@@ -158,7 +161,7 @@ impl Front {
             && let Some(event) = talk.last
         {
             let value = serde_json::to_value(&event).unwrap_or_default();
-            println!("{}", atto_line::render::tagged(value));
+            println!("{}", crate::render::tagged(value));
         }
     }
 
@@ -259,7 +262,7 @@ impl Front {
                 eprintln!(
                     "atto: interrupted twice; exiting now (the swarm can be resumed with {resume})"
                 );
-                std::process::exit(ExitCode::Cancelled as i32);
+                std::process::exit(EXIT_CANCELLED);
             }
             (1, Host::Session) => eprintln!(
                 "atto: stopping the workers; the swarm can be resumed with \
