@@ -90,7 +90,7 @@ pub fn grants(args: GrantsArgs, workspace: &std::path::Path) -> Result<ExitCode,
                     revocable: true,
                 })
                 .collect();
-            print!("{}", crate::render::grant_table(&grants));
+            print!("{}", atto_line::render::grant_table(&grants));
             Ok(ExitCode::Ok)
         }
         GrantsAction::Revoke { id } => {
@@ -272,88 +272,97 @@ pub fn sessions(args: SessionsArgs, workspace: &std::path::Path) -> Result<ExitC
     let store = open_store()?;
     let here = workspace.display().to_string();
     match args.action.unwrap_or(SessionsAction::List) {
-        SessionsAction::List => {
-            let rows = store
-                .sessions_blocking(&here, 50)
-                .map_err(|e| Failure::usage(e.to_string()))?;
-            // A session of slash commands only holds no conversation: not listed.
-            let rows: Vec<_> = rows.into_iter().filter(|r| r.messages > 0).collect();
-            if rows.is_empty() {
-                println!("no saved sessions in {here}");
+        SessionsAction::List => list_sessions(&store, &here),
+        SessionsAction::Export { id, format } => export_session(&store, &here, &id, &format),
+        SessionsAction::Show { id } => show_session(&store, &here, &id),
+    }
+}
+
+/// `atto sessions`: this workspace's saved sessions with a conversation, newest first.
+fn list_sessions(store: &Store, here: &str) -> Result<ExitCode, Failure> {
+    let rows = store
+        .sessions_blocking(here, 50)
+        .map_err(|e| Failure::usage(e.to_string()))?;
+    // A session of slash commands only holds no conversation: not listed.
+    let rows: Vec<_> = rows.into_iter().filter(|r| r.messages > 0).collect();
+    if rows.is_empty() {
+        println!("no saved sessions in {here}");
+    }
+    for r in rows {
+        let size = if r.answered {
+            format!("{:>4} messages", r.messages)
+        } else {
+            "never answered".to_owned()
+        };
+        let label = r
+            .label
+            .as_deref()
+            .map(|l| format!("[{l}] "))
+            .unwrap_or_default();
+        let short = |p: &str| {
+            store
+                .short_id_blocking(atto_store::IdKind::Session, p)
+                .unwrap_or_else(|_| p.to_owned())
+        };
+        let fork = match (&r.parent_session, &r.spawned_by) {
+            (Some(p), _) => format!("  (fork of {})", short(p)),
+            (None, Some(p)) => format!("  (subagent of {})", short(p)),
+            (None, None) => String::new(),
+        };
+        println!(
+            "{:<10}  {}  {size}  {label}{}{fork}",
+            r.short_id,
+            atto_core::time::utc_minute(r.updated_at),
+            r.title.as_deref().unwrap_or("(no prompt yet)")
+        );
+    }
+    Ok(ExitCode::Ok)
+}
+
+/// `atto sessions export`: a session as JSON, or as Markdown to read.
+fn export_session(store: &Store, here: &str, id: &str, format: &str) -> Result<ExitCode, Failure> {
+    let (row, bodies) = load_session(store, here, id)?;
+    let messages: Vec<serde_json::Value> = bodies
+        .iter()
+        .map(|b| serde_json::from_str(b).unwrap_or(serde_json::Value::String(b.clone())))
+        .collect();
+    if format == "json" {
+        let doc = serde_json::json!({"session": row, "messages": messages});
+        println!("{doc}");
+    } else {
+        println!("# {}\n", row.title.as_deref().unwrap_or("atto session"));
+        println!(
+            "Session `{}` · workspace `{}` · model `{}`\n",
+            row.id,
+            row.workspace,
+            row.model.as_deref().unwrap_or("?")
+        );
+        for body in &bodies {
+            if let Ok(message) = serde_json::from_str::<Message>(body) {
+                print!("{}", markdown(&message));
             }
-            for r in rows {
-                let size = if r.answered {
-                    format!("{:>4} messages", r.messages)
-                } else {
-                    "never answered".to_owned()
-                };
-                let label = r
-                    .label
-                    .as_deref()
-                    .map(|l| format!("[{l}] "))
-                    .unwrap_or_default();
-                let short = |p: &str| {
-                    store
-                        .short_id_blocking(atto_store::IdKind::Session, p)
-                        .unwrap_or_else(|_| p.to_owned())
-                };
-                let fork = match (&r.parent_session, &r.spawned_by) {
-                    (Some(p), _) => format!("  (fork of {})", short(p)),
-                    (None, Some(p)) => format!("  (subagent of {})", short(p)),
-                    (None, None) => String::new(),
-                };
-                println!(
-                    "{:<10}  {}  {size}  {label}{}{fork}",
-                    r.short_id,
-                    atto_core::time::utc_minute(r.updated_at),
-                    r.title.as_deref().unwrap_or("(no prompt yet)")
-                );
-            }
-            Ok(ExitCode::Ok)
-        }
-        SessionsAction::Export { id, format } => {
-            let (row, bodies) = load_session(&store, &here, &id)?;
-            let messages: Vec<serde_json::Value> = bodies
-                .iter()
-                .map(|b| serde_json::from_str(b).unwrap_or(serde_json::Value::String(b.clone())))
-                .collect();
-            if format == "json" {
-                let doc = serde_json::json!({"session": row, "messages": messages});
-                println!("{doc}");
-            } else {
-                println!("# {}\n", row.title.as_deref().unwrap_or("atto session"));
-                println!(
-                    "Session `{}` · workspace `{}` · model `{}`\n",
-                    row.id,
-                    row.workspace,
-                    row.model.as_deref().unwrap_or("?")
-                );
-                for body in &bodies {
-                    if let Ok(message) = serde_json::from_str::<Message>(body) {
-                        print!("{}", markdown(&message));
-                    }
-                }
-            }
-            Ok(ExitCode::Ok)
-        }
-        SessionsAction::Show { id } => {
-            let (row, bodies) = load_session(&store, &here, &id)?;
-            println!(
-                "session {} · {} · {} · {} messages",
-                row.id,
-                row.workspace,
-                row.model.as_deref().unwrap_or("?"),
-                bodies.len()
-            );
-            for body in bodies {
-                match serde_json::from_str::<Message>(&body) {
-                    Ok(message) => print!("{}", transcript(&message)),
-                    Err(e) => println!("[unreadable message: {e}]"),
-                }
-            }
-            Ok(ExitCode::Ok)
         }
     }
+    Ok(ExitCode::Ok)
+}
+
+/// `atto sessions show`: a session's transcript.
+fn show_session(store: &Store, here: &str, id: &str) -> Result<ExitCode, Failure> {
+    let (row, bodies) = load_session(store, here, id)?;
+    println!(
+        "session {} · {} · {} · {} messages",
+        row.id,
+        row.workspace,
+        row.model.as_deref().unwrap_or("?"),
+        bodies.len()
+    );
+    for body in bodies {
+        match serde_json::from_str::<Message>(&body) {
+            Ok(message) => print!("{}", transcript(&message)),
+            Err(e) => println!("[unreadable message: {e}]"),
+        }
+    }
+    Ok(ExitCode::Ok)
 }
 
 /// One message as readable text.

@@ -12,7 +12,7 @@ use serde_json::json;
 
 use crate::permissions::PermissionFlags;
 use crate::setup::{self, Launch, LimitFlags};
-use crate::{ExitCode, Failure, repl};
+use crate::{ExitCode, Failure, exec};
 use atto_config::Config;
 
 #[derive(Debug, Args)]
@@ -117,7 +117,9 @@ pub async fn run(args: DemoArgs, wire: Option<Wire>) -> Result<ExitCode, Failure
     })?;
     let prompt = "greet.py crashes when I run it. Fix it and check that it works.";
     println!("> {prompt}");
-    let code = repl::run_one(handle, prompt.to_owned()).await;
+    let code = atto_line::run_one(handle, prompt.to_owned(), exec::FACTS)
+        .await
+        .map_or(ExitCode::Failed, |result| exec::exit_code(&result));
     server.shutdown().await;
     println!();
     println!("The demo project is at {}", workspace.display());

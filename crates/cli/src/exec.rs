@@ -4,45 +4,22 @@ use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
 
 use atto_core::AgentHandle;
+use atto_line::{InputFormat, OnAsk, OutputFormat};
 use atto_protocol::{
     ApprovalDecision, ApprovalRequest, Event, FailureKind, FinalResult, Op, TurnStatus,
 };
-use clap::{Args, ValueEnum};
+use clap::Args;
 
-use crate::render::{self, TextRenderer};
 use crate::{ExitCode, Failure};
+use atto_line::render::{self, TextRenderer};
 
-/// What a headless run does when a call needs approval.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OnAsk {
-    /// Refuse the call; the model is told and may try another way.
-    Deny,
-    /// Stop the task: exit 1 naming the call that needed approval.
-    Fail,
-    /// Approve the call (BLOCK verdicts stay refused).
-    Allow,
-}
-
-/// Where a headless run reads its input.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum InputFormat {
-    /// The task as text (argument, --prompt-file, stdin).
-    Text,
-    /// JSON ops, one per line on stdin: `{"type":"approval","id":…,"decision":"yes"}`,
-    /// `{"type":"user_input","text":…}`, `{"type":"interrupt"}`.
-    StreamJson,
-}
-
-/// How `atto exec` reports.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum OutputFormat {
-    /// Answer text on stdout, progress on stderr.
-    Text,
-    /// The final result object only, on stdout.
-    Json,
-    /// One JSON event per line on stdout, the result last.
-    StreamJson,
-}
+/// The engine's readings the line session's and exec's text shows: what a proposed change
+/// is about, how a permission mode is spelt, which tool runs a subagent.
+pub const FACTS: atto_line::Facts = atto_line::Facts {
+    change_target: atto_core::change_target,
+    permission_name: atto_policy::gate::permission_name,
+    spawn_tool: atto_policy::gate::SPAWN_TOOL,
+};
 
 #[derive(Debug, Args)]
 pub struct ExecArgs {
@@ -168,9 +145,9 @@ pub async fn run(
         drop(closed_tx);
     }
     // One Ctrl-C listener for the whole run (see `signal`).
-    let mut sigint = crate::signal::sigint();
+    let mut sigint = atto_line::signal::sigint();
     let mut open_asks: Vec<ApprovalRequest> = Vec::new();
-    let mut text = TextRenderer::new(std::io::stdout(), std::io::stderr());
+    let mut text = TextRenderer::new(std::io::stdout(), std::io::stderr(), FACTS);
     let mut result: Option<FinalResult> = None;
     let mut interrupts = 0u32;
     let mut refused_ask: Option<String> = None;
@@ -200,15 +177,7 @@ pub async fn run(
             }
         };
         let Some(event) = event else { break };
-        match options.format {
-            OutputFormat::Text => text.event(&event),
-            OutputFormat::StreamJson => {
-                let mut out = std::io::stdout().lock();
-                let _ = writeln!(out, "{}", render::event_json(&event));
-                let _ = out.flush();
-            }
-            OutputFormat::Json => {}
-        }
+        show(options.format, &mut text, &event);
         match event {
             Event::ApprovalRequired(request) if answered_on_stdin => open_asks.push(request),
             Event::ApprovalRequired(request) => {
@@ -225,6 +194,35 @@ pub async fn run(
             _ => {}
         }
     }
+    conclude(result, refused_ask, session_id, options.format)
+}
+
+/// Shows an event as `--output-format` says (the final `json` object comes at the end).
+fn show(
+    format: OutputFormat,
+    text: &mut TextRenderer<std::io::Stdout, std::io::Stderr>,
+    event: &Event,
+) {
+    match format {
+        OutputFormat::Text => text.event(event),
+        OutputFormat::StreamJson => {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{}", render::event_json(event));
+            let _ = out.flush();
+        }
+        OutputFormat::Json => {}
+    }
+}
+
+/// The run's end: the task's result (failed when `--on-ask fail` refused an approval),
+/// where the wire log is when it failed, the `result` object for the JSON formats, and
+/// the exit code.
+fn conclude(
+    result: Option<FinalResult>,
+    refused_ask: Option<String>,
+    session_id: &str,
+    format: OutputFormat,
+) -> ExitCode {
     let Some(mut result) = result else {
         eprintln!("atto: the session ended without finishing the task");
         return ExitCode::Failed;
@@ -246,7 +244,7 @@ pub async fn run(
             log.display()
         );
     }
-    if options.format != OutputFormat::Text {
+    if format != OutputFormat::Text {
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "{}", render::result_json(session_id, 1, &result));
         let _ = out.flush();

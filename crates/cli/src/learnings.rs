@@ -95,10 +95,6 @@ pub fn run(
     let store = crate::permissions::open_store().map_err(|e| Failure::usage(e.to_string()))?;
     let here = workspace.display().to_string();
     let failed = |e: atto_store::StoreError| Failure::usage(e.to_string());
-    let limits = LearningLimits {
-        auto_validate_threshold: settings.auto_validate_threshold,
-        max_learnings: settings.max_learnings,
-    };
     let mut out = std::io::stdout().lock();
     match args
         .action
@@ -124,65 +120,97 @@ pub fn run(
         LearningsAction::Reject { id } => decide(&store, &here, id, LearningStatus::Rejected)?,
         LearningsAction::Archive { id } => decide(&store, &here, id, LearningStatus::Archived)?,
         LearningsAction::Export { status, output } => {
-            let statuses = statuses(status.as_deref(), &[LearningStatus::Validated])?;
-            let export = Export {
-                format: FORMAT.to_owned(),
-                version: FORMAT_VERSION,
-                learnings: list(&store, &here, statuses)?,
-            };
-            let json = serde_json::to_string_pretty(&export)
-                .map_err(|e| Failure::usage(format!("cannot write the learnings as JSON: {e}")))?;
-            match output {
-                Some(path) => {
-                    std::fs::write(&path, format!("{json}\n")).map_err(|e| {
-                        Failure::usage(format!(
-                            "cannot write {}: {e}; nothing was exported",
-                            path.display()
-                        ))
-                    })?;
-                    eprintln!(
-                        "exported {} learning(s) to {}",
-                        export.learnings.len(),
-                        path.display()
-                    );
-                }
-                None => {
-                    let _ = writeln!(out, "{json}");
-                }
-            }
+            export(&store, &here, status.as_deref(), output, &mut out)?;
         }
         LearningsAction::Import { file, attocode } => {
-            let files = match (file, attocode) {
-                (Some(file), _) => vec![file],
-                (None, true) => {
-                    let found = atto_store::attocode_learning_dbs(workspace);
-                    if found.is_empty() {
-                        return Err(Failure::usage(format!(
-                            "no Attocode learnings database under {}/.attocode (a SQLite \
-                             file with a learnings table); nothing was imported. Name the \
-                             file: atto learnings import PATH",
-                            workspace.display()
-                        )));
-                    }
-                    found
-                }
-                (None, false) => {
-                    return Err(Failure::usage(
-                        "give a file to import (a JSON export or a SQLite learnings \
-                         database), or --attocode to read .attocode/ in this workspace",
-                    ));
-                }
-            };
-            for file in files {
-                let items = read(&file, &here)?;
-                let report = store
-                    .import_learnings_blocking(items, limits)
-                    .map_err(failed)?;
-                eprintln!("{}", imported_line(&file, report));
-            }
+            import(&store, &here, workspace, file, attocode, settings)?;
         }
     }
     Ok(ExitCode::Ok)
+}
+
+/// `atto learnings export`: the learnings of `status` (validated by default) as JSON, to
+/// `output` or to `out`.
+fn export(
+    store: &Store,
+    here: &str,
+    status: Option<&str>,
+    output: Option<PathBuf>,
+    out: &mut impl std::io::Write,
+) -> Result<(), Failure> {
+    let statuses = statuses(status, &[LearningStatus::Validated])?;
+    let export = Export {
+        format: FORMAT.to_owned(),
+        version: FORMAT_VERSION,
+        learnings: list(store, here, statuses)?,
+    };
+    let json = serde_json::to_string_pretty(&export)
+        .map_err(|e| Failure::usage(format!("cannot write the learnings as JSON: {e}")))?;
+    match output {
+        Some(path) => {
+            std::fs::write(&path, format!("{json}\n")).map_err(|e| {
+                Failure::usage(format!(
+                    "cannot write {}: {e}; nothing was exported",
+                    path.display()
+                ))
+            })?;
+            eprintln!(
+                "exported {} learning(s) to {}",
+                export.learnings.len(),
+                path.display()
+            );
+        }
+        None => {
+            let _ = writeln!(out, "{json}");
+        }
+    }
+    Ok(())
+}
+
+/// `atto learnings import`: reads `file`, or Attocode's databases under the workspace, and
+/// adds the learnings not already here.
+fn import(
+    store: &Store,
+    here: &str,
+    workspace: &Path,
+    file: Option<PathBuf>,
+    attocode: bool,
+    settings: &LearningSettings,
+) -> Result<(), Failure> {
+    let failed = |e: atto_store::StoreError| Failure::usage(e.to_string());
+    let limits = LearningLimits {
+        auto_validate_threshold: settings.auto_validate_threshold,
+        max_learnings: settings.max_learnings,
+    };
+    let files = match (file, attocode) {
+        (Some(file), _) => vec![file],
+        (None, true) => {
+            let found = atto_store::attocode_learning_dbs(workspace);
+            if found.is_empty() {
+                return Err(Failure::usage(format!(
+                    "no Attocode learnings database under {}/.attocode (a SQLite \
+                     file with a learnings table); nothing was imported. Name the \
+                     file: atto learnings import PATH",
+                    workspace.display()
+                )));
+            }
+            found
+        }
+        (None, false) => {
+            return Err(Failure::usage(
+                "give a file to import (a JSON export or a SQLite learnings \
+                 database), or --attocode to read .attocode/ in this workspace",
+            ));
+        }
+    };
+    for file in files {
+        let items = read(&file, here)?;
+        let report = store
+            .import_learnings_blocking(items, limits)
+            .map_err(failed)?;
+        eprintln!("{}", imported_line(&file, report));
+    }
+    Ok(())
 }
 
 fn list(

@@ -13,12 +13,8 @@ mod models;
 mod permissions;
 mod pipe;
 mod plan_cmd;
-mod render;
-mod repl;
 mod setup;
-mod signal;
 mod swarm;
-mod swarm_front;
 mod swarm_session;
 mod swarm_trust;
 mod swebench;
@@ -62,8 +58,8 @@ struct Cli {
     #[arg(long)]
     plain: bool,
     /// How the line session prints events.
-    #[arg(long, value_enum, default_value_t = repl::LineFormat::Text)]
-    output_format: repl::LineFormat,
+    #[arg(long, value_enum, default_value_t = atto_line::LineFormat::Text)]
+    output_format: atto_line::LineFormat,
 }
 
 /// The options of a session: model, permissions, modes, resuming. Given before the
@@ -572,17 +568,22 @@ fn interactive(mut cli: Cli) -> Result<ExitCode, Failure> {
             provider: provider.clone(),
             workspace: workspace_root,
         };
-        Ok(repl::run(
+        let outcome = atto_line::run(
             handle,
             cli.prompt,
-            repl::Options {
+            atto_line::Options {
                 trust,
                 mode,
                 format: cli.output_format,
-                swarm,
+                swarm: Box::new(swarm),
+                facts: exec::FACTS,
             },
         )
-        .await)
+        .await;
+        Ok(match outcome {
+            atto_line::Outcome::Finished => ExitCode::Ok,
+            atto_line::Outcome::SessionLost => ExitCode::Failed,
+        })
     })
 }
 
@@ -591,7 +592,7 @@ fn interactive(mut cli: Cli) -> Result<ExitCode, Failure> {
 fn use_tui(cli: &Cli) -> bool {
     use std::io::IsTerminal as _;
     !cli.plain
-        && cli.output_format == repl::LineFormat::Text
+        && cli.output_format == atto_line::LineFormat::Text
         && std::io::stdin().is_terminal()
         && std::io::stdout().is_terminal()
         && std::env::var("TERM").map_or(true, |t| t != "dumb")

@@ -13,6 +13,7 @@ use std::io::Write as _;
 use std::sync::Arc;
 
 use atto_core::commands::parse_picks;
+use atto_line::render;
 use atto_llm::{
     BoxFuture, ModelClient, ModelError, ModelInfo, ModelRequest, ModelResponse, ResolvedProvider,
     StreamUpdate, Wire,
@@ -22,7 +23,7 @@ use atto_store::SessionRef;
 use clap::{Args, Subcommand, ValueEnum};
 
 use crate::setup::{self, Launch, LimitFlags};
-use crate::{ExitCode, Failure, GlobalArgs, render};
+use crate::{ExitCode, Failure, GlobalArgs};
 use atto_config::Config;
 
 #[derive(Debug, Args)]
@@ -184,7 +185,7 @@ async fn run_op(mut handle: atto_core::AgentHandle, op: Op, format: PlanFormat) 
         match &event {
             Event::Plan { plan, previews } => {
                 print(format, &event, || {
-                    render::plan_view(plan.as_ref(), previews)
+                    render::plan_view(plan.as_ref(), previews, atto_core::change_target)
                 });
                 code.get_or_insert(ExitCode::Ok);
             }

@@ -15,10 +15,10 @@ use atto_swarm::{SwarmConfig, SwarmEvent, SwarmInput, SwarmState, report};
 use clap::{Args, Subcommand};
 use tokio::sync::mpsc;
 
-use crate::exec::{InputFormat, OnAsk, OutputFormat};
-use crate::swarm_front::{Front, Host};
 use crate::swarm_trust::{UntrustedSwarmFile, shell_words, template_files};
 use crate::{ExitCode, Failure, GlobalArgs};
+use atto_line::swarm_front::{Front, Host};
+use atto_line::{InputFormat, OnAsk, OutputFormat};
 
 #[derive(Debug, Args)]
 #[command(args_conflicts_with_subcommands = true)]

@@ -8,18 +8,20 @@
 //! database and connects the models; running reads files for the checks), so the
 //! interface never waits on it.
 
+use std::future::Future;
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::sync::Arc;
 
+use atto_line::swarm_front::{Answers, Front, Host};
+use atto_line::{InputFormat, OnAsk, OutputFormat};
 use atto_llm::ResolvedProvider;
 use atto_protocol::swarm::{SwarmEvent, SwarmInput};
 use atto_swarm::coordinator::{Options, Start};
 use tokio::io::{BufReader, Lines, Stdin};
 use tokio::sync::mpsc;
 
-use crate::exec::{InputFormat, OnAsk, OutputFormat};
 use crate::swarm::{Prepared, Running};
-use crate::swarm_front::{Answers, Front, Host};
 use crate::swarm_trust::UntrustedSwarmFile;
 use crate::{Failure, GlobalArgs};
 use atto_config::Config;
@@ -151,11 +153,22 @@ async fn forward(
     let _ = running.done.await;
 }
 
+impl atto_line::LineSwarm for SessionSwarm {
+    fn run<'a>(
+        &'a self,
+        goal: String,
+        lines: &'a mut Lines<BufReader<Stdin>>,
+        json: bool,
+    ) -> Pin<Box<dyn Future<Output = ()> + 'a>> {
+        Box::pin(run_in_line_session(self, goal, lines, json))
+    }
+}
+
 /// `/swarm "task"` in the line session: progress as `atto swarm` prints it (or its
 /// `swarm.*` events with stream-json), the plan's y/N and the other questions read from
 /// the session's stdin. Runs to the swarm's end before the next line is read; with no task,
 /// says how to give one.
-pub(crate) async fn run_in_line_session(
+async fn run_in_line_session(
     setup: &SessionSwarm,
     goal: String,
     lines: &mut Lines<BufReader<Stdin>>,
@@ -181,7 +194,36 @@ pub(crate) async fn run_in_line_session(
         host: Host::Session,
         worker_launch: String::new(),
     };
-    let workspace = setup.workspace.clone();
+    if !swarm_file_trusted(&front, setup.workspace.clone(), lines).await {
+        return;
+    }
+    let prepared = match setup.prepare().await {
+        Ok(prepared) => prepared,
+        Err(failure) => {
+            front.notice(&format!("the swarm did not start: {}", failure.message));
+            return;
+        }
+    };
+    for warning in &prepared.warnings {
+        front.notice(&format!("warning: {warning}"));
+    }
+    front.worker_launch = prepared.worker_launch.clone();
+    front.notice(&prepared.worker_launch);
+    let running = prepared.launch(Start::New(goal), SESSION_OPTIONS);
+    front
+        .converse(running.events, running.input, Answers::Session(lines))
+        .await;
+    let _ = running.done.await;
+}
+
+/// Whether the workspace's swarm.yaml may run: trusted already (or absent), or trusted now
+/// by the person's yes on the session's stdin. A refusal or a failure is said as why the
+/// swarm did not start.
+async fn swarm_file_trusted(
+    front: &Front,
+    workspace: PathBuf,
+    lines: &mut Lines<BufReader<Stdin>>,
+) -> bool {
     let found = tokio::task::spawn_blocking(move || UntrustedSwarmFile::find(&workspace)).await;
     match found {
         Ok(Ok(None)) => {}
@@ -203,69 +245,21 @@ pub(crate) async fn run_in_line_session(
             );
             if !yes {
                 front.notice(&format!("the swarm did not start: {}", untrusted.refusal()));
-                return;
+                return false;
             }
             if let Err(failure) = untrusted.trust() {
                 front.notice(&format!("the swarm did not start: {}", failure.message));
-                return;
+                return false;
             }
         }
         Ok(Err(failure)) => {
             front.notice(&format!("the swarm did not start: {}", failure.message));
-            return;
+            return false;
         }
         Err(e) => {
             front.notice(&format!("the swarm did not start: {e}"));
-            return;
+            return false;
         }
     }
-    let prepared = match setup.prepare().await {
-        Ok(prepared) => prepared,
-        Err(failure) => {
-            front.notice(&format!("the swarm did not start: {}", failure.message));
-            return;
-        }
-    };
-    for warning in &prepared.warnings {
-        front.notice(&format!("warning: {warning}"));
-    }
-    front.worker_launch = prepared.worker_launch.clone();
-    front.notice(&prepared.worker_launch);
-    let running = prepared.launch(Start::New(goal), SESSION_OPTIONS);
-    front
-        .converse(running.events, running.input, Answers::Session(lines))
-        .await;
-    let _ = running.done.await;
-}
-
-/// The task of a `/swarm` line: `Some("")` for a bare `/swarm`, `None` for other lines.
-pub(crate) fn swarm_goal(line: &str) -> Option<String> {
-    let rest = line.trim().strip_prefix("/swarm")?;
-    if !(rest.is_empty() || rest.starts_with(char::is_whitespace)) {
-        return None;
-    }
-    let rest = rest.trim();
-    let unquoted = rest
-        .strip_prefix('"')
-        .and_then(|r| r.strip_suffix('"'))
-        .unwrap_or(rest);
-    Some(unquoted.trim().to_owned())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::swarm_goal;
-
-    #[test]
-    fn swarm_lines_and_their_task() {
-        for (line, want) in [
-            ("/swarm \"add a hello module\"", Some("add a hello module")),
-            ("/swarm add it", Some("add it")),
-            ("/swarm", Some("")),
-            ("/swarmy \"x\"", None),
-            ("/spawn \"x\"", None),
-        ] {
-            assert_eq!(swarm_goal(line).as_deref(), want, "{line}");
-        }
-    }
+    true
 }

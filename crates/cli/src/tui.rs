@@ -39,19 +39,7 @@ pub fn start(
     let flags = cli.global.permission_flags();
     let project = ProjectConfig::load(&workspace)?;
     let permission = permissions::setting(&flags, config, &project)?.mode;
-    let mode = cli.global.agent_mode();
-    let info = AppInfo {
-        provider: provider.name.clone(),
-        model: provider.model.clone(),
-        mode,
-        permission,
-        sandbox: permission != PermissionMode::Yolo
-            && atto_sandbox::Sandbox::probe()
-                .landlock_unavailable
-                .is_none(),
-        workspace: workspace.display().to_string(),
-        change_target: atto_core::change_target,
-    };
+    let info = app_info(cli, provider, permission, &workspace);
     let picking = match &entry {
         Entry::Fork { .. } => Some("Fork"),
         Entry::Session if cli.global.wants_picker() => Some("Resume"),
@@ -62,37 +50,14 @@ pub fn start(
         None => None,
     };
     block_on(async {
-        let mut notice = None;
-        let resume = match (sessions, picking) {
+        let (resume, notice) = match (sessions, picking) {
             (Some(choices), Some(verb)) => {
-                if choices.is_empty() {
-                    return Err(Failure::usage(format!(
-                        "no saved sessions in {}; run atto without -r to start one",
-                        workspace.display()
-                    )));
-                }
-                let title = format!("{verb} a session in {}", workspace.display());
-                let Some(id) = atto_tui::picker::pick(&title, choices)
-                    .await
-                    .map_err(tui_failure)?
-                else {
+                let Some(picked) = pick_session(&workspace, verb, choices, entry).await? else {
                     return Ok(ExitCode::Ok);
                 };
-                let id = match entry {
-                    Entry::Fork { label } => {
-                        let forked = crate::admin::fork_session(
-                            &workspace,
-                            &atto_store::SessionRef::Id(id),
-                            label,
-                        )?;
-                        notice = Some(forked.to_string());
-                        forked.id
-                    }
-                    Entry::Session => id,
-                };
-                Some(atto_store::SessionRef::Id(id))
+                (Some(picked.session), picked.notice)
             }
-            _ => cli.global.resume_ref()?,
+            _ => (cli.global.resume_ref()?, None),
         };
         let (handle, _) = setup::start(Launch {
             provider,
@@ -124,6 +89,72 @@ pub fn start(
         atto_tui::run(handle, options).await.map_err(tui_failure)?;
         Ok(ExitCode::Ok)
     })
+}
+
+/// What the status line shows before the engine says more.
+fn app_info(
+    cli: &Cli,
+    provider: &ResolvedProvider,
+    permission: PermissionMode,
+    workspace: &std::path::Path,
+) -> AppInfo {
+    AppInfo {
+        provider: provider.name.clone(),
+        model: provider.model.clone(),
+        mode: cli.global.agent_mode(),
+        permission,
+        sandbox: permission != PermissionMode::Yolo
+            && atto_sandbox::Sandbox::probe()
+                .landlock_unavailable
+                .is_none(),
+        workspace: workspace.display().to_string(),
+        change_target: atto_core::change_target,
+    }
+}
+
+/// A session picked to continue in.
+struct Picked {
+    /// The session (for a fork, its new copy).
+    session: atto_store::SessionRef,
+    /// What to say first (a fork says what it copied).
+    notice: Option<String>,
+}
+
+/// The picker's session to resume (`verb` says why it is picked), copied first for a
+/// fork, with the notice that says so; `None` when the person closed the picker.
+async fn pick_session(
+    workspace: &std::path::Path,
+    verb: &str,
+    choices: Vec<SessionChoice>,
+    entry: Entry,
+) -> Result<Option<Picked>, Failure> {
+    if choices.is_empty() {
+        return Err(Failure::usage(format!(
+            "no saved sessions in {}; run atto without -r to start one",
+            workspace.display()
+        )));
+    }
+    let title = format!("{verb} a session in {}", workspace.display());
+    let Some(id) = atto_tui::picker::pick(&title, choices)
+        .await
+        .map_err(tui_failure)?
+    else {
+        return Ok(None);
+    };
+    let mut notice = None;
+    let id = match entry {
+        Entry::Fork { label } => {
+            let forked =
+                crate::admin::fork_session(workspace, &atto_store::SessionRef::Id(id), label)?;
+            notice = Some(forked.to_string());
+            forked.id
+        }
+        Entry::Session => id,
+    };
+    Ok(Some(Picked {
+        session: atto_store::SessionRef::Id(id),
+        notice,
+    }))
 }
 
 /// This workspace's saved sessions, newest first, as the picker lists them.

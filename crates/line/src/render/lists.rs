@@ -36,7 +36,12 @@ fn line_per_row(rows: impl Iterator<Item = String>) -> String {
 }
 
 /// `/show-plan`: every change in order with tool, target, reason, status and its preview.
-pub fn plan_view(plan: Option<&atto_protocol::PendingPlan>, previews: &[String]) -> String {
+/// `change_target` is the engine's reading of what file or command a change is about.
+pub fn plan_view(
+    plan: Option<&atto_protocol::PendingPlan>,
+    previews: &[String],
+    change_target: fn(&atto_protocol::ProposedChange) -> String,
+) -> String {
     use std::fmt::Write as _;
     let Some(plan) = plan else {
         return format!("{}\n", present::NO_PENDING_PLAN);
@@ -47,7 +52,7 @@ pub fn plan_view(plan: Option<&atto_protocol::PendingPlan>, previews: &[String])
         let _ = writeln!(
             out,
             "\n{}",
-            present::change_line(change, &atto_core::change_target(change))
+            present::change_line(change, &change_target(change))
         );
         if !change.reason.is_empty() {
             let _ = writeln!(out, "   reason: {}", change.reason);

@@ -23,7 +23,7 @@ pub fn result_json(session_id: &str, turns: u32, result: &FinalResult) -> String
 
 /// `{"type":…,"schema":…,"schema_version":…, <the other fields>}`: the tags first, so a
 /// reader can dispatch on the start of the line.
-pub(crate) fn tagged(value: Value) -> String {
+pub fn tagged(value: Value) -> String {
     let Value::Object(mut map) = value else {
         return Value::Null.to_string();
     };

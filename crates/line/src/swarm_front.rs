@@ -2,7 +2,7 @@
 //! progress as text lines or `swarm.*` JSON events, the plan's y/N, workers' approvals and
 //! stuck tasks asked on a terminal (or answered by JSON lines on stdin, or by `--on-ask`
 //! when no one can be asked), and Ctrl-C turned into a resumable stop. The coordinator
-//! and its set-up live in `swarm`.
+//! and its set-up are the binary's (`atto swarm`, and `/swarm` through [`crate::LineSwarm`]).
 
 use std::io::Write as _;
 
@@ -13,24 +13,27 @@ use atto_protocol::{ApprovalDecision, ApprovalRequest};
 use tokio::io::AsyncBufReadExt as _;
 use tokio::sync::mpsc;
 
-use crate::ExitCode;
-use crate::exec::{InputFormat, OnAsk, OutputFormat};
+use crate::headless::{InputFormat, OnAsk, OutputFormat};
+
+/// The exit code of a run cancelled by the person (DESIGN.md §5), for `atto swarm`'s
+/// second Ctrl-C.
+const EXIT_CANCELLED: i32 = 130;
 
 /// How this run talks to its person.
-pub(crate) struct Front {
-    pub(crate) format: OutputFormat,
-    pub(crate) input: InputFormat,
-    pub(crate) on_ask: OnAsk,
-    pub(crate) interactive: bool,
-    pub(crate) host: Host,
+pub struct Front {
+    pub format: OutputFormat,
+    pub input: InputFormat,
+    pub on_ask: OnAsk,
+    pub interactive: bool,
+    pub host: Host,
     /// How workers start and where that came from (`Prepared::worker_launch`), shown with the
     /// plan's question.
-    pub(crate) worker_launch: String,
+    pub worker_launch: String,
 }
 
 /// Where the swarm runs from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Host {
+pub enum Host {
     /// `atto swarm`: its own process; a second Ctrl-C exits at once.
     Command,
     /// `/swarm` in the line session: the session goes on after it, so Ctrl-C only stops
@@ -38,8 +41,22 @@ pub(crate) enum Host {
     Session,
 }
 
+/// What a conversation with the coordinator keeps between its events and lines.
+struct Conversation {
+    /// Whether answers may still come (input has not ended).
+    lines_open: bool,
+    /// What a terminal answer is for: the oldest question first.
+    questions: Questions,
+    /// The swarm's `finished` event, printed last with `--output-format json`.
+    last: Option<SwarmEvent>,
+    /// The swarm's id once it started, for the resume hint.
+    swarm_id: Option<String>,
+    /// Ctrl-Cs so far.
+    interrupts: u32,
+}
+
 /// Where a person's answers come from.
-pub(crate) enum Answers<'a> {
+pub enum Answers<'a> {
     /// Lines read from stdin by a task of their own (`atto swarm`).
     Spawned(mpsc::UnboundedReceiver<String>),
     /// The line session's stdin, read between its prompts.
@@ -60,7 +77,7 @@ impl Answers<'_> {
 }
 
 impl Front {
-    pub(crate) fn notice(&self, text: &str) {
+    pub fn notice(&self, text: &str) {
         if self.format == OutputFormat::Text {
             eprintln!("atto: {text}");
         } else {
@@ -86,7 +103,7 @@ impl Front {
     }
 
     /// Prints events and answers what needs an answer until the coordinator ends.
-    pub(crate) async fn drive(
+    pub async fn drive(
         &self,
         events: mpsc::UnboundedReceiver<SwarmEvent>,
         input: mpsc::UnboundedSender<SwarmInput>,
@@ -112,119 +129,150 @@ impl Front {
     /// Prints events and answers what needs an answer from `answers` until the
     /// coordinator ends. A person's line is read only while a question waits for it, so
     /// lines typed ahead (and, in a session, the prompts after the swarm) wait their turn.
-    pub(crate) async fn converse(
+    pub async fn converse(
         &self,
         mut events: mpsc::UnboundedReceiver<SwarmEvent>,
         input: mpsc::UnboundedSender<SwarmInput>,
         mut answers: Answers<'_>,
     ) {
-        let mut lines_open = !matches!(answers, Answers::Nobody);
+        let mut talk = Conversation {
+            lines_open: !matches!(answers, Answers::Nobody),
+            questions: Questions::default(),
+            last: None,
+            swarm_id: None,
+            interrupts: 0,
+        };
         // One Ctrl-C listener for the whole conversation (see `signal`).
         let mut sigint = crate::signal::sigint();
         let json_input = self.input == InputFormat::StreamJson;
-        let mut interrupts = 0u32;
-        // What a terminal answer is for: the oldest question first.
-        let mut questions = Questions::default();
-        let mut last: Option<SwarmEvent> = None;
-        let mut swarm_id: Option<String> = None;
         loop {
             tokio::select! {
                 event = events.recv() => {
                     let Some(event) = event else { break };
-                    if let SwarmEvent::Started { swarm_id: id, .. } = &event {
-                        swarm_id = Some(id.clone());
-                    }
-                    let question = self.question(&event);
-                    match question {
-                        Some(q) if lines_open && !json_input => {
-                            // A person answers on the terminal, one question at a time:
-                            // in text mode a later question's line waits with its prompt.
-                            let held = if self.format == OutputFormat::Text {
-                                text_line(&event)
-                            } else {
-                                self.print(&event);
-                                None
-                            };
-                            show(&questions.ask(q, held));
-                        }
-                        Some(q) => {
-                            self.print(&event);
-                            if lines_open {
-                                // The driving process answers on stdin; remembered in case
-                                // stdin closes first.
-                                questions.ask(q, None);
-                            } else {
-                                // No one is left to answer: it follows --on-ask.
-                                self.unanswerable(q, &input);
-                            }
-                        }
-                        None => self.print(&event),
-                    }
-                    if matches!(event, SwarmEvent::Finished { .. }) {
-                        last = Some(event);
-                    }
+                    self.on_event(&mut talk, event, &input);
                 }
-                line = answers.next(), if lines_open && (json_input || !questions.is_empty()) => {
-                    let Some(line) = line else {
-                        lines_open = false;
-                        // No one is left to answer: what was asked follows --on-ask.
-                        for q in questions.drain() {
-                            self.unanswerable(q, &input);
-                        }
-                        continue;
-                    };
-                    if self.input == InputFormat::StreamJson {
-                        match serde_json::from_str::<SwarmInput>(&line) {
-                            Ok(i) => {
-                                questions.retain(|q| !q.answered_by(&i));
-                                let _ = input.send(i);
-                            }
-                            Err(err) if !line.trim().is_empty() => {
-                                self.notice(&format!("ignoring input line that is not a swarm input ({err}): {line}"));
-                            }
-                            Err(_) => {}
-                        }
-                    } else {
-                        let (given, next) = questions.answer(line.trim());
-                        if let Some(i) = given {
-                            let _ = input.send(i);
-                        }
-                        show(&next);
-                    }
+                line = answers.next(), if talk.lines_open && (json_input || !talk.questions.is_empty()) => {
+                    self.on_line(&mut talk, line, &input);
                 }
-                Some(()) = sigint.recv() => {
-                    interrupts += 1;
-                    let resume = match &swarm_id {
-                        Some(id) => format!("atto swarm --resume {}", id.get(..8).unwrap_or(id)),
-                        None => "atto swarm --resume".to_owned(),
-                    };
-                    match (interrupts, self.host) {
-                        (1, Host::Command) => eprintln!(
-                            "atto: stopping the workers; the swarm can be resumed with \
-                             {resume} (Ctrl-C again to exit at once)"
-                        ),
-                        (_, Host::Command) => {
-                            eprintln!("atto: interrupted twice; exiting now (the swarm can be resumed with {resume})");
-                            std::process::exit(ExitCode::Cancelled as i32);
-                        }
-                        (1, Host::Session) => eprintln!(
-                            "atto: stopping the workers; the swarm can be resumed with \
-                             {resume}"
-                        ),
-                        (_, Host::Session) => eprintln!(
-                            "atto: the swarm's workers are stopping; its summary follows"
-                        ),
-                    }
-                    let _ = input.send(SwarmInput::Interrupt);
-                }
+                Some(()) = sigint.recv() => self.on_interrupt(&mut talk, &input),
             }
         }
         if self.format == OutputFormat::Json
-            && let Some(event) = last
+            && let Some(event) = talk.last
         {
             let value = serde_json::to_value(&event).unwrap_or_default();
             println!("{}", crate::render::tagged(value));
         }
+    }
+
+    /// Shows a coordinator's event, and puts what it asks to whoever answers.
+    fn on_event(
+        &self,
+        talk: &mut Conversation,
+        event: SwarmEvent,
+        input: &mpsc::UnboundedSender<SwarmInput>,
+    ) {
+        if let SwarmEvent::Started { swarm_id: id, .. } = &event {
+            talk.swarm_id = Some(id.clone());
+        }
+        let question = self.question(&event);
+        let json_input = self.input == InputFormat::StreamJson;
+        match question {
+            Some(q) if talk.lines_open && !json_input => {
+                // A person answers on the terminal, one question at a time:
+                // in text mode a later question's line waits with its prompt.
+                let held = if self.format == OutputFormat::Text {
+                    text_line(&event)
+                } else {
+                    self.print(&event);
+                    None
+                };
+                show(&talk.questions.ask(q, held));
+            }
+            Some(q) => {
+                self.print(&event);
+                if talk.lines_open {
+                    // The driving process answers on stdin; remembered in case
+                    // stdin closes first.
+                    talk.questions.ask(q, None);
+                } else {
+                    // No one is left to answer: it follows --on-ask.
+                    self.unanswerable(q, input);
+                }
+            }
+            None => self.print(&event),
+        }
+        if matches!(event, SwarmEvent::Finished { .. }) {
+            talk.last = Some(event);
+        }
+    }
+
+    /// Takes a line of input (`None`: input ended) as a swarm input (stream-json) or as
+    /// the answer to the oldest question.
+    fn on_line(
+        &self,
+        talk: &mut Conversation,
+        line: Option<String>,
+        input: &mpsc::UnboundedSender<SwarmInput>,
+    ) {
+        let Some(line) = line else {
+            talk.lines_open = false;
+            // No one is left to answer: what was asked follows --on-ask.
+            for q in talk.questions.drain() {
+                self.unanswerable(q, input);
+            }
+            return;
+        };
+        if self.input == InputFormat::StreamJson {
+            match serde_json::from_str::<SwarmInput>(&line) {
+                Ok(i) => {
+                    talk.questions.retain(|q| !q.answered_by(&i));
+                    let _ = input.send(i);
+                }
+                Err(err) if !line.trim().is_empty() => {
+                    self.notice(&format!(
+                        "ignoring input line that is not a swarm input ({err}): {line}"
+                    ));
+                }
+                Err(_) => {}
+            }
+        } else {
+            let (given, next) = talk.questions.answer(line.trim());
+            if let Some(i) = given {
+                let _ = input.send(i);
+            }
+            show(&next);
+        }
+    }
+
+    /// Ctrl-C: stops the workers (the swarm stays resumable); a second one exits `atto
+    /// swarm` at once, while a session only says the summary follows.
+    fn on_interrupt(&self, talk: &mut Conversation, input: &mpsc::UnboundedSender<SwarmInput>) {
+        talk.interrupts += 1;
+        let resume = match &talk.swarm_id {
+            Some(id) => format!("atto swarm --resume {}", id.get(..8).unwrap_or(id)),
+            None => "atto swarm --resume".to_owned(),
+        };
+        match (talk.interrupts, self.host) {
+            (1, Host::Command) => eprintln!(
+                "atto: stopping the workers; the swarm can be resumed with \
+                 {resume} (Ctrl-C again to exit at once)"
+            ),
+            (_, Host::Command) => {
+                eprintln!(
+                    "atto: interrupted twice; exiting now (the swarm can be resumed with {resume})"
+                );
+                std::process::exit(EXIT_CANCELLED);
+            }
+            (1, Host::Session) => eprintln!(
+                "atto: stopping the workers; the swarm can be resumed with \
+                 {resume}"
+            ),
+            (_, Host::Session) => {
+                eprintln!("atto: the swarm's workers are stopping; its summary follows")
+            }
+        }
+        let _ = input.send(SwarmInput::Interrupt);
     }
 
     /// What `event` asks of a person.

@@ -4,15 +4,17 @@
 use atto_present::commands::{self, Command, State};
 use atto_protocol::AgentHandle;
 use atto_protocol::{
-    AgentMode, ApprovalDecision, ApprovalRequest, Event, GrantScope, Op, ToolKind,
+    AgentMode, ApprovalDecision, ApprovalRequest, Event, FinalResult, GrantScope, Op, ToolKind,
 };
 use tokio::io::{AsyncBufReadExt, BufReader, Lines, Stdin};
 
-use crate::ExitCode;
-use crate::render::{self, TextRenderer};
-use crate::swarm_session::{self, SessionSwarm, swarm_goal};
+use crate::render::{self, Facts, TextRenderer};
 
 mod review;
+mod swarm;
+
+pub use swarm::LineSwarm;
+use swarm::swarm_goal;
 
 /// How the line session shows events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -31,9 +33,9 @@ struct Printer {
 }
 
 impl Printer {
-    fn new(format: LineFormat) -> Self {
+    fn new(format: LineFormat, facts: Facts) -> Self {
         Printer {
-            text: TextRenderer::new(std::io::stdout(), std::io::stderr()),
+            text: TextRenderer::new(std::io::stdout(), std::io::stderr(), facts),
             json: format == LineFormat::StreamJson,
         }
     }
@@ -47,21 +49,31 @@ impl Printer {
     }
 }
 
-/// Runs one prompt to the end, printing it, then shuts the session down.
-pub async fn run_one(mut handle: AgentHandle, prompt: String) -> ExitCode {
+/// Runs one prompt to the end, printing it, then shuts the session down. The result of
+/// the last turn that completed; `None` when none did.
+pub async fn run_one(mut handle: AgentHandle, prompt: String, facts: Facts) -> Option<FinalResult> {
     let ops = handle.op_sender();
-    let mut renderer = TextRenderer::new(std::io::stdout(), std::io::stdout());
+    let mut renderer = TextRenderer::new(std::io::stdout(), std::io::stdout(), facts);
     if ops.submit(Op::UserInput { text: prompt }).is_err() || ops.submit(Op::Shutdown).is_err() {
-        return ExitCode::Failed;
+        return None;
     }
-    let mut code = ExitCode::Failed;
+    let mut last = None;
     while let Some(event) = handle.next_event().await {
         renderer.event(&event);
         if let Event::TurnCompleted { result, .. } = &event {
-            code = crate::exec::exit_code(result);
+            last = Some(result.clone());
         }
     }
-    code
+    last
+}
+
+/// How the line session ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Input ended, or `/exit`: the session was shut down.
+    Finished,
+    /// The session ended while an answer was awaited.
+    SessionLost,
 }
 
 /// How the line session starts.
@@ -72,14 +84,16 @@ pub struct Options {
     pub mode: AgentMode,
     /// How events are shown.
     pub format: LineFormat,
-    /// What `/swarm "task"` starts its swarm with.
-    pub swarm: SessionSwarm,
+    /// What `/swarm "task"` runs its swarm with.
+    pub swarm: Box<dyn LineSwarm>,
+    /// The engine's readings the text needs.
+    pub facts: Facts,
 }
 
 /// Runs until stdin ends (or `/exit`), then shuts the session down. Lines starting with
-/// `/` are slash commands; `/swarm "task"` runs a swarm here (`swarm_session`) before the
+/// `/` are slash commands; `/swarm "task"` runs a swarm here ([`LineSwarm`]) before the
 /// next line is read.
-pub async fn run(mut handle: AgentHandle, first: Option<String>, options: Options) -> ExitCode {
+pub async fn run(mut handle: AgentHandle, first: Option<String>, options: Options) -> Outcome {
     let ops = handle.op_sender();
     let mut state = LineState {
         commands: State {
@@ -89,7 +103,7 @@ pub async fn run(mut handle: AgentHandle, first: Option<String>, options: Option
         plan_waiting: false,
         proposals: Vec::new(),
     };
-    let mut renderer = Printer::new(options.format);
+    let mut renderer = Printer::new(options.format, options.facts);
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
     let mut pending = first;
     show_start(&mut handle, &mut renderer, &mut state).await;
@@ -106,15 +120,14 @@ pub async fn run(mut handle: AgentHandle, first: Option<String>, options: Option
             continue;
         }
         if let Some(goal) = swarm_goal(&prompt) {
-            let swarm = &options.swarm;
-            swarm_session::run_in_line_session(swarm, goal, &mut lines, renderer.json).await;
+            options.swarm.run(goal, &mut lines, renderer.json).await;
             continue;
         }
         if prompt.starts_with('/') {
             match command(&prompt, &mut handle, &mut lines, &mut renderer, &mut state).await {
                 Next::Read => continue,
                 Next::Stop => break,
-                Next::Failed => return ExitCode::Failed,
+                Next::Failed => return Outcome::SessionLost,
             }
         }
         if ops.submit(Op::UserInput { text: prompt }).is_err() {
@@ -131,7 +144,7 @@ pub async fn run(mut handle: AgentHandle, first: Option<String>, options: Option
         )
         .await;
         if waited.is_none() {
-            return ExitCode::Failed;
+            return Outcome::SessionLost;
         }
         // Learnings the turn proposed wait for the user's word.
         let proposals = std::mem::take(&mut state.proposals);
@@ -147,7 +160,7 @@ pub async fn run(mut handle: AgentHandle, first: Option<String>, options: Option
             {
                 review::Reviewed::Done => {}
                 review::Reviewed::Next(line) => pending = Some(line),
-                review::Reviewed::Ended => return ExitCode::Failed,
+                review::Reviewed::Ended => return Outcome::SessionLost,
             }
         }
     }
@@ -156,7 +169,7 @@ pub async fn run(mut handle: AgentHandle, first: Option<String>, options: Option
     while let Some(event) = handle.next_event().await {
         renderer.event(&event);
     }
-    ExitCode::Ok
+    Outcome::Finished
 }
 
 /// What the line loop does after a slash command.
@@ -489,9 +502,11 @@ mod tests {
             id: "approval-1".into(),
             call_id: "c".into(),
             tool: tool.into(),
-            kind: atto_tools::builtin_tool(tool)
-                .map(|t| t.kind())
-                .unwrap_or_default(),
+            kind: if tool == "bash" {
+                ToolKind::Execute
+            } else {
+                ToolKind::Edit
+            },
             subject: "x".into(),
             risk: "WARN".into(),
             reasons: Vec::new(),

@@ -3,7 +3,9 @@
 use std::io::Write;
 
 use atto_present as present;
-use atto_protocol::{Event, FinalResult, ToolCallStatus};
+use atto_protocol::{
+    ApprovalRequest, Event, FinalResult, PermissionMode, ProposedChange, ToolCallStatus,
+};
 use serde_json::Value;
 
 mod agents;
@@ -16,12 +18,23 @@ mod planner;
 mod rewind;
 
 use atto_present::clean::{Clean, visible};
-pub(crate) use json::tagged;
-pub use json::{event_json, result_json};
+pub use json::{event_json, result_json, tagged};
 pub use lists::{checkpoint_table, goal_list, grant_table, plan_outcomes, plan_view, thread_tree};
 
 /// Lines of a tool's output shown under its call.
 const SUMMARY_LINES: usize = 3;
+
+/// What the text shows that only the engine can say: the binary passes the engine's
+/// readings, as it passes the terminal UI its `AppInfo::change_target`.
+#[derive(Debug, Clone, Copy)]
+pub struct Facts {
+    /// The file or command a proposed change is about, read from its arguments.
+    pub change_target: fn(&ProposedChange) -> String,
+    /// How a permission mode is spelt in the config (what `mode:` lines show).
+    pub permission_name: fn(PermissionMode) -> &'static str,
+    /// The tool that runs a subagent (its report is printed when the subagent finishes).
+    pub spawn_tool: &'static str,
+}
 
 /// Writes events as readable text: answer text to `text`, progress to `progress`. Both
 /// pass through [`Clean`]: no escape sequence or control character from the model, a
@@ -35,6 +48,7 @@ pub struct TextRenderer<T: Write, P: Write> {
     /// Calls of the current reply not yet printed to the end, in call order: parallel
     /// calls finish in any order but are shown in the order the model made them.
     calls: std::collections::VecDeque<PendingCall>,
+    facts: Facts,
 }
 
 /// A call's lines, held until every call before it is shown.
@@ -46,13 +60,14 @@ struct PendingCall {
 }
 
 impl<T: Write, P: Write> TextRenderer<T, P> {
-    pub fn new(text: T, progress: P) -> Self {
+    pub fn new(text: T, progress: P, facts: Facts) -> Self {
         Self {
             text: Clean::new(text),
             progress: Clean::new(progress),
             at_line_start: true,
             in_thinking: false,
             calls: std::collections::VecDeque::new(),
+            facts,
         }
     }
 
@@ -88,89 +103,16 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
             write!(self.progress, "{text}")?;
             return self.progress.flush();
         }
-        match event {
-            Event::TextDelta { .. }
-            | Event::ThinkingDelta { .. } => {
-                self.write_stream(event)?;
-            }
-            Event::ToolCallStarted { .. }
-            | Event::ToolCallFinished { .. }
-            | Event::Retry(_)
-            | Event::ApprovalRequired(_) => {
-                self.write_calls(event)?;
-            }
-            Event::GrantList { .. }
-            | Event::ThreadList { .. }
-            | Event::Goals { .. }
-            | Event::CheckpointList { .. }
-            | Event::Plan { .. }
-            | Event::PlanDecided { .. }
-            | Event::ChangeQueued { .. } => {
-                self.write_lists(event)?;
-            }
-            Event::Restored { .. }
-            | Event::CorrectionAttempt { .. }
-            | Event::CorrectionSuccess { .. }
-            | Event::CorrectionFailed { .. } => {
-                self.write_recovery(event)?;
-            }
-            Event::ThreadSwitched { .. }
-            | Event::Notice { .. }
-            | Event::EffortChanged { .. }
-            | Event::TrustChanged { .. }
-            | Event::Warning { .. }
-            | Event::Error { .. }
-            | Event::TurnCompleted { .. }
-            | Event::ModeChanged { .. } => {
-                self.write_status(event)?;
-            }
-            Event::ModelChanged { .. }
-            | Event::ModelList { .. }
-            | Event::ContextReport { asked: true, .. }
-            | Event::ContextCompacted(_)
-            | Event::CostReport { .. } => {
-                self.write_reports(event)?;
-            }
-            Event::SubagentStarted { .. }
-            | Event::SubagentProgress { .. }
-            | Event::SubagentFinished { .. }
-            | Event::SubagentList { .. } => {
-                self.write_agents(event)?;
-            }
-            Event::SessionStarted { .. }
-            | Event::TurnStarted { .. }
-            | Event::ContextReport { asked: false, .. }
-            | Event::Usage { .. }
-            | Event::SessionEnded
-            // Written by `planner::text` and `learnings::text` above.
-            | Event::LearningProposed { .. }
-            | Event::LearningUpdated { .. }
-            | Event::LearningsUsed { .. }
-            | Event::LearningList { .. }
-            | Event::PlanGenerated { .. }
-            | Event::PlanGenerationFailed { .. }
-            | Event::PlanGenerationCancelled { .. }
-            | Event::PlanRevised { .. }
-            | Event::TaskPlanShown { .. }
-            | Event::PlanConfirmed { .. }
-            | Event::PlanRejected { .. }
-            | Event::PlanDecisionRequired { .. }
-            | Event::PlanStepStarted { .. }
-            | Event::PlanStepCompleted { .. }
-            | Event::PlanStepRetrying { .. }
-            | Event::PlanStepFailed { .. }
-            | Event::PlanStepSkipped { .. }
-            | Event::PlanSummary { .. }
-            | Event::PlannerSettingsChanged { .. }
-            // Written by `mcp::text` above.
-            | Event::McpServerStatus { .. }
-            | Event::McpProgress { .. }
-            | Event::McpServers { .. }
-            // Written by `rewind::text` above.
-            | Event::PromptList { .. }
-            | Event::Rewound { .. } => {}
+        match writer(event) {
+            Writer::Stream => self.write_stream(event),
+            Writer::Calls => self.write_calls(event),
+            Writer::Lists => self.write_lists(event),
+            Writer::Recovery => self.write_recovery(event),
+            Writer::Status => self.write_status(event),
+            Writer::Reports => self.write_reports(event),
+            Writer::Agents => self.write_agents(event),
+            Writer::Nothing => Ok(()),
         }
-        Ok(())
     }
 
     /// What `/model`, `/context` and `/cost` answer, and a compaction.
@@ -302,34 +244,9 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
                 exit_code,
                 ..
             } => {
-                let failed_exit = exit_code
-                    .filter(|code| *code != 0)
-                    .map(|c| format!("exit {c}"));
-                let label = match status {
-                    // A command that ran but failed is not "ok".
-                    ToolCallStatus::Ok if failed_exit.is_some() => {
-                        failed_exit.as_deref().unwrap_or("failed")
-                    }
-                    ToolCallStatus::Ok => "ok",
-                    ToolCallStatus::Error => "error",
-                    ToolCallStatus::InvalidArguments => "not run",
-                    ToolCallStatus::Cancelled => "cancelled",
-                    ToolCallStatus::Denied => "denied",
-                    ToolCallStatus::Queued => "queued for approval",
-                };
-                let mut out = format!("  {label} ({duration_ms} ms)\n");
                 // A subagent that ran printed its report when it finished: once is enough.
-                let shown = name == atto_policy::gate::SPAWN_TOOL && *status == ToolCallStatus::Ok;
-                let lines: Vec<&str> = summary
-                    .lines()
-                    .filter(|l| !shown && !l.trim().is_empty())
-                    .collect();
-                for line in lines.iter().take(SUMMARY_LINES) {
-                    out.push_str(&format!("    {line}\n"));
-                }
-                if lines.len() > SUMMARY_LINES {
-                    out.push_str("    …\n");
-                }
+                let shown = name == self.facts.spawn_tool && *status == ToolCallStatus::Ok;
+                let out = finish_lines(*status, *duration_ms, summary, *exit_code, shown);
                 match self.calls.iter_mut().find(|c| c.id == *call_id) {
                     Some(call) => call.finish = Some(out),
                     None => write!(self.progress, "{out}")?,
@@ -347,39 +264,42 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
                     notice.reason
                 )?;
             }
-            Event::ApprovalRequired(request) => {
-                self.end_text_line()?;
-                // Shown, never obeyed: a carriage return or an escape sequence must not
-                // hide part of what would run.
-                if let Some(agent) = &request.subagent {
-                    writeln!(
-                        self.progress,
-                        "subagent {} ({}: {}) asks:",
-                        agents::short(&agent.id),
-                        agent.role.as_str(),
-                        visible(&agent.task)
-                    )?;
-                }
-                writeln!(
-                    self.progress,
-                    "approval needed: {} [{}]{}\n{}",
-                    request.tool,
-                    request.risk,
-                    if request.unsandboxed {
-                        " — this runs WITHOUT the sandbox"
-                    } else {
-                        ""
-                    },
-                    indent(&visible(&request.subject))
-                )?;
-                for reason in &request.reasons {
-                    writeln!(self.progress, "  - {}", visible(reason))?;
-                }
-                self.progress.flush()?;
-            }
+            Event::ApprovalRequired(request) => self.write_approval(request)?,
             _ => {}
         }
         Ok(())
+    }
+
+    /// What an approval asks about: who asks, the call, its risk and the reasons.
+    fn write_approval(&mut self, request: &ApprovalRequest) -> std::io::Result<()> {
+        self.end_text_line()?;
+        // Shown, never obeyed: a carriage return or an escape sequence must not
+        // hide part of what would run.
+        if let Some(agent) = &request.subagent {
+            writeln!(
+                self.progress,
+                "subagent {} ({}: {}) asks:",
+                agents::short(&agent.id),
+                agent.role.as_str(),
+                visible(&agent.task)
+            )?;
+        }
+        writeln!(
+            self.progress,
+            "approval needed: {} [{}]{}\n{}",
+            request.tool,
+            request.risk,
+            if request.unsandboxed {
+                " — this runs WITHOUT the sandbox"
+            } else {
+                ""
+            },
+            indent(&visible(&request.subject))
+        )?;
+        for reason in &request.reasons {
+            writeln!(self.progress, "  - {}", visible(reason))?;
+        }
+        self.progress.flush()
     }
 
     /// Answers to listing commands: grants, threads, goals, checkpoints, plans.
@@ -400,12 +320,17 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
                     "  plan: change {} queued ({} {}); /show-plan to review",
                     change.order,
                     change.tool,
-                    atto_core::change_target(change)
+                    (self.facts.change_target)(change)
                 )?;
             }
             Event::Plan { plan, previews } => {
                 self.end_text_line()?;
-                write!(self.progress, "{}", plan_view(plan.as_ref(), previews))?;
+                let target = self.facts.change_target;
+                write!(
+                    self.progress,
+                    "{}",
+                    plan_view(plan.as_ref(), previews, target)
+                )?;
             }
             Event::PlanDecided {
                 outcomes, tally, ..
@@ -559,13 +484,142 @@ impl<T: Write, P: Write> TextRenderer<T, P> {
                     self.progress,
                     "mode: {} (permission: {})",
                     mode.label(),
-                    atto_policy::gate::permission_name(*permission)
+                    (self.facts.permission_name)(*permission)
                 )?;
             }
             _ => {}
         }
         Ok(())
     }
+}
+
+/// Which of the renderer's writers shows an event; every event is placed here, so a new
+/// one does not compile until it has a place.
+enum Writer {
+    /// Answer and thinking text.
+    Stream,
+    /// Tool calls, retries and approvals.
+    Calls,
+    /// Answers to listing commands.
+    Lists,
+    /// Restores and self-correction.
+    Recovery,
+    /// Modes, settings, notices, warnings, errors, turn ends.
+    Status,
+    /// `/model`, `/context`, `/cost` and compactions.
+    Reports,
+    /// Subagents.
+    Agents,
+    /// Nothing to show, or shown as a text block before the writers are asked.
+    Nothing,
+}
+
+/// The writer that shows `event`.
+fn writer(event: &Event) -> Writer {
+    match event {
+        Event::TextDelta { .. }
+        | Event::ThinkingDelta { .. } => Writer::Stream,
+        Event::ToolCallStarted { .. }
+        | Event::ToolCallFinished { .. }
+        | Event::Retry(_)
+        | Event::ApprovalRequired(_) => Writer::Calls,
+        Event::GrantList { .. }
+        | Event::ThreadList { .. }
+        | Event::Goals { .. }
+        | Event::CheckpointList { .. }
+        | Event::Plan { .. }
+        | Event::PlanDecided { .. }
+        | Event::ChangeQueued { .. } => Writer::Lists,
+        Event::Restored { .. }
+        | Event::CorrectionAttempt { .. }
+        | Event::CorrectionSuccess { .. }
+        | Event::CorrectionFailed { .. } => Writer::Recovery,
+        Event::ThreadSwitched { .. }
+        | Event::Notice { .. }
+        | Event::EffortChanged { .. }
+        | Event::TrustChanged { .. }
+        | Event::Warning { .. }
+        | Event::Error { .. }
+        | Event::TurnCompleted { .. }
+        | Event::ModeChanged { .. } => Writer::Status,
+        Event::ModelChanged { .. }
+        | Event::ModelList { .. }
+        | Event::ContextReport { asked: true, .. }
+        | Event::ContextCompacted(_)
+        | Event::CostReport { .. } => Writer::Reports,
+        Event::SubagentStarted { .. }
+        | Event::SubagentProgress { .. }
+        | Event::SubagentFinished { .. }
+        | Event::SubagentList { .. } => Writer::Agents,
+        Event::SessionStarted { .. }
+        | Event::TurnStarted { .. }
+        | Event::ContextReport { asked: false, .. }
+        | Event::Usage { .. }
+        | Event::SessionEnded
+        // Written by `planner::text` and `learnings::text` in `write_event`.
+        | Event::LearningProposed { .. }
+        | Event::LearningUpdated { .. }
+        | Event::LearningsUsed { .. }
+        | Event::LearningList { .. }
+        | Event::PlanGenerated { .. }
+        | Event::PlanGenerationFailed { .. }
+        | Event::PlanGenerationCancelled { .. }
+        | Event::PlanRevised { .. }
+        | Event::TaskPlanShown { .. }
+        | Event::PlanConfirmed { .. }
+        | Event::PlanRejected { .. }
+        | Event::PlanDecisionRequired { .. }
+        | Event::PlanStepStarted { .. }
+        | Event::PlanStepCompleted { .. }
+        | Event::PlanStepRetrying { .. }
+        | Event::PlanStepFailed { .. }
+        | Event::PlanStepSkipped { .. }
+        | Event::PlanSummary { .. }
+        | Event::PlannerSettingsChanged { .. }
+        // Written by `mcp::text` in `write_event`.
+        | Event::McpServerStatus { .. }
+        | Event::McpProgress { .. }
+        | Event::McpServers { .. }
+        // Written by `rewind::text` in `write_event`.
+        | Event::PromptList { .. }
+        | Event::Rewound { .. } => Writer::Nothing,
+    }
+}
+
+/// A finished call's lines: how it ended and how long it took, then the first lines of
+/// its output (none when `shown` elsewhere already).
+fn finish_lines(
+    status: ToolCallStatus,
+    duration_ms: u64,
+    summary: &str,
+    exit_code: Option<i32>,
+    shown: bool,
+) -> String {
+    let failed_exit = exit_code
+        .filter(|code| *code != 0)
+        .map(|c| format!("exit {c}"));
+    let label = match status {
+        // A command that ran but failed is not "ok".
+        ToolCallStatus::Ok if failed_exit.is_some() => failed_exit.as_deref().unwrap_or("failed"),
+        ToolCallStatus::Ok => "ok",
+        ToolCallStatus::Error => "error",
+        ToolCallStatus::InvalidArguments => "not run",
+        ToolCallStatus::Cancelled => "cancelled",
+        ToolCallStatus::Denied => "denied",
+        ToolCallStatus::Queued => "queued for approval",
+    };
+    let mut out = format!("  {label} ({duration_ms} ms)\n");
+    let lines: Vec<&str> = summary
+        .lines()
+        .filter(|l| !shown && !l.trim().is_empty())
+        .collect();
+    for line in lines.iter().take(SUMMARY_LINES) {
+        out.push_str(&format!("    {line}\n"));
+    }
+    if lines.len() > SUMMARY_LINES {
+        out.push_str("    …\n");
+    }
+    out
 }
 
 fn indent(text: &str) -> String {
@@ -605,7 +659,7 @@ pub fn result_line(result: &FinalResult) -> String {
         atto_protocol::TurnStatus::LimitReached => "stopped at a limit",
     };
     let u = &result.usage;
-    let tokens = atto_llm::total_tokens(u);
+    let tokens = atto_protocol::usage::total_tokens(u);
     let cost = match result.cost_usd {
         Some(c) => format!("${c:.4}"),
         None => "cost unknown".to_owned(),
@@ -626,6 +680,13 @@ pub fn result_line(result: &FinalResult) -> String {
 mod tests {
     use super::*;
     use atto_protocol::{TurnStatus, Usage};
+
+    /// The engine's readings as far as these tests need them.
+    const FACTS: Facts = Facts {
+        change_target: |change| change.path.clone().unwrap_or_default(),
+        permission_name: |_| "interactive",
+        spawn_tool: "spawn_agent",
+    };
 
     #[test]
     fn json_lines_carry_type_and_schema_first() {
@@ -656,7 +717,7 @@ mod tests {
 
     #[test]
     fn parallel_calls_print_in_call_order() {
-        let mut r = TextRenderer::new(Vec::new(), Vec::new());
+        let mut r = TextRenderer::new(Vec::new(), Vec::new(), FACTS);
         let start = |id: &str, cmd: &str| Event::ToolCallStarted {
             call_id: id.into(),
             name: "bash".into(),
@@ -688,7 +749,7 @@ mod tests {
 
     #[test]
     fn text_goes_to_text_and_tools_to_progress() {
-        let mut r = TextRenderer::new(Vec::new(), Vec::new());
+        let mut r = TextRenderer::new(Vec::new(), Vec::new(), FACTS);
         r.event(&Event::TextDelta { text: "Hel".into() });
         r.event(&Event::TextDelta { text: "lo".into() });
         r.event(&Event::ToolCallStarted {

@@ -6,6 +6,12 @@ use atto_protocol::{Event, StepStatus, TaskPlanStatus};
 
 /// The text for a planner event; `None` for other events.
 pub(super) fn text(event: &Event) -> Option<String> {
+    plan_text(event).or_else(|| step_text(event))
+}
+
+/// The plan as a whole: drafted, shown, revised, confirmed or rejected, and the planner's
+/// settings.
+fn plan_text(event: &Event) -> Option<String> {
     Some(match event {
         Event::PlanGenerated { plan, attempts } => {
             let tries = present::tries(*attempts);
@@ -30,6 +36,15 @@ pub(super) fn text(event: &Event) -> Option<String> {
         Event::PlanRejected { reason, .. } => {
             format!("{}\n", present::rejected_line(reason.as_deref()))
         }
+        Event::PlannerSettingsChanged { .. } => format!("{}\n", present::settings_line(event)?),
+        _ => return None,
+    })
+}
+
+/// A confirmed plan's run: each step's progress, the decisions it asks for, and the
+/// closing summary.
+fn step_text(event: &Event) -> Option<String> {
+    Some(match event {
         Event::PlanDecisionRequired {
             number,
             question,
@@ -90,35 +105,37 @@ pub(super) fn text(event: &Event) -> Option<String> {
         Event::PlanStepSkipped { number, reason } => format!("- step {number} skipped: {reason}\n"),
         Event::PlanSummary {
             status, outcomes, ..
-        } => {
-            let status = match status {
-                TaskPlanStatus::Completed => "completed",
-                TaskPlanStatus::Failed => "failed",
-                TaskPlanStatus::Cancelled => "cancelled",
-                TaskPlanStatus::Rejected => "rejected",
-                TaskPlanStatus::Running | TaskPlanStatus::AwaitingConfirmation => "unfinished",
-            };
-            let mut out = format!("plan {status}:\n");
-            for o in outcomes {
-                let word = match o.status {
-                    StepStatus::Pending => "not run",
-                    other => present::status_word(other),
-                };
-                let result = o
-                    .result
-                    .as_deref()
-                    .map(|r| format!(" — {r}"))
-                    .unwrap_or_default();
-                out.push_str(&format!(
-                    "  {}. [{word}] {}{result}\n",
-                    o.number, o.description
-                ));
-            }
-            out
-        }
-        Event::PlannerSettingsChanged { .. } => format!("{}\n", present::settings_line(event)?),
+        } => summary(*status, outcomes),
         _ => return None,
     })
+}
+
+/// The closing summary: how the plan ended and each step's outcome.
+fn summary(status: TaskPlanStatus, outcomes: &[atto_protocol::StepOutcome]) -> String {
+    let status = match status {
+        TaskPlanStatus::Completed => "completed",
+        TaskPlanStatus::Failed => "failed",
+        TaskPlanStatus::Cancelled => "cancelled",
+        TaskPlanStatus::Rejected => "rejected",
+        TaskPlanStatus::Running | TaskPlanStatus::AwaitingConfirmation => "unfinished",
+    };
+    let mut out = format!("plan {status}:\n");
+    for o in outcomes {
+        let word = match o.status {
+            StepStatus::Pending => "not run",
+            other => present::status_word(other),
+        };
+        let result = o
+            .result
+            .as_deref()
+            .map(|r| format!(" — {r}"))
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "  {}. [{word}] {}{result}\n",
+            o.number, o.description
+        ));
+    }
+    out
 }
 
 /// A quality verdict's evidence, one indented line each: score, findings, checks run.

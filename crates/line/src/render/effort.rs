@@ -13,7 +13,7 @@ pub(super) fn line(effort: Option<ReasoningEffort>, supported: bool, model: &str
     match effort {
         Some(effort) => format!(
             "reasoning effort: {} for {model}'s next requests",
-            atto_llm::effort_name(effort)
+            effort.as_str()
         ),
         None => format!("reasoning effort: {model}'s default (none sent)"),
     }
