@@ -397,7 +397,8 @@ fn judge_known(prog: &str, args: &[Word]) -> Judge {
                 safe(prog, "uniq only prints")
             }
         }
-        "date" | "hostname" => system_setter(prog, &t),
+        "date" => date(&t),
+        "hostname" => hostname(&t),
         "xxd" | "base64" | "base32" | "basenc" | "uudecode" | "openssl" => decoder(prog, &t),
         "unzip" => {
             if t.iter()
@@ -464,18 +465,22 @@ fn rg(t: &[&str]) -> Judge {
     }
 }
 
-/// `date` and `hostname` print, unless given a value to set the system's
-/// clock or host name to.
-fn system_setter(prog: &str, t: &[&str]) -> Judge {
-    if prog == "date" {
-        let sets = has_opt(t, 's', "--set", "dfr")
-            || t.iter().any(|a| !a.starts_with('-') && !a.starts_with('+'));
-        if sets {
-            warn(prog, "date sets the system clock")
-        } else {
-            safe(prog, "date only prints the date")
-        }
-    } else if positionals(t) > 0 || has_opt(t, 'F', "--file", "") {
+/// `date` prints, unless given a time to set the system clock to.
+fn date(t: &[&str]) -> Judge {
+    let prog = "date";
+    let sets = has_opt(t, 's', "--set", "dfr")
+        || t.iter().any(|a| !a.starts_with('-') && !a.starts_with('+'));
+    if sets {
+        warn(prog, "date sets the system clock")
+    } else {
+        safe(prog, "date only prints the date")
+    }
+}
+
+/// `hostname` prints, unless given a name (or a file of one) to set.
+fn hostname(t: &[&str]) -> Judge {
+    let prog = "hostname";
+    if positionals(t) > 0 || has_opt(t, 'F', "--file", "") {
         warn(prog, "hostname sets the host name")
     } else {
         safe(prog, "hostname only prints the host name")
@@ -505,11 +510,12 @@ fn decoder(prog: &str, t: &[&str]) -> Judge {
             j.decode = t.contains(&"-d") || t.contains(&"-base64") || t.contains(&"base64");
             j
         }
-        _ => {
+        "base64" | "base32" | "basenc" => {
             let mut j = safe(prog, &format!("{prog} only prints"));
             j.decode = has_opt(t, 'd', "--decode", "w") || t.contains(&"-D");
             j
         }
+        _ => warn(prog, &format!("{prog} is not a known read-only program")),
     }
 }
 
