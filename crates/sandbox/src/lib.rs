@@ -75,6 +75,7 @@ mod linux;
 #[cfg(not(target_os = "linux"))]
 mod other;
 mod paths;
+mod plan;
 mod protections;
 mod session_dir;
 
@@ -90,6 +91,7 @@ use atto_protocol::SandboxProtection;
 use serde::{Deserialize, Serialize};
 
 pub use paths::could_write;
+use plan::Plan;
 use session_dir::SessionDir;
 
 /// What a sandboxed command may do.
@@ -310,157 +312,35 @@ impl Sandbox {
     /// says why) or refuses the ruleset; a system without mount namespaces is a gap, not
     /// a failure.
     pub fn prepare(config: &SandboxConfig) -> Result<Sandbox, SandboxError> {
-        let canonical = |paths: &[PathBuf]| -> Vec<PathBuf> {
-            paths
-                .iter()
-                .map(|p| p.canonicalize().unwrap_or_else(|_| p.clone()))
-                .collect()
-        };
-        let mut writable = canonical(&config.writable);
-        let mut read_only = config.read_only.clone();
-        // Those that do not exist beneath a writable path get a placeholder per command;
-        // the rest are read-only directories like any other (one beyond the limit stays
-        // missing, and so a gap).
-        let mut created: Vec<PathBuf> = Vec::new();
-        for dir in &config.create_read_only {
-            let beneath = match (dir.parent().map(Path::canonicalize), dir.file_name()) {
-                (Some(Ok(parent)), Some(name))
-                    if writable.iter().any(|w| parent.starts_with(w)) =>
-                {
-                    Some(parent.join(name))
-                }
-                _ => None,
-            };
-            match beneath {
-                Some(path)
-                    if std::fs::symlink_metadata(&path).is_err()
-                        && created.len() < MAX_PLACEHOLDERS
-                        && !created.contains(&path) =>
-                {
-                    created.push(path);
-                }
-                _ => read_only.push(dir.clone()),
-            }
-        }
-        // A hidden path that holds a writable one (a workspace inside `~/.docker`) would
-        // hide the workspace itself: it stays visible.
-        let hide: Vec<PathBuf> = config
-            .hide
-            .iter()
-            .filter_map(|p| p.canonicalize().ok())
-            .filter(|p| !writable.iter().any(|w| w.starts_with(p)))
-            .collect();
-        let session = if config.private_tmp || !hide.is_empty() {
-            Some(Arc::new(SessionDir::create()?))
-        } else {
-            None
-        };
-        let private_tmp = session
-            .as_ref()
-            .filter(|_| config.private_tmp)
-            .map(|s| s.tmp());
-        // `/tmp` is only replaced when nothing the command must reach lies beneath it.
-        let tmp_root = Path::new("/tmp")
-            .canonicalize()
-            .unwrap_or_else(|_| PathBuf::from("/tmp"));
-        let under_tmp = writable
-            .iter()
-            .chain(read_only.iter())
-            .any(|p| p.starts_with(&tmp_root));
-        let mut gaps = Vec::new();
-        if let Some(tmp) = &private_tmp {
-            writable.push(tmp.clone());
-            if under_tmp {
-                gaps.push(format!(
-                    "/tmp is not private (the workspace lies beneath it): TMPDIR points to the \
-                     private {} and the rest of /tmp is read-only",
-                    tmp.display()
-                ));
-            }
-        }
-        let mounted_tmp = private_tmp.as_deref().filter(|_| !under_tmp);
-        let empty = session.as_ref().map(|s| s.empty());
+        let plan = Plan::new(config)?;
+        let empty = plan.session.as_ref().map(|s| s.empty());
         let workspace = imp::prepare(
             &Layout {
                 writes: Writes::Workspace,
-                writable: &writable,
-                read_only: &read_only,
-                created: &created,
-                hide: &hide,
+                writable: &plan.writable,
+                read_only: &plan.read_only,
+                created: &plan.created,
+                hide: &plan.hide,
                 empty: empty.as_deref(),
-                tmp: mounted_tmp,
+                tmp: plan.mounted_tmp(),
             },
             config,
         )?;
-        let no_write_writable: Vec<PathBuf> = private_tmp.iter().cloned().collect();
+        let no_write_writable: Vec<PathBuf> = plan.private_tmp.iter().cloned().collect();
         let no_write = imp::prepare(
             &Layout {
                 writes: Writes::Nothing,
                 writable: &no_write_writable,
                 read_only: &[],
                 created: &[],
-                hide: &hide,
+                hide: &plan.hide,
                 empty: empty.as_deref(),
-                tmp: mounted_tmp,
+                tmp: plan.mounted_tmp(),
             },
             config,
         )?;
-        let tmpdir = |compiled: &Compiled| {
-            private_tmp.as_ref().map(|tmp| {
-                if compiled.tmp_mounted {
-                    PathBuf::from("/tmp")
-                } else {
-                    tmp.clone()
-                }
-            })
-        };
-        // Configured read-only directories that do not exist: a command may create them.
-        let missing: Vec<String> = read_only
-            .iter()
-            .filter(|d| !d.exists())
-            .filter(|d| {
-                d.parent()
-                    .and_then(|p| p.canonicalize().ok())
-                    .is_some_and(|p| writable.iter().any(|w| p.starts_with(w)))
-            })
-            .map(|d| d.display().to_string())
-            .collect();
-        let build = |compiled: Compiled, writable: Vec<PathBuf>, no_write: Option<Arc<Sandbox>>| {
-            let mut all_gaps = gaps.clone();
-            all_gaps.extend(compiled.gaps.iter().cloned());
-            // Without the namespaces there is nothing to cover a placeholder with.
-            let mut missing = missing.clone();
-            if no_write.is_some() && compiled.namespaces.is_err() {
-                missing.extend(created.iter().map(|d| d.display().to_string()));
-            }
-            let protections = protections::of(&protections::Facts {
-                compiled: &compiled,
-                config,
-                missing: &missing,
-                tmp_under_workspace: under_tmp,
-            });
-            Sandbox {
-                protections,
-                mounted_tmp: private_tmp.clone().filter(|_| compiled.tmp_mounted),
-                tmpdir: tmpdir(&compiled),
-                prepared: Arc::new(compiled.prepared),
-                writable,
-                read_only: compiled.read_only,
-                protects_read_only: compiled.protects_read_only,
-                allow_network: config.allow_network,
-                allow_unix_sockets: config.allow_unix_sockets,
-                gaps: all_gaps,
-                writes: if no_write.is_some() {
-                    Writes::Workspace
-                } else {
-                    Writes::Nothing
-                },
-                no_write,
-                _session: session.clone(),
-            }
-        };
-        let no_write = Arc::new(build(no_write, no_write_writable, None));
-        Ok(build(workspace, writable, Some(no_write)))
+        let no_write = Arc::new(plan.sandbox(config, no_write, no_write_writable, None));
+        Ok(plan.sandbox(config, workspace, plan.writable.clone(), Some(no_write)))
     }
 
     /// What the running kernel offers.

@@ -335,74 +335,16 @@ pub(crate) fn check(prog: &str, args: &[Word], cwd: Option<&str>) -> Option<Stri
         {
             Some(format!("{p} formats a filesystem or wipes a disk"))
         }
-        "dd" => {
-            let of = args.iter().find_map(|a| a.text.strip_prefix("of="))?;
-            if raw_device(of) {
-                Some(format!("dd writes directly to the device {of}"))
-            } else if system_file(of) && !args.iter().any(|a| a.text.contains("conv=notrunc")) {
-                Some(format!("dd overwrites the system file {of}"))
-            } else {
-                None
-            }
-        }
+        "dd" => dd(args),
         "truncate" => operands(args)
             .into_iter()
             .find(|a| (system_file(&a.text) || raw_device(&a.text)) && !is_size(&a.text))
             .map(|a| format!("truncate changes the size of the system file {}", a.text)),
-        "rsync" if args.iter().any(|a| a.text.starts_with("--delete")) => {
-            let dest = operands(args).into_iter().last()?;
-            let alts = known(dest).unwrap_or_default();
-            let p = alts.iter().find_map(|alt| protected(alt, cwd))?;
-            Some(format!(
-                "rsync --delete deletes everything in {} ({}) that the source lacks",
-                p.path, p.what
-            ))
-        }
+        "rsync" if args.iter().any(|a| a.text.starts_with("--delete")) => rsync_delete(args, cwd),
         "fdisk" | "sfdisk" | "cfdisk" | "parted" | "gdisk" | "sgdisk" | "blkdiscard" | "shred" => {
-            let listing = args.iter().any(|a| {
-                matches!(
-                    a.text.as_str(),
-                    "-l" | "--list" | "-p" | "print" | "--print" | "-s"
-                )
-            });
-            let dev = operands(args).into_iter().find(|a| raw_device(&a.text))?;
-            (!listing).then(|| format!("{prog} destroys data on the device {}", dev.text))
+            disk_tool(prog, args)
         }
-        "cp" | "install" | "mv" | "tee" => {
-            let ops = operands(args);
-            if prog == "mv" {
-                let sources = &ops[..ops.len().saturating_sub(1)];
-                for s in sources {
-                    for alt in known(s).unwrap_or_default() {
-                        if let Some(p) = protected(&alt, cwd) {
-                            return Some(format!("mv moves away {} ({})", p.path, p.what));
-                        }
-                    }
-                }
-            }
-            let targets: Vec<&&Word> = if prog == "tee" {
-                ops.iter().collect()
-            } else {
-                ops.last().into_iter().collect()
-            };
-            // `cp /dev/null /etc/fstab` empties a file the system needs.
-            let empty_source = ops.len() >= 2
-                && ops[..ops.len() - 1].iter().any(|s| {
-                    matches!(
-                        lexical_normalize(&s.text).as_str(),
-                        "/dev/null" | "/dev/zero"
-                    )
-                });
-            if let (true, Some(dest)) = (empty_source && prog != "tee", ops.last())
-                && system_file(&dest.text)
-            {
-                return Some(format!("{prog} empties the system file {}", dest.text));
-            }
-            targets
-                .into_iter()
-                .find(|t| raw_device(&t.text))
-                .map(|t| format!("{prog} writes directly to the device {}", t.text))
-        }
+        "cp" | "install" | "mv" | "tee" => copy(prog, args, cwd),
         "shutdown" | "reboot" | "halt" | "poweroff" => {
             Some(format!("{prog} shuts down or restarts the machine"))
         }
@@ -427,6 +369,79 @@ pub(crate) fn check(prog: &str, args: &[Word], cwd: Option<&str>) -> Option<Stri
 }
 
 /// `rm -r` of a protected path, or `--no-preserve-root`.
+/// `dd of=…` onto a raw device or over a system file.
+fn dd(args: &[Word]) -> Option<String> {
+    let of = args.iter().find_map(|a| a.text.strip_prefix("of="))?;
+    if raw_device(of) {
+        Some(format!("dd writes directly to the device {of}"))
+    } else if system_file(of) && !args.iter().any(|a| a.text.contains("conv=notrunc")) {
+        Some(format!("dd overwrites the system file {of}"))
+    } else {
+        None
+    }
+}
+
+/// `rsync --delete` into a protected directory.
+fn rsync_delete(args: &[Word], cwd: Option<&str>) -> Option<String> {
+    let dest = operands(args).into_iter().last()?;
+    let alts = known(dest).unwrap_or_default();
+    let p = alts.iter().find_map(|alt| protected(alt, cwd))?;
+    Some(format!(
+        "rsync --delete deletes everything in {} ({}) that the source lacks",
+        p.path, p.what
+    ))
+}
+
+/// Partitioners and wipers given a raw device, unless they only list it.
+fn disk_tool(prog: &str, args: &[Word]) -> Option<String> {
+    let listing = args.iter().any(|a| {
+        matches!(
+            a.text.as_str(),
+            "-l" | "--list" | "-p" | "print" | "--print" | "-s"
+        )
+    });
+    let dev = operands(args).into_iter().find(|a| raw_device(&a.text))?;
+    (!listing).then(|| format!("{prog} destroys data on the device {}", dev.text))
+}
+
+/// `cp`, `install`, `mv` and `tee`: moving a protected path away, emptying a
+/// system file, writing onto a raw device.
+fn copy(prog: &str, args: &[Word], cwd: Option<&str>) -> Option<String> {
+    let ops = operands(args);
+    if prog == "mv" {
+        let sources = &ops[..ops.len().saturating_sub(1)];
+        for s in sources {
+            for alt in known(s).unwrap_or_default() {
+                if let Some(p) = protected(&alt, cwd) {
+                    return Some(format!("mv moves away {} ({})", p.path, p.what));
+                }
+            }
+        }
+    }
+    let targets: Vec<&&Word> = if prog == "tee" {
+        ops.iter().collect()
+    } else {
+        ops.last().into_iter().collect()
+    };
+    // `cp /dev/null /etc/fstab` empties a file the system needs.
+    let empty_source = ops.len() >= 2
+        && ops[..ops.len() - 1].iter().any(|s| {
+            matches!(
+                lexical_normalize(&s.text).as_str(),
+                "/dev/null" | "/dev/zero"
+            )
+        });
+    if let (true, Some(dest)) = (empty_source && prog != "tee", ops.last())
+        && system_file(&dest.text)
+    {
+        return Some(format!("{prog} empties the system file {}", dest.text));
+    }
+    targets
+        .into_iter()
+        .find(|t| raw_device(&t.text))
+        .map(|t| format!("{prog} writes directly to the device {}", t.text))
+}
+
 fn rm(args: &[Word], cwd: Option<&str>) -> Option<String> {
     if args.iter().any(|a| a.text == "--no-preserve-root") {
         return Some("rm --no-preserve-root turns off rm's protection of /".to_string());

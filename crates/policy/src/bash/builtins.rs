@@ -18,54 +18,9 @@ pub(super) fn builtin(prog: &str, args: &[Word]) -> Option<Judge> {
     let t = texts(args);
     let all_static = args.iter().all(|a| !a.dynamic);
     let j = match prog {
-        "echo" => {
-            let mut j = safe(prog, "echo only prints");
-            if all_static {
-                let skip = t
-                    .iter()
-                    .take_while(|a| {
-                        a.len() > 1
-                            && a.starts_with('-')
-                            && a[1..].chars().all(|c| "neE".contains(c))
-                    })
-                    .count();
-                j.output = Some(t[skip..].join(" "));
-            }
-            j
-        }
-        "printf" => {
-            if t.iter().any(|a| a.starts_with("-v")) {
-                return Some(warn(prog, "printf -v assigns a shell variable"));
-            }
-            let mut j = safe(prog, "printf only prints");
-            if all_static && let Some((fmt, rest)) = t.split_first() {
-                let mut s = words::decode_c_escapes(fmt);
-                for r in rest {
-                    s = s.replacen("%s", r, 1);
-                }
-                j.output = Some(s);
-            }
-            j
-        }
-        "read" | "mapfile" | "readarray" => {
-            let spec = if prog == "read" { &READ } else { &MAPFILE };
-            if let Some(bad) = options::scan(spec, args, Operands::Anywhere).unknown {
-                let why = if bad == "-C" {
-                    format!("{prog} -C runs a callback command for the lines it reads")
-                } else {
-                    options::unknown_reason(prog, &bad)
-                };
-                return Some(warn(prog, &why));
-            }
-            match t.iter().find(|a| is_dangerous_var(a)) {
-                Some(v) => warn(
-                    prog,
-                    &format!("{prog} sets {v}, which changes what programs run or load"),
-                ),
-                None if prog == "read" => safe(prog, "read only reads a line into a variable"),
-                None => safe(prog, &format!("{prog} only reads lines into an array")),
-            }
-        }
+        "echo" => echo(&t, all_static),
+        "printf" => printf(&t, all_static),
+        "read" | "mapfile" | "readarray" => read(prog, args, &t),
         "test" | "[" => match test_subscript(&t) {
             Some(reason) => warn(prog, &reason),
             None => safe(prog, &format!("{prog} only tests a condition")),
@@ -89,26 +44,84 @@ pub(super) fn builtin(prog: &str, args: &[Word]) -> Option<Judge> {
                 safe(prog, "man only shows manual pages")
             }
         }
-        "less" => {
-            let runs = t.iter().any(|a| {
-                a.starts_with('+')
-                    || matches!(*a, "-o" | "-O" | "--log-file" | "--LOG-FILE")
-                    || a.starts_with("--log-file=")
-                    || a.starts_with("--LOG-FILE=")
-                    || a.starts_with("-o")
-                    || a.starts_with("-O")
-            });
-            let unknown = options::spec_of(prog)
-                .and_then(|spec| options::scan(spec, args, Operands::Anywhere).unknown);
-            match unknown {
-                _ if runs => warn(prog, "less options can write a log file or run commands"),
-                Some(bad) => warn(prog, &options::unknown_reason(prog, &bad)),
-                None => safe(prog, "less only reads"),
-            }
-        }
+        "less" => less(args, &t),
         _ => return None,
     };
     Some(j)
+}
+
+/// `echo` prints; with static words the verdict carries what it prints.
+fn echo(t: &[&str], all_static: bool) -> Judge {
+    let mut j = safe("echo", "echo only prints");
+    if all_static {
+        let skip = t
+            .iter()
+            .take_while(|a| {
+                a.len() > 1 && a.starts_with('-') && a[1..].chars().all(|c| "neE".contains(c))
+            })
+            .count();
+        j.output = Some(t[skip..].join(" "));
+    }
+    j
+}
+
+/// `printf` prints (what, when static) unless `-v` assigns a variable.
+fn printf(t: &[&str], all_static: bool) -> Judge {
+    let prog = "printf";
+    if t.iter().any(|a| a.starts_with("-v")) {
+        return warn(prog, "printf -v assigns a shell variable");
+    }
+    let mut j = safe(prog, "printf only prints");
+    if all_static && let Some((fmt, rest)) = t.split_first() {
+        let mut s = words::decode_c_escapes(fmt);
+        for r in rest {
+            s = s.replacen("%s", r, 1);
+        }
+        j.output = Some(s);
+    }
+    j
+}
+
+/// `read`, `mapfile`, `readarray`: read into variables, which must not be
+/// ones that change what programs run.
+fn read(prog: &str, args: &[Word], t: &[&str]) -> Judge {
+    let spec = if prog == "read" { &READ } else { &MAPFILE };
+    if let Some(bad) = options::scan(spec, args, Operands::Anywhere).unknown {
+        let why = if bad == "-C" {
+            format!("{prog} -C runs a callback command for the lines it reads")
+        } else {
+            options::unknown_reason(prog, &bad)
+        };
+        return warn(prog, &why);
+    }
+    match t.iter().find(|a| is_dangerous_var(a)) {
+        Some(v) => warn(
+            prog,
+            &format!("{prog} sets {v}, which changes what programs run or load"),
+        ),
+        None if prog == "read" => safe(prog, "read only reads a line into a variable"),
+        None => safe(prog, &format!("{prog} only reads lines into an array")),
+    }
+}
+
+/// `less` reads, unless an option writes a log file or runs commands.
+fn less(args: &[Word], t: &[&str]) -> Judge {
+    let prog = "less";
+    let runs = t.iter().any(|a| {
+        a.starts_with('+')
+            || matches!(*a, "-o" | "-O" | "--log-file" | "--LOG-FILE")
+            || a.starts_with("--log-file=")
+            || a.starts_with("--LOG-FILE=")
+            || a.starts_with("-o")
+            || a.starts_with("-O")
+    });
+    let unknown = options::spec_of(prog)
+        .and_then(|spec| options::scan(spec, args, Operands::Anywhere).unknown);
+    match unknown {
+        _ if runs => warn(prog, "less options can write a log file or run commands"),
+        Some(bad) => warn(prog, &options::unknown_reason(prog, &bad)),
+        None => safe(prog, "less only reads"),
+    }
 }
 
 /// The first variable an arithmetic expression reads, if any: bash evaluates

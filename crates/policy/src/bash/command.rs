@@ -401,93 +401,141 @@ pub(crate) fn code_string(w: &mut Walker<'_>, prog: &str, what: &str, code: &Wor
     j
 }
 
-/// Interpreters run code we do not analyse: WARN, except `--version`.
-/// The seeds list `python -c` as a safe prefix; arbitrary python can write
-/// files, so it is deliberately WARN here.
-fn interpreter(w: &mut Walker<'_>, prog: &str, args: &[Word]) -> Option<Judge> {
-    let (code, module, version, with_arg): (&[&str], &[&str], &[&str], &[&str]) = match prog {
-        p if p.starts_with("python") || p.starts_with("pypy") => (
+/// The options of an interpreter that decide what it runs.
+struct Grammar {
+    /// Options whose value is code (`-c`, `--eval`).
+    code: &'static [&'static str],
+    /// Options that run a module (`-m`).
+    module: &'static [&'static str],
+    /// Options that only print information when given alone.
+    version: &'static [&'static str],
+    /// Options that take the next word as their value.
+    with_arg: &'static [&'static str],
+    /// Short options that take the rest of their word as a value
+    /// (`-MFile::Path`, `-rfileutils`): a code letter after them is not one.
+    attached: &'static str,
+}
+
+fn grammar(prog: &str) -> Option<Grammar> {
+    let g = |code, module, version, with_arg, attached| Grammar {
+        code,
+        module,
+        version,
+        with_arg,
+        attached,
+    };
+    Some(match prog {
+        p if p.starts_with("python") || p.starts_with("pypy") => g(
             &["-c"],
             &["-m"],
             &["-V", "--version", "-h", "--help"],
             &["-W", "-X", "-Q"],
+            "WXQ",
         ),
-        "node" | "nodejs" => (
+        "node" | "nodejs" => g(
             &["-e", "--eval", "-p", "--print"],
             &[],
             &["-v", "--version", "-h", "--help"],
             &["-r", "--require", "--import", "--loader"],
+            "r",
         ),
-        "perl" => (&["-e", "-E"], &[], &["-v", "-V", "--version"], &["-I"]),
-        "ruby" => (
+        "perl" => g(
+            &["-e", "-E"],
+            &[],
+            &["-v", "-V", "--version"],
+            &["-I"],
+            "MmIlx0iDdCF",
+        ),
+        "ruby" => g(
             &["-e"],
             &[],
             &["-v", "--version", "-h", "--help"],
             &["-I", "-r"],
+            "rIECxFKT",
         ),
-        "php" => (&["-r"], &[], &["-v", "--version", "-h"], &["-d", "-c"]),
-        "lua" | "luajit" => (&["-e"], &[], &["-v"], &["-l"]),
-        "Rscript" => (&["-e"], &[], &["--version"], &[]),
+        "php" => g(
+            &["-r"],
+            &[],
+            &["-v", "--version", "-h"],
+            &["-d", "-c"],
+            "dc",
+        ),
+        "lua" | "luajit" => g(&["-e"], &[], &["-v"], &["-l"], "l"),
+        "Rscript" => g(&["-e"], &[], &["--version"], &[], "WXQ"),
         _ => return None,
-    };
-    let short_code: Vec<char> = code
-        .iter()
-        .filter(|c| c.len() == 2)
-        .filter_map(|c| c.chars().nth(1))
-        .collect();
-    if args.len() == 1 && version.contains(&args[0].text.as_str()) {
+    })
+}
+
+impl Grammar {
+    /// Where a code option starts in the short-option cluster `t` (an index
+    /// into `t[1..]`).
+    fn code_at(&self, t: &str) -> Option<usize> {
+        let short_code: Vec<char> = self
+            .code
+            .iter()
+            .filter(|c| c.len() == 2)
+            .filter_map(|c| c.chars().nth(1))
+            .collect();
+        for (k, c) in t[1..].char_indices() {
+            if short_code.contains(&c) {
+                return Some(k);
+            }
+            if self.attached.contains(c) {
+                return None;
+            }
+        }
+        None
+    }
+
+    /// `None` when `args[i]` is not an option that gives code; otherwise the
+    /// code it gives, when there is any: `-c CODE`, `--eval=CODE`,
+    /// `-pe CODE`, `-e'CODE'`.
+    fn code_option(&self, args: &[Word], i: usize) -> Option<Option<String>> {
+        let t = args.get(i)?.text.as_str();
+        let is_cluster = t.starts_with('-') && !t.starts_with("--") && t.len() > 1;
+        let cluster_code = is_cluster.then(|| self.code_at(t)).flatten();
+        let long_eq = t
+            .split_once('=')
+            .filter(|(o, _)| self.code.contains(o))
+            .map(|(_, v)| v.to_string());
+        if !(self.code.contains(&t) || long_eq.is_some() || cluster_code.is_some()) {
+            return None;
+        }
+        let inline = cluster_code.map(|k| &t[k + 2..]).filter(|v| !v.is_empty());
+        Some(
+            long_eq
+                .or(inline.map(str::to_string))
+                .or_else(|| args.get(i + 1).map(|a| a.text.clone())),
+        )
+    }
+}
+
+/// Interpreters run code we do not analyse: WARN, except `--version`.
+/// The seeds list `python -c` as a safe prefix; arbitrary python can write
+/// files, so it is deliberately WARN here.
+fn interpreter(w: &mut Walker<'_>, prog: &str, args: &[Word]) -> Option<Judge> {
+    let g = grammar(prog)?;
+    if args.len() == 1 && g.version.contains(&args[0].text.as_str()) {
         return Some(Judge::safe(
             Some(prog),
             &format!("{prog} {} only prints information", args[0].text),
         ));
     }
-    // Short options that take the rest of their word as a value
-    // (`-MFile::Path`, `-rfileutils`): a code letter after them is not one.
-    let attached: &str = match prog {
-        "perl" => "MmIlx0iDdCF",
-        "ruby" => "rIECxFKT",
-        "node" | "nodejs" => "r",
-        "php" => "dc",
-        "lua" | "luajit" => "l",
-        _ => "WXQ",
-    };
-    let code_at = |t: &str| -> Option<usize> {
-        for (k, c) in t[1..].char_indices() {
-            if short_code.contains(&c) {
-                return Some(k);
-            }
-            if attached.contains(c) {
-                return None;
-            }
-        }
-        None
-    };
     let mut i = 0;
     while let Some(a) = args.get(i) {
         let t = a.text.as_str();
-        let is_cluster = t.starts_with('-') && !t.starts_with("--") && t.len() > 1;
-        let cluster_code = is_cluster.then(|| code_at(t)).flatten();
-        let long_eq = t
-            .split_once('=')
-            .filter(|(o, _)| code.contains(o))
-            .map(|(_, v)| v.to_string());
-        if code.contains(&t) || long_eq.is_some() || cluster_code.is_some() {
+        if let Some(body) = g.code_option(args, i) {
             let mut j = Judge::warn(
                 Some(prog),
                 &format!("runs {prog} code given on the command line"),
             );
             j.code_runner = true;
-            // `-c CODE`, `--eval=CODE`, `-pe CODE`, `-e'CODE'`.
-            let inline = cluster_code.map(|k| &t[k + 2..]).filter(|v| !v.is_empty());
-            let body = long_eq
-                .or(inline.map(str::to_string))
-                .or_else(|| args.get(i + 1).map(|a| a.text.clone()));
             if let Some(body) = body {
                 interp::scan(w, prog, &body, &mut j);
             }
             return Some(j);
         }
-        if module.contains(&t) {
+        if g.module.contains(&t) {
             let m = args.get(i + 1).map(|m| m.text.as_str()).unwrap_or("?");
             return Some(Judge::warn(
                 Some(prog),
@@ -498,7 +546,7 @@ fn interpreter(w: &mut Walker<'_>, prog: &str, args: &[Word]) -> Option<Judge> {
             break;
         }
         if t.starts_with('-') {
-            i += if with_arg.contains(&t) { 2 } else { 1 };
+            i += if g.with_arg.contains(&t) { 2 } else { 1 };
             continue;
         }
         let mut j = Judge::warn(

@@ -9,7 +9,10 @@
 //! It does not protect against a repository whose own config runs programs;
 //! that is the sandbox's job.
 
+use std::ops::ControlFlow;
+
 use super::BashRisk;
+
 use super::command::Judge;
 use super::option_lists::{GIT_GREP as GREP, GIT_LOG as LOG, GIT_SHORTLOG as SHORTLOG};
 use super::options::{self, Operands};
@@ -66,63 +69,14 @@ fn warn(reason: &str) -> Judge {
 
 /// Judges `git ARGS`.
 pub(crate) fn judge(args: &[Word]) -> Judge {
-    let mut override_config = None;
-    let mut program_key: Option<String> = None;
-    let mut i = 0;
-    while let Some(a) = args.get(i) {
-        let t = a.text.as_str();
-        match t {
-            "-C" | "--work-tree" | "--namespace" => i += 2,
-            "--git-dir" => {
-                override_config = Some(GIT_DIR_REASON);
-                i += 2;
-            }
-            _ if t.starts_with("--git-dir=") => {
-                override_config = Some(GIT_DIR_REASON);
-                i += 1;
-            }
-            "-c" if args.get(i + 1).is_some_and(|kv| harmless_key(&kv.text)) => i += 2,
-            "-c" => {
-                override_config = Some("git -c overrides configuration, which can run programs");
-                if let Some(kv) = args.get(i + 1) {
-                    let (k, v) = kv
-                        .text
-                        .split_once('=')
-                        .map_or((kv.text.as_str(), None), |(k, v)| (k, Some(v)));
-                    if protected::runs_program_setting(k, v) {
-                        program_key = Some(k.to_string());
-                    }
-                }
-                i += 2;
-            }
-            "--no-pager"
-            | "-P"
-            | "--paginate"
-            | "-p"
-            | "--bare"
-            | "--no-replace-objects"
-            | "--literal-pathspecs"
-            | "--glob-pathspecs"
-            | "--noglob-pathspecs"
-            | "--icase-pathspecs"
-            | "--no-optional-locks"
-            | "--no-advice"
-            | "--exec-path"
-            | "--html-path"
-            | "--man-path"
-            | "--info-path" => i += 1,
-            "--version" | "--help" | "-h" => return safe("git only prints information"),
-            _ if t.starts_with("--work-tree=") || t.starts_with("--namespace=") => i += 1,
-            _ if t.starts_with("--config-env") || t.starts_with("--exec-path=") => {
-                override_config = Some("git option changes which programs git runs");
-                i += 1;
-            }
-            _ if t.starts_with('-') => {
-                return warn(&format!("git option {t} is not known to be read-only"));
-            }
-            _ => break,
-        }
-    }
+    let GlobalOptions {
+        end: i,
+        override_config,
+        program_key,
+    } = match global_options(args) {
+        ControlFlow::Continue(o) => o,
+        ControlFlow::Break(j) => return j,
+    };
     let Some(sub) = args.get(i) else {
         return safe("git without a subcommand only prints help");
     };
@@ -149,6 +103,87 @@ pub(crate) fn judge(args: &[Word]) -> Judge {
         j.protected_write = true;
     }
     j
+}
+
+/// What git's own options (before the subcommand) say.
+struct GlobalOptions {
+    /// The index of the subcommand.
+    end: usize,
+    /// Why the options may change which programs git runs.
+    override_config: Option<&'static str>,
+    /// A `-c` key that makes git run a program.
+    program_key: Option<String>,
+}
+
+/// Reads git's own options; breaks with the verdict when they alone decide
+/// it (`git --version`, an option not known to be read-only).
+fn global_options(args: &[Word]) -> ControlFlow<Judge, GlobalOptions> {
+    let mut override_config = None;
+    let mut program_key: Option<String> = None;
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        let t = a.text.as_str();
+        match t {
+            "-C" | "--work-tree" | "--namespace" => i += 2,
+            "--git-dir" => {
+                override_config = Some(GIT_DIR_REASON);
+                i += 2;
+            }
+            _ if t.starts_with("--git-dir=") => {
+                override_config = Some(GIT_DIR_REASON);
+                i += 1;
+            }
+            "-c" if args.get(i + 1).is_some_and(|kv| harmless_key(&kv.text)) => i += 2,
+            "-c" => {
+                override_config = Some("git -c overrides configuration, which can run programs");
+                if let Some(kv) = args.get(i + 1) {
+                    program_key = program_setting(&kv.text).or(program_key);
+                }
+                i += 2;
+            }
+            "--no-pager"
+            | "-P"
+            | "--paginate"
+            | "-p"
+            | "--bare"
+            | "--no-replace-objects"
+            | "--literal-pathspecs"
+            | "--glob-pathspecs"
+            | "--noglob-pathspecs"
+            | "--icase-pathspecs"
+            | "--no-optional-locks"
+            | "--no-advice"
+            | "--exec-path"
+            | "--html-path"
+            | "--man-path"
+            | "--info-path" => i += 1,
+            "--version" | "--help" | "-h" => {
+                return ControlFlow::Break(safe("git only prints information"));
+            }
+            _ if t.starts_with("--work-tree=") || t.starts_with("--namespace=") => i += 1,
+            _ if t.starts_with("--config-env") || t.starts_with("--exec-path=") => {
+                override_config = Some("git option changes which programs git runs");
+                i += 1;
+            }
+            _ if t.starts_with('-') => {
+                return ControlFlow::Break(warn(&format!(
+                    "git option {t} is not known to be read-only"
+                )));
+            }
+            _ => break,
+        }
+    }
+    ControlFlow::Continue(GlobalOptions {
+        end: i,
+        override_config,
+        program_key,
+    })
+}
+
+/// The key of a `-c KEY=VALUE` that makes git run a program.
+fn program_setting(kv: &str) -> Option<String> {
+    let (k, v) = kv.split_once('=').map_or((kv, None), |(k, v)| (k, Some(v)));
+    protected::runs_program_setting(k, v).then(|| k.to_string())
 }
 
 /// `git -c KEY=VALUE` for keys that only change how output looks.
@@ -182,22 +217,8 @@ fn subcommand(sub: &str, rest: &[Word]) -> Judge {
         }
         _ if READERS.contains(&sub) => safe(&format!("git {sub} only reads the repository")),
         _ if DIFFERS.contains(&sub) => differ(sub, &r, rest),
-        "help" => {
-            if r.iter()
-                .any(|t| matches!(*t, "-w" | "--web" | "-i" | "--info"))
-            {
-                warn("git help -w/-i starts a browser or info viewer")
-            } else {
-                safe("git help only prints help")
-            }
-        }
-        "grep" => match options::scan(&GREP, rest, Operands::Anywhere).unknown {
-            Some(bad) if bad == "-O" || "--open-files-in-pager".starts_with(bad.as_str()) => {
-                warn(&format!("git grep {bad} runs a pager program"))
-            }
-            Some(bad) => warn(&options::unknown_reason("git grep", &bad)),
-            None => safe("git grep only reads the repository"),
-        },
+        "help" => help(&r),
+        "grep" => grep(rest),
         "branch" => listing(sub, &r, BRANCH_LIST, BRANCH_LIST_ARG, "changes branches"),
         "tag" => listing(sub, &r, TAG_LIST, TAG_LIST_ARG, "creates or deletes tags"),
         "remote" => match r.as_slice() {
@@ -213,36 +234,13 @@ fn subcommand(sub: &str, rest: &[Word]) -> Judge {
             _ => warn("git stash changes the working tree"),
         },
         "config" => config(&r),
-        "clean" => {
-            let dry = r.iter().take_while(|t| **t != "--").any(|t| {
-                *t == "--dry-run" || (t.starts_with('-') && !t.starts_with("--") && t.contains('n'))
-            });
-            if dry {
-                safe("git clean -n only lists what it would delete")
-            } else {
-                warn("git clean deletes untracked files")
-            }
-        }
+        "clean" => clean(&r),
         "reflog" => match r.first() {
             None | Some(&"show") => safe("git reflog only reads"),
             Some(t) if t.starts_with('-') => safe("git reflog only reads"),
             _ => warn("git reflog expire/delete removes history"),
         },
-        "push" => {
-            let force = r.iter().any(|t| {
-                matches!(*t, "-f" | "--force" | "--mirror")
-                    || t.starts_with("--force-")
-                    || t.starts_with('+')
-            });
-            let mut j = warn("git push publishes commits to a remote");
-            if force {
-                j.raise(
-                    BashRisk::Warn,
-                    "force-pushing rewrites the remote's history",
-                );
-            }
-            j
-        }
+        "push" => push(&r),
         "reset" => warn("git reset moves the branch and may discard changes"),
         "checkout" | "switch" | "restore" => warn(&format!(
             "git {sub} changes the working tree and may discard changes"
@@ -258,6 +256,57 @@ fn subcommand(sub: &str, rest: &[Word]) -> Judge {
 
 /// `git config`: reading is SAFE; setting a key that runs a program (also
 /// `--global`/`--system`) or editing the file is a protected write.
+/// `git help`: prints, unless asked to start a browser or info viewer.
+fn help(r: &[&str]) -> Judge {
+    if r.iter()
+        .any(|t| matches!(*t, "-w" | "--web" | "-i" | "--info"))
+    {
+        warn("git help -w/-i starts a browser or info viewer")
+    } else {
+        safe("git help only prints help")
+    }
+}
+
+/// `git grep`: reads, unless an option opens a pager program.
+fn grep(rest: &[Word]) -> Judge {
+    match options::scan(&GREP, rest, Operands::Anywhere).unknown {
+        Some(bad) if bad == "-O" || "--open-files-in-pager".starts_with(bad.as_str()) => {
+            warn(&format!("git grep {bad} runs a pager program"))
+        }
+        Some(bad) => warn(&options::unknown_reason("git grep", &bad)),
+        None => safe("git grep only reads the repository"),
+    }
+}
+
+/// `git clean`: deletes, unless a dry run.
+fn clean(r: &[&str]) -> Judge {
+    let dry = r.iter().take_while(|t| **t != "--").any(|t| {
+        *t == "--dry-run" || (t.starts_with('-') && !t.starts_with("--") && t.contains('n'))
+    });
+    if dry {
+        safe("git clean -n only lists what it would delete")
+    } else {
+        warn("git clean deletes untracked files")
+    }
+}
+
+/// `git push`, with a further reason when it forces.
+fn push(r: &[&str]) -> Judge {
+    let force = r.iter().any(|t| {
+        matches!(*t, "-f" | "--force" | "--mirror")
+            || t.starts_with("--force-")
+            || t.starts_with('+')
+    });
+    let mut j = warn("git push publishes commits to a remote");
+    if force {
+        j.raise(
+            BashRisk::Warn,
+            "force-pushing rewrites the remote's history",
+        );
+    }
+    j
+}
+
 fn config(r: &[&str]) -> Judge {
     let reading = r.iter().any(|t| {
         matches!(

@@ -49,13 +49,15 @@ const fn launcher(
     }
 }
 
-fn spec(prog: &str) -> Option<Launcher> {
-    let l = match prog {
-        "setarch" => launcher("", &[], 1, "runs the command with another architecture"),
-        p if SETARCH_ALIASES.contains(&p) => {
-            launcher("", &[], 0, "runs the command with another architecture")
-        }
-        "chrt" => Launcher {
+/// Every launcher but `setarch`'s aliases, by the names it runs under.
+static LAUNCHERS: &[(&[&str], Launcher)] = &[
+    (
+        &["setarch"],
+        launcher("", &[], 1, "runs the command with another architecture"),
+    ),
+    (
+        &["chrt"],
+        Launcher {
             pid_opts: &["-p", "--pid"],
             ..launcher(
                 "TPD",
@@ -64,11 +66,17 @@ fn spec(prog: &str) -> Option<Launcher> {
                 "runs the command with another scheduling policy",
             )
         },
-        "taskset" => Launcher {
+    ),
+    (
+        &["taskset"],
+        Launcher {
             pid_opts: &["-p", "--pid", "-ap", "-pc", "-cp", "-acp"],
             ..launcher("", &[], 1, "runs the command on chosen CPUs")
         },
-        "prlimit" => Launcher {
+    ),
+    (
+        &["prlimit"],
+        Launcher {
             pid_opts: &["-p", "--pid"],
             ..launcher(
                 "po",
@@ -77,13 +85,19 @@ fn spec(prog: &str) -> Option<Launcher> {
                 "runs the command with resource limits",
             )
         },
-        "fakeroot" => launcher(
+    ),
+    (
+        &["fakeroot"],
+        launcher(
             "lsib",
             &["--lib", "--faked"],
             0,
             "runs the command as a fake root",
         ),
-        "unshare" => launcher(
+    ),
+    (
+        &["unshare"],
+        launcher(
             "SGRw",
             &[
                 "--setuid",
@@ -96,19 +110,43 @@ fn spec(prog: &str) -> Option<Launcher> {
             0,
             "runs the command in new namespaces",
         ),
-        "nsenter" => launcher(
+    ),
+    (
+        &["nsenter"],
+        launcher(
             "tSG",
             &["--target", "--setuid", "--setgid"],
             0,
             "runs the command inside another process's namespaces",
         ),
-        "chroot" => launcher("", &[], 1, "runs the command with another root directory"),
-        "noglob" | "nocorrect" | "eatmydata" | "catchsegv" | "torsocks" | "proxychains"
-        | "proxychains4" | "unbuffer" | "chronic" | "nocache" | "dbus-run-session" => {
-            launcher("", &[], 0, "runs the command")
-        }
-        "pkexec" => launcher("", &["--user"], 0, "runs the command as another user"),
-        "systemd-run" => launcher(
+    ),
+    (
+        &["chroot"],
+        launcher("", &[], 1, "runs the command with another root directory"),
+    ),
+    (
+        &[
+            "noglob",
+            "nocorrect",
+            "eatmydata",
+            "catchsegv",
+            "torsocks",
+            "proxychains",
+            "proxychains4",
+            "unbuffer",
+            "chronic",
+            "nocache",
+            "dbus-run-session",
+        ],
+        launcher("", &[], 0, "runs the command"),
+    ),
+    (
+        &["pkexec"],
+        launcher("", &["--user"], 0, "runs the command as another user"),
+    ),
+    (
+        &["systemd-run"],
+        launcher(
             "upEMH",
             &[
                 "--unit",
@@ -127,17 +165,35 @@ fn spec(prog: &str) -> Option<Launcher> {
             0,
             "runs the command as a system service",
         ),
-        "firejail" => launcher("", &[], 0, "runs the command in a sandbox"),
-        "numactl" => launcher("CNmPi", &[], 0, "runs the command with a memory policy"),
-        "cpulimit" => launcher(
+    ),
+    (
+        &["firejail"],
+        launcher("", &[], 0, "runs the command in a sandbox"),
+    ),
+    (
+        &["numactl"],
+        launcher("CNmPi", &[], 0, "runs the command with a memory policy"),
+    ),
+    (
+        &["cpulimit"],
+        launcher(
             "lpe",
             &["--limit", "--pid", "--exe"],
             0,
             "runs the command with a CPU limit",
         ),
-        "trickle" => launcher("dutwn", &[], 0, "runs the command with a bandwidth limit"),
-        "faketime" => launcher("", &[], 1, "runs the command with a fake clock"),
-        "xvfb-run" => launcher(
+    ),
+    (
+        &["trickle"],
+        launcher("dutwn", &[], 0, "runs the command with a bandwidth limit"),
+    ),
+    (
+        &["faketime"],
+        launcher("", &[], 1, "runs the command with a fake clock"),
+    ),
+    (
+        &["xvfb-run"],
+        launcher(
             "nsfe",
             &[
                 "--server-num",
@@ -148,16 +204,33 @@ fn spec(prog: &str) -> Option<Launcher> {
             0,
             "runs the command with a virtual display",
         ),
-        "strace" | "ltrace" => launcher("eopsSaIbuEPX", &["--output"], 0, "traces the command"),
-        "caffeinate" => launcher(
+    ),
+    (
+        &["strace", "ltrace"],
+        launcher("eopsSaIbuEPX", &["--output"], 0, "traces the command"),
+    ),
+    (
+        &["caffeinate"],
+        launcher(
             "tw",
             &[],
             0,
             "runs the command while keeping the machine awake",
         ),
-        _ => return None,
-    };
-    Some(l)
+    ),
+];
+
+/// `setarch` run under an architecture's name: that name is the architecture.
+static SETARCH_ALIAS: Launcher = launcher("", &[], 0, "runs the command with another architecture");
+
+fn spec(prog: &str) -> Option<&'static Launcher> {
+    if SETARCH_ALIASES.contains(&prog) {
+        return Some(&SETARCH_ALIAS);
+    }
+    LAUNCHERS
+        .iter()
+        .find(|(names, _)| names.contains(&prog))
+        .map(|(_, l)| l)
 }
 
 /// Judges `prog` if it is a launcher; `None` otherwise.
@@ -169,7 +242,7 @@ pub(crate) fn unwrap(w: &mut Walker<'_>, prog: &str, args: &[Word], depth: usize
         "parallel" => parallel(w, args, depth),
         _ => {
             let l = spec(prog)?;
-            launch(w, prog, args, depth, &l)
+            launch(w, prog, args, depth, l)
         }
     };
     Some(j)

@@ -82,6 +82,41 @@ impl Walker<'_> {
         }
         let body_range = start..self.segs.len();
         let hits = self.protected_redirects;
+        let mut r = self.redirections(node, src);
+        let doc = match r.heredoc {
+            Some(h) => self.heredoc(h, src, &mut r.floor),
+            None => HereDoc::default(),
+        };
+        let direct: Vec<usize> = body_range
+            .clone()
+            .filter(|&i| self.segs[i].level == level)
+            .collect();
+        r.protected_write = self.protected_redirects > hits;
+        self.apply_redirections(node, src, &direct, &r, doc.body_text.as_ref());
+        // `bash <<EOF … EOF` and `bash <<< 'code'` run their input as code.
+        if let Some(body) = &doc.body_text {
+            self.run_input(&direct, body);
+        }
+        if let Some(h) = self.herestring.take() {
+            self.run_input(&direct, &h);
+        }
+        if let Some(p) = doc.pipe {
+            let mut c = p.walk();
+            let stages: Vec<Node<'_>> = p.named_children(&mut c).collect();
+            let mut ranges = vec![body_range];
+            for s in stages {
+                ranges.push(self.walk_range(s, src));
+            }
+            self.link_pipeline(ranges);
+        }
+        for t in doc.tail {
+            self.walk(t, src);
+        }
+    }
+
+    /// Judges the statement's own redirections (all but the body and the
+    /// here-doc, which is returned for `heredoc`).
+    fn redirections<'t>(&mut self, node: Node<'t>, src: &[u8]) -> Redirections<'t> {
         let mut floor: Vec<(BashRisk, String)> = Vec::new();
         let mut heredoc: Option<Node<'_>> = None;
         let mut input_fetch = false;
@@ -108,42 +143,67 @@ impl Walker<'_> {
             input_fetch |= self.segs[before..].iter().any(|s| s.fetch);
             input_decode |= self.segs[before..].iter().any(|s| s.decode);
         }
-        let mut tail: Vec<Node<'_>> = Vec::new();
-        let mut pipe: Option<Node<'_>> = None;
-        let mut body_text: Option<String> = None;
-        if let Some(h) = heredoc {
-            let mut c = h.walk();
-            let parts: Vec<(Option<&str>, Node<'_>)> = h
-                .children(&mut c)
-                .enumerate()
-                .map(|(i, ch)| (h.field_name_for_child(i as u32), ch))
-                .collect();
-            for (field, part) in parts {
-                match (field, part.kind()) {
-                    (Some("redirect"), _) => {
-                        if let Some(f) = self.redirect(part, src) {
-                            floor.push(f);
-                        }
+        Redirections {
+            floor,
+            heredoc,
+            input_fetch,
+            input_decode,
+            protected_write: false,
+        }
+    }
+
+    /// Walks a here-doc: its own redirections join `floor`; its body, the
+    /// pipeline it starts and the commands after it are returned.
+    fn heredoc<'t>(
+        &mut self,
+        h: Node<'t>,
+        src: &[u8],
+        floor: &mut Vec<(BashRisk, String)>,
+    ) -> HereDoc<'t> {
+        let mut doc = HereDoc::default();
+        let mut c = h.walk();
+        let parts: Vec<(Option<&str>, Node<'_>)> = h
+            .children(&mut c)
+            .enumerate()
+            .map(|(i, ch)| (h.field_name_for_child(i as u32), ch))
+            .collect();
+        for (field, part) in parts {
+            match (field, part.kind()) {
+                (Some("redirect"), _) => {
+                    if let Some(f) = self.redirect(part, src) {
+                        floor.push(f);
                     }
-                    (Some("right"), _) => tail.push(part),
-                    (_, "pipeline") => pipe = Some(part),
-                    (_, "heredoc_body") => {
-                        body_text = Some(text(part, src).to_string());
-                        // Unquoted here-docs expand `$(…)` before the
-                        // command reads them.
-                        self.walk(part, src);
-                    }
-                    _ => {}
                 }
+                (Some("right"), _) => doc.tail.push(part),
+                (_, "pipeline") => doc.pipe = Some(part),
+                (_, "heredoc_body") => {
+                    doc.body_text = Some(text(part, src).to_string());
+                    // Unquoted here-docs expand `$(…)` before the
+                    // command reads them.
+                    self.walk(part, src);
+                }
+                _ => {}
             }
         }
-        let direct: Vec<usize> = body_range
-            .clone()
-            .filter(|&i| self.segs[i].level == level)
-            .collect();
-        let protected_write = self.protected_redirects > hits;
-        for &i in &direct {
-            for (risk, reason) in &floor {
+        doc
+    }
+
+    /// Raises the commands the redirections apply to (`direct`) to what the
+    /// redirections risk; with no such command, notes the risks on the
+    /// statement itself.
+    fn apply_redirections(
+        &mut self,
+        node: Node<'_>,
+        src: &[u8],
+        direct: &[usize],
+        r: &Redirections<'_>,
+        body_text: Option<&String>,
+    ) {
+        let floor = &r.floor;
+        let (input_fetch, input_decode, protected_write) =
+            (r.input_fetch, r.input_decode, r.protected_write);
+        for &i in direct {
+            for (risk, reason) in floor {
                 raise(&mut self.segs[i].seg, *risk, reason);
             }
             self.segs[i].seg.protected_write |= protected_write;
@@ -161,36 +221,41 @@ impl Walker<'_> {
                     "runs decoded (obfuscated) code",
                 );
             }
-            if body_text.is_some() {
-                self.segs[i].feeds.clone_from(&body_text);
+            if let Some(body) = body_text {
+                self.segs[i].feeds = Some(body.clone());
             }
         }
         if direct.is_empty() && !floor.is_empty() {
-            for (risk, reason) in &floor {
+            for (risk, reason) in floor {
                 self.note(text(node, src), *risk, reason);
                 if let Some(last) = self.segs.last_mut() {
                     last.seg.protected_write |= protected_write;
                 }
             }
         }
-        // `bash <<EOF … EOF` and `bash <<< 'code'` run their input as code.
-        if let Some(body) = &body_text {
-            self.run_input(&direct, body);
-        }
-        if let Some(h) = self.herestring.take() {
-            self.run_input(&direct, &h);
-        }
-        if let Some(p) = pipe {
-            let mut c = p.walk();
-            let stages: Vec<Node<'_>> = p.named_children(&mut c).collect();
-            let mut ranges = vec![body_range];
-            for s in stages {
-                ranges.push(self.walk_range(s, src));
-            }
-            self.link_pipeline(ranges);
-        }
-        for t in tail {
-            self.walk(t, src);
-        }
     }
+}
+
+/// What the redirections of one `redirected_statement` mean for the
+/// command they apply to.
+struct Redirections<'t> {
+    /// The risk of each redirection that writes or uses a substitution.
+    floor: Vec<(BashRisk, String)>,
+    heredoc: Option<Node<'t>>,
+    /// The input comes from a substitution that fetches from the network.
+    input_fetch: bool,
+    /// The input comes from a substitution that decodes.
+    input_decode: bool,
+    /// A redirection (here-doc's included) writes to a protected path.
+    protected_write: bool,
+}
+
+/// A here-doc's parts.
+#[derive(Default)]
+struct HereDoc<'t> {
+    /// Commands after the here-doc's start (`cat <<EOF && make`).
+    tail: Vec<Node<'t>>,
+    /// The pipeline the here-doc's command feeds (`cat <<EOF | bash`).
+    pipe: Option<Node<'t>>,
+    body_text: Option<String>,
 }

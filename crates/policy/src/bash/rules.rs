@@ -335,6 +335,43 @@ fn positionals(args: &[&str]) -> usize {
         .count()
 }
 
+/// Programs whose only risky options are the listed flags: with one of them
+/// they write (or run) as the reason says, without them they only read.
+const WRITE_FLAGS: &[(&str, &[&str], &str)] = &[
+    ("tree", &["-o"], "tree -o writes its output to a file"),
+    (
+        "file",
+        &["-C", "--compile"],
+        "file -C writes a compiled magic file",
+    ),
+    (
+        "iconv",
+        &["-o", "--output"],
+        "iconv -o writes its output to a file",
+    ),
+    (
+        "sdiff",
+        &["-o", "--output"],
+        "sdiff -o writes its output to a file",
+    ),
+    (
+        "shuf",
+        &["-o", "--output"],
+        "shuf -o writes its output to a file",
+    ),
+    ("yq", &["-i", "--inplace"], "yq -i edits files in place"),
+    (
+        "fd",
+        &["-x", "-X", "--exec", "--exec-batch"],
+        "fd --exec runs a command for each file",
+    ),
+    (
+        "fdfind",
+        &["-x", "-X", "--exec", "--exec-batch"],
+        "fd --exec runs a command for each file",
+    ),
+];
+
 fn judge_known(prog: &str, args: &[Word]) -> Judge {
     let t = texts(args);
     if VERSIONED.contains(&prog) && matches!(t.as_slice(), ["--version"]) {
@@ -343,43 +380,16 @@ fn judge_known(prog: &str, args: &[Word]) -> Judge {
     if let Some(j) = listings::read_only_form(prog, args) {
         return j;
     }
+    if let Some((_, flags, reason)) = WRITE_FLAGS.iter().find(|(p, _, _)| *p == prog) {
+        return flag_writes(prog, &t, flags, reason);
+    }
     match prog {
         "git" => git::judge(args),
         "sed" | "gsed" => scripts::sed(args),
         "awk" | "gawk" | "mawk" | "nawk" => scripts::awk(prog, args),
-        "sort" => {
-            if has_opt(&t, 'o', "--output", "ktoST") {
-                warn(prog, "sort -o writes its output to a file")
-            } else if t.iter().any(|a| a.starts_with("--compress-program")) {
-                warn(prog, "sort --compress-program runs a program")
-            } else if has_opt(&t, 'T', "--temporary-directory", "kot") {
-                warn(
-                    prog,
-                    "sort -T writes temporary files into the given directory",
-                )
-            } else {
-                safe(prog, "sort only prints")
-            }
-        }
-        "rg" => {
-            if t.iter().any(|a| {
-                *a == "--pre"
-                    || a.starts_with("--pre=")
-                    || a.starts_with("--pre-glob")
-                    || a.starts_with("--hostname-bin")
-            }) {
-                warn(prog, "rg --pre runs a preprocessor program on each file")
-            } else if has_opt(&t, 'z', "--search-zip", "efgmrtATBCEMj") {
-                warn(
-                    prog,
-                    "rg -z runs decompression programs on compressed files",
-                )
-            } else {
-                safe(prog, "rg only reads")
-            }
-        }
+        "sort" => sort(&t),
+        "rg" => rg(&t),
         "tar" | "bsdtar" | "gtar" => tar(prog, args),
-        "tree" => flag_writes(prog, &t, &["-o"], "tree -o writes its output to a file"),
         "uniq" => {
             if positionals(&t) >= 2 {
                 warn(prog, "uniq writes its output to the second file")
@@ -387,34 +397,107 @@ fn judge_known(prog: &str, args: &[Word]) -> Judge {
                 safe(prog, "uniq only prints")
             }
         }
-        "date" => {
-            let sets = has_opt(&t, 's', "--set", "dfr")
-                || t.iter().any(|a| !a.starts_with('-') && !a.starts_with('+'));
-            if sets {
-                warn(prog, "date sets the system clock")
+        "date" => date(&t),
+        "hostname" => hostname(&t),
+        "xxd" | "base64" | "base32" | "basenc" | "uudecode" | "openssl" => decoder(prog, &t),
+        "unzip" => {
+            if t.iter()
+                .any(|a| matches!(*a, "-l" | "-v" | "-t" | "-Z" | "-p" | "-z"))
+            {
+                safe(prog, "unzip only lists or prints")
             } else {
-                safe(prog, "date only prints the date")
+                warn(prog, "unzip extracts files")
             }
         }
-        "hostname" => {
-            if positionals(&t) > 0 || has_opt(&t, 'F', "--file", "") {
-                warn(prog, "hostname sets the host name")
-            } else {
-                safe(prog, "hostname only prints the host name")
-            }
+        "gzip" | "gunzip" | "bzip2" | "bunzip2" | "xz" | "unxz" | "zstd" | "unzstd" | "lz4" => {
+            compressor(prog, &t)
         }
+        "tee" => tee(&t),
+        "dd" => dd(&t),
+        "npm" | "pnpm" | "yarn" | "bun" => package_manager(prog, &t),
+        p if FETCHERS.contains(&p) => {
+            let mut j = warn(prog, &format!("{prog} accesses the network"));
+            j.fetch = true;
+            j
+        }
+        _ => match CHANGERS.iter().find(|(p, _)| *p == prog) {
+            Some((_, reason)) => warn(prog, reason),
+            None => warn(prog, &format!("{prog} is not a known read-only program")),
+        },
+    }
+}
+
+/// `sort` writes with `-o`, runs a program with `--compress-program` and
+/// writes temporary files with `-T`.
+fn sort(t: &[&str]) -> Judge {
+    let prog = "sort";
+    if has_opt(t, 'o', "--output", "ktoST") {
+        warn(prog, "sort -o writes its output to a file")
+    } else if t.iter().any(|a| a.starts_with("--compress-program")) {
+        warn(prog, "sort --compress-program runs a program")
+    } else if has_opt(t, 'T', "--temporary-directory", "kot") {
+        warn(
+            prog,
+            "sort -T writes temporary files into the given directory",
+        )
+    } else {
+        safe(prog, "sort only prints")
+    }
+}
+
+/// `rg` runs programs with `--pre` (and its kin) and `-z`.
+fn rg(t: &[&str]) -> Judge {
+    let prog = "rg";
+    if t.iter().any(|a| {
+        *a == "--pre"
+            || a.starts_with("--pre=")
+            || a.starts_with("--pre-glob")
+            || a.starts_with("--hostname-bin")
+    }) {
+        warn(prog, "rg --pre runs a preprocessor program on each file")
+    } else if has_opt(t, 'z', "--search-zip", "efgmrtATBCEMj") {
+        warn(
+            prog,
+            "rg -z runs decompression programs on compressed files",
+        )
+    } else {
+        safe(prog, "rg only reads")
+    }
+}
+
+/// `date` prints, unless given a time to set the system clock to.
+fn date(t: &[&str]) -> Judge {
+    let prog = "date";
+    let sets = has_opt(t, 's', "--set", "dfr")
+        || t.iter().any(|a| !a.starts_with('-') && !a.starts_with('+'));
+    if sets {
+        warn(prog, "date sets the system clock")
+    } else {
+        safe(prog, "date only prints the date")
+    }
+}
+
+/// `hostname` prints, unless given a name (or a file of one) to set.
+fn hostname(t: &[&str]) -> Judge {
+    let prog = "hostname";
+    if positionals(t) > 0 || has_opt(t, 'F', "--file", "") {
+        warn(prog, "hostname sets the host name")
+    } else {
+        safe(prog, "hostname only prints the host name")
+    }
+}
+
+/// Encoders and decoders: the verdict marks whether they decode, which links
+/// `… | base64 -d | sh` to the shell it feeds.
+fn decoder(prog: &str, t: &[&str]) -> Judge {
+    match prog {
         "xxd" => {
-            let mut j = if positionals(&t) >= 2 {
+            let mut j = if positionals(t) >= 2 {
                 warn(prog, "xxd writes its output to the second file")
             } else {
                 safe(prog, "xxd only prints")
             };
-            j.decode = has_opt(&t, 'r', "--revert", "cglos");
-            j
-        }
-        "base64" | "base32" | "basenc" => {
-            let mut j = safe(prog, &format!("{prog} only prints"));
-            j.decode = has_opt(&t, 'd', "--decode", "w") || t.contains(&"-D");
+            j.decode = has_opt(t, 'r', "--revert", "cglos");
             j
         }
         "uudecode" => {
@@ -427,81 +510,46 @@ fn judge_known(prog: &str, args: &[Word]) -> Judge {
             j.decode = t.contains(&"-d") || t.contains(&"-base64") || t.contains(&"base64");
             j
         }
-
-        "file" => flag_writes(
-            prog,
-            &t,
-            &["-C", "--compile"],
-            "file -C writes a compiled magic file",
-        ),
-        "iconv" | "sdiff" => flag_writes(
-            prog,
-            &t,
-            &["-o", "--output"],
-            &format!("{prog} -o writes its output to a file"),
-        ),
-        "shuf" => flag_writes(
-            prog,
-            &t,
-            &["-o", "--output"],
-            "shuf -o writes its output to a file",
-        ),
-        "yq" => flag_writes(prog, &t, &["-i", "--inplace"], "yq -i edits files in place"),
-        "fd" | "fdfind" => flag_writes(
-            prog,
-            &t,
-            &["-x", "-X", "--exec", "--exec-batch"],
-            "fd --exec runs a command for each file",
-        ),
-        "unzip" => {
-            if t.iter()
-                .any(|a| matches!(*a, "-l" | "-v" | "-t" | "-Z" | "-p" | "-z"))
-            {
-                safe(prog, "unzip only lists or prints")
-            } else {
-                warn(prog, "unzip extracts files")
-            }
-        }
-        "gzip" | "gunzip" | "bzip2" | "bunzip2" | "xz" | "unxz" | "zstd" | "unzstd" | "lz4" => {
-            let to_stdout = t.iter().any(|a| {
-                matches!(
-                    *a,
-                    "-c" | "--stdout" | "-l" | "--list" | "-t" | "--test" | "-dc" | "-cd"
-                )
-            });
-            if to_stdout || positionals(&t) == 0 {
-                safe(prog, &format!("{prog} only prints"))
-            } else {
-                warn(
-                    prog,
-                    &format!("{prog} replaces files with (de)compressed ones"),
-                )
-            }
-        }
-        "tee" => {
-            let files: Vec<&&str> = t
-                .iter()
-                .filter(|a| {
-                    !a.starts_with('-')
-                        && !matches!(**a, "/dev/null" | "/dev/stdout" | "/dev/stderr")
-                })
-                .collect();
-            match files.first() {
-                None => safe(prog, "tee only copies its input to its output"),
-                Some(f) => warn(prog, &format!("tee writes to {f}")),
-            }
-        }
-        "dd" => dd(&t),
-        "npm" | "pnpm" | "yarn" | "bun" => package_manager(prog, &t),
-        p if FETCHERS.contains(&p) => {
-            let mut j = warn(prog, &format!("{prog} accesses the network"));
-            j.fetch = true;
+        "base64" | "base32" | "basenc" => {
+            let mut j = safe(prog, &format!("{prog} only prints"));
+            j.decode = has_opt(t, 'd', "--decode", "w") || t.contains(&"-D");
             j
         }
-        _ => match CHANGERS.iter().find(|(p, _)| *p == prog) {
-            Some((_, reason)) => warn(prog, reason),
-            None => warn(prog, &format!("{prog} is not a known read-only program")),
-        },
+        _ => warn(prog, &format!("{prog} is not a known read-only program")),
+    }
+}
+
+/// Compressors replace their file operands unless they print to stdout,
+/// list or test.
+fn compressor(prog: &str, t: &[&str]) -> Judge {
+    let to_stdout = t.iter().any(|a| {
+        matches!(
+            *a,
+            "-c" | "--stdout" | "-l" | "--list" | "-t" | "--test" | "-dc" | "-cd"
+        )
+    });
+    if to_stdout || positionals(t) == 0 {
+        safe(prog, &format!("{prog} only prints"))
+    } else {
+        warn(
+            prog,
+            &format!("{prog} replaces files with (de)compressed ones"),
+        )
+    }
+}
+
+/// `tee` writes to every file operand but the standard streams.
+fn tee(t: &[&str]) -> Judge {
+    let prog = "tee";
+    let files: Vec<&&str> = t
+        .iter()
+        .filter(|a| {
+            !a.starts_with('-') && !matches!(**a, "/dev/null" | "/dev/stdout" | "/dev/stderr")
+        })
+        .collect();
+    match files.first() {
+        None => safe(prog, "tee only copies its input to its output"),
+        Some(f) => warn(prog, &format!("tee writes to {f}")),
     }
 }
 

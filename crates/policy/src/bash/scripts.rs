@@ -91,124 +91,163 @@ pub(crate) fn sed(args: &[Word]) -> Judge {
     Judge::safe(Some("sed"), "sed only prints a transformed copy")
 }
 
+const SED_WRITES: &str = "the sed script writes to a file (w)";
+const SED_RUNS: &str = "the sed script runs a shell command (e)";
+const SED_UNKNOWN: &str = "the sed script could not be fully understood";
+
 /// Reads a sed script far enough to find commands that write or execute.
 fn sed_script_risk(script: &str) -> Option<&'static str> {
-    const WRITES: &str = "the sed script writes to a file (w)";
-    const RUNS: &str = "the sed script runs a shell command (e)";
-    const UNKNOWN: &str = "the sed script could not be fully understood";
-    let c: Vec<char> = script.chars().collect();
-    let mut i = 0;
-    let skip_line = |i: &mut usize| {
-        while *i < c.len() && c[*i] != '\n' {
-            *i += 1;
-        }
+    let mut r = SedReader {
+        c: script.chars().collect(),
+        i: 0,
     };
-    // Skips a delimited part (regex or replacement), honouring backslashes.
-    let delimited = |i: &mut usize, d: char| -> bool {
-        while *i < c.len() {
-            if c[*i] == '\\' {
-                *i += 2;
+    while r.i < r.c.len() {
+        while r.i < r.c.len() && (r.c[r.i].is_whitespace() || r.c[r.i] == ';') {
+            r.i += 1;
+        }
+        if r.i >= r.c.len() {
+            break;
+        }
+        if !r.addresses() {
+            return Some(SED_UNKNOWN);
+        }
+        while r.i < r.c.len() && (r.c[r.i] == '!' || r.c[r.i] == ' ') {
+            r.i += 1;
+        }
+        let Some(&cmd) = r.c.get(r.i) else {
+            return Some(SED_UNKNOWN);
+        };
+        r.i += 1;
+        if let Some(risk) = r.command(cmd) {
+            return Some(risk);
+        }
+    }
+    None
+}
+
+/// A sed script and the position of its reader.
+struct SedReader {
+    c: Vec<char>,
+    i: usize,
+}
+
+impl SedReader {
+    fn skip_line(&mut self) {
+        while self.i < self.c.len() && self.c[self.i] != '\n' {
+            self.i += 1;
+        }
+    }
+
+    /// Skips a delimited part (regex or replacement), honouring backslashes;
+    /// false when the delimiter never comes.
+    fn delimited(&mut self, d: char) -> bool {
+        let c = &self.c;
+        while self.i < c.len() {
+            if c[self.i] == '\\' {
+                self.i += 2;
                 continue;
             }
-            if c[*i] == d {
-                *i += 1;
+            if c[self.i] == d {
+                self.i += 1;
                 return true;
             }
-            *i += 1;
+            self.i += 1;
         }
         false
-    };
-    while i < c.len() {
-        while i < c.len() && (c[i].is_whitespace() || c[i] == ';') {
-            i += 1;
-        }
-        if i >= c.len() {
-            break;
-        }
-        // Addresses: numbers, $, /re/, \cREc, first~step, ranges, `!`.
+    }
+
+    /// Skips the addresses: numbers, $, /re/, \cREc, first~step, ranges.
+    /// False when a regex is not closed.
+    fn addresses(&mut self) -> bool {
         loop {
-            while i < c.len()
-                && (c[i].is_ascii_digit() || matches!(c[i], '$' | '~' | '+' | ',' | ' '))
+            while self.i < self.c.len()
+                && (self.c[self.i].is_ascii_digit()
+                    || matches!(self.c[self.i], '$' | '~' | '+' | ',' | ' '))
             {
-                i += 1;
+                self.i += 1;
             }
-            if i < c.len() && c[i] == '/' {
-                i += 1;
-                if !delimited(&mut i, '/') {
-                    return Some(UNKNOWN);
+            if self.i < self.c.len() && self.c[self.i] == '/' {
+                self.i += 1;
+                if !self.delimited('/') {
+                    return false;
                 }
-                while i < c.len() && matches!(c[i], 'I' | 'M') {
-                    i += 1;
-                }
-                continue;
-            }
-            if i + 1 < c.len() && c[i] == '\\' {
-                let d = c[i + 1];
-                i += 2;
-                if !delimited(&mut i, d) {
-                    return Some(UNKNOWN);
+                while self.i < self.c.len() && matches!(self.c[self.i], 'I' | 'M') {
+                    self.i += 1;
                 }
                 continue;
             }
-            break;
+            if self.i + 1 < self.c.len() && self.c[self.i] == '\\' {
+                let d = self.c[self.i + 1];
+                self.i += 2;
+                if !self.delimited(d) {
+                    return false;
+                }
+                continue;
+            }
+            return true;
         }
-        while i < c.len() && (c[i] == '!' || c[i] == ' ') {
-            i += 1;
-        }
-        let Some(&cmd) = c.get(i) else {
-            return Some(UNKNOWN);
-        };
-        i += 1;
+    }
+
+    /// Reads the arguments of the command `cmd`; the risk it carries, or
+    /// `SED_UNKNOWN` when it is not one the reader knows.
+    fn command(&mut self, cmd: char) -> Option<&'static str> {
         match cmd {
             '{' | '}' => {}
             '#' | 'a' | 'i' | 'c' | 'r' | 'R' | ':' | 'b' | 't' | 'T' | 'v' => {
                 // Text, file names to read, labels: to the end of the line
                 // (GNU also ends labels and branches at `;`).
                 if matches!(cmd, 'b' | 't' | 'T' | ':' | 'v') {
-                    while i < c.len() && c[i] != '\n' && c[i] != ';' && c[i] != '}' {
-                        i += 1;
+                    while self.i < self.c.len() && !matches!(self.c[self.i], '\n' | ';' | '}') {
+                        self.i += 1;
                     }
                 } else {
-                    skip_line(&mut i);
+                    self.skip_line();
                 }
             }
-            'w' | 'W' => return Some(WRITES),
-            'e' => return Some(RUNS),
+            'w' | 'W' => return Some(SED_WRITES),
+            'e' => return Some(SED_RUNS),
             's' => {
-                let Some(&d) = c.get(i) else {
-                    return Some(UNKNOWN);
-                };
-                i += 1;
-                if !delimited(&mut i, d) || !delimited(&mut i, d) {
-                    return Some(UNKNOWN);
+                if !self.two_parts() {
+                    return Some(SED_UNKNOWN);
                 }
-                while i < c.len() && !matches!(c[i], ';' | '\n' | '}') && !c[i].is_whitespace() {
-                    match c[i] {
-                        'w' => return Some(WRITES),
-                        'e' => return Some(RUNS),
-                        _ => i += 1,
+                while self.i < self.c.len()
+                    && !matches!(self.c[self.i], ';' | '\n' | '}')
+                    && !self.c[self.i].is_whitespace()
+                {
+                    match self.c[self.i] {
+                        'w' => return Some(SED_WRITES),
+                        'e' => return Some(SED_RUNS),
+                        _ => self.i += 1,
                     }
                 }
             }
             'y' => {
-                let Some(&d) = c.get(i) else {
-                    return Some(UNKNOWN);
-                };
-                i += 1;
-                if !delimited(&mut i, d) || !delimited(&mut i, d) {
-                    return Some(UNKNOWN);
+                if !self.two_parts() {
+                    return Some(SED_UNKNOWN);
                 }
             }
             'q' | 'Q' | 'l' | 'L' => {
-                while i < c.len() && (c[i].is_ascii_digit() || c[i] == ' ') {
-                    i += 1;
+                while self.i < self.c.len()
+                    && (self.c[self.i].is_ascii_digit() || self.c[self.i] == ' ')
+                {
+                    self.i += 1;
                 }
             }
             'p' | 'P' | 'd' | 'D' | 'n' | 'N' | 'g' | 'G' | 'h' | 'H' | 'x' | '=' | 'z' | 'F' => {}
-            _ => return Some(UNKNOWN),
+            _ => return Some(SED_UNKNOWN),
         }
+        None
     }
-    None
+
+    /// Skips the two delimited parts of `s/re/new/` or `y/abc/xyz/`, the
+    /// delimiter being the next character; false when one is not closed.
+    fn two_parts(&mut self) -> bool {
+        let Some(&d) = self.c.get(self.i) else {
+            return false;
+        };
+        self.i += 1;
+        self.delimited(d) && self.delimited(d)
+    }
 }
 
 /// Options of awk that are read-only; anything else is WARN.

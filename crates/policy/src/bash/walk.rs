@@ -400,46 +400,7 @@ impl Walker<'_> {
         let start = self.segs.len();
         let hits = self.protected_redirects;
         let mut floor: Vec<(BashRisk, String)> = Vec::new();
-        let mut words: Vec<Word> = Vec::new();
-        let mut cursor = node.walk();
-        let kids: Vec<(Option<&str>, Node<'_>)> = node
-            .children(&mut cursor)
-            .enumerate()
-            .map(|(i, c)| (node.field_name_for_child(i as u32), c))
-            .collect();
-        let mut last_end: Option<usize> = None;
-        for (field, child) in kids {
-            match (field, child.kind()) {
-                (_, "variable_assignment") => {
-                    self.assignment(child, src, Some(&mut floor));
-                }
-                (Some("redirect"), _) | (_, "file_redirect" | "herestring_redirect") => {
-                    if let Some(f) = self.redirect(child, src) {
-                        floor.push(f);
-                    }
-                }
-                (Some("name" | "argument"), _) => {
-                    let mut w = words::eval(child, src);
-                    w.has_subst |= self.substitutions_in(child, src);
-                    if text(child, src).contains("@P}") {
-                        floor.push((
-                            BashRisk::Warn,
-                            "prompt expansion (${x@P}) runs command substitutions stored in a variable"
-                                .into(),
-                        ));
-                    }
-                    // The grammar sometimes splits one shell word in two
-                    // (`rm$IFS-rf$IFS/`); with no space between, bash sees one.
-                    match words.last_mut() {
-                        Some(prev) if last_end == Some(child.start_byte()) => words::join(prev, w),
-                        _ => words.push(w),
-                    }
-                    last_end = Some(child.end_byte());
-                }
-                (_, "subshell") => self.walk(child, src),
-                _ => {}
-            }
-        }
+        let words = self.command_words(node, src, &mut floor);
         let subst = start..self.segs.len();
         let cmd_text = text(node, src);
         if words.is_empty() {
@@ -476,6 +437,57 @@ impl Walker<'_> {
         if let Some(h) = self.herestring.take() {
             self.run_input(&[idx], &h);
         }
+    }
+
+    /// Walks a simple command's parts: returns its words as written, and
+    /// adds to `floor` what its assignments and redirections risk.
+    fn command_words(
+        &mut self,
+        node: Node<'_>,
+        src: &[u8],
+        floor: &mut Vec<(BashRisk, String)>,
+    ) -> Vec<Word> {
+        let mut words: Vec<Word> = Vec::new();
+        let mut cursor = node.walk();
+        let kids: Vec<(Option<&str>, Node<'_>)> = node
+            .children(&mut cursor)
+            .enumerate()
+            .map(|(i, c)| (node.field_name_for_child(i as u32), c))
+            .collect();
+        let mut last_end: Option<usize> = None;
+        for (field, child) in kids {
+            match (field, child.kind()) {
+                (_, "variable_assignment") => {
+                    self.assignment(child, src, Some(&mut *floor));
+                }
+                (Some("redirect"), _) | (_, "file_redirect" | "herestring_redirect") => {
+                    if let Some(f) = self.redirect(child, src) {
+                        floor.push(f);
+                    }
+                }
+                (Some("name" | "argument"), _) => {
+                    let mut w = words::eval(child, src);
+                    w.has_subst |= self.substitutions_in(child, src);
+                    if text(child, src).contains("@P}") {
+                        floor.push((
+                            BashRisk::Warn,
+                            "prompt expansion (${x@P}) runs command substitutions stored in a variable"
+                                .into(),
+                        ));
+                    }
+                    // The grammar sometimes splits one shell word in two
+                    // (`rm$IFS-rf$IFS/`); with no space between, bash sees one.
+                    match words.last_mut() {
+                        Some(prev) if last_end == Some(child.start_byte()) => words::join(prev, w),
+                        _ => words.push(w),
+                    }
+                    last_end = Some(child.end_byte());
+                }
+                (_, "subshell") => self.walk(child, src),
+                _ => {}
+            }
+        }
+        words
     }
 }
 

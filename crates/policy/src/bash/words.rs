@@ -73,7 +73,22 @@ fn eval_into(node: Node<'_>, src: &[u8], w: &mut Word, quoted: bool, nest: usize
         w.guessable = false;
         return;
     }
-    let raw = text_of(node, src);
+    match node.kind() {
+        "simple_expansion"
+        | "expansion"
+        | "command_substitution"
+        | "process_substitution"
+        | "arithmetic_expansion" => expansion_into(node, src, w, quoted, nest),
+        "translated_string" | "string" | "concatenation" | "command_name" => {
+            parts_into(node, src, w, quoted, nest)
+        }
+        _ => literal_into(node, text_of(node, src), w, quoted),
+    }
+}
+
+/// A word's literal pieces: quote removal and escapes; what is not known to
+/// be literal keeps its raw text and marks the word unknown.
+fn literal_into(node: Node<'_>, raw: &str, w: &mut Word, quoted: bool) {
     match node.kind() {
         "word" if node.child_count() == 0 => {
             if !quoted && raw.contains(['*', '?', '[']) {
@@ -97,16 +112,25 @@ fn eval_into(node: Node<'_>, src: &[u8], w: &mut Word, quoted: bool, nest: usize
             w.text.push_str(&decode_c_escapes(inner));
         }
         "number" if node.child_count() == 0 => w.text.push_str(raw),
-        "simple_expansion" | "expansion" => {
-            w.dynamic = true;
-            match guess_expansion(node, src) {
-                Some(g) => w.text.push_str(g),
-                None => {
-                    w.guessable = false;
-                    w.text.push_str(raw);
-                }
-            }
+        "brace_expression" | "word" | "extglob_pattern" | "regex" | "test_operator" => {
+            w.brace |= !quoted && raw.contains(['{', '}']);
+            w.text.push_str(raw)
         }
+        _ => {
+            // Arrays, subscripts and anything exotic: keep the raw text but do
+            // not pretend to know its value.
+            w.dynamic = true;
+            w.guessable = false;
+            w.text.push_str(raw);
+        }
+    }
+}
+
+/// Expansions and substitutions: the word becomes dynamic, with the guess
+/// when there is one.
+fn expansion_into(node: Node<'_>, src: &[u8], w: &mut Word, quoted: bool, nest: usize) {
+    let raw = text_of(node, src);
+    match node.kind() {
         "command_substitution" => {
             w.dynamic = true;
             w.has_subst = true;
@@ -131,6 +155,23 @@ fn eval_into(node: Node<'_>, src: &[u8], w: &mut Word, quoted: bool, nest: usize
             w.guessable = false;
             w.text.push_str(raw);
         }
+        // `simple_expansion` and `expansion`.
+        _ => {
+            w.dynamic = true;
+            match guess_expansion(node, src) {
+                Some(g) => w.text.push_str(g),
+                None => {
+                    w.guessable = false;
+                    w.text.push_str(raw);
+                }
+            }
+        }
+    }
+}
+
+/// Nodes made of parts: strings (`"…"`, `$"…"`) and concatenations.
+fn parts_into(node: Node<'_>, src: &[u8], w: &mut Word, quoted: bool, nest: usize) {
+    match node.kind() {
         "translated_string" => {
             let mut cursor = node.walk();
             for child in node.named_children(&mut cursor) {
@@ -155,7 +196,8 @@ fn eval_into(node: Node<'_>, src: &[u8], w: &mut Word, quoted: bool, nest: usize
                 prev = child.end_byte();
             }
         }
-        "concatenation" | "command_name" => {
+        // `concatenation` and `command_name`.
+        _ => {
             let mut cursor = node.walk();
             for child in node.children(&mut cursor) {
                 if child.is_named() {
@@ -164,17 +206,6 @@ fn eval_into(node: Node<'_>, src: &[u8], w: &mut Word, quoted: bool, nest: usize
                     w.text.push_str(text_of(child, src));
                 }
             }
-        }
-        "brace_expression" | "word" | "extglob_pattern" | "regex" | "test_operator" => {
-            w.brace |= !quoted && raw.contains(['{', '}']);
-            w.text.push_str(raw)
-        }
-        _ => {
-            // Arrays, subscripts and anything exotic: keep the raw text but do
-            // not pretend to know its value.
-            w.dynamic = true;
-            w.guessable = false;
-            w.text.push_str(raw);
         }
     }
 }

@@ -64,51 +64,11 @@ pub(crate) fn unwrap(w: &mut Walker<'_>, prog: &str, args: &[Word], depth: usize
     let j = match prog {
         "sudo" | "doas" => sudo(w, prog, args, d),
         "env" => env(w, args, d),
-        "nice" => {
-            let o = Opts {
-                with_arg: "n",
-                long_with_arg: &["--adjustment"],
-                numeric: true,
-            };
-            inner(w, prog, args, &o, d, "nice prints the scheduling priority")
+        "nice" | "builtin" | "setsid" | "coproc" | "exec" | "stdbuf" => {
+            option_wrapper(w, prog, args, d)
         }
-        "ionice" => {
-            let o = Opts {
-                with_arg: "cnpPu",
-                long_with_arg: &["--class", "--classdata", "--pid", "--pgid", "--uid"],
-                numeric: false,
-            };
-            let mut j = inner(w, prog, args, &o, d, "ionice prints the I/O priority");
-            let other = args.iter().any(|a| {
-                matches!(
-                    a.text.as_str(),
-                    "-p" | "-P" | "-u" | "--pid" | "--pgid" | "--uid"
-                )
-            });
-            if other {
-                j.raise(
-                    BashRisk::Warn,
-                    "ionice changes another process's I/O priority",
-                );
-            }
-            j
-        }
-        "timeout" => {
-            let o = Opts {
-                with_arg: "sk",
-                long_with_arg: &["--signal", "--kill-after"],
-                numeric: false,
-            };
-            // The first operand is the duration.
-            let i = skip_options(args, &o) + 1;
-            wrapped(
-                w,
-                prog,
-                args.get(i..).unwrap_or(&[]),
-                d,
-                "timeout without a command",
-            )
-        }
+        "ionice" => ionice(w, args, d),
+        "timeout" => timeout(w, args, d),
         "nohup" => {
             let mut j = inner(w, prog, args, &NO_OPTS, d, "nohup without a command");
             j.raise(
@@ -118,40 +78,7 @@ pub(crate) fn unwrap(w: &mut Walker<'_>, prog: &str, args: &[Word], depth: usize
             j
         }
         "time" => time(w, args, d),
-        "builtin" | "setsid" | "coproc" => inner(
-            w,
-            prog,
-            args,
-            &NO_OPTS,
-            d,
-            &format!("{prog} with nothing to run"),
-        ),
-        "exec" => {
-            let o = Opts {
-                with_arg: "a",
-                ..NO_OPTS
-            };
-            inner(w, prog, args, &o, d, "exec only applies its redirections")
-        }
-        "stdbuf" => {
-            let o = Opts {
-                with_arg: "ioe",
-                long_with_arg: &["--input", "--output", "--error"],
-                numeric: false,
-            };
-            inner(w, prog, args, &o, d, "stdbuf without a command")
-        }
-        "command" => {
-            let i = skip_options(args, &NO_OPTS);
-            let lookup = args[..i]
-                .iter()
-                .any(|a| a.text.contains('v') || a.text.contains('V'));
-            if lookup {
-                Judge::safe(Some(prog), "command -v only looks a name up")
-            } else {
-                wrapped(w, prog, &args[i..], d, "command with nothing to run")
-            }
-        }
+        "command" => command_builtin(w, args, d),
         "xargs" => xargs(w, args, d),
         "watch" => watch(w, args, d),
         // `runuser -u USER [--] CMD …` runs CMD directly (no shell).
@@ -160,19 +87,7 @@ pub(crate) fn unwrap(w: &mut Walker<'_>, prog: &str, args: &[Word], depth: usize
                 .iter()
                 .any(|a| a.text == "-u" || a.text.starts_with("--user")) =>
         {
-            let o = Opts {
-                with_arg: "ugGw",
-                long_with_arg: &[
-                    "--user",
-                    "--group",
-                    "--supp-group",
-                    "--whitelist-environment",
-                ],
-                numeric: false,
-            };
-            let mut j = inner(w, prog, args, &o, d, "runuser without a command");
-            j.raise(BashRisk::Warn, "runuser runs the command as another user");
-            j
+            runuser(w, args, d)
         }
         "su" | "runuser" => su(w, prog, args),
         "busybox" => match args.first() {
@@ -183,6 +98,136 @@ pub(crate) fn unwrap(w: &mut Walker<'_>, prog: &str, args: &[Word], depth: usize
         _ => return launchers::unwrap(w, prog, args, d),
     };
     Some(j)
+}
+
+/// Wrappers whose only grammar is their own options before the command:
+/// `nice`, `exec`, `stdbuf`, and `builtin`, `setsid`, `coproc` (which take
+/// none).
+fn option_wrapper(w: &mut Walker<'_>, prog: &str, args: &[Word], depth: usize) -> Judge {
+    match prog {
+        "nice" => {
+            let o = Opts {
+                with_arg: "n",
+                long_with_arg: &["--adjustment"],
+                numeric: true,
+            };
+            inner(
+                w,
+                prog,
+                args,
+                &o,
+                depth,
+                "nice prints the scheduling priority",
+            )
+        }
+        "exec" => {
+            let o = Opts {
+                with_arg: "a",
+                ..NO_OPTS
+            };
+            inner(
+                w,
+                prog,
+                args,
+                &o,
+                depth,
+                "exec only applies its redirections",
+            )
+        }
+        "stdbuf" => {
+            let o = Opts {
+                with_arg: "ioe",
+                long_with_arg: &["--input", "--output", "--error"],
+                numeric: false,
+            };
+            inner(w, prog, args, &o, depth, "stdbuf without a command")
+        }
+        // `builtin`, `setsid` and `coproc`.
+        _ => inner(
+            w,
+            prog,
+            args,
+            &NO_OPTS,
+            depth,
+            &format!("{prog} with nothing to run"),
+        ),
+    }
+}
+
+/// `ionice [OPTIONS] [CMD]`: WARN when it changes another process's
+/// priority.
+fn ionice(w: &mut Walker<'_>, args: &[Word], depth: usize) -> Judge {
+    let prog = "ionice";
+    let o = Opts {
+        with_arg: "cnpPu",
+        long_with_arg: &["--class", "--classdata", "--pid", "--pgid", "--uid"],
+        numeric: false,
+    };
+    let mut j = inner(w, prog, args, &o, depth, "ionice prints the I/O priority");
+    let other = args.iter().any(|a| {
+        matches!(
+            a.text.as_str(),
+            "-p" | "-P" | "-u" | "--pid" | "--pgid" | "--uid"
+        )
+    });
+    if other {
+        j.raise(
+            BashRisk::Warn,
+            "ionice changes another process's I/O priority",
+        );
+    }
+    j
+}
+
+/// `timeout [OPTIONS] DURATION CMD`.
+fn timeout(w: &mut Walker<'_>, args: &[Word], depth: usize) -> Judge {
+    let o = Opts {
+        with_arg: "sk",
+        long_with_arg: &["--signal", "--kill-after"],
+        numeric: false,
+    };
+    // The first operand is the duration.
+    let i = skip_options(args, &o) + 1;
+    wrapped(
+        w,
+        "timeout",
+        args.get(i..).unwrap_or(&[]),
+        depth,
+        "timeout without a command",
+    )
+}
+
+/// The `command` builtin: `-v`/`-V` only look a name up; otherwise it runs
+/// the command.
+fn command_builtin(w: &mut Walker<'_>, args: &[Word], depth: usize) -> Judge {
+    let prog = "command";
+    let i = skip_options(args, &NO_OPTS);
+    let lookup = args[..i]
+        .iter()
+        .any(|a| a.text.contains('v') || a.text.contains('V'));
+    if lookup {
+        Judge::safe(Some(prog), "command -v only looks a name up")
+    } else {
+        wrapped(w, prog, &args[i..], depth, "command with nothing to run")
+    }
+}
+
+/// `runuser -u USER [--] CMD …`: CMD is judged and raised to WARN.
+fn runuser(w: &mut Walker<'_>, args: &[Word], depth: usize) -> Judge {
+    let prog = "runuser";
+    let o = Opts {
+        with_arg: "ugGw",
+        long_with_arg: &[
+            "--user",
+            "--group",
+            "--supp-group",
+            "--whitelist-environment",
+        ],
+        numeric: false,
+    };
+    let mut j = inner(w, prog, args, &o, depth, "runuser without a command");
+    j.raise(BashRisk::Warn, "runuser runs the command as another user");
+    j
 }
 
 /// Returns the index of the first operand after the options.
@@ -312,7 +357,43 @@ fn sudo(w: &mut Walker<'_>, prog: &str, args: &[Word], depth: usize) -> Judge {
     j
 }
 
+/// What `env`'s options say: the index where they end, the string `-S`
+/// splits into the command, and the reasons that keep the verdict at WARN.
+struct EnvOptions {
+    end: usize,
+    split: Option<String>,
+    floor: Vec<String>,
+}
+
 fn env(w: &mut Walker<'_>, args: &[Word], depth: usize) -> Judge {
+    let EnvOptions {
+        end,
+        split,
+        mut floor,
+    } = env_options(w, args);
+    let i = skip_assignments(args, end.min(args.len()), &mut floor);
+    let rest = args.get(i..).unwrap_or(&[]);
+    let mut j = if let Some(s) = split {
+        let mut code = s;
+        for r in rest {
+            code.push(' ');
+            code.push_str(&r.text);
+        }
+        command::code_string(w, "env", "env -S", &Word::literal(&code))
+    } else if rest.is_empty() {
+        Judge::safe(Some("env"), "env prints the environment")
+    } else {
+        judge_at(w, rest, depth)
+    };
+    for f in floor {
+        j.raise(BashRisk::Warn, &f);
+    }
+    j
+}
+
+/// Reads `env`'s options. `-C DIR` moves the walker's protected working
+/// directory, since the command runs there.
+fn env_options(w: &mut Walker<'_>, args: &[Word]) -> EnvOptions {
     let mut floor = Vec::new();
     let mut split: Option<String> = None;
     let mut i = 0;
@@ -348,30 +429,7 @@ fn env(w: &mut Walker<'_>, args: &[Word], depth: usize) -> Judge {
                 i += 1;
                 break;
             }
-            _ if t.starts_with("--") => {
-                let name = t.split_once('=').map_or(t, |(n, _)| n);
-                match name {
-                    "--unset" | "--chdir" | "--argv0" if !t.contains('=') => i += 2,
-                    "--unset"
-                    | "--chdir"
-                    | "--argv0"
-                    | "--block-signal"
-                    | "--default-signal"
-                    | "--ignore-signal"
-                    | "--list-signal-handling"
-                    | "--help"
-                    | "--version" => i += 1,
-                    // An abbreviation (`--u`) may take the next word as its
-                    // value, so which command runs is not known.
-                    _ => {
-                        floor.push(format!(
-                            "{}: the command env runs cannot be found",
-                            options::unknown_reason("env", name)
-                        ));
-                        i += 1;
-                    }
-                }
-            }
+            _ if t.starts_with("--") => i += env_long_option(t, &mut floor),
             _ if t.starts_with('-') && t.len() > 1 => {
                 floor.push(format!("env option {t} is not understood"));
                 i += 1;
@@ -379,24 +437,38 @@ fn env(w: &mut Walker<'_>, args: &[Word], depth: usize) -> Judge {
             _ => break,
         }
     }
-    let i = skip_assignments(args, i.min(args.len()), &mut floor);
-    let rest = args.get(i..).unwrap_or(&[]);
-    let mut j = if let Some(s) = split {
-        let mut code = s;
-        for r in rest {
-            code.push(' ');
-            code.push_str(&r.text);
-        }
-        command::code_string(w, "env", "env -S", &Word::literal(&code))
-    } else if rest.is_empty() {
-        Judge::safe(Some("env"), "env prints the environment")
-    } else {
-        judge_at(w, rest, depth)
-    };
-    for f in floor {
-        j.raise(BashRisk::Warn, &f);
+    EnvOptions {
+        end: i,
+        split,
+        floor,
     }
-    j
+}
+
+/// How many words the long `env` option `t` takes (itself and perhaps its
+/// value).
+fn env_long_option(t: &str, floor: &mut Vec<String>) -> usize {
+    let name = t.split_once('=').map_or(t, |(n, _)| n);
+    match name {
+        "--unset" | "--chdir" | "--argv0" if !t.contains('=') => 2,
+        "--unset"
+        | "--chdir"
+        | "--argv0"
+        | "--block-signal"
+        | "--default-signal"
+        | "--ignore-signal"
+        | "--list-signal-handling"
+        | "--help"
+        | "--version" => 1,
+        // An abbreviation (`--u`) may take the next word as its
+        // value, so which command runs is not known.
+        _ => {
+            floor.push(format!(
+                "{}: the command env runs cannot be found",
+                options::unknown_reason("env", name)
+            ));
+            1
+        }
+    }
 }
 
 /// `time [-p] CMD` (the bash keyword) and GNU `time [OPTIONS] CMD`.

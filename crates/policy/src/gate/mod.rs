@@ -118,25 +118,8 @@ pub fn decide(ctx: &GateContext<'_>, call: &CallFacts<'_>) -> Decision {
     {
         return decision(Action::Deny, format!("{} ({})", g.rule, g.origin), true);
     }
-    let list = ProtectedPaths::new(ctx.protected_dirs.iter().map(PathBuf::from).collect());
-    let protected = |p: &String| list.contains(Path::new(p));
-    // The same protection for file tools (by path) and for bash (the
-    // classifier marks commands that write into `.git/`/`.atto/` or make git
-    // run a program): no mode and no allow grant skips the question.
-    let protected_target = if call.mutates {
-        call.paths
-            .iter()
-            .find(|p| protected(p))
-            .cloned()
-            .or_else(|| {
-                call.bash
-                    .filter(|v| v.protected_write)
-                    .map(protected_segment)
-            })
-    } else {
-        None
-    };
-    if let Some(target) = protected_target {
+    // No mode and no allow grant skips the question.
+    if let Some(target) = protected_target(ctx, call) {
         let mut d = decision(
             Action::Ask,
             format!("writes to {target}: repository internals and atto's own files always ask"),
@@ -148,20 +131,46 @@ pub fn decide(ctx: &GateContext<'_>, call: &CallFacts<'_>) -> Decision {
     let d = match grant {
         Some((_, g)) => decision(g.action, format!("{} ({})", g.rule, g.origin), true),
         None => {
-            let (action, cell) = match call.bash {
-                Some(v) => (
-                    bash_action(mode, v.risk),
-                    format!("{mode:?} × {}", v.risk.as_str()),
-                ),
-                None => (
-                    level_action(mode, call.level),
-                    format!("{mode:?} × {}", level_label(call.level)),
-                ),
-            };
+            let (action, cell) = matrix_cell(mode, call);
             decision(action, format!("permission matrix: {cell}"), false)
         }
     };
     never_asks(ctx, d)
+}
+
+/// What a mutating call writes that is protected, for the decision line.
+/// The same protection for file tools (by path) and for bash (the
+/// classifier marks commands that write into `.git/`/`.atto/` or make git
+/// run a program).
+fn protected_target(ctx: &GateContext<'_>, call: &CallFacts<'_>) -> Option<String> {
+    if !call.mutates {
+        return None;
+    }
+    let list = ProtectedPaths::new(ctx.protected_dirs.iter().map(PathBuf::from).collect());
+    let protected = |p: &String| list.contains(Path::new(p));
+    call.paths
+        .iter()
+        .find(|p| protected(p))
+        .cloned()
+        .or_else(|| {
+            call.bash
+                .filter(|v| v.protected_write)
+                .map(protected_segment)
+        })
+}
+
+/// The permission matrix's action for the call, and the cell that gave it.
+fn matrix_cell(mode: PermissionMode, call: &CallFacts<'_>) -> (Action, String) {
+    match call.bash {
+        Some(v) => (
+            bash_action(mode, v.risk),
+            format!("{mode:?} × {}", v.risk.as_str()),
+        ),
+        None => (
+            level_action(mode, call.level),
+            format!("{mode:?} × {}", level_label(call.level)),
+        ),
+    }
 }
 
 /// Under `approval_mode = never`, whatever would ask is denied.
