@@ -185,32 +185,7 @@ pub fn check(
         if !seen.insert(rel.as_str()) {
             continue;
         }
-        let file = Some(rel.clone());
         match locate(&root, rel) {
-            Located::Missing | Located::BrokenLink if deleting => {}
-            Located::Missing | Located::BrokenLink => findings.push(finding(
-                file,
-                format!(
-                    "{rel} is missing: it was modified but no longer exists, and the task does \
-                     not ask to delete it; restore it"
-                ),
-            )),
-            Located::Outside => findings.push(finding(
-                file,
-                format!(
-                    "{rel} leads outside the workspace (a symlink or a path out of it); it was \
-                     not read. Keep the work inside the workspace"
-                ),
-            )),
-            Located::Special => findings.push(finding(
-                file,
-                format!("{rel} is not a regular file (a FIFO, socket or device); it was not read"),
-            )),
-            Located::Unreadable(why) => findings.push(finding(
-                file,
-                format!("{rel} could not be read ({why}), so it was not checked"),
-            )),
-            Located::Dir => {}
             Located::File { path, len } => {
                 let lang = symbol_lang(rel);
                 unparsed_code |= lang.is_none() && is_other_code(rel);
@@ -226,6 +201,9 @@ pub fn check(
                     });
                 }
             }
+            other => findings.extend(
+                not_a_file(rel, other, deleting).map(|message| finding(Some(rel.clone()), message)),
+            ),
         }
     }
     findings.extend(symbol_rules::check(
@@ -236,6 +214,29 @@ pub fn check(
         symbol_rules::Coverage { unparsed_code },
     ));
     findings
+}
+
+/// What is wrong with a modified path that is not a regular file in the workspace;
+/// `None` when nothing is (a directory, or a file the task deletes).
+fn not_a_file(rel: &str, located: Located, deleting: bool) -> Option<String> {
+    match located {
+        Located::Missing | Located::BrokenLink if deleting => None,
+        Located::Missing | Located::BrokenLink => Some(format!(
+            "{rel} is missing: it was modified but no longer exists, and the task does \
+             not ask to delete it; restore it"
+        )),
+        Located::Outside => Some(format!(
+            "{rel} leads outside the workspace (a symlink or a path out of it); it was \
+             not read. Keep the work inside the workspace"
+        )),
+        Located::Special => Some(format!(
+            "{rel} is not a regular file (a FIFO, socket or device); it was not read"
+        )),
+        Located::Unreadable(why) => Some(format!(
+            "{rel} could not be read ({why}), so it was not checked"
+        )),
+        Located::Dir | Located::File { .. } => None,
+    }
 }
 
 /// Checks one regular file; its text and top-level lines when it is a text file small
