@@ -18,7 +18,9 @@ mod symbols;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read as _;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
+
+use atto_relpath::{Globs, Parent, Policy, Start, Whitespace};
 
 use crate::preflight::implies_deletion;
 use crate::{Finding, QualityTask, Stage};
@@ -118,31 +120,20 @@ fn kind_of(path: PathBuf, meta: &std::fs::Metadata) -> Located {
     }
 }
 
+/// How a path a worker reported is read: a report may name `src/../lib/a.py`, and a `..`
+/// that stays under the workspace still names a file to check (where a comparison of
+/// declared paths, `atto_planner::overlap::DECLARED`, must refuse it); only one that
+/// leaves is refused. Names are taken as written, and the workspace itself is a directory.
+const REPORTED: Policy = Policy {
+    whitespace: Whitespace::Keep,
+    globs: Globs::Keep,
+    parent: Parent::StayInside,
+    start: Start::Allow,
+};
+
 /// `rel` as a clean relative path under `root`, or `None` when it leaves it.
-/// Not `atto_planner::overlap::normalize`: a worker's report may name `src/../lib/a.py`,
-/// and a `..` that stays under `root` still names a file to check, where a comparison
-/// of declared paths must refuse it.
 pub(crate) fn normalize(root: &Path, rel: &str) -> Option<PathBuf> {
-    let path = Path::new(rel);
-    let path = if path.is_absolute() {
-        path.strip_prefix(root).ok()?
-    } else {
-        path
-    };
-    let mut clean = PathBuf::new();
-    for part in path.components() {
-        match part {
-            Component::Normal(p) => clean.push(p),
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !clean.pop() {
-                    return None;
-                }
-            }
-            Component::RootDir | Component::Prefix(_) => return None,
-        }
-    }
-    Some(clean)
+    atto_relpath::normalize(rel, root, REPORTED).map(PathBuf::from)
 }
 
 /// Reads at most `max` bytes of `path`.
