@@ -305,7 +305,7 @@ pub fn sessions(args: SessionsArgs, workspace: &std::path::Path) -> Result<ExitC
                 println!(
                     "{:<10}  {}  {size}  {label}{}{fork}",
                     r.short_id,
-                    atto_core::time::utc_minute(r.updated_at),
+                    atto_protocol::time::utc_minute(r.updated_at),
                     r.title.as_deref().unwrap_or("(no prompt yet)")
                 );
             }

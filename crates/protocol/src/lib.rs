@@ -21,6 +21,7 @@ pub mod quality;
 mod subagent;
 pub mod swarm;
 mod tasks;
+pub mod time;
 mod tool;
 pub mod usage;
 
@@ -41,7 +42,7 @@ pub use message::{
     AssistantPart, Message, StopReason, ToolCall, ToolResult, Usage, user_text_for_model,
 };
 pub use models::{ModelRoute, ModelSpend};
-pub use op::{GoalCommand, Op, ReasoningEffort, RewindScope};
+pub use op::{GoalCommand, Op, ReasoningEffort, RewindScope, parse_effort};
 pub use permission::{ApprovalDecision, ApprovalRequest, GrantScope, PermissionMode};
 pub use plan::{
     AgentMode, ChangeOutcome, ChangeStatus, PendingPlan, PlanSelection, PlanStatus, ProposedChange,
@@ -52,7 +53,7 @@ pub use planner::{
     TaskPlan, TaskPlanStatus,
 };
 pub use quality::QualityCheck;
-pub use subagent::{SpawnRequest, SubagentInfo, SubagentRole, SubagentTag};
+pub use subagent::{SpawnRequest, SubagentInfo, SubagentRole, SubagentTag, parse_role};
 pub use tasks::{Goal, GoalStatus, Task, TaskState};
 pub use tool::{DangerLevel, ToolKind, ToolSpec};
 
