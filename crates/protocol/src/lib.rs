@@ -2,8 +2,9 @@
 //!
 //! Owns: conversation messages, tool calls and results, usage, the `Op`s a front end
 //! sends and the `Event`s it receives, and the channel handle a front end holds.
-//! Deliberately holds no logic and does no I/O; behaviour lives in the crate that owns the
-//! concept.
+//! Deliberately holds no logic beyond the readings every side shares (a name's spelling
+//! both ways, a plan's tally and step lines, UTC dates) and does no I/O; behaviour lives in
+//! the crate that owns the concept.
 
 mod complexity;
 mod context;

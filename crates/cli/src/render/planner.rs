@@ -102,7 +102,7 @@ pub(super) fn text(event: &Event) -> Option<String> {
             for o in outcomes {
                 let word = match o.status {
                     StepStatus::Pending => "not run",
-                    other => present::status_word(other),
+                    other => other.as_str(),
                 };
                 let result = o
                     .result
