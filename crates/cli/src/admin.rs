@@ -312,7 +312,7 @@ fn list_sessions(store: &Store, here: &str) -> Result<ExitCode, Failure> {
         println!(
             "{:<10}  {}  {size}  {label}{}{fork}",
             r.short_id,
-            atto_core::time::utc_minute(r.updated_at),
+            atto_protocol::time::utc_minute(r.updated_at),
             r.title.as_deref().unwrap_or("(no prompt yet)")
         );
     }

@@ -12,12 +12,12 @@
 use std::io::Write as _;
 use std::sync::Arc;
 
-use atto_core::commands::parse_picks;
 use atto_line::render;
 use atto_llm::{
     BoxFuture, ModelClient, ModelError, ModelInfo, ModelRequest, ModelResponse, ResolvedProvider,
     StreamUpdate, Wire,
 };
+use atto_present::commands::parse_picks;
 use atto_protocol::{AgentMode, ChangeOutcome, ChangeStatus, Event, Op, PlanSelection};
 use atto_store::SessionRef;
 use clap::{Args, Subcommand, ValueEnum};

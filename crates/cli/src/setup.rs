@@ -140,7 +140,7 @@ fn wire_log(asked: bool) -> Option<std::sync::Arc<atto_llm::WireLog>> {
     let dir = atto_store::default_path().ok()?.parent()?.join("logs");
     let name = format!(
         "wire-{}-{}.jsonl",
-        atto_core::time::utc_minute(atto_core::time::now_ms()).replace([' ', ':'], "-"),
+        atto_protocol::time::utc_minute(atto_protocol::time::now_ms()).replace([' ', ':'], "-"),
         std::process::id()
     );
     let path = dir.join(name);

@@ -171,7 +171,7 @@ fn session_choices(workspace: &std::path::Path) -> Result<Vec<SessionChoice>, Fa
     Ok(rows
         .into_iter()
         .map(|r| SessionChoice {
-            updated: atto_present::time::utc_minute(r.updated_at),
+            updated: atto_protocol::time::utc_minute(r.updated_at),
             messages: r.messages,
             title: r.title.unwrap_or_else(|| "(no prompt yet)".to_owned()),
             id: r.id,

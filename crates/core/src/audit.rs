@@ -74,7 +74,7 @@ impl Audit {
             return;
         };
         let entry = AuditEntry {
-            at: crate::time::now_ms(),
+            at: atto_protocol::time::now_ms(),
             session_id: Some(self.session_id.clone()),
             workspace: Some(self.workspace.clone()),
             tool: tool.to_owned(),
@@ -95,7 +95,10 @@ impl Audit {
         let Some(store) = self.store.clone() else {
             return;
         };
-        if let Err(err) = store.record_grant_use(id, crate::time::now_ms()).await {
+        if let Err(err) = store
+            .record_grant_use(id, atto_protocol::time::now_ms())
+            .await
+        {
             self.store_failed("record a grant's use", &err);
         }
     }

@@ -20,8 +20,8 @@ use atto_protocol::{Event, ToolCallStatus};
 use atto_tools::Fallback;
 use serde_json::Value;
 
-use crate::time::now_ms;
 use crate::truncate;
+use atto_protocol::time::now_ms;
 use diagnosis::{Diagnosis, FailureCategory, Finished, Tally};
 
 pub(crate) mod diagnosis;

@@ -146,7 +146,7 @@ impl Gatekeeper {
             let decision = self.judge(&facts, &entries.grants);
             if let Some(meta) = decision.grant_index.and_then(|i| entries.meta.get_mut(i)) {
                 meta.uses += 1;
-                meta.last_used_at = Some(crate::time::now_ms());
+                meta.last_used_at = Some(atto_protocol::time::now_ms());
             }
             decision
         };
@@ -498,7 +498,7 @@ impl Gatekeeper {
             origin: origin.to_owned(),
         });
         entries.meta.push(GrantMeta {
-            created_at: Some(crate::time::now_ms()),
+            created_at: Some(atto_protocol::time::now_ms()),
             ..GrantMeta::default()
         });
     }

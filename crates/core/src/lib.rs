@@ -30,7 +30,6 @@ pub mod subagents;
 mod threads;
 mod truncate;
 
-pub use atto_present::{commands, time};
 pub use atto_protocol::handle::{AgentHandle, OpSender, SessionClosed};
 pub use context::ContextSettings;
 pub use learning::LearningSettings;

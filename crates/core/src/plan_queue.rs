@@ -164,7 +164,7 @@ impl PlanQueue {
                 call.name
             ));
         }
-        let now = crate::time::now_ms();
+        let now = atto_protocol::time::now_ms();
         let path = args
             .get("path")
             .and_then(Value::as_str)
@@ -428,7 +428,7 @@ impl PlanQueue {
         let Some(plan) = self.plan.as_mut() else {
             return;
         };
-        let now = crate::time::now_ms();
+        let now = atto_protocol::time::now_ms();
         let mut rows = Vec::with_capacity(updates.len());
         for (index, status, detail) in updates {
             let Some(change) = plan.proposed_changes.get_mut(index) else {

@@ -10,7 +10,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use atto_protocol::RetryNotice;
 
-use crate::breaker::Breaker;
+use crate::breaker::{Breaker, Paused};
 use crate::wire_log::WireLog;
 use crate::{
     BoxFuture, ModelClient, ModelError, ModelInfo, ModelRequest, ModelResponse, StreamUpdate,
@@ -137,58 +137,24 @@ impl<C: ModelClient> RetryingClient<C> {
         on_update: &mut (dyn FnMut(StreamUpdate) + Send),
     ) -> Result<ModelResponse, ModelError> {
         let max_attempts = self.policy.max_attempts.max(1);
-        let mut last: Option<ModelError> = None;
-        let mut same_each_time = true;
+        let mut failures = Failures {
+            max_attempts,
+            last: None,
+            same_each_time: true,
+        };
         for attempt in 1..=max_attempts {
             if let Err(paused) = self.breaker.admit() {
-                if let Some(log) = &self.log {
-                    let detail = format!(
-                        "call refused; a trial in {} ms",
-                        paused.retry_in.as_millis()
-                    );
-                    log.breaker(&self.inner.info().model, "open", &detail);
-                }
-                return Err(match last {
-                    // The breaker opened during this call's own retries (another caller
-                    // may have added the last failure): report the provider's failure,
-                    // which is what the caller can act on.
-                    Some(last) => ModelError::Exhausted {
-                        attempts: attempt - 1,
-                        max_attempts,
-                        breaker_opened: true,
-                        same_each_time,
-                        last: Box::new(last),
-                    },
-                    None => ModelError::CircuitOpen {
-                        model: self.inner.info().model.clone(),
-                        retry_in: paused.retry_in,
-                        failures: paused.failures,
-                        last: paused.last,
-                    },
-                });
+                return Err(self.refused_by_breaker(paused, failures, attempt));
             }
             let err = match self.inner.stream(req, on_update).await {
                 Ok(response) => {
                     self.breaker.record_success();
                     return Ok(response);
                 }
-                Err(err) => err,
-            };
-            let err = match (err, &last) {
-                // A server that answered the previous attempt and now refuses connections
-                // died or is restarting: a network failure, not a wrong URL.
-                (ModelError::Refused(url), Some(previous)) => ModelError::Transport(format!(
-                    "the server at {url} stopped accepting connections (connection refused) \
-                     after the previous attempt failed: {}",
-                    previous.what_happened()
-                )),
-                (err, _) => err,
+                Err(err) => failures.reread(err),
             };
             if !err.is_retryable() {
                 return Err(err);
-            }
-            if let Some(previous) = &last {
-                same_each_time &= previous.what_happened() == err.what_happened();
             }
             let opened = self.breaker.record_failure(&err.what_happened());
             if opened && let Some(log) = &self.log {
@@ -201,33 +167,103 @@ impl<C: ModelClient> RetryingClient<C> {
                     attempts: attempt,
                     max_attempts,
                     breaker_opened: opened && attempt < max_attempts,
-                    same_each_time,
+                    same_each_time: failures.same_each_time,
                     last: Box::new(err),
                 });
             }
-            let delay = self.policy.delay(attempt, err.retry_after());
-            let notice = RetryNotice {
-                attempt,
-                max_attempts,
-                delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
-                reason: err.to_string(),
-            };
-            if let Some(log) = &self.log {
-                log.retry(attempt, max_attempts, notice.delay_ms, &notice.reason);
-            }
-            // Budgets count this attempt: the retry must not make it free. The yield lets a
-            // caller that drops the call on it (a budget that has no room for another
-            // attempt) do so before anything more is sent, even with no delay.
-            if err.reached_provider() {
-                on_update(StreamUpdate::FailedAttempt);
-                tokio::task::yield_now().await;
-            }
-            on_update(StreamUpdate::Retry(notice));
-            tokio::time::sleep(delay).await;
-            last = Some(err);
+            self.wait_to_retry(attempt, max_attempts, &err, on_update)
+                .await;
+            failures.last = Some(err);
         }
         // Unreachable: the loop returns on its last attempt. Kept total without panicking.
-        Err(last.unwrap_or(ModelError::Cancelled))
+        Err(failures.last.unwrap_or(ModelError::Cancelled))
+    }
+
+    /// The error of a call the open breaker does not admit at `attempt`.
+    fn refused_by_breaker(&self, paused: Paused, failures: Failures, attempt: u32) -> ModelError {
+        if let Some(log) = &self.log {
+            let detail = format!(
+                "call refused; a trial in {} ms",
+                paused.retry_in.as_millis()
+            );
+            log.breaker(&self.inner.info().model, "open", &detail);
+        }
+        match failures.last {
+            // The breaker opened during this call's own retries (another caller
+            // may have added the last failure): report the provider's failure,
+            // which is what the caller can act on.
+            Some(last) => ModelError::Exhausted {
+                attempts: attempt - 1,
+                max_attempts: failures.max_attempts,
+                breaker_opened: true,
+                same_each_time: failures.same_each_time,
+                last: Box::new(last),
+            },
+            None => ModelError::CircuitOpen {
+                model: self.inner.info().model.clone(),
+                retry_in: paused.retry_in,
+                failures: paused.failures,
+                last: paused.last,
+            },
+        }
+    }
+
+    /// Tells the caller (and the log) of the retry after `err`, then waits the backoff.
+    async fn wait_to_retry(
+        &self,
+        attempt: u32,
+        max_attempts: u32,
+        err: &ModelError,
+        on_update: &mut (dyn FnMut(StreamUpdate) + Send),
+    ) {
+        let delay = self.policy.delay(attempt, err.retry_after());
+        let notice = RetryNotice {
+            attempt,
+            max_attempts,
+            delay_ms: u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+            reason: err.to_string(),
+        };
+        if let Some(log) = &self.log {
+            log.retry(attempt, max_attempts, notice.delay_ms, &notice.reason);
+        }
+        // Budgets count this attempt: the retry must not make it free. The yield lets a
+        // caller that drops the call on it (a budget that has no room for another
+        // attempt) do so before anything more is sent, even with no delay.
+        if err.reached_provider() {
+            on_update(StreamUpdate::FailedAttempt);
+            tokio::task::yield_now().await;
+        }
+        on_update(StreamUpdate::Retry(notice));
+        tokio::time::sleep(delay).await;
+    }
+}
+
+/// What the failed attempts of one call have come to so far.
+struct Failures {
+    max_attempts: u32,
+    /// The previous attempt's failure.
+    last: Option<ModelError>,
+    /// Every failure so far said the same thing.
+    same_each_time: bool,
+}
+
+impl Failures {
+    /// An attempt's failure as the caller should read it, given the ones before it.
+    fn reread(&mut self, err: ModelError) -> ModelError {
+        let err = match (err, &self.last) {
+            // A server that answered the previous attempt and now refuses connections
+            // died or is restarting: a network failure, not a wrong URL.
+            (ModelError::Refused(url), Some(previous)) => ModelError::Transport(format!(
+                "the server at {url} stopped accepting connections (connection refused) \
+                 after the previous attempt failed: {}",
+                previous.what_happened()
+            )),
+            (err, _) => err,
+        };
+        if let Some(previous) = &self.last {
+            self.same_each_time &= previous.what_happened() == err.what_happened();
+        }
+        err
     }
 }
 

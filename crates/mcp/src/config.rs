@@ -228,76 +228,8 @@ fn validate(
         server: name.to_owned(),
         problem,
     };
-    if name.is_empty()
-        || !name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
-    {
-        return Err(err(
-            "a server name may hold only letters, digits, - and _".to_owned()
-        ));
-    }
-    if name.contains("__") {
-        return Err(err(
-            "a server name may not contain \"__\" (it separates server and tool in mcp__server__tool)"
-                .to_owned(),
-        ));
-    }
-    let transport = match (&raw.command, &raw.url, raw.kind.as_deref()) {
-        (Some(_), Some(_), _) => {
-            return Err(err(
-                "give either `command` (stdio) or `url` (HTTP), not both".to_owned(),
-            ));
-        }
-        (Some(command), None, None | Some("stdio")) => {
-            if command.trim().is_empty() {
-                return Err(err("`command` is empty".to_owned()));
-            }
-            Transport::Stdio {
-                command: command.clone(),
-                args: raw.args.clone(),
-                env: raw.env.clone(),
-                cwd: raw.cwd.as_ref().map(|c| match base {
-                    Some(base) if c.is_relative() => base.join(c),
-                    _ => c.clone(),
-                }),
-            }
-        }
-        (None, Some(url), None | Some("http" | "streamable-http" | "streamable_http")) => {
-            if !(url.starts_with("http://") || url.starts_with("https://")) {
-                return Err(err(format!(
-                    "`url` must start with http:// or https:// (got {url})"
-                )));
-            }
-            Transport::Http {
-                url: url.clone(),
-                headers: raw.headers.clone(),
-            }
-        }
-        (_, _, Some("sse")) => {
-            return Err(err(
-                "the legacy SSE transport is not supported; use streamable HTTP (`url`) or stdio"
-                    .to_owned(),
-            ));
-        }
-        (_, _, Some(other)) if !matches!(other, "stdio" | "http" | "streamable-http") => {
-            return Err(err(format!(
-                "unknown transport type '{other}' (expected stdio or http)"
-            )));
-        }
-        _ => {
-            return Err(err(
-                "needs `command` (a stdio server) or `url` (a streamable HTTP server)".to_owned(),
-            ));
-        }
-    };
-    let seconds = |value: Option<f64>, key: &str, default: Duration| match value {
-        None => Ok(default),
-        Some(s) if s.is_finite() && s > 0.0 && s <= 86_400.0 => Ok(Duration::from_secs_f64(s)),
-        Some(s) => Err(err(format!(
-            "`{key}` must be between 0 and 86400 seconds (got {s})"
-        ))),
-    };
+    check_name(name).map_err(err)?;
+    let transport = transport(raw, base).map_err(err)?;
     Ok(ServerConfig {
         name: name.to_owned(),
         transport,
@@ -306,12 +238,86 @@ fn validate(
             raw.startup_timeout,
             "startup_timeout",
             DEFAULT_STARTUP_TIMEOUT,
-        )?,
-        tool_timeout: seconds(raw.tool_timeout, "tool_timeout", DEFAULT_TOOL_TIMEOUT)?,
+        )
+        .map_err(err)?,
+        tool_timeout: seconds(raw.tool_timeout, "tool_timeout", DEFAULT_TOOL_TIMEOUT)
+            .map_err(err)?,
         tools: raw.tools.clone(),
         origin: origin.to_owned(),
         pinned: Vec::new(),
     })
+}
+
+/// Why `name` cannot name a server: it becomes part of every tool's name.
+fn check_name(name: &str) -> Result<(), String> {
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        return Err("a server name may hold only letters, digits, - and _".to_owned());
+    }
+    if name.contains("__") {
+        return Err(
+            "a server name may not contain \"__\" (it separates server and tool in mcp__server__tool)"
+                .to_owned(),
+        );
+    }
+    Ok(())
+}
+
+/// How to reach the server: `command` (stdio, a relative `cwd` taken from `base`) or
+/// `url` (streamable HTTP), never both, never the legacy SSE transport.
+fn transport(raw: &RawServer, base: Option<&Path>) -> Result<Transport, String> {
+    match (&raw.command, &raw.url, raw.kind.as_deref()) {
+        (Some(_), Some(_), _) => {
+            Err("give either `command` (stdio) or `url` (HTTP), not both".to_owned())
+        }
+        (Some(command), None, None | Some("stdio")) => {
+            if command.trim().is_empty() {
+                return Err("`command` is empty".to_owned());
+            }
+            Ok(Transport::Stdio {
+                command: command.clone(),
+                args: raw.args.clone(),
+                env: raw.env.clone(),
+                cwd: raw.cwd.as_ref().map(|c| match base {
+                    Some(base) if c.is_relative() => base.join(c),
+                    _ => c.clone(),
+                }),
+            })
+        }
+        (None, Some(url), None | Some("http" | "streamable-http" | "streamable_http")) => {
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return Err(format!(
+                    "`url` must start with http:// or https:// (got {url})"
+                ));
+            }
+            Ok(Transport::Http {
+                url: url.clone(),
+                headers: raw.headers.clone(),
+            })
+        }
+        (_, _, Some("sse")) => Err(
+            "the legacy SSE transport is not supported; use streamable HTTP (`url`) or stdio"
+                .to_owned(),
+        ),
+        (_, _, Some(other)) if !matches!(other, "stdio" | "http" | "streamable-http") => Err(
+            format!("unknown transport type '{other}' (expected stdio or http)"),
+        ),
+        _ => Err("needs `command` (a stdio server) or `url` (a streamable HTTP server)".to_owned()),
+    }
+}
+
+/// A timeout setting in seconds: `default` when absent, else more than 0 and at most a day.
+fn seconds(value: Option<f64>, key: &str, default: Duration) -> Result<Duration, String> {
+    match value {
+        None => Ok(default),
+        Some(s) if s.is_finite() && s > 0.0 && s <= 86_400.0 => Ok(Duration::from_secs_f64(s)),
+        Some(s) => Err(format!(
+            "`{key}` must be between 0 and 86400 seconds (got {s})"
+        )),
+    }
 }
 
 /// Replaces `${VAR}` (and `${VAR:-default}`) with the environment's value; a variable

@@ -4,6 +4,7 @@
 //! Owns the client handler, which turns progress notifications into events. Does not
 //! decide when to connect or what a failure means for the session (see `server`).
 
+use std::collections::BTreeMap;
 use std::fs::OpenOptions;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -19,7 +20,7 @@ use rmcp::transport::streamable_http_client::{
 use rmcp::{ClientHandler, ServiceExt as _};
 use tokio::sync::mpsc;
 
-use crate::config::{NOT_STARTED, SERVER_RUNS, ServerConfig, Transport, expand_env};
+use crate::config::{NOT_STARTED, PinnedFile, SERVER_RUNS, ServerConfig, Transport, expand_env};
 
 /// The client side of one connection: answers the server and reports its progress.
 pub(crate) struct Handler {
@@ -49,9 +50,12 @@ impl ClientHandler for Handler {
     }
 }
 
+/// A running client session with one server.
+type Service = RunningService<RoleClient, Handler>;
+
 /// A live connection and what it offers.
 pub(crate) struct Connected {
-    pub service: RunningService<RoleClient, Handler>,
+    pub service: Service,
     pub tools: Vec<rmcp::model::Tool>,
     /// The child's process group, for stdio servers.
     pub group: Option<u32>,
@@ -84,63 +88,18 @@ pub(crate) async fn connect(
                 env,
                 cwd,
             } => {
-                // fork/exec off the runtime's thread: a session's first request must not
-                // wait behind the servers' process starts.
-                let (command, args, env) = (command.clone(), args.clone(), env.clone());
-                let (cwd, workspace, log_file) =
-                    (cwd.clone(), workspace.to_path_buf(), log.clone());
-                let pinned = config.pinned.clone();
-                let (transport, group) = tokio::task::spawn_blocking(move || {
-                    // Checked at every start, not once at trust: a command could rewrite
-                    // the file between two starts.
-                    if let Some(why) = pinned
-                        .iter()
-                        .find_map(|p| p.changed(SERVER_RUNS, NOT_STARTED))
-                    {
-                        return Err(why);
-                    }
-                    spawn(&command, &args, &env, cwd.as_deref(), &workspace, &log_file)
-                })
-                .await
-                .map_err(|e| format!("could not start the server: {e}"))??;
-                let service = handler.serve(transport).await.map_err(|e| {
-                    format!(
-                        "the MCP handshake failed ({}); see its log: {}",
-                        one_line(&e.to_string()),
-                        log.display()
-                    )
-                })?;
-                (service, group)
+                let launch = Launch {
+                    command: command.clone(),
+                    args: args.clone(),
+                    env: env.clone(),
+                    cwd: cwd.clone(),
+                    workspace: workspace.to_path_buf(),
+                    log: log.clone(),
+                    pinned: config.pinned.clone(),
+                };
+                start_stdio(handler, launch).await?
             }
-            Transport::Http { url, headers } => {
-                let mut custom = std::collections::HashMap::new();
-                for (name, value) in headers {
-                    let value = expand_env(value).map_err(|e| format!("header {name}: {e}"))?;
-                    let name = HeaderName::try_from(name.as_str())
-                        .map_err(|e| format!("header name {name}: {e}"))?;
-                    let value =
-                        HeaderValue::try_from(value).map_err(|e| format!("header {name}: {e}"))?;
-                    custom.insert(name, value);
-                }
-                // Our own client: rmcp's default one panics when it cannot be built.
-                let _ = rustls::crypto::ring::default_provider().install_default();
-                let client = reqwest::Client::builder()
-                    .redirect(reqwest::redirect::Policy::none())
-                    .build()
-                    .map_err(|e| format!("could not make an HTTP client: {e}"))?;
-                let transport = StreamableHttpClientTransport::with_client(
-                    client,
-                    StreamableHttpClientTransportConfig::with_uri(url.as_str())
-                        .custom_headers(custom),
-                );
-                let service = handler.serve(transport).await.map_err(|e| {
-                    format!(
-                        "the MCP handshake with {url} failed ({})",
-                        one_line(&e.to_string())
-                    )
-                })?;
-                (service, None)
-            }
+            Transport::Http { url, headers } => (start_http(handler, url, headers).await?, None),
         };
         let tools = service
             .peer()
@@ -167,6 +126,93 @@ pub(crate) async fn connect(
             }
         )),
     }
+}
+
+/// What starting a stdio server takes, owned so that it can move to a blocking thread.
+struct Launch {
+    command: String,
+    args: Vec<String>,
+    env: BTreeMap<String, String>,
+    cwd: Option<PathBuf>,
+    workspace: PathBuf,
+    /// Where its stderr goes.
+    log: PathBuf,
+    pinned: Vec<PinnedFile>,
+}
+
+impl Launch {
+    /// Starts the process, once its pinned files are still what the user trusted.
+    fn start(self) -> Result<(TokioChildProcess, Option<u32>), String> {
+        // Checked at every start, not once at trust: a command could rewrite
+        // the file between two starts.
+        if let Some(why) = self
+            .pinned
+            .iter()
+            .find_map(|p| p.changed(SERVER_RUNS, NOT_STARTED))
+        {
+            return Err(why);
+        }
+        spawn(
+            &self.command,
+            &self.args,
+            &self.env,
+            self.cwd.as_deref(),
+            &self.workspace,
+            &self.log,
+        )
+    }
+}
+
+/// Starts a stdio server and shakes hands with it; returns the service and the child's
+/// process group.
+async fn start_stdio(handler: Handler, launch: Launch) -> Result<(Service, Option<u32>), String> {
+    let log = launch.log.clone();
+    // fork/exec off the runtime's thread: a session's first request must not
+    // wait behind the servers' process starts.
+    let (transport, group) = tokio::task::spawn_blocking(move || launch.start())
+        .await
+        .map_err(|e| format!("could not start the server: {e}"))??;
+    let service = handler.serve(transport).await.map_err(|e| {
+        format!(
+            "the MCP handshake failed ({}); see its log: {}",
+            one_line(&e.to_string()),
+            log.display()
+        )
+    })?;
+    Ok((service, group))
+}
+
+/// Shakes hands with a streamable HTTP server at `url`, sending `headers` (`${VAR}`
+/// read from the environment now).
+async fn start_http(
+    handler: Handler,
+    url: &str,
+    headers: &BTreeMap<String, String>,
+) -> Result<Service, String> {
+    let mut custom = std::collections::HashMap::new();
+    for (name, value) in headers {
+        let value = expand_env(value).map_err(|e| format!("header {name}: {e}"))?;
+        let name =
+            HeaderName::try_from(name.as_str()).map_err(|e| format!("header name {name}: {e}"))?;
+        let value = HeaderValue::try_from(value).map_err(|e| format!("header {name}: {e}"))?;
+        custom.insert(name, value);
+    }
+    // Our own client: rmcp's default one panics when it cannot be built.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .map_err(|e| format!("could not make an HTTP client: {e}"))?;
+    let transport = StreamableHttpClientTransport::with_client(
+        client,
+        StreamableHttpClientTransportConfig::with_uri(url).custom_headers(custom),
+    );
+    handler.serve(transport).await.map_err(|e| {
+        format!(
+            "the MCP handshake with {url} failed ({})",
+            one_line(&e.to_string())
+        )
+    })
 }
 
 fn spawn(

@@ -8,27 +8,25 @@
 //! what is not known to be apart is kept apart. Who may touch which file while running is
 //! not decided here.
 
-use std::path::{Component, Path};
+use std::path::Path;
+
+use atto_relpath::{Globs, Parent, Policy, Start, Whitespace};
+
+/// How declared paths are read: to be compared, so what cannot be compared safely is
+/// refused (and then overlaps everything): a pattern, any `..` even one that stays inside
+/// (`src/../lib` would need the file system to be sure), the workspace itself.
+pub const DECLARED: Policy = Policy {
+    whitespace: Whitespace::Trim,
+    globs: Globs::Refuse,
+    parent: Parent::Refuse,
+    start: Start::Refuse,
+};
 
 /// A declared path as workspace-relative `/`-separated components: `./` and a leading
 /// workspace root dropped. `None` for what cannot be compared safely: empty, a pattern,
 /// `..`, or an absolute path outside the workspace.
 pub fn normalize(path: &str, workspace: &Path) -> Option<String> {
-    let path = path.trim();
-    if path.is_empty() || path.contains(['*', '?', '[', '{']) {
-        return None;
-    }
-    let path = Path::new(path);
-    let relative = path.strip_prefix(workspace).unwrap_or(path);
-    let mut parts = Vec::new();
-    for component in relative.components() {
-        match component {
-            Component::CurDir => {}
-            Component::Normal(part) => parts.push(part.to_string_lossy().into_owned()),
-            Component::ParentDir | Component::RootDir | Component::Prefix(_) => return None,
-        }
-    }
-    (!parts.is_empty()).then(|| parts.join("/"))
+    atto_relpath::normalize(path, workspace, DECLARED)
 }
 
 /// Whether two declared workspace-relative paths may name the same file (see the module

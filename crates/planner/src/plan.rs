@@ -21,6 +21,20 @@ use tokio::sync::mpsc;
 
 use crate::complexity::DEFAULT_PLAN_THRESHOLD;
 
+/// A revision's unified diff of the step lists, before to after: the text
+/// `Event::PlanRevised` carries.
+pub fn diff(before: &TaskPlan, after: &TaskPlan) -> String {
+    let (old, new) = (
+        before.step_lines().join("\n") + "\n",
+        after.step_lines().join("\n") + "\n",
+    );
+    similar::TextDiff::from_lines(&old, &new)
+        .unified_diff()
+        .context_radius(2)
+        .header("plan", "revised plan")
+        .to_string()
+}
+
 /// How the planner behaves; changed with `Op::PlannerSettings`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Settings {

@@ -5,8 +5,8 @@
 mod learnings;
 
 use atto_protocol::{
-    AgentMode, GoalCommand, Op, PermissionMode, PlanSelection, ReasoningEffort, RewindScope,
-    SpawnRequest, SubagentRole, parse_agent_mode,
+    AgentMode, GoalCommand, Op, PermissionMode, PlanSelection, RewindScope, SpawnRequest,
+    parse_agent_mode, parse_effort, parse_role,
 };
 
 /// What a slash command asks for.
@@ -346,32 +346,6 @@ fn session_command(i: &Input<'_>) -> Result<Command, String> {
         }
         ("rewind", _) => Err("usage: /rewind, or /rewind N [conversation|code|both]".to_owned()),
         _ => Err(unknown(name)),
-    }
-}
-
-/// A reasoning effort as commands and config spell it (`default`: the provider's).
-pub fn parse_effort(text: &str) -> Result<Option<ReasoningEffort>, String> {
-    match text {
-        "low" => Ok(Some(ReasoningEffort::Low)),
-        "medium" => Ok(Some(ReasoningEffort::Medium)),
-        "high" => Ok(Some(ReasoningEffort::High)),
-        "default" => Ok(None),
-        other => Err(format!(
-            "effort takes low, medium, high or default, not '{other}'"
-        )),
-    }
-}
-
-/// A subagent role as commands, tool calls and agent files spell it.
-pub fn parse_role(text: &str) -> Result<SubagentRole, String> {
-    match text {
-        "explore" => Ok(SubagentRole::Explore),
-        "review" => Ok(SubagentRole::Review),
-        "implement" => Ok(SubagentRole::Implement),
-        "verify" => Ok(SubagentRole::Verify),
-        other => Err(format!(
-            "unknown role '{other}': explore, review, implement or verify"
-        )),
     }
 }
 

@@ -2,6 +2,7 @@
 //! gives.
 
 use super::*;
+use atto_protocol::ReasoningEffort;
 
 #[test]
 fn planner_commands_parse() {

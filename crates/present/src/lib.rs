@@ -15,7 +15,6 @@ pub mod learning;
 pub mod mcp;
 pub mod planner;
 pub mod swarm;
-pub mod time;
 
 use atto_protocol::{CheckpointInfo, Goal, PendingPlan, ProposedChange, ThreadInfo};
 
@@ -163,25 +162,6 @@ pub fn change_line(change: &ProposedChange, target: &str) -> String {
         target,
         change.status.as_str()
     )
-}
-
-/// Where the plan's changes stand.
-pub fn plan_tally(plan: Option<&PendingPlan>) -> atto_protocol::PlanTally {
-    let mut tally = atto_protocol::PlanTally::default();
-    for change in plan
-        .map(|p| p.proposed_changes.as_slice())
-        .unwrap_or_default()
-    {
-        match change.status {
-            atto_protocol::ChangeStatus::Applied => tally.applied += 1,
-            atto_protocol::ChangeStatus::Rejected => tally.rejected += 1,
-            atto_protocol::ChangeStatus::Failed => tally.failed += 1,
-            atto_protocol::ChangeStatus::Pending | atto_protocol::ChangeStatus::Conflict => {
-                tally.pending += 1;
-            }
-        }
-    }
-    tally
 }
 
 /// What a decision left: "plan closed: 1 applied, 2 rejected" once nothing waits, else

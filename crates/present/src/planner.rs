@@ -1,59 +1,11 @@
 //! How a task plan reads as text: the autonomous-agent spec's "Task Plan Generated" block
-//! (intent, risk, duration, files affected, numbered steps), the one-line-per-step list a
-//! revision is diffed on, and that diff. Front ends print these; they decide nothing.
+//! (intent, risk, duration, files affected, numbered steps as `TaskPlan::step_lines` gives
+//! them). A revision's diff comes with its event (the planner writes it). Front ends print
+//! these; they decide nothing.
 
 use std::collections::BTreeSet;
 
-use atto_protocol::{Event, RevisionSource, RiskLevel, StepStatus, TaskPlan};
-
-/// One line per step: number, kind, description, dependencies, complexity, budget, status.
-pub fn step_lines(plan: &TaskPlan) -> Vec<String> {
-    plan.steps
-        .iter()
-        .map(|s| {
-            let deps: Vec<String> = s
-                .dependencies
-                .iter()
-                .filter_map(|d| plan.steps.iter().find(|o| &o.id == d))
-                .map(|o| o.number.to_string())
-                .collect();
-            let after = if deps.is_empty() {
-                String::new()
-            } else {
-                format!(" (after {})", deps.join(", "))
-            };
-            let status = match s.status {
-                StepStatus::Pending => String::new(),
-                StepStatus::Skipped => " [skipped]".to_owned(),
-                other => format!(" [{}]", status_word(other)),
-            };
-            let decision = s
-                .decision
-                .as_ref()
-                .map(|d| format!(" — decide: {} ({})", d.question, d.options.join(" / ")))
-                .unwrap_or_default();
-            format!(
-                "{}. [{}] {}{after} · complexity {} · {} tokens{decision}{status}",
-                s.number,
-                s.kind.name(),
-                s.description,
-                s.complexity,
-                s.token_budget
-            )
-        })
-        .collect()
-}
-
-/// A step status as one word.
-pub fn status_word(status: StepStatus) -> &'static str {
-    match status {
-        StepStatus::Pending => "pending",
-        StepStatus::InProgress => "in_progress",
-        StepStatus::Completed => "completed",
-        StepStatus::Failed => "failed",
-        StepStatus::Skipped => "skipped",
-    }
-}
+use atto_protocol::{Event, RevisionSource, RiskLevel, TaskPlan};
 
 /// The whole plan as the spec presents it for confirmation.
 pub fn plan_block(plan: &TaskPlan) -> String {
@@ -82,23 +34,10 @@ pub fn plan_block(plan: &TaskPlan) -> String {
         ));
     }
     out.push_str("\nSteps:\n");
-    for line in step_lines(plan) {
+    for line in plan.step_lines() {
         out.push_str(&format!("  {line}\n"));
     }
     out
-}
-
-/// A unified diff of the step lists, before to after.
-pub fn diff(before: &TaskPlan, after: &TaskPlan) -> String {
-    let (old, new) = (
-        step_lines(before).join("\n") + "\n",
-        step_lines(after).join("\n") + "\n",
-    );
-    similar::TextDiff::from_lines(&old, &new)
-        .unified_diff()
-        .context_radius(2)
-        .header("plan", "revised plan")
-        .to_string()
 }
 
 /// The planner's settings in one line, as both front ends say them, from

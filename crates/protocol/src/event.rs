@@ -737,3 +737,24 @@ pub struct PlanTally {
     /// Still waiting (conflicts included).
     pub pending: u32,
 }
+
+impl PlanTally {
+    /// Where `plan`'s changes stand (all zero without a plan).
+    pub fn of(plan: Option<&PendingPlan>) -> PlanTally {
+        let mut tally = PlanTally::default();
+        for change in plan
+            .map(|p| p.proposed_changes.as_slice())
+            .unwrap_or_default()
+        {
+            match change.status {
+                crate::ChangeStatus::Applied => tally.applied += 1,
+                crate::ChangeStatus::Rejected => tally.rejected += 1,
+                crate::ChangeStatus::Failed => tally.failed += 1,
+                crate::ChangeStatus::Pending | crate::ChangeStatus::Conflict => {
+                    tally.pending += 1;
+                }
+            }
+        }
+        tally
+    }
+}

@@ -2,8 +2,9 @@
 //!
 //! Owns: conversation messages, tool calls and results, usage, the `Op`s a front end
 //! sends and the `Event`s it receives, and the channel handle a front end holds.
-//! Deliberately holds no logic and does no I/O; behaviour lives in the crate that owns the
-//! concept.
+//! Deliberately holds no logic beyond the readings every side shares (a name's spelling
+//! both ways, a plan's tally and step lines, UTC dates) and does no I/O; behaviour lives in
+//! the crate that owns the concept.
 
 mod complexity;
 mod context;
@@ -21,6 +22,7 @@ pub mod quality;
 mod subagent;
 pub mod swarm;
 mod tasks;
+pub mod time;
 mod tool;
 pub mod usage;
 
@@ -41,7 +43,7 @@ pub use message::{
     AssistantPart, Message, StopReason, ToolCall, ToolResult, Usage, user_text_for_model,
 };
 pub use models::{ModelRoute, ModelSpend};
-pub use op::{GoalCommand, Op, ReasoningEffort, RewindScope};
+pub use op::{GoalCommand, Op, ReasoningEffort, RewindScope, parse_effort};
 pub use permission::{ApprovalDecision, ApprovalRequest, GrantScope, PermissionMode};
 pub use plan::{
     AgentMode, ChangeOutcome, ChangeStatus, PendingPlan, PlanSelection, PlanStatus, ProposedChange,
@@ -52,7 +54,7 @@ pub use planner::{
     TaskPlan, TaskPlanStatus,
 };
 pub use quality::QualityCheck;
-pub use subagent::{SpawnRequest, SubagentInfo, SubagentRole, SubagentTag};
+pub use subagent::{SpawnRequest, SubagentInfo, SubagentRole, SubagentTag, parse_role};
 pub use tasks::{Goal, GoalStatus, Task, TaskState};
 pub use tool::{DangerLevel, ToolKind, ToolSpec};
 

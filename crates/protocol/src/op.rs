@@ -81,6 +81,19 @@ impl ReasoningEffort {
     }
 }
 
+/// A reasoning effort as commands and config spell it (`default`: the provider's).
+pub fn parse_effort(text: &str) -> Result<Option<ReasoningEffort>, String> {
+    match text {
+        "low" => Ok(Some(ReasoningEffort::Low)),
+        "medium" => Ok(Some(ReasoningEffort::Medium)),
+        "high" => Ok(Some(ReasoningEffort::High)),
+        "default" => Ok(None),
+        other => Err(format!(
+            "effort takes low, medium, high or default, not '{other}'"
+        )),
+    }
+}
+
 /// A request from a front end to the session.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]

@@ -23,6 +23,47 @@ pub struct TaskPlan {
     pub status: TaskPlanStatus,
 }
 
+impl TaskPlan {
+    /// One line per step: number, kind, description, dependencies, complexity, budget,
+    /// status. The plan block lists them; a revision's diff is taken on them.
+    pub fn step_lines(&self) -> Vec<String> {
+        self.steps
+            .iter()
+            .map(|s| {
+                let deps: Vec<String> = s
+                    .dependencies
+                    .iter()
+                    .filter_map(|d| self.steps.iter().find(|o| &o.id == d))
+                    .map(|o| o.number.to_string())
+                    .collect();
+                let after = if deps.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (after {})", deps.join(", "))
+                };
+                let status = match s.status {
+                    StepStatus::Pending => String::new(),
+                    StepStatus::Skipped => " [skipped]".to_owned(),
+                    other => format!(" [{}]", other.as_str()),
+                };
+                let decision = s
+                    .decision
+                    .as_ref()
+                    .map(|d| format!(" — decide: {} ({})", d.question, d.options.join(" / ")))
+                    .unwrap_or_default();
+                format!(
+                    "{}. [{}] {}{after} · complexity {} · {} tokens{decision}{status}",
+                    s.number,
+                    s.kind.name(),
+                    s.description,
+                    s.complexity,
+                    s.token_budget
+                )
+            })
+            .collect()
+    }
+}
+
 /// One step of a task plan (the plan-mode seed's "Plan Step Schema").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PlanStep {
@@ -135,6 +176,19 @@ pub enum StepStatus {
     Failed,
     /// Not run: the user skipped it, or a step it depends on failed.
     Skipped,
+}
+
+impl StepStatus {
+    /// The snake_case name, one word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepStatus::Pending => "pending",
+            StepStatus::InProgress => "in_progress",
+            StepStatus::Completed => "completed",
+            StepStatus::Failed => "failed",
+            StepStatus::Skipped => "skipped",
+        }
+    }
 }
 
 /// Where a task plan stands.

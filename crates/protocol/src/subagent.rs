@@ -30,6 +30,19 @@ impl SubagentRole {
     }
 }
 
+/// A subagent role as commands, tool calls and agent files spell it.
+pub fn parse_role(text: &str) -> Result<SubagentRole, String> {
+    match text {
+        "explore" => Ok(SubagentRole::Explore),
+        "review" => Ok(SubagentRole::Review),
+        "implement" => Ok(SubagentRole::Implement),
+        "verify" => Ok(SubagentRole::Verify),
+        other => Err(format!(
+            "unknown role '{other}': explore, review, implement or verify"
+        )),
+    }
+}
+
 /// A request for a subagent: the `spawn_agent` tool's arguments and `/spawn`'s.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct SpawnRequest {

@@ -164,84 +164,79 @@ fn triage(workspace: &Path, files: &[String]) -> Triage {
         let Some(language) = Language::of(name) else {
             continue;
         };
-        let path = match root.join(name).canonicalize() {
-            Ok(path) => path,
-            // Deleted (or a dangling link): nothing left to compile.
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(err) => {
-                triage.findings.push(warning(
-                    name,
-                    format!("not checked: it cannot be read ({err})"),
-                ));
-                continue;
-            }
-        };
-        if !path.starts_with(&root) {
-            triage.findings.push(warning(
-                name,
-                "not checked: the path resolves outside the workspace (a symlink or `..`), \
-                 so it was not read"
-                    .to_owned(),
-            ));
-            continue;
-        }
-        if !seen.insert(path.clone()) {
-            continue;
-        }
-        let size = match std::fs::metadata(&path) {
-            Ok(meta) if meta.is_file() => meta.len(),
-            // A directory with a source-like name: nothing to compile.
-            Ok(_) => continue,
-            Err(err) => {
-                triage.findings.push(warning(
-                    name,
-                    format!("not checked: it cannot be read ({err})"),
-                ));
-                continue;
-            }
-        };
-        if size > language.size_limit() {
-            triage.findings.push(warning(
-                name,
-                format!(
-                    "not checked: {:.1} MB is over the {} MB limit for this kind of file \
-                     (generated files are not compiled here)",
-                    size as f64 / 1e6,
-                    language.size_limit() / (1024 * 1024)
-                ),
-            ));
-            continue;
-        }
-        match looks_binary(&path) {
-            Ok(false) => {}
-            Ok(true) => {
-                triage.findings.push(warning(
-                    name,
-                    "not checked: binary content (NUL bytes) in a source file".to_owned(),
-                ));
-                continue;
-            }
-            Err(err) => {
-                triage.findings.push(warning(
-                    name,
-                    format!("not checked: it cannot be read ({err})"),
-                ));
-                continue;
-            }
-        }
-        let target = Target {
-            name: name.clone(),
-            path,
-        };
-        match language {
-            Language::Json => triage.findings.extend(json::check(&target)),
-            Language::Python => triage.python.push(target),
-            Language::JavaScript => triage.javascript.push(target),
-            Language::Jsx => triage.jsx.push(target),
-            Language::TypeScript => triage.typescript.push(target),
+        match checkable(&root, name, language, &mut seen) {
+            Ok(Some(path)) => triage.add(
+                Target {
+                    name: name.clone(),
+                    path,
+                },
+                language,
+            ),
+            Ok(None) => {}
+            Err(why) => triage.findings.push(warning(name, why)),
         }
     }
     triage
+}
+
+impl Triage {
+    /// Hands a file to its language's checker; JSON is checked here, at once.
+    fn add(&mut self, target: Target, language: Language) {
+        match language {
+            Language::Json => self.findings.extend(json::check(&target)),
+            Language::Python => self.python.push(target),
+            Language::JavaScript => self.javascript.push(target),
+            Language::Jsx => self.jsx.push(target),
+            Language::TypeScript => self.typescript.push(target),
+        }
+    }
+}
+
+/// Where a changed file is, when it will be checked: `Ok(None)` for a file with nothing to
+/// compile (deleted, a directory, named twice), `Err` with why it is not checked (unreadable,
+/// outside the workspace under `root`, too large, binary).
+fn checkable(
+    root: &Path,
+    name: &str,
+    language: Language,
+    seen: &mut HashSet<PathBuf>,
+) -> Result<Option<PathBuf>, String> {
+    let unreadable = |err: std::io::Error| format!("not checked: it cannot be read ({err})");
+    let path = match root.join(name).canonicalize() {
+        Ok(path) => path,
+        // Deleted (or a dangling link): nothing left to compile.
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(unreadable(err)),
+    };
+    if !path.starts_with(root) {
+        return Err(
+            "not checked: the path resolves outside the workspace (a symlink or `..`), \
+             so it was not read"
+                .to_owned(),
+        );
+    }
+    if !seen.insert(path.clone()) {
+        return Ok(None);
+    }
+    let size = match std::fs::metadata(&path) {
+        Ok(meta) if meta.is_file() => meta.len(),
+        // A directory with a source-like name: nothing to compile.
+        Ok(_) => return Ok(None),
+        Err(err) => return Err(unreadable(err)),
+    };
+    if size > language.size_limit() {
+        return Err(format!(
+            "not checked: {:.1} MB is over the {} MB limit for this kind of file \
+             (generated files are not compiled here)",
+            size as f64 / 1e6,
+            language.size_limit() / (1024 * 1024)
+        ));
+    }
+    match looks_binary(&path) {
+        Ok(false) => Ok(Some(path)),
+        Ok(true) => Err("not checked: binary content (NUL bytes) in a source file".to_owned()),
+        Err(err) => Err(unreadable(err)),
+    }
 }
 
 /// Whether the file's first 8 KiB hold a NUL byte, as git decides it.

@@ -18,7 +18,9 @@ mod symbols;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read as _;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
+
+use atto_relpath::{Globs, Parent, Policy, Start, Whitespace};
 
 use crate::preflight::implies_deletion;
 use crate::{Finding, QualityTask, Stage};
@@ -118,31 +120,20 @@ fn kind_of(path: PathBuf, meta: &std::fs::Metadata) -> Located {
     }
 }
 
+/// How a path a worker reported is read: a report may name `src/../lib/a.py`, and a `..`
+/// that stays under the workspace still names a file to check (where a comparison of
+/// declared paths, `atto_planner::overlap::DECLARED`, must refuse it); only one that
+/// leaves is refused. Names are taken as written, and the workspace itself is a directory.
+const REPORTED: Policy = Policy {
+    whitespace: Whitespace::Keep,
+    globs: Globs::Keep,
+    parent: Parent::StayInside,
+    start: Start::Allow,
+};
+
 /// `rel` as a clean relative path under `root`, or `None` when it leaves it.
-/// Not `atto_planner::overlap::normalize`: a worker's report may name `src/../lib/a.py`,
-/// and a `..` that stays under `root` still names a file to check, where a comparison
-/// of declared paths must refuse it.
 pub(crate) fn normalize(root: &Path, rel: &str) -> Option<PathBuf> {
-    let path = Path::new(rel);
-    let path = if path.is_absolute() {
-        path.strip_prefix(root).ok()?
-    } else {
-        path
-    };
-    let mut clean = PathBuf::new();
-    for part in path.components() {
-        match part {
-            Component::Normal(p) => clean.push(p),
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !clean.pop() {
-                    return None;
-                }
-            }
-            Component::RootDir | Component::Prefix(_) => return None,
-        }
-    }
-    Some(clean)
+    atto_relpath::normalize(rel, root, REPORTED).map(PathBuf::from)
 }
 
 /// Reads at most `max` bytes of `path`.
@@ -185,32 +176,7 @@ pub fn check(
         if !seen.insert(rel.as_str()) {
             continue;
         }
-        let file = Some(rel.clone());
         match locate(&root, rel) {
-            Located::Missing | Located::BrokenLink if deleting => {}
-            Located::Missing | Located::BrokenLink => findings.push(finding(
-                file,
-                format!(
-                    "{rel} is missing: it was modified but no longer exists, and the task does \
-                     not ask to delete it; restore it"
-                ),
-            )),
-            Located::Outside => findings.push(finding(
-                file,
-                format!(
-                    "{rel} leads outside the workspace (a symlink or a path out of it); it was \
-                     not read. Keep the work inside the workspace"
-                ),
-            )),
-            Located::Special => findings.push(finding(
-                file,
-                format!("{rel} is not a regular file (a FIFO, socket or device); it was not read"),
-            )),
-            Located::Unreadable(why) => findings.push(finding(
-                file,
-                format!("{rel} could not be read ({why}), so it was not checked"),
-            )),
-            Located::Dir => {}
             Located::File { path, len } => {
                 let lang = symbol_lang(rel);
                 unparsed_code |= lang.is_none() && is_other_code(rel);
@@ -226,6 +192,9 @@ pub fn check(
                     });
                 }
             }
+            other => findings.extend(
+                not_a_file(rel, other, deleting).map(|message| finding(Some(rel.clone()), message)),
+            ),
         }
     }
     findings.extend(symbol_rules::check(
@@ -236,6 +205,29 @@ pub fn check(
         symbol_rules::Coverage { unparsed_code },
     ));
     findings
+}
+
+/// What is wrong with a modified path that is not a regular file in the workspace;
+/// `None` when nothing is (a directory, or a file the task deletes).
+fn not_a_file(rel: &str, located: Located, deleting: bool) -> Option<String> {
+    match located {
+        Located::Missing | Located::BrokenLink if deleting => None,
+        Located::Missing | Located::BrokenLink => Some(format!(
+            "{rel} is missing: it was modified but no longer exists, and the task does \
+             not ask to delete it; restore it"
+        )),
+        Located::Outside => Some(format!(
+            "{rel} leads outside the workspace (a symlink or a path out of it); it was \
+             not read. Keep the work inside the workspace"
+        )),
+        Located::Special => Some(format!(
+            "{rel} is not a regular file (a FIFO, socket or device); it was not read"
+        )),
+        Located::Unreadable(why) => Some(format!(
+            "{rel} could not be read ({why}), so it was not checked"
+        )),
+        Located::Dir | Located::File { .. } => None,
+    }
 }
 
 /// Checks one regular file; its text and top-level lines when it is a text file small

@@ -62,114 +62,40 @@ pub struct Outcome {
 
 /// Runs the pipeline over `input`.
 pub async fn assess(input: &Input<'_>) -> Outcome {
-    let task = input.task;
-    let config = input.config;
-    let artifacts = artifacts::collect(task, input.modified, &input.result.text, input.workspace);
+    let artifacts = artifacts::collect(
+        input.task,
+        input.modified,
+        &input.result.text,
+        input.workspace,
+    );
     let mut state = State::default();
-
-    // 1. Compilation checks, always for action tasks.
-    if task.kind.is_action() && !input.modified.is_empty() {
-        let errors = compile::check(input.workspace, input.modified, input.runner).await;
-        let failing: Vec<CompileError> = errors
-            .iter()
-            .filter(|e| e.severity == Severity::Error)
-            .cloned()
-            .collect();
-        for e in &errors {
-            state.findings.push(Finding {
-                stage: Stage::Compile,
-                code: None,
-                message: e.message.clone(),
-                file: Some(e.file.clone()),
-                line: e.line,
-            });
-        }
-        if !failing.is_empty() {
-            state.compilation_errors = failing;
-            return state.reject(input, 1, "the changed files do not compile", artifacts);
-        }
-    }
-    // 2. Pre-flight, no model.
-    if let Some(r) = preflight::check(task, input.result, input.modified, input.workspace, config) {
-        state.findings.push(Finding {
-            stage: Stage::Preflight,
-            code: Some(r.code.to_owned()),
-            message: r.message.clone(),
-            file: None,
-            line: None,
-        });
-        return state.reject(
-            input,
-            r.score,
-            &format!("{}: {}", r.code, r.message),
+    match state.run_stages(input).await {
+        Ok(judgement) => Outcome {
+            verdict: Verdict::Pass,
+            score: judgement.map(|j| j.score),
+            findings: state.findings,
+            retry: None,
             artifacts,
-        );
+            gate_error: state.gate_error,
+            checks: state.checks,
+        },
+        Err(stop) => state.reject(input, stop.score, &stop.feedback, artifacts),
     }
-    // 3. Concrete checks of the files.
-    if config.enable_concrete_validation {
-        let found = concrete::check(task, input.modified, input.workspace, input.before);
-        if !found.is_empty() {
-            let why = found
-                .iter()
-                .map(|f| f.message.clone())
-                .collect::<Vec<_>>()
-                .join("; ");
-            state.findings.extend(found);
-            return state.reject(input, 1, &why, artifacts);
+}
+
+/// Why a stage stopped the pipeline: the score it gives the result and the feedback for
+/// the next attempt.
+struct Rejection {
+    score: u8,
+    feedback: String,
+}
+
+impl Rejection {
+    fn new(score: u8, feedback: impl Into<String>) -> Self {
+        Rejection {
+            score,
+            feedback: feedback.into(),
         }
-    }
-    // 4 and 5. Verification and the judge: for test tasks verification first, its results
-    // in the judge's prompt; for others the judge first.
-    let timeout = Duration::from_secs(config.verification_timeout_secs);
-    let mut verification = None;
-    if config.enable_verification && task.kind.is_test() {
-        let v = verify::run(input.workspace, task.kind, input.runner, timeout).await;
-        let passed = v.passed(task.kind);
-        state.take_verification(&v);
-        if !passed {
-            return state.reject(input, 1, "verification failed", artifacts);
-        }
-        verification = Some(v);
-    }
-    let judgement = match input.judge.filter(|_| config.quality_gates) {
-        Some(client) => Some(judge::judge(client, task, input.result, verification.as_ref()).await),
-        None => None,
-    };
-    if let Some(j) = &judgement {
-        state.gate_error.clone_from(&j.gate_error);
-        let threshold = if task.kind.is_test() {
-            config.test_quality_threshold
-        } else {
-            config.quality_threshold
-        };
-        if j.score < threshold {
-            state.findings.push(Finding {
-                stage: Stage::Judge,
-                code: None,
-                message: format!("score {}/5 (needs {threshold}): {}", j.score, j.feedback),
-                file: None,
-                line: None,
-            });
-            return state.reject(input, j.score, &j.feedback, artifacts);
-        }
-    }
-    if config.enable_verification && !task.kind.is_test() {
-        let v = verify::run(input.workspace, task.kind, input.runner, timeout).await;
-        let passed = v.passed(task.kind);
-        state.take_verification(&v);
-        if !passed {
-            let score = judgement.as_ref().map_or(2, |j: &Judgement| j.score.min(2));
-            return state.reject(input, score, "verification failed", artifacts);
-        }
-    }
-    Outcome {
-        verdict: Verdict::Pass,
-        score: judgement.map(|j| j.score),
-        findings: state.findings,
-        retry: None,
-        artifacts,
-        gate_error: state.gate_error,
-        checks: state.checks,
     }
 }
 
@@ -185,6 +111,139 @@ struct State {
 }
 
 impl State {
+    /// The stages in the seed's order; the first that rejects the result stops the rest.
+    /// `Ok` carries the judge's judgement when it ran.
+    async fn run_stages(&mut self, input: &Input<'_>) -> Result<Option<Judgement>, Rejection> {
+        let task = input.task;
+        let config = input.config;
+        // 1. Compilation checks, always for action tasks.
+        if task.kind.is_action() && !input.modified.is_empty() {
+            self.check_compiles(input).await?;
+        }
+        // 2. Pre-flight, no model.
+        self.check_preflight(input)?;
+        // 3. Concrete checks of the files.
+        if config.enable_concrete_validation {
+            self.check_concrete(input)?;
+        }
+        // 4 and 5. Verification and the judge: for test tasks verification first, its results
+        // in the judge's prompt; for others the judge first.
+        let mut verification = None;
+        if config.enable_verification && task.kind.is_test() {
+            verification = Some(self.verify(input, 1).await?);
+        }
+        let judgement = match input.judge.filter(|_| config.quality_gates) {
+            Some(client) => {
+                Some(judge::judge(client, task, input.result, verification.as_ref()).await)
+            }
+            None => None,
+        };
+        if let Some(j) = &judgement {
+            self.take_judgement(input, j)?;
+        }
+        if config.enable_verification && !task.kind.is_test() {
+            let score = judgement.as_ref().map_or(2, |j: &Judgement| j.score.min(2));
+            self.verify(input, score).await?;
+        }
+        Ok(judgement)
+    }
+
+    /// Stage 1: the changed files compile; warnings are findings, errors reject.
+    async fn check_compiles(&mut self, input: &Input<'_>) -> Result<(), Rejection> {
+        let errors = compile::check(input.workspace, input.modified, input.runner).await;
+        let failing: Vec<CompileError> = errors
+            .iter()
+            .filter(|e| e.severity == Severity::Error)
+            .cloned()
+            .collect();
+        for e in &errors {
+            self.findings.push(Finding {
+                stage: Stage::Compile,
+                code: None,
+                message: e.message.clone(),
+                file: Some(e.file.clone()),
+                line: e.line,
+            });
+        }
+        if !failing.is_empty() {
+            self.compilation_errors = failing;
+            return Err(Rejection::new(1, "the changed files do not compile"));
+        }
+        Ok(())
+    }
+
+    /// Stage 2: pre-flight, no model.
+    fn check_preflight(&mut self, input: &Input<'_>) -> Result<(), Rejection> {
+        let Some(r) = preflight::check(
+            input.task,
+            input.result,
+            input.modified,
+            input.workspace,
+            input.config,
+        ) else {
+            return Ok(());
+        };
+        self.findings.push(Finding {
+            stage: Stage::Preflight,
+            code: Some(r.code.to_owned()),
+            message: r.message.clone(),
+            file: None,
+            line: None,
+        });
+        Err(Rejection::new(
+            r.score,
+            format!("{}: {}", r.code, r.message),
+        ))
+    }
+
+    /// Stage 3: concrete checks of the files.
+    fn check_concrete(&mut self, input: &Input<'_>) -> Result<(), Rejection> {
+        let found = concrete::check(input.task, input.modified, input.workspace, input.before);
+        if found.is_empty() {
+            return Ok(());
+        }
+        let why = found
+            .iter()
+            .map(|f| f.message.clone())
+            .collect::<Vec<_>>()
+            .join("; ");
+        self.findings.extend(found);
+        Err(Rejection::new(1, why))
+    }
+
+    /// The verification gate: the project's checks run; failing ones reject with `score`.
+    async fn verify(&mut self, input: &Input<'_>, score: u8) -> Result<Verification, Rejection> {
+        let timeout = Duration::from_secs(input.config.verification_timeout_secs);
+        let v = verify::run(input.workspace, input.task.kind, input.runner, timeout).await;
+        let passed = v.passed(input.task.kind);
+        self.take_verification(&v);
+        if !passed {
+            return Err(Rejection::new(score, "verification failed"));
+        }
+        Ok(v)
+    }
+
+    /// The judge's score against the task's threshold.
+    fn take_judgement(&mut self, input: &Input<'_>, j: &Judgement) -> Result<(), Rejection> {
+        self.gate_error.clone_from(&j.gate_error);
+        let threshold = if input.task.kind.is_test() {
+            input.config.test_quality_threshold
+        } else {
+            input.config.quality_threshold
+        };
+        if j.score < threshold {
+            self.findings.push(Finding {
+                stage: Stage::Judge,
+                code: None,
+                message: format!("score {}/5 (needs {threshold}): {}", j.score, j.feedback),
+                file: None,
+                line: None,
+            });
+            return Err(Rejection::new(j.score, j.feedback.clone()));
+        }
+        Ok(())
+    }
+
     fn take_verification(&mut self, v: &Verification) {
         self.checks = v
             .runs

@@ -10,7 +10,9 @@
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
+
+use atto_relpath::{Globs, Parent, Policy, Start, Whitespace};
 use std::time::Duration;
 
 use atto_llm::{ModelClient, ModelRequest, ModelResponse};
@@ -283,20 +285,21 @@ fn describe_file(rel: &str, text: &str) -> String {
     }
 }
 
+/// How a task's files are read: patterns kept, so that a target the model gives as
+/// `src/*.py` still keeps the task apart from every other in the scheduler (the planner's
+/// [`atto_planner::overlap::DECLARED`] refuses them); any `..` refused, so nothing above
+/// the workspace is ever read for the model.
+const TASK_FILE: Policy = Policy {
+    whitespace: Whitespace::Trim,
+    globs: Globs::Keep,
+    parent: Parent::Refuse,
+    start: Start::Refuse,
+};
+
 /// `rel` as a clean workspace-relative path (`./a/b` → `a/b`); `None` for absolute paths
 /// and paths with `..`.
-/// Not `atto_planner::overlap::normalize`, which drops patterns: a target the model gives
-/// as `src/*.py` is kept, so the scheduler still keeps the task apart from every other.
 fn clean_rel(rel: &str) -> Option<String> {
-    let mut parts = Vec::new();
-    for c in Path::new(rel.trim()).components() {
-        match c {
-            Component::Normal(part) => parts.push(part.to_str()?),
-            Component::CurDir => {}
-            Component::ParentDir | Component::RootDir | Component::Prefix(_) => return None,
-        }
-    }
-    (!parts.is_empty()).then(|| parts.join("/"))
+    atto_relpath::normalize(rel, Path::new(""), TASK_FILE)
 }
 
 /// The start of the file `rel` of `workspace`, if it is a file inside it (symlinks that

@@ -298,33 +298,55 @@ async fn respond<W: AsyncWrite + Unpin>(
         return http::write_full(conn, *status, "application/json", &extra, body.as_bytes()).await;
     }
     if streaming {
-        if let Some(Fault::RawStream { body }) = &reply.fault {
-            return sse::write_raw(conn, body.as_bytes(), options).await;
-        }
-        let mut events = wire.stream_events(ctx, reply);
-        let mut cut_after = None;
-        match &reply.fault {
-            Some(Fault::Cut { after_events }) => cut_after = Some(*after_events),
-            Some(Fault::EndEarly { after_events }) => {
-                let keep = after_events.unwrap_or(events.len().saturating_sub(1));
-                events.truncate(keep);
-            }
-            Some(Fault::MalformedChunk { after_events }) => {
-                let at = (*after_events).min(events.len());
-                events.insert(at, wire.malformed_event());
-            }
-            Some(Fault::ErrorEvent {
-                after_events,
-                error_type,
-                message,
-            }) => {
-                events.truncate(*after_events);
-                events.push(wire.error_event(ctx, events.len(), error_type, message));
-            }
-            Some(Fault::Status { .. } | Fault::RawStream { .. }) | None => {}
-        }
-        return sse::write_stream(conn, &events, options, cut_after).await;
+        respond_streaming(conn, options, wire, ctx, reply).await
+    } else {
+        respond_plain(conn, wire, ctx, reply).await
     }
+}
+
+/// A streamed reply as server-sent events, with the scripted fault applied to them.
+async fn respond_streaming<W: AsyncWrite + Unpin>(
+    conn: &mut W,
+    options: &StreamOptions,
+    wire: Wire,
+    ctx: &Ctx,
+    reply: &Reply,
+) -> io::Result<()> {
+    if let Some(Fault::RawStream { body }) = &reply.fault {
+        return sse::write_raw(conn, body.as_bytes(), options).await;
+    }
+    let mut events = wire.stream_events(ctx, reply);
+    let mut cut_after = None;
+    match &reply.fault {
+        Some(Fault::Cut { after_events }) => cut_after = Some(*after_events),
+        Some(Fault::EndEarly { after_events }) => {
+            let keep = after_events.unwrap_or(events.len().saturating_sub(1));
+            events.truncate(keep);
+        }
+        Some(Fault::MalformedChunk { after_events }) => {
+            let at = (*after_events).min(events.len());
+            events.insert(at, wire.malformed_event());
+        }
+        Some(Fault::ErrorEvent {
+            after_events,
+            error_type,
+            message,
+        }) => {
+            events.truncate(*after_events);
+            events.push(wire.error_event(ctx, events.len(), error_type, message));
+        }
+        Some(Fault::Status { .. } | Fault::RawStream { .. }) | None => {}
+    }
+    sse::write_stream(conn, &events, options, cut_after).await
+}
+
+/// A reply as one JSON body, with the scripted fault applied to it.
+async fn respond_plain<W: AsyncWrite + Unpin>(
+    conn: &mut W,
+    wire: Wire,
+    ctx: &Ctx,
+    reply: &Reply,
+) -> io::Result<()> {
     let full = wire.full_body(ctx, reply).to_string();
     match &reply.fault {
         Some(Fault::Cut { .. } | Fault::EndEarly { .. }) => {

@@ -341,7 +341,7 @@ fn grants(app: &App, theme: Theme) -> Rows {
             theme.dim(),
         )];
     }
-    let when = |ms: Option<i64>| ms.map_or_else(|| "-".to_owned(), atto_present::time::utc_minute);
+    let when = |ms: Option<i64>| ms.map_or_else(|| "-".to_owned(), atto_protocol::time::utc_minute);
     let mut rows = Vec::new();
     for g in list {
         let style = match g.decision.as_str() {

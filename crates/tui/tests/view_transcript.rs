@@ -157,7 +157,7 @@ fn plan_revision_diff() {
         plan: after.clone(),
         request: "drop the docs step; test the 429 answer too".into(),
         source: atto_protocol::RevisionSource::Model,
-        diff: atto_present::planner::diff(&before, &after),
+        diff: atto_planner::plan::diff(&before, &after),
     });
     let term = terminal(&mut app, &EMPTY, 100, 16);
     let text = text_of(&term);

@@ -28,7 +28,7 @@ impl Session {
                 Ok(())
             }
             "effort" => {
-                crate::commands::parse_effort(if value == "none" { "default" } else { value })
+                atto_protocol::parse_effort(if value == "none" { "default" } else { value })
                     .map(|effort| self.set_effort(effort))
             }
             "trust" => self.configure_trust(value, confirm),

@@ -283,7 +283,7 @@ impl Session {
         };
         match decided {
             Ok((status, outcomes)) => {
-                let tally = atto_present::plan_tally(self.plan.plan());
+                let tally = atto_protocol::PlanTally::of(self.plan.plan());
                 self.emit(Event::PlanDecided {
                     status,
                     outcomes,

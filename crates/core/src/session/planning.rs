@@ -226,7 +226,7 @@ impl Session {
                 }
             }
         };
-        let diff = atto_present::planner::diff(&plan, &revised);
+        let diff = atto_planner::plan::diff(&plan, &revised);
         self.planner.save(&revised).await;
         self.planner.waiting = Some(revised.clone());
         self.emit(Event::PlanRevised {

@@ -595,7 +595,7 @@ impl Session {
         let mut context = format!(
             "{}\n{}",
             prompt::turn_meta(
-                &crate::time::utc_date(std::time::SystemTime::now()),
+                &atto_protocol::time::utc_date(std::time::SystemTime::now()),
                 &self.options.client.info().model
             ),
             prompt::mode_line(self.mode),

@@ -168,7 +168,7 @@ fn set_key(
         "model" if !value.is_empty() => def.model = Some(unquote(value)),
         "role" => {
             def.role = Some(
-                crate::commands::parse_role(&unquote(value))
+                atto_protocol::parse_role(&unquote(value))
                     .map_err(|e| format!("line {line_no}: {e}"))?,
             );
         }

@@ -105,7 +105,7 @@ pub fn grant_table(grants: &[atto_protocol::GrantInfo]) -> String {
                 the config)\n"
             .to_owned();
     }
-    let when = |ms: Option<i64>| ms.map_or_else(|| "-".to_owned(), atto_present::time::utc_minute);
+    let when = |ms: Option<i64>| ms.map_or_else(|| "-".to_owned(), atto_protocol::time::utc_minute);
     let mut out = format!(
         "{:>3}  {:<14}  {:<5}  {:<36}  {:<16}  {:<16}  {:>4}\n",
         "#", "scope", "rule", "pattern", "created", "last used", "uses"

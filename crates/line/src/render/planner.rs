@@ -123,7 +123,7 @@ fn summary(status: TaskPlanStatus, outcomes: &[atto_protocol::StepOutcome]) -> S
     for o in outcomes {
         let word = match o.status {
             StepStatus::Pending => "not run",
-            other => present::status_word(other),
+            other => other.as_str(),
         };
         let result = o
             .result

@@ -66,107 +66,135 @@ impl TaskSymbols {
 
     fn read(&mut self, text: &str, acceptance: bool) {
         let text = head(text, MAX_TEXT);
-        const CREATE: &str = "add adds adding create creates implement implements write writes \
-            define defines introduce introduces generate build";
-        const CONTAIN: &str = "contain contains export exports expose exposes has have";
-        const REMOVE: &str = "remove removes removing delete deletes deleting drop drops eliminate \
-            inline";
-        const RENAME: &str = "rename renames renaming replace replaces replacing";
-        const BLOCK: &str = "to with into from in using for by of on via like inside within after \
-            before call calls calling use uses that which so";
-        const LIGHT: &str = "a an the new and or also both called named";
-        let mut mode = Mode::Free;
-        let mut gap = 0;
-        let mut joined = false;
-        // A name asked for without evidence yet that it is a function or a type.
-        let mut pending: Option<String> = None;
+        let mut reader = Reader {
+            out: self,
+            acceptance,
+            mode: Mode::Free,
+            gap: 0,
+            joined: false,
+            pending: None,
+        };
         for token in tokens(text) {
-            let word = match token {
-                Token::Break => {
-                    self.end_removal(&mode);
-                    mode = Mode::Free;
-                    pending = None;
-                    joined = false;
-                    continue;
-                }
-                Token::Symbol { name, callable } => {
-                    self.mentioned.insert(name.clone());
-                    pending = None;
-                    match &mut mode {
-                        Mode::Create if callable => {
-                            self.wanted.insert(name);
-                        }
-                        Mode::Create => pending = Some(name),
-                        Mode::Remove { named, .. } => {
-                            self.removed.insert(name.clone());
-                            *named = Some(name);
-                        }
-                        Mode::RenameTo { from } => {
-                            if let Some(from) = from.take() {
-                                self.renamed.push((from, name.clone()));
-                            }
-                            if callable {
-                                self.wanted.insert(name);
-                            }
-                        }
-                        Mode::Free => {}
-                    }
-                    gap = 0;
-                    joined = false;
-                    continue;
-                }
-                Token::Word(word) => word.to_ascii_lowercase(),
-            };
-            let word = word.as_str();
-            if let Some(name) = pending.take()
-                && listed(DEFINERS, word)
-            {
-                self.wanted.insert(name);
+            match token {
+                Token::Break => reader.phrase_break(),
+                Token::Symbol { name, callable } => reader.symbol(name, callable),
+                Token::Word(word) => reader.word(&word.to_ascii_lowercase()),
             }
-            if listed(CREATE, word) || (acceptance && listed(CONTAIN, word)) {
-                self.end_removal(&mode);
-                mode = Mode::Create;
-                gap = 0;
-            } else if listed(REMOVE, word) || listed(RENAME, word) {
-                self.end_removal(&mode);
-                mode = Mode::Remove {
-                    renaming: listed(RENAME, word),
-                    named: None,
-                };
-                gap = 0;
-            } else if let (
-                Mode::Remove {
-                    renaming: true,
-                    named,
-                },
-                "to" | "with" | "by",
-            ) = (&mode, word)
-            {
-                let from = named.clone();
-                self.end_removal(&mode);
-                mode = Mode::RenameTo { from };
-                gap = 0;
-            } else if listed(BLOCK, word) {
-                self.end_removal(&mode);
-                mode = Mode::Free;
-            } else if !listed(LIGHT, word) && !listed(DEFINERS, word) {
-                gap += 1;
-                // "remove dead code and fix `x`": a plain word after "and" starts a new
-                // phrase; only names continue a list ("remove `a` and `b`").
-                if gap > 3 || joined {
-                    self.end_removal(&mode);
-                    mode = Mode::Free;
-                }
-            }
-            joined = matches!(word, "and" | "or" | "then");
         }
-        self.end_removal(&mode);
+        reader.out.end_removal(&reader.mode);
     }
 
     fn end_removal(&mut self, mode: &Mode) {
         if let Mode::Remove { named: None, .. } = mode {
             self.removal_unspecified = true;
         }
+    }
+}
+
+const CREATE: &str = "add adds adding create creates implement implements write writes \
+    define defines introduce introduces generate build";
+const CONTAIN: &str = "contain contains export exports expose exposes has have";
+const REMOVE: &str = "remove removes removing delete deletes deleting drop drops eliminate \
+    inline";
+const RENAME: &str = "rename renames renaming replace replaces replacing";
+const BLOCK: &str = "to with into from in using for by of on via like inside within after \
+    before call calls calling use uses that which so";
+const LIGHT: &str = "a an the new and or also both called named";
+
+/// One text being read, token by token: which verb governs the names that follow.
+struct Reader<'s> {
+    out: &'s mut TaskSymbols,
+    /// An acceptance criterion: "contains `x`" asks for `x` there.
+    acceptance: bool,
+    mode: Mode,
+    /// Plain words since the verb or the last name.
+    gap: usize,
+    /// The last word was "and", "or" or "then".
+    joined: bool,
+    /// A name asked for without evidence yet that it is a function or a type.
+    pending: Option<String>,
+}
+
+impl Reader<'_> {
+    /// The end of a sentence or clause: no verb governs what follows.
+    fn phrase_break(&mut self) {
+        self.out.end_removal(&self.mode);
+        self.mode = Mode::Free;
+        self.pending = None;
+        self.joined = false;
+    }
+
+    /// A name, taken as the current verb asks.
+    fn symbol(&mut self, name: String, callable: bool) {
+        self.out.mentioned.insert(name.clone());
+        self.pending = None;
+        match &mut self.mode {
+            Mode::Create if callable => {
+                self.out.wanted.insert(name);
+            }
+            Mode::Create => self.pending = Some(name),
+            Mode::Remove { named, .. } => {
+                self.out.removed.insert(name.clone());
+                *named = Some(name);
+            }
+            Mode::RenameTo { from } => {
+                if let Some(from) = from.take() {
+                    self.out.renamed.push((from, name.clone()));
+                }
+                if callable {
+                    self.out.wanted.insert(name);
+                }
+            }
+            Mode::Free => {}
+        }
+        self.gap = 0;
+        self.joined = false;
+    }
+
+    /// A plain word (lowercase): a verb starts a phrase, a preposition or too many plain
+    /// words end one.
+    fn word(&mut self, word: &str) {
+        if let Some(name) = self.pending.take()
+            && listed(DEFINERS, word)
+        {
+            self.out.wanted.insert(name);
+        }
+        if listed(CREATE, word) || (self.acceptance && listed(CONTAIN, word)) {
+            self.out.end_removal(&self.mode);
+            self.mode = Mode::Create;
+            self.gap = 0;
+        } else if listed(REMOVE, word) || listed(RENAME, word) {
+            self.out.end_removal(&self.mode);
+            self.mode = Mode::Remove {
+                renaming: listed(RENAME, word),
+                named: None,
+            };
+            self.gap = 0;
+        } else if let (
+            Mode::Remove {
+                renaming: true,
+                named,
+            },
+            "to" | "with" | "by",
+        ) = (&self.mode, word)
+        {
+            let from = named.clone();
+            self.out.end_removal(&self.mode);
+            self.mode = Mode::RenameTo { from };
+            self.gap = 0;
+        } else if listed(BLOCK, word) {
+            self.out.end_removal(&self.mode);
+            self.mode = Mode::Free;
+        } else if !listed(LIGHT, word) && !listed(DEFINERS, word) {
+            self.gap += 1;
+            // "remove dead code and fix `x`": a plain word after "and" starts a new
+            // phrase; only names continue a list ("remove `a` and `b`").
+            if self.gap > 3 || self.joined {
+                self.out.end_removal(&self.mode);
+                self.mode = Mode::Free;
+            }
+        }
+        self.joined = matches!(word, "and" | "or" | "then");
     }
 }
 

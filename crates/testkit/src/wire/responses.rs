@@ -96,6 +96,97 @@ impl Events {
         fields["type"] = json!(kind);
         self.0.push((kind.to_owned(), fields));
     }
+
+    /// A reasoning item's events: its summary part, streamed in pieces.
+    fn reasoning(&mut self, idx: usize, item: &Value) {
+        let id = item["id"].clone();
+        let text = item["summary"][0]["text"].as_str().unwrap_or_default();
+        let added = json!({"id": id, "type": "reasoning", "summary": []});
+        self.push(
+            "response.output_item.added",
+            json!({"output_index": idx, "item": added}),
+        );
+        let at = json!({"item_id": id, "output_index": idx, "summary_index": 0});
+        let empty_part = json!({"type": "summary_text", "text": ""});
+        self.push(
+            "response.reasoning_summary_part.added",
+            with(at.clone(), "part", empty_part),
+        );
+        for piece in pieces(text, TEXT_PIECE_CHARS) {
+            self.push(
+                "response.reasoning_summary_text.delta",
+                with(at.clone(), "delta", json!(piece)),
+            );
+        }
+        self.push(
+            "response.reasoning_summary_text.done",
+            with(at.clone(), "text", json!(text)),
+        );
+        let part = json!({"type": "summary_text", "text": text});
+        self.push(
+            "response.reasoning_summary_part.done",
+            with(at, "part", part),
+        );
+    }
+
+    /// A message item's events: its output text part, streamed in pieces.
+    fn message(&mut self, idx: usize, item: &Value) {
+        let id = item["id"].clone();
+        let text = item["content"][0]["text"].as_str().unwrap_or_default();
+        let added = json!({"id": id, "type": "message", "status": "in_progress", "role": "assistant", "content": []});
+        self.push(
+            "response.output_item.added",
+            json!({"output_index": idx, "item": added}),
+        );
+        let at = json!({"item_id": id, "output_index": idx, "content_index": 0});
+        let empty_part = json!({"type": "output_text", "text": "", "annotations": []});
+        self.push(
+            "response.content_part.added",
+            with(at.clone(), "part", empty_part),
+        );
+        for piece in pieces(text, TEXT_PIECE_CHARS) {
+            let delta = with(at.clone(), "delta", json!(piece));
+            self.push(
+                "response.output_text.delta",
+                with(delta, "logprobs", json!([])),
+            );
+        }
+        self.push(
+            "response.output_text.done",
+            with(at.clone(), "text", json!(text)),
+        );
+        let part = json!({"type": "output_text", "text": text, "annotations": []});
+        self.push("response.content_part.done", with(at, "part", part));
+    }
+
+    /// A function call item's events: its arguments, streamed in pieces.
+    fn function_call(&mut self, idx: usize, item: &Value) {
+        let id = item["id"].clone();
+        let args = item["arguments"].as_str().unwrap_or_default();
+        let mut added = item.clone();
+        added["status"] = json!("in_progress");
+        added["arguments"] = json!("");
+        self.push(
+            "response.output_item.added",
+            json!({"output_index": idx, "item": added}),
+        );
+        for piece in pieces(args, ARGS_PIECE_CHARS) {
+            self.push(
+                "response.function_call_arguments.delta",
+                json!({"item_id": id, "output_index": idx, "delta": piece}),
+            );
+        }
+        self.push(
+            "response.function_call_arguments.done",
+            json!({"item_id": id, "output_index": idx, "name": item["name"], "arguments": args}),
+        );
+    }
+}
+
+/// `base` with `key` set to `v`.
+fn with(mut base: Value, key: &str, v: Value) -> Value {
+    base[key] = v;
+    base
 }
 
 /// The streamed reply, from `response.created` to the terminal event.
@@ -107,92 +198,10 @@ pub(crate) fn stream_events(ctx: &Ctx, reply: &Reply) -> Vec<SseEvent> {
 
     let items = final_items(ctx, reply);
     for (idx, item) in items.iter().enumerate() {
-        let id = item["id"].clone();
         match item["type"].as_str() {
-            Some("reasoning") => {
-                let text = item["summary"][0]["text"].as_str().unwrap_or_default();
-                let added = json!({"id": id, "type": "reasoning", "summary": []});
-                ev.push(
-                    "response.output_item.added",
-                    json!({"output_index": idx, "item": added}),
-                );
-                let at = json!({"item_id": id, "output_index": idx, "summary_index": 0});
-                let with = |mut base: Value, key: &str, v: Value| {
-                    base[key] = v;
-                    base
-                };
-                let empty_part = json!({"type": "summary_text", "text": ""});
-                ev.push(
-                    "response.reasoning_summary_part.added",
-                    with(at.clone(), "part", empty_part),
-                );
-                for piece in pieces(text, TEXT_PIECE_CHARS) {
-                    ev.push(
-                        "response.reasoning_summary_text.delta",
-                        with(at.clone(), "delta", json!(piece)),
-                    );
-                }
-                ev.push(
-                    "response.reasoning_summary_text.done",
-                    with(at.clone(), "text", json!(text)),
-                );
-                let part = json!({"type": "summary_text", "text": text});
-                ev.push(
-                    "response.reasoning_summary_part.done",
-                    with(at, "part", part),
-                );
-            }
-            Some("message") => {
-                let text = item["content"][0]["text"].as_str().unwrap_or_default();
-                let added = json!({"id": id, "type": "message", "status": "in_progress", "role": "assistant", "content": []});
-                ev.push(
-                    "response.output_item.added",
-                    json!({"output_index": idx, "item": added}),
-                );
-                let at = json!({"item_id": id, "output_index": idx, "content_index": 0});
-                let with = |mut base: Value, key: &str, v: Value| {
-                    base[key] = v;
-                    base
-                };
-                let empty_part = json!({"type": "output_text", "text": "", "annotations": []});
-                ev.push(
-                    "response.content_part.added",
-                    with(at.clone(), "part", empty_part),
-                );
-                for piece in pieces(text, TEXT_PIECE_CHARS) {
-                    let delta = with(at.clone(), "delta", json!(piece));
-                    ev.push(
-                        "response.output_text.delta",
-                        with(delta, "logprobs", json!([])),
-                    );
-                }
-                ev.push(
-                    "response.output_text.done",
-                    with(at.clone(), "text", json!(text)),
-                );
-                let part = json!({"type": "output_text", "text": text, "annotations": []});
-                ev.push("response.content_part.done", with(at, "part", part));
-            }
-            _ => {
-                let args = item["arguments"].as_str().unwrap_or_default();
-                let mut added = item.clone();
-                added["status"] = json!("in_progress");
-                added["arguments"] = json!("");
-                ev.push(
-                    "response.output_item.added",
-                    json!({"output_index": idx, "item": added}),
-                );
-                for piece in pieces(args, ARGS_PIECE_CHARS) {
-                    ev.push(
-                        "response.function_call_arguments.delta",
-                        json!({"item_id": id, "output_index": idx, "delta": piece}),
-                    );
-                }
-                ev.push(
-                    "response.function_call_arguments.done",
-                    json!({"item_id": id, "output_index": idx, "name": item["name"], "arguments": args}),
-                );
-            }
+            Some("reasoning") => ev.reasoning(idx, item),
+            Some("message") => ev.message(idx, item),
+            _ => ev.function_call(idx, item),
         }
         ev.push(
             "response.output_item.done",
