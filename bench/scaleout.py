@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Benchmark: what the git transport adds to one remote swarm attempt.
 
-Runs crates/swarm/benches/transport.rs (release build) on a generated 5,000-file
-repository: the base published (a new tree for every attempt, since the one before it
-merged), the node's side (unbundle,
-checkout, commit, bundle back) around a worker changing three files, and the coordinator's
-fetch, checkout, change listing and three-way merge. Medians of 5 attempts.
+Runs crates/swarm/benches/transport.rs on a generated 5,000-file repository: the base
+published (a new tree for every attempt, since the one before it merged), the node's side
+(unbundle, checkout, commit, bundle back) around a worker changing three files, in the
+node's pool of clones (the first attempt makes its clone: timed apart as cold), and the
+coordinator's fetch, checkout, change listing and three-way merge. Medians of 5 attempts.
+The bench is built with the dev profile: what it times is git's work, which the build's
+optimisation does not change, and the warm debug target serves it.
 
 Targets: transport <= 500 ms per attempt, and <= 10% of a task whose model replies take
 200 ms each (a worker turn of --replies replies: 3 by default, a tool-call round and the
@@ -29,7 +31,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--replies", type=int, default=3)
     args = ap.parse_args()
-    cmd = ["cargo", "bench", "--quiet", "-p", "atto-swarm", "--bench", "transport"]
+    cmd = ["cargo", "bench", "--quiet", "--profile", "dev", "-p", "atto-swarm", "--bench", "transport"]
     out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     if out.returncode != 0:
         sys.stderr.write(out.stderr)
@@ -41,7 +43,8 @@ def main():
     print(f"repository: {r['files']} files, base bundle {r['base_bundle_bytes'] / 1e6:.2f} MB")
     print(f"local worktree (made for every isolated attempt anyway): {r['worktree_ms']:.0f} ms")
     print(f"publish base: first {r['publish_cold_ms']:.0f} ms, later (a new tree each) {r['publish_warm_ms']:.0f} ms")
-    print(f"node side (unbundle, checkout, commit, bundle): {r['node_side_ms']:.0f} ms")
+    print(f"node side, first attempt (unbundle, checkout of every file, commit, bundle): {r['node_side_cold_ms']:.0f} ms")
+    print(f"node side, later attempts (base checked out over a pooled clone): {r['node_side_ms']:.0f} ms")
     print(f"fetch + checkout in worktree: {r['fetch_checkout_ms']:.0f} ms")
     print(f"changes + three-way merge: {r['changes_merge_ms']:.0f} ms")
     ok_abs = r["transport_ms"] <= 500
