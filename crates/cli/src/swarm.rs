@@ -447,12 +447,16 @@ async fn load_state(
 }
 
 /// `atto swarm worker -- COMMAND…`: the node's scratch is the temp dir (`TMPDIR`, which
-/// Slurm sites point at node-local disk), its clones kept in `atto-worker-pool` there.
+/// Slurm sites point at node-local disk), its clones kept in `atto-worker-pool` there; in
+/// a Slurm job it names its node (`SLURMD_NODENAME`).
 fn remote_worker(command: &[String]) -> Result<ExitCode, Failure> {
-    use atto_swarm::remote::checkout::{Served, serve};
-    let clones = node_clones(&std::env::temp_dir());
+    use atto_swarm::remote::checkout::{Node, Served, serve};
+    let node = Node {
+        clones: node_clones(&std::env::temp_dir()),
+        name: std::env::var("SLURMD_NODENAME").ok(),
+    };
     crate::block_on(async move {
-        let served = serve(tokio::io::stdin(), tokio::io::stdout(), command, &clones).await;
+        let served = serve(tokio::io::stdin(), tokio::io::stdout(), command, &node).await;
         match served {
             Ok(Served::Returned(0)) => Ok(ExitCode::Ok),
             Ok(Served::Returned(_)) => Ok(ExitCode::Failed),

@@ -13,7 +13,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use atto_swarm::isolation;
-use atto_swarm::remote::checkout::{Clones, Served, serve};
+use atto_swarm::remote::checkout::{Clones, Node, Served, serve};
 use atto_swarm::remote::transport::{self, ResultEvent};
 
 const FILES: usize = 5_000;
@@ -66,7 +66,10 @@ async fn bench() -> Result<serde_json::Value, String> {
     let mut publish_ms = Vec::new();
     let mut node_cold_ms = 0.0;
     let mut node_ms = Vec::new();
-    let clones = Clones::Pooled(node.path().to_owned());
+    let clones = Node {
+        clones: Clones::Pooled(node.path().to_owned()),
+        name: None,
+    };
     let mut receive_ms = Vec::new();
     let mut merge_ms = Vec::new();
     let mut bundle_bytes = 0;

@@ -22,7 +22,7 @@ use tokio::io::{
     AsyncBufReadExt as _, AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _,
 };
 
-use super::transport::{BaseHeader, MAX_RESULT_BYTES, ResultEvent, git, text};
+use super::transport::{BaseHeader, MAX_RESULT_BYTES, NodeEvent, ResultEvent, git, text};
 
 /// Longest `git_base` header line read.
 const MAX_HEADER: u64 = 64 * 1024;
@@ -61,14 +61,24 @@ pub enum Clones {
     Pooled(PathBuf),
 }
 
+/// The node an attempt is served on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Node {
+    /// Where the clone is made.
+    pub clones: Clones,
+    /// Its name, when the scheduler gave one (Slurm's `SLURMD_NODENAME`): sent first, so
+    /// the coordinator knows where an attempt lost mid-task ran.
+    pub name: Option<String>,
+}
+
 /// Serves one attempt: `input` is the worker's stdin as the launcher passes it (the
 /// `git_base` line, the bundle, then the protocol), `output` its stdout, `command` the
-/// worker to run, `clones` where the clone is made.
+/// worker to run, `node` where.
 pub async fn serve<R, W>(
     input: R,
     mut output: W,
     command: &[String],
-    clones: &Clones,
+    node: &Node,
 ) -> Result<Served, String>
 where
     R: AsyncRead + Unpin + Send + 'static,
@@ -77,6 +87,13 @@ where
     let (program, args) = command
         .split_first()
         .ok_or("no worker command was given after --")?;
+    if let Some(name) = &node.name {
+        let event = NodeEvent { node: name.clone() };
+        write_line(&mut output, &event)
+            .await
+            .map_err(|e| format!("stdout could not be written: {e}"))?;
+    }
+    let clones = &node.clones;
     let mut input = tokio::io::BufReader::new(input);
     let mut line = Vec::new();
     (&mut input)
@@ -203,14 +220,25 @@ where
         Ok(event) => event,
         Err(why) => return Ok(Served::NotReturned(code, why)),
     };
-    let mut line = serde_json::to_vec(&event).map_err(|e| e.to_string())?;
+    write_line(output, &event)
+        .await
+        .map_err(|e| format!("the result could not be written: {e}"))?;
+    Ok(Served::Returned(code))
+}
+
+/// Writes `event` as one stream-json line and flushes it.
+async fn write_line<W, E>(output: &mut W, event: &E) -> Result<(), String>
+where
+    W: AsyncWrite + Unpin,
+    E: serde::Serialize,
+{
+    let mut line = serde_json::to_vec(event).map_err(|e| e.to_string())?;
     line.push(b'\n');
     output
         .write_all(&line)
         .await
         .and(output.flush().await)
-        .map_err(|e| format!("the result could not be written: {e}"))?;
-    Ok(Served::Returned(code))
+        .map_err(|e| e.to_string())
 }
 
 /// Reads the base bundle off stdin and checks its commit out on the task branch in the
@@ -448,7 +476,10 @@ mod tests {
             std::io::Cursor::new(stdin),
             &mut out,
             &command,
-            &Clones::Fresh(node.path().to_owned()),
+            &Node {
+                clones: Clones::Fresh(node.path().to_owned()),
+                name: None,
+            },
         )
         .await
         .unwrap();
@@ -473,6 +504,28 @@ mod tests {
         );
     }
 
+    /// In a Slurm job the node's name is the first line, before the base is even read:
+    /// an attempt lost at any point is known by where it ran.
+    #[tokio::test]
+    async fn a_named_node_says_so_first() {
+        let node = tempfile::tempdir().unwrap();
+        let command = vec!["true".to_owned()];
+        let mut out = Vec::new();
+        let served = serve(
+            std::io::Cursor::new(b"not a header\n".to_vec()),
+            &mut out,
+            &command,
+            &Node {
+                clones: Clones::Fresh(node.path().to_owned()),
+                name: Some("n2".into()),
+            },
+        )
+        .await;
+        assert!(served.is_err());
+        let first: NodeEvent = serde_json::from_slice(&out).unwrap();
+        assert_eq!(first.node, "n2");
+    }
+
     /// A pooled clone serves the next attempt as a fresh one would: the base's files and
     /// nothing the last worker left, not its untracked or ignored files, hooks, excludes
     /// or branch.
@@ -481,7 +534,10 @@ mod tests {
         let ws = one_file_repo();
         let scratch = tempfile::tempdir().unwrap();
         let node = tempfile::tempdir().unwrap();
-        let pool = Clones::Pooled(node.path().to_owned());
+        let pool = Node {
+            clones: Clones::Pooled(node.path().to_owned()),
+            name: None,
+        };
         let snap = isolation::snapshot(ws.path(), scratch.path())
             .await
             .unwrap();
@@ -555,7 +611,10 @@ mod tests {
             std::io::Cursor::new(stdin),
             writer,
             &command,
-            &Clones::Fresh(node.path().to_owned()),
+            &Node {
+                clones: Clones::Fresh(node.path().to_owned()),
+                name: None,
+            },
         )
         .await
         .unwrap_err();
