@@ -20,7 +20,7 @@ use crate::repo_trust::trust;
 use crate::swarm::{decomposition, finished, swarm, when, worker, write};
 
 /// Whether the engine `flag` names (set by scripts/test.sh once it is up) is there.
-fn engine(flag: &str, test: &str, how: &str) -> bool {
+pub(crate) fn engine(flag: &str, test: &str, how: &str) -> bool {
     if std::env::var(flag).as_deref() == Ok("1") {
         return true;
     }
@@ -272,7 +272,7 @@ fn six_tasks_on_slurm_merge_like_local_ones_after_a_job_is_cancelled() {
 }
 
 /// The ssh config scripts/sshd-up.sh wrote.
-fn ssh_config() -> String {
+pub(crate) fn ssh_config() -> String {
     std::env::var("ATTO_SSH_CONFIG").unwrap_or_default()
 }
 
