@@ -447,12 +447,16 @@ async fn load_state(
 }
 
 /// `atto swarm worker -- COMMAND…`: the node's scratch is the temp dir (`TMPDIR`, which
-/// Slurm sites point at node-local disk).
+/// Slurm sites point at node-local disk), its clones kept in `atto-worker-pool` there; in
+/// a Slurm job it names its node (`SLURMD_NODENAME`).
 fn remote_worker(command: &[String]) -> Result<ExitCode, Failure> {
-    use atto_swarm::remote::checkout::{Served, serve};
-    let scratch = std::env::temp_dir();
+    use atto_swarm::remote::checkout::{Node, Served, serve};
+    let node = Node {
+        clones: node_clones(&std::env::temp_dir()),
+        name: std::env::var("SLURMD_NODENAME").ok(),
+    };
     crate::block_on(async move {
-        let served = serve(tokio::io::stdin(), tokio::io::stdout(), command, &scratch).await;
+        let served = serve(tokio::io::stdin(), tokio::io::stdout(), command, &node).await;
         match served {
             Ok(Served::Returned(0)) => Ok(ExitCode::Ok),
             Ok(Served::Returned(_)) => Ok(ExitCode::Failed),
@@ -466,6 +470,25 @@ fn remote_worker(command: &[String]) -> Result<ExitCode, Failure> {
             }),
         }
     })
+}
+
+/// The node's pool of clones, made if missing; a fresh clone per attempt when the pool is
+/// not a directory of this user's alone (a shared temp dir: another user's files must
+/// never become an attempt's checkout).
+fn node_clones(scratch: &std::path::Path) -> atto_swarm::remote::checkout::Clones {
+    use atto_swarm::remote::checkout::Clones;
+    use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _};
+    let pool = scratch.join("atto-worker-pool");
+    let _ = std::fs::DirBuilder::new().mode(0o700).create(&pool);
+    let ours = match (pool.symlink_metadata(), std::fs::metadata("/proc/self")) {
+        (Ok(dir), Ok(me)) => dir.is_dir() && dir.uid() == me.uid() && dir.mode() & 0o077 == 0,
+        _ => false,
+    };
+    if ours {
+        Clones::Pooled(pool)
+    } else {
+        Clones::Fresh(scratch.to_owned())
+    }
 }
 
 /// A saved swarm as the report commands show it, with the caps of this workspace's swarm

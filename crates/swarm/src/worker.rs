@@ -218,6 +218,8 @@ pub struct Report {
     pub returned: Option<crate::remote::transport::ResultEvent>,
     /// A remote worker completed, but its branch could not be brought back: why.
     pub transport_error: Option<String>,
+    /// The Slurm node a remote worker said it runs on (its `worker_node` line).
+    pub node: Option<String>,
 }
 
 impl Report {
@@ -569,6 +571,13 @@ async fn handle_line(
         "git_result" => {
             report.returned = serde_json::from_value(value.clone()).ok();
         }
+        "worker_node" => {
+            report.node =
+                serde_json::from_value::<crate::remote::transport::NodeEvent>(value.clone())
+                    .ok()
+                    .map(|e| e.node)
+                    .filter(|n| crate::remote::launcher::valid_host(n));
+        }
         _ => {}
     }
 }
@@ -746,6 +755,20 @@ mod tests {
         let (mode, why) = report.failure().unwrap();
         assert_eq!(mode, "error");
         assert!(why.contains("killed by signal 9"), "{why}");
+    }
+
+    /// A remote worker killed mid-task is known by the node it named, and a name that is
+    /// not a plain node name is not taken.
+    #[tokio::test]
+    async fn a_lost_remote_worker_is_known_by_its_node() {
+        let report =
+            run_script(r#"read line; echo '{"type":"worker_node","node":"n2"}'; kill -9 $$"#).await;
+        assert_eq!(report.node.as_deref(), Some("n2"));
+        assert!(report.result.is_none());
+        let report =
+            run_script(r#"read line; echo '{"type":"worker_node","node":"-w n1"}'; kill -9 $$"#)
+                .await;
+        assert_eq!(report.node, None);
     }
 
     #[tokio::test]

@@ -20,7 +20,7 @@ use crate::repo_trust::trust;
 use crate::swarm::{decomposition, finished, swarm, when, worker, write};
 
 /// Whether the engine `flag` names (set by scripts/test.sh once it is up) is there.
-fn engine(flag: &str, test: &str, how: &str) -> bool {
+pub(crate) fn engine(flag: &str, test: &str, how: &str) -> bool {
     if std::env::var(flag).as_deref() == Ok("1") {
         return true;
     }
@@ -169,6 +169,52 @@ fn jobs() -> Vec<(String, String)> {
         .collect()
 }
 
+/// Runs six tasks on Slurm and, once task-3's first attempt is mid-task (its worker asked
+/// the model), calls `fault` with the swarm id to end that attempt some way; `fault` says
+/// whether it found `what` it ends. The swarm must finish as the local run does, with
+/// task-3 retried once. `each` sees every event; returns the workspace and the swarm id.
+fn six_on_slurm_after(
+    what: &str,
+    mut fault: impl FnMut(&str) -> bool,
+    mut each: impl FnMut(&Value),
+) -> (Env, String) {
+    let expected = local_result();
+    let mut env = Env::new();
+    six_tasks(&mut env, Some("task-3"));
+    env.write(".atto/swarm.yaml", &config(SLURM));
+    trust(&env, ".atto/swarm.yaml");
+    let child = swarm(&env, &["--yes", "six files"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut swarm_id = String::new();
+    let mut faulted = false;
+    let (ev, ok) = watch(child, Duration::from_secs(300), |e| {
+        if e["type"] == "swarm.started" {
+            swarm_id = e["swarm_id"].as_str().unwrap_or_default().to_owned();
+        }
+        if !faulted && e["type"] == "swarm.task.started" && e["task_id"] == "task-3" {
+            assert!(
+                asked(&env, "task-3"),
+                "task-3's worker never asked the model"
+            );
+            faulted = fault(&swarm_id);
+        }
+        each(e);
+    });
+    assert!(ok, "the swarm did not finish: {ev:?}");
+    assert!(faulted, "{what} was never seen");
+    assert_eq!(finished(&ev)["passed"], 6, "{ev:?}");
+    let retried: Vec<&Value> = of_type(&ev, "swarm.task.retrying")
+        .into_iter()
+        .filter(|e| e["task_id"] == "task-3")
+        .collect();
+    assert_eq!(retried.len(), 1, "{ev:?}");
+    assert_eq!(result(&env), expected);
+    (env, swarm_id)
+}
+
 #[test]
 fn six_tasks_on_slurm_merge_like_local_ones_after_a_job_is_cancelled() {
     if !engine(
@@ -178,45 +224,23 @@ fn six_tasks_on_slurm_merge_like_local_ones_after_a_job_is_cancelled() {
     ) {
         return;
     }
-    let expected = local_result();
-    let mut env = Env::new();
-    six_tasks(&mut env, Some("task-3"));
-    env.write(
-        ".atto/swarm.yaml",
-        &config("  launcher: slurm\n  slurm:\n    time: \"00:05:00\"\n    cpus_per_task: 1\n    mem: 200M\n"),
-    );
-    trust(&env, ".atto/swarm.yaml");
-    let child = swarm(&env, &["--yes", "six files"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut swarm_id = String::new();
-    let mut cancelled = None;
     let mut nodes_seen = std::collections::BTreeSet::new();
-    let (ev, ok) = watch(child, Duration::from_secs(300), |e| {
-        if e["type"] == "swarm.started" {
-            swarm_id = e["swarm_id"].as_str().unwrap_or_default().to_owned();
-        }
-        // Once task-3's first job runs, it is cancelled, as an operator or a node
-        // failure would.
-        if cancelled.is_none() && e["type"] == "swarm.task.started" && e["task_id"] == "task-3" {
-            let name = format!("atto-{swarm_id}-task-3");
-            let deadline = Instant::now() + Duration::from_secs(30);
-            while Instant::now() < deadline {
-                if let Some((id, _)) = jobs().into_iter().find(|(_, n)| *n == name) {
-                    assert!(
-                        asked(&env, "task-3"),
-                        "task-3's worker never asked the model"
-                    );
-                    let ok = Command::new("scancel").arg(&id).status().unwrap();
-                    assert!(ok.success());
-                    cancelled = Some(id);
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(100));
+    // Once task-3's first job runs, it is cancelled, as an operator or a node failure
+    // would.
+    let cancel = |swarm_id: &str| {
+        let name = format!("atto-{swarm_id}-task-3");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if let Some((id, _)) = jobs().into_iter().find(|(_, n)| *n == name) {
+                let ok = Command::new("scancel").arg(&id).status().unwrap();
+                assert!(ok.success());
+                return true;
             }
+            std::thread::sleep(Duration::from_millis(100));
         }
+        false
+    };
+    let (env, swarm_id) = six_on_slurm_after("task-3's job in squeue", cancel, |e| {
         if started_pid(e).is_some() {
             let out = Command::new("squeue")
                 .args(["-h", "-o", "%j %N"])
@@ -232,15 +256,6 @@ fn six_tasks_on_slurm_merge_like_local_ones_after_a_job_is_cancelled() {
             }
         }
     });
-    assert!(ok, "the swarm did not finish: {ev:?}");
-    assert!(cancelled.is_some(), "task-3's job was never seen in squeue");
-    assert_eq!(finished(&ev)["passed"], 6, "{ev:?}");
-    let retried: Vec<&Value> = of_type(&ev, "swarm.task.retrying")
-        .into_iter()
-        .filter(|e| e["task_id"] == "task-3")
-        .collect();
-    assert_eq!(retried.len(), 1, "{ev:?}");
-    assert_eq!(result(&env), expected);
     assert!(nodes_seen.len() >= 2, "jobs ran on {nodes_seen:?}");
     // The work came back through git: every attempt's branch is kept under refs/atto/.
     let refs = Command::new("git")
@@ -257,7 +272,7 @@ fn six_tasks_on_slurm_merge_like_local_ones_after_a_job_is_cancelled() {
 }
 
 /// The ssh config scripts/sshd-up.sh wrote.
-fn ssh_config() -> String {
+pub(crate) fn ssh_config() -> String {
     std::env::var("ATTO_SSH_CONFIG").unwrap_or_default()
 }
 
@@ -402,10 +417,7 @@ fn a_coordinator_killed_mid_swarm_on_slurm_resumes_only_the_unfinished_task() {
     });
     replies.extend(work(2));
     env.serve(Script::new(replies));
-    env.write(
-        ".atto/swarm.yaml",
-        &config("  launcher: slurm\n  slurm:\n    time: \"00:05:00\"\n    cpus_per_task: 1\n    mem: 200M\n"),
-    );
+    env.write(".atto/swarm.yaml", &config(SLURM));
     trust(&env, ".atto/swarm.yaml");
     let mut child = swarm(&env, &["--yes", "two files"])
         .stdout(Stdio::piped())
@@ -467,4 +479,171 @@ fn a_coordinator_killed_mid_swarm_on_slurm_resumes_only_the_unfinished_task() {
         env.read("shared.txt")
             .starts_with("line1 done\nkeep 1a\nkeep 1b\nline2 done\n")
     );
+}
+
+const SLURM: &str =
+    "  launcher: slurm\n  slurm:\n    time: \"00:05:00\"\n    cpus_per_task: 1\n    mem: 200M\n";
+
+/// Every atto job Slurm ran while it was polled, by job id: its name and node. Polls
+/// `squeue` every 100 ms until `stop` is set.
+fn job_nodes(
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<std::collections::BTreeMap<String, (String, String)>> {
+    std::thread::spawn(move || {
+        let mut seen = std::collections::BTreeMap::new();
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            if let Ok(out) = Command::new("squeue")
+                .args(["-h", "-o", "%i %j %N"])
+                .output()
+            {
+                for line in String::from_utf8_lossy(&out.stdout).lines() {
+                    if let [id, name, node] = line.split_whitespace().collect::<Vec<_>>()[..]
+                        && name.starts_with("atto-")
+                    {
+                        seen.insert(id.to_owned(), (name.to_owned(), node.to_owned()));
+                    }
+                }
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        seen
+    })
+}
+
+/// One task on an idle cluster, where Slurm would put every job on the same first node:
+/// its job is cancelled mid-task, and the retry runs on another node, because the worker
+/// named its node first and the coordinator kept the retry off it (`srun --exclude`).
+#[test]
+fn a_job_lost_on_a_node_is_retried_on_another_node() {
+    if !engine(
+        "ATTO_SLURM",
+        "a_job_lost_on_a_node_is_retried_on_another_node",
+        "scripts/slurm-up.sh setup && scripts/slurm-up.sh start",
+    ) {
+        return;
+    }
+    let mut env = Env::new();
+    let task = json!([{"id": "task-1", "type": "implement", "target_files": ["f1.txt"],
+                        "description": "Write f1.txt."}]);
+    let mut replies = vec![
+        decomposition(task),
+        Reply {
+            delay_ms: 60_000,
+            ..when(
+                &crate::swarm::marker("task-1", "implement"),
+                Reply::text("late"),
+            )
+        },
+    ];
+    let mut retry = worker(
+        "task-1",
+        "implement",
+        vec![write("f1.txt", "file 1\n")],
+        "Done.",
+    );
+    // The retry's job stays in squeue long enough for its node to be seen.
+    retry[0].delay_ms = 3_000;
+    replies.extend(retry);
+    env.serve(Script::new(replies));
+    env.write(".atto/swarm.yaml", &config(SLURM));
+    trust(&env, ".atto/swarm.yaml");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let poller = job_nodes(stop.clone());
+    let child = swarm(&env, &["--yes", "one file"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut swarm_id = String::new();
+    let mut cancelled = None;
+    let (ev, ok) = watch(child, Duration::from_secs(180), |e| {
+        if e["type"] == "swarm.started" {
+            swarm_id = e["swarm_id"].as_str().unwrap_or_default().to_owned();
+        }
+        if cancelled.is_none() && e["type"] == "swarm.task.started" {
+            let name = format!("atto-{swarm_id}-task-1");
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while Instant::now() < deadline {
+                if let Some((id, _)) = jobs().into_iter().find(|(_, n)| *n == name) {
+                    assert!(
+                        asked(&env, "task-1"),
+                        "task-1's worker never asked the model"
+                    );
+                    // Its node is polled by now: the job has run a model request.
+                    std::thread::sleep(Duration::from_millis(300));
+                    assert!(Command::new("scancel").arg(&id).status().unwrap().success());
+                    cancelled = Some(id);
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+    });
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let seen = poller.join().unwrap();
+    assert!(ok, "the swarm did not finish: {ev:?}");
+    assert_eq!(finished(&ev)["passed"], 1, "{ev:?}");
+    assert_eq!(of_type(&ev, "swarm.task.retrying").len(), 1, "{ev:?}");
+    assert_eq!(env.read("f1.txt"), "file 1\n");
+    let cancelled = cancelled.expect("task-1's job was never seen in squeue");
+    let (_, lost) = &seen[&cancelled];
+    let retried: Vec<&String> = seen
+        .iter()
+        .filter(|(id, (name, _))| **id != cancelled && name.ends_with("-task-1"))
+        .map(|(_, (_, node))| node)
+        .collect();
+    assert_eq!(retried.len(), 1, "jobs seen: {seen:?}");
+    assert_ne!(
+        retried[0], lost,
+        "the retry ran on the node its attempt was lost on"
+    );
+}
+
+/// The process ids of the workers (`atto exec`) running in Slurm job `job_name`. Each
+/// process is read once, without waiting: the machine's other processes come and go.
+fn workers_in_job(job_name: &str) -> Vec<u32> {
+    let wanted = format!("SLURM_JOB_NAME={job_name}");
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let has = |pid: u32, file: &str, word: &[u8], at: Option<usize>| {
+        std::fs::read(format!("/proc/{pid}/{file}")).is_ok_and(|raw| {
+            let mut words = raw.split(|b| *b == 0);
+            match at {
+                Some(i) => words.nth(i) == Some(word),
+                None => words.any(|w| w == word),
+            }
+        })
+    };
+    dir.flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&pid| {
+            has(pid, "cmdline", b"exec", Some(1)) && has(pid, "environ", wanted.as_bytes(), None)
+        })
+        .collect()
+}
+
+/// The worker itself SIGKILLed on its node (not `srun`, not the job): it wrote no
+/// `result`, so the attempt fails (what the node-side `atto swarm worker` sends back of
+/// it is not merged) and is retried, and the merged result equals the local run's.
+#[test]
+fn six_tasks_on_slurm_merge_like_local_ones_after_a_worker_is_killed_on_its_node() {
+    if !engine(
+        "ATTO_SLURM",
+        "six_tasks_on_slurm_merge_like_local_ones_after_a_worker_is_killed_on_its_node",
+        "scripts/slurm-up.sh setup && scripts/slurm-up.sh start",
+    ) {
+        return;
+    }
+    let kill = |swarm_id: &str| {
+        let pids = workers_in_job(&format!("atto-{swarm_id}-task-3"));
+        assert_eq!(pids.len(), 1, "task-3's worker on its node: {pids:?}");
+        let ok = Command::new("kill")
+            .args(["-KILL", &pids[0].to_string()])
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        true
+    };
+    six_on_slurm_after("task-3's worker on its node", kill, |_| {});
 }

@@ -1,7 +1,8 @@
-//! `atto swebench run --launcher slurm`: four instances, each one Slurm job on the real
-//! three-node cluster (`scripts/slurm-up.sh`), each agent working in a clone on its node
-//! and its work coming back through git; every prediction must apply to a fresh checkout
-//! and fix the bug. SKIPPED without the cluster, except under `CI=true`.
+//! `atto swebench run --launcher slurm|ssh`: four instances, each one Slurm job on the real
+//! three-node cluster (`scripts/slurm-up.sh`) or one connection to a host of the real sshd
+//! (`scripts/sshd-up.sh`), each agent working in a clone on its node and its work coming
+//! back through git; every prediction must apply to a fresh checkout and fix the bug.
+//! SKIPPED without the engine, except under `CI=true`.
 
 use std::path::Path;
 use std::process::Command;
@@ -46,6 +47,36 @@ fn four_instances_run_as_slurm_jobs_and_their_patches_fix_the_bug() {
         );
         return;
     }
+    four_instances(&["--launcher", "slurm"]);
+}
+
+#[test]
+fn four_instances_run_over_ssh_and_their_patches_fix_the_bug() {
+    if !crate::scaleout::engine(
+        "ATTO_SSHD",
+        "four_instances_run_over_ssh_and_their_patches_fix_the_bug",
+        "scripts/sshd-up.sh setup && scripts/sshd-up.sh start",
+    ) {
+        return;
+    }
+    let config = crate::scaleout::ssh_config();
+    four_instances(&[
+        "--launcher",
+        "ssh",
+        "--host",
+        "build-a",
+        "--host",
+        "build-b",
+        "--host",
+        "build-c",
+        "--ssh-config",
+        &config,
+    ]);
+}
+
+/// Runs four instances with `launcher` (the flags that place them) and checks every
+/// prediction fixes the bug and every instance's work came back as its own branch.
+fn four_instances(launcher: &[&str]) {
     let mut env = Env::new();
     let repos = env.dir.path().join("repos");
     let mut rows = Vec::new();
@@ -88,7 +119,8 @@ fn four_instances_run_as_slurm_jobs_and_their_patches_fix_the_bug() {
         .args(["--dataset", tasks.to_str().unwrap()])
         .args(["--repos", repos.to_str().unwrap()])
         .args(["--predictions", preds.to_str().unwrap()])
-        .args(["--workers", "4", "--launcher", "slurm", "--timeout", "120"])
+        .args(["--workers", "4", "--timeout", "120"])
+        .args(launcher)
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));

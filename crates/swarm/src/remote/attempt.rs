@@ -30,6 +30,7 @@ pub struct Remote {
     base: Base,
     branch: String,
     host: Option<String>,
+    task_id: String,
 }
 
 /// What to start for a remote attempt: program, arguments, the bytes its stdin begins
@@ -69,12 +70,14 @@ pub async fn prepare(
         }
     }
     let mut host = None;
+    // A retry of an attempt whose node was lost goes to another one.
+    let lost_on = launch.hosts.lost_on(&vars.task_id);
     let (program, args) = match launch.launcher {
-        Launcher::Slurm => launch.slurm.command(vars),
+        Launcher::Slurm => launch.slurm.command(vars, lost_on.as_deref()),
         Launcher::Ssh => {
             let picked = launch
                 .hosts
-                .pick(&launch.ssh)
+                .pick(&launch.ssh, lost_on.as_deref())
                 .ok_or("ssh: no hosts are configured")?;
             let command = launch.ssh.command(vars, &picked);
             host = Some(picked);
@@ -86,12 +89,19 @@ pub async fn prepare(
         program,
         args,
         preamble,
-        remote: Remote { base, branch, host },
+        remote: Remote {
+            base,
+            branch,
+            host,
+            task_id: vars.task_id.clone(),
+        },
     })
 }
 
 /// After the worker ended: its branch fetched into `tree`, or why not (then the attempt
-/// failed, as one whose worker crashed). Gives its ssh host back.
+/// failed, as one whose worker crashed). Gives its ssh host back, and remembers where the
+/// attempt was lost (ended without a result line: its job cancelled, its connection or
+/// worker killed) so that the task's retry is placed elsewhere.
 pub async fn finish(
     launch: &Launch,
     remote: &Remote,
@@ -122,4 +132,7 @@ pub async fn finish(
             .hosts
             .release(&launch.ssh, host, report.failure().is_some());
     }
+    let node = remote.host.as_deref().or(report.node.as_deref());
+    let lost = report.result.is_none() && report.spawn_error.is_none();
+    launch.hosts.ended(&remote.task_id, node.filter(|_| lost));
 }

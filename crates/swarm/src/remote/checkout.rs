@@ -4,6 +4,11 @@
 //! there with the rest of stdin and all of its stdout passed through, then commits what it
 //! changed and writes the branch back as a bundle in a last `git_result` line.
 //!
+//! Checking out every file of a large tree is most of what an attempt costs on the node, so
+//! a node may keep its clones in a pool: a later attempt takes an idle clone, checks its
+//! base out over the previous one (git writes only the files that differ), and removes
+//! everything git does not track; a base the clone already holds is not unbundled again.
+//!
 //! The pipe is the only channel: nothing is read from or written to a disk the
 //! coordinator might share. When the coordinator's end of stdout breaks (its `srun` or
 //! `ssh` died), the worker is killed and nothing is sent; when stdin closes, the worker's
@@ -17,7 +22,7 @@ use tokio::io::{
     AsyncBufReadExt as _, AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _,
 };
 
-use super::transport::{BaseHeader, MAX_RESULT_BYTES, ResultEvent, git, text};
+use super::transport::{BaseHeader, MAX_RESULT_BYTES, NodeEvent, ResultEvent, git, text};
 
 /// Longest `git_base` header line read.
 const MAX_HEADER: u64 = 64 * 1024;
@@ -43,15 +48,37 @@ fn valid_branch(name: &str) -> bool {
         }))
 }
 
+/// Idle clones a pool keeps; an attempt that finds more returns its clone by removing it.
+const MAX_IDLE: usize = 4;
+
+/// Where the node makes an attempt's clone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Clones {
+    /// A fresh clone in this node-local directory for every attempt, removed after.
+    Fresh(PathBuf),
+    /// Clones kept in this node-local directory (the user's own, mode 0700) between
+    /// attempts: one is taken for each attempt and put back when its branch was sent.
+    Pooled(PathBuf),
+}
+
+/// The node an attempt is served on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Node {
+    /// Where the clone is made.
+    pub clones: Clones,
+    /// Its name, when the scheduler gave one (Slurm's `SLURMD_NODENAME`): sent first, so
+    /// the coordinator knows where an attempt lost mid-task ran.
+    pub name: Option<String>,
+}
+
 /// Serves one attempt: `input` is the worker's stdin as the launcher passes it (the
 /// `git_base` line, the bundle, then the protocol), `output` its stdout, `command` the
-/// worker to run, `scratch` the node-local directory the clone is made in (removed
-/// after).
+/// worker to run, `node` where.
 pub async fn serve<R, W>(
     input: R,
     mut output: W,
     command: &[String],
-    scratch: &Path,
+    node: &Node,
 ) -> Result<Served, String>
 where
     R: AsyncRead + Unpin + Send + 'static,
@@ -60,6 +87,13 @@ where
     let (program, args) = command
         .split_first()
         .ok_or("no worker command was given after --")?;
+    if let Some(name) = &node.name {
+        let event = NodeEvent { node: name.clone() };
+        write_line(&mut output, &event)
+            .await
+            .map_err(|e| format!("stdout could not be written: {e}"))?;
+    }
+    let clones = &node.clones;
     let mut input = tokio::io::BufReader::new(input);
     let mut line = Vec::new();
     (&mut input)
@@ -75,11 +109,64 @@ where
     if header.commit.len() != 40 || !header.commit.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(format!("{:?} is not a commit id", header.commit));
     }
-    let dir = scratch.join(format!("atto-worker-{}", uuid::Uuid::new_v4().simple()));
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let served = in_clone(input, &mut output, &header, &dir, program, args).await;
-    let _ = std::fs::remove_dir_all(&dir);
+    let id = uuid::Uuid::new_v4().simple().to_string();
+    let (dir, taken) = match clones {
+        Clones::Fresh(scratch) => (scratch.join(format!("atto-worker-{id}")), false),
+        Clones::Pooled(pool) => {
+            let dir = pool.join(format!("busy-{id}"));
+            let taken = take_idle(pool, &dir);
+            (dir, taken)
+        }
+    };
+    if !taken {
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    let served = in_clone(input, &mut output, &header, &dir, taken, program, args).await;
+    match (clones, &served) {
+        (Clones::Pooled(pool), Ok(Served::Returned(_))) => put_back(pool, &dir, &header).await,
+        _ => {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+    }
     served
+}
+
+/// Moves an idle clone of `pool` to `dir`; false when there is none. Renaming is atomic,
+/// so two attempts on one node never take the same clone.
+fn take_idle(pool: &Path, dir: &Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(pool) else {
+        return false;
+    };
+    entries.flatten().any(|entry| {
+        entry.file_name().to_string_lossy().starts_with("idle-")
+            && std::fs::rename(entry.path(), dir).is_ok()
+    })
+}
+
+/// How many idle clones `pool` holds.
+fn idle_clones(pool: &Path) -> std::io::Result<usize> {
+    Ok(std::fs::read_dir(pool)?
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("idle-"))
+        .count())
+}
+
+/// Returns a served clone to `pool`, off the task branch, or removes it when the pool
+/// already holds enough.
+async fn put_back(pool: &Path, dir: &Path, header: &BaseHeader) {
+    let work = dir.join("work");
+    let idle = idle_clones(pool).unwrap_or(MAX_IDLE);
+    // Scrubbed before git runs there again: a hook the worker planted would run now.
+    let tidied = idle < MAX_IDLE
+        && scrub_git_dir(&work).is_ok()
+        && git(&work, &["checkout", "-q", "--detach"]).await.is_ok()
+        && git(&work, &["branch", "-q", "-D", &header.branch])
+            .await
+            .is_ok();
+    let back = pool.join(format!("idle-{}", uuid::Uuid::new_v4().simple()));
+    if !(tidied && std::fs::rename(dir, &back).is_ok()) {
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }
 
 async fn in_clone<R, W>(
@@ -87,6 +174,7 @@ async fn in_clone<R, W>(
     output: &mut W,
     header: &BaseHeader,
     dir: &Path,
+    reused: bool,
     program: &str,
     args: &[String],
 ) -> Result<Served, String>
@@ -94,7 +182,7 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin,
 {
-    let work = check_out_base(&mut input, header, dir).await?;
+    let work = check_out_base(&mut input, header, dir, reused).await?;
     let mut child = tokio::process::Command::new(program)
         .args(args)
         .current_dir(&work)
@@ -132,23 +220,126 @@ where
         Ok(event) => event,
         Err(why) => return Ok(Served::NotReturned(code, why)),
     };
-    let mut line = serde_json::to_vec(&event).map_err(|e| e.to_string())?;
+    write_line(output, &event)
+        .await
+        .map_err(|e| format!("the result could not be written: {e}"))?;
+    Ok(Served::Returned(code))
+}
+
+/// Writes `event` as one stream-json line and flushes it.
+async fn write_line<W, E>(output: &mut W, event: &E) -> Result<(), String>
+where
+    W: AsyncWrite + Unpin,
+    E: serde::Serialize,
+{
+    let mut line = serde_json::to_vec(event).map_err(|e| e.to_string())?;
     line.push(b'\n');
     output
         .write_all(&line)
         .await
         .and(output.flush().await)
-        .map_err(|e| format!("the result could not be written: {e}"))?;
-    Ok(Served::Returned(code))
+        .map_err(|e| e.to_string())
 }
 
-/// Reads the base bundle off stdin and checks its commit out on the task branch in a new
-/// clone under `dir`; returns the clone.
+/// Reads the base bundle off stdin and checks its commit out on the task branch in the
+/// clone under `dir` (a new one, or one a pool kept when `reused`); returns the clone.
 async fn check_out_base<R>(
     input: &mut tokio::io::BufReader<R>,
     header: &BaseHeader,
     dir: &Path,
+    reused: bool,
 ) -> Result<std::path::PathBuf, String>
+where
+    R: AsyncRead + Unpin,
+{
+    let work = dir.join("work");
+    if reused {
+        scrub_git_dir(&work)?;
+        let held = git(
+            &work,
+            &["cat-file", "-e", &format!("{}^{{commit}}", header.commit)],
+        )
+        .await
+        .is_ok();
+        if held {
+            let skipped = tokio::io::copy(&mut input.take(header.bytes), &mut tokio::io::sink())
+                .await
+                .map_err(|e| format!("the base bundle could not be read: {e}"))?;
+            short_bundle(skipped, header)?;
+        } else {
+            unbundle(input, header, dir, &work).await?;
+        }
+        // Tracked files as the base has them (only those that differ are written), and
+        // nothing else: what the last attempt left, ignored files too, is removed.
+        git(
+            &work,
+            &["checkout", "-q", "-f", "-B", &header.branch, &header.commit],
+        )
+        .await?;
+        git(&work, &["clean", "-q", "-ffdx"]).await?;
+        return Ok(work);
+    }
+    let work_arg = work.display().to_string();
+    git(dir, &["init", "-q", &work_arg]).await?;
+    unbundle(input, header, dir, &work).await?;
+    git(
+        &work,
+        &[
+            "-c",
+            "checkout.workers=0",
+            "checkout",
+            "-q",
+            "-b",
+            &header.branch,
+            &header.commit,
+        ],
+    )
+    .await?;
+    Ok(work)
+}
+
+/// A reused clone's git directory as `git init` made it: the last worker may have changed
+/// its config (a `core.fsmonitor` runs a program), hooks or excludes, and nothing of that
+/// may reach the next attempt or the commit of its work.
+fn scrub_git_dir(work: &Path) -> Result<(), String> {
+    let git_dir = work.join(".git");
+    for sub in ["hooks", "info"] {
+        let path = git_dir.join(sub);
+        if path.symlink_metadata().is_ok() {
+            let removed = if path.is_dir() && !path.is_symlink() {
+                std::fs::remove_dir_all(&path)
+            } else {
+                std::fs::remove_file(&path)
+            };
+            removed.map_err(|e| format!("{}: {e}", path.display()))?;
+        }
+    }
+    let config = git_dir.join("config");
+    std::fs::write(
+        &config,
+        "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n",
+    )
+    .map_err(|e| format!("{}: {e}", config.display()))
+}
+
+fn short_bundle(copied: u64, header: &BaseHeader) -> Result<(), String> {
+    if copied == header.bytes {
+        Ok(())
+    } else {
+        Err(format!(
+            "stdin ended after {copied} of the base bundle's {} bytes",
+            header.bytes
+        ))
+    }
+}
+
+/// Copies the base bundle off stdin into `dir` and unbundles it into the clone `work`.
+async fn unbundle<R>(
+    input: &mut tokio::io::BufReader<R>,
+    header: &BaseHeader,
+    dir: &Path,
+    work: &Path,
+) -> Result<(), String>
 where
     R: AsyncRead + Unpin,
 {
@@ -160,29 +351,12 @@ where
         let copied = tokio::io::copy(&mut input.take(header.bytes), &mut file)
             .await
             .map_err(|e| format!("the base bundle could not be read: {e}"))?;
-        if copied != header.bytes {
-            return Err(format!(
-                "stdin ended after {copied} of the base bundle's {} bytes",
-                header.bytes
-            ));
-        }
+        short_bundle(copied, header)?;
         file.flush().await.map_err(|e| e.to_string())?;
     }
-    let work = dir.join("work");
-    let work_arg = work.display().to_string();
-    git(dir, &["init", "-q", &work_arg]).await?;
-    git(
-        &work,
-        &["bundle", "unbundle", &bundle.display().to_string()],
-    )
-    .await?;
+    git(work, &["bundle", "unbundle", &bundle.display().to_string()]).await?;
     let _ = std::fs::remove_file(&bundle);
-    git(
-        &work,
-        &["checkout", "-q", "-b", &header.branch, &header.commit],
-    )
-    .await?;
-    Ok(work)
+    Ok(())
 }
 
 /// Commits everything the worker left in `work` on the task branch and bundles the branch
@@ -216,6 +390,7 @@ async fn result_event(work: &Path, header: &BaseHeader) -> Result<ResultEvent, S
     )
     .await?;
     let bytes = std::fs::read(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let _ = std::fs::remove_file(&out);
     if bytes.len() > MAX_RESULT_BYTES {
         return Err(format!(
             "its branch's bundle is {} bytes, more than the {MAX_RESULT_BYTES} one result may carry",
@@ -237,6 +412,17 @@ mod tests {
     use crate::isolation;
     use crate::remote::transport::{self, branch, preamble, publish};
     use crate::testing::sh;
+
+    /// A workspace whose one commit holds `a.txt` = "one".
+    fn one_file_repo() -> tempfile::TempDir {
+        let ws = tempfile::tempdir().unwrap();
+        sh(
+            ws.path(),
+            "git init -q && git config user.email a@b && git config user.name a && \
+             echo one > a.txt && git add . && git commit -qm init",
+        );
+        ws
+    }
 
     #[test]
     fn only_task_branches_are_accepted() {
@@ -264,12 +450,7 @@ mod tests {
     /// worktree. The worker never sees the coordinator's directories.
     #[tokio::test]
     async fn the_worker_runs_in_a_clone_and_its_branch_comes_back_on_stdout() {
-        let ws = tempfile::tempdir().unwrap();
-        sh(
-            ws.path(),
-            "git init -q && git config user.email a@b && git config user.name a && \
-             echo one > a.txt && git add . && git commit -qm init",
-        );
+        let ws = one_file_repo();
         let scratch = tempfile::tempdir().unwrap();
         let node = tempfile::tempdir().unwrap();
         let snap = isolation::snapshot(ws.path(), scratch.path())
@@ -291,9 +472,17 @@ mod tests {
         );
         let command = vec!["sh".to_owned(), "-c".to_owned(), script];
         let mut out = Vec::new();
-        let served = serve(std::io::Cursor::new(stdin), &mut out, &command, node.path())
-            .await
-            .unwrap();
+        let served = serve(
+            std::io::Cursor::new(stdin),
+            &mut out,
+            &command,
+            &Node {
+                clones: Clones::Fresh(node.path().to_owned()),
+                name: None,
+            },
+        )
+        .await
+        .unwrap();
         assert_eq!(served, Served::Returned(0));
         let text = String::from_utf8(out).unwrap();
         let lines: Vec<&str> = text.lines().collect();
@@ -315,14 +504,95 @@ mod tests {
         );
     }
 
+    /// In a Slurm job the node's name is the first line, before the base is even read:
+    /// an attempt lost at any point is known by where it ran.
+    #[tokio::test]
+    async fn a_named_node_says_so_first() {
+        let node = tempfile::tempdir().unwrap();
+        let command = vec!["true".to_owned()];
+        let mut out = Vec::new();
+        let served = serve(
+            std::io::Cursor::new(b"not a header\n".to_vec()),
+            &mut out,
+            &command,
+            &Node {
+                clones: Clones::Fresh(node.path().to_owned()),
+                name: Some("n2".into()),
+            },
+        )
+        .await;
+        assert!(served.is_err());
+        let first: NodeEvent = serde_json::from_slice(&out).unwrap();
+        assert_eq!(first.node, "n2");
+    }
+
+    /// A pooled clone serves the next attempt as a fresh one would: the base's files and
+    /// nothing the last worker left, not its untracked or ignored files, hooks, excludes
+    /// or branch.
+    #[tokio::test]
+    async fn a_pooled_clone_serves_the_next_attempt_as_if_fresh() {
+        let ws = one_file_repo();
+        let scratch = tempfile::tempdir().unwrap();
+        let node = tempfile::tempdir().unwrap();
+        let pool = Node {
+            clones: Clones::Pooled(node.path().to_owned()),
+            name: None,
+        };
+        let snap = isolation::snapshot(ws.path(), scratch.path())
+            .await
+            .unwrap();
+        let base = publish(ws.path(), &snap, scratch.path()).await.unwrap();
+        let hooked = node.path().join("hook-ran");
+        let first = format!(
+            "read -r op; echo two > a.txt; echo b > b.txt; echo junk > junk.log; \
+             echo '*.log' >> .git/info/exclude; touch .git/first-was-here; \
+             printf '#!/bin/sh\\ntouch {}\\n' > .git/hooks/post-checkout; \
+             chmod +x .git/hooks/post-checkout; \
+             echo '{{\"type\":\"result\",\"status\":\"completed\"}}'",
+            hooked.display()
+        );
+        let second = "read -r op; test -e .git/first-was-here || exit 9; \
+             test \"$(cat a.txt)\" = one || exit 5; test ! -e b.txt || exit 6; \
+             test ! -e junk.log || exit 7; echo kept > new.log; \
+             echo '{\"type\":\"result\",\"status\":\"completed\"}'";
+        let mut names = Vec::new();
+        for (task, script) in [("t1", first.as_str()), ("t2", second)] {
+            let name = branch("s1", task, 1);
+            let mut stdin = preamble(&base, &name).unwrap();
+            stdin.extend(b"{\"type\":\"user_input\",\"text\":\"go\"}\n");
+            let command = vec!["sh".to_owned(), "-c".to_owned(), script.to_owned()];
+            let mut out = Vec::new();
+            let served = serve(std::io::Cursor::new(stdin), &mut out, &command, &pool)
+                .await
+                .unwrap();
+            assert_eq!(served, Served::Returned(0), "{task}");
+            assert_eq!(idle_clones(node.path()).unwrap(), 1, "{task}");
+            let text = String::from_utf8(out).unwrap();
+            let returned: ResultEvent = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+            names.push((name, returned));
+        }
+        assert!(!hooked.exists(), "the last worker's hook ran");
+        let tree = isolation::create(ws.path(), &snap, &scratch.path().join("wt"))
+            .await
+            .unwrap();
+        let (name, returned) = &names[1];
+        transport::receive(ws.path(), &base, name, returned, &tree, scratch.path())
+            .await
+            .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(tree.dir.join("new.log")).unwrap(),
+            "kept\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(tree.dir.join("a.txt")).unwrap(),
+            "one\n"
+        );
+        assert!(!tree.dir.join("b.txt").exists());
+    }
+
     #[tokio::test]
     async fn a_broken_stdout_stops_the_worker_and_sends_nothing() {
-        let ws = tempfile::tempdir().unwrap();
-        sh(
-            ws.path(),
-            "git init -q && git config user.email a@b && git config user.name a && \
-             echo one > a.txt && git add . && git commit -qm init",
-        );
+        let ws = one_file_repo();
         let scratch = tempfile::tempdir().unwrap();
         let node = tempfile::tempdir().unwrap();
         let snap = isolation::snapshot(ws.path(), scratch.path())
@@ -337,9 +607,17 @@ mod tests {
         let (reader, writer) = tokio::io::duplex(64);
         drop(reader);
         let started = std::time::Instant::now();
-        let err = serve(std::io::Cursor::new(stdin), writer, &command, node.path())
-            .await
-            .unwrap_err();
+        let err = serve(
+            std::io::Cursor::new(stdin),
+            writer,
+            &command,
+            &Node {
+                clones: Clones::Fresh(node.path().to_owned()),
+                name: None,
+            },
+        )
+        .await
+        .unwrap_err();
         assert!(err.contains("broke"), "{err}");
         assert!(started.elapsed() < std::time::Duration::from_secs(20));
         assert!(!marker.exists());

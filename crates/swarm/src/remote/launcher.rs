@@ -157,8 +157,9 @@ fn remote_words(atto: &str, vars: &Vars) -> Vec<String> {
 }
 
 impl Slurm {
-    /// `srun` and its arguments for one attempt.
-    pub fn command(&self, vars: &Vars) -> (String, Vec<String>) {
+    /// `srun` and its arguments for one attempt, kept off `exclude` (the node where the
+    /// task's last attempt was lost).
+    pub fn command(&self, vars: &Vars, exclude: Option<&str>) -> (String, Vec<String>) {
         let mut args: Vec<String> = vec![
             "--job-name".into(),
             format!("atto-{}-{}", vars.swarm_id, vars.task_id),
@@ -179,6 +180,9 @@ impl Slurm {
         ];
         if let Some(partition) = &self.partition {
             args.extend(["--partition".into(), partition.clone()]);
+        }
+        if let Some(node) = exclude.filter(|n| valid_host(n)) {
+            args.extend(["--exclude".into(), node.to_owned()]);
         }
         let atto = self.atto.as_deref().unwrap_or(&vars.atto);
         args.extend(remote_words(atto, vars));
@@ -220,7 +224,8 @@ impl Ssh {
     }
 }
 
-/// The hosts of an `ssh` launcher and the attempts running on each.
+/// The hosts of an `ssh` launcher and the attempts running on each, and for every task
+/// the node or host where its last attempt was lost (a retry goes elsewhere).
 #[derive(Debug, Default)]
 pub struct Hosts {
     state: Mutex<HostState>,
@@ -231,11 +236,30 @@ struct HostState {
     next: usize,
     running: Vec<u32>,
     failed: Vec<u32>,
+    lost: std::collections::HashMap<String, String>,
 }
 
 impl Hosts {
-    /// Picks a host of `ssh` for an attempt; give it back with [`Hosts::release`].
-    pub fn pick(&self, ssh: &Ssh) -> Option<String> {
+    /// Where `task_id`'s last attempt was lost, if it was.
+    pub fn lost_on(&self, task_id: &str) -> Option<String> {
+        self.state.lock().ok()?.lost.get(task_id).cloned()
+    }
+
+    /// Records where `task_id`'s attempt ended: `Some(node)` when it was lost there
+    /// (ended without a result), `None` when it was not, or its node is unknown (a retry
+    /// is then placed anywhere, so an exclusion never outlives the attempt after it).
+    pub fn ended(&self, task_id: &str, lost_on: Option<&str>) {
+        if let Ok(mut s) = self.state.lock() {
+            match lost_on {
+                Some(node) => s.lost.insert(task_id.to_owned(), node.to_owned()),
+                None => s.lost.remove(task_id),
+            };
+        }
+    }
+
+    /// Picks a host of `ssh` for an attempt, another than `avoid` when there is another;
+    /// give it back with [`Hosts::release`].
+    pub fn pick(&self, ssh: &Ssh, avoid: Option<&str>) -> Option<String> {
         let n = ssh.hosts.len();
         if n == 0 {
             return None;
@@ -243,11 +267,16 @@ impl Hosts {
         let mut s = self.state.lock().ok()?;
         s.running.resize(n, 0);
         s.failed.resize(n, 0);
+        let avoided = |i: usize| n > 1 && avoid == ssh.hosts.get(i).map(String::as_str);
         let start = s.next % n;
         let index = match ssh.pick {
-            Pick::RoundRobin => start,
+            Pick::RoundRobin => (0..n)
+                .map(|i| (start + i) % n)
+                .find(|&i| !avoided(i))
+                .unwrap_or(start),
             Pick::LeastLoaded => (0..n)
                 .map(|i| (start + i) % n)
+                .filter(|&i| !avoided(i))
                 .min_by_key(|&i| (s.running[i], s.failed[i]))
                 .unwrap_or(start),
         };
@@ -340,7 +369,7 @@ mod tests {
     #[test]
     fn keys_travel_by_environment_never_on_the_command_line() {
         let v = vars(&["--model", "m"]);
-        let (_, slurm) = Slurm::default().command(&v);
+        let (_, slurm) = Slurm::default().command(&v, None);
         let (_, ssh) = Ssh::default().command(&v, "h");
         for args in [&slurm, &ssh] {
             assert!(
@@ -378,18 +407,54 @@ mod tests {
             ..Ssh::default()
         };
         let hosts = Hosts::default();
-        let picked: Vec<String> = (0..3).map(|_| hosts.pick(&ssh).unwrap()).collect();
+        let picked: Vec<String> = (0..3).map(|_| hosts.pick(&ssh, None).unwrap()).collect();
         assert_eq!(picked, ["a", "b", "c"]);
         hosts.release(&ssh, "b", true);
         hosts.release(&ssh, "c", false);
         // b and c run nothing now; b failed, so c.
-        assert_eq!(hosts.pick(&ssh).unwrap(), "c");
+        assert_eq!(hosts.pick(&ssh, None).unwrap(), "c");
         let rr = Ssh {
             pick: Pick::RoundRobin,
             ..ssh
         };
         let hosts = Hosts::default();
-        let picked: Vec<String> = (0..4).map(|_| hosts.pick(&rr).unwrap()).collect();
+        let picked: Vec<String> = (0..4).map(|_| hosts.pick(&rr, None).unwrap()).collect();
         assert_eq!(picked, ["a", "b", "c", "a"]);
+    }
+
+    /// A task whose attempt was lost on a node or host is retried elsewhere, and only
+    /// its next attempt is kept off it.
+    #[test]
+    fn a_retry_is_placed_off_the_node_where_the_attempt_was_lost() {
+        let hosts = Hosts::default();
+        let v = vars(&["--model", "m"]);
+        hosts.ended("t1", Some("n1"));
+        assert_eq!(hosts.lost_on("t1").as_deref(), Some("n1"));
+        assert_eq!(hosts.lost_on("t2"), None);
+        let (_, args) = Slurm::default().command(&v, hosts.lost_on("t1").as_deref());
+        assert!(
+            args.windows(2).any(|w| w == ["--exclude", "n1"]),
+            "{args:?}"
+        );
+        let (_, args) = Slurm::default().command(&v, Some("-w n2"));
+        assert!(!args.iter().any(|a| a == "--exclude"), "{args:?}");
+        hosts.ended("t1", None);
+        assert_eq!(hosts.lost_on("t1"), None);
+
+        for pick in [Pick::RoundRobin, Pick::LeastLoaded] {
+            let ssh = Ssh {
+                hosts: vec!["a".into(), "b".into()],
+                pick,
+                ..Ssh::default()
+            };
+            let hosts = Hosts::default();
+            // The turn (round robin) or the load (least loaded) would pick a.
+            assert_eq!(hosts.pick(&ssh, Some("a")).unwrap(), "b", "{pick:?}");
+            let one = Ssh {
+                hosts: vec!["a".into()],
+                ..ssh
+            };
+            assert_eq!(hosts.pick(&one, Some("a")).unwrap(), "a", "{pick:?}");
+        }
     }
 }

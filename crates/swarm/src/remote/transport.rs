@@ -45,6 +45,15 @@ pub struct ResultEvent {
     pub bundle: String,
 }
 
+/// A remote worker's first line on stdout when it knows the Slurm node it runs on: an
+/// attempt lost there is retried on another node.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "worker_node")]
+pub struct NodeEvent {
+    /// The node's name, as Slurm knows it (`SLURMD_NODENAME`).
+    pub node: String,
+}
+
 /// A published base: its commit and the bundle file that carries it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Base {
