@@ -178,9 +178,12 @@ fuzz_target!(|data: &[u8]| {
             }
         }
         Answer::Called { tool, error, text } => {
+            // A result may quote the request (a pattern no file matched): only the
+            // secret the request did not hold counts as read from outside.
+            let asked = String::from_utf8_lossy(&line).contains(SECRET);
             assert!(
-                !text.contains(SECRET),
-                "{tool} showed a file outside the workspace"
+                asked || !text.contains(SECRET),
+                "{tool} showed a file outside the workspace: {text}"
             );
             if tool == "atto_exec" {
                 assert!(
