@@ -89,12 +89,35 @@ fuzz_target!(|data: &[u8]| {
 });
 
 /// A request, notification or permission answer whose params are built from the protocol's
-/// own keys and words.
+/// own keys and words; `session/new` with a list of MCP servers, each with a name of any
+/// text (the servers are the deepest params atto reads).
 fn structured(u: &mut Unstructured<'_>) -> arbitrary::Result<String> {
-    let params = atto_fuzz::object(u, WORDS, 0)?;
-    let message = match u.int_in_range(0..=3)? {
+    let mut params = atto_fuzz::object(u, WORDS, 0)?;
+    let message = match u.int_in_range(0..=4)? {
         0 => json!({"jsonrpc": "2.0", "method": atto_fuzz::word(u, METHODS)?, "params": params}),
         1 => json!({"jsonrpc": "2.0", "id": 1, "result": params}),
+        2 => {
+            let mut servers = Vec::new();
+            for _ in 0..u.int_in_range(0..=3)? {
+                let mut server = atto_fuzz::object(u, WORDS, 2)?;
+                if let Some(map) = server.as_object_mut() {
+                    let name: String = u.arbitrary()?;
+                    map.insert("name".into(), name.into());
+                    for key in ["args", "env", "headers"] {
+                        if u.ratio(1, 2)? {
+                            let list = atto_fuzz::json(u, WORDS, 4)?;
+                            map.insert(key.into(), json!([list]));
+                        }
+                    }
+                }
+                servers.push(server);
+            }
+            if let Some(map) = params.as_object_mut() {
+                map.insert("cwd".into(), "/work".into());
+                map.insert("mcpServers".into(), servers.into());
+            }
+            json!({"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": params})
+        }
         _ => {
             json!({"jsonrpc": "2.0", "id": u.int_in_range(0..=3)?, "method": atto_fuzz::word(u, METHODS)?, "params": params})
         }
