@@ -4,6 +4,9 @@
 #
 #   scripts/fuzz.sh                    every target, 60 s each
 #   scripts/fuzz.sh TARGET [SECONDS]   one target (default 60 s)
+#   scripts/fuzz.sh TARGET SECONDS RUNS
+#                                      one target until RUNS inputs or SECONDS, whichever
+#                                      comes first (the long runs: 600 1000000)
 #   scripts/fuzz.sh --ci               every target on the committed seeds and regression
 #                                      inputs plus a fixed number of new ones from a fixed
 #                                      seed (CI: reproducible)
@@ -51,7 +54,8 @@ run() {
     return 1
   fi
   awk '/^stat::number_of_executed_units/ { execs = $2 } /^stat::peak_rss_mb/ { rss = $2 }
-       END { printf "   %s executions, peak RSS %s MB\n", execs, rss }' "$log"
+       /^Done [0-9]+ runs in/ { secs = $5 }
+       END { printf "   %s executions in %s s, peak RSS %s MB\n", execs, secs, rss }' "$log"
   rm -f "$log"
 }
 
@@ -69,5 +73,8 @@ case "${1:-}" in
     for t in $(targets); do run "$t" 60 || failed=1; done
     exit "$failed"
     ;;
-  *) run "$1" "${2:-60}" ;;
+  *)
+    if [ -n "${3:-}" ]; then run "$1" "$2" "-max_total_time=$2" "-runs=$3"
+    else run "$1" "${2:-60}"; fi
+    ;;
 esac

@@ -4,7 +4,6 @@
 
 use std::path::Path;
 
-use arbitrary::Unstructured;
 use atto_mcp::parse_mcp_json;
 use libfuzzer_sys::fuzz_target;
 
@@ -36,16 +35,9 @@ const WORDS: &[&str] = &[
 ];
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&mode, rest)) = data.split_first() else {
+    let Some(text) = atto_fuzz::text(data, |u| Ok(atto_fuzz::object(u, WORDS, 0)?.to_string()))
+    else {
         return;
-    };
-    let text = if mode & 1 == 0 {
-        String::from_utf8_lossy(rest).into_owned()
-    } else {
-        let Ok(value) = atto_fuzz::object(&mut Unstructured::new(rest), WORDS, 0) else {
-            return;
-        };
-        value.to_string()
     };
     let path = Path::new("/repo/.mcp.json");
     if let Err(e) = parse_mcp_json(&text, path, "project") {

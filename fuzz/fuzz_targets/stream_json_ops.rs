@@ -2,7 +2,6 @@
 //! binary parses each line: an op or an error; an op written back reads back the same.
 #![no_main]
 
-use arbitrary::Unstructured;
 use atto_protocol::Op;
 use libfuzzer_sys::fuzz_target;
 
@@ -26,16 +25,9 @@ const WORDS: &[&str] = &[
 ];
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&mode, rest)) = data.split_first() else {
+    let Some(line) = atto_fuzz::text(data, |u| Ok(atto_fuzz::object(u, WORDS, 0)?.to_string()))
+    else {
         return;
-    };
-    let line = if mode & 1 == 0 {
-        String::from_utf8_lossy(rest).into_owned()
-    } else {
-        let Ok(value) = atto_fuzz::object(&mut Unstructured::new(rest), WORDS, 0) else {
-            return;
-        };
-        value.to_string()
     };
     if let Ok(op) = serde_json::from_str::<Op>(&line) {
         let Ok(written) = serde_json::to_string(&op) else {

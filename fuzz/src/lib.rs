@@ -57,6 +57,21 @@ pub fn word(u: &mut Unstructured<'_>, words: &[&str]) -> Result<String> {
     Ok((*u.choose(words)?).to_owned())
 }
 
+/// The text a target reads: the bytes after the first, as text, when the first byte is
+/// even (the committed seeds take this form); otherwise what `build` makes of them, so
+/// the fuzzer reaches past the parser's first error. `None` when there is no input.
+pub fn text(
+    data: &[u8],
+    build: impl FnOnce(&mut Unstructured<'_>) -> Result<String>,
+) -> Option<String> {
+    let (&mode, rest) = data.split_first()?;
+    if mode & 1 == 0 {
+        Some(String::from_utf8_lossy(rest).into_owned())
+    } else {
+        build(&mut Unstructured::new(rest)).ok()
+    }
+}
+
 /// A model stream for a wire: either the raw bytes after the first byte (recorded
 /// streams seed this form), or, when the first byte is odd, SSE events whose data is JSON
 /// built from `words`, sometimes with a raw line between them.

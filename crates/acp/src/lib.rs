@@ -22,6 +22,10 @@ mod server;
 #[cfg(test)]
 mod tests;
 
+/// Entry point for the fuzz targets under `fuzz/`. Not an API for other crates.
+#[doc(hidden)]
+pub mod fuzzing;
+
 use std::path::PathBuf;
 use std::time::Duration;
 

@@ -225,7 +225,7 @@ fn validate(
     base: Option<&Path>,
 ) -> Result<ServerConfig, ConfigError> {
     let err = |problem: String| ConfigError::Server {
-        server: name.to_owned(),
+        server: one_line(name),
         problem,
     };
     check_name(name).map_err(err)?;
@@ -436,6 +436,17 @@ mod tests {
         }
         let e = toml_servers("[mcp_servers.a]\ncommand = \"x\"\nfoo = 1\n").unwrap_err();
         assert!(e.to_string().contains("foo"), "{e}");
+    }
+
+    #[test]
+    fn a_server_name_with_a_line_break_is_refused_in_one_line() {
+        // An editor's (ACP) or a cloned repository's server name was echoed raw in the
+        // error; the acp_jsonrpc and mcp_json fuzz targets keep the input.
+        let text = "{\"mcpServers\": {\"a\\nb\": {\"command\": \"x\"}}}";
+        let e = parse_mcp_json(text, Path::new("/p/.mcp.json"), "p").unwrap_err();
+        let shown = e.to_string();
+        assert!(!shown.contains('\n'), "{shown:?}");
+        assert!(shown.starts_with("MCP server 'a\\nb': "), "{shown:?}");
     }
 
     #[test]

@@ -29,5 +29,7 @@ pub use connect::kill_all_servers;
 pub use content::MAX_RESULT_BYTES;
 pub use hub::{HubOptions, McpHub};
 pub use naming::{PREFIX, canonical, seed_spelling, tool_name};
+#[doc(hidden)]
+pub use serve::fuzzing;
 pub use serve::{ExecSettings, ServeOptions, serve_stdio};
 pub use tool::SEARCH_TOOL;

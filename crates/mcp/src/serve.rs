@@ -39,6 +39,10 @@ pub struct ServeOptions {
     pub exec: Option<ExecSettings>,
 }
 
+/// Entry point for the fuzz targets under `fuzz/`. Not an API for other crates.
+#[doc(hidden)]
+pub mod fuzzing;
+
 /// The name of the tool that runs a task with atto.
 const EXEC_TOOL: &str = "atto_exec";
 /// The name of the classifier tool.

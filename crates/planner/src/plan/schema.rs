@@ -232,6 +232,15 @@ pub fn validate(plan: &TaskPlan) -> Result<(), String> {
                 step.id
             ));
         }
+        // `#n` is how a dependency names step n: an id spelled so would be read as
+        // another step once the plan is shown back to the model for a revision.
+        if step.id.starts_with('#') {
+            return Err(format!(
+                "step {n} has id \"{}\"; ids may not start with \"#\", which names a step \
+                 by number (\"#2\" is step 2)",
+                step.id
+            ));
+        }
         if !(1..=5).contains(&step.complexity) {
             return Err(format!(
                 "step {n} has complexity {}; use 1 to 5",

@@ -77,3 +77,18 @@ fn a_plan_survives_the_round_trip_through_model_json() {
     let again = parse_plan(&to_model_json(&plan), "t", "p").unwrap();
     assert_eq!(again, plan);
 }
+
+/// `#2` is how a dependency names step 2: a step whose id is spelled that way would make
+/// a dependency written `#1` (step 1, id `#2`) read back as step 2 once the plan is shown
+/// to the model for a revision. The input the plan_json fuzz target keeps as a regression.
+#[test]
+fn a_step_id_spelled_like_a_step_number_is_refused() {
+    let answer = serde_json::json!({"intent": "x", "steps": [
+        {"id": "#2", "description": "a", "kind": "DESIGN"},
+        {"id": "x", "description": "b", "kind": "DESIGN"},
+        {"description": "c", "kind": "TEST", "dependencies": ["#1"]},
+    ]})
+    .to_string();
+    let err = parse_plan(&answer, "t", "p").unwrap_err();
+    assert!(err.contains("step 1 has id \"#2\""), "{err}");
+}

@@ -62,22 +62,54 @@ fn one_brace_group(s: &str) -> Option<(&str, Vec<&str>, &str)> {
     None
 }
 
+/// The longest glob a program name is matched against, in bytes.
+const MAX_GLOB: usize = 4096;
+
 /// Minimal fnmatch (`*`, `?`, `[…]`) used to ask whether a globbed program
 /// name could be a dangerous one.
 pub(crate) fn glob_match(pattern: &str, name: &str) -> bool {
+    // No program is named by a word this long: it counts as possibly the dangerous one
+    // (the strict side) instead of a table of its length times the name's.
+    if pattern.len() > MAX_GLOB {
+        return true;
+    }
     let p: Vec<char> = pattern.chars().collect();
     let n: Vec<char> = name.chars().collect();
-    glob_at(&p, &n)
+    // Each (rest of pattern, rest of name) is decided once: otherwise every `*` tries each
+    // split of the name again, exponential in the stars.
+    let mut known = Known {
+        width: n.len() + 1,
+        cells: vec![None; (p.len() + 1) * (n.len() + 1)],
+    };
+    glob_at(&p, &n, &mut known)
 }
 
-fn glob_at(p: &[char], n: &[char]) -> bool {
+/// What is decided, by the lengths of the pattern's and the name's rests.
+struct Known {
+    width: usize,
+    cells: Vec<Option<bool>>,
+}
+
+fn glob_at(p: &[char], n: &[char], known: &mut Known) -> bool {
+    let cell = p.len() * known.width + n.len();
+    if let Some(Some(done)) = known.cells.get(cell) {
+        return *done;
+    }
+    let matched = glob_step(p, n, known);
+    if let Some(slot) = known.cells.get_mut(cell) {
+        *slot = Some(matched);
+    }
+    matched
+}
+
+fn glob_step(p: &[char], n: &[char], known: &mut Known) -> bool {
     match p.first() {
         None => n.is_empty(),
-        Some('*') => (0..=n.len()).any(|k| glob_at(&p[1..], &n[k..])),
-        Some('?') => !n.is_empty() && glob_at(&p[1..], &n[1..]),
+        Some('*') => (0..=n.len()).any(|k| glob_at(&p[1..], &n[k..], known)),
+        Some('?') => !n.is_empty() && glob_at(&p[1..], &n[1..], known),
         Some('[') => {
             let Some(close) = p.iter().skip(1).position(|&c| c == ']') else {
-                return n.first() == Some(&'[') && glob_at(&p[1..], &n[1..]);
+                return n.first() == Some(&'[') && glob_at(&p[1..], &n[1..], known);
             };
             let set = &p[1..close + 1];
             let Some(&c) = n.first() else {
@@ -98,9 +130,9 @@ fn glob_at(p: &[char], n: &[char]) -> bool {
                     i += 1;
                 }
             }
-            hit != negate && glob_at(&p[close + 2..], &n[1..])
+            hit != negate && glob_at(&p[close + 2..], &n[1..], known)
         }
-        Some(&c) => n.first() == Some(&c) && glob_at(&p[1..], &n[1..]),
+        Some(&c) => n.first() == Some(&c) && glob_at(&p[1..], &n[1..], known),
     }
 }
 
@@ -122,5 +154,20 @@ mod tests {
         assert!(glob_match("*", "rm"));
         assert!(!glob_match("r?", "ls"));
         assert!(glob_match("mkfs*", "mkfs.ext4"));
+    }
+
+    /// Found by the bash_classify fuzz target (a program word of 29 `*` and `print` took
+    /// over 10 s): each star tried every split of the name again, exponential in the stars.
+    #[test]
+    fn many_stars_are_matched_in_bounded_time() {
+        let start = std::time::Instant::now();
+        let stars = "*".repeat(60);
+        assert!(!glob_match(&format!("{stars}print"), "shred-and-wipe-all"));
+        assert!(glob_match(&format!("{stars}?{stars}e"), "wipe"));
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(1),
+            "{:?}",
+            start.elapsed()
+        );
     }
 }

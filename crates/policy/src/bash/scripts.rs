@@ -57,7 +57,7 @@ pub(crate) fn sed(args: &[Word]) -> Judge {
         // A cluster such as `-ne 'p'` or `-i.bak`.
         let flags = &t[1..];
         for (k, c) in flags.char_indices() {
-            let rest = &flags[k + 1..];
+            let rest = &flags[k + c.len_utf8()..];
             match c {
                 'i' => return Judge::warn(Some("sed"), "sed -i edits files in place"),
                 'e' | 'f' | 'l' => {
@@ -363,6 +363,14 @@ mod tests {
         assert!(sed_script_risk("/x/w out").is_some());
         assert_eq!(sed_script_risk("s/we/ew/"), None);
         assert_eq!(sed_script_risk("$!N;s/\\n/ /"), None);
+    }
+
+    /// Found by the bash_classify fuzz target: a flag cluster holding a character of more
+    /// than one byte was sliced inside it (a panic), so `-աe` never reached its `e`.
+    #[test]
+    fn a_sed_flag_cluster_with_a_wide_character_is_read_whole() {
+        let v = crate::bash::classify("sed -\u{561}e 'w out' f");
+        assert_ne!(v.risk, crate::bash::BashRisk::Safe, "{v:?}");
     }
 
     #[test]
