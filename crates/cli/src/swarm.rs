@@ -101,30 +101,8 @@ pub enum SwarmCommand {
 
 /// Runs `atto swarm …`.
 pub fn run(args: SwarmArgs, global: &mut GlobalArgs) -> Result<ExitCode, Failure> {
-    if let Some(SwarmCommand::Status {
-        id,
-        json,
-        workspace,
-    }) = &args.command
-    {
-        return status(id.as_deref(), *json, workspace.as_deref());
-    }
-    if let Some(SwarmCommand::Report {
-        id,
-        html,
-        output,
-        workspace,
-    }) = &args.command
-    {
-        let format = match (html, output) {
-            (false, _) => ReportFormat::Markdown,
-            (true, None) => ReportFormat::Html(None),
-            (true, Some(path)) => ReportFormat::Html(Some(path.clone())),
-        };
-        return print_report(id.as_deref(), &format, workspace.as_deref());
-    }
-    if let Some(SwarmCommand::Worker { command }) = &args.command {
-        return remote_worker(command);
+    if let Some(command) = &args.command {
+        return subcommand(command);
     }
     global.absorb(&args.session);
     let config = crate::load_config(global)?;
@@ -141,26 +119,7 @@ pub fn run(args: SwarmArgs, global: &mut GlobalArgs) -> Result<ExitCode, Failure
     if let Some(n) = args.max_workers {
         prepared.config.max_workers = n;
     }
-    // `--resume ID` continues a saved swarm (bare: this workspace's latest); passed tasks
-    // are not redone.
-    let start = match (&global.resume, &args.task) {
-        (Some(_), Some(_)) => {
-            return Err(Failure::usage(
-                "--resume continues a saved swarm; give no task with it",
-            ));
-        }
-        (Some(which), None) => {
-            let which = if which.is_empty() { "latest" } else { which };
-            Start::Resume(prepared.saved(which)?)
-        }
-        (None, Some(task)) if !task.trim().is_empty() => Start::New(task.clone()),
-        _ => {
-            return Err(Failure::usage(
-                "no task given: atto swarm \"add input validation and its tests\" (or \
-                 --resume ID)",
-            ));
-        }
-    };
+    let start = start(&prepared, global.resume.as_deref(), args.task.as_deref())?;
     let front = Front {
         format: args.output_format,
         input: args.input_format,
@@ -187,6 +146,50 @@ pub fn run(args: SwarmArgs, global: &mut GlobalArgs) -> Result<ExitCode, Failure
         })?;
         Ok(exit_code(&state))
     })
+}
+
+/// `atto swarm status | report | worker`: what runs no swarm of its own.
+fn subcommand(command: &SwarmCommand) -> Result<ExitCode, Failure> {
+    match command {
+        SwarmCommand::Status {
+            id,
+            json,
+            workspace,
+        } => status(id.as_deref(), *json, workspace.as_deref()),
+        SwarmCommand::Report {
+            id,
+            html,
+            output,
+            workspace,
+        } => {
+            let format = match (html, output) {
+                (false, _) => ReportFormat::Markdown,
+                (true, None) => ReportFormat::Html(None),
+                (true, Some(path)) => ReportFormat::Html(Some(path.clone())),
+            };
+            print_report(id.as_deref(), &format, workspace.as_deref())
+        }
+        SwarmCommand::Worker { command } => remote_worker(command),
+    }
+}
+
+/// A new swarm for the task, or `--resume ID` to continue a saved one (bare: this
+/// workspace's latest), whose passed tasks are not redone.
+fn start(prepared: &Prepared, resume: Option<&str>, task: Option<&str>) -> Result<Start, Failure> {
+    match (resume, task) {
+        (Some(_), Some(_)) => Err(Failure::usage(
+            "--resume continues a saved swarm; give no task with it",
+        )),
+        (Some(which), None) => {
+            let which = if which.is_empty() { "latest" } else { which };
+            Ok(Start::Resume(prepared.saved(which)?))
+        }
+        (None, Some(task)) if !task.trim().is_empty() => Ok(Start::New(task.to_owned())),
+        _ => Err(Failure::usage(
+            "no task given: atto swarm \"add input validation and its tests\" (or \
+             --resume ID)",
+        )),
+    }
 }
 
 /// Everything a swarm needs before it starts, from the flags, the config and
@@ -220,14 +223,7 @@ impl Prepared {
         workspace: std::path::PathBuf,
     ) -> Result<Prepared, Failure> {
         let loaded = SwarmConfig::load(&workspace).map_err(|e| Failure::usage(e.to_string()))?;
-        let worker_launch = match &loaded.path {
-            Some(path) if !loaded.config.worker_command.words.is_empty() => format!(
-                "workers start with: {} (worker_command of {})",
-                shell_words(&loaded.config.worker_command.words),
-                path.display()
-            ),
-            _ => "workers start with: {atto} exec {args} (atto's own worker)".to_owned(),
-        };
+        let worker_launch = worker_launch(&loaded);
         // Checked here too, on the text and files that are used: a file changed after it
         // was asked about is refused, not run.
         let runs = template_files(&loaded.config.worker_command.words, &workspace);
@@ -243,38 +239,8 @@ impl Prepared {
         if let Some(d) = global.max_budget_usd {
             swarm_config.max_budget_usd = Some(d);
         }
-        let store = crate::permissions::open_store().map_err(|e| {
-            Failure::usage(format!(
-                "the swarm needs the database to save its state: {}",
-                match e {
-                    crate::permissions::OpenFailure::Busy(m)
-                    | crate::permissions::OpenFailure::Unusable(m) => m,
-                }
-            ))
-        })?;
-        let options = ClientOptions {
-            retry: config.retry_policy(),
-            ..ClientOptions::default()
-        };
-        let client = atto_llm::connect(provider, options.clone())
-            .map_err(|e| Failure::usage(e.to_string()))?;
-        let connect = crate::models::connector(provider, config, options);
-        let named = |name: &str| -> Result<Arc<dyn atto_llm::ModelClient>, Failure> {
-            if name.is_empty() {
-                Ok(client.clone())
-            } else {
-                connect(name).map_err(|e| Failure::usage(format!("model {name}: {e}")))
-            }
-        };
-        let model = named(&swarm_config.models.decomposer)?;
-        // The judge is a model the person named: an empty `quality_gate_model` means no
-        // judge, never the session's model billed once more for every attempt.
-        let judge_model = &swarm_config.quality.quality_gate_model;
-        let judge = if swarm_config.quality.quality_gates && !judge_model.is_empty() {
-            Some(named(judge_model)?)
-        } else {
-            None
-        };
+        let store = open_swarm_store()?;
+        let (model, judge) = models(config, provider, &swarm_config)?;
         if swarm_config.isolation == atto_swarm::Isolation::Worktree
             && !workspace.join(".git").exists()
         {
@@ -283,30 +249,8 @@ impl Prepared {
                 workspace.display()
             )));
         }
-        // The checks' commands run under the OS sandbox of the directory they check; where
-        // there is none, the coordinator puts each of them to the person.
-        let (network, unix) = (
-            config.allow_network.unwrap_or(false),
-            config.allow_unix_sockets.unwrap_or(false),
-        );
         let mut warnings = loaded.warnings;
-        let main_sandbox = crate::setup::sandbox_with(&workspace, network, unix);
-        if let Err(err) = &main_sandbox {
-            warnings.push(format!(
-                "there is no OS sandbox for the quality checks' commands (tests, type checks): \
-                 {err}; each one asks before it runs WITHOUT it, and is refused where no one \
-                 can be asked"
-            ));
-        }
-        // The workspace's sandbox is made once; a worktree's when the worktree is made.
-        let main_dir = workspace.clone();
-        let sandbox: coordinator::SandboxFor = Arc::new(move |dir: &std::path::Path| {
-            if dir == main_dir {
-                main_sandbox.clone()
-            } else {
-                crate::setup::sandbox_with(dir, network, unix)
-            }
-        });
+        let sandbox = checks_sandbox(config, &workspace, &mut warnings);
         let report_dir = report_dir(&workspace);
         let deps = Deps {
             store,
@@ -321,13 +265,7 @@ impl Prepared {
             workspace,
             report_dir,
             max_output_tokens: config.limits.max_output_tokens,
-            learning: {
-                let l = crate::config::learning_settings(config);
-                l.enabled.then_some(atto_store::LearningLimits {
-                    auto_validate_threshold: l.auto_validate_threshold,
-                    max_learnings: l.max_learnings,
-                })
-            },
+            learning: learning_limits(config),
         };
         Ok(Prepared {
             config: swarm_config,
@@ -367,6 +305,106 @@ impl Prepared {
             done,
         }
     }
+}
+
+/// The line `atto swarm` shows before it starts: what each worker's process will be.
+fn worker_launch(loaded: &atto_swarm::Loaded) -> String {
+    match &loaded.path {
+        Some(path) if !loaded.config.worker_command.words.is_empty() => format!(
+            "workers start with: {} (worker_command of {})",
+            shell_words(&loaded.config.worker_command.words),
+            path.display()
+        ),
+        _ => "workers start with: {atto} exec {args} (atto's own worker)".to_owned(),
+    }
+}
+
+/// The database the swarm saves its state in; a swarm cannot run without it.
+fn open_swarm_store() -> Result<atto_store::Store, Failure> {
+    crate::permissions::open_store().map_err(|e| {
+        Failure::usage(format!(
+            "the swarm needs the database to save its state: {}",
+            match e {
+                crate::permissions::OpenFailure::Busy(m)
+                | crate::permissions::OpenFailure::Unusable(m) => m,
+            }
+        ))
+    })
+}
+
+type Model = Arc<dyn atto_llm::ModelClient>;
+
+/// The decomposer's model and the judge's, if there is one: a name in the swarm file picks a
+/// configured model, an empty one the session's.
+fn models(
+    config: &atto_config::Config,
+    provider: &atto_llm::ResolvedProvider,
+    swarm: &atto_swarm::SwarmConfig,
+) -> Result<(Model, Option<Model>), Failure> {
+    let options = ClientOptions {
+        retry: config.retry_policy(),
+        ..ClientOptions::default()
+    };
+    let client =
+        atto_llm::connect(provider, options.clone()).map_err(|e| Failure::usage(e.to_string()))?;
+    let connect = crate::models::connector(provider, config, options);
+    let named = |name: &str| -> Result<Model, Failure> {
+        if name.is_empty() {
+            Ok(client.clone())
+        } else {
+            connect(name).map_err(|e| Failure::usage(format!("model {name}: {e}")))
+        }
+    };
+    let model = named(&swarm.models.decomposer)?;
+    // The judge is a model the person named: an empty `quality_gate_model` means no
+    // judge, never the session's model billed once more for every attempt.
+    let judge_model = &swarm.quality.quality_gate_model;
+    let judge = if swarm.quality.quality_gates && !judge_model.is_empty() {
+        Some(named(judge_model)?)
+    } else {
+        None
+    };
+    Ok((model, judge))
+}
+
+/// The sandbox the quality checks' commands run in, per directory. The checks' commands run
+/// under the OS sandbox of the directory they check; where there is none, the coordinator
+/// puts each of them to the person, and `warnings` says so.
+fn checks_sandbox(
+    config: &atto_config::Config,
+    workspace: &std::path::Path,
+    warnings: &mut Vec<String>,
+) -> coordinator::SandboxFor {
+    let (network, unix) = (
+        config.allow_network.unwrap_or(false),
+        config.allow_unix_sockets.unwrap_or(false),
+    );
+    let main_sandbox = crate::setup::sandbox_with(workspace, network, unix);
+    if let Err(err) = &main_sandbox {
+        warnings.push(format!(
+            "there is no OS sandbox for the quality checks' commands (tests, type checks): \
+             {err}; each one asks before it runs WITHOUT it, and is refused where no one \
+             can be asked"
+        ));
+    }
+    // The workspace's sandbox is made once; a worktree's when the worktree is made.
+    let main_dir = workspace.to_path_buf();
+    Arc::new(move |dir: &std::path::Path| {
+        if dir == main_dir {
+            main_sandbox.clone()
+        } else {
+            crate::setup::sandbox_with(dir, network, unix)
+        }
+    })
+}
+
+/// What the learning store may hold and validate on its own, or `None` when learning is off.
+fn learning_limits(config: &atto_config::Config) -> Option<atto_store::LearningLimits> {
+    let l = crate::config::learning_settings(config);
+    l.enabled.then_some(atto_store::LearningLimits {
+        auto_validate_threshold: l.auto_validate_threshold,
+        max_learnings: l.max_learnings,
+    })
 }
 
 /// The flags every worker gets: the provider and endpoint, config, profile and
