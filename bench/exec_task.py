@@ -88,8 +88,10 @@ USE_PATH_PYTHON = False
 def use_profile(profile):
     """Measures the binaries of cargo profile `profile` (`release`, or `dist`: fat LTO)."""
     global ATTO, TESTKIT
-    ATTO = os.path.join(ROOT, "target", profile, "atto")
-    TESTKIT = os.path.join(ROOT, "target", profile, "atto-testkit")
+    # cargo puts the `dev` profile's binaries in target/debug.
+    folder = "debug" if profile == "dev" else profile
+    ATTO = os.path.join(ROOT, "target", folder, "atto")
+    TESTKIT = os.path.join(ROOT, "target", folder, "atto-testkit")
 
 
 def build(profile="release"):

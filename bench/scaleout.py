@@ -141,8 +141,11 @@ def cpu_run(tmp, i, env, files, atto, testkit):
         sys.exit(f"the swarm did not pass every task: {finished or events[-5:]}")
     total = usage.ru_utime + usage.ru_stime
     node = sum(nodes.values())
+    # An attempt whose result could not be fetched shows as a retry.
+    retried = [e for e in events if e.get("type") == "swarm.task.retrying"]
     return {"total_cpu_s": total, "coordinator_cpu_s": own[0], "node_sides_cpu_s": node,
-            "node_sides_seen": len(nodes),
+            "node_sides_seen": len(nodes), "retried": len(retried),
+            "reasons": [e.get("reason", "")[:160] for e in retried],
             "coordinator_share": own[0] / total, "coordinator_with_git_share": (total - node) / total}
 
 
@@ -162,6 +165,10 @@ def coordinator_cpu(args):
           f"medians of {args.runs}; load average {load} on {os.cpu_count()} CPUs")
     print(f"whole run: {med('total_cpu_s'):.2f} s CPU; node sides: {med('node_sides_cpu_s'):.2f} s "
           f"({min(r['node_sides_seen'] for r in runs)} seen at least)")
+    print(f"every swarm finished; attempts retried (a result not fetched among them): "
+          f"{sum(r['retried'] for r in runs)} in {args.runs} runs")
+    for reason in (why for r in runs for why in r["reasons"]):
+        print(f"  retried: {reason}")
     share, with_git = med("coordinator_share"), med("coordinator_with_git_share")
     print(f"coordinator process: {med('coordinator_cpu_s'):.2f} s = {share:.1%} "
           f"(target <= 5%: {'ok' if share <= 0.05 else 'MISSED'})")

@@ -11,8 +11,10 @@
 //! a worker that leaves a link to `~/.ssh/id_rsa` in its worktree gets the merge refused,
 //! not the key's bytes copied into the workspace.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::{Arc, PoisonError};
 
 use atto_tools::beneath::{Kind, Workspace as Beneath};
 use tokio::process::Command;
@@ -92,6 +94,22 @@ pub(crate) async fn run_git(
     }
 }
 
+/// Held around every git run that adds or removes a worktree of a repository or fetches
+/// into it, one lock per repository: a fetch's connectivity walk reads the HEAD of every
+/// worktree, and fails (`bad object worktrees/…/HEAD`) on one being added or removed at
+/// that moment by another attempt.
+pub(crate) async fn repository_lock(workspace: &Path) -> tokio::sync::OwnedMutexGuard<()> {
+    type Locks = BTreeMap<PathBuf, Arc<tokio::sync::Mutex<()>>>;
+    static LOCKS: std::sync::Mutex<Locks> = std::sync::Mutex::new(BTreeMap::new());
+    let key = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
+    let lock = {
+        // The map is only read and inserted into: a panic elsewhere leaves it whole.
+        let mut locks = LOCKS.lock().unwrap_or_else(PoisonError::into_inner);
+        locks.entry(key).or_default().clone()
+    };
+    lock.lock_owned().await
+}
+
 fn text(bytes: Vec<u8>) -> String {
     String::from_utf8_lossy(&bytes).trim().to_owned()
 }
@@ -132,12 +150,14 @@ pub async fn create(workspace: &Path, base: &str, dir: &Path) -> Result<Worktree
         std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
     }
     let target = dir.display().to_string();
+    let repository = repository_lock(workspace).await;
     git(
         workspace,
         &["worktree", "add", "--detach", "--quiet", &target, base],
         None,
     )
     .await?;
+    drop(repository);
     let ignored = git(
         workspace,
         &[
@@ -370,6 +390,7 @@ async fn merge_file(ours: &[u8], base: &[u8], theirs: &[u8], scratch: &Path) -> 
 /// Removes the worktree (and git's record of it).
 pub async fn remove(workspace: &Path, tree: &Worktree) {
     let dir = tree.dir.display().to_string();
+    let _repository = repository_lock(workspace).await;
     if git(workspace, &["worktree", "remove", "--force", &dir], None)
         .await
         .is_err()

@@ -270,9 +270,11 @@ impl Report {
             ));
         };
         match result.status {
+            // `transport`: the worker finished, its work did not reach the workspace (the
+            // bundle could not be fetched): nothing the model did, as with `start`.
             TurnStatus::Completed => self.transport_error.as_ref().map(|err| {
                 (
-                    "error".into(),
+                    "transport".into(),
                     format!("the worker's work could not be brought back: {err}"),
                 )
             }),

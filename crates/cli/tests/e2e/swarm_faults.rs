@@ -490,6 +490,80 @@ fn a_worker_that_cannot_start_is_not_held_against_the_model() {
 }
 
 #[test]
+fn results_that_cannot_be_fetched_are_retried_and_the_swarm_finishes() {
+    let mut env = Env::new();
+    // A remote launcher whose first attempts return a corrupt bundle: the coordinator's
+    // fetch of each fails, as it did when attempts ended together.
+    let wrapper = env.dir.path().join("launch.sh");
+    std::fs::write(
+        &wrapper,
+        "#!/bin/sh\n\"$@\" | sed -E '/attempt-1\"/ s/\"bundle\":\"[^\"]*\"/\"bundle\":\"AAAA\"/'\n",
+    )
+    .unwrap();
+    env.write(
+        ".atto/swarm.yaml",
+        &format!(
+            "swarm:\n  quality_gates: false\n  enable_task_enrichment: false\n  isolation: worktree\n  \
+             max_workers: 3\n  launcher: command\n  worker_command: [\"sh\", \"{}\", \"{{atto}}\", \
+             \"swarm\", \"worker\", \"--\", \"{{atto}}\", \"exec\", \"{{args}}\"]\n",
+            wrapper.display()
+        ),
+    );
+    trust(&env, ".atto/swarm.yaml");
+    let ids = ["task-1", "task-2", "task-3"];
+    let tasks: Vec<Value> = ids
+        .iter()
+        .enumerate()
+        .map(|(n, id)| {
+            json!({"id": id, "type": "implement", "target_files": [format!("f{n}.txt")],
+                   "description": format!("Write f{n}.txt holding the line done, nothing else in it.")})
+        })
+        .collect();
+    let mut replies = vec![decomposition(Value::Array(tasks))];
+    for _ in 0..2 {
+        for (n, id) in ids.iter().enumerate() {
+            replies.extend(worker(
+                id,
+                "implement",
+                vec![write(&format!("f{n}.txt"), "done\n")],
+                "Done.",
+            ));
+        }
+    }
+    env.serve(Script::new(replies));
+    let mut child = swarm(&env, &["--yes", "three files"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Three lost results must not hold the tasks for minutes behind a tripped breaker.
+    let ev = wait_for(&mut child, Duration::from_secs(120), |e| {
+        e["type"] == "swarm.finished"
+    });
+    assert_eq!(child.wait().unwrap().code(), Some(0), "{ev:?}");
+    assert_eq!(finished(&ev)["passed"], 3, "{ev:?}");
+    let tripped: Vec<_> = of_type(&ev, "swarm.model.health")
+        .into_iter()
+        .filter(|h| h["tripped"] == true)
+        .collect();
+    assert!(tripped.is_empty(), "{tripped:?}");
+    assert_eq!(of_type(&ev, "swarm.task.retrying").len(), 3, "{ev:?}");
+    let report = report_json(&ev);
+    for (n, id) in ids.iter().enumerate() {
+        let attempts = task_report(&report, id)["attempt_log"].clone();
+        assert_eq!(attempts[0]["failure_mode"], "transport", "{attempts}");
+        assert!(
+            attempts[0]["error"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("could not be fetched"),
+            "{attempts}"
+        );
+        assert_eq!(env.read(&format!("f{n}.txt")), "done\n");
+    }
+}
+
+#[test]
 fn a_wait_for_a_tripped_model_says_how_long_and_why() {
     let mut env = Env::new();
     env.write(

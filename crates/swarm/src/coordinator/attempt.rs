@@ -259,10 +259,12 @@ impl Coordinator {
     }
 
     /// Only what the model could have done otherwise counts against its health: a cap
-    /// that stopped it does not, and a worker that never started asked no model at all.
+    /// that stopped it does not, a worker that never started asked no model at all, and
+    /// a result lost on its way back was the model's work done. Counting those would trip
+    /// the breaker when attempts end together and hold every pending task for minutes.
     fn record_health(&mut self, model: &str, now: u64, failure: Option<&(String, String)>) {
         let change = match failure.map(|(mode, why)| (mode.as_str(), why)) {
-            Some(("start", _)) => None,
+            Some(("start" | "transport", _)) => None,
             Some(("budget", _)) | None => self.health.record_success(model, now),
             Some((_, why)) => self.health.record_failure(model, now, why),
         };

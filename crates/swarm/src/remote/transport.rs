@@ -156,6 +156,7 @@ pub async fn receive(
     let file = scratch.join(format!("result-{}.bundle", uuid::Uuid::new_v4().simple()));
     std::fs::write(&file, &bytes).map_err(|e| format!("{}: {e}", file.display()))?;
     let local = format!("refs/{expected_branch}");
+    let repository = crate::isolation::repository_lock(workspace).await;
     let fetched = git(
         workspace,
         &[
@@ -169,6 +170,7 @@ pub async fn receive(
         ],
     )
     .await;
+    drop(repository);
     let _ = std::fs::remove_file(&file);
     fetched.map_err(|e| format!("its result could not be fetched: {e}"))?;
     let got = text(
@@ -294,6 +296,52 @@ mod tests {
             ws.path(),
             &format!("git rev-parse --verify -q refs/{name} >/dev/null"),
         );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn results_fetch_while_other_attempts_worktrees_come_and_go() {
+        let ws = repo();
+        // Files enough that adding and removing a worktree takes a while, as in the bench.
+        sh(
+            ws.path(),
+            "mkdir pkg && for n in $(seq 500); do echo \"x = $n\" > pkg/m$n.py; done",
+        );
+        let scratch = tempfile::tempdir().unwrap();
+        let snap = isolation::snapshot(ws.path(), scratch.path())
+            .await
+            .unwrap();
+        let base = publish(ws.path(), &snap, scratch.path()).await.unwrap();
+        // Twelve attempts, three rounds each, ending together as in the scale-out bench:
+        // each fetches its result while others add and remove their worktrees.
+        let mut jobs = tokio::task::JoinSet::new();
+        for i in 0..12 {
+            let rounds: Vec<(String, ResultEvent)> = (1..=3)
+                .map(|round| {
+                    let name = branch("s1", &format!("t{i}"), round);
+                    let returned = work_remotely(&base, &name, &format!("echo {round} > f{i}"));
+                    (name, returned)
+                })
+                .collect();
+            let (ws, scratch) = (ws.path().to_path_buf(), scratch.path().to_path_buf());
+            let (base, snap) = (base.clone(), snap.clone());
+            jobs.spawn(async move {
+                for (round, (name, returned)) in rounds.iter().enumerate() {
+                    let dir = scratch.join(format!("wt{i}-{round}"));
+                    let tree = isolation::create(&ws, &snap, &dir).await.unwrap();
+                    let got = receive(&ws, &base, name, returned, &tree, &scratch).await;
+                    isolation::remove(&ws, &tree).await;
+                    got.map_err(|e| format!("t{i} round {round}: {e}"))?;
+                }
+                Ok::<(), String>(())
+            });
+        }
+        let mut failed = Vec::new();
+        while let Some(joined) = jobs.join_next().await {
+            if let Err(e) = joined.unwrap() {
+                failed.push(e);
+            }
+        }
+        assert!(failed.is_empty(), "{failed:#?}");
     }
 
     #[tokio::test]
