@@ -587,9 +587,11 @@ fn a_job_lost_on_a_node_is_retried_on_another_node() {
     assert_eq!(env.read("f1.txt"), "file 1\n");
     let cancelled = cancelled.expect("task-1's job was never seen in squeue");
     let (_, lost) = &seen[&cancelled];
+    // Only this swarm's jobs: the other tests' swarms on the same cluster have a task-1 too.
+    let name = format!("atto-{swarm_id}-task-1");
     let retried: Vec<&String> = seen
         .iter()
-        .filter(|(id, (name, _))| **id != cancelled && name.ends_with("-task-1"))
+        .filter(|(id, (job, _))| **id != cancelled && *job == name)
         .map(|(_, (_, node))| node)
         .collect();
     assert_eq!(retried.len(), 1, "jobs seen: {seen:?}");
