@@ -315,6 +315,27 @@ fn segments_carry_their_normalised_command() {
 }
 
 #[test]
+fn text_that_parsed_alone_is_judged_as_it_parsed_when_an_error_follows() {
+    // Found by the bash_classify fuzz target's long run: the first command runs a glob
+    // that can name mkfs (BLOCK); an odd backquote appended after `;` moves the parser's
+    // recovery back into it, its first error now starts before the glob, and the verdict
+    // was only WARN. The longest prefix that parses cleanly up to a `;` or a line end is
+    // judged on its own too.
+    let first = "md5\r**`\n**`\n2?.i\\ffb=";
+    let joined = format!("{first}; b=.1\u{7f})#\"<\\/;-K`");
+    let alone = classify(first);
+    let v = classify(&joined);
+    assert_eq!(alone.risk, BashRisk::Block, "{:?}", alone.reasons);
+    assert!(
+        v.risk >= alone.risk,
+        "{joined:?} is {:?}, {first:?} is {:?}: {:?}",
+        v.risk,
+        alone.risk,
+        v.reasons
+    );
+}
+
+#[test]
 fn what_precedes_a_parse_error_is_judged_as_it_stands() {
     // Found by the bash_classify fuzz target: `*f"` is BLOCK (the glob can name a
     // destructive program), and adding `; z` let the unclosed quote swallow the rest, so

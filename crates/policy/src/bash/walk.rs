@@ -52,6 +52,10 @@ pub(crate) struct Seg {
     pub xargs: Option<XargsPlan>,
 }
 
+/// How many `;` or line ends from the end a command with a parse error is cut at to find
+/// the longest prefix that parses cleanly.
+const MAX_PREFIX_TRIES: usize = 32;
+
 /// Walks trees and collects segments; one walker per `classify` call.
 pub(crate) struct Walker<'p> {
     pub(super) parser: &'p mut Parser,
@@ -173,7 +177,34 @@ impl Walker<'_> {
                 self.walk_source(before);
                 self.depth -= 1;
             }
+            // The parser's recovery from a later error can also reach back into text that
+            // parsed on its own (an odd backquote re-pairs earlier ones), so the error's start
+            // lies before it. The longest prefix that parses cleanly up to a `;` or a line end
+            // is judged as well. Only for the command itself: a nested code string has its own
+            // error rules, and this bounds the extra parses to `MAX_PREFIX_TRIES`.
+            if self.depth == 0
+                && let Some(clean) = self.clean_prefix(code)
+            {
+                self.depth += 1;
+                self.walk_source(clean);
+                self.depth -= 1;
+            }
         }
+    }
+
+    /// The longest text before a `;` or a line end of `code` that parses without an error,
+    /// trying the last `MAX_PREFIX_TRIES` such places.
+    fn clean_prefix<'c>(&mut self, code: &'c str) -> Option<&'c str> {
+        code.char_indices()
+            .rev()
+            .filter(|(_, c)| matches!(c, ';' | '\n'))
+            .take(MAX_PREFIX_TRIES)
+            .map(|(at, _)| &code[..at])
+            .filter(|prefix| !prefix.trim().is_empty())
+            .find(|prefix| {
+                super::parse(self.parser, prefix)
+                    .is_some_and(|parsed| !parsed.tree.root_node().has_error())
+            })
     }
 
     /// Adds a segment that is not a program run (a note about the whole text).
