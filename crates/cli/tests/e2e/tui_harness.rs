@@ -110,6 +110,22 @@ impl Tmux {
         self.wait(&format!("{needle:?}"), |s| s.contains(needle))
     }
 
+    /// Like `wait_for`, then until two captures 200 ms apart agree: a capture can catch a
+    /// frame half written (a dialog's title drawn, its last rows not yet), and what a test
+    /// asserts of a whole dialog must be read from the whole frame.
+    pub(crate) fn wait_settled(&self, needle: &str) -> String {
+        let start = Instant::now();
+        let mut screen = self.wait_for(needle);
+        loop {
+            std::thread::sleep(Duration::from_millis(200));
+            let next = self.screen();
+            if next == screen || start.elapsed() >= WAIT {
+                return next;
+            }
+            screen = next;
+        }
+    }
+
     /// Whether the window shows the alternate screen (a full-screen program is up).
     pub(crate) fn alternate_on(&self) -> bool {
         let out = self.tmux(&["display", "-p", "-t", "0", "#{alternate_on}"]);

@@ -132,7 +132,7 @@ fn tui_swarm_stuck_task_is_skipped_from_the_intervention_dialog() {
     tmux.keys(&["y"]);
 
     // The broken file fails the compile check: a person decides.
-    let screen = tmux.wait_for("swarm task task-1 needs a decision");
+    let screen = tmux.wait_settled("swarm task task-1 needs a decision");
     assert!(screen.contains("app.py:3"), "{screen}");
     assert!(screen.contains("s skip"), "{screen}");
     // g starts typing guidance (s is a letter of it then); Esc goes back to the letters.
