@@ -159,14 +159,19 @@ async fn put_back(pool: &Path, dir: &Path, header: &BaseHeader) {
     // Scrubbed before git runs there again: a hook the worker planted would run now.
     let tidied = idle < MAX_IDLE
         && scrub_git_dir(&work).is_ok()
-        && git(&work, &["checkout", "-q", "--detach"]).await.is_ok()
-        && git(&work, &["branch", "-q", "-D", &header.branch])
-            .await
-            .is_ok();
+        && off_branch(&work, &header.branch).await.is_ok();
     let back = pool.join(format!("idle-{}", uuid::Uuid::new_v4().simple()));
     if !(tidied && std::fs::rename(dir, &back).is_ok()) {
         let _ = std::fs::remove_dir_all(dir);
     }
+}
+
+/// Detaches `work`'s HEAD at its commit and deletes `branch`, writing no file of the work
+/// tree (the next attempt checks its own base out over it).
+async fn off_branch(work: &Path, branch: &str) -> Result<(), String> {
+    git(work, &["update-ref", "--no-deref", "HEAD", "HEAD"]).await?;
+    git(work, &["update-ref", "-d", &format!("refs/heads/{branch}")]).await?;
+    Ok(())
 }
 
 async fn in_clone<R, W>(
@@ -362,20 +367,22 @@ where
 /// Commits everything the worker left in `work` on the task branch and bundles the branch
 /// against the base.
 async fn result_event(work: &Path, header: &BaseHeader) -> Result<ResultEvent, String> {
+    // The commit made from the index directly: `git commit` would refresh the index once
+    // more and could run hooks or sign; a commit of what HEAD holds (the base, or a commit
+    // the worker made itself) plus what is left, on the task branch.
     git(work, &["add", "-A", "--", "."]).await?;
+    let tree = text(&git(work, &["write-tree"]).await?);
+    let message = format!("atto swarm: {}", header.branch);
+    let commit = text(&git(work, &["commit-tree", &tree, "-p", "HEAD", "-m", &message]).await?);
     git(
         work,
         &[
-            "commit",
-            "-q",
-            "--allow-empty",
-            "--no-verify",
-            "-m",
-            &format!("atto swarm: {}", header.branch),
+            "update-ref",
+            &format!("refs/heads/{}", header.branch),
+            &commit,
         ],
     )
     .await?;
-    let commit = text(&git(work, &["rev-parse", "HEAD"]).await?);
     let out: PathBuf = work.with_file_name("result.bundle");
     git(
         work,
@@ -504,6 +511,51 @@ mod tests {
         );
     }
 
+    /// A worker that commits on its own (`git commit` in its shell) still returns all of
+    /// its work: its commits and what it left uncommitted, on the task branch.
+    #[tokio::test]
+    async fn a_commit_the_worker_made_comes_back_with_what_it_left() {
+        let ws = one_file_repo();
+        let scratch = tempfile::tempdir().unwrap();
+        let node = tempfile::tempdir().unwrap();
+        let snap = isolation::snapshot(ws.path(), scratch.path())
+            .await
+            .unwrap();
+        let tree = isolation::create(ws.path(), &snap, &scratch.path().join("wt"))
+            .await
+            .unwrap();
+        let base = publish(ws.path(), &snap, scratch.path()).await.unwrap();
+        let name = branch("s1", "t1", 1);
+        let mut stdin = preamble(&base, &name).unwrap();
+        stdin.extend(b"{\"type\":\"user_input\",\"text\":\"go\"}\n");
+        let script = "read -r op; echo two > a.txt; git -c user.name=w -c user.email=w@x \
+             commit -qam mine; echo later > c.txt; \
+             echo '{\"type\":\"result\",\"status\":\"completed\"}'";
+        let command = vec!["sh".to_owned(), "-c".to_owned(), script.to_owned()];
+        let mut out = Vec::new();
+        let clones = Node {
+            clones: Clones::Fresh(node.path().to_owned()),
+            name: None,
+        };
+        let served = serve(std::io::Cursor::new(stdin), &mut out, &command, &clones)
+            .await
+            .unwrap();
+        assert_eq!(served, Served::Returned(0));
+        let text = String::from_utf8(out).unwrap();
+        let returned: ResultEvent = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+        transport::receive(ws.path(), &base, &name, &returned, &tree, scratch.path())
+            .await
+            .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(tree.dir.join("a.txt")).unwrap(),
+            "two\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(tree.dir.join("c.txt")).unwrap(),
+            "later\n"
+        );
+    }
+
     /// In a Slurm job the node's name is the first line, before the base is even read:
     /// an attempt lost at any point is known by where it ran.
     #[tokio::test]
@@ -572,6 +624,18 @@ mod tests {
             names.push((name, returned));
         }
         assert!(!hooked.exists(), "the last worker's hook ran");
+        // The idle clone is off every task branch: none piles up in it.
+        let idle = std::fs::read_dir(node.path())
+            .unwrap()
+            .flatten()
+            .find(|e| e.file_name().to_string_lossy().starts_with("idle-"))
+            .unwrap()
+            .path()
+            .join("work");
+        sh(
+            &idle,
+            "test -z \"$(git for-each-ref refs/heads)\" && ! git symbolic-ref -q HEAD",
+        );
         let tree = isolation::create(ws.path(), &snap, &scratch.path().join("wt"))
             .await
             .unwrap();
