@@ -473,6 +473,9 @@ fn a_coordinator_killed_mid_swarm_on_slurm_resumes_only_the_unfinished_task() {
         "{ev:?}"
     );
     assert_eq!(task1_requests(&env), before, "task-1 ran again");
+    // The killed run's worktree of task-2 is in the way of its attempt now: removed, not
+    // a failed attempt.
+    assert!(of_type(&ev, "swarm.task.retrying").is_empty(), "{ev:?}");
     assert_eq!(finished(&ev)["passed"], 2);
     assert_eq!(env.read("f2.txt"), "file 2\n");
     assert!(

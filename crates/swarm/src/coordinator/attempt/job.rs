@@ -3,6 +3,7 @@
 //! over what the worker did, and the merge back. It hands a [`Done`] to the coordinator,
 //! which decides what becomes of the task (`finished`); it changes no task state itself.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -80,9 +81,12 @@ impl Job {
         } = self;
         let task_id = task.id.clone();
         let (tx, forward) = forward_messages(worker.messages.clone(), task_id.clone());
-        // With worktree isolation the attempt works on a snapshot of the workspace.
+        // With worktree isolation the attempt works on a snapshot of the workspace. A
+        // remote worker needs only the snapshot (its base is published from it): the
+        // worktree its result is checked out in is made while it runs.
+        let deferred = isolated && worker.remote.is_some();
         let tree = if isolated {
-            Some(worktree(&main, &scratch, &task_id, attempt).await)
+            Some(worktree(&main, &scratch, &task_id, attempt, !deferred).await)
         } else {
             None
         };
@@ -91,28 +95,53 @@ impl Job {
             _ => main.clone(),
         };
         worker.vars.workspace = workspace.display().to_string();
-        let before = snapshot(&workspace, &task);
+        let cwd = if deferred { &main } else { &workspace };
+        let mut before = if deferred {
+            BTreeMap::new()
+        } else {
+            snapshot(&workspace, &task)
+        };
         let command = worker.command(&tree, &main, &scratch, attempt).await;
         let remote_launch = worker.remote.clone();
-        let mut remote = None;
-        let mut report = match command {
-            Ok((program, args, preamble, r)) => {
-                remote = r;
-                worker
-                    .run(program, args, preamble, &workspace, task.writes(), tx)
+        let making = async {
+            match (&tree, deferred) {
+                (Some(Ok(t)), true) => isolation::create(&main, &t.base, &t.dir)
                     .await
+                    .map(drop)
+                    .map_err(|e| format!("its worktree could not be made: {e}")),
+                _ => Ok(()),
             }
-            Err(err) => {
-                drop(tx);
-                worker::Report {
-                    spawn_error: Some(err),
-                    ..worker::Report::default()
+        };
+        let running = async {
+            match command {
+                Ok((program, args, preamble, r)) => {
+                    let report = worker
+                        .run(program, args, preamble, cwd, task.writes(), tx)
+                        .await;
+                    (report, r)
+                }
+                Err(err) => {
+                    drop(tx);
+                    let report = worker::Report {
+                        spawn_error: Some(err),
+                        ..worker::Report::default()
+                    };
+                    (report, None)
                 }
             }
         };
+        let (made, (mut report, remote)) = tokio::join!(making, running);
         let _ = forward.await;
-        if let (Some(r), Some(launch), Some(Ok(t))) = (&remote, &remote_launch, &tree) {
-            crate::remote::attempt::finish(launch, r, &mut report, &main, t, &scratch).await;
+        if deferred {
+            // What the task's files held at the base, read where they are now checked out.
+            before = snapshot(&workspace, &task);
+        }
+        match (&remote, &remote_launch, &tree, made) {
+            (Some(r), Some(launch), Some(Ok(t)), Ok(())) => {
+                crate::remote::attempt::finish(launch, r, &mut report, &main, t, &scratch).await;
+            }
+            (_, _, _, Err(err)) if report.failure().is_none() => report.transport_error = Some(err),
+            _ => {}
         }
         // The files this worker changed, once, for the checks and the attempt's record.
         let files = own_changes(&task, &report, &workspace);
@@ -249,16 +278,28 @@ fn forward_messages(
     (tx, forward)
 }
 
-/// A worktree of a snapshot of `main` for this attempt.
+/// A worktree of a snapshot of `main` for this attempt; only planned, not made, unless
+/// `make`.
 async fn worktree(
     main: &Path,
     scratch: &Path,
     task_id: &str,
     attempt: u32,
+    make: bool,
 ) -> Result<Worktree, String> {
     let dir = scratch.join(format!("{task_id}-{attempt}"));
+    if dir.symlink_metadata().is_ok() {
+        // Left by a coordinator killed during this attempt (an attempt that ended is
+        // recorded, and the next one has another number): nobody will read it.
+        let stale = Worktree {
+            dir: dir.clone(),
+            base: String::new(),
+        };
+        isolation::remove(main, &stale).await;
+    }
     let made = match isolation::snapshot(main, scratch).await {
-        Ok(base) => isolation::create(main, &base, &dir).await,
+        Ok(base) if make => isolation::create(main, &base, &dir).await,
+        Ok(base) => Ok(Worktree { dir, base }),
         Err(err) => Err(err),
     };
     made.map_err(|e| format!("its worktree could not be made: {e}"))
