@@ -4,7 +4,8 @@
 //! node's side (unbundle, checkout, commit, bundle back) around a worker that changes
 //! three files, in a pool of clones on the node (the first attempt makes the clone and is
 //! timed apart as cold; later ones check their base out over it), and the coordinator's fetch, checkout, change listing and three-way merge.
-//! The local worktree every isolated attempt makes anyway is timed apart.
+//! The local worktree an isolated attempt gets is timed apart: a remote attempt makes it while
+//! its worker runs.
 //!
 //! `cargo bench -p atto-swarm --bench transport` (bench/scaleout.py runs it and checks the
 //! targets); prints one JSON object.

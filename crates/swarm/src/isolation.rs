@@ -88,10 +88,26 @@ pub(crate) async fn run_git(
     } else {
         Err(format!(
             "git {} failed: {}",
-            args.first().copied().unwrap_or(""),
+            subcommand(args),
             String::from_utf8_lossy(&out.stderr).trim()
         ))
     }
+}
+
+/// The git command `args` run (`fetch` of `-c fetch.fsckObjects=true fetch …`), to name
+/// it in an error.
+fn subcommand<'a>(args: &[&'a str]) -> &'a str {
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        match *arg {
+            "-c" | "-C" => {
+                rest.next();
+            }
+            a if a.starts_with('-') => {}
+            a => return a,
+        }
+    }
+    ""
 }
 
 /// Held around every git run that adds or removes a worktree of a repository or fetches
@@ -638,6 +654,16 @@ mod tests {
                 "line {i} lost:\n{merged}"
             );
         }
+    }
+
+    #[test]
+    fn an_error_names_the_git_command_not_its_options() {
+        assert_eq!(
+            subcommand(&["-c", "fetch.fsckObjects=true", "fetch", "-q"]),
+            "fetch"
+        );
+        assert_eq!(subcommand(&["checkout", "-q"]), "checkout");
+        assert_eq!(subcommand(&["-C", "dir", "--no-pager", "show"]), "show");
     }
 
     #[tokio::test]

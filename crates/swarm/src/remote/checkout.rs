@@ -48,7 +48,8 @@ fn valid_branch(name: &str) -> bool {
         }))
 }
 
-/// Idle clones a pool keeps; an attempt that finds more returns its clone by removing it.
+/// Idle clones a pool keeps (in slots `idle-0` …); an attempt that finds them all taken
+/// removes its clone instead.
 const MAX_IDLE: usize = 4;
 
 /// Where the node makes an attempt's clone.
@@ -151,17 +152,20 @@ fn idle_clones(pool: &Path) -> std::io::Result<usize> {
         .count())
 }
 
-/// Returns a served clone to `pool`, off the task branch, or removes it when the pool
-/// already holds enough.
+/// Returns a served clone to `pool`, off the task branch, into the first free slot
+/// `idle-0` … `idle-3`, or removes it when none is free. The slot is taken by renaming the
+/// clone onto it, which fails while another clone holds it (a directory with files is
+/// never replaced): attempts ending at the same moment never overfill the pool.
 async fn put_back(pool: &Path, dir: &Path, header: &BaseHeader) {
     let work = dir.join("work");
-    let idle = idle_clones(pool).unwrap_or(MAX_IDLE);
     // Scrubbed before git runs there again: a hook the worker planted would run now.
-    let tidied = idle < MAX_IDLE
+    let tidied = idle_clones(pool).is_ok_and(|n| n < MAX_IDLE)
         && scrub_git_dir(&work).is_ok()
         && off_branch(&work, &header.branch).await.is_ok();
-    let back = pool.join(format!("idle-{}", uuid::Uuid::new_v4().simple()));
-    if !(tidied && std::fs::rename(dir, &back).is_ok()) {
+    let placed = tidied
+        && (0..MAX_IDLE)
+            .any(|slot| std::fs::rename(dir, pool.join(format!("idle-{slot}"))).is_ok());
+    if !placed {
         let _ = std::fs::remove_dir_all(dir);
     }
 }
@@ -509,6 +513,38 @@ mod tests {
             std::fs::read_to_string(tree.dir.join("b.txt")).unwrap(),
             "new\n"
         );
+    }
+
+    /// Attempts ending together on one node never leave more idle clones than the pool
+    /// keeps: each is put back into a numbered slot by a rename, which fails on a slot
+    /// another clone holds, so the last ones are removed instead.
+    #[tokio::test]
+    async fn clones_put_back_together_never_overfill_the_pool() {
+        let ws = one_file_repo();
+        let node = tempfile::tempdir().unwrap();
+        let header = BaseHeader {
+            commit: String::new(),
+            branch: branch("s1", "t1", 1),
+            bytes: 0,
+        };
+        let mut dirs = Vec::new();
+        for n in 0..6 {
+            let dir = node.path().join(format!("busy-{n}"));
+            sh(
+                node.path(),
+                &format!(
+                    "git clone -q {} {}/work && git -C {1}/work checkout -q -b {}",
+                    ws.path().display(),
+                    dir.display(),
+                    header.branch
+                ),
+            );
+            dirs.push(dir);
+        }
+        let back = |n: usize| put_back(node.path(), &dirs[n], &header);
+        tokio::join!(back(0), back(1), back(2), back(3), back(4), back(5));
+        assert_eq!(idle_clones(node.path()).unwrap(), MAX_IDLE);
+        assert!(dirs.iter().all(|d| !d.exists()));
     }
 
     /// A worker that commits on its own (`git commit` in its shell) still returns all of
