@@ -198,7 +198,7 @@ def main():
     task_ms = args.replies * 200.0
     share = r["transport_ms"] / (task_ms + r["transport_ms"])
     print(f"repository: {r['files']} files, base bundle {r['base_bundle_bytes'] / 1e6:.2f} MB")
-    print(f"local worktree (made for every isolated attempt anyway): {r['worktree_ms']:.0f} ms")
+    print(f"local worktree (made while a remote worker runs, off the attempt's path): {r['worktree_ms']:.0f} ms")
     print(f"publish base: first {r['publish_cold_ms']:.0f} ms, later (a new tree each) {r['publish_warm_ms']:.0f} ms")
     print(f"node side, first attempt (unbundle, checkout of every file, commit, bundle): {r['node_side_cold_ms']:.0f} ms")
     print(f"node side, later attempts (base checked out over a pooled clone): {r['node_side_ms']:.0f} ms")

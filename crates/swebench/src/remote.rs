@@ -118,16 +118,20 @@ impl Remote {
             task_id: task_id(id),
             swarm_id: "swebench".into(),
         };
-        let tree = atto_swarm::isolation::Worktree {
-            dir: workspace.to_path_buf(),
-            base: base.to_owned(),
+        // The harness's own checkout, no worker having run in it: its git directory is
+        // read now, and the result is checked out through it.
+        let tree = match atto_swarm::isolation::Worktree::open(workspace, base).await {
+            Ok(tree) => tree,
+            Err(e) => {
+                return AgentRun::failed(format!("the remote run could not be prepared: {e}"));
+            }
         };
         let prepared = match prepare(
             &self.launch,
             &Template::default(),
             &vars,
             workspace,
-            &tree,
+            base,
             scratch,
             1,
         )
@@ -153,7 +157,7 @@ impl Remote {
             &prepared.remote,
             &mut report,
             workspace,
-            &tree,
+            Some(&tree),
             scratch,
         )
         .await;

@@ -46,17 +46,18 @@ pub struct Prepared {
     pub remote: Remote,
 }
 
-/// Publishes the base of `tree` and builds the launcher's command.
+/// Publishes `snapshot` (the commit the attempt starts from) as its base and builds the
+/// launcher's command.
 pub async fn prepare(
     launch: &Launch,
     template: &Template,
     vars: &Vars,
     workspace: &Path,
-    tree: &Worktree,
+    snapshot: &str,
     scratch: &Path,
     attempt: u32,
 ) -> Result<Prepared, String> {
-    let base = transport::publish(workspace, &tree.base, scratch)
+    let base = transport::publish(workspace, snapshot, scratch)
         .await
         .map_err(|e| format!("its base could not be published: {e}"))?;
     let branch = transport::branch(&vars.swarm_id, &vars.task_id, attempt);
@@ -98,8 +99,9 @@ pub async fn prepare(
     })
 }
 
-/// After the worker ended: its branch fetched into `tree`, or why not (then the attempt
-/// failed, as one whose worker crashed). Gives its ssh host back, and remembers where the
+/// After the worker ended: its branch fetched into `tree` (`None`: the worktree could not
+/// be made, and the report says so), or why not (then the attempt failed, as one whose
+/// worker crashed). Gives its ssh host back, and remembers where the
 /// attempt was lost (ended without a result line: its job cancelled, its connection or
 /// worker killed) so that the task's retry is placed elsewhere.
 pub async fn finish(
@@ -107,12 +109,13 @@ pub async fn finish(
     remote: &Remote,
     report: &mut Report,
     workspace: &Path,
-    tree: &Worktree,
+    tree: Option<&Worktree>,
     scratch: &Path,
 ) {
     if report.failure().is_none() {
-        let fetched = match &report.returned {
-            Some(returned) => {
+        let fetched = match (&report.returned, tree) {
+            (_, None) => Err("its worktree could not be made".into()),
+            (Some(returned), Some(tree)) => {
                 transport::receive(
                     workspace,
                     &remote.base,
@@ -123,7 +126,7 @@ pub async fn finish(
                 )
                 .await
             }
-            None => Err("it ended without returning its branch (no git_result line)".into()),
+            (None, _) => Err("it ended without returning its branch (no git_result line)".into()),
         };
         report.transport_error = fetched.err();
     }

@@ -192,7 +192,7 @@ pub async fn receive(
     )
     .await
     .map_err(|_| format!("its branch does not start from the base {}", base.commit))?;
-    git(&tree.dir, &["checkout", "-q", "-f", "--detach", &got])
+    tree.git(&["checkout", "-q", "-f", "--detach", &got], None)
         .await
         .map_err(|e| format!("its result could not be checked out: {e}"))?;
     Ok(())

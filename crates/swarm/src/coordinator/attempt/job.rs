@@ -85,15 +85,9 @@ impl Job {
         // remote worker needs only the snapshot (its base is published from it): the
         // worktree its result is checked out in is made while it runs.
         let deferred = isolated && worker.remote.is_some();
-        let tree = if isolated {
-            Some(worktree(&main, &scratch, &task_id, attempt, !deferred).await)
-        } else {
-            None
-        };
-        let workspace = match &tree {
-            Some(Ok(t)) => t.dir.clone(),
-            _ => main.clone(),
-        };
+        let (planned, mut tree) =
+            isolate(&main, &scratch, &task_id, attempt, isolated, deferred).await;
+        let workspace = where_it_works(&main, &planned, &tree);
         worker.vars.workspace = workspace.display().to_string();
         let cwd = if deferred { &main } else { &workspace };
         let mut before = if deferred {
@@ -101,47 +95,30 @@ impl Job {
         } else {
             snapshot(&workspace, &task)
         };
-        let command = worker.command(&tree, &main, &scratch, attempt).await;
+        let command = worker
+            .command(start_from(&planned, &tree), &main, &scratch, attempt)
+            .await;
         let remote_launch = worker.remote.clone();
         let making = async {
-            match (&tree, deferred) {
-                (Some(Ok(t)), true) => isolation::create(&main, &t.base, &t.dir)
-                    .await
-                    .map(drop)
-                    .map_err(|e| format!("its worktree could not be made: {e}")),
-                _ => Ok(()),
+            match (&planned, deferred) {
+                (Some(Ok(p)), true) => Some(make(&main, p).await),
+                _ => None,
             }
         };
-        let running = async {
-            match command {
-                Ok((program, args, preamble, r)) => {
-                    let report = worker
-                        .run(program, args, preamble, cwd, task.writes(), tx)
-                        .await;
-                    (report, r)
-                }
-                Err(err) => {
-                    drop(tx);
-                    let report = worker::Report {
-                        spawn_error: Some(err),
-                        ..worker::Report::default()
-                    };
-                    (report, None)
-                }
-            }
-        };
+        let running = worker.start(command, cwd, task.writes(), tx);
         let (made, (mut report, remote)) = tokio::join!(making, running);
         let _ = forward.await;
-        if deferred {
+        if let Some(made) = made {
+            if report.failure().is_none() {
+                report.transport_error = made.as_ref().err().cloned();
+            }
+            tree = Some(made);
             // What the task's files held at the base, read where they are now checked out.
             before = snapshot(&workspace, &task);
         }
-        match (&remote, &remote_launch, &tree, made) {
-            (Some(r), Some(launch), Some(Ok(t)), Ok(())) => {
-                crate::remote::attempt::finish(launch, r, &mut report, &main, t, &scratch).await;
-            }
-            (_, _, _, Err(err)) if report.failure().is_none() => report.transport_error = Some(err),
-            _ => {}
+        if let (Some(r), Some(launch)) = (&remote, &remote_launch) {
+            let t = tree.as_ref().and_then(|t| t.as_ref().ok());
+            crate::remote::attempt::finish(launch, r, &mut report, &main, t, &scratch).await;
         }
         // The files this worker changed, once, for the checks and the attempt's record.
         let files = own_changes(&task, &report, &workspace);
@@ -172,23 +149,24 @@ impl Job {
 }
 
 impl WorkerStart {
-    /// The command that starts the worker. A remote worker starts from a published base
-    /// and returns a branch.
+    /// The command that starts the worker, from `start_from` (the snapshot an isolated
+    /// attempt starts from, or why there is none). A remote worker starts from a published
+    /// base and returns a branch.
     async fn command(
         &self,
-        tree: &Option<Result<Worktree, String>>,
+        start_from: Option<Result<String, String>>,
         main: &Path,
         scratch: &Path,
         attempt: u32,
     ) -> Result<Command, String> {
-        match (tree, &self.remote) {
-            (Some(Err(err)), _) => Err(err.clone()),
-            (Some(Ok(t)), Some(launch)) => crate::remote::attempt::prepare(
+        match (start_from, &self.remote) {
+            (Some(Err(err)), _) => Err(err),
+            (Some(Ok(base)), Some(launch)) => crate::remote::attempt::prepare(
                 launch,
                 &self.template,
                 &self.vars,
                 main,
-                t,
+                &base,
                 scratch,
                 attempt,
             )
@@ -199,6 +177,31 @@ impl WorkerStart {
                 .template
                 .expand(&self.vars)
                 .map(|(program, args)| (program, args, Vec::new(), None)),
+        }
+    }
+
+    /// Starts `command` in `cwd` and runs it to its end (or reports why it could not
+    /// start), with the remote attempt it belongs to.
+    async fn start(
+        self,
+        command: Result<Command, String>,
+        cwd: &Path,
+        writes: bool,
+        tx: mpsc::UnboundedSender<worker::Message>,
+    ) -> (worker::Report, Option<Remote>) {
+        match command {
+            Ok((program, args, preamble, remote)) => {
+                let report = self.run(program, args, preamble, cwd, writes, tx).await;
+                (report, remote)
+            }
+            Err(err) => {
+                drop(tx);
+                let report = worker::Report {
+                    spawn_error: Some(err),
+                    ..worker::Report::default()
+                };
+                (report, None)
+            }
         }
     }
 
@@ -278,31 +281,81 @@ fn forward_messages(
     (tx, forward)
 }
 
-/// A worktree of a snapshot of `main` for this attempt; only planned, not made, unless
-/// `make`.
-async fn worktree(
+/// Where an isolated attempt's worktree goes, and the snapshot it starts from.
+struct Planned {
+    dir: PathBuf,
+    base: String,
+}
+
+/// The attempt's plan and worktree when `isolated`: the worktree made now, unless
+/// `deferred` (then the caller makes it from the plan).
+async fn isolate(
     main: &Path,
     scratch: &Path,
     task_id: &str,
     attempt: u32,
-    make: bool,
-) -> Result<Worktree, String> {
+    isolated: bool,
+    deferred: bool,
+) -> (
+    Option<Result<Planned, String>>,
+    Option<Result<Worktree, String>>,
+) {
+    if !isolated {
+        return (None, None);
+    }
+    let planned = plan(main, scratch, task_id, attempt).await;
+    let tree = match &planned {
+        Ok(p) if !deferred => Some(make(main, p).await),
+        Ok(_) => None,
+        Err(err) => Some(Err(err.clone())),
+    };
+    (Some(planned), tree)
+}
+
+/// The directory the attempt's worker works in (a remote one: where its result will be).
+fn where_it_works(
+    main: &Path,
+    planned: &Option<Result<Planned, String>>,
+    tree: &Option<Result<Worktree, String>>,
+) -> PathBuf {
+    match (tree, planned) {
+        (Some(Ok(t)), _) => t.dir.clone(),
+        (None, Some(Ok(p))) => p.dir.clone(),
+        _ => main.to_path_buf(),
+    }
+}
+
+/// The snapshot an isolated attempt starts from, or why there is none.
+fn start_from(
+    planned: &Option<Result<Planned, String>>,
+    tree: &Option<Result<Worktree, String>>,
+) -> Option<Result<String, String>> {
+    match (tree, planned) {
+        (Some(Err(err)), _) => Some(Err(err.clone())),
+        (_, Some(p)) => Some(p.as_ref().map(|p| p.base.clone()).map_err(Clone::clone)),
+        (_, None) => None,
+    }
+}
+
+/// The snapshot of `main` this attempt starts from, and where its worktree goes.
+async fn plan(main: &Path, scratch: &Path, task_id: &str, attempt: u32) -> Result<Planned, String> {
     let dir = scratch.join(format!("{task_id}-{attempt}"));
     if dir.symlink_metadata().is_ok() {
         // Left by a coordinator killed during this attempt (an attempt that ended is
         // recorded, and the next one has another number): nobody will read it.
-        let stale = Worktree {
-            dir: dir.clone(),
-            base: String::new(),
-        };
-        isolation::remove(main, &stale).await;
+        isolation::remove_dir(main, &dir).await;
     }
-    let made = match isolation::snapshot(main, scratch).await {
-        Ok(base) if make => isolation::create(main, &base, &dir).await,
-        Ok(base) => Ok(Worktree { dir, base }),
-        Err(err) => Err(err),
-    };
-    made.map_err(|e| format!("its worktree could not be made: {e}"))
+    isolation::snapshot(main, scratch)
+        .await
+        .map(|base| Planned { dir, base })
+        .map_err(|e| format!("its worktree could not be made: {e}"))
+}
+
+/// The worktree `planned` describes.
+async fn make(main: &Path, planned: &Planned) -> Result<Worktree, String> {
+    isolation::create(main, &planned.base, &planned.dir)
+        .await
+        .map_err(|e| format!("its worktree could not be made: {e}"))
 }
 
 /// A passing attempt's changes merged back into `main` (`None` when it did not pass); the
