@@ -455,6 +455,24 @@ mod tests {
         }
     }
 
+    /// What the coordinator makes for a remote attempt of `ws` on branch `name`: the
+    /// attempt's worktree, the published base, and the worker's stdin carrying the base and
+    /// a first message.
+    async fn coordinator_side(
+        ws: &Path,
+        scratch: &Path,
+        name: &str,
+    ) -> (isolation::Worktree, transport::Base, Vec<u8>) {
+        let snap = isolation::snapshot(ws, scratch).await.unwrap();
+        let tree = isolation::create(ws, &snap, &scratch.join("wt"))
+            .await
+            .unwrap();
+        let base = publish(ws, &snap, scratch).await.unwrap();
+        let mut stdin = preamble(&base, name).unwrap();
+        stdin.extend(b"{\"type\":\"user_input\",\"text\":\"go\"}\n");
+        (tree, base, stdin)
+    }
+
     /// The whole trip, as it goes between a coordinator and a remote node: base out on
     /// stdin, a worker (a shell standing in for `atto exec`) edits and prints its result,
     /// the branch comes back in the last line and is checked out in the attempt's
@@ -464,16 +482,8 @@ mod tests {
         let ws = one_file_repo();
         let scratch = tempfile::tempdir().unwrap();
         let node = tempfile::tempdir().unwrap();
-        let snap = isolation::snapshot(ws.path(), scratch.path())
-            .await
-            .unwrap();
-        let tree = isolation::create(ws.path(), &snap, &scratch.path().join("wt"))
-            .await
-            .unwrap();
-        let base = publish(ws.path(), &snap, scratch.path()).await.unwrap();
         let name = branch("s1", "t1", 2);
-        let mut stdin = preamble(&base, &name).unwrap();
-        stdin.extend(b"{\"type\":\"user_input\",\"text\":\"go\"}\n");
+        let (tree, base, stdin) = coordinator_side(ws.path(), scratch.path(), &name).await;
         let ws_path = ws.path().display().to_string();
         let script = format!(
             "read -r op; case \"$op\" in *user_input*) ;; *) exit 3;; esac; \
@@ -554,16 +564,8 @@ mod tests {
         let ws = one_file_repo();
         let scratch = tempfile::tempdir().unwrap();
         let node = tempfile::tempdir().unwrap();
-        let snap = isolation::snapshot(ws.path(), scratch.path())
-            .await
-            .unwrap();
-        let tree = isolation::create(ws.path(), &snap, &scratch.path().join("wt"))
-            .await
-            .unwrap();
-        let base = publish(ws.path(), &snap, scratch.path()).await.unwrap();
         let name = branch("s1", "t1", 1);
-        let mut stdin = preamble(&base, &name).unwrap();
-        stdin.extend(b"{\"type\":\"user_input\",\"text\":\"go\"}\n");
+        let (tree, base, stdin) = coordinator_side(ws.path(), scratch.path(), &name).await;
         let script = "read -r op; echo two > a.txt; git -c user.name=w -c user.email=w@x \
              commit -qam mine; echo later > c.txt; \
              echo '{\"type\":\"result\",\"status\":\"completed\"}'";
