@@ -152,6 +152,8 @@ struct Coordinator {
     base: (u64, Option<f64>),
     /// The ssh launcher's hosts and the attempts on each.
     hosts: Arc<crate::remote::launcher::Hosts>,
+    /// Worktrees finished attempts left for later ones (`isolation: worktree`).
+    worktrees: Arc<crate::isolation::Pool>,
 }
 
 /// Runs a swarm to its end and returns its final state. Events go to `events`; the
@@ -168,6 +170,7 @@ pub async fn run(
     let (resumed, state) = first_state(start, &deps);
     let mut c = Coordinator::new(config, deps, options, state, events);
     c.hold_liveness();
+    c.worktrees.clear_leftovers(&c.deps.workspace).await;
     c.emit(SwarmEvent::Started {
         swarm_id: c.state.id.clone(),
         goal: c.state.goal.clone(),
@@ -241,6 +244,15 @@ impl Coordinator {
         );
         let (messages_tx, messages) = mpsc::unbounded_channel();
         let (check_asks_tx, check_asks) = mpsc::unbounded_channel();
+        let parking = deps
+            .report_dir
+            .join(&state.id)
+            .join("worktrees")
+            .join("parked");
+        let worktrees = Arc::new(crate::isolation::Pool::new(
+            parking,
+            config.max_workers as usize,
+        ));
         let judge = deps.judge.clone().map(|j| {
             Arc::new(Capped::new(j, budget.clone()).with_output_limit(deps.max_output_tokens))
         });
@@ -268,6 +280,7 @@ impl Coordinator {
             base: (0, Some(0.0)),
             alive: None,
             hosts: Arc::default(),
+            worktrees,
         }
     }
 
@@ -606,6 +619,7 @@ impl Coordinator {
     }
 
     async fn finish(mut self) -> SwarmState {
+        self.worktrees.drain(&self.deps.workspace).await;
         if self.interrupted {
             self.state.status = SwarmStatus::Interrupted;
         } else if self.state.status == SwarmStatus::Running {

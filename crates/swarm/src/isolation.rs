@@ -23,6 +23,9 @@ use std::sync::{Arc, PoisonError};
 use atto_tools::beneath::{Kind, Workspace as Beneath};
 use tokio::process::Command;
 
+mod pool;
+pub use pool::Pool;
+
 /// A worktree an attempt works in.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Worktree {
@@ -265,6 +268,17 @@ pub async fn create(workspace: &Path, base: &str, dir: &Path) -> Result<Worktree
     )
     .await?;
     drop(repository);
+    link_ignored(workspace, dir).await;
+    let tree = Worktree::open(dir, base).await;
+    if tree.is_err() {
+        remove_dir(workspace, dir).await;
+    }
+    tree
+}
+
+/// Links the workspace's top-level ignored directories (virtual environments,
+/// `node_modules`) into the worktree at `dir`, so the project's tests can run there.
+async fn link_ignored(workspace: &Path, dir: &Path) {
     let ignored = git(
         workspace,
         &[
@@ -292,11 +306,6 @@ pub async fn create(workspace: &Path, base: &str, dir: &Path) -> Result<Worktree
             let _ = std::os::unix::fs::symlink(&from, &to);
         }
     }
-    let tree = Worktree::open(dir, base).await;
-    if tree.is_err() {
-        remove_dir(workspace, dir).await;
-    }
-    tree
 }
 
 /// What the attempt changed in its worktree, against the snapshot it started from.

@@ -85,6 +85,7 @@ impl Coordinator {
             main: self.deps.workspace.clone(),
             isolated: self.config.isolation == Isolation::Worktree,
             scratch: self.deps.report_dir.join(&self.state.id).join("worktrees"),
+            pool: self.worktrees.clone(),
             task,
             model,
             reservation,

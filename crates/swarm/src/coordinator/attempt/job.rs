@@ -35,6 +35,8 @@ pub(super) struct Job {
     pub isolated: bool,
     /// Where worktrees and published bases go.
     pub scratch: PathBuf,
+    /// The swarm's parked worktrees, an attempt's taken from and given back to.
+    pub pool: Arc<isolation::Pool>,
     pub worker: WorkerStart,
     pub checking: Checking,
 }
@@ -76,6 +78,7 @@ impl Job {
             main,
             isolated,
             scratch,
+            pool,
             mut worker,
             checking,
         } = self;
@@ -85,8 +88,10 @@ impl Job {
         // remote worker needs only the snapshot (its base is published from it): the
         // worktree its result is checked out in is made while it runs.
         let deferred = isolated && worker.remote.is_some();
-        let (planned, mut tree) =
-            isolate(&main, &scratch, &task_id, attempt, isolated, deferred).await;
+        let (planned, mut tree) = isolate(
+            &pool, &main, &scratch, &task_id, attempt, isolated, deferred,
+        )
+        .await;
         let workspace = where_it_works(&main, &planned, &tree);
         worker.vars.workspace = workspace.display().to_string();
         let cwd = if deferred { &main } else { &workspace };
@@ -99,12 +104,7 @@ impl Job {
             .command(start_from(&planned, &tree), &main, &scratch, attempt)
             .await;
         let remote_launch = worker.remote.clone();
-        let making = async {
-            match (&planned, deferred) {
-                (Some(Ok(p)), true) => Some(make(&main, p).await),
-                _ => None,
-            }
-        };
+        let making = make_deferred(&pool, &main, &planned, deferred);
         let running = worker.start(command, cwd, task.writes(), tx);
         let (made, (mut report, remote)) = tokio::join!(making, running);
         let _ = forward.await;
@@ -133,7 +133,7 @@ impl Job {
         };
         let passed = outcome.as_ref().is_some_and(|o| o.verdict == Verdict::Pass);
         let merge = match &tree {
-            Some(Ok(t)) => merge(&main, t, &scratch, passed).await,
+            Some(Ok(t)) => merge(&pool, &main, t, &scratch, passed).await,
             _ => None,
         };
         Done {
@@ -290,6 +290,7 @@ struct Planned {
 /// The attempt's plan and worktree when `isolated`: the worktree made now, unless
 /// `deferred` (then the caller makes it from the plan).
 async fn isolate(
+    pool: &isolation::Pool,
     main: &Path,
     scratch: &Path,
     task_id: &str,
@@ -305,7 +306,7 @@ async fn isolate(
     }
     let planned = plan(main, scratch, task_id, attempt).await;
     let tree = match &planned {
-        Ok(p) if !deferred => Some(make(main, p).await),
+        Ok(p) if !deferred => Some(make(pool, main, p).await),
         Ok(_) => None,
         Err(err) => Some(Err(err.clone())),
     };
@@ -351,16 +352,30 @@ async fn plan(main: &Path, scratch: &Path, task_id: &str, attempt: u32) -> Resul
         .map_err(|e| format!("its worktree could not be made: {e}"))
 }
 
-/// The worktree `planned` describes.
-async fn make(main: &Path, planned: &Planned) -> Result<Worktree, String> {
-    isolation::create(main, &planned.base, &planned.dir)
+/// The worktree of a `deferred` attempt, made while its worker runs.
+async fn make_deferred(
+    pool: &isolation::Pool,
+    main: &Path,
+    planned: &Option<Result<Planned, String>>,
+    deferred: bool,
+) -> Option<Result<Worktree, String>> {
+    match (planned, deferred) {
+        (Some(Ok(p)), true) => Some(make(pool, main, p).await),
+        _ => None,
+    }
+}
+
+/// The worktree `planned` describes: a parked one when the pool holds one.
+async fn make(pool: &isolation::Pool, main: &Path, planned: &Planned) -> Result<Worktree, String> {
+    pool.take(main, &planned.base, &planned.dir)
         .await
         .map_err(|e| format!("its worktree could not be made: {e}"))
 }
 
 /// A passing attempt's changes merged back into `main` (`None` when it did not pass); the
-/// worktree is removed unless a conflict keeps it for a person to look at.
+/// worktree goes back to the pool unless a conflict keeps it for a person to look at.
 async fn merge(
+    pool: &isolation::Pool,
     main: &Path,
     t: &Worktree,
     scratch: &Path,
@@ -384,7 +399,7 @@ async fn merge(
         merge = Some(merged);
     }
     if !matches!(merge, Some(Err(_))) {
-        isolation::remove(main, t).await;
+        pool.give_back(main, t).await;
     }
     merge
 }
