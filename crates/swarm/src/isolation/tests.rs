@@ -284,6 +284,30 @@ async fn a_snapshot_of_a_sparse_checkout_keeps_the_files_outside_it() {
 }
 
 #[tokio::test]
+async fn a_snapshot_takes_a_file_the_user_told_git_to_assume_unchanged_as_it_is() {
+    // `git update-index --assume-unchanged` (or `--skip-worktree`) keeps a local edit out
+    // of `git status`; the workers still work on the files as they are.
+    let ws = repo();
+    let scratch = tempfile::tempdir().unwrap();
+    sh(
+        ws.path(),
+        "git update-index --assume-unchanged a.txt && echo local > a.txt && \
+         git update-index --skip-worktree b.txt && echo mine > b.txt",
+    );
+    let snap = snapshot(ws.path(), scratch.path()).await.unwrap();
+    let show = |rel: &str| {
+        let out = std::process::Command::new("git")
+            .args(["show", &format!("{snap}:{rel}")])
+            .current_dir(ws.path())
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert_eq!(show("a.txt"), "local\n");
+    assert_eq!(show("b.txt"), "mine\n");
+}
+
+#[tokio::test]
 async fn a_snapshot_sees_a_change_that_left_size_and_time_as_they_were() {
     // The snapshot starts from the workspace's own index (its stat data spares hashing
     // unchanged files): a file rewritten with the same size and then given back its
