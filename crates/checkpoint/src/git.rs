@@ -123,9 +123,7 @@ impl Git {
             return;
         };
         // The copy is checked again: the user's git may have replaced their index meanwhile.
-        let copied = copy_keeping_mtime(&user.index, &self.index.path).is_ok()
-            && std::fs::File::open(&self.index.path)
-                .is_ok_and(|f| seed::usable_index(std::io::BufReader::new(f)))
+        let copied = seed::copy_index(&user.index, &self.index.path)
             && seed::borrow_objects(&self.side, &user.objects).is_ok();
         if !copied {
             let _ = std::fs::remove_file(&self.index.path);
@@ -276,7 +274,7 @@ pub(crate) fn is_lock_busy(stderr: &str) -> bool {
 
 /// Copies `from` to `to` through a temporary sibling and a rename, keeping `from`'s mtime:
 /// git trusts an index entry's stat data only when the file is older than the index itself.
-fn copy_keeping_mtime(from: &Path, to: &Path) -> std::io::Result<()> {
+pub(crate) fn copy_keeping_mtime(from: &Path, to: &Path) -> std::io::Result<()> {
     let modified = std::fs::metadata(from)?.modified()?;
     let mut tmp = to.as_os_str().to_owned();
     tmp.push(format!(

@@ -106,6 +106,7 @@ use git::{Git, path_of, split_nul_bytes};
 pub use link::WatchDaemon;
 use meta::Entry;
 use record::State;
+pub use seed::copy_index;
 
 /// Caps that keep checkpoints from filling the disk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -95,6 +95,19 @@ pub(crate) fn usable_index(r: impl BufRead) -> bool {
     reader.finish()
 }
 
+/// Copies the index file `from` to `to`, keeping its modification time (git trusts an
+/// entry's stat data only when the file is older than the index), and says whether the copy
+/// is one `git add -A` treats as it treats a fresh index ([`usable_index`]). False, and
+/// nothing left at `to`, otherwise.
+pub fn copy_index(from: &Path, to: &Path) -> bool {
+    let usable = crate::git::copy_keeping_mtime(from, to).is_ok()
+        && std::fs::File::open(to).is_ok_and(|f| usable_index(BufReader::new(f)));
+    if !usable {
+        let _ = std::fs::remove_file(to);
+    }
+    usable
+}
+
 /// Makes the side repository borrow objects from `objects` (writes `objects/info/alternates`
 /// when it does not say so already).
 pub(crate) fn borrow_objects(side: &Path, objects: &Path) -> std::io::Result<()> {
