@@ -42,13 +42,10 @@ fn median(mut v: Vec<f64>) -> f64 {
     v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
-async fn bench() -> Result<serde_json::Value, String> {
-    let ws = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let scratch = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let node = tempfile::tempdir().map_err(|e| e.to_string())?;
-    // 5,000 source-like files of about 1 KB in 50 directories.
+/// 5,000 source-like files of about 1 KB in 50 directories, committed and packed in `ws`.
+fn generate(ws: &Path) -> Result<(), String> {
     for i in 0..FILES {
-        let dir = ws.path().join(format!("pkg{:02}", i % 50));
+        let dir = ws.join(format!("pkg{:02}", i % 50));
         std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
         let body = format!(
             "# module {i}\n{}",
@@ -57,11 +54,28 @@ async fn bench() -> Result<serde_json::Value, String> {
         std::fs::write(dir.join(format!("m{i:04}.py")), body).map_err(|e| e.to_string())?;
     }
     sh(
-        ws.path(),
+        ws,
         // Packed, as a repository with history is; the attempts' own objects stay loose.
         "git init -q && git config user.email b@b && git config user.name b && git add -A && \
          git commit -qm init && git repack -adq",
-    )?;
+    )
+}
+
+/// The worker of attempt `run`: a shell that changes a file, adds one and deletes one, then
+/// reports its result.
+fn worker(run: usize) -> Vec<String> {
+    let script = format!(
+        "read -r op; echo changed{run} >> pkg0{run}/m000{run}.py; echo new > added{run}.txt; \
+         rm -f pkg1{run}/m001{run}.py; echo '{{\"type\":\"result\",\"status\":\"completed\"}}'"
+    );
+    vec!["sh".to_owned(), "-c".to_owned(), script]
+}
+
+async fn bench() -> Result<serde_json::Value, String> {
+    let ws = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let scratch = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let node = tempfile::tempdir().map_err(|e| e.to_string())?;
+    generate(ws.path())?;
     let mut worktree_ms = Vec::new();
     let mut publish_cold_ms = 0.0;
     let mut publish_ms = Vec::new();
@@ -92,11 +106,7 @@ async fn bench() -> Result<serde_json::Value, String> {
         }
         bundle_bytes = stdin.len();
         stdin.extend(b"{\"type\":\"user_input\",\"text\":\"go\"}\n");
-        let worker = format!(
-            "read -r op; echo changed{run} >> pkg0{run}/m000{run}.py; echo new > added{run}.txt; \
-             rm -f pkg1{run}/m001{run}.py; echo '{{\"type\":\"result\",\"status\":\"completed\"}}'"
-        );
-        let command = vec!["sh".to_owned(), "-c".to_owned(), worker];
+        let command = worker(run);
         let t = Instant::now();
         let mut out = Vec::new();
         let served = serve(std::io::Cursor::new(stdin), &mut out, &command, &clones).await?;

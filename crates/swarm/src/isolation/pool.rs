@@ -160,20 +160,9 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
+    use crate::isolation::tests::repo;
     use crate::isolation::{Change, changes, snapshot};
     use crate::testing::sh;
-
-    fn repo() -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
-        sh(
-            dir.path(),
-            "git init -q && git config user.email a@b && git config user.name a && \
-             echo one > a.txt && echo keep > b.txt && echo 'venv/' > .gitignore && \
-             git add . && git commit -qm init && echo untracked > new.txt && mkdir venv && \
-             echo lib > venv/lib.py",
-        );
-        dir
-    }
 
     fn worktrees(ws: &Path) -> usize {
         let out = std::process::Command::new("git")

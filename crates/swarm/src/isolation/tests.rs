@@ -5,7 +5,21 @@
 use super::*;
 use crate::testing::sh;
 
-fn repo() -> tempfile::TempDir {
+/// `rel` as the commit `snap` holds it, or `None` when it holds no such file.
+fn file_at(ws: &Path, snap: &str, rel: &str) -> Option<String> {
+    let out = std::process::Command::new("git")
+        .args(["show", &format!("{snap}:{rel}")])
+        .current_dir(ws)
+        .output()
+        .unwrap();
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// A workspace: `a.txt` (three lines) and `b.txt` committed, `new.txt` untracked, an
+/// ignored `venv/` (its `.gitignore` untracked).
+pub(super) fn repo() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     sh(
         dir.path(),
@@ -264,23 +278,10 @@ async fn a_snapshot_of_a_sparse_checkout_keeps_the_files_outside_it() {
     );
     let scratch = tempfile::tempdir().unwrap();
     let snap = snapshot(ws.path(), scratch.path()).await.unwrap();
-    let show = |rev: &str| {
-        let out = std::process::Command::new("git")
-            .args(["show", rev])
-            .current_dir(ws.path())
-            .output()
-            .unwrap();
-        (
-            out.status.success(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-        )
-    };
-    assert_eq!(show(&format!("{snap}:there/t.txt")), (true, "t\n".into()));
-    assert_eq!(
-        show(&format!("{snap}:here/h.txt")),
-        (true, "changed\n".into())
-    );
-    assert_eq!(show(&format!("{snap}:top.txt")), (true, "top\n".into()));
+    let at = |rel: &str| file_at(ws.path(), &snap, rel);
+    assert_eq!(at("there/t.txt").as_deref(), Some("t\n"));
+    assert_eq!(at("here/h.txt").as_deref(), Some("changed\n"));
+    assert_eq!(at("top.txt").as_deref(), Some("top\n"));
 }
 
 #[tokio::test]
@@ -295,16 +296,9 @@ async fn a_snapshot_takes_a_file_the_user_told_git_to_assume_unchanged_as_it_is(
          git update-index --skip-worktree b.txt && echo mine > b.txt",
     );
     let snap = snapshot(ws.path(), scratch.path()).await.unwrap();
-    let show = |rel: &str| {
-        let out = std::process::Command::new("git")
-            .args(["show", &format!("{snap}:{rel}")])
-            .current_dir(ws.path())
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
-    assert_eq!(show("a.txt"), "local\n");
-    assert_eq!(show("b.txt"), "mine\n");
+    let at = |rel: &str| file_at(ws.path(), &snap, rel);
+    assert_eq!(at("a.txt").as_deref(), Some("local\n"));
+    assert_eq!(at("b.txt").as_deref(), Some("mine\n"));
 }
 
 #[tokio::test]
@@ -324,12 +318,10 @@ async fn a_snapshot_sees_a_change_that_left_size_and_time_as_they_were() {
         .set_modified(before)
         .unwrap();
     let snap = snapshot(ws.path(), scratch.path()).await.unwrap();
-    let out = std::process::Command::new("git")
-        .args(["show", &format!("{snap}:b.txt")])
-        .current_dir(ws.path())
-        .output()
-        .unwrap();
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "KEEP\n");
+    assert_eq!(
+        file_at(ws.path(), &snap, "b.txt").as_deref(),
+        Some("KEEP\n")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

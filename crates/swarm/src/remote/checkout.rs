@@ -473,6 +473,24 @@ mod tests {
         (tree, base, stdin)
     }
 
+    /// Serves one attempt whose worker is the shell `script`: how it ended, and its stdout.
+    async fn serve_script(stdin: Vec<u8>, script: &str, node: &Node) -> (Served, String) {
+        let command = vec!["sh".to_owned(), "-c".to_owned(), script.to_owned()];
+        let mut out = Vec::new();
+        let served = serve(std::io::Cursor::new(stdin), &mut out, &command, node)
+            .await
+            .unwrap();
+        (served, String::from_utf8(out).unwrap())
+    }
+
+    /// A node that makes a fresh clone in `dir` for every attempt.
+    fn fresh(dir: &Path) -> Node {
+        Node {
+            clones: Clones::Fresh(dir.to_owned()),
+            name: None,
+        }
+    }
+
     /// The whole trip, as it goes between a coordinator and a remote node: base out on
     /// stdin, a worker (a shell standing in for `atto exec`) edits and prints its result,
     /// the branch comes back in the last line and is checked out in the attempt's
@@ -491,21 +509,8 @@ mod tests {
              echo two > a.txt; echo new > b.txt; \
              echo '{{\"type\":\"result\",\"status\":\"completed\"}}'"
         );
-        let command = vec!["sh".to_owned(), "-c".to_owned(), script];
-        let mut out = Vec::new();
-        let served = serve(
-            std::io::Cursor::new(stdin),
-            &mut out,
-            &command,
-            &Node {
-                clones: Clones::Fresh(node.path().to_owned()),
-                name: None,
-            },
-        )
-        .await
-        .unwrap();
+        let (served, text) = serve_script(stdin, &script, &fresh(node.path())).await;
         assert_eq!(served, Served::Returned(0));
-        let text = String::from_utf8(out).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(lines.len(), 2, "{text}");
         assert!(lines[0].contains("\"result\""));
@@ -569,17 +574,8 @@ mod tests {
         let script = "read -r op; echo two > a.txt; git -c user.name=w -c user.email=w@x \
              commit -qam mine; echo later > c.txt; \
              echo '{\"type\":\"result\",\"status\":\"completed\"}'";
-        let command = vec!["sh".to_owned(), "-c".to_owned(), script.to_owned()];
-        let mut out = Vec::new();
-        let clones = Node {
-            clones: Clones::Fresh(node.path().to_owned()),
-            name: None,
-        };
-        let served = serve(std::io::Cursor::new(stdin), &mut out, &command, &clones)
-            .await
-            .unwrap();
+        let (served, text) = serve_script(stdin, script, &fresh(node.path())).await;
         assert_eq!(served, Served::Returned(0));
-        let text = String::from_utf8(out).unwrap();
         let returned: ResultEvent = serde_json::from_str(text.lines().last().unwrap()).unwrap();
         transport::receive(ws.path(), &base, &name, &returned, &tree, scratch.path())
             .await
@@ -650,14 +646,9 @@ mod tests {
             let name = branch("s1", task, 1);
             let mut stdin = preamble(&base, &name).unwrap();
             stdin.extend(b"{\"type\":\"user_input\",\"text\":\"go\"}\n");
-            let command = vec!["sh".to_owned(), "-c".to_owned(), script.to_owned()];
-            let mut out = Vec::new();
-            let served = serve(std::io::Cursor::new(stdin), &mut out, &command, &pool)
-                .await
-                .unwrap();
+            let (served, text) = serve_script(stdin, script, &pool).await;
             assert_eq!(served, Served::Returned(0), "{task}");
             assert_eq!(idle_clones(node.path()).unwrap(), 1, "{task}");
-            let text = String::from_utf8(out).unwrap();
             let returned: ResultEvent = serde_json::from_str(text.lines().last().unwrap()).unwrap();
             names.push((name, returned));
         }
