@@ -1,11 +1,16 @@
 //! What the git transport of one remote attempt costs on a 5,000-file repository: the
 //! base published (every attempt here starts from a new tree, since the one before it
-//! merged: the first is timed apart as cold), the
-//! node's side (unbundle, checkout, commit, bundle back) around a worker that changes
-//! three files, in a pool of clones on the node (the first attempt makes the clone and is
-//! timed apart as cold; later ones check their base out over it), and the coordinator's fetch, checkout, change listing and three-way merge.
-//! The local worktree an isolated attempt gets is timed apart: a remote attempt makes it while
-//! its worker runs.
+//! merged: the first is timed apart as cold), the node's side (unbundle, checkout, commit,
+//! bundle back) around a worker that changes three files, in a pool of clones on the node
+//! (the first attempt makes the clone and is timed apart as cold; later ones check their
+//! base out over it), and the coordinator's fetch, checkout, change listing and three-way
+//! merge.
+//!
+//! The worker takes as long as a task of `ATTO_BENCH_REPLIES` model replies (3 unless set)
+//! of 200 ms each, which is not counted. Meanwhile the coordinator makes the attempt's
+//! local worktree (the one the attempt before left, parked) and settles it, as a remote
+//! attempt does; only what of that outlasts the
+//! worker counts (`worktree_wait_ms`).
 //!
 //! `cargo bench -p atto-swarm --bench transport` (bench/scaleout.py runs it and checks the
 //! targets); prints one JSON object.
@@ -61,62 +66,94 @@ fn generate(ws: &Path) -> Result<(), String> {
     )
 }
 
-/// The worker of attempt `run`: a shell that changes a file, adds one and deletes one, then
-/// reports its result.
-fn worker(run: usize) -> Vec<String> {
+/// The worker of attempt `run`: a shell that waits as long as the task's replies take,
+/// changes a file, adds one and deletes one, then reports its result.
+fn worker(run: usize, task_ms: u64) -> Vec<String> {
     let script = format!(
-        "read -r op; echo changed{run} >> pkg0{run}/m000{run}.py; echo new > added{run}.txt; \
-         rm -f pkg1{run}/m001{run}.py; echo '{{\"type\":\"result\",\"status\":\"completed\"}}'"
+        "read -r op; sleep {}.{:03}; echo changed{run} >> pkg0{run}/m000{run}.py; \
+         echo new > added{run}.txt; rm -f pkg1{run}/m001{run}.py; \
+         echo '{{\"type\":\"result\",\"status\":\"completed\"}}'",
+        task_ms / 1000,
+        task_ms % 1000
     );
     vec!["sh".to_owned(), "-c".to_owned(), script]
 }
 
+/// The task's replies: `ATTO_BENCH_REPLIES`, 3 unless set.
+fn replies() -> Result<u64, String> {
+    std::env::var("ATTO_BENCH_REPLIES").map_or(Ok(3), |v| {
+        v.parse()
+            .map_err(|e| format!("ATTO_BENCH_REPLIES={v}: {e}"))
+    })
+}
+
+/// Timings of every attempt, in ms.
+#[derive(Default)]
+struct Times {
+    snapshot: Vec<f64>,
+    worktree: Vec<f64>,
+    worktree_wait: Vec<f64>,
+    publish: Vec<f64>,
+    node: Vec<f64>,
+    receive: Vec<f64>,
+    merge: Vec<f64>,
+}
+
 async fn bench() -> Result<serde_json::Value, String> {
+    let task_ms = replies()? * 200;
     let ws = tempfile::tempdir().map_err(|e| e.to_string())?;
     let scratch = tempfile::tempdir().map_err(|e| e.to_string())?;
     let node = tempfile::tempdir().map_err(|e| e.to_string())?;
     generate(ws.path())?;
-    let mut worktree_ms = Vec::new();
-    let mut publish_cold_ms = 0.0;
-    let mut publish_ms = Vec::new();
-    let mut node_cold_ms = 0.0;
-    let mut node_ms = Vec::new();
     let clones = Node {
         clones: Clones::Pooled(node.path().to_owned()),
         name: None,
     };
-    let mut receive_ms = Vec::new();
-    let mut merge_ms = Vec::new();
+    // Finished attempts' worktrees parked and taken again, as the coordinator does.
+    let pool = isolation::Pool::new(scratch.path().join("parked"), 1);
+    let mut times = Times::default();
     let mut bundle_bytes = 0;
     for run in 0..RUNS {
         let t = Instant::now();
         let snap = isolation::snapshot(ws.path(), scratch.path()).await?;
-        let tree =
-            isolation::create(ws.path(), &snap, &scratch.path().join(format!("wt{run}"))).await?;
-        worktree_ms.push(ms(t));
+        times.snapshot.push(ms(t));
 
         let t = Instant::now();
         let base = transport::publish(ws.path(), &snap, scratch.path()).await?;
         let name = transport::branch("bench", &format!("t{run}"), 1);
         let mut stdin = transport::preamble(&base, &name)?;
-        if run == 0 {
-            publish_cold_ms = ms(t);
-        } else {
-            publish_ms.push(ms(t));
-        }
+        times.publish.push(ms(t));
         bundle_bytes = stdin.len();
         stdin.extend(b"{\"type\":\"user_input\",\"text\":\"go\"}\n");
-        let command = worker(run);
-        let t = Instant::now();
-        let mut out = Vec::new();
-        let served = serve(std::io::Cursor::new(stdin), &mut out, &command, &clones).await?;
-        if run == 0 {
-            node_cold_ms = ms(t);
-        } else {
-            node_ms.push(ms(t));
-        }
-        if served != Served::Returned(0) {
-            return Err(format!("the node side ended {served:?}"));
+
+        // The worker runs on the node while the coordinator makes and settles the
+        // attempt's worktree.
+        let command = worker(run, task_ms);
+        let ended = tokio::sync::Notify::new();
+        let started = Instant::now();
+        let making = async {
+            let dir = scratch.path().join(format!("wt{run}"));
+            let tree = pool.take(ws.path(), &snap, &dir).await;
+            let made = ms(started);
+            if let Ok(tree) = &tree {
+                isolation::settle(tree, ended.notified()).await;
+            }
+            (tree, made)
+        };
+        let serving = async {
+            let mut out = Vec::new();
+            let served = serve(std::io::Cursor::new(stdin), &mut out, &command, &clones).await;
+            let took = ms(started);
+            ended.notify_one();
+            (served, out, took)
+        };
+        let ((tree, made), (served, out, served_ms)) = tokio::join!(making, serving);
+        times.worktree.push(made);
+        times.worktree_wait.push(ms(started) - served_ms);
+        times.node.push(served_ms - task_ms as f64);
+        let tree = tree?;
+        if served? != Served::Returned(0) {
+            return Err("the node side did not return its branch".into());
         }
         let text = String::from_utf8_lossy(&out);
         let last = text.lines().last().ok_or("no output")?;
@@ -124,31 +161,48 @@ async fn bench() -> Result<serde_json::Value, String> {
 
         let t = Instant::now();
         transport::receive(ws.path(), &base, &name, &returned, &tree, scratch.path()).await?;
-        receive_ms.push(ms(t));
+        times.receive.push(ms(t));
         let t = Instant::now();
         let changes = isolation::changes(&tree, scratch.path()).await?;
         isolation::merge_back(ws.path(), &tree, &changes, scratch.path())
             .await
             .map_err(|c| format!("conflicts: {c:?}"))?;
-        merge_ms.push(ms(t));
-        isolation::remove(ws.path(), &tree).await;
+        times.merge.push(ms(t));
+        pool.give_back(ws.path(), &tree).await;
     }
-    let publish = median(publish_ms);
-    let node = median(node_ms);
-    let receive = median(receive_ms);
-    let merge = median(merge_ms);
+    pool.drain(ws.path()).await;
+    eprintln!(
+        "worktree {:?} wait {:?}",
+        times.worktree, times.worktree_wait
+    );
+    report(&times, task_ms, bundle_bytes)
+}
+
+/// The JSON report: the first attempt apart (cold), medians of the others.
+fn report(times: &Times, task_ms: u64, bundle_bytes: usize) -> Result<serde_json::Value, String> {
+    let warm = |v: &[f64]| median(v[1..].to_vec());
+    let (publish, node, wait) = (
+        warm(&times.publish),
+        warm(&times.node),
+        warm(&times.worktree_wait),
+    );
+    let (receive, merge) = (warm(&times.receive), warm(&times.merge));
     Ok(serde_json::json!({
         "files": FILES,
         "runs": RUNS,
+        "task_ms": task_ms,
         "base_bundle_bytes": bundle_bytes,
-        "worktree_ms": median(worktree_ms),
-        "publish_cold_ms": publish_cold_ms,
+        "snapshot_ms": median(times.snapshot.clone()),
+        "worktree_ms": median(times.worktree.clone()),
+        "publish_cold_ms": times.publish[0],
         "publish_warm_ms": publish,
-        "node_side_cold_ms": node_cold_ms,
+        "node_side_cold_ms": times.node[0],
         "node_side_ms": node,
+        "worktree_wait_ms": wait,
         "fetch_checkout_ms": receive,
         "changes_merge_ms": merge,
-        "transport_ms": publish + node + receive + merge,
+        "transport_ms": publish + node + wait + receive + merge,
+        "coordinator_transport_ms": publish + receive + merge,
     }))
 }
 

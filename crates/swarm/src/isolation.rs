@@ -204,17 +204,27 @@ pub async fn snapshot(dir: &Path, scratch: &Path) -> Result<String, String> {
 async fn snapshot_in(at: At<'_>, scratch: &Path) -> Result<String, String> {
     // Not while an attempt merges back: its files would be read half written.
     let _merging = MERGING.lock().await;
+    let head = at
+        .git(&["rev-parse", "--verify", "--quiet", "HEAD"], None)
+        .await
+        .ok()
+        .map(text);
+    let tree = tree_in(at, scratch, head.as_deref()).await?;
+    let mut args = vec!["commit-tree", tree.as_str(), "-m", "atto swarm snapshot"];
+    if let Some(head) = &head {
+        args.extend(["-p", head.as_str()]);
+    }
+    Ok(text(at.git(&args, None).await?))
+}
+
+/// The tree of the files of `at` as they are now, written through a temporary index in
+/// `scratch`: a copy of the directory's own when it can serve (its stat data lets `add`
+/// hash only the files changed since: on 5,000 files, ~10 ms instead of ~65), otherwise
+/// `from` read (every file hashed).
+async fn tree_in(at: At<'_>, scratch: &Path, from: Option<&str>) -> Result<String, String> {
     std::fs::create_dir_all(scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
     let index = scratch.join(format!("index-{}", uuid::Uuid::new_v4().simple()));
     let result = async {
-        let head = at
-            .git(&["rev-parse", "--verify", "--quiet", "HEAD"], None)
-            .await
-            .ok()
-            .map(text);
-        // From the directory's own index when it can serve: its stat data lets `add`
-        // hash only the files changed since (on 5,000 files, ~10 ms instead of ~65).
-        // Otherwise from HEAD, every file hashed.
         let seeded = seed_index(at, &index).await
             && at
                 .git(&["add", "-A", "--", "."], Some(&index))
@@ -222,17 +232,12 @@ async fn snapshot_in(at: At<'_>, scratch: &Path) -> Result<String, String> {
                 .is_ok();
         if !seeded {
             let _ = std::fs::remove_file(&index);
-            if let Some(head) = &head {
-                at.git(&["read-tree", head], Some(&index)).await?;
+            if let Some(from) = from {
+                at.git(&["read-tree", from], Some(&index)).await?;
             }
             at.git(&["add", "-A", "--", "."], Some(&index)).await?;
         }
-        let tree = text(at.git(&["write-tree"], Some(&index)).await?);
-        let mut args = vec!["commit-tree", tree.as_str(), "-m", "atto swarm snapshot"];
-        if let Some(head) = &head {
-            args.extend(["-p", head.as_str()]);
-        }
-        Ok(text(at.git(&args, Some(&index)).await?))
+        Ok(text(at.git(&["write-tree"], Some(&index)).await?))
     }
     .await;
     let _ = std::fs::remove_file(&index);
@@ -281,6 +286,36 @@ pub async fn create(workspace: &Path, base: &str, dir: &Path) -> Result<Worktree
     tree
 }
 
+/// Makes a worktree atto just made quick to read again, for one no worker runs in (a
+/// remote attempt's, waiting for its result). Git takes an index entry whose file was
+/// written in the same second as the index itself as possibly changed ("racily clean"),
+/// and reads the file's content whenever it looks at it — for a new worktree, every file:
+/// the result's checkout and the change listing would each read the whole tree. Once that
+/// second has passed, the index is written again (`update-index --refresh`), after which
+/// they only stat the files. Nothing is done when `ended` comes first (the worktree is
+/// wanted now); a refresh once started runs to its end (a git killed while writing the
+/// index leaves it locked).
+pub async fn settle(tree: &Worktree, ended: impl std::future::Future<Output = ()>) {
+    let Ok(written) = std::fs::metadata(tree.git_dir.join("index")).and_then(|m| m.modified())
+    else {
+        return;
+    };
+    // The next whole second, and a margin for the file system's coarser clock.
+    let second = written
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let due = std::time::UNIX_EPOCH + std::time::Duration::from_millis((second + 1) * 1000 + 20);
+    let wait = due
+        .duration_since(std::time::SystemTime::now())
+        .unwrap_or_default();
+    tokio::select! {
+        () = tokio::time::sleep(wait) => {}
+        () = ended => return,
+    }
+    let refresh = ["update-index", "-q", "--refresh", "--force-write-index"];
+    let _ = tree.git(&refresh, None).await;
+}
+
 /// Links the workspace's top-level ignored directories (virtual environments,
 /// `node_modules`) into the worktree at `dir`, so the project's tests can run there.
 async fn link_ignored(workspace: &Path, dir: &Path) {
@@ -315,7 +350,11 @@ async fn link_ignored(workspace: &Path, dir: &Path) {
 
 /// What the attempt changed in its worktree, against the snapshot it started from.
 pub async fn changes(tree: &Worktree, scratch: &Path) -> Result<Vec<Change>, String> {
-    let now = snapshot_in(tree.at(), scratch).await?;
+    // Its files' tree only (no commit is needed to compare), not while an attempt merges.
+    let now = {
+        let _merging = MERGING.lock().await;
+        tree_in(tree.at(), scratch, Some(&tree.base)).await?
+    };
     let out = tree
         .git(
             &[
@@ -378,11 +417,12 @@ pub async fn merge_back(
     };
     let mut writes: Vec<(String, Option<Content>)> = Vec::new();
     let mut conflicts = Vec::new();
-    for change in changes {
+    let paths: Vec<&str> = changes.iter().map(Change::path).collect();
+    let Ok(bases) = at_base(workspace, &tree.base, &paths).await else {
+        return Err(all());
+    };
+    for (change, base) in changes.iter().zip(bases) {
         let rel = change.path();
-        let base = git(workspace, &["show", &format!("{}:{rel}", tree.base)], None)
-            .await
-            .ok();
         let (Ok(ours), Ok(theirs)) = (
             read_beneath(&ours_root, rel),
             match change {
@@ -423,6 +463,89 @@ pub async fn merge_back(
         return Err(conflicts);
     }
     write_merged(&ours_root, writes)
+}
+
+/// What commit `base` holds at each of `paths` (`None`: no file there), read in one
+/// `git cat-file --batch` run (a path holding a line break, which that cannot take, by a
+/// run of its own).
+async fn at_base(
+    workspace: &Path,
+    base: &str,
+    paths: &[&str],
+) -> Result<Vec<Option<Vec<u8>>>, String> {
+    use tokio::io::AsyncWriteExt as _;
+    let mut input = Vec::new();
+    for rel in paths.iter().filter(|p| !p.contains('\n')) {
+        input.extend(format!("{base}:{rel}\n").into_bytes());
+    }
+    let mut child = Command::new("git")
+        .arg("-C")
+        .arg(workspace)
+        .args(["cat-file", "--batch"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("git could not be run: {e}"))?;
+    let mut stdin = child.stdin.take().ok_or("git cat-file: no stdin")?;
+    let writing = async move {
+        let written = stdin.write_all(&input).await;
+        drop(stdin);
+        written
+    };
+    let (written, out) = tokio::join!(writing, child.wait_with_output());
+    let out = out.map_err(|e| format!("git cat-file: {e}"))?;
+    if written.is_err() || !out.status.success() {
+        return Err("git cat-file --batch failed".into());
+    }
+    let mut batch = Batch(&out.stdout);
+    let mut contents = Vec::with_capacity(paths.len());
+    for rel in paths {
+        contents.push(if rel.contains('\n') {
+            git(workspace, &["show", &format!("{base}:{rel}")], None)
+                .await
+                .ok()
+        } else {
+            batch.next_blob()?
+        });
+    }
+    Ok(contents)
+}
+
+/// The output of `git cat-file --batch`, read one object at a time.
+struct Batch<'a>(&'a [u8]);
+
+impl Batch<'_> {
+    /// The next object's content when it is a blob; `None` when it is missing or another
+    /// kind of object.
+    fn next_blob(&mut self) -> Result<Option<Vec<u8>>, String> {
+        let end = self
+            .0
+            .iter()
+            .position(|b| *b == b'\n')
+            .ok_or("git cat-file: output cut short")?;
+        let header = String::from_utf8_lossy(&self.0[..end]).into_owned();
+        self.0 = &self.0[end + 1..];
+        // `<object id> <type> <size>`; anything else (`<name> missing`) has no content.
+        let words: Vec<&str> = header.split(' ').collect();
+        let [id, kind, size] = words[..] else {
+            return Ok(None);
+        };
+        let (Ok(size), true) = (
+            size.parse::<usize>(),
+            id.bytes().all(|b| b.is_ascii_hexdigit()),
+        ) else {
+            return Ok(None);
+        };
+        let body = self
+            .0
+            .get(..size)
+            .ok_or("git cat-file: output cut short")?
+            .to_vec();
+        self.0 = self.0.get(size + 1..).unwrap_or_default();
+        Ok((kind == "blob").then_some(body))
+    }
 }
 
 /// Writes (or removes, for `None`) each merged file in the workspace; `Err` names the

@@ -152,6 +152,15 @@ pub async fn receive(
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(returned.bundle.as_bytes())
         .map_err(|e| format!("its bundle is not base64: {e}"))?;
+    // What the fetch below sets `refs/{branch}` to: the tip the bundle names for the branch.
+    let holds = bundle_tip(&bytes, &format!("refs/heads/{expected_branch}"))
+        .ok_or_else(|| format!("its bundle holds no branch {expected_branch:?}"))?;
+    if holds != returned.commit {
+        return Err(format!(
+            "its branch holds {holds}, not the commit it announced ({})",
+            returned.commit
+        ));
+    }
     std::fs::create_dir_all(scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
     let file = scratch.join(format!("result-{}.bundle", uuid::Uuid::new_v4().simple()));
     std::fs::write(&file, &bytes).map_err(|e| format!("{}: {e}", file.display()))?;
@@ -162,6 +171,9 @@ pub async fn receive(
         &[
             "-c",
             "fetch.fsckObjects=true",
+            // No maintenance started in the user's repository by atto's fetch.
+            "-c",
+            "maintenance.auto=false",
             "fetch",
             "-q",
             "--no-tags",
@@ -173,29 +185,38 @@ pub async fn receive(
     drop(repository);
     let _ = std::fs::remove_file(&file);
     fetched.map_err(|e| format!("its result could not be fetched: {e}"))?;
-    let got = text(
-        &git(
-            workspace,
-            &["rev-parse", "--verify", &format!("{local}^{{commit}}")],
-        )
-        .await?,
-    );
-    if got != returned.commit {
-        return Err(format!(
-            "its branch holds {got}, not the commit it announced ({})",
-            returned.commit
-        ));
-    }
+    let got = &returned.commit;
     git(
         workspace,
-        &["merge-base", "--is-ancestor", &base.commit, &got],
+        &["merge-base", "--is-ancestor", &base.commit, got],
     )
     .await
     .map_err(|_| format!("its branch does not start from the base {}", base.commit))?;
-    tree.git(&["checkout", "-q", "-f", "--detach", &got], None)
+    tree.git(&["checkout", "-q", "-f", "--detach", got], None)
         .await
         .map_err(|e| format!("its result could not be checked out: {e}"))?;
     Ok(())
+}
+
+/// The object a bundle's header names for `reference` (`None` when it names none, or names
+/// it twice). The header: a `# v2 git bundle` or `# v3 git bundle` line, v3's `@`
+/// capabilities, `-<id>` prerequisites and `<id> <ref>` lines, then an empty line.
+fn bundle_tip(bundle: &[u8], reference: &str) -> Option<String> {
+    let mut lines = bundle.split(|b| *b == b'\n');
+    let signature = lines.next()?;
+    if signature != b"# v2 git bundle" && signature != b"# v3 git bundle" {
+        return None;
+    }
+    let mut tips = lines
+        .take_while(|l| !l.is_empty())
+        .filter(|l| !l.starts_with(b"-") && !l.starts_with(b"@"))
+        .filter_map(|l| {
+            let l = std::str::from_utf8(l).ok()?;
+            let (id, name) = l.split_once(' ')?;
+            (name == reference).then(|| id.to_owned())
+        });
+    let tip = tips.next()?;
+    tips.next().is_none().then_some(tip)
 }
 
 #[cfg(test)]
@@ -371,5 +392,21 @@ mod tests {
             .unwrap_err();
         assert!(err.contains("not the commit it announced"), "{err}");
         assert!(!tree.dir.join("y.txt").exists());
+    }
+
+    #[test]
+    fn a_bundles_tip_is_read_from_its_header_alone() {
+        let (a, b) = ("a".repeat(40), "b".repeat(40));
+        let v2 = format!("# v2 git bundle\n-{b} base\n{a} refs/heads/x\n\nPACK{a} refs/heads/y\n");
+        assert_eq!(bundle_tip(v2.as_bytes(), "refs/heads/x"), Some(a.clone()));
+        // Past the empty line is the pack, never the header.
+        assert_eq!(bundle_tip(v2.as_bytes(), "refs/heads/y"), None);
+        let v3 = format!("# v3 git bundle\n@object-format=sha1\n{a} refs/heads/x\n\n");
+        assert_eq!(bundle_tip(v3.as_bytes(), "refs/heads/x"), Some(a.clone()));
+        let twice = format!("# v2 git bundle\n{a} refs/heads/x\n{b} refs/heads/x\n\n");
+        assert_eq!(bundle_tip(twice.as_bytes(), "refs/heads/x"), None);
+        let other = format!("# v9 git bundle\n{a} refs/heads/x\n\n");
+        assert_eq!(bundle_tip(other.as_bytes(), "refs/heads/x"), None);
+        assert_eq!(bundle_tip(b"", "refs/heads/x"), None);
     }
 }

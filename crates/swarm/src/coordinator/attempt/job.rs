@@ -104,8 +104,21 @@ impl Job {
             .command(start_from(&planned, &tree), &main, &scratch, attempt)
             .await;
         let remote_launch = worker.remote.clone();
-        let making = make_deferred(&pool, &main, &planned, deferred);
-        let running = worker.start(command, cwd, task.writes(), tx);
+        // The worktree made while the worker runs is settled then too, unless the worker
+        // ends first (see `isolation::settle`).
+        let ended = tokio::sync::Notify::new();
+        let making = async {
+            let made = make_deferred(&pool, &main, &planned, deferred).await;
+            if let Some(Ok(t)) = &made {
+                isolation::settle(t, ended.notified()).await;
+            }
+            made
+        };
+        let running = async {
+            let run = worker.start(command, cwd, task.writes(), tx).await;
+            ended.notify_one();
+            run
+        };
         let (made, (mut report, remote)) = tokio::join!(making, running);
         let _ = forward.await;
         if let Some(made) = made {
