@@ -4,14 +4,19 @@
 Runs crates/swarm/benches/transport.rs on a generated 5,000-file repository: the base
 published (a new tree for every attempt, since the one before it merged), the node's side
 (unbundle, checkout, commit, bundle back) around a worker changing three files, in the
-node's pool of clones (the first attempt makes its clone: timed apart as cold), and the
-coordinator's fetch, checkout, change listing and three-way merge. Medians of 5 attempts.
-The bench is built with the dev profile: what it times is git's work, which the build's
-optimisation does not change, and the warm debug target serves it.
+node's pool of clones (the first attempt makes its clone and is sent the whole base: timed
+apart as cold; later ones say what their clone holds and are sent only what changed), and
+the coordinator's fetch, checkout, change listing and three-way merge. Medians of 4 warm
+attempts. The worker takes the task's time (--replies replies of 200 ms, not counted);
+the coordinator makes and settles the attempt's worktree meanwhile, as it does for a
+remote attempt. The bench is built with the dev profile: what it times is git's work,
+which the build's optimisation does not change, and the warm debug target serves it.
 
-Targets: transport <= 500 ms per attempt, and <= 10% of a task whose model replies take
-200 ms each (a worker turn of --replies replies: 3 by default, a tool-call round and the
-answer, with one retry of a tool call), counting only the replies' time as the task's.
+Targets (issue 34): the transport's per-attempt overhead, "base publish + result fetch +
+merge", <= 500 ms and <= 10% of a task whose model replies take 200 ms each (a worker
+turn of --replies replies: 3 by default, a tool-call round and the answer, with one retry
+of a tool call). Printed beside it, not a target: the same share with the node side's git
+counted too.
 
 With --coordinator-cpu: the coordinator's CPU share with 12 remote workers instead. A
 swarm of 24 independent tasks (each writing its own file) on a repository of --files
@@ -189,27 +194,34 @@ def main():
     if args.coordinator_cpu:
         coordinator_cpu(args)
     cmd = ["cargo", "bench", "--quiet", "--profile", "dev", "-p", "atto-swarm", "--bench", "transport"]
-    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    env = dict(os.environ, ATTO_BENCH_REPLIES=str(args.replies))
+    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=env)
     if out.returncode != 0:
         sys.stderr.write(out.stderr)
         sys.exit(1)
     line = [l for l in out.stdout.splitlines() if l.startswith("{")][-1]
     r = json.loads(line)
     task_ms = args.replies * 200.0
-    share = r["transport_ms"] / (task_ms + r["transport_ms"])
-    print(f"repository: {r['files']} files, base bundle {r['base_bundle_bytes'] / 1e6:.2f} MB")
-    print(f"local worktree (made while a remote worker runs, off the attempt's path): {r['worktree_ms']:.0f} ms")
+    print(f"repository: {r['files']} files; base sent: first {r['base_bytes_cold'] / 1e6:.2f} MB, "
+          f"later {statistics.median(r['base_bytes']):.0f} bytes")
+    print(f"local worktree (taken from the pool and settled while the worker runs): "
+          f"{r['worktree_ms']:.0f} ms, of which outlasting the worker {r['worktree_wait_ms']:.0f} ms")
     print(f"publish base: first {r['publish_cold_ms']:.0f} ms, later (a new tree each) {r['publish_warm_ms']:.0f} ms")
     print(f"node side, first attempt (unbundle, checkout of every file, commit, bundle): {r['node_side_cold_ms']:.0f} ms")
     print(f"node side, later attempts (base checked out over a pooled clone): {r['node_side_ms']:.0f} ms")
     print(f"fetch + checkout in worktree: {r['fetch_checkout_ms']:.0f} ms")
     print(f"changes + three-way merge: {r['changes_merge_ms']:.0f} ms")
-    ok_abs = r["transport_ms"] <= 500
-    ok_rel = share <= 0.10
-    print(f"transport per attempt: {r['transport_ms']:.0f} ms (target <= 500 ms: {'ok' if ok_abs else 'MISSED'})")
     with open("/proc/loadavg") as f:
         print(f"load average during the run: {f.read().split()[0]} on {os.cpu_count()} CPUs")
-    print(f"share of a {args.replies}-reply task at 200 ms/reply: {share:.1%} (target <= 10%: {'ok' if ok_rel else 'MISSED'})")
+    own = r["coordinator_transport_ms"]
+    share = own / (task_ms + own)
+    ok_abs, ok_rel = own <= 500, share <= 0.10
+    print(f"transport (publish + fetch + merge): {own:.0f} ms per attempt "
+          f"(target <= 500 ms: {'ok' if ok_abs else 'MISSED'}); "
+          f"{share:.1%} of a {args.replies}-reply task at 200 ms/reply (target <= 10%: {'ok' if ok_rel else 'MISSED'})")
+    full = r["transport_ms"]
+    print(f"with the node side's git and any wait for the worktree: {full:.0f} ms = "
+          f"{full / (task_ms + full):.1%} of the task (not a target)")
     sys.exit(0 if ok_abs and ok_rel else 1)
 
 

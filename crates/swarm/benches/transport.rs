@@ -1,16 +1,16 @@
 //! What the git transport of one remote attempt costs on a 5,000-file repository: the
 //! base published (every attempt here starts from a new tree, since the one before it
-//! merged: the first is timed apart as cold), the node's side (unbundle, checkout, commit,
-//! bundle back) around a worker that changes three files, in a pool of clones on the node
-//! (the first attempt makes the clone and is timed apart as cold; later ones check their
-//! base out over it), and the coordinator's fetch, checkout, change listing and three-way
-//! merge.
+//! merged), the node's side (unbundle, checkout, commit, bundle back) around a worker that
+//! changes three files, in a pool of clones on the node, and the coordinator's fetch,
+//! checkout, change listing and three-way merge. The first attempt is timed apart as cold:
+//! its node makes a new clone and is sent the whole base; later ones take that clone back,
+//! say what it holds (`git_have`), are sent only what changed since, and check their base
+//! out over it.
 //!
 //! The worker takes as long as a task of `ATTO_BENCH_REPLIES` model replies (3 unless set)
 //! of 200 ms each, which is not counted. Meanwhile the coordinator makes the attempt's
 //! local worktree (the one the attempt before left, parked) and settles it, as a remote
-//! attempt does; only what of that outlasts the
-//! worker counts (`worktree_wait_ms`).
+//! attempt does; only what of that outlasts the worker counts (`worktree_wait_ms`).
 //!
 //! `cargo bench -p atto-swarm --bench transport` (bench/scaleout.py runs it and checks the
 //! targets); prints one JSON object.
@@ -20,7 +20,8 @@ use std::time::Instant;
 
 use atto_swarm::isolation;
 use atto_swarm::remote::checkout::{Clones, Node, Served, serve};
-use atto_swarm::remote::transport::{self, ResultEvent};
+use atto_swarm::remote::transport::{self, HaveEvent, ResultEvent};
+use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _};
 
 const FILES: usize = 5_000;
 const RUNS: usize = 5;
@@ -112,24 +113,20 @@ async fn bench() -> Result<serde_json::Value, String> {
     // Finished attempts' worktrees parked and taken again, as the coordinator does.
     let pool = isolation::Pool::new(scratch.path().join("parked"), 1);
     let mut times = Times::default();
-    let mut bundle_bytes = 0;
+    let mut bundle_bytes = Vec::new();
     for run in 0..RUNS {
         let t = Instant::now();
         let snap = isolation::snapshot(ws.path(), scratch.path()).await?;
         times.snapshot.push(ms(t));
 
-        let t = Instant::now();
-        let base = transport::publish(ws.path(), &snap, scratch.path()).await?;
-        let name = transport::branch("bench", &format!("t{run}"), 1);
-        let mut stdin = transport::preamble(&base, &name)?;
-        times.publish.push(ms(t));
-        bundle_bytes = stdin.len();
-        stdin.extend(b"{\"type\":\"user_input\",\"text\":\"go\"}\n");
-
         // The worker runs on the node while the coordinator makes and settles the
-        // attempt's worktree.
+        // attempt's worktree. The node says what its clone holds; the base is published
+        // for that.
+        let name = transport::branch("bench", &format!("t{run}"), 1);
         let command = worker(run, task_ms);
         let ended = tokio::sync::Notify::new();
+        let (mut to_node, node_in) = tokio::io::duplex(1 << 16);
+        let (node_out, from_node) = tokio::io::duplex(1 << 16);
         let started = Instant::now();
         let making = async {
             let dir = scratch.path().join(format!("wt{run}"));
@@ -141,22 +138,50 @@ async fn bench() -> Result<serde_json::Value, String> {
             (tree, made)
         };
         let serving = async {
-            let mut out = Vec::new();
-            let served = serve(std::io::Cursor::new(stdin), &mut out, &command, &clones).await;
+            let served = serve(node_in, node_out, &command, &clones).await;
             let took = ms(started);
             ended.notify_one();
-            (served, out, took)
+            (served, took)
         };
-        let ((tree, made), (served, out, served_ms)) = tokio::join!(making, serving);
+        let coordinating = async {
+            let mut reader = tokio::io::BufReader::new(from_node);
+            let mut have = String::new();
+            reader
+                .read_line(&mut have)
+                .await
+                .map_err(|e| e.to_string())?;
+            let haves = serde_json::from_str::<HaveEvent>(&have)
+                .map_err(|e| format!("{have:?}: {e}"))?
+                .commits;
+            let t = Instant::now();
+            let base = transport::base_commit(ws.path(), &snap).await?;
+            let bundle = transport::bundle_for(ws.path(), &base, &haves, scratch.path()).await?;
+            let mut stdin = transport::preamble_of(&base, bundle.as_deref(), &name)?;
+            let published = ms(t);
+            let bytes = stdin.len();
+            stdin.extend(b"{\"type\":\"user_input\",\"text\":\"go\"}\n");
+            to_node.write_all(&stdin).await.map_err(|e| e.to_string())?;
+            drop(to_node);
+            let mut out = String::new();
+            reader
+                .read_to_string(&mut out)
+                .await
+                .map_err(|e| e.to_string())?;
+            Ok::<_, String>((base, published, bytes, out))
+        };
+        let ((tree, made), (served, served_ms), coordinated) =
+            tokio::join!(making, serving, coordinating);
+        let (base, published, bytes, out) = coordinated?;
+        times.publish.push(published);
+        bundle_bytes.push(bytes);
         times.worktree.push(made);
         times.worktree_wait.push(ms(started) - served_ms);
-        times.node.push(served_ms - task_ms as f64);
+        times.node.push(served_ms - task_ms as f64 - published);
         let tree = tree?;
         if served? != Served::Returned(0) {
             return Err("the node side did not return its branch".into());
         }
-        let text = String::from_utf8_lossy(&out);
-        let last = text.lines().last().ok_or("no output")?;
+        let last = out.lines().last().ok_or("no output")?;
         let returned: ResultEvent = serde_json::from_str(last).map_err(|e| e.to_string())?;
 
         let t = Instant::now();
@@ -171,15 +196,15 @@ async fn bench() -> Result<serde_json::Value, String> {
         pool.give_back(ws.path(), &tree).await;
     }
     pool.drain(ws.path()).await;
-    eprintln!(
-        "worktree {:?} wait {:?}",
-        times.worktree, times.worktree_wait
-    );
     report(&times, task_ms, bundle_bytes)
 }
 
 /// The JSON report: the first attempt apart (cold), medians of the others.
-fn report(times: &Times, task_ms: u64, bundle_bytes: usize) -> Result<serde_json::Value, String> {
+fn report(
+    times: &Times,
+    task_ms: u64,
+    bundle_bytes: Vec<usize>,
+) -> Result<serde_json::Value, String> {
     let warm = |v: &[f64]| median(v[1..].to_vec());
     let (publish, node, wait) = (
         warm(&times.publish),
@@ -191,7 +216,8 @@ fn report(times: &Times, task_ms: u64, bundle_bytes: usize) -> Result<serde_json
         "files": FILES,
         "runs": RUNS,
         "task_ms": task_ms,
-        "base_bundle_bytes": bundle_bytes,
+        "base_bytes_cold": bundle_bytes[0],
+        "base_bytes": bundle_bytes[1..],
         "snapshot_ms": median(times.snapshot.clone()),
         "worktree_ms": median(times.worktree.clone()),
         "publish_cold_ms": times.publish[0],

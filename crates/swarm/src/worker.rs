@@ -5,8 +5,11 @@
 //! its timeout is reported as such; the coordinator never shares its fate.
 
 use std::collections::VecDeque;
+use std::future::Future;
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use atto_protocol::{ApprovalDecision, ApprovalRequest, FinalResult, Op, TurnStatus};
@@ -172,8 +175,27 @@ pub struct Launch {
     pub prompt: String,
     /// Longest the worker may run; then it is killed.
     pub timeout: Duration,
-    /// Bytes written on its stdin before the protocol (a remote worker's base bundle).
-    pub preamble: Vec<u8>,
+    /// A remote worker's base: its bytes go on stdin ahead of the task, once the node
+    /// said what it holds (its `git_have` line). `None`: the task is sent at once.
+    pub base: Option<BaseSource>,
+}
+
+/// Makes what a remote worker's stdin begins with (the `git_base` line and its bundle)
+/// from the commits its node's clone holds.
+#[derive(Clone)]
+pub struct BaseSource(
+    #[allow(clippy::type_complexity)]
+    pub  Arc<
+        dyn Fn(Vec<String>) -> Pin<Box<dyn Future<Output = Result<Vec<u8>, String>> + Send>>
+            + Send
+            + Sync,
+    >,
+);
+
+impl std::fmt::Debug for BaseSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BaseSource")
+    }
 }
 
 /// Something a running worker needs from the coordinator, or tells it.
@@ -340,7 +362,11 @@ pub async fn run(
         report.spawn_error = Some("its pipes could not be opened".into());
         return report;
     };
-    send_prompt(&mut stdin, &launch).await;
+    // A remote worker's task waits for its base, which waits for the node's `git_have`.
+    let mut awaiting_base = launch.base.clone();
+    if awaiting_base.is_none() {
+        send_prompt(&mut stdin, &[], &launch.prompt).await;
+    }
     let mut stdin = Some(stdin);
     let err_task = tail_of(stderr);
 
@@ -359,6 +385,15 @@ pub async fn run(
                     Ok(_) => {}
                 }
                 let Ok(value) = serde_json::from_slice::<Value>(&buf) else { continue };
+                if let Some(base) = awaiting_base.as_ref().filter(|_| is_have(&value)) {
+                    if let Err(err) = send_base(base, &value, &mut stdin, &launch.prompt).await {
+                        report.spawn_error = Some(err);
+                        let _ = child.start_kill();
+                        break;
+                    }
+                    awaiting_base = None;
+                    continue;
+                }
                 handle_line(&value, &mut report, &mut pending, decide, &messages, &mut stdin).await;
                 if report.result.is_some() {
                     // Done: closing stdin lets it end.
@@ -409,12 +444,36 @@ fn spawn(launch: &Launch) -> Result<tokio::process::Child, String> {
         .map_err(|err| format!("{}: {err}", launch.program))
 }
 
-/// Writes the preamble and the task prompt, the worker's first op.
-async fn send_prompt(stdin: &mut tokio::process::ChildStdin, launch: &Launch) {
+/// Whether `value` is the node side's `git_have` line.
+fn is_have(value: &Value) -> bool {
+    value.get("type").and_then(Value::as_str) == Some("git_have")
+}
+
+/// Answers the node's `git_have` line: the base made for what it holds, then the task.
+async fn send_base(
+    base: &BaseSource,
+    have: &Value,
+    stdin: &mut Option<tokio::process::ChildStdin>,
+    prompt: &str,
+) -> Result<(), String> {
+    let haves = serde_json::from_value::<crate::remote::transport::HaveEvent>(have.clone())
+        .map(|h| h.commits)
+        .unwrap_or_default();
+    let preamble = (base.0)(haves)
+        .await
+        .map_err(|e| format!("its base could not be published: {e}"))?;
+    if let Some(pipe) = stdin.as_mut() {
+        send_prompt(pipe, &preamble, prompt).await;
+    }
+    Ok(())
+}
+
+/// Writes `preamble` and the task prompt, the worker's first op.
+async fn send_prompt(stdin: &mut tokio::process::ChildStdin, preamble: &[u8], prompt: &str) {
     let first = Op::UserInput {
-        text: launch.prompt.clone(),
+        text: prompt.to_owned(),
     };
-    let mut line = launch.preamble.clone();
+    let mut line = preamble.to_vec();
     line.extend(serde_json::to_vec(&first).unwrap_or_default());
     line.push(b'\n');
     if stdin.write_all(&line).await.is_err() {
@@ -616,6 +675,10 @@ mod tests {
     }
 
     async fn run_script(script: &str) -> Report {
+        run_with_base(script, None).await
+    }
+
+    async fn run_with_base(script: &str, base: Option<BaseSource>) -> Report {
         let dir = tempfile::tempdir().unwrap();
         let (tx, _rx) = mpsc::unbounded_channel();
         let (_atx, arx) = mpsc::unbounded_channel();
@@ -626,9 +689,47 @@ mod tests {
             cwd: dir.path().to_path_buf(),
             prompt: "do it".into(),
             timeout: Duration::from_secs(5),
-            preamble: Vec::new(),
+            base,
         };
         run(launch, &|_| None, tx, arx, stop).await
+    }
+
+    /// A base made from what the node holds: its `git_base` line names them.
+    fn echoing_base() -> BaseSource {
+        BaseSource(Arc::new(|haves: Vec<String>| {
+            Box::pin(async move {
+                if haves.iter().any(|h| h == "unpublishable") {
+                    return Err("no bundle".to_owned());
+                }
+                Ok(format!("BASE {}\n", haves.join(",")).into_bytes())
+            })
+        }))
+    }
+
+    /// A remote worker's task waits for its node to say what it holds; the base made for
+    /// that goes first, then the task.
+    #[tokio::test]
+    async fn a_remote_worker_gets_its_base_once_its_node_said_what_it_holds() {
+        let script = r#"
+            if timeout 0.5 sh -c 'read early'; then exit 2; fi
+            echo '{"type":"git_have","commits":["aa","bb"]}'
+            read base; read op
+            case "$base" in "BASE aa,bb") ;; *) exit 3;; esac
+            case "$op" in *'"do it"'*) ;; *) exit 4;; esac
+            echo '{"type":"result","status":"completed","rounds":1,"usage":{"input_tokens":1,"output_tokens":1,"cache_read_tokens":0,"cache_write_tokens":0},"cost_usd":null,"files_changed":[],"text":"done","duration_ms":5}'"#;
+        let report = run_with_base(script, Some(echoing_base())).await;
+        assert_eq!(report.exit_code, Some(0), "{report:?}");
+        assert_eq!(report.failure(), None);
+
+        // A base that cannot be made stops the worker: it could not start.
+        let script = r#"echo '{"type":"git_have","commits":["unpublishable"]}'; sleep 5"#;
+        let report = run_with_base(script, Some(echoing_base())).await;
+        let (mode, why) = report.failure().unwrap();
+        assert_eq!(mode, "start");
+        assert!(
+            why.contains("its base could not be published: no bundle"),
+            "{why}"
+        );
     }
 
     #[tokio::test]
@@ -688,7 +789,7 @@ echo '{"type":"result","status":"completed","rounds":2,"usage":{"input_tokens":1
             cwd: dir.path().to_path_buf(),
             prompt: String::new(),
             timeout: Duration::from_millis(200),
-            preamble: Vec::new(),
+            base: None,
         };
         let report = run(launch, &|_| None, tx, arx, stop).await;
         assert!(report.timed_out);

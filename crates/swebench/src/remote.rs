@@ -149,7 +149,7 @@ impl Remote {
             prompt,
             // Past its own --timeout the run is killed, as a local one is.
             timeout: options.timeout + Duration::from_secs(30),
-            preamble: prepared.preamble,
+            base: Some(prepared.base),
         };
         let mut report = run_unattended(launch).await;
         finish(

@@ -1,15 +1,15 @@
 //! One remote attempt, around the worker run the coordinator does for every attempt:
-//! before it, the base is published and the launcher's command built (a host picked for
-//! ssh); after it, the returned branch is fetched into the attempt's worktree, so the
+//! before it, the base commit is made and the launcher's command built (a host picked for
+//! ssh); once the node said what its clone holds, the base is published for it; after it, the returned branch is fetched into the attempt's worktree, so the
 //! quality pipeline and the merge see it as they see a local attempt's.
 
 use std::path::Path;
 use std::sync::Arc;
 
 use super::launcher::{Hosts, Launcher, Slurm, Ssh};
-use super::transport::{self, Base};
+use super::transport;
 use crate::isolation::Worktree;
-use crate::worker::{Report, Template, Vars};
+use crate::worker::{BaseSource, Report, Template, Vars};
 
 /// The launcher settings an attempt needs (cloned out of the config for its job).
 #[derive(Debug, Clone)]
@@ -27,27 +27,28 @@ pub struct Launch {
 /// A remote attempt under way.
 #[derive(Debug)]
 pub struct Remote {
-    base: Base,
+    /// The base commit.
+    base: String,
     branch: String,
     host: Option<String>,
     task_id: String,
 }
 
-/// What to start for a remote attempt: program, arguments, the bytes its stdin begins
-/// with, and the attempt's record.
+/// What to start for a remote attempt: program, arguments, what its stdin begins with,
+/// and the attempt's record.
 pub struct Prepared {
     /// Program.
     pub program: String,
     /// Arguments.
     pub args: Vec<String>,
-    /// The `git_base` line and bundle.
-    pub preamble: Vec<u8>,
+    /// The `git_base` line and bundle, made for what the node holds.
+    pub base: BaseSource,
     /// What [`finish`] needs.
     pub remote: Remote,
 }
 
-/// Publishes `snapshot` (the commit the attempt starts from) as its base and builds the
-/// launcher's command.
+/// Makes the base commit of `snapshot` (the commit the attempt starts from), what
+/// publishes it once the node answers, and the launcher's command.
 pub async fn prepare(
     launch: &Launch,
     template: &Template,
@@ -57,11 +58,11 @@ pub async fn prepare(
     scratch: &Path,
     attempt: u32,
 ) -> Result<Prepared, String> {
-    let base = transport::publish(workspace, snapshot, scratch)
+    let base = transport::base_commit(workspace, snapshot)
         .await
-        .map_err(|e| format!("its base could not be published: {e}"))?;
+        .map_err(|e| format!("its base could not be made: {e}"))?;
     let branch = transport::branch(&vars.swarm_id, &vars.task_id, attempt);
-    let preamble = transport::preamble(&base, &branch)?;
+    let source = publisher(workspace, scratch, &base, &branch);
     // The ids reach a remote command line: the same rule as the template's.
     for id in [&vars.task_id, &vars.swarm_id] {
         if !crate::task::is_valid_id(id) {
@@ -89,7 +90,7 @@ pub async fn prepare(
     Ok(Prepared {
         program,
         args,
-        preamble,
+        base: source,
         remote: Remote {
             base,
             branch,
@@ -97,6 +98,21 @@ pub async fn prepare(
             task_id: vars.task_id.clone(),
         },
     })
+}
+
+/// What publishes base `commit` for a node holding the commits it is given, as the
+/// worker's stdin begins.
+fn publisher(workspace: &Path, scratch: &Path, commit: &str, branch: &str) -> BaseSource {
+    let (workspace, scratch) = (workspace.to_path_buf(), scratch.to_path_buf());
+    let (commit, branch) = (commit.to_owned(), branch.to_owned());
+    BaseSource(Arc::new(move |haves| {
+        let (workspace, scratch) = (workspace.clone(), scratch.clone());
+        let (commit, branch) = (commit.clone(), branch.clone());
+        Box::pin(async move {
+            let bundle = transport::bundle_for(&workspace, &commit, &haves, &scratch).await?;
+            transport::preamble_of(&commit, bundle.as_deref(), &branch)
+        })
+    }))
 }
 
 /// After the worker ended: its branch fetched into `tree` (`None`: the worktree could not

@@ -1,5 +1,6 @@
 //! The worker's side of the git transport (`atto swarm worker -- COMMAND…`, run by a
-//! launcher on the remote node): reads the base bundle from stdin, clones it into
+//! launcher on the remote node): says what the clone it takes holds (a `git_have` line on
+//! stdout), reads the base bundle from stdin, clones it into
 //! node-local scratch on the attempt's task branch, runs COMMAND (the `atto exec` worker)
 //! there with the rest of stdin and all of its stdout passed through, then commits what it
 //! changed and writes the branch back as a bundle in a last `git_result` line.
@@ -22,7 +23,9 @@ use tokio::io::{
     AsyncBufReadExt as _, AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _,
 };
 
-use super::transport::{BaseHeader, MAX_RESULT_BYTES, NodeEvent, ResultEvent, git, text};
+use super::transport::{
+    BaseHeader, HaveEvent, MAX_RESULT_BYTES, NodeEvent, ResultEvent, git, text,
+};
 
 /// Longest `git_base` header line read.
 const MAX_HEADER: u64 = 64 * 1024;
@@ -95,9 +98,65 @@ where
             .map_err(|e| format!("stdout could not be written: {e}"))?;
     }
     let clones = &node.clones;
-    let mut input = tokio::io::BufReader::new(input);
+    // A clone first: what it holds goes out before the base comes in.
+    let id = uuid::Uuid::new_v4().simple().to_string();
+    let (dir, taken) = match clones {
+        Clones::Fresh(scratch) => (scratch.join(format!("atto-worker-{id}")), false),
+        Clones::Pooled(pool) => {
+            let dir = pool.join(format!("busy-{id}"));
+            let taken = take_idle(pool, &dir);
+            (dir, taken)
+        }
+    };
+    let served = async {
+        let haves = if taken {
+            holds(&dir.join("work")).await?
+        } else {
+            Vec::new()
+        };
+        if !taken {
+            std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        }
+        write_line(&mut output, &HaveEvent { commits: haves })
+            .await
+            .map_err(|e| format!("stdout could not be written: {e}"))?;
+        let mut input = tokio::io::BufReader::new(input);
+        let header = read_header(&mut input).await?;
+        let served = in_clone(input, &mut output, &header, &dir, taken, program, args).await?;
+        Ok::<_, String>((served, header))
+    }
+    .await;
+    match (clones, &served) {
+        (Clones::Pooled(pool), Ok((Served::Returned(_), header))) => {
+            put_back(pool, &dir, header).await;
+        }
+        _ => {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+    }
+    served.map(|(served, _)| served)
+}
+
+/// What a pooled clone holds, for the coordinator to leave out of the base: its HEAD, the
+/// last attempt's result (its git directory scrubbed first: nothing the last worker left
+/// there runs).
+async fn holds(work: &Path) -> Result<Vec<String>, String> {
+    scrub_git_dir(work)?;
+    Ok(git(work, &["rev-parse", "-q", "--verify", "HEAD^{commit}"])
+        .await
+        .map(|out| text(&out))
+        .into_iter()
+        .filter(|h| !h.is_empty())
+        .collect())
+}
+
+/// The `git_base` line off stdin, its branch and commit checked.
+async fn read_header<R>(input: &mut tokio::io::BufReader<R>) -> Result<BaseHeader, String>
+where
+    R: AsyncRead + Unpin,
+{
     let mut line = Vec::new();
-    (&mut input)
+    input
         .take(MAX_HEADER)
         .read_until(b'\n', &mut line)
         .await
@@ -110,26 +169,7 @@ where
     if header.commit.len() != 40 || !header.commit.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(format!("{:?} is not a commit id", header.commit));
     }
-    let id = uuid::Uuid::new_v4().simple().to_string();
-    let (dir, taken) = match clones {
-        Clones::Fresh(scratch) => (scratch.join(format!("atto-worker-{id}")), false),
-        Clones::Pooled(pool) => {
-            let dir = pool.join(format!("busy-{id}"));
-            let taken = take_idle(pool, &dir);
-            (dir, taken)
-        }
-    };
-    if !taken {
-        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    }
-    let served = in_clone(input, &mut output, &header, &dir, taken, program, args).await;
-    match (clones, &served) {
-        (Clones::Pooled(pool), Ok(Served::Returned(_))) => put_back(pool, &dir, &header).await,
-        _ => {
-            let _ = std::fs::remove_dir_all(&dir);
-        }
-    }
-    served
+    Ok(header)
 }
 
 /// Moves an idle clone of `pool` to `dir`; false when there is none. Renaming is atomic,
@@ -263,7 +303,7 @@ where
 {
     let work = dir.join("work");
     if reused {
-        scrub_git_dir(&work)?;
+        // Its git directory was scrubbed when it was taken (`holds`).
         let held = git(
             &work,
             &["cat-file", "-e", &format!("{}^{{commit}}", header.commit)],
@@ -512,14 +552,24 @@ mod tests {
         let (served, text) = serve_script(stdin, &script, &fresh(node.path())).await;
         assert_eq!(served, Served::Returned(0));
         let lines: Vec<&str> = text.lines().collect();
-        assert_eq!(lines.len(), 2, "{text}");
-        assert!(lines[0].contains("\"result\""));
-        let returned: ResultEvent = serde_json::from_str(lines[1]).unwrap();
+        assert_eq!(lines.len(), 3, "{text}");
+        // A fresh clone holds nothing: the whole base was sent.
+        let have: HaveEvent = serde_json::from_str(lines[0]).unwrap();
+        assert!(have.commits.is_empty());
+        assert!(lines[1].contains("\"result\""));
+        let returned: ResultEvent = serde_json::from_str(lines[2]).unwrap();
         // The clone in node-local scratch is gone.
         assert_eq!(std::fs::read_dir(node.path()).unwrap().count(), 0);
-        transport::receive(ws.path(), &base, &name, &returned, &tree, scratch.path())
-            .await
-            .unwrap();
+        transport::receive(
+            ws.path(),
+            &base.commit,
+            &name,
+            &returned,
+            &tree,
+            scratch.path(),
+        )
+        .await
+        .unwrap();
         assert_eq!(
             std::fs::read_to_string(tree.dir.join("a.txt")).unwrap(),
             "two\n"
@@ -577,9 +627,16 @@ mod tests {
         let (served, text) = serve_script(stdin, script, &fresh(node.path())).await;
         assert_eq!(served, Served::Returned(0));
         let returned: ResultEvent = serde_json::from_str(text.lines().last().unwrap()).unwrap();
-        transport::receive(ws.path(), &base, &name, &returned, &tree, scratch.path())
-            .await
-            .unwrap();
+        transport::receive(
+            ws.path(),
+            &base.commit,
+            &name,
+            &returned,
+            &tree,
+            scratch.path(),
+        )
+        .await
+        .unwrap();
         assert_eq!(
             std::fs::read_to_string(tree.dir.join("a.txt")).unwrap(),
             "two\n"
@@ -608,8 +665,14 @@ mod tests {
         )
         .await;
         assert!(served.is_err());
-        let first: NodeEvent = serde_json::from_slice(&out).unwrap();
+        // Its name, then what it holds (a fresh clone: nothing), then it read the header.
+        let text = String::from_utf8(out).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let first: NodeEvent = serde_json::from_str(lines[0]).unwrap();
         assert_eq!(first.node, "n2");
+        let have: HaveEvent = serde_json::from_str(lines[1]).unwrap();
+        assert_eq!(have.commits, Vec::<String>::new());
+        assert_eq!(lines.len(), 2);
     }
 
     /// A pooled clone serves the next attempt as a fresh one would: the base's files and
@@ -669,9 +732,16 @@ mod tests {
             .await
             .unwrap();
         let (name, returned) = &names[1];
-        transport::receive(ws.path(), &base, name, returned, &tree, scratch.path())
-            .await
-            .unwrap();
+        transport::receive(
+            ws.path(),
+            &base.commit,
+            name,
+            returned,
+            &tree,
+            scratch.path(),
+        )
+        .await
+        .unwrap();
         assert_eq!(
             std::fs::read_to_string(tree.dir.join("new.log")).unwrap(),
             "kept\n"
@@ -714,5 +784,106 @@ mod tests {
         assert!(err.contains("broke"), "{err}");
         assert!(started.elapsed() < std::time::Duration::from_secs(20));
         assert!(!marker.exists());
+    }
+
+    /// One attempt as it goes over a launcher's pipes: the node's `git_have` line read,
+    /// the base published for it, the task sent; the node's `git_have`, the size of the
+    /// `git_base` bundle sent, and the node's stdout after the `git_have` line.
+    async fn handshake(
+        ws: &Path,
+        scratch: &Path,
+        snapshot: &str,
+        name: &str,
+        node: &Node,
+        script: &str,
+    ) -> (Served, HaveEvent, u64, String) {
+        use tokio::io::AsyncWriteExt as _;
+        let commit = transport::base_commit(ws, snapshot).await.unwrap();
+        let (mut to_node, node_in) = tokio::io::duplex(1 << 16);
+        let (node_out, from_node) = tokio::io::duplex(1 << 16);
+        let command = vec!["sh".to_owned(), "-c".to_owned(), script.to_owned()];
+        let serving = serve(node_in, node_out, &command, node);
+        let coordinating = async {
+            let mut reader = tokio::io::BufReader::new(from_node);
+            let mut first = String::new();
+            reader.read_line(&mut first).await.unwrap();
+            let have: HaveEvent = serde_json::from_str(&first).unwrap();
+            let bundle = transport::bundle_for(ws, &commit, &have.commits, scratch)
+                .await
+                .unwrap();
+            let mut stdin = transport::preamble_of(&commit, bundle.as_deref(), name).unwrap();
+            let header_end = stdin.iter().position(|b| *b == b'\n').unwrap();
+            let header: BaseHeader = serde_json::from_slice(&stdin[..header_end]).unwrap();
+            stdin.extend(b"{\"type\":\"user_input\",\"text\":\"go\"}\n");
+            to_node.write_all(&stdin).await.unwrap();
+            drop(to_node);
+            let mut rest = String::new();
+            reader.read_to_string(&mut rest).await.unwrap();
+            (have, header.bytes, rest)
+        };
+        let (served, (have, bytes, rest)) = tokio::join!(serving, coordinating);
+        (served.unwrap(), have, bytes, rest)
+    }
+
+    /// A pooled clone says what it holds, and the coordinator sends only what that does
+    /// not reach: the files changed since the clone's last attempt, or nothing at all when
+    /// it holds the base.
+    #[tokio::test]
+    async fn a_node_is_sent_only_what_its_clone_does_not_hold() {
+        let ws = one_file_repo();
+        sh(
+            ws.path(),
+            "mkdir data && for n in $(seq 60); do seq $n 2000 > data/f$n.txt; done && \
+             git add -A && git commit -qm files",
+        );
+        let scratch = tempfile::tempdir().unwrap();
+        let node = tempfile::tempdir().unwrap();
+        let pool = Node {
+            clones: Clones::Pooled(node.path().to_owned()),
+            name: None,
+        };
+        let done = "echo '{\"type\":\"result\",\"status\":\"completed\"}'";
+        let mut sent = Vec::new();
+        let mut held = Vec::new();
+        for (n, check) in [(1, "one"), (2, "changed"), (3, "changed")] {
+            if n == 2 {
+                std::fs::write(ws.path().join("a.txt"), "changed\n").unwrap();
+            }
+            let snap = isolation::snapshot(ws.path(), scratch.path())
+                .await
+                .unwrap();
+            let name = branch("s1", &format!("t{n}"), 1);
+            let script = format!(
+                "read -r op; test \"$(cat a.txt)\" = {check} || exit 5; test -e data/f60.txt || exit 6; \
+                 echo {n} > out{n}.txt; {done}"
+            );
+            let (served, have, bytes, rest) =
+                handshake(ws.path(), scratch.path(), &snap, &name, &pool, &script).await;
+            assert_eq!(served, Served::Returned(0), "attempt {n}: {rest}");
+            // The result fetched, as the coordinator does: the next have names it.
+            let returned: ResultEvent = serde_json::from_str(rest.lines().last().unwrap()).unwrap();
+            let tree = isolation::create(ws.path(), &snap, &scratch.path().join(format!("wt{n}")))
+                .await
+                .unwrap();
+            let base = transport::base_commit(ws.path(), &snap).await.unwrap();
+            transport::receive(ws.path(), &base, &name, &returned, &tree, scratch.path())
+                .await
+                .unwrap();
+            assert_eq!(
+                std::fs::read_to_string(tree.dir.join(format!("out{n}.txt"))).unwrap(),
+                format!("{n}\n")
+            );
+            let full = publish(ws.path(), &snap, scratch.path()).await.unwrap();
+            sent.push((bytes, std::fs::metadata(&full.bundle).unwrap().len()));
+            held.push(have.commits);
+        }
+        // The first clone was new: it held nothing and got the whole base.
+        assert!(held[0].is_empty());
+        assert_eq!(sent[0].0, sent[0].1);
+        // The second held the first's result: a.txt's change came, not the 60 files.
+        assert_eq!(held[1].len(), 1);
+        assert!(sent[1].0 * 10 < sent[1].1, "{sent:?}");
+        // The third's base is the parent of the result its clone holds: nothing was sent.
+        assert_eq!(sent[2].0, 0);
     }
 }

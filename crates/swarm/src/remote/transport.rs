@@ -1,11 +1,14 @@
 //! The coordinator's side of the git transport. A remote attempt starts from a commit the
 //! coordinator made of the snapshot's tree (no parents, fixed dates: the same tree is the
-//! same commit, so one bundle serves every attempt started from it), sent as a `git
-//! bundle` on the worker's stdin ahead of the stream-json protocol: a `git_base` line
-//! saying its size, then the bundle's bytes. The worker answers with a `git_result` line
-//! holding a bundle of its task branch against that base, which is fetched into the
-//! workspace's repository (objects checked) and checked out in the attempt's worktree,
-//! where the quality pipeline and the three-way merge see it exactly as a local attempt.
+//! same commit), sent as a `git bundle` on the worker's stdin ahead of the stream-json
+//! protocol: a `git_base` line saying its size, then the bundle's bytes. The node speaks
+//! first: a `git_have` line names the commit the clone it took already holds (a pooled
+//! clone's last result), and the bundle leaves out what that commit reaches, so a node
+//! receives only what changed since its last attempt (nothing when it holds the base).
+//! The worker answers with a `git_result` line holding a bundle of its task branch against
+//! that base, which is fetched into the workspace's repository (objects checked) and
+//! checked out in the attempt's worktree, where the quality pipeline and the three-way
+//! merge see it exactly as a local attempt.
 //!
 //! A bundle on stdin works where nodes share no disk and no network path back to the
 //! coordinator's repository (a compute node usually cannot reach the login node's git);
@@ -45,6 +48,17 @@ pub struct ResultEvent {
     pub bundle: String,
 }
 
+/// The node side's first protocol line on stdout: what the clone it took holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename = "git_have")]
+pub struct HaveEvent {
+    /// Commits whose objects the clone holds (none for a new clone).
+    pub commits: Vec<String>,
+}
+
+/// Most commits of a `git_have` line used.
+pub const MAX_HAVES: usize = 4;
+
 /// A remote worker's first line on stdout when it knows the Slurm node it runs on: an
 /// attempt lost there is retried on another node.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -78,47 +92,161 @@ pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).trim().to_owned()
 }
 
-/// Publishes `snapshot`'s tree as a base: a parentless commit and its bundle in
-/// `scratch`, made once per tree.
-pub async fn publish(workspace: &Path, snapshot: &str, scratch: &Path) -> Result<Base, String> {
-    // One git run: commit-tree reads the snapshot's tree itself.
+/// The base commit of `snapshot`: a parentless commit of its tree with fixed dates, the
+/// same for the same tree. One git run: commit-tree reads the snapshot's tree itself.
+pub async fn base_commit(workspace: &Path, snapshot: &str) -> Result<String, String> {
     let tree = format!("{snapshot}^{{tree}}");
-    let commit = text(&git(workspace, &["commit-tree", &tree, "-m", "atto swarm base"]).await?);
-    let bundle = scratch.join(format!("base-{commit}.bundle"));
+    Ok(text(
+        &git(workspace, &["commit-tree", &tree, "-m", "atto swarm base"]).await?,
+    ))
+}
+
+/// Publishes `snapshot`'s tree as a base for a node that holds nothing: the commit and a
+/// bundle of all of it.
+pub async fn publish(workspace: &Path, snapshot: &str, scratch: &Path) -> Result<Base, String> {
+    let commit = base_commit(workspace, snapshot).await?;
+    let bundle = bundle_for(workspace, &commit, &[], scratch)
+        .await?
+        .ok_or("the base is held by no node")?;
+    Ok(Base { commit, bundle })
+}
+
+/// The bundle of base `commit` for a node whose clone holds `haves` (its `git_have` line):
+/// the objects of those commits' trees left out, or `None` when they reach the base
+/// itself. A have the workspace does not know (another repository's, or a malformed
+/// line) is ignored, and then the whole base is sent. Made once per base and haves, in
+/// `scratch`.
+///
+/// The bundle is written here, not by `git bundle create`: a base has no parent, so a
+/// have is never its ancestor, and git's bundle leaves out only what ancestors it is
+/// given reach. Its header names the haves as prerequisites (the node's git checks it
+/// holds them before reading the pack) and the base as its one ref; the pack is what
+/// `pack-objects` makes of the base with the haves' trees excluded.
+pub async fn bundle_for(
+    workspace: &Path,
+    commit: &str,
+    haves: &[String],
+    scratch: &Path,
+) -> Result<Option<PathBuf>, String> {
+    let mut haves: Vec<&str> = haves
+        .iter()
+        .map(String::as_str)
+        .filter(|h| is_object_id(h))
+        .take(MAX_HAVES)
+        .collect();
+    haves.sort_unstable();
+    haves.dedup();
+    if !haves.is_empty() {
+        // One run: prints the base unless a have reaches it, fails on an unknown have.
+        let mut args = vec!["rev-list", "-n1", commit, "--not"];
+        args.extend(&haves);
+        match git(workspace, &args).await {
+            Ok(out) if text(&out).is_empty() => return Ok(None),
+            Ok(_) => {}
+            Err(_) => haves.clear(),
+        }
+    }
+    let name = std::iter::once(commit)
+        .chain(haves.iter().copied())
+        .collect::<Vec<_>>()
+        .join("-");
+    let bundle = scratch.join(format!("base-{name}.bundle"));
     if bundle.is_file() {
-        return Ok(Base { commit, bundle });
+        return Ok(Some(bundle));
     }
     std::fs::create_dir_all(scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
-    // A bundle names refs; a ref of this call alone, so two attempts publishing at once
-    // never delete each other's.
-    let id = uuid::Uuid::new_v4().simple().to_string();
-    let reference = format!("refs/atto/swarm-base/{id}");
-    let partial = scratch.join(format!("base-{id}.partial"));
-    git(workspace, &["update-ref", &reference, &commit]).await?;
-    let made = git(
-        workspace,
-        &[
-            "bundle",
-            "create",
-            "-q",
-            &partial.display().to_string(),
-            &reference,
-        ],
-    )
-    .await;
-    let _ = git(workspace, &["update-ref", "-d", &reference]).await;
-    made?;
+    let mut header = if commit.len() == 64 {
+        "# v3 git bundle\n@object-format=sha256\n".to_owned()
+    } else {
+        "# v2 git bundle\n".to_owned()
+    };
+    let mut revs = format!("{commit}\n");
+    for have in &haves {
+        header.push_str(&format!("-{have}\n"));
+        revs.push_str(&format!("^{have}^{{tree}}\n"));
+    }
+    header.push_str(&format!("{commit} refs/atto/swarm-base\n\n"));
+    // Written aside and renamed: two attempts publishing at once never read half a file.
+    let partial = scratch.join(format!("base-{}.partial", uuid::Uuid::new_v4().simple()));
+    let written = write_bundle(workspace, &partial, &header, &revs).await;
+    if let Err(err) = written {
+        let _ = std::fs::remove_file(&partial);
+        return Err(err);
+    }
     std::fs::rename(&partial, &bundle).map_err(|e| format!("{}: {e}", bundle.display()))?;
-    Ok(Base { commit, bundle })
+    Ok(Some(bundle))
+}
+
+/// Writes `header`, then the pack `git pack-objects --revs` makes of `revs`, to `path`
+/// (the pack streamed to the file, never held in memory).
+async fn write_bundle(
+    workspace: &Path,
+    path: &Path,
+    header: &str,
+    revs: &str,
+) -> Result<(), String> {
+    use std::io::Write as _;
+    use tokio::io::AsyncWriteExt as _;
+    let mut file = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    file.write_all(header.as_bytes())
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    // The pack goes on after the header: git writes at the file's shared offset.
+    let mut child = tokio::process::Command::new("git")
+        .arg("-C")
+        .arg(workspace)
+        .args([
+            "pack-objects",
+            "--stdout",
+            "--revs",
+            "--delta-base-offset",
+            "-q",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::from(file))
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("git could not be run: {e}"))?;
+    let mut stdin = child.stdin.take().ok_or("git pack-objects: no stdin")?;
+    let writing = async move {
+        let written = stdin.write_all(revs.as_bytes()).await;
+        drop(stdin);
+        written
+    };
+    let (written, out) = tokio::join!(writing, child.wait_with_output());
+    let out = out.map_err(|e| format!("git pack-objects: {e}"))?;
+    if !out.status.success() || written.is_err() {
+        return Err(format!(
+            "git pack-objects failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(())
+}
+
+/// A full object id (SHA-1 or SHA-256), lowercase hex.
+pub(crate) fn is_object_id(id: &str) -> bool {
+    matches!(id.len(), 40 | 64)
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 /// What goes on the worker's stdin before the protocol: the `git_base` line and the
 /// bundle's bytes.
 pub fn preamble(base: &Base, branch: &str) -> Result<Vec<u8>, String> {
-    let bytes =
-        std::fs::read(&base.bundle).map_err(|e| format!("{}: {e}", base.bundle.display()))?;
+    preamble_of(&base.commit, Some(&base.bundle), branch)
+}
+
+/// [`preamble`] of base `commit` with `bundle` (`None`: the node holds the base, and no
+/// bytes follow the line).
+pub fn preamble_of(commit: &str, bundle: Option<&Path>, branch: &str) -> Result<Vec<u8>, String> {
+    let bytes = match bundle {
+        Some(path) => std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?,
+        None => Vec::new(),
+    };
     let header = BaseHeader {
-        commit: base.commit.clone(),
+        commit: commit.to_owned(),
         branch: branch.to_owned(),
         bytes: bytes.len() as u64,
     };
@@ -134,7 +262,7 @@ pub fn preamble(base: &Base, branch: &str) -> Result<Vec<u8>, String> {
 /// from the base, and objects git's fsck rejects.
 pub async fn receive(
     workspace: &Path,
-    base: &Base,
+    base: &str,
     expected_branch: &str,
     returned: &ResultEvent,
     tree: &Worktree,
@@ -186,12 +314,9 @@ pub async fn receive(
     let _ = std::fs::remove_file(&file);
     fetched.map_err(|e| format!("its result could not be fetched: {e}"))?;
     let got = &returned.commit;
-    git(
-        workspace,
-        &["merge-base", "--is-ancestor", &base.commit, got],
-    )
-    .await
-    .map_err(|_| format!("its branch does not start from the base {}", base.commit))?;
+    git(workspace, &["merge-base", "--is-ancestor", base, got])
+        .await
+        .map_err(|_| format!("its branch does not start from the base {base}"))?;
     tree.git(&["checkout", "-q", "-f", "--detach", got], None)
         .await
         .map_err(|e| format!("its result could not be checked out: {e}"))?;
@@ -287,9 +412,16 @@ mod tests {
             &name,
             "printf 'ONE\\ntwo\\nthree\\n' > a.txt && rm new.txt && echo c > c.txt",
         );
-        receive(ws.path(), &base, &name, &returned, &tree, scratch.path())
-            .await
-            .unwrap();
+        receive(
+            ws.path(),
+            &base.commit,
+            &name,
+            &returned,
+            &tree,
+            scratch.path(),
+        )
+        .await
+        .unwrap();
         let mut changes = isolation::changes(&tree, scratch.path()).await.unwrap();
         changes.sort_by(|a, b| a.path().cmp(b.path()));
         assert_eq!(
@@ -349,7 +481,7 @@ mod tests {
                 for (round, (name, returned)) in rounds.iter().enumerate() {
                     let dir = scratch.join(format!("wt{i}-{round}"));
                     let tree = isolation::create(&ws, &snap, &dir).await.unwrap();
-                    let got = receive(&ws, &base, name, returned, &tree, &scratch).await;
+                    let got = receive(&ws, &base.commit, name, returned, &tree, &scratch).await;
                     isolation::remove(&ws, &tree).await;
                     got.map_err(|e| format!("t{i} round {round}: {e}"))?;
                 }
@@ -379,17 +511,31 @@ mod tests {
         let name = branch("s1", "t1", 1);
         let mut returned = work_remotely(&base, &name, "echo x > x.txt");
         returned.branch = branch("s1", "t2", 1);
-        let err = receive(ws.path(), &base, &name, &returned, &tree, scratch.path())
-            .await
-            .unwrap_err();
+        let err = receive(
+            ws.path(),
+            &base.commit,
+            &name,
+            &returned,
+            &tree,
+            scratch.path(),
+        )
+        .await
+        .unwrap_err();
         assert!(err.contains("not \"atto/swarm/s1/t1/attempt-1\""), "{err}");
 
         // A commit announced but not the one the bundle holds.
         let mut returned = work_remotely(&base, &name, "echo y > y.txt");
         returned.commit = "0".repeat(40);
-        let err = receive(ws.path(), &base, &name, &returned, &tree, scratch.path())
-            .await
-            .unwrap_err();
+        let err = receive(
+            ws.path(),
+            &base.commit,
+            &name,
+            &returned,
+            &tree,
+            scratch.path(),
+        )
+        .await
+        .unwrap_err();
         assert!(err.contains("not the commit it announced"), "{err}");
         assert!(!tree.dir.join("y.txt").exists());
     }

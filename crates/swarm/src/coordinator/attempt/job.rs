@@ -64,9 +64,14 @@ pub(super) struct Checking {
     pub progress: String,
 }
 
-/// The worker's command: program, arguments, the bytes its stdin begins with, and the
-/// remote attempt it belongs to.
-type Command = (String, Vec<String>, Vec<u8>, Option<Remote>);
+/// The worker's command: program, arguments, what its stdin begins with (a remote
+/// worker's base), and the remote attempt it belongs to.
+type Command = (
+    String,
+    Vec<String>,
+    Option<worker::BaseSource>,
+    Option<Remote>,
+);
 
 impl Job {
     pub(super) async fn run(self) -> Done {
@@ -184,12 +189,12 @@ impl WorkerStart {
                 attempt,
             )
             .await
-            .map(|p| (p.program, p.args, p.preamble, Some(p.remote))),
+            .map(|p| (p.program, p.args, Some(p.base), Some(p.remote))),
             (None, Some(_)) => Err("a remote launcher needs isolation: worktree".into()),
             (_, None) => self
                 .template
                 .expand(&self.vars)
-                .map(|(program, args)| (program, args, Vec::new(), None)),
+                .map(|(program, args)| (program, args, None, None)),
         }
     }
 
@@ -203,8 +208,8 @@ impl WorkerStart {
         tx: mpsc::UnboundedSender<worker::Message>,
     ) -> (worker::Report, Option<Remote>) {
         match command {
-            Ok((program, args, preamble, remote)) => {
-                let report = self.run(program, args, preamble, cwd, writes, tx).await;
+            Ok((program, args, base, remote)) => {
+                let report = self.run(program, args, base, cwd, writes, tx).await;
                 (report, remote)
             }
             Err(err) => {
@@ -224,7 +229,7 @@ impl WorkerStart {
         self,
         program: String,
         args: Vec<String>,
-        preamble: Vec<u8>,
+        base: Option<worker::BaseSource>,
         workspace: &Path,
         writes: bool,
         tx: mpsc::UnboundedSender<worker::Message>,
@@ -235,7 +240,7 @@ impl WorkerStart {
             cwd: workspace.to_path_buf(),
             prompt: self.prompt,
             timeout: self.timeout,
-            preamble,
+            base,
         };
         let decide = move |r: &ApprovalRequest| match mailbox::decide(r, writes) {
             mailbox::Tier::AutoApprove => Some(ApprovalDecision::Yes),
