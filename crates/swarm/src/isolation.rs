@@ -158,6 +158,44 @@ async fn run_git_in(
     }
 }
 
+/// Runs git in `dir` with `input` on its stdin; its stdout.
+pub(crate) async fn run_git_input(
+    dir: &Path,
+    args: &[&str],
+    input: Vec<u8>,
+) -> Result<Vec<u8>, String> {
+    use tokio::io::AsyncWriteExt as _;
+    let mut child = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| format!("git could not be run: {e}"))?;
+    let mut stdin = child.stdin.take().ok_or("git: no stdin")?;
+    // Written while the output is read: neither pipe fills and stops the other.
+    let writing = async move {
+        let written = stdin.write_all(&input).await;
+        drop(stdin);
+        written
+    };
+    let (written, out) = tokio::join!(writing, child.wait_with_output());
+    let out = out.map_err(|e| format!("git {}: {e}", subcommand(args)))?;
+    if out.status.success() && written.is_ok() {
+        Ok(out.stdout)
+    } else {
+        Err(format!(
+            "git {} failed: {}",
+            subcommand(args),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
 /// The git command `args` run (`fetch` of `-c fetch.fsckObjects=true fetch …`), to name
 /// it in an error.
 fn subcommand<'a>(args: &[&'a str]) -> &'a str {
@@ -174,10 +212,10 @@ fn subcommand<'a>(args: &[&'a str]) -> &'a str {
     ""
 }
 
-/// Held around every git run that adds or removes a worktree of a repository or fetches
-/// into it, one lock per repository: a fetch's connectivity walk reads the HEAD of every
-/// worktree, and fails (`bad object worktrees/…/HEAD`) on one being added or removed at
-/// that moment by another attempt.
+/// Held around every git run that adds, moves or removes a worktree of a repository, one
+/// lock per repository: two at once trip over git's bookkeeping of worktrees (`failed to
+/// read .git/worktrees/…/commondir`), and a walk of every worktree's HEAD (a fetch's
+/// connectivity check) fails on one being added or removed at that moment.
 pub(crate) async fn repository_lock(workspace: &Path) -> tokio::sync::OwnedMutexGuard<()> {
     type Locks = BTreeMap<PathBuf, Arc<tokio::sync::Mutex<()>>>;
     static LOCKS: std::sync::Mutex<Locks> = std::sync::Mutex::new(BTreeMap::new());
@@ -473,33 +511,12 @@ async fn at_base(
     base: &str,
     paths: &[&str],
 ) -> Result<Vec<Option<Vec<u8>>>, String> {
-    use tokio::io::AsyncWriteExt as _;
     let mut input = Vec::new();
     for rel in paths.iter().filter(|p| !p.contains('\n')) {
         input.extend(format!("{base}:{rel}\n").into_bytes());
     }
-    let mut child = Command::new("git")
-        .arg("-C")
-        .arg(workspace)
-        .args(["cat-file", "--batch"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| format!("git could not be run: {e}"))?;
-    let mut stdin = child.stdin.take().ok_or("git cat-file: no stdin")?;
-    let writing = async move {
-        let written = stdin.write_all(&input).await;
-        drop(stdin);
-        written
-    };
-    let (written, out) = tokio::join!(writing, child.wait_with_output());
-    let out = out.map_err(|e| format!("git cat-file: {e}"))?;
-    if written.is_err() || !out.status.success() {
-        return Err("git cat-file --batch failed".into());
-    }
-    let mut batch = Batch(&out.stdout);
+    let out = run_git_input(workspace, &["cat-file", "--batch"], input).await?;
+    let mut batch = Batch(&out);
     let mut contents = Vec::with_capacity(paths.len());
     for rel in paths {
         contents.push(if rel.contains('\n') {

@@ -289,30 +289,23 @@ pub async fn receive(
             returned.commit
         ));
     }
-    std::fs::create_dir_all(scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
-    let file = scratch.join(format!("result-{}.bundle", uuid::Uuid::new_v4().simple()));
-    std::fs::write(&file, &bytes).map_err(|e| format!("{}: {e}", file.display()))?;
+    // Its objects stored as git fetch would store them (loose when few, a pack when
+    // many), each checked first: fsck's rules (no `.git` entry, no malformed object) and
+    // every object they name present. Then the attempt's ref, beside no branch of the
+    // user's.
+    let pack = bundle_pack(&bytes).ok_or("its bundle holds no pack")?;
+    let store: &[&str] = if pack_objects(pack) < UNPACK_LIMIT {
+        &["unpack-objects", "-q", "--strict"]
+    } else {
+        &["index-pack", "--stdin", "--fix-thin", "--strict"]
+    };
+    crate::isolation::run_git_input(workspace, store, pack.to_vec())
+        .await
+        .map_err(|e| format!("its result could not be fetched: {e}"))?;
     let local = format!("refs/{expected_branch}");
-    let repository = crate::isolation::repository_lock(workspace).await;
-    let fetched = git(
-        workspace,
-        &[
-            "-c",
-            "fetch.fsckObjects=true",
-            // No maintenance started in the user's repository by atto's fetch.
-            "-c",
-            "maintenance.auto=false",
-            "fetch",
-            "-q",
-            "--no-tags",
-            &file.display().to_string(),
-            &format!("+refs/heads/{expected_branch}:{local}"),
-        ],
-    )
-    .await;
-    drop(repository);
-    let _ = std::fs::remove_file(&file);
-    fetched.map_err(|e| format!("its result could not be fetched: {e}"))?;
+    git(workspace, &["update-ref", &local, &returned.commit])
+        .await
+        .map_err(|e| format!("its result could not be fetched: {e}"))?;
     let got = &returned.commit;
     git(workspace, &["merge-base", "--is-ancestor", base, got])
         .await
@@ -321,6 +314,23 @@ pub async fn receive(
         .await
         .map_err(|e| format!("its result could not be checked out: {e}"))?;
     Ok(())
+}
+
+/// Fewer objects than this are stored loose, as `git fetch` does (`transfer.unpackLimit`).
+const UNPACK_LIMIT: u32 = 100;
+
+/// The pack a bundle carries: what follows its header's empty line.
+fn bundle_pack(bundle: &[u8]) -> Option<&[u8]> {
+    let end = bundle.windows(2).position(|w| w == b"\n\n")?;
+    let pack = &bundle[end + 2..];
+    pack.starts_with(b"PACK").then_some(pack)
+}
+
+/// How many objects a pack says it holds (its header's count).
+fn pack_objects(pack: &[u8]) -> u32 {
+    pack.get(8..12)
+        .and_then(|n| n.try_into().ok())
+        .map_or(0, u32::from_be_bytes)
 }
 
 /// The object a bundle's header names for `reference` (`None` when it names none, or names
@@ -554,5 +564,132 @@ mod tests {
         let other = format!("# v9 git bundle\n{a} refs/heads/x\n\n");
         assert_eq!(bundle_tip(other.as_bytes(), "refs/heads/x"), None);
         assert_eq!(bundle_tip(b"", "refs/heads/x"), None);
+    }
+
+    /// Runs git in `dir`, its output trimmed.
+    fn git_out(dir: &Path, args: &[&str]) -> String {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    }
+
+    /// A worker's branch whose tree holds an entry git refuses (`.git`: on checkout it
+    /// would be the worktree's repository) beside `extra` good files: its result and the
+    /// bad tree's id.
+    fn refused_result(base: &Base, name: &str, extra: usize) -> (ResultEvent, String) {
+        let remote = tempfile::tempdir().unwrap();
+        let r = remote.path();
+        sh(
+            r,
+            &format!(
+                "git init -q && git bundle unbundle {} >/dev/null && mkdir files && \
+                 for n in $(seq 0 {extra}); do echo $n > files/f$(printf %03d $n); done",
+                base.bundle.display()
+            ),
+        );
+        let names: Vec<String> = (0..=extra).map(|n| format!("files/f{n:03}")).collect();
+        let mut args = vec!["hash-object", "-w"];
+        args.extend(names.iter().map(String::as_str));
+        let blobs = git_out(r, &args);
+        // Git's raw tree format, entries in name order: `.git` first.
+        let mut raw = Vec::new();
+        let entries =
+            std::iter::once(".git".to_owned()).chain((1..=extra).map(|n| format!("f{n:03}")));
+        for (entry, blob) in entries.zip(blobs.lines()) {
+            raw.extend(format!("100644 {entry}\0").into_bytes());
+            raw.extend(
+                (0..blob.len())
+                    .step_by(2)
+                    .map(|i| u8::from_str_radix(&blob[i..i + 2], 16).unwrap()),
+            );
+        }
+        std::fs::write(r.join("tree.bin"), raw).unwrap();
+        let bad = git_out(
+            r,
+            &["hash-object", "-w", "-t", "tree", "--literally", "tree.bin"],
+        );
+        let identity = ["-c", "user.name=w", "-c", "user.email=w@x"];
+        let mut args = identity.to_vec();
+        args.extend(["commit-tree", &bad, "-p", &base.commit, "-m", "bad"]);
+        let commit = git_out(r, &args);
+        git_out(r, &["update-ref", &format!("refs/heads/{name}"), &commit]);
+        let tip = format!("refs/heads/{name}");
+        let not_base = format!("^{}", base.commit);
+        git_out(
+            r,
+            &["bundle", "create", "-q", "out.bundle", &tip, &not_base],
+        );
+        let returned = ResultEvent {
+            branch: name.to_owned(),
+            commit,
+            bundle: base64::engine::general_purpose::STANDARD
+                .encode(std::fs::read(r.join("out.bundle")).unwrap()),
+        };
+        (returned, bad)
+    }
+
+    /// A result holding objects git refuses never lands, whether its few objects would be
+    /// stored loose or its many as a pack: they are checked before anything is kept, and
+    /// the attempt fails.
+    #[tokio::test]
+    async fn a_result_holding_objects_git_refuses_is_not_taken() {
+        let ws = repo();
+        let scratch = tempfile::tempdir().unwrap();
+        let snap = isolation::snapshot(ws.path(), scratch.path())
+            .await
+            .unwrap();
+        let tree = isolation::create(ws.path(), &snap, &scratch.path().join("wt"))
+            .await
+            .unwrap();
+        let base = publish(ws.path(), &snap, scratch.path()).await.unwrap();
+        for (task, extra) in [("t1", 0), ("t2", 120)] {
+            let name = branch("s1", task, 1);
+            let (returned, bad) = refused_result(&base, &name, extra);
+            let err = receive(
+                ws.path(),
+                &base.commit,
+                &name,
+                &returned,
+                &tree,
+                scratch.path(),
+            )
+            .await
+            .unwrap_err();
+            assert!(err.contains("could not be fetched"), "{extra}: {err}");
+            // Nothing of it is kept: no ref, no object.
+            let kept = |what: &str| {
+                std::process::Command::new("git")
+                    .args(["cat-file", "-e", what])
+                    .current_dir(ws.path())
+                    .status()
+                    .unwrap()
+                    .success()
+            };
+            assert!(!kept(&bad), "{extra}: the refused tree was kept");
+            assert!(!kept(&returned.commit), "{extra}: its commit was kept");
+            assert!(!tree.dir.join(".git").is_dir());
+        }
+        // The same sizes without the bad entry land.
+        for (task, files) in [("t3", 1), ("t4", 120)] {
+            let name = branch("s1", task, 1);
+            let script =
+                format!("mkdir many && for n in $(seq {files}); do echo $n > many/$n; done");
+            let returned = work_remotely(&base, &name, &script);
+            receive(
+                ws.path(),
+                &base.commit,
+                &name,
+                &returned,
+                &tree,
+                scratch.path(),
+            )
+            .await
+            .unwrap();
+            assert!(tree.dir.join(format!("many/{files}")).is_file());
+        }
     }
 }
