@@ -185,7 +185,7 @@ async fn bench() -> Result<serde_json::Value, String> {
         let returned: ResultEvent = serde_json::from_str(last).map_err(|e| e.to_string())?;
 
         let t = Instant::now();
-        transport::receive(ws.path(), &base, &name, &returned, &tree, scratch.path()).await?;
+        transport::receive(ws.path(), &base, &name, &returned, &tree).await?;
         times.receive.push(ms(t));
         let t = Instant::now();
         let changes = isolation::changes(&tree, scratch.path()).await?;

@@ -158,7 +158,6 @@ impl Remote {
             &mut report,
             workspace,
             Some(&tree),
-            scratch,
         )
         .await;
         agent_run(&report)

@@ -126,21 +126,12 @@ pub async fn finish(
     report: &mut Report,
     workspace: &Path,
     tree: Option<&Worktree>,
-    scratch: &Path,
 ) {
     if report.failure().is_none() {
         let fetched = match (&report.returned, tree) {
             (_, None) => Err("its worktree could not be made".into()),
             (Some(returned), Some(tree)) => {
-                transport::receive(
-                    workspace,
-                    &remote.base,
-                    &remote.branch,
-                    returned,
-                    tree,
-                    scratch,
-                )
-                .await
+                transport::receive(workspace, &remote.base, &remote.branch, returned, tree).await
             }
             (None, _) => Err("it ended without returning its branch (no git_result line)".into()),
         };

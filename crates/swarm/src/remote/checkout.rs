@@ -560,16 +560,9 @@ mod tests {
         let returned: ResultEvent = serde_json::from_str(lines[2]).unwrap();
         // The clone in node-local scratch is gone.
         assert_eq!(std::fs::read_dir(node.path()).unwrap().count(), 0);
-        transport::receive(
-            ws.path(),
-            &base.commit,
-            &name,
-            &returned,
-            &tree,
-            scratch.path(),
-        )
-        .await
-        .unwrap();
+        transport::receive(ws.path(), &base.commit, &name, &returned, &tree)
+            .await
+            .unwrap();
         assert_eq!(
             std::fs::read_to_string(tree.dir.join("a.txt")).unwrap(),
             "two\n"
@@ -627,16 +620,9 @@ mod tests {
         let (served, text) = serve_script(stdin, script, &fresh(node.path())).await;
         assert_eq!(served, Served::Returned(0));
         let returned: ResultEvent = serde_json::from_str(text.lines().last().unwrap()).unwrap();
-        transport::receive(
-            ws.path(),
-            &base.commit,
-            &name,
-            &returned,
-            &tree,
-            scratch.path(),
-        )
-        .await
-        .unwrap();
+        transport::receive(ws.path(), &base.commit, &name, &returned, &tree)
+            .await
+            .unwrap();
         assert_eq!(
             std::fs::read_to_string(tree.dir.join("a.txt")).unwrap(),
             "two\n"
@@ -732,16 +718,9 @@ mod tests {
             .await
             .unwrap();
         let (name, returned) = &names[1];
-        transport::receive(
-            ws.path(),
-            &base.commit,
-            name,
-            returned,
-            &tree,
-            scratch.path(),
-        )
-        .await
-        .unwrap();
+        transport::receive(ws.path(), &base.commit, name, returned, &tree)
+            .await
+            .unwrap();
         assert_eq!(
             std::fs::read_to_string(tree.dir.join("new.log")).unwrap(),
             "kept\n"
@@ -866,7 +845,7 @@ mod tests {
                 .await
                 .unwrap();
             let base = transport::base_commit(ws.path(), &snap).await.unwrap();
-            transport::receive(ws.path(), &base, &name, &returned, &tree, scratch.path())
+            transport::receive(ws.path(), &base, &name, &returned, &tree)
                 .await
                 .unwrap();
             assert_eq!(

@@ -266,7 +266,6 @@ pub async fn receive(
     expected_branch: &str,
     returned: &ResultEvent,
     tree: &Worktree,
-    scratch: &Path,
 ) -> Result<(), String> {
     if returned.branch != expected_branch {
         return Err(format!(
@@ -422,16 +421,9 @@ mod tests {
             &name,
             "printf 'ONE\\ntwo\\nthree\\n' > a.txt && rm new.txt && echo c > c.txt",
         );
-        receive(
-            ws.path(),
-            &base.commit,
-            &name,
-            &returned,
-            &tree,
-            scratch.path(),
-        )
-        .await
-        .unwrap();
+        receive(ws.path(), &base.commit, &name, &returned, &tree)
+            .await
+            .unwrap();
         let mut changes = isolation::changes(&tree, scratch.path()).await.unwrap();
         changes.sort_by(|a, b| a.path().cmp(b.path()));
         assert_eq!(
@@ -491,7 +483,7 @@ mod tests {
                 for (round, (name, returned)) in rounds.iter().enumerate() {
                     let dir = scratch.join(format!("wt{i}-{round}"));
                     let tree = isolation::create(&ws, &snap, &dir).await.unwrap();
-                    let got = receive(&ws, &base.commit, name, returned, &tree, &scratch).await;
+                    let got = receive(&ws, &base.commit, name, returned, &tree).await;
                     isolation::remove(&ws, &tree).await;
                     got.map_err(|e| format!("t{i} round {round}: {e}"))?;
                 }
@@ -521,31 +513,17 @@ mod tests {
         let name = branch("s1", "t1", 1);
         let mut returned = work_remotely(&base, &name, "echo x > x.txt");
         returned.branch = branch("s1", "t2", 1);
-        let err = receive(
-            ws.path(),
-            &base.commit,
-            &name,
-            &returned,
-            &tree,
-            scratch.path(),
-        )
-        .await
-        .unwrap_err();
+        let err = receive(ws.path(), &base.commit, &name, &returned, &tree)
+            .await
+            .unwrap_err();
         assert!(err.contains("not \"atto/swarm/s1/t1/attempt-1\""), "{err}");
 
         // A commit announced but not the one the bundle holds.
         let mut returned = work_remotely(&base, &name, "echo y > y.txt");
         returned.commit = "0".repeat(40);
-        let err = receive(
-            ws.path(),
-            &base.commit,
-            &name,
-            &returned,
-            &tree,
-            scratch.path(),
-        )
-        .await
-        .unwrap_err();
+        let err = receive(ws.path(), &base.commit, &name, &returned, &tree)
+            .await
+            .unwrap_err();
         assert!(err.contains("not the commit it announced"), "{err}");
         assert!(!tree.dir.join("y.txt").exists());
     }
@@ -649,16 +627,9 @@ mod tests {
         for (task, extra) in [("t1", 0), ("t2", 120)] {
             let name = branch("s1", task, 1);
             let (returned, bad) = refused_result(&base, &name, extra);
-            let err = receive(
-                ws.path(),
-                &base.commit,
-                &name,
-                &returned,
-                &tree,
-                scratch.path(),
-            )
-            .await
-            .unwrap_err();
+            let err = receive(ws.path(), &base.commit, &name, &returned, &tree)
+                .await
+                .unwrap_err();
             assert!(err.contains("could not be fetched"), "{extra}: {err}");
             // Nothing of it is kept: no ref, no object.
             let kept = |what: &str| {
@@ -679,16 +650,9 @@ mod tests {
             let script =
                 format!("mkdir many && for n in $(seq {files}); do echo $n > many/$n; done");
             let returned = work_remotely(&base, &name, &script);
-            receive(
-                ws.path(),
-                &base.commit,
-                &name,
-                &returned,
-                &tree,
-                scratch.path(),
-            )
-            .await
-            .unwrap();
+            receive(ws.path(), &base.commit, &name, &returned, &tree)
+                .await
+                .unwrap();
             assert!(tree.dir.join(format!("many/{files}")).is_file());
         }
     }

@@ -136,7 +136,7 @@ impl Job {
         }
         if let (Some(r), Some(launch)) = (&remote, &remote_launch) {
             let t = tree.as_ref().and_then(|t| t.as_ref().ok());
-            crate::remote::attempt::finish(launch, r, &mut report, &main, t, &scratch).await;
+            crate::remote::attempt::finish(launch, r, &mut report, &main, t).await;
         }
         // The files this worker changed, once, for the checks and the attempt's record.
         let files = own_changes(&task, &report, &workspace);
