@@ -20,6 +20,7 @@ use tokio::sync::{mpsc, watch};
 
 mod events;
 
+use crate::remote::transport::HaveEvent;
 use events::handle_line;
 
 /// Lines of the worker's stderr kept for the report.
@@ -183,14 +184,19 @@ pub struct Launch {
 /// Makes what a remote worker's stdin begins with (the `git_base` line and its bundle)
 /// from the commits its node's clone holds.
 #[derive(Clone)]
-pub struct BaseSource(
+pub struct BaseSource {
+    /// The bytes, made from the node's `git_have` commits.
     #[allow(clippy::type_complexity)]
-    pub  Arc<
+    pub make: Arc<
         dyn Fn(Vec<String>) -> Pin<Box<dyn Future<Output = Result<Vec<u8>, String>> + Send>>
             + Send
             + Sync,
     >,
-);
+    /// How long the node's `git_have` line is waited for: past it the base is made for a
+    /// node holding nothing (a launcher that holds the node's output back, a filter
+    /// buffering it, would otherwise keep both sides waiting for the other).
+    pub wait: Duration,
+}
 
 impl std::fmt::Debug for BaseSource {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -373,6 +379,8 @@ pub async fn run(
     let mut reader = tokio::io::BufReader::new(stdout);
     let deadline = tokio::time::sleep(launch.timeout);
     tokio::pin!(deadline);
+    let base_wait = tokio::time::sleep(launch.base.as_ref().map_or(Duration::ZERO, |b| b.wait));
+    tokio::pin!(base_wait);
     let mut buf = Vec::new();
     let mut pending: Vec<(String, usize)> = Vec::new();
     loop {
@@ -386,7 +394,10 @@ pub async fn run(
                 }
                 let Ok(value) = serde_json::from_slice::<Value>(&buf) else { continue };
                 if let Some(base) = awaiting_base.as_ref().filter(|_| is_have(&value)) {
-                    if let Err(err) = send_base(base, &value, &mut stdin, &launch.prompt).await {
+                    let haves = serde_json::from_value::<HaveEvent>(value.clone())
+                        .map(|h| h.commits)
+                        .unwrap_or_default();
+                    if let Err(err) = send_base(base, haves, &mut stdin, &launch.prompt).await {
                         report.spawn_error = Some(err);
                         let _ = child.start_kill();
                         break;
@@ -403,6 +414,16 @@ pub async fn run(
             answer = answers.recv() => {
                 if let Some((id, decision)) = answer {
                     send_op(&mut stdin, &Op::Approval { id, decision }).await;
+                }
+            }
+            () = &mut base_wait, if awaiting_base.is_some() => {
+                // No `git_have` in time: the whole base, as for a node holding nothing.
+                if let Some(base) = awaiting_base.take()
+                    && let Err(err) = send_base(&base, Vec::new(), &mut stdin, &launch.prompt).await
+                {
+                    report.spawn_error = Some(err);
+                    let _ = child.start_kill();
+                    break;
                 }
             }
             () = &mut deadline => {
@@ -449,17 +470,15 @@ fn is_have(value: &Value) -> bool {
     value.get("type").and_then(Value::as_str) == Some("git_have")
 }
 
-/// Answers the node's `git_have` line: the base made for what it holds, then the task.
+/// Answers the node's `git_have` line (`haves`: the commits it named): the base made for
+/// what it holds, then the task.
 async fn send_base(
     base: &BaseSource,
-    have: &Value,
+    haves: Vec<String>,
     stdin: &mut Option<tokio::process::ChildStdin>,
     prompt: &str,
 ) -> Result<(), String> {
-    let haves = serde_json::from_value::<crate::remote::transport::HaveEvent>(have.clone())
-        .map(|h| h.commits)
-        .unwrap_or_default();
-    let preamble = (base.0)(haves)
+    let preamble = (base.make)(haves)
         .await
         .map_err(|e| format!("its base could not be published: {e}"))?;
     if let Some(pipe) = stdin.as_mut() {
@@ -696,14 +715,17 @@ mod tests {
 
     /// A base made from what the node holds: its `git_base` line names them.
     fn echoing_base() -> BaseSource {
-        BaseSource(Arc::new(|haves: Vec<String>| {
-            Box::pin(async move {
-                if haves.iter().any(|h| h == "unpublishable") {
-                    return Err("no bundle".to_owned());
-                }
-                Ok(format!("BASE {}\n", haves.join(",")).into_bytes())
-            })
-        }))
+        BaseSource {
+            make: Arc::new(|haves: Vec<String>| {
+                Box::pin(async move {
+                    if haves.iter().any(|h| h == "unpublishable") {
+                        return Err("no bundle".to_owned());
+                    }
+                    Ok(format!("BASE {}\n", haves.join(",")).into_bytes())
+                })
+            }),
+            wait: Duration::from_secs(2),
+        }
     }
 
     /// A remote worker's task waits for its node to say what it holds; the base made for
@@ -730,6 +752,22 @@ mod tests {
             why.contains("its base could not be published: no bundle"),
             "{why}"
         );
+    }
+
+    /// A node whose `git_have` never comes through (held back by a buffering launcher)
+    /// gets the whole base once the wait is over, and its task after it.
+    #[tokio::test]
+    async fn a_node_that_says_nothing_gets_the_whole_base_after_the_wait() {
+        let script = r#"
+            read base; read op
+            case "$base" in "BASE") ;; *) exit 3;; esac
+            case "$op" in *'"do it"'*) ;; *) exit 4;; esac
+            echo '{"type":"result","status":"completed","rounds":1,"usage":{"input_tokens":1,"output_tokens":1,"cache_read_tokens":0,"cache_write_tokens":0},"cost_usd":null,"files_changed":[],"text":"done","duration_ms":5}'"#;
+        let started = Instant::now();
+        let report = run_with_base(script, Some(echoing_base())).await;
+        assert_eq!(report.exit_code, Some(0), "{report:?}");
+        assert_eq!(report.failure(), None);
+        assert!(started.elapsed() >= Duration::from_secs(2));
     }
 
     #[tokio::test]

@@ -105,14 +105,17 @@ pub async fn prepare(
 fn publisher(workspace: &Path, scratch: &Path, commit: &str, branch: &str) -> BaseSource {
     let (workspace, scratch) = (workspace.to_path_buf(), scratch.to_path_buf());
     let (commit, branch) = (commit.to_owned(), branch.to_owned());
-    BaseSource(Arc::new(move |haves| {
-        let (workspace, scratch) = (workspace.clone(), scratch.clone());
-        let (commit, branch) = (commit.clone(), branch.clone());
-        Box::pin(async move {
-            let bundle = transport::bundle_for(&workspace, &commit, &haves, &scratch).await?;
-            transport::preamble_of(&commit, bundle.as_deref(), &branch)
-        })
-    }))
+    BaseSource {
+        make: Arc::new(move |haves| {
+            let (workspace, scratch) = (workspace.clone(), scratch.clone());
+            let (commit, branch) = (commit.clone(), branch.clone());
+            Box::pin(async move {
+                let bundle = transport::bundle_for(&workspace, &commit, &haves, &scratch).await?;
+                transport::preamble_of(&commit, bundle.as_deref(), &branch)
+            })
+        }),
+        wait: transport::HAVE_WAIT,
+    }
 }
 
 /// After the worker ended: its branch fetched into `tree` (`None`: the worktree could not

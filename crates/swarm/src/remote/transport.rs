@@ -56,6 +56,10 @@ pub struct HaveEvent {
     pub commits: Vec<String>,
 }
 
+/// How long the coordinator waits for a node's `git_have` before it sends the whole base
+/// (counted from the launcher's start, so a Slurm job still pending then gets it all).
+pub const HAVE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Most commits of a `git_have` line used.
 pub const MAX_HAVES: usize = 4;
 
@@ -276,33 +280,7 @@ pub async fn receive(
     if returned.commit.len() != 40 || !returned.commit.bytes().all(|b| b.is_ascii_hexdigit()) {
         return Err(format!("the worker returned commit {:?}", returned.commit));
     }
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(returned.bundle.as_bytes())
-        .map_err(|e| format!("its bundle is not base64: {e}"))?;
-    // What the fetch below sets `refs/{branch}` to: the tip the bundle names for the branch.
-    let holds = bundle_tip(&bytes, &format!("refs/heads/{expected_branch}"))
-        .ok_or_else(|| format!("its bundle holds no branch {expected_branch:?}"))?;
-    if holds != returned.commit {
-        return Err(format!(
-            "its branch holds {holds}, not the commit it announced ({})",
-            returned.commit
-        ));
-    }
-    // Its objects stored as git fetch would store them (loose when few, a pack when
-    // many), each checked first: fsck's rules (no `.git` entry, no malformed object) and
-    // every object they name present. Then the attempt's ref, beside no branch of the
-    // user's.
-    let pack = bundle_pack(&bytes).ok_or("its bundle holds no pack")?;
-    let store: &[&str] = if pack_objects(pack) < UNPACK_LIMIT {
-        &["unpack-objects", "-q", "--strict"]
-    } else {
-        &["index-pack", "--stdin", "--fix-thin", "--strict"]
-    };
-    crate::isolation::run_git_input(workspace, store, pack.to_vec())
-        .await
-        .map_err(|e| format!("its result could not be fetched: {e}"))?;
-    let local = format!("refs/{expected_branch}");
-    git(workspace, &["update-ref", &local, &returned.commit])
+    store(workspace, expected_branch, returned)
         .await
         .map_err(|e| format!("its result could not be fetched: {e}"))?;
     let got = &returned.commit;
@@ -312,6 +290,37 @@ pub async fn receive(
     tree.git(&["checkout", "-q", "-f", "--detach", got], None)
         .await
         .map_err(|e| format!("its result could not be checked out: {e}"))?;
+    Ok(())
+}
+
+/// Stores the returned bundle's objects in the workspace's repository and points
+/// `refs/{branch}` at its tip. The objects are stored as git fetch would store them (loose
+/// when few, a pack when many), each checked first: fsck's rules (no `.git` entry, no
+/// malformed object) and every object they name present.
+async fn store(workspace: &Path, branch: &str, returned: &ResultEvent) -> Result<(), String> {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(returned.bundle.as_bytes())
+        .map_err(|e| format!("its bundle is not base64: {e}"))?;
+    let holds = bundle_tip(&bytes, &format!("refs/heads/{branch}"))
+        .ok_or_else(|| format!("its bundle holds no branch {branch:?}"))?;
+    if holds != returned.commit {
+        return Err(format!(
+            "its branch holds {holds}, not the commit it announced ({})",
+            returned.commit
+        ));
+    }
+    let pack = bundle_pack(&bytes).ok_or("its bundle holds no pack")?;
+    let how: &[&str] = if pack_objects(pack) < UNPACK_LIMIT {
+        &["unpack-objects", "-q", "--strict"]
+    } else {
+        &["index-pack", "--stdin", "--fix-thin", "--strict"]
+    };
+    crate::isolation::run_git_input(workspace, how, pack.to_vec()).await?;
+    git(
+        workspace,
+        &["update-ref", &format!("refs/{branch}"), &holds],
+    )
+    .await?;
     Ok(())
 }
 
