@@ -354,29 +354,71 @@ pub async fn run(
 ) -> Report {
     let started = Instant::now();
     let mut report = Report::default();
-    let mut child = match spawn(&launch) {
-        Ok(child) => child,
+    let (child, mut stdin, stdout, stderr) = match spawn(&launch) {
+        Ok(started) => started,
         Err(err) => {
             report.spawn_error = Some(err);
             return report;
         }
     };
     let _ = messages.send(Message::Started(child.id()));
-    let (Some(mut stdin), Some(stdout), Some(stderr)) =
-        (child.stdin.take(), child.stdout.take(), child.stderr.take())
-    else {
-        report.spawn_error = Some("its pipes could not be opened".into());
-        return report;
-    };
     // A remote worker's task waits for its base, which waits for the node's `git_have`.
-    let mut awaiting_base = launch.base.clone();
-    if awaiting_base.is_none() {
+    if launch.base.is_none() {
         send_prompt(&mut stdin, &[], &launch.prompt).await;
     }
-    let mut stdin = Some(stdin);
     let err_task = tail_of(stderr);
+    let mut io = Io {
+        child,
+        stdin: Some(stdin),
+        reader: tokio::io::BufReader::new(stdout),
+    };
+    let channels = Channels {
+        decide,
+        messages: &messages,
+        answers: &mut answers,
+        stop: &mut stop,
+    };
+    converse(&mut io, &launch, channels, &mut report).await;
+    let Io {
+        mut child, stdin, ..
+    } = io;
+    drop(stdin);
+    reap(&mut child, &mut report).await;
+    report.stderr_tail = err_task.await.unwrap_or_default();
+    report.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    report
+}
 
-    let mut reader = tokio::io::BufReader::new(stdout);
+/// A running worker's process, the pipe to it and its output.
+struct Io {
+    child: tokio::process::Child,
+    stdin: Option<tokio::process::ChildStdin>,
+    reader: tokio::io::BufReader<tokio::process::ChildStdout>,
+}
+
+/// What a worker's conversation answers through and listens to.
+struct Channels<'a> {
+    decide: &'a (dyn Fn(&ApprovalRequest) -> Option<ApprovalDecision> + Send + Sync),
+    messages: &'a mpsc::UnboundedSender<Message>,
+    answers: &'a mut mpsc::UnboundedReceiver<(String, ApprovalDecision)>,
+    stop: &'a mut watch::Receiver<bool>,
+}
+
+/// Reads the worker's events into `report` and answers it until its output ends, it is
+/// done, it times out or the swarm stops.
+async fn converse(io: &mut Io, launch: &Launch, channels: Channels<'_>, report: &mut Report) {
+    let Channels {
+        decide,
+        messages,
+        answers,
+        stop,
+    } = channels;
+    let Io {
+        child,
+        stdin,
+        reader,
+    } = io;
+    let mut awaiting_base = launch.base.clone();
     let deadline = tokio::time::sleep(launch.timeout);
     tokio::pin!(deadline);
     let base_wait = tokio::time::sleep(launch.base.as_ref().map_or(Duration::ZERO, |b| b.wait));
@@ -385,7 +427,9 @@ pub async fn run(
     let mut pending: Vec<(String, usize)> = Vec::new();
     loop {
         buf.clear();
-        let mut limited = (&mut reader).take(MAX_LINE as u64);
+        let mut limited = (&mut *reader).take(MAX_LINE as u64);
+        // The commits a remote worker's base is to be made for, once it is time to send it.
+        let mut send_base_for = None;
         tokio::select! {
             read = limited.read_until(b'\n', &mut buf) => {
                 match read {
@@ -393,38 +437,24 @@ pub async fn run(
                     Ok(_) => {}
                 }
                 let Ok(value) = serde_json::from_slice::<Value>(&buf) else { continue };
-                if let Some(base) = awaiting_base.as_ref().filter(|_| is_have(&value)) {
-                    let haves = serde_json::from_value::<HaveEvent>(value.clone())
-                        .map(|h| h.commits)
-                        .unwrap_or_default();
-                    if let Err(err) = send_base(base, haves, &mut stdin, &launch.prompt).await {
-                        report.spawn_error = Some(err);
-                        let _ = child.start_kill();
-                        break;
-                    }
-                    awaiting_base = None;
-                    continue;
+                if awaiting_base.is_some() && is_have(&value) {
+                    send_base_for = Some(haves_of(&value));
+                } else {
+                    handle_line(&value, report, &mut pending, decide, messages, stdin).await;
                 }
-                handle_line(&value, &mut report, &mut pending, decide, &messages, &mut stdin).await;
                 if report.result.is_some() {
                     // Done: closing stdin lets it end.
-                    stdin = None;
+                    *stdin = None;
                 }
             }
             answer = answers.recv() => {
                 if let Some((id, decision)) = answer {
-                    send_op(&mut stdin, &Op::Approval { id, decision }).await;
+                    send_op(stdin, &Op::Approval { id, decision }).await;
                 }
             }
             () = &mut base_wait, if awaiting_base.is_some() => {
                 // No `git_have` in time: the whole base, as for a node holding nothing.
-                if let Some(base) = awaiting_base.take()
-                    && let Err(err) = send_base(&base, Vec::new(), &mut stdin, &launch.prompt).await
-                {
-                    report.spawn_error = Some(err);
-                    let _ = child.start_kill();
-                    break;
-                }
+                send_base_for = Some(Vec::new());
             }
             () = &mut deadline => {
                 report.timed_out = true;
@@ -434,24 +464,31 @@ pub async fn run(
             changed = stop.changed() => {
                 if changed.is_err() || *stop.borrow() {
                     report.interrupted = true;
-                    send_op(&mut stdin, &Op::Interrupt).await;
-                    // A moment to stop on its own (it records its state), then it is killed.
-                    let _ = tokio::time::timeout(Duration::from_secs(3), child.wait()).await;
-                    let _ = child.start_kill();
+                    interrupt(child, stdin).await;
                     break;
                 }
             }
         }
+        if let (Some(haves), Some(base)) = (send_base_for, awaiting_base.take())
+            && let Err(err) = send_base(&base, haves, stdin, &launch.prompt).await
+        {
+            report.spawn_error = Some(err);
+            let _ = child.start_kill();
+            break;
+        }
     }
-    drop(stdin);
-    reap(&mut child, &mut report).await;
-    report.stderr_tail = err_task.await.unwrap_or_default();
-    report.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    report
 }
 
+/// The worker's process and its three pipes.
+type Started = (
+    tokio::process::Child,
+    tokio::process::ChildStdin,
+    tokio::process::ChildStdout,
+    tokio::process::ChildStderr,
+);
+
 /// Starts the worker's process, its three pipes open.
-fn spawn(launch: &Launch) -> Result<tokio::process::Child, String> {
+fn spawn(launch: &Launch) -> Result<Started, String> {
     let mut command = tokio::process::Command::new(&launch.program);
     command
         .args(&launch.args)
@@ -460,14 +497,25 @@ fn spawn(launch: &Launch) -> Result<tokio::process::Child, String> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    command
+    let mut child = command
         .spawn()
-        .map_err(|err| format!("{}: {err}", launch.program))
+        .map_err(|err| format!("{}: {err}", launch.program))?;
+    match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
+        (Some(stdin), Some(stdout), Some(stderr)) => Ok((child, stdin, stdout, stderr)),
+        _ => Err("its pipes could not be opened".into()),
+    }
 }
 
 /// Whether `value` is the node side's `git_have` line.
 fn is_have(value: &Value) -> bool {
     value.get("type").and_then(Value::as_str) == Some("git_have")
+}
+
+/// The commits a `git_have` line names (none when it is malformed).
+fn haves_of(value: &Value) -> Vec<String> {
+    serde_json::from_value::<HaveEvent>(value.clone())
+        .map(|h| h.commits)
+        .unwrap_or_default()
 }
 
 /// Answers the node's `git_have` line (`haves`: the commits it named): the base made for
@@ -532,6 +580,17 @@ async fn reap(child: &mut tokio::process::Child, report: &mut Report) {
             let _ = child.wait().await;
         }
     }
+}
+
+/// Asks the worker to stop, gives it a moment to do so on its own (it records its
+/// state), then kills it.
+async fn interrupt(
+    child: &mut tokio::process::Child,
+    stdin: &mut Option<tokio::process::ChildStdin>,
+) {
+    send_op(stdin, &Op::Interrupt).await;
+    let _ = tokio::time::timeout(Duration::from_secs(3), child.wait()).await;
+    let _ = child.start_kill();
 }
 
 async fn send_op(stdin: &mut Option<tokio::process::ChildStdin>, op: &Op) {

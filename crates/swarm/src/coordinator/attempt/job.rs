@@ -109,16 +109,8 @@ impl Job {
             .command(start_from(&planned, &tree), &main, &scratch, attempt)
             .await;
         let remote_launch = worker.remote.clone();
-        // The worktree made while the worker runs is settled then too, unless the worker
-        // ends first (see `isolation::settle`).
         let ended = tokio::sync::Notify::new();
-        let making = async {
-            let made = make_deferred(&pool, &main, &planned, deferred).await;
-            if let Some(Ok(t)) = &made {
-                isolation::settle(t, ended.notified()).await;
-            }
-            made
-        };
+        let making = make_deferred(&pool, &main, &planned, deferred, &ended);
         let running = async {
             let run = worker.start(command, cwd, task.writes(), tx).await;
             ended.notify_one();
@@ -134,10 +126,7 @@ impl Job {
             // What the task's files held at the base, read where they are now checked out.
             before = snapshot(&workspace, &task);
         }
-        if let (Some(r), Some(launch)) = (&remote, &remote_launch) {
-            let t = tree.as_ref().and_then(|t| t.as_ref().ok());
-            crate::remote::attempt::finish(launch, r, &mut report, &main, t).await;
-        }
+        finish_remote(&remote, &remote_launch, &mut report, &main, &tree).await;
         // The files this worker changed, once, for the checks and the attempt's record.
         let files = own_changes(&task, &report, &workspace);
         let outcome = if report.failure().is_none() {
@@ -282,6 +271,21 @@ impl Checking {
     }
 }
 
+/// A remote attempt's end: its result brought into its worktree (see
+/// [`crate::remote::attempt::finish`]).
+async fn finish_remote(
+    remote: &Option<Remote>,
+    launch: &Option<RemoteLaunch>,
+    report: &mut worker::Report,
+    main: &Path,
+    tree: &Option<Result<Worktree, String>>,
+) {
+    if let (Some(r), Some(launch)) = (remote, launch) {
+        let t = tree.as_ref().and_then(|t| t.as_ref().ok());
+        crate::remote::attempt::finish(launch, r, report, main, t).await;
+    }
+}
+
 /// A channel for the worker's messages and the task that passes them on to the
 /// coordinator, tagged with `task_id`; it ends when the worker drops its sender.
 fn forward_messages(
@@ -370,17 +374,23 @@ async fn plan(main: &Path, scratch: &Path, task_id: &str, attempt: u32) -> Resul
         .map_err(|e| format!("its worktree could not be made: {e}"))
 }
 
-/// The worktree of a `deferred` attempt, made while its worker runs.
+/// The worktree of a `deferred` attempt, made while its worker runs and settled then too,
+/// unless the worker ends first (`ended`; see `isolation::settle`).
 async fn make_deferred(
     pool: &isolation::Pool,
     main: &Path,
     planned: &Option<Result<Planned, String>>,
     deferred: bool,
+    ended: &tokio::sync::Notify,
 ) -> Option<Result<Worktree, String>> {
-    match (planned, deferred) {
-        (Some(Ok(p)), true) => Some(make(pool, main, p).await),
-        _ => None,
+    let (Some(Ok(p)), true) = (planned, deferred) else {
+        return None;
+    };
+    let made = make(pool, main, p).await;
+    if let Ok(t) = &made {
+        isolation::settle(t, ended.notified()).await;
     }
+    Some(made)
 }
 
 /// The worktree `planned` describes: a parked one when the pool holds one.
