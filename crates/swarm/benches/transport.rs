@@ -125,7 +125,7 @@ async fn bench() -> Result<serde_json::Value, String> {
         let name = transport::branch("bench", &format!("t{run}"), 1);
         let command = worker(run, task_ms);
         let ended = tokio::sync::Notify::new();
-        let (mut to_node, node_in) = tokio::io::duplex(1 << 16);
+        let (to_node, node_in) = tokio::io::duplex(1 << 16);
         let (node_out, from_node) = tokio::io::duplex(1 << 16);
         let started = Instant::now();
         let making = async {
@@ -143,32 +143,8 @@ async fn bench() -> Result<serde_json::Value, String> {
             ended.notify_one();
             (served, took)
         };
-        let coordinating = async {
-            let mut reader = tokio::io::BufReader::new(from_node);
-            let mut have = String::new();
-            reader
-                .read_line(&mut have)
-                .await
-                .map_err(|e| e.to_string())?;
-            let haves = serde_json::from_str::<HaveEvent>(&have)
-                .map_err(|e| format!("{have:?}: {e}"))?
-                .commits;
-            let t = Instant::now();
-            let base = transport::base_commit(ws.path(), &snap).await?;
-            let bundle = transport::bundle_for(ws.path(), &base, &haves, scratch.path()).await?;
-            let mut stdin = transport::preamble_of(&base, bundle.as_deref(), &name)?;
-            let published = ms(t);
-            let bytes = stdin.len();
-            stdin.extend(b"{\"type\":\"user_input\",\"text\":\"go\"}\n");
-            to_node.write_all(&stdin).await.map_err(|e| e.to_string())?;
-            drop(to_node);
-            let mut out = String::new();
-            reader
-                .read_to_string(&mut out)
-                .await
-                .map_err(|e| e.to_string())?;
-            Ok::<_, String>((base, published, bytes, out))
-        };
+        let coordinating =
+            publish_for_node(from_node, to_node, ws.path(), &snap, scratch.path(), &name);
         let ((tree, made), (served, served_ms), coordinated) =
             tokio::join!(making, serving, coordinating);
         let (base, published, bytes, out) = coordinated?;
@@ -197,6 +173,43 @@ async fn bench() -> Result<serde_json::Value, String> {
     }
     pool.drain(ws.path()).await;
     report(&times, task_ms, bundle_bytes)
+}
+
+/// The coordinator's end of the launcher's pipes: the node's `git_have` read, the base
+/// published for it and sent with the task, the node's stdout read to its end. Returns the
+/// base commit, the ms publishing took, the bytes sent ahead of the task, the output.
+async fn publish_for_node(
+    from_node: tokio::io::DuplexStream,
+    mut to_node: tokio::io::DuplexStream,
+    ws: &Path,
+    snap: &str,
+    scratch: &Path,
+    name: &str,
+) -> Result<(String, f64, usize, String), String> {
+    let mut reader = tokio::io::BufReader::new(from_node);
+    let mut have = String::new();
+    reader
+        .read_line(&mut have)
+        .await
+        .map_err(|e| e.to_string())?;
+    let haves = serde_json::from_str::<HaveEvent>(&have)
+        .map_err(|e| format!("{have:?}: {e}"))?
+        .commits;
+    let t = Instant::now();
+    let base = transport::base_commit(ws, snap).await?;
+    let bundle = transport::bundle_for(ws, &base, &haves, scratch).await?;
+    let mut stdin = transport::preamble_of(&base, bundle.as_deref(), name)?;
+    let published = ms(t);
+    let bytes = stdin.len();
+    stdin.extend(b"{\"type\":\"user_input\",\"text\":\"go\"}\n");
+    to_node.write_all(&stdin).await.map_err(|e| e.to_string())?;
+    drop(to_node);
+    let mut out = String::new();
+    reader
+        .read_to_string(&mut out)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok((base, published, bytes, out))
 }
 
 /// The JSON report: the first attempt apart (cold), medians of the others.
