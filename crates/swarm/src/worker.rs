@@ -469,7 +469,8 @@ async fn converse(io: &mut Io, launch: &Launch, channels: Channels<'_>, report: 
                 }
             }
         }
-        if let (Some(haves), Some(base)) = (send_base_for, awaiting_base.take())
+        if let Some(haves) = send_base_for
+            && let Some(base) = awaiting_base.take()
             && let Err(err) = send_base(&base, haves, stdin, &launch.prompt).await
         {
             report.spawn_error = Some(err);
@@ -787,12 +788,13 @@ mod tests {
         }
     }
 
-    /// A remote worker's task waits for its node to say what it holds; the base made for
-    /// that goes first, then the task.
+    /// A remote worker's task waits for its node to say what it holds (a Slurm node names
+    /// itself first); the base made for that goes first, then the task.
     #[tokio::test]
     async fn a_remote_worker_gets_its_base_once_its_node_said_what_it_holds() {
         let script = r#"
             if timeout 0.5 sh -c 'read early'; then exit 2; fi
+            echo '{"type":"worker_node","node":"n1"}'
             echo '{"type":"git_have","commits":["aa","bb"]}'
             read base; read op
             case "$base" in "BASE aa,bb") ;; *) exit 3;; esac

@@ -51,12 +51,26 @@ impl Pool {
     /// A worktree of `workspace` at `base` in `dir`: a parked one made ready and moved
     /// there, or a new one.
     pub async fn take(&self, workspace: &Path, base: &str, dir: &Path) -> Result<Worktree, String> {
+        match self.take_parked(workspace, base, dir).await {
+            Some(taken) => taken,
+            None => create(workspace, base, dir).await,
+        }
+    }
+
+    /// A parked worktree made ready as [`Pool::take`] makes it, or `None` when none is
+    /// parked (nothing is created).
+    pub async fn take_parked(
+        &self,
+        workspace: &Path,
+        base: &str,
+        dir: &Path,
+    ) -> Option<Result<Worktree, String>> {
         while let Some(parked) = self.pop() {
             if let Ok(tree) = reuse(workspace, parked, base, dir).await {
-                return Ok(tree);
+                return Some(Ok(tree));
             }
         }
-        create(workspace, base, dir).await
+        None
     }
 
     /// Parks `tree` for a later attempt, or removes it when the pool holds enough.

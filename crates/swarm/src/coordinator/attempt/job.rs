@@ -116,8 +116,9 @@ impl Job {
             ended.notify_one();
             run
         };
-        let (made, (mut report, remote)) = tokio::join!(making, running);
+        let (taken, (mut report, remote)) = tokio::join!(making, running);
         let _ = forward.await;
+        let made = made_at_the_end(&pool, &main, &planned, deferred, taken, &report).await;
         if let Some(made) = made {
             if report.failure().is_none() {
                 report.transport_error = made.as_ref().err().cloned();
@@ -374,8 +375,11 @@ async fn plan(main: &Path, scratch: &Path, task_id: &str, attempt: u32) -> Resul
         .map_err(|e| format!("its worktree could not be made: {e}"))
 }
 
-/// The worktree of a `deferred` attempt, made while its worker runs and settled then too,
-/// unless the worker ends first (`ended`; see `isolation::settle`).
+/// The worktree of a `deferred` attempt while its worker runs: a parked one, made ready
+/// and settled then too unless the worker ends first (`ended`; see `isolation::settle`).
+/// None is created now: a new worktree (every file written) is made only when the
+/// worker's result comes back and none is parked by then ([`made_at_the_end`]), so a
+/// swarm of many remote workers holds worktrees only for results being checked.
 async fn make_deferred(
     pool: &isolation::Pool,
     main: &Path,
@@ -386,11 +390,30 @@ async fn make_deferred(
     let (Some(Ok(p)), true) = (planned, deferred) else {
         return None;
     };
-    let made = make(pool, main, p).await;
+    let made = pool.take_parked(main, &p.base, &p.dir).await?;
     if let Ok(t) = &made {
         isolation::settle(t, ended.notified()).await;
     }
     Some(made)
+}
+
+/// A deferred attempt's worktree once its worker ended: the one taken while it ran, else
+/// one taken or made now when its result came back (a worker that failed needs none).
+async fn made_at_the_end(
+    pool: &isolation::Pool,
+    main: &Path,
+    planned: &Option<Result<Planned, String>>,
+    deferred: bool,
+    taken: Option<Result<Worktree, String>>,
+    report: &worker::Report,
+) -> Option<Result<Worktree, String>> {
+    match (taken, planned) {
+        (Some(taken), _) => Some(taken),
+        (None, Some(Ok(p))) if deferred && report.failure().is_none() => {
+            Some(make(pool, main, p).await)
+        }
+        _ => None,
+    }
 }
 
 /// The worktree `planned` describes: a parked one when the pool holds one.
