@@ -25,17 +25,35 @@ pub struct Pool {
     parked: Mutex<Vec<Worktree>>,
     /// Parked or being parked: a place is reserved before the move.
     held: AtomicUsize,
+    /// Remote attempts' results being checked at once.
+    checking: tokio::sync::Semaphore,
 }
 
 impl Pool {
-    /// A pool parking at most `max` worktrees in `parking`.
+    /// A pool parking at most `max` worktrees in `parking`, checking at most as many
+    /// remote results at once as the machine has CPUs (and `max`).
     pub fn new(parking: PathBuf, max: usize) -> Pool {
+        let cpus = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+        Pool::checking_at_most(parking, max, cpus.min(max).max(1))
+    }
+
+    /// [`Pool::new`] checking at most `checks` remote results at once.
+    pub fn checking_at_most(parking: PathBuf, max: usize, checks: usize) -> Pool {
         Pool {
             parking,
             max,
             parked: Mutex::new(Vec::new()),
             held: AtomicUsize::new(0),
+            checking: tokio::sync::Semaphore::new(checks),
         }
+    }
+
+    /// A place to check a remote attempt's result in, held until it is merged: a result
+    /// waits while as many as the machine has CPUs are being checked (the checks are CPU
+    /// work, and each needs a worktree: a swarm of many remote workers whose results come
+    /// back together makes that many, not one per worker).
+    pub async fn check_slot(&self) -> Option<tokio::sync::SemaphorePermit<'_>> {
+        self.checking.acquire().await.ok()
     }
 
     /// Removes what a coordinator killed before its end left parked.
@@ -288,5 +306,22 @@ mod tests {
         let pool = Pool::new(scratch.path().join("parked"), 2);
         pool.clear_leftovers(ws.path()).await;
         assert_eq!(worktrees(ws.path()), 1);
+    }
+
+    /// Remote results are checked as many at once as the pool allows: the next waits for a
+    /// slot, and gets it when one is given back.
+    #[tokio::test]
+    async fn results_wait_for_a_slot_to_be_checked_in() {
+        let scratch = tempfile::tempdir().unwrap();
+        let pool = Pool::checking_at_most(scratch.path().join("parked"), 4, 1);
+        let first = pool.check_slot().await.unwrap();
+        let waiting =
+            tokio::time::timeout(std::time::Duration::from_millis(100), pool.check_slot()).await;
+        assert!(waiting.is_err(), "a second slot while one is held");
+        drop(first);
+        assert!(pool.check_slot().await.is_some());
+        // A machine's CPUs, never more than the pool parks, never none.
+        let one = Pool::new(scratch.path().join("p1"), 1);
+        assert_eq!(one.checking.available_permits(), 1);
     }
 }

@@ -118,11 +118,9 @@ impl Job {
         };
         let (taken, (mut report, remote)) = tokio::join!(making, running);
         let _ = forward.await;
-        let made = made_at_the_end(&pool, &main, &planned, deferred, taken, &report).await;
+        let (made, _checking) =
+            made_at_the_end(&pool, &main, &planned, deferred, taken, &mut report).await;
         if let Some(made) = made {
-            if report.failure().is_none() {
-                report.transport_error = made.as_ref().err().cloned();
-            }
             tree = Some(made);
             // What the task's files held at the base, read where they are now checked out.
             before = snapshot(&workspace, &task);
@@ -397,23 +395,36 @@ async fn make_deferred(
     Some(made)
 }
 
-/// A deferred attempt's worktree once its worker ended: the one taken while it ran, else
-/// one taken or made now when its result came back (a worker that failed needs none).
-async fn made_at_the_end(
-    pool: &isolation::Pool,
+/// A deferred attempt's worktree once its worker ended, and the slot its result is
+/// checked and merged in (see `Pool::check_slot`; held until the attempt's end): the
+/// worktree taken while it ran, else one taken or made now (a worker that failed needs
+/// none). One that could not be made fails the attempt as its transport.
+async fn made_at_the_end<'a>(
+    pool: &'a isolation::Pool,
     main: &Path,
     planned: &Option<Result<Planned, String>>,
     deferred: bool,
     taken: Option<Result<Worktree, String>>,
-    report: &worker::Report,
-) -> Option<Result<Worktree, String>> {
-    match (taken, planned) {
-        (Some(taken), _) => Some(taken),
-        (None, Some(Ok(p))) if deferred && report.failure().is_none() => {
-            Some(make(pool, main, p).await)
-        }
-        _ => None,
+    report: &mut worker::Report,
+) -> (
+    Option<Result<Worktree, String>>,
+    Option<tokio::sync::SemaphorePermit<'a>>,
+) {
+    if !deferred {
+        return (None, None);
     }
+    let slot = pool.check_slot().await;
+    let made = match (taken, planned) {
+        (Some(taken), _) => Some(taken),
+        (None, Some(Ok(p))) if report.failure().is_none() => Some(make(pool, main, p).await),
+        _ => None,
+    };
+    if let Some(Err(err)) = &made
+        && report.failure().is_none()
+    {
+        report.transport_error = Some(err.clone());
+    }
+    (made, slot)
 }
 
 /// The worktree `planned` describes: a parked one when the pool holds one.
