@@ -284,17 +284,22 @@ pub async fn receive(
         .await
         .map_err(|e| format!("its result could not be fetched: {e}"))?;
     let got = &returned.commit;
-    git(workspace, &["merge-base", "--is-ancestor", base, got])
-        .await
-        .map_err(|_| format!("its branch does not start from the base {base}"))?;
+    // Its ref, beside no branch of the user's, and the check that it starts from the base,
+    // at once.
+    let reference = format!("refs/{expected_branch}");
+    let record = ["update-ref", reference.as_str(), got.as_str()];
+    let ancestry = ["merge-base", "--is-ancestor", base, got.as_str()];
+    let (recorded, descends) = tokio::join!(git(workspace, &record), git(workspace, &ancestry));
+    recorded.map_err(|e| format!("its result could not be fetched: {e}"))?;
+    descends.map_err(|_| format!("its branch does not start from the base {base}"))?;
     tree.git(&["checkout", "-q", "-f", "--detach", got], None)
         .await
         .map_err(|e| format!("its result could not be checked out: {e}"))?;
     Ok(())
 }
 
-/// Stores the returned bundle's objects in the workspace's repository and points
-/// `refs/{branch}` at its tip. The objects are stored as git fetch would store them (loose
+/// Stores the returned bundle's objects (its tip named `branch`) in the workspace's
+/// repository. The objects are stored as git fetch would store them (loose
 /// when few, a pack when many), each checked first: fsck's rules (no `.git` entry, no
 /// malformed object) and every object they name present.
 async fn store(workspace: &Path, branch: &str, returned: &ResultEvent) -> Result<(), String> {
@@ -316,11 +321,6 @@ async fn store(workspace: &Path, branch: &str, returned: &ResultEvent) -> Result
         &["index-pack", "--stdin", "--fix-thin", "--strict"]
     };
     crate::isolation::run_git_input(workspace, how, pack.to_vec()).await?;
-    git(
-        workspace,
-        &["update-ref", &format!("refs/{branch}"), &holds],
-    )
-    .await?;
     Ok(())
 }
 
