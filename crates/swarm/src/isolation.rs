@@ -147,8 +147,14 @@ async fn run_git_in(
         .output()
         .await
         .map_err(|e| format!("git could not be run: {e}"))?;
-    if out.status.success() {
-        Ok(out.stdout)
+    stdout_of(args, &out, true)
+}
+
+/// Its stdout when git `args` succeeded (and its input was written whole: `written`), or
+/// an error naming the command, with what git said.
+fn stdout_of(args: &[&str], out: &std::process::Output, written: bool) -> Result<Vec<u8>, String> {
+    if out.status.success() && written {
+        Ok(out.stdout.clone())
     } else {
         Err(format!(
             "git {} failed: {}",
@@ -164,6 +170,17 @@ pub(crate) async fn run_git_input(
     args: &[&str],
     input: Vec<u8>,
 ) -> Result<Vec<u8>, String> {
+    run_git_to(dir, args, input, Stdio::piped()).await
+}
+
+/// Runs git in `dir` with `input` on its stdin and its stdout going to `stdout`; what it
+/// wrote there when that is a pipe.
+pub(crate) async fn run_git_to(
+    dir: &Path,
+    args: &[&str],
+    input: Vec<u8>,
+    stdout: Stdio,
+) -> Result<Vec<u8>, String> {
     use tokio::io::AsyncWriteExt as _;
     let mut child = Command::new("git")
         .arg("-C")
@@ -171,7 +188,7 @@ pub(crate) async fn run_git_input(
         .args(args)
         .env("GIT_TERMINAL_PROMPT", "0")
         .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
+        .stdout(stdout)
         .stderr(Stdio::piped())
         .kill_on_drop(true)
         .spawn()
@@ -185,15 +202,7 @@ pub(crate) async fn run_git_input(
     };
     let (written, out) = tokio::join!(writing, child.wait_with_output());
     let out = out.map_err(|e| format!("git {}: {e}", subcommand(args)))?;
-    if out.status.success() && written.is_ok() {
-        Ok(out.stdout)
-    } else {
-        Err(format!(
-            "git {} failed: {}",
-            subcommand(args),
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
-    }
+    stdout_of(args, &out, written.is_ok())
 }
 
 /// The git command `args` run (`fetch` of `-c fetch.fsckObjects=true fetch …`), to name

@@ -31,6 +31,17 @@ pub(super) fn repo() -> tempfile::TempDir {
     dir
 }
 
+/// A workspace ([`repo`]), its scratch directory, a snapshot of it and a worktree of that.
+async fn fresh_worktree() -> (tempfile::TempDir, tempfile::TempDir, String, Worktree) {
+    let ws = repo();
+    let scratch = tempfile::tempdir().unwrap();
+    let base = snapshot(ws.path(), scratch.path()).await.unwrap();
+    let tree = create(ws.path(), &base, &scratch.path().join("wt"))
+        .await
+        .unwrap();
+    (ws, scratch, base, tree)
+}
+
 #[tokio::test]
 async fn a_worktree_starts_from_the_workspace_as_it_is_and_merges_back_on_request() {
     let ws = repo();
@@ -127,12 +138,7 @@ async fn a_link_the_worker_left_is_never_followed_into_the_workspace() {
 #[tokio::test]
 async fn a_merged_file_keeps_the_mode_the_worker_gave_it() {
     use std::os::unix::fs::PermissionsExt;
-    let ws = repo();
-    let scratch = tempfile::tempdir().unwrap();
-    let base = snapshot(ws.path(), scratch.path()).await.unwrap();
-    let tree = create(ws.path(), &base, &scratch.path().join("wt"))
-        .await
-        .unwrap();
+    let (ws, scratch, _, tree) = fresh_worktree().await;
     let script = tree.dir.join("run.sh");
     std::fs::write(&script, "#!/bin/sh\n").unwrap();
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -149,12 +155,7 @@ async fn a_merged_file_keeps_the_mode_the_worker_gave_it() {
 
 #[tokio::test]
 async fn a_conflict_writes_nothing_and_names_the_file() {
-    let ws = repo();
-    let scratch = tempfile::tempdir().unwrap();
-    let base = snapshot(ws.path(), scratch.path()).await.unwrap();
-    let tree = create(ws.path(), &base, &scratch.path().join("wt"))
-        .await
-        .unwrap();
+    let (ws, scratch, _, tree) = fresh_worktree().await;
     std::fs::write(tree.dir.join("a.txt"), "uno\ntwo\nthree\n").unwrap();
     std::fs::write(tree.dir.join("c.txt"), "new\n").unwrap();
     std::fs::write(ws.path().join("a.txt"), "eins\ntwo\nthree\n").unwrap();
@@ -387,12 +388,7 @@ fn mtime_secs(path: &Path) -> u64 {
 
 #[tokio::test]
 async fn a_settled_worktree_has_no_file_git_must_read_to_trust() {
-    let ws = repo();
-    let scratch = tempfile::tempdir().unwrap();
-    let base = snapshot(ws.path(), scratch.path()).await.unwrap();
-    let tree = create(ws.path(), &base, &scratch.path().join("wt"))
-        .await
-        .unwrap();
+    let (ws, scratch, base, tree) = fresh_worktree().await;
     let index = tree.git_dir.join("index");
     settle(&tree, std::future::pending()).await;
     // Every file was written in an earlier second than the index: none "racily clean".

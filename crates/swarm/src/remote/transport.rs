@@ -190,42 +190,21 @@ async fn write_bundle(
     revs: &str,
 ) -> Result<(), String> {
     use std::io::Write as _;
-    use tokio::io::AsyncWriteExt as _;
     let mut file = std::fs::File::create(path).map_err(|e| format!("{}: {e}", path.display()))?;
     file.write_all(header.as_bytes())
         .map_err(|e| format!("{}: {e}", path.display()))?;
     // The pack goes on after the header: git writes at the file's shared offset.
-    let mut child = tokio::process::Command::new("git")
-        .arg("-C")
-        .arg(workspace)
-        .args([
-            "pack-objects",
-            "--stdout",
-            "--revs",
-            "--delta-base-offset",
-            "-q",
-        ])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::from(file))
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| format!("git could not be run: {e}"))?;
-    let mut stdin = child.stdin.take().ok_or("git pack-objects: no stdin")?;
-    let writing = async move {
-        let written = stdin.write_all(revs.as_bytes()).await;
-        drop(stdin);
-        written
-    };
-    let (written, out) = tokio::join!(writing, child.wait_with_output());
-    let out = out.map_err(|e| format!("git pack-objects: {e}"))?;
-    if !out.status.success() || written.is_err() {
-        return Err(format!(
-            "git pack-objects failed: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
-    Ok(())
+    let args = [
+        "pack-objects",
+        "--stdout",
+        "--revs",
+        "--delta-base-offset",
+        "-q",
+    ];
+    let input = revs.as_bytes().to_vec();
+    crate::isolation::run_git_to(workspace, &args, input, std::process::Stdio::from(file))
+        .await
+        .map(drop)
 }
 
 /// A full object id (SHA-1 or SHA-256), lowercase hex.
@@ -408,8 +387,9 @@ mod tests {
         }
     }
 
-    #[tokio::test]
-    async fn a_branch_returned_as_a_bundle_lands_in_the_worktree_and_merges_back() {
+    /// A workspace, its scratch directory, the snapshot an attempt starts from, the
+    /// attempt's worktree and its published base.
+    async fn published() -> (tempfile::TempDir, tempfile::TempDir, String, Worktree, Base) {
         let ws = repo();
         let scratch = tempfile::tempdir().unwrap();
         let snap = isolation::snapshot(ws.path(), scratch.path())
@@ -419,6 +399,12 @@ mod tests {
             .await
             .unwrap();
         let base = publish(ws.path(), &snap, scratch.path()).await.unwrap();
+        (ws, scratch, snap, tree, base)
+    }
+
+    #[tokio::test]
+    async fn a_branch_returned_as_a_bundle_lands_in_the_worktree_and_merges_back() {
+        let (ws, scratch, snap, tree, base) = published().await;
         // The same tree is the same base: one bundle for every attempt from it.
         assert_eq!(
             publish(ws.path(), &snap, scratch.path()).await.unwrap(),
@@ -510,15 +496,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_result_on_another_branch_or_with_another_commit_is_refused() {
-        let ws = repo();
-        let scratch = tempfile::tempdir().unwrap();
-        let snap = isolation::snapshot(ws.path(), scratch.path())
-            .await
-            .unwrap();
-        let tree = isolation::create(ws.path(), &snap, &scratch.path().join("wt"))
-            .await
-            .unwrap();
-        let base = publish(ws.path(), &snap, scratch.path()).await.unwrap();
+        let (ws, _scratch, _snap, tree, base) = published().await;
         let name = branch("s1", "t1", 1);
         let mut returned = work_remotely(&base, &name, "echo x > x.txt");
         returned.branch = branch("s1", "t2", 1);
@@ -624,15 +602,7 @@ mod tests {
     /// the attempt fails.
     #[tokio::test]
     async fn a_result_holding_objects_git_refuses_is_not_taken() {
-        let ws = repo();
-        let scratch = tempfile::tempdir().unwrap();
-        let snap = isolation::snapshot(ws.path(), scratch.path())
-            .await
-            .unwrap();
-        let tree = isolation::create(ws.path(), &snap, &scratch.path().join("wt"))
-            .await
-            .unwrap();
-        let base = publish(ws.path(), &snap, scratch.path()).await.unwrap();
+        let (ws, _scratch, _snap, tree, base) = published().await;
         for (task, extra) in [("t1", 0), ("t2", 120)] {
             let name = branch("s1", task, 1);
             let (returned, bad) = refused_result(&base, &name, extra);
