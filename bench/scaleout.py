@@ -8,7 +8,7 @@ node's pool of clones (the first attempt makes its clone and is sent the whole b
 apart as cold; later ones say what their clone holds and are sent only what changed), and
 the coordinator's fetch, checkout, change listing and three-way merge. Medians of 4 warm
 attempts. The worker takes the task's time (--replies replies of 200 ms, not counted);
-the coordinator makes and settles the attempt's worktree meanwhile, as it does for a
+the coordinator takes the attempt's worktree from its pool meanwhile, as it does for a
 remote attempt. The bench is built with the dev profile: what it times is git's work,
 which the build's optimisation does not change, and the warm debug target serves it.
 
@@ -223,7 +223,7 @@ def main():
     task_ms = args.replies * 200.0
     print(f"repository: {r['files']} files; base sent: first {r['base_bytes_cold'] / 1e6:.2f} MB, "
           f"later {statistics.median(r['base_bytes']):.0f} bytes")
-    print(f"local worktree (taken from the pool and settled while the worker runs): "
+    print(f"local worktree (taken from the pool while the worker runs): "
           f"{r['worktree_ms']:.0f} ms, of which outlasting the worker {r['worktree_wait_ms']:.0f} ms")
     print(f"publish base: first {r['publish_cold_ms']:.0f} ms, later (a new tree each) {r['publish_warm_ms']:.0f} ms")
     print(f"node side, first attempt (unbundle, checkout of every file, commit, bundle): {r['node_side_cold_ms']:.0f} ms")

@@ -9,8 +9,8 @@
 //!
 //! The worker takes as long as a task of `ATTO_BENCH_REPLIES` model replies (3 unless set)
 //! of 200 ms each, which is not counted. Meanwhile the coordinator makes the attempt's
-//! local worktree (the one the attempt before left, parked) and settles it, as a remote
-//! attempt does; only what of that outlasts the worker counts (`worktree_wait_ms`).
+//! local worktree (the one the attempt before left, parked), as a remote attempt does;
+//! only what of that outlasts the worker counts (`worktree_wait_ms`).
 //!
 //! `cargo bench -p atto-swarm --bench transport` (bench/scaleout.py runs it and checks the
 //! targets); prints one JSON object.
@@ -119,29 +119,22 @@ async fn bench() -> Result<serde_json::Value, String> {
         let snap = isolation::snapshot(ws.path(), scratch.path()).await?;
         times.snapshot.push(ms(t));
 
-        // The worker runs on the node while the coordinator makes and settles the
-        // attempt's worktree. The node says what its clone holds; the base is published
-        // for that.
+        // The worker runs on the node while the coordinator takes the attempt's worktree
+        // from its pool. The node says what its clone holds; the base is published for
+        // that.
         let name = transport::branch("bench", &format!("t{run}"), 1);
         let command = worker(run, task_ms);
-        let ended = tokio::sync::Notify::new();
         let (to_node, node_in) = tokio::io::duplex(1 << 16);
         let (node_out, from_node) = tokio::io::duplex(1 << 16);
         let started = Instant::now();
         let making = async {
             let dir = scratch.path().join(format!("wt{run}"));
             let tree = pool.take(ws.path(), &snap, &dir).await;
-            let made = ms(started);
-            if let Ok(tree) = &tree {
-                isolation::settle(tree, ended.notified()).await;
-            }
-            (tree, made)
+            (tree, ms(started))
         };
         let serving = async {
             let served = serve(node_in, node_out, &command, &clones).await;
-            let took = ms(started);
-            ended.notify_one();
-            (served, took)
+            (served, ms(started))
         };
         let coordinating =
             publish_for_node(from_node, to_node, ws.path(), &snap, scratch.path(), &name);

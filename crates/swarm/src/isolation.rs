@@ -333,36 +333,6 @@ pub async fn create(workspace: &Path, base: &str, dir: &Path) -> Result<Worktree
     tree
 }
 
-/// Makes a worktree atto just made quick to read again, for one no worker runs in (a
-/// remote attempt's, waiting for its result). Git takes an index entry whose file was
-/// written in the same second as the index itself as possibly changed ("racily clean"),
-/// and reads the file's content whenever it looks at it — for a new worktree, every file:
-/// the result's checkout and the change listing would each read the whole tree. Once that
-/// second has passed, the index is written again (`update-index --refresh`), after which
-/// they only stat the files. Nothing is done when `ended` comes first (the worktree is
-/// wanted now); a refresh once started runs to its end (a git killed while writing the
-/// index leaves it locked).
-pub async fn settle(tree: &Worktree, ended: impl std::future::Future<Output = ()>) {
-    let Ok(written) = std::fs::metadata(tree.git_dir.join("index")).and_then(|m| m.modified())
-    else {
-        return;
-    };
-    // The next whole second, and a margin for the file system's coarser clock.
-    let second = written
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let due = std::time::UNIX_EPOCH + std::time::Duration::from_millis((second + 1) * 1000 + 20);
-    let wait = due
-        .duration_since(std::time::SystemTime::now())
-        .unwrap_or_default();
-    tokio::select! {
-        () = tokio::time::sleep(wait) => {}
-        () = ended => return,
-    }
-    let refresh = ["update-index", "-q", "--refresh", "--force-write-index"];
-    let _ = tree.git(&refresh, None).await;
-}
-
 /// Links the workspace's top-level ignored directories (virtual environments,
 /// `node_modules`) into the worktree at `dir`, so the project's tests can run there.
 async fn link_ignored(workspace: &Path, dir: &Path) {

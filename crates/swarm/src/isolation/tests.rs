@@ -377,47 +377,6 @@ async fn a_snapshot_never_sees_a_file_half_merged() {
     }
 }
 
-/// Seconds of `path`'s modification time.
-fn mtime_secs(path: &Path) -> u64 {
-    let modified = std::fs::metadata(path).unwrap().modified().unwrap();
-    modified
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-}
-
-#[tokio::test]
-async fn a_settled_worktree_has_no_file_git_must_read_to_trust() {
-    let (ws, scratch, base, tree) = fresh_worktree().await;
-    let index = tree.git_dir.join("index");
-    settle(&tree, std::future::pending()).await;
-    // Every file was written in an earlier second than the index: none "racily clean".
-    let newest = ["a.txt", "b.txt", "new.txt", ".gitignore"]
-        .iter()
-        .map(|f| mtime_secs(&tree.dir.join(f)))
-        .max()
-        .unwrap();
-    assert!(mtime_secs(&index) > newest);
-    // The same files, the same state: nothing listed as changed.
-    assert_eq!(changes(&tree, scratch.path()).await.unwrap(), vec![]);
-
-    // Wanted before the second passed: the index is left as it was.
-    let other = create(ws.path(), &base, &scratch.path().join("wt2"))
-        .await
-        .unwrap();
-    let index = other.git_dir.join("index");
-    let (bytes, written) = (
-        std::fs::read(&index).unwrap(),
-        std::fs::metadata(&index).unwrap().modified().unwrap(),
-    );
-    settle(&other, std::future::ready(())).await;
-    assert_eq!(std::fs::read(&index).unwrap(), bytes);
-    assert_eq!(
-        std::fs::metadata(&index).unwrap().modified().unwrap(),
-        written
-    );
-}
-
 #[tokio::test]
 async fn what_the_base_holds_is_read_for_every_path_in_one_run() {
     let ws = repo();

@@ -109,13 +109,8 @@ impl Job {
             .command(start_from(&planned, &tree), &main, &scratch, attempt)
             .await;
         let remote_launch = worker.remote.clone();
-        let ended = tokio::sync::Notify::new();
-        let making = make_deferred(&pool, &main, &planned, deferred, &ended);
-        let running = async {
-            let run = worker.start(command, cwd, task.writes(), tx).await;
-            ended.notify_one();
-            run
-        };
+        let making = make_deferred(&pool, &main, &planned, deferred);
+        let running = worker.start(command, cwd, task.writes(), tx);
         let (taken, (mut report, remote)) = tokio::join!(making, running);
         let _ = forward.await;
         let (made, _checking) =
@@ -373,8 +368,7 @@ async fn plan(main: &Path, scratch: &Path, task_id: &str, attempt: u32) -> Resul
         .map_err(|e| format!("its worktree could not be made: {e}"))
 }
 
-/// The worktree of a `deferred` attempt while its worker runs: a parked one, made ready
-/// and settled then too unless the worker ends first (`ended`; see `isolation::settle`).
+/// The worktree of a `deferred` attempt while its worker runs: a parked one, made ready.
 /// None is created now: a new worktree (every file written) is made only when the
 /// worker's result comes back and none is parked by then ([`made_at_the_end`]), so a
 /// swarm of many remote workers holds worktrees only for results being checked.
@@ -383,16 +377,11 @@ async fn make_deferred(
     main: &Path,
     planned: &Option<Result<Planned, String>>,
     deferred: bool,
-    ended: &tokio::sync::Notify,
 ) -> Option<Result<Worktree, String>> {
     let (Some(Ok(p)), true) = (planned, deferred) else {
         return None;
     };
-    let made = pool.take_parked(main, &p.base, &p.dir).await?;
-    if let Ok(t) = &made {
-        isolation::settle(t, ended.notified()).await;
-    }
-    Some(made)
+    pool.take_parked(main, &p.base, &p.dir).await
 }
 
 /// A deferred attempt's worktree once its worker ended, and the slot its result is
