@@ -147,14 +147,14 @@ async fn run_git_in(
         .output()
         .await
         .map_err(|e| format!("git could not be run: {e}"))?;
-    stdout_of(args, &out, true)
+    stdout_of(args, out, true)
 }
 
 /// Its stdout when git `args` succeeded (and its input was written whole: `written`), or
 /// an error naming the command, with what git said.
-fn stdout_of(args: &[&str], out: &std::process::Output, written: bool) -> Result<Vec<u8>, String> {
+fn stdout_of(args: &[&str], out: std::process::Output, written: bool) -> Result<Vec<u8>, String> {
     if out.status.success() && written {
-        Ok(out.stdout.clone())
+        Ok(out.stdout)
     } else {
         Err(format!(
             "git {} failed: {}",
@@ -202,7 +202,7 @@ pub(crate) async fn run_git_to(
     };
     let (written, out) = tokio::join!(writing, child.wait_with_output());
     let out = out.map_err(|e| format!("git {}: {e}", subcommand(args)))?;
-    stdout_of(args, &out, written.is_ok())
+    stdout_of(args, out, written.is_ok())
 }
 
 /// The git command `args` run (`fetch` of `-c fetch.fsckObjects=true fetch …`), to name
@@ -635,14 +635,13 @@ pub async fn remove(workspace: &Path, tree: &Worktree) {
 
 /// Removes the worktree of `workspace` at `dir` (and the directory, should git refuse).
 pub async fn remove_dir(workspace: &Path, dir: &Path) {
-    let path = dir;
-    let dir = dir.display().to_string();
+    let target = dir.display().to_string();
     let _repository = repository_lock(workspace).await;
-    if git(workspace, &["worktree", "remove", "--force", &dir], None)
+    if git(workspace, &["worktree", "remove", "--force", &target], None)
         .await
         .is_err()
     {
-        let _ = std::fs::remove_dir_all(path);
+        let _ = std::fs::remove_dir_all(dir);
         let _ = git(workspace, &["worktree", "prune"], None).await;
     }
 }

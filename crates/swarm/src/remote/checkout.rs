@@ -24,7 +24,7 @@ use tokio::io::{
 };
 
 use super::transport::{
-    BaseHeader, HaveEvent, MAX_RESULT_BYTES, NodeEvent, ResultEvent, git, text,
+    BaseHeader, HaveEvent, MAX_RESULT_BYTES, NodeEvent, ResultEvent, git, is_object_id, text,
 };
 
 /// Longest `git_base` header line read.
@@ -166,7 +166,7 @@ where
     if !valid_branch(&header.branch) {
         return Err(format!("{:?} is not a swarm task branch", header.branch));
     }
-    if header.commit.len() != 40 || !header.commit.bytes().all(|b| b.is_ascii_hexdigit()) {
+    if !is_object_id(&header.commit) {
         return Err(format!("{:?} is not a commit id", header.commit));
     }
     Ok(header)

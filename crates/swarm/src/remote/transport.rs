@@ -6,7 +6,7 @@
 //! clone's last result), and the bundle leaves out what that commit reaches, so a node
 //! receives only what changed since its last attempt (nothing when it holds the base).
 //! The worker answers with a `git_result` line holding a bundle of its task branch against
-//! that base, which is fetched into the workspace's repository (objects checked) and
+//! that base, whose objects are stored in the workspace's repository (each checked) and
 //! checked out in the attempt's worktree, where the quality pipeline and the three-way
 //! merge see it exactly as a local attempt.
 //!
@@ -256,7 +256,7 @@ pub async fn receive(
             returned.branch
         ));
     }
-    if returned.commit.len() != 40 || !returned.commit.bytes().all(|b| b.is_ascii_hexdigit()) {
+    if !is_object_id(&returned.commit) {
         return Err(format!("the worker returned commit {:?}", returned.commit));
     }
     store(workspace, expected_branch, returned)
@@ -293,24 +293,24 @@ async fn store(workspace: &Path, branch: &str, returned: &ResultEvent) -> Result
             returned.commit
         ));
     }
-    let pack = bundle_pack(&bytes).ok_or("its bundle holds no pack")?;
-    let how: &[&str] = if pack_objects(pack) < UNPACK_LIMIT {
+    let start = pack_start(&bytes).ok_or("its bundle holds no pack")?;
+    let pack = { bytes }.split_off(start);
+    let how: &[&str] = if pack_objects(&pack) < UNPACK_LIMIT {
         &["unpack-objects", "-q", "--strict"]
     } else {
         &["index-pack", "--stdin", "--fix-thin", "--strict"]
     };
-    crate::isolation::run_git_input(workspace, how, pack.to_vec()).await?;
+    crate::isolation::run_git_input(workspace, how, pack).await?;
     Ok(())
 }
 
 /// Fewer objects than this are stored loose, as `git fetch` does (`transfer.unpackLimit`).
 const UNPACK_LIMIT: u32 = 100;
 
-/// The pack a bundle carries: what follows its header's empty line.
-fn bundle_pack(bundle: &[u8]) -> Option<&[u8]> {
-    let end = bundle.windows(2).position(|w| w == b"\n\n")?;
-    let pack = &bundle[end + 2..];
-    pack.starts_with(b"PACK").then_some(pack)
+/// Where the pack a bundle carries starts: after its header's empty line.
+fn pack_start(bundle: &[u8]) -> Option<usize> {
+    let start = bundle.windows(2).position(|w| w == b"\n\n")? + 2;
+    bundle[start..].starts_with(b"PACK").then_some(start)
 }
 
 /// How many objects a pack says it holds (its header's count).

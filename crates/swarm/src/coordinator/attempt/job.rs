@@ -91,7 +91,7 @@ impl Job {
         let (tx, forward) = forward_messages(worker.messages.clone(), task_id.clone());
         // With worktree isolation the attempt works on a snapshot of the workspace. A
         // remote worker needs only the snapshot (its base is published from it): the
-        // worktree its result is checked out in is made while it runs.
+        // worktree its result is checked in is taken while it runs, or when it ends.
         let deferred = isolated && worker.remote.is_some();
         let (planned, mut tree) = isolate(
             &pool, &main, &scratch, &task_id, attempt, isolated, deferred,
