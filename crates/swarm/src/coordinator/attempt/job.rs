@@ -386,8 +386,9 @@ async fn make_deferred(
 
 /// A deferred attempt's worktree once its worker ended, and the slot its result is
 /// checked and merged in (see `Pool::check_slot`; held until the attempt's end): the
-/// worktree taken while it ran, else one taken or made now (a worker that failed needs
-/// none). One that could not be made fails the attempt as its transport.
+/// worktree taken while it ran, else one taken or made now. A worker that failed needs
+/// neither slot nor a new worktree. One that could not be made fails the attempt as its
+/// transport.
 async fn made_at_the_end<'a>(
     pool: &'a isolation::Pool,
     main: &Path,
@@ -399,18 +400,17 @@ async fn made_at_the_end<'a>(
     Option<Result<Worktree, String>>,
     Option<tokio::sync::SemaphorePermit<'a>>,
 ) {
-    if !deferred {
-        return (None, None);
+    if !deferred || report.failure().is_some() {
+        // Nothing to check: a worktree taken while it ran only goes back to the pool.
+        return (taken, None);
     }
     let slot = pool.check_slot().await;
     let made = match (taken, planned) {
         (Some(taken), _) => Some(taken),
-        (None, Some(Ok(p))) if report.failure().is_none() => Some(make(pool, main, p).await),
+        (None, Some(Ok(p))) => Some(make(pool, main, p).await),
         _ => None,
     };
-    if let Some(Err(err)) = &made
-        && report.failure().is_none()
-    {
+    if let Some(Err(err)) = &made {
         report.transport_error = Some(err.clone());
     }
     (made, slot)
