@@ -155,6 +155,9 @@ pub async fn bundle_for(
         .collect::<Vec<_>>()
         .join("-");
     let bundle = scratch.join(format!("base-{name}.bundle"));
+    // One writer per bundle: attempts dispatched together (a swarm's first wave, every
+    // node new) ask for the same whole base at once, and each would pack all of it.
+    let _writing = Writing::of(&bundle).await;
     if bundle.is_file() {
         return Ok(Some(bundle));
     }
@@ -178,7 +181,52 @@ pub async fn bundle_for(
         return Err(err);
     }
     std::fs::rename(&partial, &bundle).map_err(|e| format!("{}: {e}", bundle.display()))?;
+    #[cfg(test)]
+    tests::PACKED.lock().unwrap().push(bundle.clone());
     Ok(Some(bundle))
+}
+
+/// The one attempt writing a bundle file; others asking for it wait, then find it written.
+struct Writing {
+    bundle: PathBuf,
+    lock: std::sync::Arc<tokio::sync::Mutex<()>>,
+    _held: tokio::sync::OwnedMutexGuard<()>,
+}
+
+type Writers = std::collections::BTreeMap<PathBuf, std::sync::Arc<tokio::sync::Mutex<()>>>;
+static WRITERS: std::sync::Mutex<Writers> =
+    std::sync::Mutex::new(std::collections::BTreeMap::new());
+
+impl Writing {
+    async fn of(bundle: &Path) -> Writing {
+        let lock = {
+            let mut writers = WRITERS
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            writers.entry(bundle.to_path_buf()).or_default().clone()
+        };
+        Writing {
+            bundle: bundle.to_path_buf(),
+            lock: lock.clone(),
+            _held: lock.lock_owned().await,
+        }
+    }
+}
+
+impl Drop for Writing {
+    /// Forgets the bundle's lock: whoever asks later finds the file (or, when it could not
+    /// be written, writes it); whoever still waits on this lock gets it as before.
+    fn drop(&mut self) {
+        let mut writers = WRITERS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if writers
+            .get(&self.bundle)
+            .is_some_and(|l| std::sync::Arc::ptr_eq(l, &self.lock))
+        {
+            writers.remove(&self.bundle);
+        }
+    }
 }
 
 /// Writes `header`, then the pack `git pack-objects --revs` makes of `revs`, to `path`
@@ -385,6 +433,53 @@ mod tests {
             bundle: base64::engine::general_purpose::STANDARD
                 .encode(std::fs::read(remote.path().join("out.bundle")).unwrap()),
         }
+    }
+
+    /// Every bundle file packed, in this test binary.
+    pub(super) static PACKED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn attempts_asking_for_the_same_base_at_once_have_it_packed_once() {
+        let ws = repo();
+        let scratch = tempfile::tempdir().unwrap();
+        let snap = isolation::snapshot(ws.path(), scratch.path())
+            .await
+            .unwrap();
+        let commit = base_commit(ws.path(), &snap).await.unwrap();
+        let asks = (0..8).map(|_| {
+            let (ws, scratch, commit) = (
+                ws.path().to_owned(),
+                scratch.path().to_owned(),
+                commit.clone(),
+            );
+            tokio::spawn(async move { bundle_for(&ws, &commit, &[], &scratch).await })
+        });
+        // Spawned before any is awaited: all eight ask at once.
+        let asks: Vec<_> = asks.collect();
+        let mut bundles = Vec::new();
+        for ask in asks {
+            bundles.push(ask.await.unwrap().unwrap().unwrap());
+        }
+        assert!(bundles.iter().all(|b| *b == bundles[0]), "{bundles:?}");
+        let packed = PACKED
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|p| **p == bundles[0])
+            .count();
+        assert_eq!(packed, 1, "the same base was packed {packed} times");
+        // Every asker got the whole, readable bundle.
+        let out = std::process::Command::new("git")
+            .args(["bundle", "verify", "-q"])
+            .arg(&bundles[0])
+            .current_dir(ws.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 
     /// A workspace, its scratch directory, the snapshot an attempt starts from, the
