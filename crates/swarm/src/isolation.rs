@@ -18,6 +18,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError};
 
 use atto_tools::beneath::{Kind, Workspace as Beneath};
@@ -243,14 +244,49 @@ fn text(bytes: Vec<u8>) -> String {
 
 /// A commit of `dir`'s files as they are now (tracked and untracked, ignored ones left
 /// out), written through a temporary index so the user's index is untouched.
+///
+/// Attempts dispatched together (a swarm's first wave) share one: a snapshot begun after
+/// this one was asked for holds every merge finished before it was asked (merges and
+/// snapshots take turns), so it serves as this one's.
 pub async fn snapshot(dir: &Path, scratch: &Path) -> Result<String, String> {
-    snapshot_in(At { dir, git_dir: None }, scratch).await
-}
-
-/// [`snapshot`] of a directory, through its recorded git directory when it has one.
-async fn snapshot_in(at: At<'_>, scratch: &Path) -> Result<String, String> {
+    let asked = SNAPSHOT_TURNS.fetch_add(1, Ordering::SeqCst);
     // Not while an attempt merges back: its files would be read half written.
     let _merging = MERGING.lock().await;
+    let key = dir.to_path_buf();
+    let last = LAST_SNAPSHOTS
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(&key)
+        .cloned();
+    if let Some((began, commit)) = last
+        && began > asked
+    {
+        return Ok(commit);
+    }
+    let began = SNAPSHOT_TURNS.fetch_add(1, Ordering::SeqCst);
+    let commit = snapshot_of(At { dir, git_dir: None }, scratch).await?;
+    #[cfg(test)]
+    tests::SNAPSHOTS_TAKEN
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push(key.clone());
+    LAST_SNAPSHOTS
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(key, (began, commit.clone()));
+    Ok(commit)
+}
+
+/// Counts the snapshots asked for and begun, in one order.
+static SNAPSHOT_TURNS: AtomicU64 = AtomicU64::new(0);
+
+/// Each directory's last snapshot: when it began (in [`SNAPSHOT_TURNS`]) and its commit.
+static LAST_SNAPSHOTS: std::sync::Mutex<BTreeMap<PathBuf, (u64, String)>> =
+    std::sync::Mutex::new(BTreeMap::new());
+
+/// [`snapshot`] of a directory, through its recorded git directory when it has one; the
+/// caller holds [`MERGING`].
+async fn snapshot_of(at: At<'_>, scratch: &Path) -> Result<String, String> {
     let head = at
         .git(&["rev-parse", "--verify", "--quiet", "HEAD"], None)
         .await

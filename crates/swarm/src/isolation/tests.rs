@@ -31,6 +31,51 @@ pub(super) fn repo() -> tempfile::TempDir {
     dir
 }
 
+/// Every directory a snapshot was taken of, in this test binary.
+pub(super) static SNAPSHOTS_TAKEN: std::sync::Mutex<Vec<PathBuf>> =
+    std::sync::Mutex::new(Vec::new());
+
+fn snapshots_taken(dir: &Path) -> usize {
+    let taken = SNAPSHOTS_TAKEN.lock().unwrap();
+    taken.iter().filter(|d| *d == dir).count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn attempts_asking_for_a_snapshot_together_share_one_and_a_later_one_sees_changes() {
+    let ws = repo();
+    let scratch = tempfile::tempdir().unwrap();
+    // Eight ask while a merge holds the workspace: the first snapshot begins after all
+    // eight asked, so it serves every one.
+    let merging = MERGING.lock().await;
+    let asks: Vec<_> = (0..8)
+        .map(|_| {
+            let (ws, scratch) = (ws.path().to_owned(), scratch.path().to_owned());
+            tokio::spawn(async move { snapshot(&ws, &scratch).await })
+        })
+        .collect();
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    drop(merging);
+    let mut commits = Vec::new();
+    for ask in asks {
+        commits.push(ask.await.unwrap().unwrap());
+    }
+    assert!(commits.iter().all(|c| *c == commits[0]), "{commits:?}");
+    assert_eq!(snapshots_taken(ws.path()), 1);
+    assert_eq!(
+        file_at(ws.path(), &commits[0], "new.txt").as_deref(),
+        Some("untracked\n")
+    );
+    // Asked after a change (and after the last snapshot began): a snapshot of its own.
+    std::fs::write(ws.path().join("new.txt"), "changed\n").unwrap();
+    let later = snapshot(ws.path(), scratch.path()).await.unwrap();
+    assert_ne!(later, commits[0]);
+    assert_eq!(
+        file_at(ws.path(), &later, "new.txt").as_deref(),
+        Some("changed\n")
+    );
+    assert_eq!(snapshots_taken(ws.path()), 2);
+}
+
 /// A workspace ([`repo`]), its scratch directory, a snapshot of it and a worktree of that.
 async fn fresh_worktree() -> (tempfile::TempDir, tempfile::TempDir, String, Worktree) {
     let ws = repo();
