@@ -421,11 +421,33 @@ pub async fn changes(tree: &Worktree, scratch: &Path) -> Result<Vec<Change>, Str
             None,
         )
         .await?;
+    Ok(listed(&tree.dir, &out))
+}
+
+/// What a remote attempt changed: the commit it returned, against the snapshot it started
+/// from. One git run, no file of the worktree read; what the checks left in the worktree
+/// after it was checked out is not the worker's work and is not listed.
+pub async fn changes_returned(tree: &Worktree, commit: &str) -> Result<Vec<Change>, String> {
+    let args = [
+        "diff-tree",
+        "-r",
+        "--name-status",
+        "--no-renames",
+        "-z",
+        &tree.base,
+        commit,
+    ];
+    Ok(listed(&tree.dir, &tree.git(&args, None).await?))
+}
+
+/// The changes `git diff --name-status -z` lists, those under a linked ignored directory
+/// of worktree `dir` left out.
+fn listed(dir: &Path, out: &[u8]) -> Vec<Change> {
     let mut fields = out.split(|b| *b == 0).filter(|f| !f.is_empty());
     let mut changes = Vec::new();
     while let (Some(status), Some(path)) = (fields.next(), fields.next()) {
         let path = String::from_utf8_lossy(path).into_owned();
-        if is_linked(&tree.dir, &path) {
+        if is_linked(dir, &path) {
             continue;
         }
         changes.push(if status.first() == Some(&b'D') {
@@ -434,7 +456,7 @@ pub async fn changes(tree: &Worktree, scratch: &Path) -> Result<Vec<Change>, Str
             Change::Write(path)
         });
     }
-    Ok(changes)
+    changes
 }
 
 /// Whether `rel` lies under one of the ignored directories linked into the worktree.

@@ -514,7 +514,13 @@ mod tests {
         receive(ws.path(), &base.commit, &name, &returned, &tree)
             .await
             .unwrap();
-        let mut changes = isolation::changes(&tree, scratch.path()).await.unwrap();
+        // The checks ran in the worktree and left a file: not the worker's work.
+        std::fs::write(tree.dir.join("checks.log"), "ran\n").unwrap();
+        let scanned = isolation::changes(&tree, scratch.path()).await.unwrap();
+        assert!(scanned.iter().any(|c| c.path() == "checks.log"));
+        let mut changes = isolation::changes_returned(&tree, &returned.commit)
+            .await
+            .unwrap();
         changes.sort_by(|a, b| a.path().cmp(b.path()));
         assert_eq!(
             changes,
@@ -532,6 +538,7 @@ mod tests {
             "ONE\ntwo\nthree\n"
         );
         assert!(!ws.path().join("new.txt").exists());
+        assert!(!ws.path().join("checks.log").exists());
         // The user's branches did not move; the attempt is kept under refs/atto/.
         sh(
             ws.path(),

@@ -134,7 +134,11 @@ impl Job {
         };
         let passed = outcome.as_ref().is_some_and(|o| o.verdict == Verdict::Pass);
         let merge = match &tree {
-            Some(Ok(t)) => merge(&pool, &main, t, &scratch, passed).await,
+            Some(Ok(t)) => {
+                let returned = remote.as_ref().and(report.returned.as_ref());
+                let commit = returned.map(|r| r.commit.as_str());
+                merge(&pool, &main, t, commit, &scratch, passed).await
+            }
             _ => None,
         };
         Done {
@@ -424,17 +428,23 @@ async fn make(pool: &isolation::Pool, main: &Path, planned: &Planned) -> Result<
 }
 
 /// A passing attempt's changes merged back into `main` (`None` when it did not pass); the
-/// worktree goes back to the pool unless a conflict keeps it for a person to look at.
+/// worktree goes back to the pool unless a conflict keeps it for a person to look at. A
+/// remote attempt's changes are those of the commit it `returned`.
 async fn merge(
     pool: &isolation::Pool,
     main: &Path,
     t: &Worktree,
+    returned: Option<&str>,
     scratch: &Path,
     passed: bool,
 ) -> Option<Result<Vec<String>, String>> {
     let mut merge = None;
     if passed {
-        let merged = match isolation::changes(t, scratch).await {
+        let changes = match returned {
+            Some(commit) => isolation::changes_returned(t, commit).await,
+            None => isolation::changes(t, scratch).await,
+        };
+        let merged = match changes {
             Ok(changes) => isolation::merge_back(main, t, &changes, scratch)
                 .await
                 .map_err(|paths| {
