@@ -157,7 +157,8 @@ async fn bench() -> Result<serde_json::Value, String> {
         transport::receive(ws.path(), &base, &name, &returned, &tree).await?;
         times.receive.push(ms(t));
         let t = Instant::now();
-        let changes = isolation::changes(&tree, scratch.path()).await?;
+        // As the coordinator lists a remote result's changes: its commit against the base.
+        let changes = isolation::changes_returned(&tree, &returned.commit).await?;
         isolation::merge_back(ws.path(), &tree, &changes, scratch.path())
             .await
             .map_err(|c| format!("conflicts: {c:?}"))?;
