@@ -52,8 +52,11 @@ fn valid_branch(name: &str) -> bool {
 }
 
 /// Idle clones a pool keeps (in slots `idle-0` …); an attempt that finds them all taken
-/// removes its clone instead.
-const MAX_IDLE: usize = 4;
+/// removes its clone instead. A clone is made only when none is idle, so a pool holds as
+/// many as the node ran attempts at once (its disk held them then), up to this many: a
+/// node running more attempts side by side than the pool keeps would start all but those
+/// from a new clone, sent and checking out the whole base, every time.
+const MAX_IDLE: usize = 16;
 
 /// Where the node makes an attempt's clone.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -193,7 +196,7 @@ fn idle_clones(pool: &Path) -> std::io::Result<usize> {
 }
 
 /// Returns a served clone to `pool`, off the task branch, into the first free slot
-/// `idle-0` … `idle-3`, or removes it when none is free. The slot is taken by renaming the
+/// `idle-0` … `idle-15`, or removes it when none is free. The slot is taken by renaming the
 /// clone onto it, which fails while another clone holds it (a directory with files is
 /// never replaced): attempts ending at the same moment never overfill the pool.
 async fn put_back(pool: &Path, dir: &Path, header: &BaseHeader) {
