@@ -141,16 +141,24 @@ where
 }
 
 /// What a pooled clone holds, for the coordinator to leave out of the base: its HEAD, the
-/// last attempt's result (its git directory scrubbed first: nothing the last worker left
-/// there runs).
+/// last attempt's result, and the first commit of its history, the base that attempt
+/// started from (the coordinator may not have stored the result yet, but it made the
+/// base). Its git directory is scrubbed first: nothing the last worker left there runs.
 async fn holds(work: &Path) -> Result<Vec<String>, String> {
     scrub_git_dir(work)?;
-    Ok(git(work, &["rev-parse", "-q", "--verify", "HEAD^{commit}"])
+    let listed = git(work, &["rev-list", "--first-parent", "HEAD"])
         .await
         .map(|out| text(&out))
-        .into_iter()
-        .filter(|h| !h.is_empty())
-        .collect())
+        .unwrap_or_default();
+    let mut commits: Vec<String> = listed.lines().take(1).map(str::to_owned).collect();
+    if let Some(first) = listed
+        .lines()
+        .last()
+        .filter(|c| commits.first().map(String::as_str) != Some(*c))
+    {
+        commits.push(first.to_owned());
+    }
+    Ok(commits)
 }
 
 /// The `git_base` line off stdin, its branch and commit checked.

@@ -2,9 +2,10 @@
 //! coordinator made of the snapshot's tree (no parents, fixed dates: the same tree is the
 //! same commit), sent as a `git bundle` on the worker's stdin ahead of the stream-json
 //! protocol: a `git_base` line saying its size, then the bundle's bytes. The node speaks
-//! first: a `git_have` line names the commit the clone it took already holds (a pooled
-//! clone's last result), and the bundle leaves out what that commit reaches, so a node
-//! receives only what changed since its last attempt (nothing when it holds the base).
+//! first: a `git_have` line names the commits the clone it took already holds (a pooled
+//! clone's last result and the base that started from), and the bundle leaves out their
+//! trees, so a node receives only what changed since its last attempt (nothing when it
+//! holds the base).
 //! The worker answers with a `git_result` line holding a bundle of its task branch against
 //! that base, whose objects are stored in the workspace's repository (each checked) and
 //! checked out in the attempt's worktree, where the quality pipeline and the three-way
@@ -115,11 +116,11 @@ pub async fn publish(workspace: &Path, snapshot: &str, scratch: &Path) -> Result
     Ok(Base { commit, bundle })
 }
 
-/// The bundle of base `commit` for a node whose clone holds `haves` (its `git_have` line):
-/// the objects of those commits' trees left out, or `None` when they reach the base
-/// itself. A have the workspace does not know (another repository's, or a malformed
-/// line) is ignored, and then the whole base is sent. Made once per base and haves, in
-/// `scratch`.
+/// The bundle of base `commit` for a node whose clone holds `haves` (its `git_have` line:
+/// its HEAD and the base that started from), the objects of those commits' trees left
+/// out, or `None` when the node holds the base itself. A have the workspace does not hold
+/// (another repository's, a malformed line, or a result not stored yet) is ignored; with
+/// none left, the whole base is sent. Made once per base and haves, in `scratch`.
 ///
 /// The bundle is written here, not by `git bundle create`: a base has no parent, so a
 /// have is never its ancestor, and git's bundle leaves out only what ancestors it is
@@ -140,15 +141,28 @@ pub async fn bundle_for(
         .collect();
     haves.sort_unstable();
     haves.dedup();
+    if haves.contains(&commit) {
+        // The node's clone holds the base (its last attempt's, an ancestor of its HEAD).
+        return Ok(None);
+    }
     if !haves.is_empty() {
-        // One run: prints the base unless a have reaches it, fails on an unknown have.
-        let mut args = vec!["rev-list", "-n1", commit, "--not"];
-        args.extend(&haves);
-        match git(workspace, &args).await {
-            Ok(out) if text(&out).is_empty() => return Ok(None),
-            Ok(_) => {}
-            Err(_) => haves.clear(),
-        }
+        // Only the commits the workspace holds can be left out: a node may name its last
+        // result before the coordinator stored it, and the base it started from with it.
+        let input = haves.iter().map(|h| format!("{h}\n")).collect::<String>();
+        let out = crate::isolation::run_git_input(
+            workspace,
+            &["cat-file", "--batch-check"],
+            input.into_bytes(),
+        )
+        .await
+        .unwrap_or_default();
+        let listed = String::from_utf8_lossy(&out);
+        haves.retain(|h| {
+            listed.lines().any(|l| {
+                l.strip_prefix(*h)
+                    .is_some_and(|rest| rest.starts_with(" commit "))
+            })
+        });
     }
     let name = std::iter::once(commit)
         .chain(haves.iter().copied())

@@ -420,9 +420,52 @@ async fn a_node_is_sent_only_what_its_clone_does_not_hold() {
     // The first clone was new: it held nothing and got the whole base.
     assert!(held[0].is_empty());
     assert_eq!(sent[0].0, sent[0].1);
-    // The second held the first's result: a.txt's change came, not the 60 files.
-    assert_eq!(held[1].len(), 1);
+    // The second held the first's result and the base that started from: a.txt's change
+    // came, not the 60 files.
+    assert_eq!(held[1].len(), 2);
     assert!(sent[1].0 * 10 < sent[1].1, "{sent:?}");
     // The third's base is the parent of the result its clone holds: nothing was sent.
     assert_eq!(sent[2].0, 0);
+}
+
+/// A node's clone goes back to its pool as soon as its result is sent, and the next
+/// attempt may take it before the coordinator stored that result (it waits for a slot to
+/// check it in): the base that result started from is named too, so that attempt is still
+/// sent only what changed, not the whole base.
+#[tokio::test]
+async fn a_node_whose_last_result_is_not_stored_yet_is_sent_only_what_changed() {
+    let ws = one_file_repo();
+    sh(
+        ws.path(),
+        "mkdir data && for n in $(seq 60); do seq $n 2000 > data/f$n.txt; done && \
+         git add -A && git commit -qm files",
+    );
+    let scratch = tempfile::tempdir().unwrap();
+    let node = tempfile::tempdir().unwrap();
+    let pool = Node {
+        clones: Clones::Pooled(node.path().to_owned()),
+        name: None,
+    };
+    let script = "read -r op; echo out > out.txt; \
+                  echo '{\"type\":\"result\",\"status\":\"completed\"}'";
+    let snap = isolation::snapshot(ws.path(), scratch.path())
+        .await
+        .unwrap();
+    let first = branch("s1", "t1", 1);
+    let (served, _, _, _) =
+        handshake(ws.path(), scratch.path(), &snap, &first, &pool, script).await;
+    assert_eq!(served, Served::Returned(0));
+    // Its result is not stored; the workspace moved on.
+    std::fs::write(ws.path().join("a.txt"), "changed\n").unwrap();
+    let snap = isolation::snapshot(ws.path(), scratch.path())
+        .await
+        .unwrap();
+    let second = branch("s1", "t2", 1);
+    let (served, have, bytes, rest) =
+        handshake(ws.path(), scratch.path(), &snap, &second, &pool, script).await;
+    assert_eq!(served, Served::Returned(0), "{rest}");
+    assert_eq!(have.commits.len(), 2);
+    let full = publish(ws.path(), &snap, scratch.path()).await.unwrap();
+    let whole = std::fs::metadata(&full.bundle).unwrap().len();
+    assert!(bytes * 10 < whole, "sent {bytes} of {whole} bytes");
 }
