@@ -543,7 +543,7 @@ pub async fn merge_back(
 /// What commit `base` holds at each of `paths` (`None`: no file there), read in one
 /// `git cat-file --batch` run (a path holding a line break, which that cannot take, by a
 /// run of its own).
-async fn at_base(
+pub(crate) async fn at_base(
     workspace: &Path,
     base: &str,
     paths: &[&str],

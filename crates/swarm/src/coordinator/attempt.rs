@@ -606,6 +606,30 @@ fn snapshot(workspace: &std::path::Path, task: &SwarmTask) -> BTreeMap<String, S
     out
 }
 
+/// [`snapshot`] of the declared files as commit `base` of `workspace` holds them, in one
+/// git run (a remote attempt's worktree is not at its base until its result is there).
+async fn snapshot_at(
+    workspace: &std::path::Path,
+    base: &str,
+    task: &SwarmTask,
+) -> BTreeMap<String, String> {
+    let rels: Vec<&str> = task
+        .files()
+        .map(String::as_str)
+        .filter(|rel| decompose::is_relative_inside(rel))
+        .collect();
+    let texts = crate::isolation::at_base(workspace, base, &rels)
+        .await
+        .unwrap_or_default();
+    rels.into_iter()
+        .zip(texts)
+        .filter_map(|(rel, bytes)| {
+            let bytes = bytes.filter(|b| b.len() as u64 <= SNAPSHOT_MAX)?;
+            Some((rel.to_owned(), String::from_utf8(bytes).ok()?))
+        })
+        .collect()
+}
+
 /// The worker's prompt: the task with everything enrichment and earlier attempts added.
 pub fn prompt(goal: &str, task: &SwarmTask) -> String {
     use std::fmt::Write as _;

@@ -83,8 +83,32 @@ impl Pool {
         base: &str,
         dir: &Path,
     ) -> Option<Result<Worktree, String>> {
+        self.take_parked_as(workspace, base, dir, true).await
+    }
+
+    /// A parked worktree for a remote attempt from `base`, ready for its result: as
+    /// [`Pool::take_parked`] makes it but with `base` not checked out (the returned commit
+    /// is checked out over whatever it holds, git writing only the files that differ, so
+    /// the base's checkout would be work done for nothing). Its files are not the base's
+    /// until then: read the base's from git.
+    pub async fn take_parked_for_result(
+        &self,
+        workspace: &Path,
+        base: &str,
+        dir: &Path,
+    ) -> Option<Result<Worktree, String>> {
+        self.take_parked_as(workspace, base, dir, false).await
+    }
+
+    async fn take_parked_as(
+        &self,
+        workspace: &Path,
+        base: &str,
+        dir: &Path,
+        check_out_base: bool,
+    ) -> Option<Result<Worktree, String>> {
         while let Some(parked) = self.pop() {
-            if let Ok(tree) = reuse(workspace, parked, base, dir).await {
+            if let Ok(tree) = reuse(workspace, parked, base, dir, check_out_base).await {
                 return Some(Ok(tree));
             }
         }
@@ -146,19 +170,22 @@ impl Pool {
     }
 }
 
-/// Makes the parked worktree ready where it is (nothing untracked, `base` checked out,
-/// the links made again), then moves it to `dir`. Removed when any step fails.
+/// Makes the parked worktree ready where it is (nothing untracked, `base` checked out
+/// unless a result will be, the links made again), then moves it to `dir`. Removed when any step fails.
 async fn reuse(
     workspace: &Path,
     parked: Worktree,
     base: &str,
     dir: &Path,
+    check_out_base: bool,
 ) -> Result<Worktree, String> {
     let ready = async {
         parked.git(&["clean", "-q", "-ffdx"], None).await?;
-        parked
-            .git(&["checkout", "-q", "-f", "--detach", base], None)
-            .await?;
+        if check_out_base {
+            parked
+                .git(&["checkout", "-q", "-f", "--detach", base], None)
+                .await?;
+        }
         link_ignored(workspace, &parked.dir).await;
         move_tree(workspace, &parked.dir, dir).await
     }

@@ -564,6 +564,65 @@ mod tests {
         );
     }
 
+    /// A remote attempt's worktree is a parked one whose base is not checked out (its
+    /// result will be): once the result is, it holds exactly the returned tree, nothing
+    /// of what the last attempt left there.
+    #[tokio::test]
+    async fn a_result_lands_whole_in_a_parked_worktree_its_base_never_checked_out_in() {
+        let (ws, scratch, _, tree, base) = published().await;
+        let pool = isolation::Pool::new(scratch.path().join("parking"), 2);
+        let first = branch("s1", "t1", 1);
+        let returned = work_remotely(&base, &first, "echo c > c.txt && echo ONE > a.txt");
+        receive(ws.path(), &base.commit, &first, &returned, &tree)
+            .await
+            .unwrap();
+        // The checks left a file and changed another; then the worktree was parked.
+        std::fs::write(tree.dir.join("left.txt"), "x\n").unwrap();
+        std::fs::write(tree.dir.join("c.txt"), "edited\n").unwrap();
+        pool.give_back(ws.path(), &tree).await;
+        // The workspace moved on; the next attempt starts from it.
+        std::fs::write(ws.path().join("b.txt"), "b\n").unwrap();
+        let snap = isolation::snapshot(ws.path(), scratch.path())
+            .await
+            .unwrap();
+        let next = publish(ws.path(), &snap, scratch.path()).await.unwrap();
+        let dir = scratch.path().join("wt2");
+        let tree = pool
+            .take_parked_for_result(ws.path(), &snap, &dir)
+            .await
+            .unwrap()
+            .unwrap();
+        let second = branch("s1", "t2", 1);
+        let returned = work_remotely(&next, &second, "rm new.txt && echo d > d.txt");
+        receive(ws.path(), &next.commit, &second, &returned, &tree)
+            .await
+            .unwrap();
+        // Exactly the returned tree: every file and nothing else.
+        let listed = git_out(&tree.dir, &["ls-files", "--others", "--modified"]);
+        assert_eq!(listed, "", "not the result's: {listed}");
+        let head = git_out(&tree.dir, &["rev-parse", "HEAD"]);
+        assert_eq!(head.trim(), returned.commit);
+        assert!(!tree.dir.join("c.txt").exists() && !tree.dir.join("left.txt").exists());
+        assert_eq!(
+            std::fs::read_to_string(tree.dir.join("b.txt")).unwrap(),
+            "b\n"
+        );
+        assert_eq!(
+            std::fs::read_to_string(tree.dir.join("a.txt")).unwrap(),
+            "one\ntwo\nthree\n"
+        );
+        let changes = isolation::changes_returned(&tree, &returned.commit)
+            .await
+            .unwrap();
+        assert_eq!(
+            changes,
+            vec![
+                isolation::Change::Write("d.txt".into()),
+                isolation::Change::Delete("new.txt".into()),
+            ]
+        );
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
     async fn results_fetch_while_other_attempts_worktrees_come_and_go() {
         let ws = repo();

@@ -14,7 +14,7 @@ use atto_quality::{QualityConfig, Verdict};
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
-use super::{assess, own_changes, snapshot};
+use super::{assess, own_changes, snapshot, snapshot_at};
 use crate::budget::Reservation;
 use crate::coordinator::{Done, SandboxFor, checks};
 use crate::isolation::{self, Worktree};
@@ -117,8 +117,11 @@ impl Job {
             made_at_the_end(&pool, &main, &planned, deferred, taken, &mut report).await;
         if let Some(made) = made {
             tree = Some(made);
-            // What the task's files held at the base, read where they are now checked out.
-            before = snapshot(&workspace, &task);
+            // What the task's files held at the base, read from git: the worktree holds
+            // whatever its last attempt left until the result is checked out over it.
+            if let Some(Ok(p)) = &planned {
+                before = snapshot_at(&main, &p.base, &task).await;
+            }
         }
         finish_remote(&remote, &remote_launch, &mut report, &main, &tree).await;
         // The files this worker changed, once, for the checks and the attempt's record.
@@ -385,7 +388,7 @@ async fn make_deferred(
     let (Some(Ok(p)), true) = (planned, deferred) else {
         return None;
     };
-    pool.take_parked(main, &p.base, &p.dir).await
+    pool.take_parked_for_result(main, &p.base, &p.dir).await
 }
 
 /// A deferred attempt's worktree once its worker ended, and the slot its result is
@@ -411,7 +414,14 @@ async fn made_at_the_end<'a>(
     let slot = pool.check_slot().await;
     let made = match (taken, planned) {
         (Some(taken), _) => Some(taken),
-        (None, Some(Ok(p))) => Some(make(pool, main, p).await),
+        (None, Some(Ok(p))) => Some(
+            match pool.take_parked_for_result(main, &p.base, &p.dir).await {
+                Some(taken) => taken,
+                None => isolation::create(main, &p.base, &p.dir)
+                    .await
+                    .map_err(|e| format!("its worktree could not be made: {e}")),
+            },
+        ),
         _ => None,
     };
     if let Some(Err(err)) = &made {
