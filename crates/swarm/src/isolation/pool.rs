@@ -4,7 +4,8 @@
 //! person to look at) is parked, and a later attempt gets it back as a new one would be:
 //! everything git does not track removed (ignored files and the links to the workspace's
 //! ignored directories too), the attempt's snapshot checked out over it (git writes only the
-//! files that differ), the links made again, then moved to the attempt's directory. Every
+//! files that differ; for a remote attempt, its result instead, once it is back), the links
+//! made again, then moved to the attempt's directory. Every
 //! git run there goes through the git directory read when the worktree was first made,
 //! never through its `.git` file; a worktree that cannot be made ready is removed and a new
 //! one made.
