@@ -115,8 +115,12 @@ fn judge(request: &CommandRequest<'_>, no_sandbox: Option<&str>) -> Judgement {
 
 /// Runs the checks' commands of one directory through the judgement above.
 pub(super) struct GatedRunner {
-    /// Commands under the directory's sandbox; `Err`: why there is none.
-    sandboxed: Result<LocalRunner, String>,
+    /// Commands under the directory's sandbox; `Err`: why there is none. Made when the
+    /// first command is judged, when it was not given.
+    sandboxed: std::sync::OnceLock<Result<LocalRunner, String>>,
+    /// Makes the directory's sandbox for `sandboxed`.
+    sandbox_for: Option<SandboxFor>,
+    dir: std::path::PathBuf,
     /// The same directory without the sandbox, only for what a person approved so.
     plain: LocalRunner,
     /// Who is asked; `None`: what would ask is refused.
@@ -131,21 +135,42 @@ impl GatedRunner {
         sandbox: Result<Arc<Sandbox>, String>,
         person: Option<Person>,
     ) -> GatedRunner {
-        let sandboxed = sandbox.map(|sandbox| {
-            let mut runner = LocalRunner::new(dir.to_path_buf());
-            // `apply` restricts the child between fork and exec; a child the kernel will
-            // not restrict does not start, so the command fails rather than run free.
-            runner.prepare = Some(Arc::new(move |cmd: &mut tokio::process::Command| {
-                let _applied = sandbox.apply(cmd);
-            }));
-            runner
-        });
+        let runner = GatedRunner::unprepared(dir, None, person);
+        let _ = runner.sandboxed.set(sandboxed(dir, sandbox));
+        runner
+    }
+
+    /// A runner for `dir` whose sandbox `sandbox_for` makes when a command first needs
+    /// it: preparing one reads the mount table and makes its directories, and an
+    /// attempt whose checks run no command (quality gates off) needs none.
+    pub(super) fn lazy(dir: &Path, sandbox_for: SandboxFor, person: Option<Person>) -> GatedRunner {
+        GatedRunner::unprepared(dir, Some(sandbox_for), person)
+    }
+
+    fn unprepared(
+        dir: &Path,
+        sandbox_for: Option<SandboxFor>,
+        person: Option<Person>,
+    ) -> GatedRunner {
         GatedRunner {
-            sandboxed,
+            sandboxed: std::sync::OnceLock::new(),
+            sandbox_for,
+            dir: dir.to_path_buf(),
             plain: LocalRunner::new(dir.to_path_buf()),
             person,
             next: AtomicU32::new(1),
         }
+    }
+
+    /// The runner under the directory's sandbox, made now if it was not yet.
+    fn sandboxed(&self) -> &Result<LocalRunner, String> {
+        self.sandboxed.get_or_init(|| {
+            let sandbox = match &self.sandbox_for {
+                Some(make) => make(&self.dir),
+                None => Err("no sandbox was made for this directory".to_owned()),
+            };
+            sandboxed(&self.dir, sandbox)
+        })
     }
 
     /// Puts the question to the person; `Ok(())` when they approved it.
@@ -208,12 +233,26 @@ impl GatedRunner {
     }
 }
 
+/// A runner of `dir`'s commands under `sandbox` (or why there is none).
+fn sandboxed(dir: &Path, sandbox: Result<Arc<Sandbox>, String>) -> Result<LocalRunner, String> {
+    sandbox.map(|sandbox| {
+        let mut runner = LocalRunner::new(dir.to_path_buf());
+        // `apply` restricts the child between fork and exec; a child the kernel will not
+        // restrict does not start, so the command fails rather than run free.
+        runner.prepare = Some(Arc::new(move |cmd: &mut tokio::process::Command| {
+            let _applied = sandbox.apply(cmd);
+        }));
+        runner
+    })
+}
+
 impl CommandRunner for GatedRunner {
     fn run<'a>(&'a self, request: CommandRequest<'a>) -> BoxFuture<'a, CommandOutput> {
         Box::pin(async move {
-            let no_sandbox = self.sandboxed.as_ref().err().map(String::as_str);
+            let sandboxed = self.sandboxed();
+            let no_sandbox = sandboxed.as_ref().err().map(String::as_str);
             let runner = match judge(&request, no_sandbox) {
-                Judgement::Run => &self.sandboxed,
+                Judgement::Run => sandboxed,
                 Judgement::Refuse(why) => return refused(why),
                 Judgement::Ask {
                     risk,
@@ -226,7 +265,7 @@ impl CommandRunner for GatedRunner {
                     if unsandboxed {
                         return self.plain.run(request).await;
                     }
-                    &self.sandboxed
+                    sandboxed
                 }
             };
             match runner {
@@ -382,6 +421,35 @@ mod tests {
             !outside.path().join("escaped").exists(),
             "it wrote outside its directory: it ran unsandboxed"
         );
+    }
+
+    /// A directory's sandbox is made when a check first runs a command there, once: an
+    /// attempt whose checks run none (quality gates off) makes none.
+    #[tokio::test]
+    async fn a_sandbox_is_made_only_when_a_check_runs_a_command() {
+        let dir = tempfile::tempdir().unwrap();
+        let made = Arc::new(AtomicU32::new(0));
+        let counted = made.clone();
+        let sandbox_for: SandboxFor = Arc::new(move |_: &Path| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            Err("none here".to_owned())
+        });
+        let runner = GatedRunner::lazy(dir.path(), sandbox_for, None);
+        assert_eq!(made.load(Ordering::SeqCst), 0);
+        for _ in 0..2 {
+            let out = runner
+                .run(request(&marker_command(dir.path()), Purpose::Check))
+                .await;
+            // No sandbox and no one to ask: refused, and it says why.
+            assert!(
+                out.refused
+                    .as_deref()
+                    .is_some_and(|r| r.contains("none here")),
+                "{out:?}"
+            );
+        }
+        assert_eq!(made.load(Ordering::SeqCst), 1);
+        assert!(!dir.path().join("ran").exists());
     }
 
     fn marker_command(dir: &Path) -> String {

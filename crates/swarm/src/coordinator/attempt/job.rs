@@ -255,7 +255,7 @@ impl Checking {
         attempt: u32,
     ) -> atto_quality::Outcome {
         let runner =
-            checks::GatedRunner::new(workspace, (self.sandbox_for)(workspace), Some(self.person));
+            checks::GatedRunner::lazy(workspace, self.sandbox_for.clone(), Some(self.person));
         assess(
             task,
             report,
