@@ -365,23 +365,34 @@ async fn handshake(
     (served.unwrap(), have, bytes, rest)
 }
 
-/// A pooled clone says what it holds, and the coordinator sends only what that does
-/// not reach: the files changed since the clone's last attempt, or nothing at all when
-/// it holds the base.
-#[tokio::test]
-async fn a_node_is_sent_only_what_its_clone_does_not_hold() {
+/// A workspace of `a.txt` and sixty data files, a scratch directory, and a node keeping
+/// its clones in a pool (its directory, kept alive by the caller).
+fn pooled_node_of_sixty_files() -> (
+    tempfile::TempDir,
+    tempfile::TempDir,
+    tempfile::TempDir,
+    Node,
+) {
     let ws = one_file_repo();
     sh(
         ws.path(),
         "mkdir data && for n in $(seq 60); do seq $n 2000 > data/f$n.txt; done && \
          git add -A && git commit -qm files",
     );
-    let scratch = tempfile::tempdir().unwrap();
     let node = tempfile::tempdir().unwrap();
     let pool = Node {
         clones: Clones::Pooled(node.path().to_owned()),
         name: None,
     };
+    (ws, tempfile::tempdir().unwrap(), node, pool)
+}
+
+/// A pooled clone says what it holds, and the coordinator sends only what that does
+/// not reach: the files changed since the clone's last attempt, or nothing at all when
+/// it holds the base.
+#[tokio::test]
+async fn a_node_is_sent_only_what_its_clone_does_not_hold() {
+    let (ws, scratch, _node, pool) = pooled_node_of_sixty_files();
     let done = "echo '{\"type\":\"result\",\"status\":\"completed\"}'";
     let mut sent = Vec::new();
     let mut held = Vec::new();
@@ -434,18 +445,7 @@ async fn a_node_is_sent_only_what_its_clone_does_not_hold() {
 /// sent only what changed, not the whole base.
 #[tokio::test]
 async fn a_node_whose_last_result_is_not_stored_yet_is_sent_only_what_changed() {
-    let ws = one_file_repo();
-    sh(
-        ws.path(),
-        "mkdir data && for n in $(seq 60); do seq $n 2000 > data/f$n.txt; done && \
-         git add -A && git commit -qm files",
-    );
-    let scratch = tempfile::tempdir().unwrap();
-    let node = tempfile::tempdir().unwrap();
-    let pool = Node {
-        clones: Clones::Pooled(node.path().to_owned()),
-        name: None,
-    };
+    let (ws, scratch, _node, pool) = pooled_node_of_sixty_files();
     let script = "read -r op; echo out > out.txt; \
                   echo '{\"type\":\"result\",\"status\":\"completed\"}'";
     let snap = isolation::snapshot(ws.path(), scratch.path())
