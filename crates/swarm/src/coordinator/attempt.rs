@@ -694,8 +694,37 @@ fn placed(f: &atto_quality::Finding) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::placed;
+    use super::{SwarmTask, placed, snapshot_at};
     use atto_quality::{Finding, Stage};
+
+    /// A remote attempt's declared files before the task are read from its base in git:
+    /// what the base held, not what the workspace or a worktree holds now; a file the base
+    /// lacks, a directory and a path outside are left out, as from the disk.
+    #[tokio::test]
+    async fn the_declared_files_before_a_remote_task_are_read_from_its_base() {
+        let ws = tempfile::tempdir().unwrap();
+        crate::testing::sh(
+            ws.path(),
+            "git init -q && git config user.email a@b && git config user.name a && \
+             mkdir src && echo 'x = 1' > src/a.py && git add . && git commit -qm init",
+        );
+        let scratch = tempfile::tempdir().unwrap();
+        let base = crate::isolation::snapshot(ws.path(), scratch.path())
+            .await
+            .unwrap();
+        std::fs::write(ws.path().join("src/a.py"), "x = 2\n").unwrap();
+        let task = SwarmTask {
+            target_files: ["src/a.py", "src/new.py", "src", "../out.py"]
+                .map(String::from)
+                .to_vec(),
+            ..SwarmTask::default()
+        };
+        let before = snapshot_at(ws.path(), &base, &task).await;
+        assert_eq!(
+            before.into_iter().collect::<Vec<_>>(),
+            vec![("src/a.py".to_owned(), "x = 1\n".to_owned())]
+        );
+    }
 
     fn finding(message: &str, file: Option<&str>, line: Option<u32>) -> Finding {
         Finding {
