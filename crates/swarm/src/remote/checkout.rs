@@ -103,12 +103,15 @@ where
     let clones = &node.clones;
     // A clone first: what it holds goes out before the base comes in.
     let id = uuid::Uuid::new_v4().simple().to_string();
-    let (dir, taken) = match clones {
-        Clones::Fresh(scratch) => (scratch.join(format!("atto-worker-{id}")), false),
+    let (dir, taken, _in_use) = match clones {
+        Clones::Fresh(scratch) => (scratch.join(format!("atto-worker-{id}")), false, None),
         Clones::Pooled(pool) => {
+            remove_abandoned(pool);
             let dir = pool.join(format!("busy-{id}"));
-            let taken = take_idle(pool, &dir);
-            (dir, taken)
+            match take_idle(pool, &dir) {
+                Some(lock) => (dir, true, Some(lock)),
+                None => (dir.clone(), false, Some(new_busy(pool, &id, &dir)?)),
+            }
         }
     };
     let served = async {
@@ -183,16 +186,65 @@ where
     Ok(header)
 }
 
-/// Moves an idle clone of `pool` to `dir`; false when there is none. Renaming is atomic,
-/// so two attempts on one node never take the same clone.
-fn take_idle(pool: &Path, dir: &Path) -> bool {
-    let Ok(entries) = std::fs::read_dir(pool) else {
-        return false;
-    };
-    entries.flatten().any(|entry| {
-        entry.file_name().to_string_lossy().starts_with("idle-")
-            && std::fs::rename(entry.path(), dir).is_ok()
+/// Moves an idle clone of `pool` to `dir` (`busy-ID`) and returns its lock, held for as
+/// long as the attempt uses it; `None` when there is none. The clone is locked before it
+/// is renamed, so a `busy-` clone is never seen unlocked while in use, and two attempts
+/// on one node never take the same one.
+fn take_idle(pool: &Path, dir: &Path) -> Option<std::fs::File> {
+    let entries = std::fs::read_dir(pool).ok()?;
+    entries.flatten().find_map(|entry| {
+        if !entry.file_name().to_string_lossy().starts_with("idle-") {
+            return None;
+        }
+        let lock = std::fs::File::open(entry.path()).ok()?;
+        lock.try_lock().ok()?;
+        std::fs::rename(entry.path(), dir).ok()?;
+        Some(lock)
     })
+}
+
+/// A new clone's directory `dir` (`busy-ID`) in `pool`, made as `new-ID` and locked before
+/// it is renamed, as [`take_idle`] does; its lock.
+fn new_busy(pool: &Path, id: &str, dir: &Path) -> Result<std::fs::File, String> {
+    let made = pool.join(format!("new-{id}"));
+    let locked = std::fs::create_dir_all(&made)
+        .and_then(|()| std::fs::File::open(&made))
+        .and_then(|lock| lock.try_lock().map(|()| lock).map_err(std::io::Error::from))
+        .and_then(|lock| std::fs::rename(&made, dir).map(|()| lock));
+    locked.map_err(|e| {
+        let _ = std::fs::remove_dir_all(&made);
+        format!("{}: {e}", dir.display())
+    })
+}
+
+/// How long a `busy-` clone no one holds stays before it is removed: one made by an
+/// older atto, which did not lock its clones, may still be in use.
+const ABANDONED_AFTER: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// Removes the clones of `pool` whose node side was killed mid-attempt (SIGKILL, a job
+/// cancelled): `busy-` and unlocked (the kernel released the dead process's lock), and
+/// untouched for [`ABANDONED_AFTER`]. Each is a whole checkout that nothing else removes.
+fn remove_abandoned(pool: &Path) {
+    let Ok(entries) = std::fs::read_dir(pool) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if !entry.file_name().to_string_lossy().starts_with("busy-") {
+            continue;
+        }
+        let Ok(lock) = std::fs::File::open(entry.path()) else {
+            continue;
+        };
+        let old = lock
+            .metadata()
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age >= ABANDONED_AFTER);
+        if old && lock.try_lock().is_ok() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// How many idle clones `pool` holds.
