@@ -106,12 +106,8 @@ where
     let (dir, taken, _in_use) = match clones {
         Clones::Fresh(scratch) => (scratch.join(format!("atto-worker-{id}")), false, None),
         Clones::Pooled(pool) => {
-            remove_abandoned(pool);
-            let dir = pool.join(format!("busy-{id}"));
-            match take_idle(pool, &dir) {
-                Some(lock) => (dir, true, Some(lock)),
-                None => (dir.clone(), false, Some(new_busy(pool, &id, &dir)?)),
-            }
+            remove_abandoned(pool, ABANDONED_AFTER);
+            take(pool, &id)
         }
     };
     let served = async {
@@ -186,34 +182,30 @@ where
     Ok(header)
 }
 
-/// Moves an idle clone of `pool` to `dir` (`busy-ID`) and returns its lock, held for as
-/// long as the attempt uses it; `None` when there is none. The clone is locked before it
-/// is renamed, so a `busy-` clone is never seen unlocked while in use, and two attempts
-/// on one node never take the same one.
-fn take_idle(pool: &Path, dir: &Path) -> Option<std::fs::File> {
-    let entries = std::fs::read_dir(pool).ok()?;
-    entries.flatten().find_map(|entry| {
-        if !entry.file_name().to_string_lossy().starts_with("idle-") {
-            return None;
-        }
-        let lock = std::fs::File::open(entry.path()).ok()?;
-        lock.try_lock().ok()?;
-        std::fs::rename(entry.path(), dir).ok()?;
-        Some(lock)
-    })
+/// A clone of `pool` for attempt `id`: an idle one moved to `busy-ID` (true), else a new
+/// directory there, and its lock, held for as long as the attempt uses it (`None` when
+/// it could not be taken; nothing is removed for it then).
+fn take(pool: &Path, id: &str) -> (PathBuf, bool, Option<std::fs::File>) {
+    let dir = pool.join(format!("busy-{id}"));
+    let taken = take_idle(pool, &dir);
+    if !taken {
+        let _ = std::fs::create_dir_all(&dir);
+    }
+    let lock = std::fs::File::open(&dir)
+        .ok()
+        .filter(|lock| lock.try_lock().is_ok());
+    (dir, taken, lock)
 }
 
-/// A new clone's directory `dir` (`busy-ID`) in `pool`, made as `new-ID` and locked before
-/// it is renamed, as [`take_idle`] does; its lock.
-fn new_busy(pool: &Path, id: &str, dir: &Path) -> Result<std::fs::File, String> {
-    let made = pool.join(format!("new-{id}"));
-    let locked = std::fs::create_dir_all(&made)
-        .and_then(|()| std::fs::File::open(&made))
-        .and_then(|lock| lock.try_lock().map(|()| lock).map_err(std::io::Error::from))
-        .and_then(|lock| std::fs::rename(&made, dir).map(|()| lock));
-    locked.map_err(|e| {
-        let _ = std::fs::remove_dir_all(&made);
-        format!("{}: {e}", dir.display())
+/// Moves an idle clone of `pool` to `dir`; false when there is none. Renaming is atomic,
+/// so two attempts on one node never take the same clone.
+fn take_idle(pool: &Path, dir: &Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(pool) else {
+        return false;
+    };
+    entries.flatten().any(|entry| {
+        entry.file_name().to_string_lossy().starts_with("idle-")
+            && std::fs::rename(entry.path(), dir).is_ok()
     })
 }
 
@@ -222,12 +214,18 @@ fn new_busy(pool: &Path, id: &str, dir: &Path) -> Result<std::fs::File, String> 
 const ABANDONED_AFTER: std::time::Duration = std::time::Duration::from_secs(3600);
 
 /// Removes the clones of `pool` whose node side was killed mid-attempt (SIGKILL, a job
-/// cancelled): `busy-` and unlocked (the kernel released the dead process's lock), and
-/// untouched for [`ABANDONED_AFTER`]. Each is a whole checkout that nothing else removes.
-fn remove_abandoned(pool: &Path) {
+/// cancelled): `busy-`, unlocked (the kernel released the dead process's lock) and
+/// unchanged for `after`, by their status-change time, which the rename or making that
+/// named them `busy-` set: one just taken, not locked yet, is never removed. Each is a
+/// whole checkout that nothing else removes.
+fn remove_abandoned(pool: &Path, after: std::time::Duration) {
+    use std::os::unix::fs::MetadataExt as _;
     let Ok(entries) = std::fs::read_dir(pool) else {
         return;
     };
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
     for entry in entries.flatten() {
         if !entry.file_name().to_string_lossy().starts_with("busy-") {
             continue;
@@ -235,12 +233,8 @@ fn remove_abandoned(pool: &Path) {
         let Ok(lock) = std::fs::File::open(entry.path()) else {
             continue;
         };
-        let old = lock
-            .metadata()
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.elapsed().ok())
-            .is_some_and(|age| age >= ABANDONED_AFTER);
+        let changed = lock.metadata().map_or(i64::MAX, |m| m.ctime());
+        let old = u64::try_from(changed).is_ok_and(|t| now.saturating_sub(t) >= after.as_secs());
         if old && lock.try_lock().is_ok() {
             let _ = std::fs::remove_dir_all(entry.path());
         }

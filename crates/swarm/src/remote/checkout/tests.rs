@@ -472,7 +472,7 @@ async fn a_node_whose_last_result_is_not_stored_yet_is_sent_only_what_changed() 
 
 /// A node side killed mid-attempt (SIGKILL, its job cancelled) leaves its clone `busy-`;
 /// the next attempt on the node removes it once no process holds its lock and it has been
-/// untouched for an hour, and never a clone in use, a recent one or an idle one.
+/// unchanged for a while, and never a clone in use, a recent one or an idle one.
 #[test]
 fn a_clone_its_node_side_abandoned_is_removed_and_one_in_use_is_kept() {
     let node = tempfile::tempdir().unwrap();
@@ -482,28 +482,20 @@ fn a_clone_its_node_side_abandoned_is_removed_and_one_in_use_is_kept() {
         std::fs::write(dir.join("work/a.txt"), "one\n").unwrap();
         dir
     };
-    let (dead, held, young, idle) = (
-        clone("busy-dead"),
-        clone("busy-held"),
-        clone("busy-young"),
-        clone("idle-0"),
-    );
-    let two_hours_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(7200);
-    for dir in [&dead, &held, &idle] {
-        std::fs::File::open(dir)
-            .unwrap()
-            .set_modified(two_hours_ago)
-            .unwrap();
-    }
+    let (dead, held, idle) = (clone("busy-dead"), clone("busy-held"), clone("idle-0"));
     // In use: its attempt holds the lock.
     let in_use = std::fs::File::open(&held).unwrap();
     in_use.try_lock().unwrap();
-    remove_abandoned(node.path());
+    // Just named `busy-`: kept, held or not.
+    remove_abandoned(node.path(), ABANDONED_AFTER);
+    assert!(dead.exists() && held.exists() && idle.exists());
+    // Unchanged for long enough (here: any time at all).
+    remove_abandoned(node.path(), std::time::Duration::ZERO);
     assert!(!dead.exists(), "the abandoned clone was kept");
-    assert!(held.exists() && young.exists() && idle.exists());
+    assert!(held.exists() && idle.exists());
     // Once its attempt let go, it goes too.
     drop(in_use);
-    remove_abandoned(node.path());
+    remove_abandoned(node.path(), std::time::Duration::ZERO);
     assert!(!held.exists());
 }
 
@@ -512,16 +504,13 @@ fn a_clone_its_node_side_abandoned_is_removed_and_one_in_use_is_kept() {
 fn a_clone_in_use_is_locked() {
     let node = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(node.path().join("idle-0/work")).unwrap();
-    let taken = node.path().join("busy-a");
-    let lock = take_idle(node.path(), &taken).unwrap();
-    assert!(taken.exists() && !node.path().join("idle-0").exists());
-    let other = std::fs::File::open(&taken).unwrap();
-    assert!(other.try_lock().is_err(), "a taken clone was not locked");
-    drop(lock);
-    assert!(other.try_lock().is_ok());
-    let made = node.path().join("busy-b");
-    let lock = new_busy(node.path(), "b", &made).unwrap();
-    let other = std::fs::File::open(&made).unwrap();
-    assert!(other.try_lock().is_err(), "a new clone was not locked");
-    drop(lock);
+    for (id, from_pool) in [("a", true), ("b", false)] {
+        let (dir, taken, lock) = take(node.path(), id);
+        assert_eq!(taken, from_pool);
+        assert!(dir.is_dir() && !node.path().join("idle-0").exists());
+        let other = std::fs::File::open(&dir).unwrap();
+        assert!(other.try_lock().is_err(), "clone {id} was not locked");
+        drop(lock);
+        assert!(other.try_lock().is_ok());
+    }
 }
