@@ -227,15 +227,39 @@ fn subcommand<'a>(args: &[&'a str]) -> &'a str {
 /// read .git/worktrees/…/commondir`), and a walk of every worktree's HEAD (a fetch's
 /// connectivity check) fails on one being added or removed at that moment.
 pub(crate) async fn repository_lock(workspace: &Path) -> tokio::sync::OwnedMutexGuard<()> {
-    type Locks = BTreeMap<PathBuf, Arc<tokio::sync::Mutex<()>>>;
-    static LOCKS: std::sync::Mutex<Locks> = std::sync::Mutex::new(BTreeMap::new());
+    static LOCKS: KeyedLocks = KeyedLocks::new();
     let key = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
-    let lock = {
-        // The map is only read and inserted into: a panic elsewhere leaves it whole.
-        let mut locks = LOCKS.lock().unwrap_or_else(PoisonError::into_inner);
-        locks.entry(key).or_default().clone()
-    };
-    lock.lock_owned().await
+    LOCKS.lock(key).await
+}
+
+/// One async lock per path, made when first asked for and forgotten once no one holds or
+/// waits for it.
+pub(crate) struct KeyedLocks(
+    std::sync::Mutex<BTreeMap<PathBuf, std::sync::Weak<tokio::sync::Mutex<()>>>>,
+);
+
+impl KeyedLocks {
+    pub(crate) const fn new() -> KeyedLocks {
+        KeyedLocks(std::sync::Mutex::new(BTreeMap::new()))
+    }
+
+    /// Waits for `key`'s lock and holds it until the guard is dropped.
+    pub(crate) async fn lock(&self, key: PathBuf) -> tokio::sync::OwnedMutexGuard<()> {
+        let lock = {
+            // Only read, pruned and inserted into: a panic elsewhere leaves it whole.
+            let mut locks = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+            locks.retain(|_, lock| lock.strong_count() > 0);
+            match locks.get(&key).and_then(std::sync::Weak::upgrade) {
+                Some(lock) => lock,
+                None => {
+                    let lock = Arc::new(tokio::sync::Mutex::new(()));
+                    locks.insert(key, Arc::downgrade(&lock));
+                    lock
+                }
+            }
+        };
+        lock.lock_owned().await
+    }
 }
 
 fn text(bytes: Vec<u8>) -> String {

@@ -171,7 +171,8 @@ pub async fn bundle_for(
     let bundle = scratch.join(format!("base-{name}.bundle"));
     // One writer per bundle: attempts dispatched together (a swarm's first wave, every
     // node new) ask for the same whole base at once, and each would pack all of it.
-    let _writing = Writing::of(&bundle).await;
+    static WRITING: crate::isolation::KeyedLocks = crate::isolation::KeyedLocks::new();
+    let _writing = WRITING.lock(bundle.clone()).await;
     if bundle.is_file() {
         return Ok(Some(bundle));
     }
@@ -198,49 +199,6 @@ pub async fn bundle_for(
     #[cfg(test)]
     tests::PACKED.lock().unwrap().push(bundle.clone());
     Ok(Some(bundle))
-}
-
-/// The one attempt writing a bundle file; others asking for it wait, then find it written.
-struct Writing {
-    bundle: PathBuf,
-    lock: std::sync::Arc<tokio::sync::Mutex<()>>,
-    _held: tokio::sync::OwnedMutexGuard<()>,
-}
-
-type Writers = std::collections::BTreeMap<PathBuf, std::sync::Arc<tokio::sync::Mutex<()>>>;
-static WRITERS: std::sync::Mutex<Writers> =
-    std::sync::Mutex::new(std::collections::BTreeMap::new());
-
-impl Writing {
-    async fn of(bundle: &Path) -> Writing {
-        let lock = {
-            let mut writers = WRITERS
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            writers.entry(bundle.to_path_buf()).or_default().clone()
-        };
-        Writing {
-            bundle: bundle.to_path_buf(),
-            lock: lock.clone(),
-            _held: lock.lock_owned().await,
-        }
-    }
-}
-
-impl Drop for Writing {
-    /// Forgets the bundle's lock: whoever asks later finds the file (or, when it could not
-    /// be written, writes it); whoever still waits on this lock gets it as before.
-    fn drop(&mut self) {
-        let mut writers = WRITERS
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if writers
-            .get(&self.bundle)
-            .is_some_and(|l| std::sync::Arc::ptr_eq(l, &self.lock))
-        {
-            writers.remove(&self.bundle);
-        }
-    }
 }
 
 /// Writes `header`, then the pack `git pack-objects --revs` makes of `revs`, to `path`
