@@ -129,11 +129,9 @@ async fn bench() -> Result<serde_json::Value, String> {
         let started = Instant::now();
         let making = async {
             let dir = scratch.path().join(format!("wt{run}"));
-            // A parked one ready for the result (its base not checked out), else a new one.
-            let tree = match pool.take_parked_for_result(ws.path(), &snap, &dir).await {
-                Some(taken) => taken,
-                None => isolation::create(ws.path(), &snap, &dir).await,
-            };
+            let tree = pool
+                .take(ws.path(), &snap, &dir, isolation::Ready::Result)
+                .await;
             (tree, ms(started))
         };
         let serving = async {

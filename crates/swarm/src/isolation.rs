@@ -25,7 +25,7 @@ use atto_tools::beneath::{Kind, Workspace as Beneath};
 use tokio::process::Command;
 
 mod pool;
-pub use pool::Pool;
+pub use pool::{Pool, Ready};
 
 /// A worktree an attempt works in.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -16,6 +16,17 @@ use std::sync::{Mutex, PoisonError};
 
 use super::{Worktree, create, git, link_ignored, remove, remove_dir, repository_lock};
 
+/// What a worktree taken from the pool is made ready for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ready {
+    /// A worker: the base checked out over what it held.
+    Base,
+    /// A remote attempt's result, which is checked out over it (git writes only the files
+    /// that differ), so the base is not checked out first: its files are not the base's
+    /// until then, and the base's are read from git.
+    Result,
+}
+
 /// A swarm's parked worktrees.
 #[derive(Debug)]
 pub struct Pool {
@@ -67,10 +78,16 @@ impl Pool {
         }
     }
 
-    /// A worktree of `workspace` at `base` in `dir`: a parked one made ready and moved
-    /// there, or a new one.
-    pub async fn take(&self, workspace: &Path, base: &str, dir: &Path) -> Result<Worktree, String> {
-        match self.take_parked(workspace, base, dir).await {
+    /// A worktree of `workspace` at `base` in `dir`, `ready` for its attempt: a parked
+    /// one made ready and moved there, or a new one.
+    pub async fn take(
+        &self,
+        workspace: &Path,
+        base: &str,
+        dir: &Path,
+        ready: Ready,
+    ) -> Result<Worktree, String> {
+        match self.take_parked(workspace, base, dir, ready).await {
             Some(taken) => taken,
             None => create(workspace, base, dir).await,
         }
@@ -83,33 +100,10 @@ impl Pool {
         workspace: &Path,
         base: &str,
         dir: &Path,
-    ) -> Option<Result<Worktree, String>> {
-        self.take_parked_as(workspace, base, dir, true).await
-    }
-
-    /// A parked worktree for a remote attempt from `base`, ready for its result: as
-    /// [`Pool::take_parked`] makes it but with `base` not checked out (the returned commit
-    /// is checked out over whatever it holds, git writing only the files that differ, so
-    /// the base's checkout would be work done for nothing). Its files are not the base's
-    /// until then: read the base's from git.
-    pub async fn take_parked_for_result(
-        &self,
-        workspace: &Path,
-        base: &str,
-        dir: &Path,
-    ) -> Option<Result<Worktree, String>> {
-        self.take_parked_as(workspace, base, dir, false).await
-    }
-
-    async fn take_parked_as(
-        &self,
-        workspace: &Path,
-        base: &str,
-        dir: &Path,
-        check_out_base: bool,
+        ready: Ready,
     ) -> Option<Result<Worktree, String>> {
         while let Some(parked) = self.pop() {
-            if let Ok(tree) = reuse(workspace, parked, base, dir, check_out_base).await {
+            if let Ok(tree) = reuse(workspace, parked, base, dir, ready).await {
                 return Some(Ok(tree));
             }
         }
@@ -178,11 +172,11 @@ async fn reuse(
     parked: Worktree,
     base: &str,
     dir: &Path,
-    check_out_base: bool,
+    ready: Ready,
 ) -> Result<Worktree, String> {
-    let ready = async {
+    let made = async {
         parked.git(&["clean", "-q", "-ffdx"], None).await?;
-        if check_out_base {
+        if ready == Ready::Base {
             parked
                 .git(&["checkout", "-q", "-f", "--detach", base], None)
                 .await?;
@@ -191,7 +185,7 @@ async fn reuse(
         move_tree(workspace, &parked.dir, dir).await
     }
     .await;
-    if let Err(err) = ready {
+    if let Err(err) = made {
         remove(workspace, &parked).await;
         return Err(err);
     }
@@ -243,7 +237,7 @@ mod tests {
         let pool = Pool::new(scratch.path().join("parked"), 2);
         let base = snapshot(ws.path(), scratch.path()).await.unwrap();
         let first = pool
-            .take(ws.path(), &base, &scratch.path().join("t1-1"))
+            .take(ws.path(), &base, &scratch.path().join("t1-1"), Ready::Base)
             .await
             .unwrap();
         // The attempt changes, deletes and adds files, and builds something ignored.
@@ -261,7 +255,10 @@ mod tests {
         std::fs::write(ws.path().join("a.txt"), "two\n").unwrap();
         let base = snapshot(ws.path(), scratch.path()).await.unwrap();
         let dir = scratch.path().join("t2-1");
-        let second = pool.take(ws.path(), &base, &dir).await.unwrap();
+        let second = pool
+            .take(ws.path(), &base, &dir, Ready::Base)
+            .await
+            .unwrap();
         assert_eq!(pool.parked(), 0);
         assert_eq!(second.git_dir, first.git_dir, "not the parked worktree");
         assert_eq!(second.dir, dir);
@@ -295,7 +292,11 @@ mod tests {
         let mut trees = Vec::new();
         for n in 0..4 {
             let dir = scratch.path().join(format!("t{n}-1"));
-            trees.push(pool.take(ws.path(), &base, &dir).await.unwrap());
+            trees.push(
+                pool.take(ws.path(), &base, &dir, Ready::Base)
+                    .await
+                    .unwrap(),
+            );
         }
         // The first attempt's worker pointed its worktree's .git file at another repository.
         std::fs::write(
@@ -324,7 +325,7 @@ mod tests {
         {
             let pool = Pool::new(scratch.path().join("parked"), 2);
             let tree = pool
-                .take(ws.path(), &base, &scratch.path().join("t1-1"))
+                .take(ws.path(), &base, &scratch.path().join("t1-1"), Ready::Base)
                 .await
                 .unwrap();
             pool.give_back(ws.path(), &tree).await;

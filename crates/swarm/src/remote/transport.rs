@@ -546,7 +546,7 @@ mod tests {
         let next = publish(ws.path(), &snap, scratch.path()).await.unwrap();
         let dir = scratch.path().join("wt2");
         let tree = pool
-            .take_parked_for_result(ws.path(), &snap, &dir)
+            .take_parked(ws.path(), &snap, &dir, isolation::Ready::Result)
             .await
             .unwrap()
             .unwrap();

@@ -329,7 +329,7 @@ async fn isolate(
     }
     let planned = plan(main, scratch, task_id, attempt).await;
     let tree = match &planned {
-        Ok(p) if !deferred => Some(make(pool, main, p).await),
+        Ok(p) if !deferred => Some(make(pool, main, p, isolation::Ready::Base).await),
         Ok(_) => None,
         Err(err) => Some(Err(err.clone())),
     };
@@ -388,7 +388,8 @@ async fn make_deferred(
     let (Some(Ok(p)), true) = (planned, deferred) else {
         return None;
     };
-    pool.take_parked_for_result(main, &p.base, &p.dir).await
+    pool.take_parked(main, &p.base, &p.dir, isolation::Ready::Result)
+        .await
 }
 
 /// A deferred attempt's worktree once its worker ended, and the slot its result is
@@ -414,14 +415,7 @@ async fn made_at_the_end<'a>(
     let slot = pool.check_slot().await;
     let made = match (taken, planned) {
         (Some(taken), _) => Some(taken),
-        (None, Some(Ok(p))) => Some(
-            match pool.take_parked_for_result(main, &p.base, &p.dir).await {
-                Some(taken) => taken,
-                None => isolation::create(main, &p.base, &p.dir)
-                    .await
-                    .map_err(|e| format!("its worktree could not be made: {e}")),
-            },
-        ),
+        (None, Some(Ok(p))) => Some(make(pool, main, p, isolation::Ready::Result).await),
         _ => None,
     };
     if let Some(Err(err)) = &made {
@@ -431,8 +425,13 @@ async fn made_at_the_end<'a>(
 }
 
 /// The worktree `planned` describes: a parked one when the pool holds one.
-async fn make(pool: &isolation::Pool, main: &Path, planned: &Planned) -> Result<Worktree, String> {
-    pool.take(main, &planned.base, &planned.dir)
+async fn make(
+    pool: &isolation::Pool,
+    main: &Path,
+    planned: &Planned,
+    ready: isolation::Ready,
+) -> Result<Worktree, String> {
+    pool.take(main, &planned.base, &planned.dir, ready)
         .await
         .map_err(|e| format!("its worktree could not be made: {e}"))
 }
