@@ -94,7 +94,13 @@ async fn attempts_asking_for_the_same_base_at_once_have_it_packed_once() {
 /// A workspace, its scratch directory, the snapshot an attempt starts from, the
 /// attempt's worktree and its published base.
 async fn published() -> (tempfile::TempDir, tempfile::TempDir, String, Worktree, Base) {
-    let ws = repo();
+    published_in(repo()).await
+}
+
+/// [`published`] from workspace `ws`.
+async fn published_in(
+    ws: tempfile::TempDir,
+) -> (tempfile::TempDir, tempfile::TempDir, String, Worktree, Base) {
     let scratch = tempfile::tempdir().unwrap();
     let snap = isolation::snapshot(ws.path(), scratch.path())
         .await
@@ -157,6 +163,29 @@ async fn a_branch_returned_as_a_bundle_lands_in_the_worktree_and_merges_back() {
         ws.path(),
         &format!("git rev-parse --verify -q refs/{name} >/dev/null"),
     );
+}
+
+/// A remote result's file lands as a checkout writes it: the repository's attributes
+/// give it CRLF line ends, as in the worktree it was checked in.
+#[tokio::test]
+async fn a_remote_results_file_lands_as_a_checkout_writes_it() {
+    let ws = repo();
+    sh(ws.path(), "echo '*.crlf text eol=crlf' > .gitattributes");
+    let (ws, scratch, _, tree, base) = published_in(ws).await;
+    let name = branch("s1", "t1", 1);
+    let returned = work_remotely(&base, &name, "printf 'x\\ny\\n' > d.crlf");
+    receive(ws.path(), &base.commit, &name, &returned, &tree)
+        .await
+        .unwrap();
+    let checked_out = std::fs::read(tree.dir.join("d.crlf")).unwrap();
+    assert_eq!(checked_out, b"x\r\ny\r\n");
+    let changes = isolation::changes_returned(&tree, &returned.commit)
+        .await
+        .unwrap();
+    isolation::merge_back(ws.path(), &tree, &changes, scratch.path())
+        .await
+        .unwrap();
+    assert_eq!(std::fs::read(ws.path().join("d.crlf")).unwrap(), checked_out);
 }
 
 /// A remote attempt's worktree is a parked one whose base is not checked out (its
