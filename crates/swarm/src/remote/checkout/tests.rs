@@ -67,6 +67,11 @@ async fn serve_script(stdin: Vec<u8>, script: &str, node: &Node) -> (Served, Str
 }
 
 /// A node that makes a fresh clone in `dir` for every attempt.
+/// The text of `rel` in `dir`.
+fn read(dir: &Path, rel: &str) -> String {
+    std::fs::read_to_string(dir.join(rel)).unwrap()
+}
+
 fn fresh(dir: &Path) -> Node {
     Node {
         clones: Clones::Fresh(dir.to_owned()),
@@ -106,14 +111,8 @@ async fn the_worker_runs_in_a_clone_and_its_branch_comes_back_on_stdout() {
     transport::receive(ws.path(), &base.commit, &name, &returned, &tree)
         .await
         .unwrap();
-    assert_eq!(
-        std::fs::read_to_string(tree.dir.join("a.txt")).unwrap(),
-        "two\n"
-    );
-    assert_eq!(
-        std::fs::read_to_string(tree.dir.join("b.txt")).unwrap(),
-        "new\n"
-    );
+    assert_eq!(read(&tree.dir, "a.txt"), "two\n");
+    assert_eq!(read(&tree.dir, "b.txt"), "new\n");
 }
 
 /// Attempts ending together on one node never leave more idle clones than the pool
@@ -184,14 +183,8 @@ async fn a_commit_the_worker_made_comes_back_with_what_it_left() {
     transport::receive(ws.path(), &base.commit, &name, &returned, &tree)
         .await
         .unwrap();
-    assert_eq!(
-        std::fs::read_to_string(tree.dir.join("a.txt")).unwrap(),
-        "two\n"
-    );
-    assert_eq!(
-        std::fs::read_to_string(tree.dir.join("c.txt")).unwrap(),
-        "later\n"
-    );
+    assert_eq!(read(&tree.dir, "a.txt"), "two\n");
+    assert_eq!(read(&tree.dir, "c.txt"), "later\n");
 }
 
 /// In a Slurm job the node's name is the first line, before the base is even read:
@@ -282,14 +275,8 @@ async fn a_pooled_clone_serves_the_next_attempt_as_if_fresh() {
     transport::receive(ws.path(), &base.commit, name, returned, &tree)
         .await
         .unwrap();
-    assert_eq!(
-        std::fs::read_to_string(tree.dir.join("new.log")).unwrap(),
-        "kept\n"
-    );
-    assert_eq!(
-        std::fs::read_to_string(tree.dir.join("a.txt")).unwrap(),
-        "one\n"
-    );
+    assert_eq!(read(&tree.dir, "new.log"), "kept\n");
+    assert_eq!(read(&tree.dir, "a.txt"), "one\n");
     assert!(!tree.dir.join("b.txt").exists());
 }
 
@@ -420,10 +407,7 @@ async fn a_node_is_sent_only_what_its_clone_does_not_hold() {
         transport::receive(ws.path(), &base, &name, &returned, &tree)
             .await
             .unwrap();
-        assert_eq!(
-            std::fs::read_to_string(tree.dir.join(format!("out{n}.txt"))).unwrap(),
-            format!("{n}\n")
-        );
+        assert_eq!(read(&tree.dir, &format!("out{n}.txt")), format!("{n}\n"));
         let full = publish(ws.path(), &snap, scratch.path()).await.unwrap();
         sent.push((bytes, std::fs::metadata(&full.bundle).unwrap().len()));
         held.push(have.commits);

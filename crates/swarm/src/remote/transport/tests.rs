@@ -185,7 +185,10 @@ async fn a_remote_results_file_lands_as_a_checkout_writes_it() {
     isolation::merge_back(ws.path(), &tree, &changes, scratch.path())
         .await
         .unwrap();
-    assert_eq!(std::fs::read(ws.path().join("d.crlf")).unwrap(), checked_out);
+    assert_eq!(
+        std::fs::read(ws.path().join("d.crlf")).unwrap(),
+        checked_out
+    );
 }
 
 /// A remote attempt's worktree is a parked one whose base is not checked out (its
