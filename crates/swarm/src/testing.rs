@@ -13,3 +13,18 @@ pub(crate) fn sh(dir: &Path, script: &str) {
         .unwrap();
     assert!(ok.success(), "{script}");
 }
+
+/// Makes `dir` a git repository with an identity for commits, then runs `script` there.
+pub(crate) fn git_init(dir: &Path, script: &str) {
+    sh(
+        dir,
+        &format!("git init -q && git config user.email a@b && git config user.name a && {script}"),
+    );
+}
+
+/// A new temporary directory made a repository by [`git_init`] with `script`.
+pub(crate) fn git_repo(script: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    git_init(dir.path(), script);
+    dir
+}

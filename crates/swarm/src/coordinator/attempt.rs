@@ -702,11 +702,8 @@ mod tests {
     /// lacks, a directory and a path outside are left out, as from the disk.
     #[tokio::test]
     async fn the_declared_files_before_a_remote_task_are_read_from_its_base() {
-        let ws = tempfile::tempdir().unwrap();
-        crate::testing::sh(
-            ws.path(),
-            "git init -q && git config user.email a@b && git config user.name a && \
-             mkdir src && echo 'x = 1' > src/a.py && git add . && git commit -qm init",
+        let ws = crate::testing::git_repo(
+            "mkdir src && echo 'x = 1' > src/a.py && git add . && git commit -qm init",
         );
         let scratch = tempfile::tempdir().unwrap();
         let base = crate::isolation::snapshot(ws.path(), scratch.path())

@@ -20,15 +20,11 @@ fn file_at(ws: &Path, snap: &str, rel: &str) -> Option<String> {
 /// A workspace: `a.txt` (three lines) and `b.txt` committed, `new.txt` untracked, an
 /// ignored `venv/` (its `.gitignore` untracked).
 pub(super) fn repo() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    sh(
-        dir.path(),
-        "git init -q && git config user.email a@b && git config user.name a && \
-         printf 'one\\ntwo\\nthree\\n' > a.txt && echo keep > b.txt && git add . && \
+    crate::testing::git_repo(
+        "printf 'one\\ntwo\\nthree\\n' > a.txt && echo keep > b.txt && git add . && \
          git commit -qm init && echo untracked > new.txt && mkdir venv && \
          echo 'venv/' > .gitignore && echo lib > venv/lib.py",
-    );
-    dir
+    )
 }
 
 /// Every directory a snapshot was taken of, in this test binary.
@@ -226,11 +222,7 @@ async fn attempts_merging_at_once_each_keep_their_lines() {
         .map(|i| format!("line{i}\nkeep{i}a\nkeep{i}b\n"))
         .collect();
     std::fs::write(ws.path().join("shared.txt"), &lines).unwrap();
-    sh(
-        ws.path(),
-        "git init -q && git config user.email a@b && git config user.name a && \
-         git add . && git commit -qm init",
-    );
+    crate::testing::git_init(ws.path(), "git add . && git commit -qm init");
     let scratch = tempfile::tempdir().unwrap();
     let base = snapshot(ws.path(), scratch.path()).await.unwrap();
     let mut trees = Vec::new();
@@ -313,11 +305,8 @@ fn an_error_names_the_git_command_not_its_options() {
 async fn a_snapshot_of_a_sparse_checkout_keeps_the_files_outside_it() {
     // Files a sparse checkout leaves out of the working tree are still the project's:
     // a snapshot (an attempt's base, a remote worker's tree) holds them unchanged.
-    let ws = tempfile::tempdir().unwrap();
-    sh(
-        ws.path(),
-        "git init -q && git config user.email a@b && git config user.name a && \
-         mkdir -p here there && echo h > here/h.txt && echo t > there/t.txt && \
+    let ws = crate::testing::git_repo(
+        "mkdir -p here there && echo h > here/h.txt && echo t > there/t.txt && \
          echo top > top.txt && git add . && git commit -qm init && \
          git sparse-checkout set here && test ! -e there/t.txt && \
          echo changed > here/h.txt",
@@ -376,11 +365,7 @@ async fn a_snapshot_never_sees_a_file_half_merged() {
     let old = "old line\n".repeat(400_000);
     let new = "new line\n".repeat(400_000);
     std::fs::write(ws.path().join("big.txt"), &old).unwrap();
-    sh(
-        ws.path(),
-        "git init -q && git config user.email a@b && git config user.name a && \
-         git add . && git commit -qm init",
-    );
+    crate::testing::git_init(ws.path(), "git add . && git commit -qm init");
     let scratch = tempfile::tempdir().unwrap();
     for round in 0..6 {
         let (from, to) = if round % 2 == 0 {

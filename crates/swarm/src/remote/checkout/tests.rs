@@ -9,13 +9,7 @@ use crate::testing::sh;
 
 /// A workspace whose one commit holds `a.txt` = "one".
 fn one_file_repo() -> tempfile::TempDir {
-    let ws = tempfile::tempdir().unwrap();
-    sh(
-        ws.path(),
-        "git init -q && git config user.email a@b && git config user.name a && \
-         echo one > a.txt && git add . && git commit -qm init",
-    );
-    ws
+    crate::testing::git_repo("echo one > a.txt && git add . && git commit -qm init")
 }
 
 #[test]

@@ -7,14 +7,10 @@ use crate::isolation;
 use crate::testing::sh;
 
 fn repo() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    sh(
-        dir.path(),
-        "git init -q && git config user.email a@b && git config user.name a && \
-         printf 'one\\ntwo\\nthree\\n' > a.txt && git add . && git commit -qm init && \
+    crate::testing::git_repo(
+        "printf 'one\\ntwo\\nthree\\n' > a.txt && git add . && git commit -qm init && \
          echo untracked > new.txt",
-    );
-    dir
+    )
 }
 
 /// What a worker does with a bundle: clone, change, commit, bundle the branch.
@@ -78,17 +74,8 @@ async fn attempts_asking_for_the_same_base_at_once_have_it_packed_once() {
         .count();
     assert_eq!(packed, 1, "the same base was packed {packed} times");
     // Every asker got the whole, readable bundle.
-    let out = std::process::Command::new("git")
-        .args(["bundle", "verify", "-q"])
-        .arg(&bundles[0])
-        .current_dir(ws.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let bundle = bundles[0].display().to_string();
+    git_out(ws.path(), &["bundle", "verify", "-q", &bundle]);
 }
 
 /// A workspace, its scratch directory, the snapshot an attempt starts from, the
